@@ -1,0 +1,66 @@
+#include "context.hpp"
+
+#include <cstdlib>
+
+namespace lume_unlock::cli {
+
+Context::Context(std::ostream& out_stream,
+                 std::ostream& err_stream,
+                 bool out_terminal,
+                 bool err_terminal)
+    : out(out_stream),
+      err(err_stream),
+      out_is_terminal(out_terminal),
+      err_is_terminal(err_terminal) {}
+
+bool Context::color() const {
+  const char* no_color = std::getenv("NO_COLOR");
+  return err_is_terminal && (no_color == nullptr || *no_color == '\0');
+}
+
+void Context::print_json(const nlohmann::json& document) const {
+  out << document.dump(2) << '\n';
+}
+
+void Context::note(const std::string& line) const {
+  if (!quiet()) {
+    err << line << '\n';
+  }
+}
+
+void Context::debug(const std::string& line) const {
+  if (verbose()) {
+    err << "debug: " << line << '\n';
+  }
+}
+
+void Context::warn(const std::string& line) const {
+  err << (color() ? "\033[33mwarning:\033[0m " : "warning: ") << line << '\n';
+}
+
+nlohmann::json error_to_json(const Error& error) {
+  nlohmann::json body = {
+      {"category", category_name(error.category())},
+      {"exit_code", exit_code(error.category())},
+      {"message", error.message()},
+  };
+  if (!error.hint().empty()) {
+    body["hint"] = error.hint();
+  }
+  return {{"error", body}};
+}
+
+int Context::report(const Error& error) const {
+  if (json()) {
+    print_json(error_to_json(error));
+  } else {
+    err << (color() ? "lume-unlock: \033[31merror:\033[0m " : "lume-unlock: error: ")
+        << error.message() << '\n';
+    if (!error.hint().empty()) {
+      err << "hint: " << error.hint() << '\n';
+    }
+  }
+  return exit_code(error.category());
+}
+
+} // namespace lume_unlock::cli

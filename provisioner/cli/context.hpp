@@ -1,0 +1,57 @@
+#pragma once
+
+#include "util/error.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <ostream>
+#include <string>
+
+namespace lume_unlock::cli {
+
+enum class Verbosity { quiet, normal, verbose };
+
+/// Options that every command accepts before its name (DESIGN §9).
+struct GlobalOptions {
+  std::string lume_url;  ///< --lume-url, $LUME_API_URL, default http://127.0.0.1:7777
+  std::string state_dir; ///< --state-dir, $LUME_UNLOCK_STATE_DIR, default ~/.lume-unlock
+  bool json = false;
+  Verbosity verbosity = Verbosity::normal;
+};
+
+/// What a command runs with: the global options and where output goes. Commands write results
+/// to `out` (one JSON document with --json) and diagnostics to `err`.
+class Context {
+public:
+  Context(std::ostream& out, std::ostream& err, bool out_is_terminal, bool err_is_terminal);
+
+  GlobalOptions global;
+  std::ostream& out;
+  std::ostream& err;
+  bool out_is_terminal;
+  bool err_is_terminal;
+  /// Colours only on a terminal and when NO_COLOR is unset.
+  bool color() const;
+
+  bool json() const { return global.json; }
+  bool quiet() const { return global.verbosity == Verbosity::quiet; }
+  bool verbose() const { return global.verbosity == Verbosity::verbose; }
+
+  /// Writes a JSON document to `out` (indented, newline-terminated).
+  void print_json(const nlohmann::json& document) const;
+  /// A diagnostic line on `err`, unless --quiet.
+  void note(const std::string& line) const;
+  /// A debug line on `err`, only with --verbose.
+  void debug(const std::string& line) const;
+  /// A warning on `err` ("warning: ..."), shown even with --quiet.
+  void warn(const std::string& line) const;
+
+  /// Renders an error: "lume-unlock: error: ..." plus "hint: ..." on `err`, or with --json one
+  /// object {"error": {...}} on `out`. Returns the category's exit code.
+  int report(const Error& error) const;
+};
+
+/// The JSON form of an error, as printed under --json.
+nlohmann::json error_to_json(const Error& error);
+
+} // namespace lume_unlock::cli

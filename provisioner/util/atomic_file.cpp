@@ -1,0 +1,144 @@
+#include "atomic_file.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace lume_unlock::util {
+
+namespace {
+
+Error io_error(const std::string& action, const std::string& path, int err) {
+  return Error(ErrorCategory::failure, "cannot " + action + " '" + path + "'", std::strerror(err));
+}
+
+std::string parent_directory(const std::string& path) {
+  auto parent = std::filesystem::path(path).parent_path().string();
+  return parent.empty() ? "." : parent;
+}
+
+} // namespace
+
+Result<AtomicFile> AtomicFile::create(const std::string& path, mode_t mode) {
+  std::string tmp = path + ".tmp.XXXXXX";
+  int fd = mkstemp(tmp.data());
+  if (fd < 0) {
+    return io_error("create a temporary file for", path, errno);
+  }
+  if (fchmod(fd, mode) != 0) {
+    int err = errno;
+    close(fd);
+    unlink(tmp.c_str());
+    return io_error("set the mode of", tmp, err);
+  }
+  return AtomicFile(path, tmp, fd);
+}
+
+AtomicFile::AtomicFile(std::string path, std::string tmp_path, int fd)
+    : m_path(std::move(path)), m_tmp_path(std::move(tmp_path)), m_fd(fd) {}
+
+AtomicFile::AtomicFile(AtomicFile&& other) noexcept
+    : m_path(std::move(other.m_path)),
+      m_tmp_path(std::move(other.m_tmp_path)),
+      m_fd(other.m_fd),
+      m_committed(other.m_committed) {
+  other.m_fd = -1;
+  other.m_committed = true; // the moved-from object owns nothing to clean up
+}
+
+AtomicFile::~AtomicFile() { discard(); }
+
+void AtomicFile::discard() {
+  if (m_fd >= 0) {
+    close(m_fd);
+    m_fd = -1;
+  }
+  if (!m_committed && !m_tmp_path.empty()) {
+    unlink(m_tmp_path.c_str());
+  }
+}
+
+Status AtomicFile::write(std::string_view bytes) {
+  if (m_fd < 0) {
+    return Error(ErrorCategory::failure, "cannot write '" + m_path + "'", "file is closed");
+  }
+  while (!bytes.empty()) {
+    ssize_t n = ::write(m_fd, bytes.data(), bytes.size());
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return io_error("write", m_tmp_path, errno);
+    }
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return ok_status();
+}
+
+Status AtomicFile::commit() {
+  if (m_fd < 0) {
+    return Error(ErrorCategory::failure, "cannot commit '" + m_path + "'", "file is closed");
+  }
+  if (fsync(m_fd) != 0) {
+    return io_error("flush", m_tmp_path, errno);
+  }
+  if (close(m_fd) != 0) {
+    m_fd = -1;
+    return io_error("close", m_tmp_path, errno);
+  }
+  m_fd = -1;
+  if (rename(m_tmp_path.c_str(), m_path.c_str()) != 0) {
+    return io_error("rename into place", m_path, errno);
+  }
+  m_committed = true;
+  // Make the rename itself durable.
+  int dir_fd = open(parent_directory(m_path).c_str(), O_RDONLY | O_DIRECTORY);
+  if (dir_fd >= 0) {
+    fsync(dir_fd);
+    close(dir_fd);
+  }
+  return ok_status();
+}
+
+Status write_file_atomic(const std::string& path, std::string_view content, mode_t mode) {
+  auto file = AtomicFile::create(path, mode);
+  if (!file) {
+    return file.error();
+  }
+  if (auto written = file.value().write(content); !written) {
+    return written.error();
+  }
+  return file.value().commit();
+}
+
+Result<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return io_error("read", path, errno);
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) {
+    return io_error("read", path, errno);
+  }
+  return buffer.str();
+}
+
+Status make_directories(const std::string& path, mode_t mode) {
+  std::error_code ec;
+  const bool created = std::filesystem::create_directories(path, ec);
+  if (ec) {
+    return Error(ErrorCategory::failure, "cannot create directory '" + path + "'", ec.message());
+  }
+  if (created) {
+    chmod(path.c_str(), mode); // only the leaf; existing directories keep their mode
+  }
+  return ok_status();
+}
+
+} // namespace lume_unlock::util

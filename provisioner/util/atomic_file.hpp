@@ -1,0 +1,51 @@
+#pragma once
+
+#include "result.hpp"
+
+#include <string>
+#include <string_view>
+#include <sys/types.h>
+
+namespace lume_unlock::util {
+
+/// A file written under a temporary name in the target's directory and renamed over the target
+/// only by commit(). Until then the previous file (if any) is untouched; destroying an
+/// uncommitted AtomicFile removes the temporary. commit() fsyncs the data and the directory.
+class AtomicFile {
+public:
+  /// Creates the temporary file. Fails (with the path and errno text) when the directory is
+  /// missing or not writable.
+  static Result<AtomicFile> create(const std::string& path, mode_t mode = 0644);
+
+  AtomicFile(AtomicFile&& other) noexcept;
+  AtomicFile& operator=(AtomicFile&&) = delete;
+  AtomicFile(const AtomicFile&) = delete;
+  ~AtomicFile();
+
+  Status write(std::string_view bytes);
+  /// Flushes, fsyncs and renames into place.
+  Status commit();
+
+  const std::string& path() const { return m_path; }
+  const std::string& temporary_path() const { return m_tmp_path; }
+
+private:
+  AtomicFile(std::string path, std::string tmp_path, int fd);
+  void discard();
+
+  std::string m_path;
+  std::string m_tmp_path;
+  int m_fd = -1;
+  bool m_committed = false;
+};
+
+/// Writes `content` to `path` atomically (AtomicFile in one call).
+Status write_file_atomic(const std::string& path, std::string_view content, mode_t mode = 0644);
+
+/// Reads a whole file. Fails with the path and errno text.
+Result<std::string> read_file(const std::string& path);
+
+/// Creates a directory and its parents (mode 0755 unless given). Existing directories are fine.
+Status make_directories(const std::string& path, mode_t mode = 0755);
+
+} // namespace lume_unlock::util

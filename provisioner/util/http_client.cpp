@@ -1,0 +1,328 @@
+#include "http_client.hpp"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <mutex>
+
+namespace lume_unlock::util {
+
+namespace {
+
+void global_init_once() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+std::string trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' ||
+                        s.back() == '\n')) {
+    s.remove_suffix(1);
+  }
+  return std::string(s);
+}
+
+struct Transfer {
+  const HttpRequest* request = nullptr;
+  HttpResponse* response = nullptr;
+  std::size_t upload_offset = 0;
+  bool sink_aborted = false;
+};
+
+std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
+  auto* transfer = static_cast<Transfer*>(user);
+  std::string_view line(data, size * count);
+  if (line.rfind("HTTP/", 0) == 0) {
+    // A new status line (after a redirect or a 100 Continue): keep only the final headers.
+    transfer->response->headers.clear();
+  } else if (auto colon = line.find(':'); colon != std::string_view::npos) {
+    transfer->response->headers.push_back(
+        {trim(line.substr(0, colon)), trim(line.substr(colon + 1))});
+  }
+  return size * count;
+}
+
+std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
+  auto* transfer = static_cast<Transfer*>(user);
+  std::string_view chunk(data, size * count);
+  if (transfer->request->body_sink) {
+    if (!transfer->request->body_sink(chunk)) {
+      transfer->sink_aborted = true;
+      return 0; // makes libcurl abort with CURLE_WRITE_ERROR
+    }
+  } else {
+    transfer->response->body.append(chunk);
+  }
+  return chunk.size();
+}
+
+std::size_t on_upload(char* buffer, std::size_t size, std::size_t count, void* user) {
+  auto* transfer = static_cast<Transfer*>(user);
+  const std::size_t capacity = size * count;
+  if (transfer->request->body_reader) {
+    return transfer->request->body_reader(buffer, capacity);
+  }
+  const std::string& body = transfer->request->body;
+  std::size_t n = std::min(capacity, body.size() - transfer->upload_offset);
+  std::copy_n(body.data() + transfer->upload_offset, n, buffer);
+  transfer->upload_offset += n;
+  return n;
+}
+
+TransportError::Kind classify(CURLcode code) {
+  switch (code) {
+  case CURLE_COULDNT_CONNECT:
+    return TransportError::Kind::connection_refused;
+  case CURLE_OPERATION_TIMEDOUT:
+    return TransportError::Kind::timeout;
+  case CURLE_COULDNT_RESOLVE_HOST:
+  case CURLE_COULDNT_RESOLVE_PROXY:
+    return TransportError::Kind::resolve;
+  case CURLE_SSL_CONNECT_ERROR:
+  case CURLE_PEER_FAILED_VERIFICATION:
+  case CURLE_SSL_CERTPROBLEM:
+  case CURLE_SSL_CACERT_BADFILE:
+    return TransportError::Kind::tls;
+  case CURLE_ABORTED_BY_CALLBACK:
+  case CURLE_WRITE_ERROR:
+  case CURLE_READ_ERROR:
+    return TransportError::Kind::aborted;
+  default:
+    return TransportError::Kind::other;
+  }
+}
+
+bool method_has_body(const std::string& method) {
+  return method == "POST" || method == "PUT" || method == "PATCH";
+}
+
+} // namespace
+
+struct HttpClient::Handle {
+  CURL* curl = nullptr;
+  ~Handle() {
+    if (curl != nullptr) {
+      curl_easy_cleanup(curl);
+    }
+  }
+};
+
+std::optional<std::string> HttpResponse::header(std::string_view name) const {
+  for (auto it = headers.rbegin(); it != headers.rend(); ++it) {
+    if (iequals(it->name, name)) {
+      return it->value;
+    }
+  }
+  return std::nullopt;
+}
+
+HttpClient::HttpClient(HttpClientOptions options)
+    : m_handle(std::make_unique<Handle>()), m_options(std::move(options)) {
+  global_init_once();
+  m_handle->curl = curl_easy_init();
+}
+
+HttpClient::~HttpClient() = default;
+HttpClient::HttpClient(HttpClient&&) noexcept = default;
+HttpClient& HttpClient::operator=(HttpClient&&) noexcept = default;
+
+Result<HttpResponse, TransportError> HttpClient::send(const HttpRequest& request) {
+  CURL* curl = m_handle->curl;
+  if (curl == nullptr) {
+    return TransportError{TransportError::Kind::other, "libcurl could not create a handle"};
+  }
+  // Reset options but keep the connection cache, so keep-alive works across requests.
+  curl_easy_reset(curl);
+  ++m_request_count;
+
+  HttpResponse response;
+  Transfer transfer;
+  transfer.request = &request;
+  transfer.response = &response;
+
+  char error_buffer[CURL_ERROR_SIZE] = {0};
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_buffer);
+  curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_USERAGENT, m_options.user_agent.c_str());
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &transfer);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &transfer);
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(request.connect_timeout.count()));
+  if (request.timeout.count() > 0) {
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
+  } else {
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, 60L);
+  }
+  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, request.follow_redirects ? 1L : 0L);
+  curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
+  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, m_options.verify_tls ? 1L : 0L);
+  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, m_options.verify_tls ? 2L : 0L);
+  // Only http(s), also after redirects.
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+
+  curl_slist* header_list = nullptr;
+  bool has_content_type = false;
+  for (const auto& h : request.headers) {
+    has_content_type = has_content_type || iequals(h.name, "Content-Type");
+    header_list = curl_slist_append(header_list, (h.name + ": " + h.value).c_str());
+  }
+  // Lume does not handle "Expect: 100-continue"; registries do not need it.
+  header_list = curl_slist_append(header_list, "Expect:");
+  if (!has_content_type && method_has_body(request.method)) {
+    header_list = curl_slist_append(header_list, "Content-Type:");
+  }
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, header_list);
+
+  if (request.method == "HEAD") {
+    curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+  } else if (method_has_body(request.method)) {
+    const curl_off_t size = request.body_reader
+                                ? static_cast<curl_off_t>(request.body_size.value_or(0))
+                                : static_cast<curl_off_t>(request.body.size());
+    curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
+    curl_easy_setopt(curl, CURLOPT_READFUNCTION, on_upload);
+    curl_easy_setopt(curl, CURLOPT_READDATA, &transfer);
+    curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, size);
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  } else if (request.method != "GET") {
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  }
+
+  CURLcode code = curl_easy_perform(curl);
+  curl_slist_free_all(header_list);
+
+  if (code != CURLE_OK) {
+    TransportError error;
+    error.kind = transfer.sink_aborted ? TransportError::Kind::aborted : classify(code);
+    error.detail = error_buffer[0] != '\0' ? std::string(error_buffer) : curl_easy_strerror(code);
+    return error;
+  }
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
+  char* effective = nullptr;
+  curl_easy_getinfo(curl, CURLINFO_EFFECTIVE_URL, &effective);
+  if (effective != nullptr) {
+    response.effective_url = effective;
+  }
+  return response;
+}
+
+namespace {
+
+bool is_secret_parameter(std::string_view key) {
+  static const char* const k_secret_keys[] = {"token",     "access_token", "password", "secret",
+                                              "signature", "sig",          "x-amz-signature",
+                                              "x-amz-credential", "x-amz-security-token"};
+  for (const char* secret : k_secret_keys) {
+    if (iequals(key, secret)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string_view host_of(std::string_view url) {
+  auto scheme = url.find("://");
+  if (scheme != std::string_view::npos) {
+    url.remove_prefix(scheme + 3);
+  }
+  url = url.substr(0, url.find_first_of("/?#"));
+  if (auto at = url.rfind('@'); at != std::string_view::npos) {
+    url.remove_prefix(at + 1);
+  }
+  return url;
+}
+
+} // namespace
+
+std::string redact_url(std::string_view url) {
+  std::string out;
+  auto scheme = url.find("://");
+  std::string_view rest = url;
+  if (scheme != std::string_view::npos) {
+    out.append(url.substr(0, scheme + 3));
+    rest = url.substr(scheme + 3);
+  }
+  auto authority_end = rest.find_first_of("/?#");
+  std::string_view authority = rest.substr(0, authority_end);
+  if (auto at = authority.rfind('@'); at != std::string_view::npos) {
+    authority.remove_prefix(at + 1);
+  }
+  out.append(authority);
+  if (authority_end == std::string_view::npos) {
+    return out;
+  }
+  rest.remove_prefix(authority_end);
+  auto query = rest.find('?');
+  out.append(rest.substr(0, query));
+  if (query == std::string_view::npos) {
+    return out;
+  }
+  std::string_view params = rest.substr(query + 1);
+  auto fragment = params.find('#');
+  params = params.substr(0, fragment);
+  out.push_back('?');
+  bool first = true;
+  while (!params.empty()) {
+    auto amp = params.find('&');
+    std::string_view param = params.substr(0, amp);
+    params = amp == std::string_view::npos ? std::string_view() : params.substr(amp + 1);
+    if (!first) {
+      out.push_back('&');
+    }
+    first = false;
+    auto eq = param.find('=');
+    std::string_view key = param.substr(0, eq);
+    if (eq != std::string_view::npos && is_secret_parameter(key)) {
+      out.append(key).append("=REDACTED");
+    } else {
+      out.append(param);
+    }
+  }
+  return out;
+}
+
+bool is_loopback_host(std::string_view host) {
+  // Strip a port: "[::1]:5000", "127.0.0.1:5000", "localhost".
+  if (!host.empty() && host.front() == '[') {
+    auto close = host.find(']');
+    host = host.substr(1, close == std::string_view::npos ? host.size() - 1 : close - 1);
+  } else if (auto colon = host.rfind(':'); colon != std::string_view::npos &&
+                                          host.find(':') == colon) {
+    host = host.substr(0, colon);
+  }
+  if (iequals(host, "localhost") || host == "::1") {
+    return true;
+  }
+  if (host.rfind("127.", 0) != 0) {
+    return false;
+  }
+  // 127.a.b.c with numeric octets only.
+  int dots = 0;
+  for (char c : host) {
+    if (c == '.') {
+      ++dots;
+    } else if (!std::isdigit(static_cast<unsigned char>(c))) {
+      return false;
+    }
+  }
+  return dots == 3;
+}
+
+bool is_loopback_url(std::string_view url) { return is_loopback_host(host_of(url)); }
+
+} // namespace lume_unlock::util

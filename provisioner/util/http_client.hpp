@@ -1,0 +1,104 @@
+#pragma once
+
+#include "result.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lume_unlock::util {
+
+struct HttpHeader {
+  std::string name;
+  std::string value;
+};
+
+struct HttpRequest {
+  HttpRequest() = default;
+  HttpRequest(std::string method_, std::string url_)
+      : method(std::move(method_)), url(std::move(url_)) {}
+
+  std::string method = "GET";
+  std::string url;
+  std::vector<HttpHeader> headers;
+  /// Request body; a Content-Length is always sent for methods that carry one.
+  std::string body;
+  /// Streaming upload instead of `body`: fill `buffer` with up to `capacity` bytes, return how
+  /// many (0 = end). `body_size` is then required (sent as Content-Length).
+  std::function<std::size_t(char* buffer, std::size_t capacity)> body_reader;
+  std::optional<std::uint64_t> body_size;
+  /// Streaming download: called with each chunk of the response body; return false to abort.
+  /// When set, HttpResponse::body stays empty.
+  std::function<bool(std::string_view chunk)> body_sink;
+  /// Whole-request deadline; zero means none (a stalled transfer still fails after 60 s at
+  /// under 1 byte/s).
+  std::chrono::milliseconds timeout{60000};
+  std::chrono::milliseconds connect_timeout{10000};
+  bool follow_redirects = false;
+};
+
+struct HttpResponse {
+  long status = 0;
+  /// Headers of the final response, in arrival order.
+  std::vector<HttpHeader> headers;
+  std::string body;
+  /// The URL that answered (differs from the request's after redirects).
+  std::string effective_url;
+
+  /// Value of the last header with this name (case-insensitive), if any.
+  std::optional<std::string> header(std::string_view name) const;
+};
+
+/// Why a request got no HTTP response at all.
+struct TransportError {
+  enum class Kind { connection_refused, timeout, resolve, tls, aborted, other };
+  Kind kind = Kind::other;
+  /// libcurl's explanation; never contains credentials.
+  std::string detail;
+};
+
+struct HttpClientOptions {
+  /// TLS peer and host verification. Callers may turn it off only for loopback hosts.
+  bool verify_tls = true;
+  std::string user_agent = "lume-unlock";
+};
+
+/// A libcurl easy handle reused across requests, so connections stay alive between calls.
+/// One client per thread; not thread-safe.
+class HttpClient {
+public:
+  explicit HttpClient(HttpClientOptions options = {});
+  ~HttpClient();
+  HttpClient(HttpClient&&) noexcept;
+  HttpClient& operator=(HttpClient&&) noexcept;
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  Result<HttpResponse, TransportError> send(const HttpRequest& request);
+
+  /// Requests sent so far (for --verbose statistics and tests).
+  std::uint64_t request_count() const { return m_request_count; }
+
+private:
+  struct Handle;
+  std::unique_ptr<Handle> m_handle;
+  HttpClientOptions m_options;
+  std::uint64_t m_request_count = 0;
+};
+
+/// The URL with user information removed and the values of credential-like query parameters
+/// (token, access_token, password, signature, ...) replaced by REDACTED — for logs and errors.
+std::string redact_url(std::string_view url);
+
+/// True when the URL's host is a loopback address (127.0.0.0/8, ::1, localhost).
+bool is_loopback_url(std::string_view url);
+
+/// True for a host (with optional :port) that is loopback.
+bool is_loopback_host(std::string_view host);
+
+} // namespace lume_unlock::util

@@ -1,0 +1,74 @@
+#include "cli/app.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+#include <vector>
+
+namespace lume_unlock::cli {
+namespace {
+
+struct Run {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+Run run(std::vector<const char*> args) {
+  args.insert(args.begin(), "lume-unlock");
+  std::ostringstream out;
+  std::ostringstream err;
+  int code = run_cli(static_cast<int>(args.size()), args.data(), out, err);
+  return {code, out.str(), err.str()};
+}
+
+TEST(Cli, VersionPrintsTheVersion) {
+  auto r = run({"--version"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.rfind("lume-unlock 0.", 0), 0u) << r.out;
+}
+
+TEST(Cli, HelpListsTheGlobalOptions) {
+  auto r = run({"--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* option : {"--lume-url", "--state-dir", "--json", "--quiet", "--verbose", "--version"}) {
+    EXPECT_NE(r.out.find(option), std::string::npos) << option << " missing from:\n" << r.out;
+  }
+}
+
+TEST(Cli, UnknownCommandIsBadUsage) {
+  auto r = run({"nonsense"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "lume-unlock: error: unknown command 'nonsense'\n"
+            "hint: run 'lume-unlock --help' for the list of commands\n");
+}
+
+TEST(Cli, UnknownCommandAsJson) {
+  auto r = run({"--json", "nonsense"});
+  EXPECT_EQ(r.exit_code, 2);
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["error"]["category"], "usage");
+  EXPECT_EQ(doc["error"]["exit_code"], 2);
+  EXPECT_EQ(doc["error"]["message"], "unknown command 'nonsense'");
+}
+
+TEST(Cli, UnknownFlagIsBadUsage) {
+  auto r = run({"--no-such-flag"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("lume-unlock: error: bad usage: "), std::string::npos) << r.err;
+}
+
+TEST(Cli, QuietAndVerboseExcludeEachOther) {
+  auto r = run({"--quiet", "--verbose"});
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+TEST(Cli, NoCommandIsBadUsage) {
+  auto r = run({});
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+} // namespace
+} // namespace lume_unlock::cli

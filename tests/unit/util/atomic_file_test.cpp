@@ -1,0 +1,89 @@
+#include "util/atomic_file.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <sys/stat.h>
+
+namespace lume_unlock::util {
+namespace {
+
+namespace fs = std::filesystem;
+
+class AtomicFileTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    m_dir = fs::path(::testing::TempDir()) /
+            ("atomic_file_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(m_dir);
+    fs::create_directories(m_dir);
+  }
+  void TearDown() override { fs::remove_all(m_dir); }
+
+  std::size_t entries() const {
+    return static_cast<std::size_t>(std::distance(fs::directory_iterator(m_dir), fs::directory_iterator()));
+  }
+
+  fs::path m_dir;
+};
+
+TEST_F(AtomicFileTest, WritesNewFile) {
+  auto path = (m_dir / "a.json").string();
+  ASSERT_TRUE(write_file_atomic(path, "{\"x\":1}\n").ok());
+  EXPECT_EQ(read_file(path).value(), "{\"x\":1}\n");
+  EXPECT_EQ(entries(), 1u); // no temporary left behind
+}
+
+TEST_F(AtomicFileTest, ReplacesExistingFile) {
+  auto path = (m_dir / "a.json").string();
+  ASSERT_TRUE(write_file_atomic(path, "old").ok());
+  ASSERT_TRUE(write_file_atomic(path, "new").ok());
+  EXPECT_EQ(read_file(path).value(), "new");
+}
+
+TEST_F(AtomicFileTest, FailureMidwayLeavesOldFileIntactAndNoTemporary) {
+  auto path = (m_dir / "record.json").string();
+  ASSERT_TRUE(write_file_atomic(path, "previous content").ok());
+  {
+    auto file = AtomicFile::create(path);
+    ASSERT_TRUE(file.ok());
+    ASSERT_TRUE(file.value().write("half of the new cont").ok());
+    EXPECT_TRUE(fs::exists(file.value().temporary_path()));
+    // The writer stops here (an exception, a failed read of the source...): no commit.
+  }
+  EXPECT_EQ(read_file(path).value(), "previous content");
+  EXPECT_EQ(entries(), 1u);
+}
+
+TEST_F(AtomicFileTest, FailedRenameLeavesOldFileIntact) {
+  // A directory at the final name makes rename() fail after all data is written.
+  auto path = (m_dir / "taken").string();
+  fs::create_directories(path);
+  auto file = AtomicFile::create(path);
+  ASSERT_TRUE(file.ok());
+  ASSERT_TRUE(file.value().write("data").ok());
+  auto committed = file.value().commit();
+  ASSERT_FALSE(committed.ok());
+  EXPECT_EQ(committed.error().message().rfind("cannot rename into place '" + path + "': ", 0), 0u)
+      << committed.error().message();
+  EXPECT_TRUE(fs::is_directory(path));
+}
+
+TEST_F(AtomicFileTest, AppliesTheRequestedMode) {
+  auto path = (m_dir / "key").string();
+  ASSERT_TRUE(write_file_atomic(path, "secret", 0600).ok());
+  struct stat st {};
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+TEST_F(AtomicFileTest, MissingDirectoryIsAClearError) {
+  auto path = (m_dir / "missing" / "file").string();
+  auto written = write_file_atomic(path, "x");
+  ASSERT_FALSE(written.ok());
+  EXPECT_EQ(written.error().message(),
+            "cannot create a temporary file for '" + path + "': No such file or directory");
+}
+
+} // namespace
+} // namespace lume_unlock::util
