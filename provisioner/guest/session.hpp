@@ -1,0 +1,42 @@
+#pragma once
+
+#include "util/result.hpp"
+
+#include <string>
+#include <string_view>
+#include <cstdint>
+#include <sys/types.h>
+
+namespace lume_unlock::guest {
+
+/// What a remote command produced.
+struct CommandResult {
+  int exit_status = -1;
+  std::string stdout_text;
+  std::string stderr_text;
+};
+
+/// A connection to one guest through which every guest operation goes. The SSH implementation
+/// (ssh_session.hpp) is the real one; tests may provide others. Every command string handed to
+/// run() must be built with shell_quote() (shell_quote.hpp) for each word that is not a literal.
+class GuestSession {
+public:
+  virtual ~GuestSession() = default;
+
+  /// Runs `command` with the guest user's login shell (sh -c semantics). A non-zero exit status
+  /// is a result, not an error; errors are transport failures (category guest).
+  virtual Result<CommandResult> run(const std::string& command) = 0;
+
+  /// Uploads `bytes` to `remote_path`: written to a temporary name next to it, its SHA-256 checked
+  /// in the guest, then renamed into place with `mode`. On any failure the previous file (if any)
+  /// is untouched and no temporary is left.
+  virtual Status upload(std::string_view bytes, const std::string& remote_path, mode_t mode) = 0;
+
+  /// Reads a whole remote file; an error when it does not exist or cannot be read.
+  virtual Result<std::string> read_file(const std::string& remote_path) = 0;
+
+  /// Commands run so far (for --verbose statistics and performance tests).
+  virtual std::uint64_t command_count() const = 0;
+};
+
+} // namespace lume_unlock::guest
