@@ -1,0 +1,229 @@
+#include "recipe.hpp"
+
+#include "recipe/size.hpp"
+#include "util/atomic_file.hpp"
+#include "util/edit_distance.hpp"
+#include "util/sha256.hpp"
+
+#include <functional>
+#include <regex>
+#include <vector>
+
+namespace lume_unlock::recipe {
+
+namespace {
+
+/// Thrown inside the parser and turned into a Result at its edge.
+struct RecipeError {
+  Error error;
+};
+
+class Parser {
+public:
+  explicit Parser(std::string source_name) : m_source(std::move(source_name)) {}
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& field, const std::string& why,
+                         const std::string& hint = {}) const {
+    const YAML::Mark mark = node.Mark();
+    std::string where = m_source;
+    if (mark.line >= 0) {
+      where += ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+    }
+    throw RecipeError{Error(ErrorCategory::usage, where + ": " + field, why, hint)};
+  }
+
+  using Handler = std::function<void(const YAML::Node& value, const std::string& field)>;
+  struct Key {
+    const char* name;
+    Handler handle;
+  };
+
+  /// Walks a mapping with a key table: every key must be known, each handled once.
+  void mapping(const YAML::Node& node, const std::string& field, const std::vector<Key>& keys) const {
+    if (!node.IsMap()) {
+      fail(node, field, "must be a mapping of keys to values");
+    }
+    std::vector<std::string> names;
+    for (const auto& key : keys) {
+      names.emplace_back(key.name);
+    }
+    for (const auto& item : node) {
+      const std::string name = item.first.as<std::string>();
+      const std::string child = field.empty() ? name : field + "." + name;
+      const Key* found = nullptr;
+      for (const auto& key : keys) {
+        if (name == key.name) {
+          found = &key;
+        }
+      }
+      if (found == nullptr) {
+        std::string hint = "known keys here: ";
+        for (std::size_t i = 0; i < names.size(); ++i) {
+          hint += (i ? ", " : "") + names[i];
+        }
+        if (auto match = util::closest_match(name, names)) {
+          hint = "did you mean '" + *match + "'? (" + hint + ")";
+        }
+        fail(item.first, child, "unknown key", hint);
+      }
+      found->handle(item.second, child);
+    }
+  }
+
+  std::string string(const YAML::Node& node, const std::string& field) const {
+    if (!node.IsScalar() || node.Tag() == "tag:yaml.org,2002:null" || node.Scalar().empty()) {
+      fail(node, field, "must be a non-empty string");
+    }
+    return node.Scalar();
+  }
+
+  long long integer(const YAML::Node& node, const std::string& field, long long min, long long max) const {
+    if (!node.IsScalar() || node.Tag() == "!") {
+      fail(node, field, "must be a whole number from " + std::to_string(min) + " to " + std::to_string(max));
+    }
+    const std::string text = node.Scalar();
+    static const std::regex k_integer("(0|[1-9][0-9]{0,17}|0x[0-9A-Fa-f]{1,15})");
+    if (!std::regex_match(text, k_integer)) {
+      fail(node, field,
+           "'" + text + "' is not a whole number from " + std::to_string(min) + " to " + std::to_string(max));
+    }
+    const long long value = std::stoll(text, nullptr, 0);
+    if (value < min || value > max) {
+      fail(node, field,
+           std::to_string(value) + " is out of range (" + std::to_string(min) + " to " + std::to_string(max) + ")");
+    }
+    return value;
+  }
+
+  std::uint64_t size(const YAML::Node& node, const std::string& field) const {
+    auto bytes = parse_size(string(node, field));
+    if (!bytes) {
+      fail(node, field, bytes.error().message(), bytes.error().hint());
+    }
+    return bytes.value();
+  }
+
+private:
+  std::string m_source;
+};
+
+} // namespace
+
+Result<Recipe> parse_recipe(std::string_view text, const std::string& source_name) {
+  Parser p(source_name);
+  Recipe recipe;
+  recipe.sha256 = util::sha256_hex(text);
+  try {
+    YAML::Node root;
+    try {
+      root = YAML::Load(std::string(text));
+    } catch (const YAML::ParserException& e) {
+      return Error(ErrorCategory::usage,
+                   source_name + ":" + std::to_string(e.mark.line + 1) + ":" +
+                       std::to_string(e.mark.column + 1),
+                   "invalid YAML: " + e.msg);
+    }
+    if (!root || root.IsNull()) {
+      return Error(ErrorCategory::usage, source_name, "the recipe is empty",
+                   "see image-recipes/README.md for the fields");
+    }
+    p.mapping(root, "",
+              {
+                  {"source",
+                   [&](const YAML::Node& n, const std::string& f) {
+                     p.mapping(n, f,
+                               {{"image", [&](auto& v, auto& g) { recipe.source.image = p.string(v, g); }},
+                                {"ipsw", [&](auto& v, auto& g) { recipe.source.ipsw = p.string(v, g); }},
+                                {"unattended",
+                                 [&](auto& v, auto& g) { recipe.source.unattended = p.string(v, g); }}});
+                     const bool image = recipe.source.image.has_value();
+                     const bool ipsw = recipe.source.ipsw.has_value();
+                     if (image == ipsw) {
+                       p.fail(n, f, "needs exactly one of 'image' or 'ipsw'");
+                     }
+                     if (recipe.source.unattended && !ipsw) {
+                       p.fail(n, f + ".unattended", "only applies to 'ipsw' sources");
+                     }
+                   }},
+                  {"vm",
+                   [&](const YAML::Node& n, const std::string& f) {
+                     p.mapping(
+                         n, f,
+                         {{"cpu", [&](auto& v, auto& g) { recipe.vm.cpu = static_cast<int>(p.integer(v, g, 1, 64)); }},
+                          {"memory", [&](auto& v, auto& g) { recipe.vm.memory_bytes = p.size(v, g); }},
+                          {"disk", [&](auto& v, auto& g) { recipe.vm.disk_bytes = p.size(v, g); }},
+                          {"display", [&](auto& v, auto& g) {
+                             std::string d = p.string(v, g);
+                             static const std::regex k_display("[1-9][0-9]{1,4}x[1-9][0-9]{1,4}");
+                             if (!std::regex_match(d, k_display)) {
+                               p.fail(v, g, "'" + d + "' is not WIDTHxHEIGHT", "for example 1920x1080");
+                             }
+                             recipe.vm.display = d;
+                           }}});
+                     if (recipe.vm.memory_bytes < (1ULL << 30)) {
+                       p.fail(n, f + ".memory", "must be at least 1GB for a macOS guest");
+                     }
+                   }},
+                  {"guest",
+                   [&](const YAML::Node& n, const std::string& f) {
+                     p.mapping(n, f, {{"user", [&](auto& v, auto& g) {
+                                         std::string user = p.string(v, g);
+                                         static const std::regex k_user("[a-z_][a-z0-9_.-]{0,31}");
+                                         if (!std::regex_match(user, k_user)) {
+                                           p.fail(v, g, "'" + user + "' is not a valid account name");
+                                         }
+                                         recipe.guest.user = user;
+                                       }}});
+                   }},
+                  {"shim",
+                   [&](const YAML::Node& n, const std::string& f) {
+                     p.mapping(n, f,
+                               {{"profile",
+                                 [&](const YAML::Node& pn, const std::string& pf) {
+                                   p.mapping(pn, pf,
+                                             {{"apple_family_max",
+                                               [&](auto& v, auto& g) {
+                                                 recipe.shim.profile.apple_family_max =
+                                                     static_cast<int>(p.integer(v, g, 1001, 1999));
+                                               }},
+                                              {"max_threadgroup_memory", [&](auto& v, auto& g) {
+                                                 recipe.shim.profile.max_threadgroup_memory =
+                                                     static_cast<std::uint64_t>(p.integer(v, g, 1, 1LL << 30));
+                                               }}});
+                                 }},
+                                {"bundle", [&](auto& v, auto& g) { recipe.shim.bundle = p.string(v, g); }}});
+                   }},
+                  {"enablement",
+                   [&](const YAML::Node& n, const std::string& f) {
+                     if (!n.IsSequence()) {
+                       p.fail(n, f, "must be a list of entries");
+                     }
+                     recipe.enablement = n;
+                   }},
+              });
+    if (!recipe.source.image && !recipe.source.ipsw) {
+      return Error(ErrorCategory::usage, source_name + ": source", "is required",
+                   "add 'source: {image: ghcr.io/trycua/macos-tahoe-cua:latest}'");
+    }
+  } catch (const RecipeError& e) {
+    return e.error;
+  } catch (const YAML::Exception& e) {
+    return Error(ErrorCategory::usage, source_name, std::string("invalid recipe: ") + e.what());
+  }
+  return recipe;
+}
+
+Result<Recipe> load_recipe(const std::string& path) {
+  auto text = util::read_file(path);
+  if (!text) {
+    return Error(ErrorCategory::usage, "cannot read recipe '" + path + "'", text.error().why(),
+                 "pass an existing file, e.g. --recipe image-recipes/tahoe-llm.yaml");
+  }
+  auto recipe = parse_recipe(text.value(), path);
+  if (recipe) {
+    recipe.value().path = path;
+  }
+  return recipe;
+}
+
+} // namespace lume_unlock::recipe

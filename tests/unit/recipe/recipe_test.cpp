@@ -1,0 +1,114 @@
+#include "recipe/recipe.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+namespace lume_unlock::recipe {
+namespace {
+
+const char* const k_good = R"(source:
+  image: ghcr.io/trycua/macos-tahoe-cua:latest
+vm:
+  cpu: 8
+  memory: 16GB
+  disk: 80GB
+  display: 1920x1080
+guest:
+  user: lume
+shim:
+  profile: {apple_family_max: 1009, max_threadgroup_memory: 65536}
+enablement:
+  - name: llama-server
+    program: /opt/llama.cpp/bin/llama-server
+)";
+
+std::string error_of(const std::string& text) {
+  auto r = parse_recipe(text, "r.yaml");
+  EXPECT_FALSE(r.ok()) << "accepted:\n" << text;
+  return r.ok() ? std::string() : r.error().message() + (r.error().hint().empty() ? "" : " | hint: " + r.error().hint());
+}
+
+TEST(Recipe, ParsesEveryField) {
+  auto r = parse_recipe(k_good, "r.yaml");
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  const Recipe& recipe = r.value();
+  EXPECT_EQ(recipe.source.image, "ghcr.io/trycua/macos-tahoe-cua:latest");
+  EXPECT_EQ(recipe.vm.cpu, 8);
+  EXPECT_EQ(recipe.vm.memory_bytes, 17179869184ULL);
+  EXPECT_EQ(recipe.vm.disk_bytes, 80ULL << 30);
+  EXPECT_EQ(recipe.vm.display, "1920x1080");
+  EXPECT_EQ(recipe.guest.user, "lume");
+  EXPECT_EQ(recipe.shim.profile.apple_family_max, 1009);
+  EXPECT_EQ(recipe.shim.profile.max_threadgroup_memory, 65536u);
+  EXPECT_TRUE(recipe.enablement.IsSequence());
+  EXPECT_EQ(recipe.sha256.size(), 64u);
+}
+
+TEST(Recipe, DefaultsAreEightCpusAndSixteenGigabytes) {
+  auto r = parse_recipe("source: {image: a.io/b/c:1}\n", "r.yaml");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value().vm.cpu, 8);
+  EXPECT_EQ(r.value().vm.memory_bytes, 16ULL << 30);
+  EXPECT_FALSE(r.value().vm.disk_bytes.has_value());
+  EXPECT_EQ(r.value().shim.profile, (ShimProfile{1009, 65536}));
+}
+
+struct BadCase {
+  const char* name;
+  const char* text;
+  const char* message;
+};
+
+TEST(Recipe, RejectsBadInputWithFileLineAndColumn) {
+  const BadCase cases[] = {
+      {"memory without B", "source: {image: a.io/b/c:1}\nvm:\n  memory: 16G\n",
+       "r.yaml:3:11: vm.memory: '16G' is not a size: the unit must be TB, GB, MB, KB or B | hint: "
+       "write it like 16GB or 8192MB (units: TB, GB, MB, KB, B)"},
+      {"cpu zero", "source: {image: a.io/b/c:1}\nvm: {cpu: 0}\n",
+       "r.yaml:2:11: vm.cpu: 0 is out of range (1 to 64)"},
+      {"cpu as text", "source: {image: a.io/b/c:1}\nvm: {cpu: eight}\n",
+       "r.yaml:2:11: vm.cpu: 'eight' is not a whole number from 1 to 64"},
+      {"unknown key with suggestion", "source: {image: a.io/b/c:1}\nvm: {memroy: 16GB}\n",
+       "r.yaml:2:6: vm.memroy: unknown key | hint: did you mean 'memory'? (known keys here: cpu, "
+       "memory, disk, display)"},
+      {"unknown top-level key", "source: {image: a.io/b/c:1}\nimages: []\n",
+       "r.yaml:2:1: images: unknown key | hint: known keys here: source, vm, guest, shim, enablement"},
+      {"vm not a mapping", "source: {image: a.io/b/c:1}\nvm: 8\n",
+       "r.yaml:2:5: vm: must be a mapping of keys to values"},
+      {"both sources", "source: {image: a.io/b/c:1, ipsw: latest}\n",
+       "r.yaml:1:9: source: needs exactly one of 'image' or 'ipsw'"},
+      {"no source", "vm: {cpu: 4}\n",
+       "r.yaml: source: is required | hint: add 'source: {image: "
+       "ghcr.io/trycua/macos-tahoe-cua:latest}'"},
+      {"ceiling out of range", "source: {image: a.io/b/c:1}\nshim: {profile: {apple_family_max: 5001}}\n",
+       "r.yaml:2:36: shim.profile.apple_family_max: 5001 is out of range (1001 to 1999)"},
+      {"bad display", "source: {image: a.io/b/c:1}\nvm: {display: big}\n",
+       "r.yaml:2:15: vm.display: 'big' is not WIDTHxHEIGHT | hint: for example 1920x1080"},
+      {"enablement not a list", "source: {image: a.io/b/c:1}\nenablement: {a: 1}\n",
+       "r.yaml:2:13: enablement: must be a list of entries"},
+      {"invalid yaml", "source: [\n", "r.yaml:2:1: invalid YAML: end of sequence flow not found"},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(error_of(c.text), c.message) << c.name;
+  }
+}
+
+TEST(Recipe, ShippedTahoeRecipeIsValid) {
+  auto r = load_recipe(std::string(LUME_UNLOCK_SOURCE_DIR) + "/image-recipes/tahoe-llm.yaml");
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r.value().source.image, "ghcr.io/trycua/macos-tahoe-cua:latest");
+  EXPECT_EQ(r.value().vm.cpu, 8);
+  EXPECT_EQ(r.value().vm.memory_bytes, 16ULL << 30);
+  EXPECT_EQ(r.value().shim.profile, (ShimProfile{1009, 65536}));
+}
+
+TEST(Recipe, MissingFileIsBadUsage) {
+  auto r = load_recipe("/nonexistent/recipe.yaml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().category(), ErrorCategory::usage);
+  EXPECT_EQ(r.error().message(), "cannot read recipe '/nonexistent/recipe.yaml': No such file or directory");
+}
+
+} // namespace
+} // namespace lume_unlock::recipe
