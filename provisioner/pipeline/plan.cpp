@@ -1,0 +1,110 @@
+#include "plan.hpp"
+
+#include <chrono>
+
+namespace lume_unlock::pipeline {
+
+const char* outcome_name(StepOutcome outcome) {
+  switch (outcome) {
+  case StepOutcome::unchanged:
+    return "unchanged";
+  case StepOutcome::changed:
+    return "changed";
+  case StepOutcome::failed:
+    return "failed";
+  case StepOutcome::not_run:
+    return "not-run";
+  }
+  return "not-run";
+}
+
+nlohmann::json Plan::to_json() const {
+  nlohmann::json steps = nlohmann::json::array();
+  for (const auto& step : m_steps) {
+    steps.push_back({{"id", step.id},
+                     {"description", step.description},
+                     {"in_place", step.in_place ? nlohmann::json(*step.in_place) : nlohmann::json()},
+                     {"observed", step.observed}});
+  }
+  return {{"plan", m_name}, {"steps", steps}};
+}
+
+std::string Plan::to_text() const {
+  std::string text;
+  for (const auto& step : m_steps) {
+    const char* mark = !step.in_place ? "[check]   " : (*step.in_place ? "[in place]" : "[to do]   ");
+    text += "  " + std::string(mark) + " " + step.id + ": " + step.description;
+    if (!step.observed.empty()) {
+      text += " (" + step.observed + ")";
+    }
+    text += '\n';
+  }
+  return text;
+}
+
+void Plan::apply(const util::ProgressCallback& progress,
+                 const std::string& resume_command,
+                 std::vector<StepReport>& reports) {
+  reports.clear();
+  for (const auto& step : m_steps) {
+    reports.push_back({step.id, step.description, StepOutcome::not_run, {}, 0});
+  }
+  for (std::size_t i = 0; i < m_steps.size(); ++i) {
+    Step& step = m_steps[i];
+    StepReport& report = reports[i];
+    util::ProgressEvent event;
+    event.step = step.id;
+    event.done = i;
+    event.total = m_steps.size();
+    if (step.in_place.value_or(false)) {
+      report.outcome = StepOutcome::unchanged;
+      report.summary = step.observed.empty() ? "already in place" : step.observed;
+      event.detail = report.summary;
+      event.finished = true;
+      if (progress) {
+        progress(event);
+      }
+      continue;
+    }
+    event.detail = step.description;
+    if (progress) {
+      progress(event);
+    }
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      StepResult result = step.apply ? step.apply() : StepResult{false, "nothing to do"};
+      report.outcome = result.changed ? StepOutcome::changed : StepOutcome::unchanged;
+      report.summary = result.summary;
+    } catch (const Error& error) {
+      report.outcome = StepOutcome::failed;
+      report.summary = error.message();
+      report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::string hint = error.hint();
+      const std::string resume = "re-run '" + resume_command + "' to resume from this step";
+      hint = hint.empty() ? resume : hint + "; then " + resume;
+      throw error.with_context(m_name + " step '" + step.id + "'").with_hint(hint);
+    }
+    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    event.detail = report.summary;
+    event.finished = true;
+    if (progress) {
+      progress(event);
+    }
+  }
+}
+
+nlohmann::json reports_to_json(const std::vector<StepReport>& reports) {
+  nlohmann::json steps = nlohmann::json::array();
+  int changed = 0;
+  for (const auto& r : reports) {
+    changed += r.outcome == StepOutcome::changed ? 1 : 0;
+    steps.push_back({{"id", r.id},
+                     {"description", r.description},
+                     {"outcome", outcome_name(r.outcome)},
+                     {"summary", r.summary},
+                     {"seconds", r.seconds}});
+  }
+  return {{"steps", steps}, {"changed", changed}};
+}
+
+} // namespace lume_unlock::pipeline

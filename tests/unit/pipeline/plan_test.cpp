@@ -1,0 +1,77 @@
+#include "pipeline/plan.hpp"
+
+#include <gtest/gtest.h>
+
+namespace lume_unlock::pipeline {
+namespace {
+
+Plan three_step_plan(std::vector<std::string>& ran, bool fail_second) {
+  Plan plan("create");
+  plan.add({"image", "pull a:1 into 'vm'", true, ".manifest-digest matches", [&] {
+              ran.push_back("image");
+              return StepResult{};
+            }});
+  plan.add({"resize", "set 8 vCPU / 16GB", false, "4 vCPU / 8GB now", [&, fail_second]() -> StepResult {
+              ran.push_back("resize");
+              if (fail_second) {
+                throw Error(ErrorCategory::lume_api, "PATCH /lume/vms/vm", "HTTP 500: boom");
+              }
+              return {true, "8 vCPU / 16GB"};
+            }});
+  plan.add({"shim", "install the shim", std::nullopt, "", [&] {
+              ran.push_back("shim");
+              return StepResult{false, "already installed"};
+            }});
+  return plan;
+}
+
+TEST(Plan, SkipsStepsInPlaceAndReportsOutcomes) {
+  std::vector<std::string> ran;
+  Plan plan = three_step_plan(ran, false);
+  std::vector<StepReport> reports;
+  std::vector<std::string> events;
+  plan.apply([&](const util::ProgressEvent& e) { events.push_back(e.step + (e.finished ? " done" : "")); },
+             "lume-unlock create vm", reports);
+  EXPECT_EQ(ran, (std::vector<std::string>{"resize", "shim"}));
+  ASSERT_EQ(reports.size(), 3u);
+  EXPECT_EQ(reports[0].outcome, StepOutcome::unchanged);
+  EXPECT_EQ(reports[0].summary, ".manifest-digest matches");
+  EXPECT_EQ(reports[1].outcome, StepOutcome::changed);
+  EXPECT_EQ(reports[2].outcome, StepOutcome::unchanged);
+  EXPECT_EQ(reports_to_json(reports)["changed"], 1);
+  EXPECT_EQ(events, (std::vector<std::string>{"image done", "resize", "resize done", "shim", "shim done"}));
+}
+
+TEST(Plan, FailureNamesTheStepAndHowToResume) {
+  std::vector<std::string> ran;
+  Plan plan = three_step_plan(ran, true);
+  std::vector<StepReport> reports;
+  try {
+    plan.apply({}, "lume-unlock create vm", reports);
+    FAIL() << "apply did not throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::lume_api);
+    EXPECT_EQ(e.message(), "create step 'resize': PATCH /lume/vms/vm: HTTP 500: boom");
+    EXPECT_EQ(e.hint(), "re-run 'lume-unlock create vm' to resume from this step");
+  }
+  EXPECT_EQ(ran, (std::vector<std::string>{"resize"}));
+  EXPECT_EQ(reports[1].outcome, StepOutcome::failed);
+  EXPECT_EQ(reports[2].outcome, StepOutcome::not_run);
+}
+
+TEST(Plan, PrintsADryRun) {
+  std::vector<std::string> ran;
+  Plan plan = three_step_plan(ran, false);
+  EXPECT_EQ(plan.to_text(),
+            "  [in place] image: pull a:1 into 'vm' (.manifest-digest matches)\n"
+            "  [to do]    resize: set 8 vCPU / 16GB (4 vCPU / 8GB now)\n"
+            "  [check]    shim: install the shim\n");
+  auto json = plan.to_json();
+  EXPECT_EQ(json["plan"], "create");
+  EXPECT_EQ(json["steps"][0]["in_place"], true);
+  EXPECT_TRUE(json["steps"][2]["in_place"].is_null());
+  EXPECT_TRUE(ran.empty());
+}
+
+} // namespace
+} // namespace lume_unlock::pipeline
