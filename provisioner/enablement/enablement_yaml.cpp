@@ -57,32 +57,34 @@ public:
     }
     std::set<std::string> seen;
     bool keep_alive_given = false;
-    for (auto it = node.begin(); it != node.end(); ++it) {
-      const std::string key = scalar(it->first, "keys must be strings");
+    // Copies: the pair yaml-cpp's iterator hands out is a temporary.
+    for (const auto& pair : node) {
+      const YAML::Node key_node = pair.first;
+      const YAML::Node value_node = pair.second;
+      const std::string key = scalar(key_node, "keys must be strings");
       if (!seen.insert(key).second) {
-        fail(m_source, it->first.Mark(), label(), "duplicate key " + util::quote_for_message(key));
+        fail(m_source, key_node.Mark(), label(), "duplicate key " + util::quote_for_message(key));
       }
-      const YAML::Node& value = it->second;
       if (key == "name") {
         continue;
       } else if (key == "program") {
-        m_entry.program = scalar(value, "program must be a string");
-        marks.program = value.Mark();
+        m_entry.program = scalar(value_node, "program must be a string");
+        marks.program = value_node.Mark();
       } else if (key == "args") {
-        read_args(value, marks);
+        read_args(value_node, marks);
       } else if (key == "agent") {
-        m_entry.agent = boolean(value, "agent");
-        marks.agent = value.Mark();
+        m_entry.agent = boolean(value_node, "agent");
+        marks.agent = value_node.Mark();
       } else if (key == "keep_alive") {
-        m_entry.keep_alive = boolean(value, "keep_alive");
-        marks.keep_alive = value.Mark();
+        m_entry.keep_alive = boolean(value_node, "keep_alive");
+        marks.keep_alive = value_node.Mark();
         keep_alive_given = true;
       } else if (key == "env") {
-        read_env(value, marks);
+        read_env(value_node, marks);
       } else if (key == "profile") {
-        read_profile(value, marks);
+        read_profile(value_node, marks);
       } else {
-        unknown_key(it->first, key, k_entry_keys);
+        unknown_key(key_node, key, k_entry_keys);
       }
     }
     if (!keep_alive_given) {
@@ -167,14 +169,17 @@ private:
     if (!node.IsMap()) {
       fail(m_source, node.Mark(), label(), "env must be a mapping of variable names to strings");
     }
-    for (auto it = node.begin(); it != node.end(); ++it) {
-      const std::string key = scalar(it->first, "env keys must be strings");
+    // Copies: the pair yaml-cpp's iterator hands out is a temporary.
+    for (const auto& pair : node) {
+      const YAML::Node key_node = pair.first;
+      const YAML::Node value_node = pair.second;
+      const std::string key = scalar(key_node, "env keys must be strings");
       const std::string value =
-          scalar(it->second, "env " + util::quote_for_message(key) + " value must be a string");
+          scalar(value_node, "env " + util::quote_for_message(key) + " value must be a string");
       if (!m_entry.env.emplace(key, value).second) {
-        fail(m_source, it->first.Mark(), label(), "duplicate env key " + util::quote_for_message(key));
+        fail(m_source, key_node.Mark(), label(), "duplicate env key " + util::quote_for_message(key));
       }
-      marks.env[key] = {it->first.Mark(), it->second.Mark()};
+      marks.env[key] = {key_node.Mark(), value_node.Mark()};
     }
   }
 
@@ -186,20 +191,23 @@ private:
     Profile profile;
     bool has_family = false;
     bool has_memory = false;
-    for (auto it = node.begin(); it != node.end(); ++it) {
-      const std::string key = scalar(it->first, "profile keys must be strings");
+    // Copies: the pair yaml-cpp's iterator hands out is a temporary.
+    for (const auto& pair : node) {
+      const YAML::Node key_node = pair.first;
+      const YAML::Node value_node = pair.second;
+      const std::string key = scalar(key_node, "profile keys must be strings");
       if (key == "apple_family_max" && !has_family) {
-        profile.apple_family_max = integer(it->second, key);
-        marks.apple_family_max = it->second.Mark();
+        profile.apple_family_max = integer(value_node, key);
+        marks.apple_family_max = value_node.Mark();
         has_family = true;
       } else if (key == "max_threadgroup_memory" && !has_memory) {
-        profile.max_threadgroup_memory = integer(it->second, key);
-        marks.max_threadgroup_memory = it->second.Mark();
+        profile.max_threadgroup_memory = integer(value_node, key);
+        marks.max_threadgroup_memory = value_node.Mark();
         has_memory = true;
       } else if (key == "apple_family_max" || key == "max_threadgroup_memory") {
-        fail(m_source, it->first.Mark(), label(), "duplicate key " + util::quote_for_message(key));
+        fail(m_source, key_node.Mark(), label(), "duplicate key " + util::quote_for_message(key));
       } else {
-        unknown_key(it->first, key, k_profile_keys);
+        unknown_key(key_node, key, k_profile_keys);
       }
     }
     if (!has_family || !has_memory) {
@@ -294,14 +302,15 @@ Result<EnablementList> parse_enablement_yaml(std::string_view text, const std::s
       fail(source_name, document.Mark(), "enablement list",
            "expected a mapping with the key 'enablement'");
     }
-    for (auto it = document.begin(); it != document.end(); ++it) {
-      const std::string key = it->first.IsScalar() ? it->first.Scalar() : std::string();
+    for (const auto& pair : document) {
+      const YAML::Node key_node = pair.first;
+      const std::string key = key_node.IsScalar() ? key_node.Scalar() : std::string();
       if (key != "enablement") {
         std::string hint;
         if (auto match = util::closest_match(key, {"enablement"})) {
           hint = "did you mean '" + *match + "'?";
         }
-        fail(source_name, it->first.Mark(), "enablement list", "unknown key " + util::quote_for_message(key), hint);
+        fail(source_name, key_node.Mark(), "enablement list", "unknown key " + util::quote_for_message(key), hint);
       }
     }
     if (!document["enablement"]) {
