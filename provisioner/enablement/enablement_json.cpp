@@ -44,7 +44,9 @@ std::uint64_t as_unsigned(const json& value, const std::string& pointer) {
   return value.get<std::uint64_t>();
 }
 
-void only_keys(const json& object, const std::vector<std::string>& keys, const std::string& pointer) {
+void only_keys(const json& object,
+               const std::vector<std::string>& keys,
+               const std::string& pointer) {
   for (auto it = object.begin(); it != object.end(); ++it) {
     if (std::find(keys.begin(), keys.end(), it.key()) == keys.end()) {
       throw ShapeError{pointer, "unknown key " + util::quote_for_message(it.key())};
@@ -85,8 +87,9 @@ EnablementEntry entry_from_json(const json& value, const std::string& pointer) {
     Profile profile;
     profile.apple_family_max = as_unsigned(member(*it, "apple_family_max", profile_pointer),
                                            profile_pointer + "/apple_family_max");
-    profile.max_threadgroup_memory = as_unsigned(member(*it, "max_threadgroup_memory", profile_pointer),
-                                                 profile_pointer + "/max_threadgroup_memory");
+    profile.max_threadgroup_memory =
+        as_unsigned(member(*it, "max_threadgroup_memory", profile_pointer),
+                    profile_pointer + "/max_threadgroup_memory");
     entry.profile = profile;
   }
   return entry;
@@ -97,8 +100,12 @@ EnablementEntry entry_from_json(const json& value, const std::string& pointer) {
 nlohmann::json enablement_to_json(const EnablementList& list) {
   json entries = json::array();
   for (const EnablementEntry& entry : list.entries) {
-    json item = {{"name", entry.name},   {"program", entry.program},       {"args", entry.args},
-                 {"agent", entry.agent}, {"keep_alive", entry.keep_alive}, {"env", json::object()}};
+    json item = {{"name", entry.name},
+                 {"program", entry.program},
+                 {"args", entry.args},
+                 {"agent", entry.agent},
+                 {"keep_alive", entry.keep_alive},
+                 {"env", json::object()}};
     for (const auto& [key, value] : entry.env) {
       item["env"][key] = value;
     }
@@ -116,7 +123,8 @@ std::string render_enablement_json(const EnablementList& list) {
   return enablement_to_json(list).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
-Result<EnablementList> parse_enablement_json(std::string_view text, const std::string& source_name) {
+Result<EnablementList> parse_enablement_json(std::string_view text,
+                                             const std::string& source_name) {
   json document;
   try {
     document = json::parse(text.begin(), text.end());
@@ -131,8 +139,9 @@ Result<EnablementList> parse_enablement_json(std::string_view text, const std::s
     only_keys(document, {"schema", "enablement"}, "");
     const std::string schema = as_string(member(document, "schema", ""), "/schema");
     if (schema != k_enablement_schema) {
-      throw ShapeError{"/schema", "unsupported schema " + util::quote_for_message(schema) + " (expected '" +
-                                      std::string(k_enablement_schema) + "')"};
+      throw ShapeError{"/schema",
+                       "unsupported schema " + util::quote_for_message(schema) + " (expected '" +
+                           std::string(k_enablement_schema) + "')"};
     }
     const json& entries = member(document, "enablement", "");
     if (!entries.is_array()) {
@@ -142,7 +151,8 @@ Result<EnablementList> parse_enablement_json(std::string_view text, const std::s
       list.entries.push_back(entry_from_json(entries[i], "/enablement/" + std::to_string(i)));
     }
   } catch (const ShapeError& e) {
-    return Error(ErrorCategory::usage, source_name + ": " + (e.pointer.empty() ? "/" : e.pointer), e.why);
+    return Error(
+        ErrorCategory::usage, source_name + ": " + (e.pointer.empty() ? "/" : e.pointer), e.why);
   }
   if (auto found = find_violation(list)) {
     return violation_error(entry_label(list, found->index), found->violation, source_name);

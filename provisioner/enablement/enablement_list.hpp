@@ -34,13 +34,14 @@ constexpr std::uint64_t k_max_threadgroup_memory = 1ULL << 30;
 /// One program the shim may enable (DESIGN §6). `agent` entries also get a LaunchAgent;
 /// the others are only listed in the guard file and run with `lume-unlock exec`.
 struct EnablementEntry {
-  std::string name;                       ///< [a-z0-9][a-z0-9-]{0,62}; label dev.lume-unlock.<name>
-  std::string program;                    ///< absolute, normalized path in the guest
-  std::vector<std::string> args;          ///< arguments after the program, passed verbatim
-  bool agent = true;                      ///< render and load a LaunchAgent
-  bool keep_alive = true;                 ///< launchd restarts it when it exits (agents only)
-  std::map<std::string, std::string> env; ///< extra environment; DYLD_*, LD_PRELOAD and LUME_* reserved
-  std::optional<Profile> profile;         ///< per-entry override of the default profile
+  std::string name;              ///< [a-z0-9][a-z0-9-]{0,62}; label dev.lume-unlock.<name>
+  std::string program;           ///< absolute, normalized path in the guest
+  std::vector<std::string> args; ///< arguments after the program, passed verbatim
+  bool agent = true;             ///< render and load a LaunchAgent
+  bool keep_alive = true;        ///< launchd restarts it when it exits (agents only)
+  std::map<std::string, std::string>
+      env;                        ///< extra environment; DYLD_*, LD_PRELOAD and LUME_* reserved
+  std::optional<Profile> profile; ///< per-entry override of the default profile
 };
 bool operator==(const EnablementEntry& a, const EnablementEntry& b);
 bool operator!=(const EnablementEntry& a, const EnablementEntry& b);
@@ -105,7 +106,9 @@ std::string entry_label(const EnablementList& list, std::size_t index);
 
 /// The Error for a violation (category usage): "<label>: <reason>" with the violation's hint,
 /// and `context` prepended ("recipe.yaml:3:5: ...") when given.
-Error violation_error(const std::string& label, const Violation& violation, const std::string& context = {});
+Error violation_error(const std::string& label,
+                      const Violation& violation,
+                      const std::string& context = {});
 
 /// Ok, or the first violation as an Error (see violation_error).
 Status validate(const EnablementEntry& entry);

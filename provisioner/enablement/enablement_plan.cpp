@@ -12,9 +12,13 @@ namespace lume_unlock::enablement {
 
 namespace {
 
-std::string base_name(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+std::string base_name(const std::string& path) {
+  return path.substr(path.find_last_of('/') + 1);
+}
 
-FileWrite make_write(const std::string& path, const std::string& staging_dir, std::string content,
+FileWrite make_write(const std::string& path,
+                     const std::string& staging_dir,
+                     std::string content,
                      std::optional<std::string> previous) {
   FileWrite write;
   write.path = path;
@@ -25,7 +29,9 @@ FileWrite make_write(const std::string& path, const std::string& staging_dir, st
   return write;
 }
 
-Step bootstrap_step(const EnablementPlan& plan, const std::vector<AgentChange>& changes, bool may_fail) {
+Step bootstrap_step(const EnablementPlan& plan,
+                    const std::vector<AgentChange>& changes,
+                    bool may_fail) {
   Step step{StepKind::bootstrap_agents, {}, {}};
   for (const AgentAction& agent : plan.agents) {
     if (std::find(changes.begin(), changes.end(), agent.change) != changes.end()) {
@@ -93,7 +99,9 @@ bool operator==(const AgentAction& a, const AgentAction& b) {
   return std::tie(a.change, a.name, a.label, a.plist_path, a.old_sha256, a.new_sha256) ==
          std::tie(b.change, b.name, b.label, b.plist_path, b.old_sha256, b.new_sha256);
 }
-bool operator==(const Command& a, const Command& b) { return a.argv == b.argv && a.may_fail == b.may_fail; }
+bool operator==(const Command& a, const Command& b) {
+  return a.argv == b.argv && a.may_fail == b.may_fail;
+}
 
 const char* agent_change_name(AgentChange change) {
   switch (change) {
@@ -129,8 +137,10 @@ const char* step_kind_name(StepKind kind) {
   return "?";
 }
 
-Result<EnablementPlan> plan_enablement(const EnablementList& desired, const GuestLayout& layout,
-                                       const AgentSettings& settings, std::uint32_t uid,
+Result<EnablementPlan> plan_enablement(const EnablementList& desired,
+                                       const GuestLayout& layout,
+                                       const AgentSettings& settings,
+                                       std::uint32_t uid,
                                        const ObservedState& observed) {
   if (auto status = validate(desired); !status.ok()) {
     return status.error();
@@ -171,7 +181,8 @@ Result<EnablementPlan> plan_enablement(const EnablementList& desired, const Gues
     }
     agents[entry.name] = action;
     desired_plists[path] = plist.value();
-    plan.writes.push_back(make_write(path, plan.staging_dir, std::move(plist).value(), std::move(previous)));
+    plan.writes.push_back(
+        make_write(path, plan.staging_dir, std::move(plist).value(), std::move(previous)));
   }
   for (const auto& [file_name, content] : observed.agent_plists) {
     const std::string name = entry_name_from_plist_file_name(file_name);
@@ -191,20 +202,23 @@ Result<EnablementPlan> plan_enablement(const EnablementList& desired, const Gues
   for (auto& [name, action] : agents) {
     plan.agents.push_back(std::move(action));
   }
-  std::sort(plan.writes.begin(), plan.writes.end(),
-            [](const FileWrite& a, const FileWrite& b) { return a.path < b.path; });
-  std::sort(plan.removals.begin(), plan.removals.end(),
+  std::sort(plan.writes.begin(), plan.writes.end(), [](const FileWrite& a, const FileWrite& b) {
+    return a.path < b.path;
+  });
+  std::sort(plan.removals.begin(),
+            plan.removals.end(),
             [](const FileRemoval& a, const FileRemoval& b) { return a.path < b.path; });
 
   // The guard file, then enablement.json: the record of what was applied comes last.
   const std::string guard = render_guard_file(desired);
   if (observed.guard_file != guard) {
-    plan.writes.push_back(make_write(layout.guard_file_path(), plan.staging_dir, guard, observed.guard_file));
+    plan.writes.push_back(
+        make_write(layout.guard_file_path(), plan.staging_dir, guard, observed.guard_file));
   }
   const std::string record = render_enablement_json(desired);
   if (observed.enablement_json != record) {
-    plan.writes.push_back(
-        make_write(layout.enablement_json_path(), plan.staging_dir, record, observed.enablement_json));
+    plan.writes.push_back(make_write(
+        layout.enablement_json_path(), plan.staging_dir, record, observed.enablement_json));
   }
 
   if (plan.writes.empty() && plan.removals.empty() && plan.agents.empty()) {
@@ -212,7 +226,11 @@ Result<EnablementPlan> plan_enablement(const EnablementList& desired, const Gues
   }
 
   plan.steps.push_back(Step{StepKind::make_directories,
-                            {{{"mkdir", "-p", layout.support_dir(), plan.staging_dir, layout.launch_agents_dir(),
+                            {{{"mkdir",
+                               "-p",
+                               layout.support_dir(),
+                               plan.staging_dir,
+                               layout.launch_agents_dir(),
                                layout.logs_dir()},
                               false}},
                             {}});
@@ -235,7 +253,8 @@ Result<EnablementPlan> plan_enablement(const EnablementList& desired, const Gues
     install.commands.push_back({{"rm", "-f", removal.path}, false});
   }
   push_if_nonempty(plan.steps, std::move(install));
-  push_if_nonempty(plan.steps, bootstrap_step(plan, {AgentChange::added, AgentChange::changed}, false));
+  push_if_nonempty(plan.steps,
+                   bootstrap_step(plan, {AgentChange::added, AgentChange::changed}, false));
   plan.steps.push_back(clean_staging_step(plan));
   return plan;
 }
@@ -254,7 +273,8 @@ std::vector<Step> EnablementPlan::rollback_after(StepKind failed) const {
     push_if_nonempty(steps, restore_step(*this));
     [[fallthrough]];
   case StepKind::bootout_agents:
-    push_if_nonempty(steps, bootstrap_step(*this, {AgentChange::changed, AgentChange::removed}, true));
+    push_if_nonempty(steps,
+                     bootstrap_step(*this, {AgentChange::changed, AgentChange::removed}, true));
     break;
   case StepKind::clean_staging:
   case StepKind::restore_files:
@@ -267,8 +287,8 @@ std::vector<Step> EnablementPlan::rollback_after(StepKind failed) const {
 std::vector<std::string> EnablementPlan::describe() const {
   std::vector<std::string> lines;
   for (const AgentAction& agent : agents) {
-    lines.push_back(std::string(agent_change_name(agent.change)) + " agent " + util::quote_for_message(agent.name) +
-                    " (" + agent.label + ")");
+    lines.push_back(std::string(agent_change_name(agent.change)) + " agent " +
+                    util::quote_for_message(agent.name) + " (" + agent.label + ")");
   }
   for (const FileWrite& write : writes) {
     lines.push_back((write.previous ? "rewrite " : "write ") + write.path);

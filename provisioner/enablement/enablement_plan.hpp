@@ -23,7 +23,8 @@ struct ObservedState {
   std::map<std::string, std::string> agent_plists;
 };
 
-/// A file the plan writes: uploaded to `staged_path`, checked against `sha256`, later renamed to `path`.
+/// A file the plan writes: uploaded to `staged_path`, checked against `sha256`, later renamed to
+/// `path`.
 struct FileWrite {
   std::string path;
   std::string staged_path;
@@ -73,7 +74,7 @@ enum class StepKind {
   install_files,    ///< mv staged → final for writes, rm for removals (all in one round trip)
   bootstrap_agents, ///< launchctl bootstrap of added and changed agents
   clean_staging,    ///< rm -rf the staging directory
-  restore_files,    ///< rollback only: upload `files` straight to their path, then run `commands` (rm)
+  restore_files, ///< rollback only: upload `files` straight to their path, then run `commands` (rm)
 };
 const char* step_kind_name(StepKind kind);
 
@@ -92,7 +93,8 @@ struct Step {
 /// before bootout_agents, the guard file is in place before any agent starts, and a bootout
 /// precedes every re-bootstrap (launchd refuses to bootstrap a loaded label).
 struct EnablementPlan {
-  std::vector<FileWrite> writes;     ///< changed or new files: plists (by path), guard file, enablement.json
+  std::vector<FileWrite>
+      writes; ///< changed or new files: plists (by path), guard file, enablement.json
   std::vector<FileRemoval> removals; ///< plists of removed agents
   std::vector<AgentAction> agents;   ///< by name
   std::vector<Step> steps;
@@ -119,8 +121,10 @@ struct EnablementPlan {
 /// namespace that no desired agent owns are removed; the guard file and enablement.json are
 /// rewritten when their bytes differ. `uid` is the guest user's id (gui/<uid> domain). Fails
 /// (category usage) when the list is invalid or an entry cannot be rendered.
-Result<EnablementPlan> plan_enablement(const EnablementList& desired, const GuestLayout& layout,
-                                       const AgentSettings& settings, std::uint32_t uid,
+Result<EnablementPlan> plan_enablement(const EnablementList& desired,
+                                       const GuestLayout& layout,
+                                       const AgentSettings& settings,
+                                       std::uint32_t uid,
                                        const ObservedState& observed);
 
 } // namespace lume_unlock::enablement

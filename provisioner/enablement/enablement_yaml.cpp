@@ -11,7 +11,8 @@ namespace lume_unlock::enablement {
 
 namespace {
 
-const std::vector<std::string> k_entry_keys = {"name", "program", "args", "agent", "keep_alive", "env", "profile"};
+const std::vector<std::string> k_entry_keys = {
+    "name", "program", "args", "agent", "keep_alive", "env", "profile"};
 const std::vector<std::string> k_profile_keys = {"apple_family_max", "max_threadgroup_memory"};
 
 /// Thrown inside this file only and turned into a Result at the two entry points.
@@ -26,8 +27,11 @@ std::string position(const std::string& source, const YAML::Mark& mark) {
   return source + ":" + std::to_string(line + 1) + ":" + std::to_string(column + 1);
 }
 
-[[noreturn]] void fail(const std::string& source, const YAML::Mark& mark, const std::string& what,
-                       const std::string& why, const std::string& hint = {}) {
+[[noreturn]] void fail(const std::string& source,
+                       const YAML::Mark& mark,
+                       const std::string& what,
+                       const std::string& why,
+                       const std::string& hint = {}) {
   throw LoadError{Error(ErrorCategory::usage, position(source, mark) + ": " + what, why, hint)};
 }
 
@@ -95,7 +99,8 @@ public:
   }
 
   std::string label() const {
-    return m_has_name ? entry_label(m_entry.name) : "enablement entry " + std::to_string(m_index + 1);
+    return m_has_name ? entry_label(m_entry.name)
+                      : "enablement entry " + std::to_string(m_index + 1);
   }
 
 private:
@@ -114,7 +119,10 @@ private:
     if (text == "false" || text == "False" || text == "FALSE") {
       return false;
     }
-    fail(m_source, node.Mark(), label(), key + " must be true or false, not " + util::quote_for_message(text));
+    fail(m_source,
+         node.Mark(),
+         label(),
+         key + " must be true or false, not " + util::quote_for_message(text));
   }
 
   std::uint64_t integer(const YAML::Node& node, const std::string& key) {
@@ -143,8 +151,11 @@ private:
       value = value * base + digit;
     }
     if (!ok) {
-      fail(m_source, node.Mark(), label(),
-           "profile " + key + " " + util::quote_for_message(text) + " is not a decimal or 0x-hex integer");
+      fail(m_source,
+           node.Mark(),
+           label(),
+           "profile " + key + " " + util::quote_for_message(text) +
+               " is not a decimal or 0x-hex integer");
     }
     return value;
   }
@@ -177,14 +188,18 @@ private:
       const std::string value =
           scalar(value_node, "env " + util::quote_for_message(key) + " value must be a string");
       if (!m_entry.env.emplace(key, value).second) {
-        fail(m_source, key_node.Mark(), label(), "duplicate env key " + util::quote_for_message(key));
+        fail(m_source,
+             key_node.Mark(),
+             label(),
+             "duplicate env key " + util::quote_for_message(key));
       }
       marks.env[key] = {key_node.Mark(), value_node.Mark()};
     }
   }
 
   void read_profile(const YAML::Node& node, EntryMarks& marks) {
-    const std::string needs = "profile must be a mapping with apple_family_max and max_threadgroup_memory";
+    const std::string needs =
+        "profile must be a mapping with apple_family_max and max_threadgroup_memory";
     if (!node.IsMap()) {
       fail(m_source, node.Mark(), label(), needs);
     }
@@ -216,7 +231,8 @@ private:
     m_entry.profile = profile;
   }
 
-  [[noreturn]] void unknown_key(const YAML::Node& key_node, const std::string& key,
+  [[noreturn]] void unknown_key(const YAML::Node& key_node,
+                                const std::string& key,
                                 const std::vector<std::string>& known) {
     std::string hint;
     if (auto match = util::closest_match(key, known)) {
@@ -274,7 +290,8 @@ EnablementList read_list(const YAML::Node& node, const std::string& source) {
   }
   if (auto found = find_violation(list)) {
     const EntryMarks& entry_marks = marks[found->index];
-    throw LoadError{violation_error(entry_label(list, found->index), found->violation,
+    throw LoadError{violation_error(entry_label(list, found->index),
+                                    found->violation,
                                     position(source, mark_of(found->violation, entry_marks)))};
   }
   return list;
@@ -282,7 +299,8 @@ EnablementList read_list(const YAML::Node& node, const std::string& source) {
 
 } // namespace
 
-Result<EnablementList> enablement_from_yaml(const YAML::Node& node, const std::string& source_name) {
+Result<EnablementList> enablement_from_yaml(const YAML::Node& node,
+                                            const std::string& source_name) {
   try {
     return read_list(node, source_name);
   } catch (const LoadError& e) {
@@ -290,7 +308,8 @@ Result<EnablementList> enablement_from_yaml(const YAML::Node& node, const std::s
   }
 }
 
-Result<EnablementList> parse_enablement_yaml(std::string_view text, const std::string& source_name) {
+Result<EnablementList> parse_enablement_yaml(std::string_view text,
+                                             const std::string& source_name) {
   YAML::Node document;
   try {
     document = YAML::Load(std::string(text));
@@ -299,7 +318,9 @@ Result<EnablementList> parse_enablement_yaml(std::string_view text, const std::s
   }
   try {
     if (!document.IsMap()) {
-      fail(source_name, document.Mark(), "enablement list",
+      fail(source_name,
+           document.Mark(),
+           "enablement list",
            "expected a mapping with the key 'enablement'");
     }
     for (const auto& pair : document) {
@@ -310,7 +331,11 @@ Result<EnablementList> parse_enablement_yaml(std::string_view text, const std::s
         if (auto match = util::closest_match(key, {"enablement"})) {
           hint = "did you mean '" + *match + "'?";
         }
-        fail(source_name, key_node.Mark(), "enablement list", "unknown key " + util::quote_for_message(key), hint);
+        fail(source_name,
+             key_node.Mark(),
+             "enablement list",
+             "unknown key " + util::quote_for_message(key),
+             hint);
       }
     }
     if (!document["enablement"]) {

@@ -21,8 +21,9 @@ namespace lume_unlock::enablement {
 /// true/false, integers decimal or 0x-hex. Fails with category usage.
 Result<EnablementList> enablement_from_yaml(const YAML::Node& node, const std::string& source_name);
 
-/// Parses a YAML document whose only top-level key is `enablement:` (launchd/examples/enablement.yaml),
-/// as above. YAML syntax errors carry the parser's position too.
+/// Parses a YAML document whose only top-level key is `enablement:`
+/// (launchd/examples/enablement.yaml), as above. YAML syntax errors carry the parser's position
+/// too.
 Result<EnablementList> parse_enablement_yaml(std::string_view text, const std::string& source_name);
 
 } // namespace lume_unlock::enablement

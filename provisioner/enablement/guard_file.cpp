@@ -11,7 +11,8 @@ std::string render_guard_file(const EnablementList& list) {
   }
   std::string out =
       "# lume-unlock: executables the Metal capability shim may enable (LUME_UNLOCK_ENABLEMENT).\n"
-      "# Generated from enablement.json; change it with 'lume-unlock allow add/remove', not by hand.\n";
+      "# Generated from enablement.json; change it with 'lume-unlock allow add/remove', not by "
+      "hand.\n";
   for (const std::string& program : programs) {
     out += program;
     out += '\n';

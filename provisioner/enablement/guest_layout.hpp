@@ -14,7 +14,8 @@ public:
   /// Checks `home` (absolute, no control characters; trailing '/' removed), `shim_sha256`
   /// (64 lower-case hex) and `shim_file_name` (a plain file name: the bundle platform's shim,
   /// liblume-unlock-shim.dylib on macOS, liblume-unlock-shim.so on Linux guests). Category usage.
-  static Result<GuestLayout> make(const std::string& home, const std::string& shim_sha256,
+  static Result<GuestLayout> make(const std::string& home,
+                                  const std::string& shim_sha256,
                                   const std::string& shim_file_name = "liblume-unlock-shim.dylib");
 
   const std::string& home() const { return m_home; }

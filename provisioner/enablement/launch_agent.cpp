@@ -8,10 +8,10 @@ namespace lume_unlock::enablement {
 
 namespace {
 
-const char* const k_plist_header =
-    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-    "<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n"
-    "<plist version=\"1.0\">\n";
+const char* const k_plist_header = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                                   "<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" "
+                                   "\"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n"
+                                   "<plist version=\"1.0\">\n";
 
 std::string string_element(std::string_view text, const std::string& indent) {
   return indent + "<string>" + xml_escape(text) + "</string>\n";
@@ -22,7 +22,8 @@ std::string bool_element(bool value, const std::string& indent) {
 }
 
 /// A dictionary of strings, keys in byte order (std::map).
-std::string string_dict(const std::map<std::string, std::string>& values, const std::string& indent) {
+std::string string_dict(const std::map<std::string, std::string>& values,
+                        const std::string& indent) {
   std::string out = indent + "<dict>\n";
   for (const auto& [key, value] : values) {
     out += indent + "\t<key>" + xml_escape(key) + "</key>\n";
@@ -37,7 +38,8 @@ bool is_env_name(const std::string& name) {
     return false;
   }
   for (char c : name) {
-    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    const bool ok =
+        (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
     if (!ok) {
       return false;
     }
@@ -74,13 +76,15 @@ std::string xml_escape(std::string_view text) {
   return out;
 }
 
-Result<std::string> render_launch_agent(const EnablementEntry& entry, const GuestLayout& layout,
+Result<std::string> render_launch_agent(const EnablementEntry& entry,
+                                        const GuestLayout& layout,
                                         const AgentSettings& settings) {
   if (auto status = validate(entry); !status.ok()) {
     return status.error();
   }
   if (!is_env_name(settings.inject_variable)) {
-    return Error(ErrorCategory::usage, "launch agent of " + entry_label(entry.name),
+    return Error(ErrorCategory::usage,
+                 "launch agent of " + entry_label(entry.name),
                  "injection variable " + util::quote_for_message(settings.inject_variable) +
                      " is not a variable name");
   }
@@ -93,7 +97,8 @@ Result<std::string> render_launch_agent(const EnablementEntry& entry, const Gues
   };
   for (const auto& [key, value] : entry.env) {
     if (!environment.emplace(key, value).second) {
-      return Error(ErrorCategory::usage, entry_label(entry.name),
+      return Error(ErrorCategory::usage,
+                   entry_label(entry.name),
                    "env key " + util::quote_for_message(key) + " is set by lume-unlock");
     }
   }

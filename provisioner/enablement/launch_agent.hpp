@@ -36,7 +36,8 @@ constexpr const char* k_env_enablement = "LUME_UNLOCK_ENABLEMENT";
 /// so the same inputs always give the same bytes. Fails (category usage) when the entry is
 /// invalid, the injection variable is not a variable name, or the entry's env sets a variable
 /// the renderer owns.
-Result<std::string> render_launch_agent(const EnablementEntry& entry, const GuestLayout& layout,
+Result<std::string> render_launch_agent(const EnablementEntry& entry,
+                                        const GuestLayout& layout,
                                         const AgentSettings& settings);
 
 /// `text` with &, <, >, " and ' replaced by XML entities.

@@ -2,7 +2,9 @@
 
 namespace lume_unlock::enablement {
 
-std::string gui_domain(std::uint32_t uid) { return "gui/" + std::to_string(uid); }
+std::string gui_domain(std::uint32_t uid) {
+  return "gui/" + std::to_string(uid);
+}
 
 Argv launchctl_bootstrap(std::uint32_t uid, const std::string& plist_path) {
   return {"launchctl", "bootstrap", gui_domain(uid), plist_path};

@@ -12,7 +12,8 @@ using Argv = std::vector<std::string>;
 /// "gui/<uid>": the launchd domain of the logged-in guest user's agents.
 std::string gui_domain(std::uint32_t uid);
 
-/// {"launchctl","bootstrap","gui/<uid>",<plist path>} — loads (and, with RunAtLoad, starts) an agent.
+/// {"launchctl","bootstrap","gui/<uid>",<plist path>} — loads (and, with RunAtLoad, starts) an
+/// agent.
 Argv launchctl_bootstrap(std::uint32_t uid, const std::string& plist_path);
 /// {"launchctl","bootout","gui/<uid>/<label>"} — stops and unloads it.
 Argv launchctl_bootout(std::uint32_t uid, const std::string& label);

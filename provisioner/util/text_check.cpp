@@ -48,7 +48,9 @@ std::size_t utf8_sequence_length(std::string_view text, std::size_t pos) {
   return length;
 }
 
-bool is_forbidden_control(std::uint8_t byte) { return (byte < 0x20 && byte != '\t') || byte == 0x7F; }
+bool is_forbidden_control(std::uint8_t byte) {
+  return (byte < 0x20 && byte != '\t') || byte == 0x7F;
+}
 
 std::string hex_byte(std::uint8_t byte) {
   char buffer[8];
@@ -91,8 +93,8 @@ std::optional<std::string> text_problem(std::string_view text) {
   while (pos < text.size()) {
     const auto byte = static_cast<std::uint8_t>(text[pos]);
     if (is_forbidden_control(byte)) {
-      return "contains a control character (0x" + hex_byte(byte) + " at byte " + std::to_string(pos) +
-             "); only tab is allowed";
+      return "contains a control character (0x" + hex_byte(byte) + " at byte " +
+             std::to_string(pos) + "); only tab is allowed";
     }
     const std::size_t length = utf8_sequence_length(text, pos);
     if (length == 0) {

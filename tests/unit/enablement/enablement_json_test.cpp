@@ -12,7 +12,8 @@ EnablementList sample_list() {
   EnablementEntry server;
   server.name = "llama-server";
   server.program = "/opt/llama.cpp/bin/llama-server";
-  server.args = {"--model", "/Users/me/My Models/g\xc3\xa9mma.gguf", "--prompt", "it's \"<&>\" $(x)\ty"};
+  server.args = {
+      "--model", "/Users/me/My Models/g\xc3\xa9mma.gguf", "--prompt", "it's \"<&>\" $(x)\ty"};
   server.env = {{"GGML_METAL_NO_RESIDENCY", "1"}, {"A_FIRST", ""}};
   server.profile = Profile{1007, 32768};
   EnablementEntry cli;
@@ -80,26 +81,40 @@ TEST(EnablementJson, ErrorsNameTheSourceAndThePath) {
   const std::string head = R"({"schema":"lume-unlock/enablement/v1","enablement":[)";
   const std::string entry_fields = R"("agent":true,"keep_alive":true,"env":{})";
   const Case cases[] = {
-      {"not JSON", "{", "enablement.json: invalid JSON: [json.exception.parse_error.101] parse error at line 1, column 2: syntax error while parsing object key - unexpected end of input; expected string literal"},
+      {"not JSON",
+       "{",
+       "enablement.json: invalid JSON: [json.exception.parse_error.101] parse error at line 1, "
+       "column 2: syntax error while parsing object key - unexpected end of input; expected string "
+       "literal"},
       {"not an object", "[]", "enablement.json: /: must be an object"},
-      {"other schema", R"({"schema":"lume-unlock/enablement/v2","enablement":[]})",
-       "enablement.json: /schema: unsupported schema 'lume-unlock/enablement/v2' (expected 'lume-unlock/enablement/v1')"},
-      {"unknown top-level key", R"({"schema":"lume-unlock/enablement/v1","enablement":[],"x":1})",
+      {"other schema",
+       R"({"schema":"lume-unlock/enablement/v2","enablement":[]})",
+       "enablement.json: /schema: unsupported schema 'lume-unlock/enablement/v2' (expected "
+       "'lume-unlock/enablement/v1')"},
+      {"unknown top-level key",
+       R"({"schema":"lume-unlock/enablement/v1","enablement":[],"x":1})",
        "enablement.json: /: unknown key 'x'"},
-      {"missing args", head + R"({"name":"a","program":"/a",)" + entry_fields + "}]}",
+      {"missing args",
+       head + R"({"name":"a","program":"/a",)" + entry_fields + "}]}",
        "enablement.json: /enablement/0: key 'args' is missing"},
-      {"number in args", head + R"({"name":"a","program":"/a","args":[1],)" + entry_fields + "}]}",
+      {"number in args",
+       head + R"({"name":"a","program":"/a","args":[1],)" + entry_fields + "}]}",
        "enablement.json: /enablement/0/args/0: must be a string"},
-      {"string agent", head + R"({"name":"a","program":"/a","args":[],"agent":"yes","keep_alive":true,"env":{}}]})",
+      {"string agent",
+       head + R"({"name":"a","program":"/a","args":[],"agent":"yes","keep_alive":true,"env":{}}]})",
        "enablement.json: /enablement/0/agent: must be true or false"},
       {"negative profile",
        head + R"({"name":"a","program":"/a","args":[],)" + entry_fields +
            R"(,"profile":{"apple_family_max":-1,"max_threadgroup_memory":1}}]})",
        "enablement.json: /enablement/0/profile/apple_family_max: must be a non-negative integer"},
-      {"rule violation", head + R"({"name":"a","program":"a","args":[],)" + entry_fields + "}]}",
+      {"rule violation",
+       head + R"({"name":"a","program":"a","args":[],)" + entry_fields + "}]}",
        "enablement.json: enablement entry 'a': program 'a' is not an absolute path"},
-      {"reserved env", head + R"({"name":"a","program":"/a","args":[],"agent":true,"keep_alive":true,"env":{"LUME_X":"1"}}]})",
-       "enablement.json: enablement entry 'a': env key 'LUME_X' is reserved (DYLD_*, LD_PRELOAD and LUME_* are set by lume-unlock)"},
+      {"reserved env",
+       head +
+           R"({"name":"a","program":"/a","args":[],"agent":true,"keep_alive":true,"env":{"LUME_X":"1"}}]})",
+       "enablement.json: enablement entry 'a': env key 'LUME_X' is reserved (DYLD_*, LD_PRELOAD "
+       "and LUME_* are set by lume-unlock)"},
   };
   for (const Case& c : cases) {
     const auto list = parse_enablement_json(c.text, "enablement.json");

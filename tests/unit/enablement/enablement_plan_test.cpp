@@ -1,6 +1,5 @@
-#include "enablement/enablement_plan.hpp"
-
 #include "enablement/enablement_json.hpp"
+#include "enablement/enablement_plan.hpp"
 #include "enablement/guard_file.hpp"
 #include "util/sha256.hpp"
 
@@ -16,7 +15,9 @@ namespace {
 const std::string k_sha(64, 'c');
 constexpr std::uint32_t k_uid = 501;
 
-GuestLayout test_layout() { return GuestLayout::make("/Users/Test User", k_sha).value_or_throw(); }
+GuestLayout test_layout() {
+  return GuestLayout::make("/Users/Test User", k_sha).value_or_throw();
+}
 
 EnablementEntry agent_entry(const std::string& name) {
   EnablementEntry e;
@@ -140,7 +141,8 @@ struct FakeGuest {
 };
 
 EnablementPlan plan_for(const EnablementList& list, const FakeGuest& guest) {
-  return plan_enablement(list, test_layout(), AgentSettings{}, k_uid, guest.observe(test_layout())).value_or_throw();
+  return plan_enablement(list, test_layout(), AgentSettings{}, k_uid, guest.observe(test_layout()))
+      .value_or_throw();
 }
 
 std::vector<StepKind> kinds(const EnablementPlan& plan) {
@@ -167,9 +169,13 @@ TEST(EnablementPlan, FreshGuestWritesBootstrapsAndConverges) {
   const GuestLayout layout = test_layout();
   const EnablementPlan plan = plan_for(list, guest);
 
-  EXPECT_EQ(kinds(plan), (std::vector<StepKind>{StepKind::make_directories, StepKind::stage_files,
-                                                StepKind::lint_plists, StepKind::install_files,
-                                                StepKind::bootstrap_agents, StepKind::clean_staging}));
+  EXPECT_EQ(kinds(plan),
+            (std::vector<StepKind>{StepKind::make_directories,
+                                   StepKind::stage_files,
+                                   StepKind::lint_plists,
+                                   StepKind::install_files,
+                                   StepKind::bootstrap_agents,
+                                   StepKind::clean_staging}));
   ASSERT_EQ(plan.agents.size(), 1u);
   EXPECT_EQ(plan.agents[0].change, AgentChange::added);
   EXPECT_EQ(plan.agents[0].label, "dev.lume-unlock.llama-server");
@@ -177,7 +183,8 @@ TEST(EnablementPlan, FreshGuestWritesBootstrapsAndConverges) {
   ASSERT_EQ(plan.writes.size(), 3u);
   EXPECT_EQ(plan.writes[0].path, layout.agent_plist_path("llama-server"));
   EXPECT_EQ(plan.writes[0].sha256, plan.agents[0].new_sha256);
-  EXPECT_EQ(plan.writes[0].staged_path, layout.staging_dir() + "/dev.lume-unlock.llama-server.plist");
+  EXPECT_EQ(plan.writes[0].staged_path,
+            layout.staging_dir() + "/dev.lume-unlock.llama-server.plist");
   EXPECT_EQ(plan.writes[1].path, layout.guard_file_path());
   EXPECT_EQ(plan.writes[1].content, render_guard_file(list));
   EXPECT_EQ(plan.writes[2].path, layout.enablement_json_path());
@@ -187,16 +194,24 @@ TEST(EnablementPlan, FreshGuestWritesBootstrapsAndConverges) {
     EXPECT_EQ(write.mode, 0644u);
   }
   EXPECT_EQ(step_of(plan, StepKind::make_directories).commands[0].argv,
-            (Argv{"mkdir", "-p", layout.support_dir(), layout.staging_dir(), layout.launch_agents_dir(),
+            (Argv{"mkdir",
+                  "-p",
+                  layout.support_dir(),
+                  layout.staging_dir(),
+                  layout.launch_agents_dir(),
                   layout.logs_dir()}));
-  EXPECT_EQ(step_of(plan, StepKind::lint_plists).commands[0].argv,
-            (Argv{"plutil", "-lint", layout.staging_dir() + "/dev.lume-unlock.llama-server.plist"}));
+  EXPECT_EQ(
+      step_of(plan, StepKind::lint_plists).commands[0].argv,
+      (Argv{"plutil", "-lint", layout.staging_dir() + "/dev.lume-unlock.llama-server.plist"}));
   EXPECT_EQ(step_of(plan, StepKind::bootstrap_agents).commands,
-            (std::vector<Command>{{{"launchctl", "bootstrap", "gui/501", layout.agent_plist_path("llama-server")}, false}}));
-  EXPECT_EQ(plan.describe(), (std::vector<std::string>{"add agent 'llama-server' (dev.lume-unlock.llama-server)",
-                                                       "write " + layout.agent_plist_path("llama-server"),
-                                                       "write " + layout.guard_file_path(),
-                                                       "write " + layout.enablement_json_path()}));
+            (std::vector<Command>{
+                {{"launchctl", "bootstrap", "gui/501", layout.agent_plist_path("llama-server")},
+                 false}}));
+  EXPECT_EQ(plan.describe(),
+            (std::vector<std::string>{"add agent 'llama-server' (dev.lume-unlock.llama-server)",
+                                      "write " + layout.agent_plist_path("llama-server"),
+                                      "write " + layout.guard_file_path(),
+                                      "write " + layout.enablement_json_path()}));
 
   guest.apply(plan);
   EXPECT_EQ(guest.loaded.size(), 1u);
@@ -226,7 +241,10 @@ struct ChangeCase {
 TEST(EnablementPlan, ChangedEntriesAreRewrittenAndRebootstrapped) {
   const ChangeCase cases[] = {
       {"args", [](EnablementEntry& e) { e.args.push_back("--verbose"); }},
-      {"profile", [](EnablementEntry& e) { e.profile = Profile{1007, 32768}; }},
+      {"profile",
+       [](EnablementEntry& e) {
+         e.profile = Profile{1007, 32768};
+       }},
       {"env", [](EnablementEntry& e) { e.env["GGML_METAL_NO_RESIDENCY"] = "1"; }},
       {"keep_alive", [](EnablementEntry& e) { e.keep_alive = false; }},
   };
@@ -245,13 +263,18 @@ TEST(EnablementPlan, ChangedEntriesAreRewrittenAndRebootstrapped) {
     EXPECT_EQ(agent.name, "b") << c.label;
     EXPECT_EQ(agent.old_sha256, util::sha256_hex(old_plist)) << c.label;
     EXPECT_NE(agent.new_sha256, agent.old_sha256) << c.label;
-    ASSERT_EQ(plan.writes.size(), 2u) << c.label << ": the plist and enablement.json; the guard file is unchanged";
+    ASSERT_EQ(plan.writes.size(), 2u)
+        << c.label << ": the plist and enablement.json; the guard file is unchanged";
     EXPECT_EQ(plan.writes[0].previous, old_plist) << c.label;
     EXPECT_EQ(plan.writes[1].path, test_layout().enablement_json_path()) << c.label;
-    EXPECT_EQ(kinds(plan), (std::vector<StepKind>{StepKind::make_directories, StepKind::stage_files,
-                                                  StepKind::lint_plists, StepKind::bootout_agents,
-                                                  StepKind::install_files, StepKind::bootstrap_agents,
-                                                  StepKind::clean_staging}))
+    EXPECT_EQ(kinds(plan),
+              (std::vector<StepKind>{StepKind::make_directories,
+                                     StepKind::stage_files,
+                                     StepKind::lint_plists,
+                                     StepKind::bootout_agents,
+                                     StepKind::install_files,
+                                     StepKind::bootstrap_agents,
+                                     StepKind::clean_staging}))
         << c.label;
     EXPECT_EQ(step_of(plan, StepKind::bootout_agents).commands,
               (std::vector<Command>{{{"launchctl", "bootout", "gui/501/dev.lume-unlock.b"}, true}}))
@@ -278,9 +301,12 @@ TEST(EnablementPlan, RemovedEntriesAreBootedOutAndDeleted) {
   ASSERT_EQ(plan.removals.size(), 1u);
   EXPECT_EQ(plan.removals[0], (FileRemoval{test_layout().agent_plist_path("a"), old_plist}));
   ASSERT_EQ(plan.writes.size(), 2u) << "guard file and enablement.json";
-  EXPECT_EQ(kinds(plan), (std::vector<StepKind>{StepKind::make_directories, StepKind::stage_files,
-                                                StepKind::bootout_agents, StepKind::install_files,
-                                                StepKind::clean_staging}));
+  EXPECT_EQ(kinds(plan),
+            (std::vector<StepKind>{StepKind::make_directories,
+                                   StepKind::stage_files,
+                                   StepKind::bootout_agents,
+                                   StepKind::install_files,
+                                   StepKind::clean_staging}));
 
   guest.apply(plan);
   EXPECT_EQ(guest.loaded.count("dev.lume-unlock.a"), 0u);
@@ -299,7 +325,8 @@ TEST(EnablementPlan, AgentBecomingExecOnlyLosesItsAgentButStaysInTheGuard) {
   const EnablementPlan plan = plan_for(list, guest);
   ASSERT_EQ(plan.agents.size(), 1u);
   EXPECT_EQ(plan.agents[0].change, AgentChange::removed);
-  ASSERT_EQ(plan.writes.size(), 1u) << "only enablement.json: the guard file still lists the program";
+  ASSERT_EQ(plan.writes.size(), 1u)
+      << "only enablement.json: the guard file still lists the program";
   guest.apply(plan);
   EXPECT_TRUE(guest.loaded.empty());
   EXPECT_NE(guest.files[test_layout().guard_file_path()].find("/opt/a/bin/a\n"), std::string::npos);
@@ -329,8 +356,10 @@ TEST(EnablementPlan, AHundredEntriesAreOneBatchPerStep) {
   }
   FakeGuest guest;
   const EnablementPlan plan = plan_for(large, guest);
-  EXPECT_EQ(kinds(plan), kinds(plan_for(small, guest))) << "the number of steps does not grow with the list";
-  EXPECT_EQ(step_of(plan, StepKind::stage_files).files.size(), 102u) << "100 plists, guard, enablement.json";
+  EXPECT_EQ(kinds(plan), kinds(plan_for(small, guest)))
+      << "the number of steps does not grow with the list";
+  EXPECT_EQ(step_of(plan, StepKind::stage_files).files.size(), 102u)
+      << "100 plists, guard, enablement.json";
   EXPECT_EQ(step_of(plan, StepKind::lint_plists).commands.size(), 1u);
   EXPECT_EQ(step_of(plan, StepKind::lint_plists).commands[0].argv.size(), 102u);
   EXPECT_EQ(step_of(plan, StepKind::bootstrap_agents).commands.size(), 100u);
@@ -344,7 +373,8 @@ TEST(EnablementPlan, AHundredEntriesAreOneBatchPerStep) {
 
 TEST(EnablementPlan, AFailureAtAnyStepLeavesThePreviousState) {
   EnablementList before;
-  before.entries = {agent_entry("keep"), agent_entry("change"), agent_entry("remove"), exec_entry("tool")};
+  before.entries = {
+      agent_entry("keep"), agent_entry("change"), agent_entry("remove"), exec_entry("tool")};
   EnablementList after;
   after.entries = {agent_entry("keep"), agent_entry("change"), agent_entry("add")};
   after.entries[1].args = {"--changed"};
@@ -378,15 +408,19 @@ TEST(EnablementPlan, RollbackRestoresPreviousBytesAndDeletesNewFiles) {
   for (const Step& step : undo) {
     undo_kinds.push_back(step.kind);
   }
-  EXPECT_EQ(undo_kinds, (std::vector<StepKind>{StepKind::bootout_agents, StepKind::restore_files,
-                                               StepKind::bootstrap_agents, StepKind::clean_staging}));
+  EXPECT_EQ(undo_kinds,
+            (std::vector<StepKind>{StepKind::bootout_agents,
+                                   StepKind::restore_files,
+                                   StepKind::bootstrap_agents,
+                                   StepKind::clean_staging}));
   const Step& restore = undo[1];
   EXPECT_EQ(restore.commands,
             (std::vector<Command>{{{"rm", "-f", test_layout().agent_plist_path("b")}, false}}));
   ASSERT_EQ(restore.files.size(), 3u) << "guard file, enablement.json, a's plist";
   EXPECT_EQ(restore.files[2].path, test_layout().agent_plist_path("a"));
   EXPECT_EQ(restore.files[2].content, guest.files[test_layout().agent_plist_path("a")]);
-  EXPECT_TRUE(undo[2].commands[0].may_fail) << "re-bootstrapping an agent that is still loaded is harmless";
+  EXPECT_TRUE(undo[2].commands[0].may_fail)
+      << "re-bootstrapping an agent that is still loaded is harmless";
 }
 
 TEST(EnablementPlan, InvalidListIsRefused) {
@@ -402,9 +436,11 @@ TEST(EnablementPlan, ShimUpgradeRewritesEveryAgent) {
   list.entries = {agent_entry("a"), agent_entry("b"), exec_entry("c")};
   FakeGuest guest;
   guest.apply(plan_for(list, guest));
-  const GuestLayout upgraded = GuestLayout::make("/Users/Test User", std::string(64, 'd')).value_or_throw();
+  const GuestLayout upgraded =
+      GuestLayout::make("/Users/Test User", std::string(64, 'd')).value_or_throw();
   const EnablementPlan plan =
-      plan_enablement(list, upgraded, AgentSettings{}, k_uid, guest.observe(upgraded)).value_or_throw();
+      plan_enablement(list, upgraded, AgentSettings{}, k_uid, guest.observe(upgraded))
+          .value_or_throw();
   ASSERT_EQ(plan.agents.size(), 2u);
   EXPECT_EQ(plan.agents[0].change, AgentChange::changed);
   EXPECT_EQ(plan.agents[1].change, AgentChange::changed);

@@ -27,8 +27,9 @@ TEST(EnablementYaml, ReadsTheDesignExample) {
   const EnablementEntry& server = list.value().entries[0];
   EXPECT_EQ(server.name, "llama-server");
   EXPECT_EQ(server.program, "/opt/llama.cpp/bin/llama-server");
-  EXPECT_EQ(server.args, (std::vector<std::string>{"--model", "/Users/lume/models/gemma-4-12b-it-qat-q4_0.gguf",
-                                                   "--port", "8080"}));
+  EXPECT_EQ(server.args,
+            (std::vector<std::string>{
+                "--model", "/Users/lume/models/gemma-4-12b-it-qat-q4_0.gguf", "--port", "8080"}));
   EXPECT_TRUE(server.agent);
   EXPECT_TRUE(server.keep_alive);
   EXPECT_EQ(server.env, (std::map<std::string, std::string>{{"GGML_METAL_NO_RESIDENCY", "1"}}));
@@ -42,27 +43,32 @@ TEST(EnablementYaml, ReadsTheDesignExample) {
 }
 
 TEST(EnablementYaml, ReadsARecipeNodeAndAnEmptyList) {
-  const YAML::Node recipe = YAML::Load("name: tahoe-llm\nenablement:\n  - {name: a, program: /bin/a}\n");
+  const YAML::Node recipe =
+      YAML::Load("name: tahoe-llm\nenablement:\n  - {name: a, program: /bin/a}\n");
   const auto list = enablement_from_yaml(recipe["enablement"], "tahoe-llm.yaml");
   ASSERT_TRUE(list.ok()) << list.error().message();
   EXPECT_EQ(list.value().entries.size(), 1u);
   EXPECT_TRUE(list.value().entries[0].agent) << "agent defaults to true";
   EXPECT_TRUE(list.value().entries[0].keep_alive);
 
-  EXPECT_TRUE(enablement_from_yaml(YAML::Load("enablement:\n")["enablement"], "r.yaml").value().entries.empty());
+  EXPECT_TRUE(enablement_from_yaml(YAML::Load("enablement:\n")["enablement"], "r.yaml")
+                  .value()
+                  .entries.empty());
   EXPECT_TRUE(parse_enablement_yaml("enablement: []\n", "r.yaml").value().entries.empty());
 }
 
 TEST(EnablementYaml, KeepsAwkwardStringsVerbatim) {
-  const char* text = "enablement:\n"
-                     "  - name: x\n"
-                     "    program: \"/Applications/My App.app/Contents/MacOS/My App\"\n"
-                     "    args: [\"it's\", '\"q\"', \"a & b <c>\", \"$(whoami)\", \"caf\xc3\xa9\", \"t\\tab\"]\n";
+  const char* text =
+      "enablement:\n"
+      "  - name: x\n"
+      "    program: \"/Applications/My App.app/Contents/MacOS/My App\"\n"
+      "    args: [\"it's\", '\"q\"', \"a & b <c>\", \"$(whoami)\", \"caf\xc3\xa9\", \"t\\tab\"]\n";
   const auto list = parse_enablement_yaml(text, "r.yaml");
   ASSERT_TRUE(list.ok()) << list.error().message();
   EXPECT_EQ(list.value().entries[0].program, "/Applications/My App.app/Contents/MacOS/My App");
   EXPECT_EQ(list.value().entries[0].args,
-            (std::vector<std::string>{"it's", "\"q\"", "a & b <c>", "$(whoami)", "caf\xc3\xa9", "t\tab"}));
+            (std::vector<std::string>{
+                "it's", "\"q\"", "a & b <c>", "$(whoami)", "caf\xc3\xa9", "t\tab"}));
 }
 
 struct ErrorCase {
@@ -85,26 +91,35 @@ TEST(EnablementYaml, ErrorsCarryFileLineAndColumn) {
        "recipe.yaml:2:5: enablement entry 'a': program is required"},
       {"control character in an arg points at that arg",
        "enablement:\n  - name: a\n    program: /bin/a\n    args: [ok, \"x\\ny\"]\n",
-       "recipe.yaml:4:16: enablement entry 'a': args[1] contains a control character (0x0a at byte 1); only tab is allowed"},
+       "recipe.yaml:4:16: enablement entry 'a': args[1] contains a control character (0x0a at byte "
+       "1); only tab is allowed"},
       {"reserved env key points at the key",
        "enablement:\n  - name: a\n    program: /bin/a\n    env:\n      DYLD_LIBRARY_PATH: /tmp\n",
-       "recipe.yaml:5:7: enablement entry 'a': env key 'DYLD_LIBRARY_PATH' is reserved (DYLD_*, LD_PRELOAD and LUME_* are set by lume-unlock)",
+       "recipe.yaml:5:7: enablement entry 'a': env key 'DYLD_LIBRARY_PATH' is reserved (DYLD_*, "
+       "LD_PRELOAD and LUME_* are set by lume-unlock)",
        "set the shim's answers with 'profile:' instead"},
       {"bad env value points at the value",
        "enablement:\n  - name: a\n    program: /bin/a\n    env: {K: \"\\x01\"}\n",
-       "recipe.yaml:4:14: enablement entry 'a': env 'K' value contains a control character (0x01 at byte 0); only tab is allowed"},
+       "recipe.yaml:4:14: enablement entry 'a': env 'K' value contains a control character (0x01 "
+       "at byte 0); only tab is allowed"},
       {"profile out of range points at the value",
-       "enablement:\n  - name: a\n    program: /bin/a\n    profile: {apple_family_max: 5001, max_threadgroup_memory: 65536}\n",
-       "recipe.yaml:4:33: enablement entry 'a': profile apple_family_max 5001 is outside 1001..1999"},
+       "enablement:\n  - name: a\n    program: /bin/a\n    profile: {apple_family_max: 5001, "
+       "max_threadgroup_memory: 65536}\n",
+       "recipe.yaml:4:33: enablement entry 'a': profile apple_family_max 5001 is outside "
+       "1001..1999"},
       {"profile that is not a number",
-       "enablement:\n  - name: a\n    program: /bin/a\n    profile:\n      apple_family_max: nine\n      max_threadgroup_memory: 1\n",
-       "recipe.yaml:5:25: enablement entry 'a': profile apple_family_max 'nine' is not a decimal or 0x-hex integer"},
+       "enablement:\n  - name: a\n    program: /bin/a\n    profile:\n      apple_family_max: "
+       "nine\n      max_threadgroup_memory: 1\n",
+       "recipe.yaml:5:25: enablement entry 'a': profile apple_family_max 'nine' is not a decimal "
+       "or 0x-hex integer"},
       {"profile with one field",
        "enablement:\n  - name: a\n    program: /bin/a\n    profile: {apple_family_max: 1009}\n",
-       "recipe.yaml:4:14: enablement entry 'a': profile must be a mapping with apple_family_max and max_threadgroup_memory"},
+       "recipe.yaml:4:14: enablement entry 'a': profile must be a mapping with apple_family_max "
+       "and max_threadgroup_memory"},
       {"unknown key with a suggestion",
        "enablement:\n  - name: a\n    program: /bin/a\n    agnt: false\n",
-       "recipe.yaml:4:5: enablement entry 'a': unknown key 'agnt'", "did you mean 'agent'?"},
+       "recipe.yaml:4:5: enablement entry 'a': unknown key 'agnt'",
+       "did you mean 'agent'?"},
       {"duplicate key",
        "enablement:\n  - name: a\n    program: /bin/a\n    program: /bin/b\n",
        "recipe.yaml:4:5: enablement entry 'a': duplicate key 'program'"},
@@ -138,10 +153,16 @@ TEST(EnablementYaml, ErrorsCarryFileLineAndColumn) {
        "recipe.yaml:1:13: enablement: must be a list of entries"},
       {"unknown top-level key",
        "enablemnt: []\n",
-       "recipe.yaml:1:1: enablement list: unknown key 'enablemnt'", "did you mean 'enablement'?"},
-      {"missing enablement key", "{}\n", "recipe.yaml:1:1: enablement list: key 'enablement' is missing"},
-      {"empty document", "", "recipe.yaml:1:1: enablement list: expected a mapping with the key 'enablement'"},
-      {"YAML syntax error", "enablement:\n  - name: a\n   program: /bin/a\n",
+       "recipe.yaml:1:1: enablement list: unknown key 'enablemnt'",
+       "did you mean 'enablement'?"},
+      {"missing enablement key",
+       "{}\n",
+       "recipe.yaml:1:1: enablement list: key 'enablement' is missing"},
+      {"empty document",
+       "",
+       "recipe.yaml:1:1: enablement list: expected a mapping with the key 'enablement'"},
+      {"YAML syntax error",
+       "enablement:\n  - name: a\n   program: /bin/a\n",
        "recipe.yaml:3:4: yaml: end of sequence not found"},
   };
   for (const ErrorCase& c : cases) {

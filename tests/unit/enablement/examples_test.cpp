@@ -24,18 +24,22 @@ std::string read_example(const std::string& name) {
 
 // The example guest: $HOME /Users/lume, a shim whose SHA-256 is this (launchd/README.md says so).
 const char* const k_example_home = "/Users/lume";
-const char* const k_example_shim_sha256 = "d2ce11e6cd74e903282f7b39d2cf79a029105733031e228a38beeda795069801";
+const char* const k_example_shim_sha256 =
+    "d2ce11e6cd74e903282f7b39d2cf79a029105733031e228a38beeda795069801";
 
 EnablementList example_list() {
-  return parse_enablement_yaml(read_example("enablement.yaml"), "launchd/examples/enablement.yaml").value_or_throw();
+  return parse_enablement_yaml(read_example("enablement.yaml"), "launchd/examples/enablement.yaml")
+      .value_or_throw();
 }
 
 TEST(EnablementExamples, CommittedPlistIsWhatTheRendererProduces) {
   const EnablementList list = example_list();
   const EnablementEntry* server = list.find("llama-server");
   ASSERT_NE(server, nullptr);
-  const GuestLayout layout = GuestLayout::make(k_example_home, k_example_shim_sha256).value_or_throw();
-  const std::string rendered = render_launch_agent(*server, layout, AgentSettings{}).value_or_throw();
+  const GuestLayout layout =
+      GuestLayout::make(k_example_home, k_example_shim_sha256).value_or_throw();
+  const std::string rendered =
+      render_launch_agent(*server, layout, AgentSettings{}).value_or_throw();
   EXPECT_EQ(rendered, read_example("dev.lume-unlock.llama-server.plist"));
 }
 

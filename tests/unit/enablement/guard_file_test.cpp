@@ -20,12 +20,14 @@ TEST(GuardFile, ListsEveryProgramSortedAndUnique) {
                   entry("bench", "/opt/llama/bin/llama-bench", false),
                   entry("server-2", "/opt/llama/bin/llama-server", true),
                   entry("app", "/Applications/My App.app/Contents/MacOS/My App", true)};
-  EXPECT_EQ(render_guard_file(list),
-            "# lume-unlock: executables the Metal capability shim may enable (LUME_UNLOCK_ENABLEMENT).\n"
-            "# Generated from enablement.json; change it with 'lume-unlock allow add/remove', not by hand.\n"
-            "/Applications/My App.app/Contents/MacOS/My App\n"
-            "/opt/llama/bin/llama-bench\n"
-            "/opt/llama/bin/llama-server\n");
+  EXPECT_EQ(
+      render_guard_file(list),
+      "# lume-unlock: executables the Metal capability shim may enable (LUME_UNLOCK_ENABLEMENT).\n"
+      "# Generated from enablement.json; change it with 'lume-unlock allow add/remove', not by "
+      "hand.\n"
+      "/Applications/My App.app/Contents/MacOS/My App\n"
+      "/opt/llama/bin/llama-bench\n"
+      "/opt/llama/bin/llama-server\n");
 }
 
 TEST(GuardFile, EmptyListIsOnlyTheHeader) {

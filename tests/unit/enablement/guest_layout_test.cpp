@@ -25,7 +25,8 @@ TEST(GuestLayout, EveryPathComesFromHomeAndTheShimDigest) {
   EXPECT_EQ(l.provenance_json_path(), support + "/provenance.json");
   EXPECT_EQ(l.staging_dir(), support + "/staging");
   EXPECT_EQ(l.launch_agents_dir(), "/Users/Jane Doe/Library/LaunchAgents");
-  EXPECT_EQ(l.agent_plist_path("llama-server"), "/Users/Jane Doe/Library/LaunchAgents/dev.lume-unlock.llama-server.plist");
+  EXPECT_EQ(l.agent_plist_path("llama-server"),
+            "/Users/Jane Doe/Library/LaunchAgents/dev.lume-unlock.llama-server.plist");
   EXPECT_EQ(l.logs_dir(), "/Users/Jane Doe/Library/Logs/LumeUnlock");
   EXPECT_EQ(l.stdout_log_path("x"), "/Users/Jane Doe/Library/Logs/LumeUnlock/x.stdout.log");
   EXPECT_EQ(l.stderr_log_path("x"), "/Users/Jane Doe/Library/Logs/LumeUnlock/x.stderr.log");
@@ -35,7 +36,8 @@ TEST(GuestLayout, LinuxGuestsUseTheirShimFileName) {
   const auto layout = GuestLayout::make("/home/sim", k_sha, "liblume-unlock-shim.so");
   ASSERT_TRUE(layout.ok());
   EXPECT_EQ(layout.value().shim_path(),
-            "/home/sim/Library/Application Support/LumeUnlock/shim/" + k_sha + "/liblume-unlock-shim.so");
+            "/home/sim/Library/Application Support/LumeUnlock/shim/" + k_sha +
+                "/liblume-unlock-shim.so");
 }
 
 TEST(GuestLayout, RootHomeDoesNotDoubleTheSlash) {
@@ -49,12 +51,27 @@ TEST(GuestLayout, RejectsBadInputs) {
     std::string home, sha, file, message;
   };
   const Case cases[] = {
-      {"", k_sha, "liblume-unlock-shim.dylib", "guest layout: home directory '' is not an absolute path"},
-      {"Users/x", k_sha, "liblume-unlock-shim.dylib", "guest layout: home directory 'Users/x' is not an absolute path"},
-      {"/Users/x\n", k_sha, "liblume-unlock-shim.dylib",
-       "guest layout: home directory contains a control character (0x0a at byte 8); only tab is allowed"},
-      {"/Users/x", "ABC", "liblume-unlock-shim.dylib", "guest layout: shim sha256 'ABC' is not 64 lower-case hex characters"},
-      {"/Users/x", k_sha, "../x.dylib", "guest layout: shim file name '../x.dylib' is not a plain file name"},
+      {"",
+       k_sha,
+       "liblume-unlock-shim.dylib",
+       "guest layout: home directory '' is not an absolute path"},
+      {"Users/x",
+       k_sha,
+       "liblume-unlock-shim.dylib",
+       "guest layout: home directory 'Users/x' is not an absolute path"},
+      {"/Users/x\n",
+       k_sha,
+       "liblume-unlock-shim.dylib",
+       "guest layout: home directory contains a control character (0x0a at byte 8); only tab is "
+       "allowed"},
+      {"/Users/x",
+       "ABC",
+       "liblume-unlock-shim.dylib",
+       "guest layout: shim sha256 'ABC' is not 64 lower-case hex characters"},
+      {"/Users/x",
+       k_sha,
+       "../x.dylib",
+       "guest layout: shim file name '../x.dylib' is not a plain file name"},
       {"/Users/x", k_sha, "", "guest layout: shim file name '' is not a plain file name"},
   };
   for (const Case& c : cases) {

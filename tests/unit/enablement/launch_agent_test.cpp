@@ -1,5 +1,4 @@
 #include "enablement/launch_agent.hpp"
-
 #include "plistlib.hpp"
 
 #include <gtest/gtest.h>
@@ -14,25 +13,35 @@ using nlohmann::json;
 
 const std::string k_sha = "d2ce11e6cd74e903282f7b39d2cf79a029105733031e228a38beeda795069801";
 
-GuestLayout layout_for(const std::string& home) { return GuestLayout::make(home, k_sha).value_or_throw(); }
+GuestLayout layout_for(const std::string& home) {
+  return GuestLayout::make(home, k_sha).value_or_throw();
+}
 
 /// Loads `plist` with plistlib; skips (or fails under CI) when python3 is missing.
-#define PARSE_OR_SKIP(var, plist)                                                                                     \
-  const testing::PlistParse var = testing::parse_with_plistlib(plist);                                                \
-  if (!var.python_available) {                                                                                        \
-    if (const char* ci = std::getenv("CI"); ci != nullptr && std::string(ci) == "true") {                             \
-      FAIL() << "/usr/bin/python3 is required to check plists";                                                       \
-    }                                                                                                                 \
-    GTEST_SKIP() << "/usr/bin/python3 not available to check plists";                                                 \
-  }                                                                                                                   \
+#define PARSE_OR_SKIP(var, plist)                                                                  \
+  const testing::PlistParse var = testing::parse_with_plistlib(plist);                             \
+  if (!var.python_available) {                                                                     \
+    if (const char* ci = std::getenv("CI"); ci != nullptr && std::string(ci) == "true") {          \
+      FAIL() << "/usr/bin/python3 is required to check plists";                                    \
+    }                                                                                              \
+    GTEST_SKIP() << "/usr/bin/python3 not available to check plists";                              \
+  }                                                                                                \
   ASSERT_TRUE(var.ok) << var.error << "\n" << plist
 
 EnablementEntry awkward_entry() {
   EnablementEntry entry;
   entry.name = "my-app";
   entry.program = "/Applications/R&D <beta> \"Tools\".app/Contents/MacOS/it's";
-  entry.args = {"--prompt", "Tom & Jerry <say> \"hi\" it's", "$(rm -rf ~)", "`id`", "a b  c", "tab\tsep",
-                "na\xc3\xafve \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\xa6\x99", "]]>", "&amp;", ""};
+  entry.args = {"--prompt",
+                "Tom & Jerry <say> \"hi\" it's",
+                "$(rm -rf ~)",
+                "`id`",
+                "a b  c",
+                "tab\tsep",
+                "na\xc3\xafve \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\xa6\x99",
+                "]]>",
+                "&amp;",
+                ""};
   entry.env = {{"PROMPT", "<&>\"'"}, {"EMPTY", ""}, {"UNICODE", "\xc3\xa9t\xc3\xa9"}};
   entry.keep_alive = false;
   return entry;
@@ -75,7 +84,8 @@ TEST(LaunchAgent, AwkwardStringsSurviveAnIndependentParser) {
 }
 
 TEST(LaunchAgent, ProfileOverrideAndInjectionVariable) {
-  const GuestLayout layout = GuestLayout::make("/home/sim", k_sha, "liblume-unlock-shim.so").value_or_throw();
+  const GuestLayout layout =
+      GuestLayout::make("/home/sim", k_sha, "liblume-unlock-shim.so").value_or_throw();
   EnablementEntry entry;
   entry.name = "probe";
   entry.program = "/opt/probe";
@@ -86,10 +96,11 @@ TEST(LaunchAgent, ProfileOverrideAndInjectionVariable) {
   const std::string with_default = render_launch_agent(entry, layout, settings).value_or_throw();
   PARSE_OR_SKIP(parsed_default, with_default);
   const json& env = parsed_default.value["EnvironmentVariables"];
-  EXPECT_EQ(env, (json{{"LD_PRELOAD", layout.shim_path()},
-                       {"LUME_METAL_APPLE_FAMILY_MAX", "1007"},
-                       {"LUME_METAL_MAX_THREADGROUP_MEMORY", "32768"},
-                       {"LUME_UNLOCK_ENABLEMENT", layout.guard_file_path()}}));
+  EXPECT_EQ(env,
+            (json{{"LD_PRELOAD", layout.shim_path()},
+                  {"LUME_METAL_APPLE_FAMILY_MAX", "1007"},
+                  {"LUME_METAL_MAX_THREADGROUP_MEMORY", "32768"},
+                  {"LUME_UNLOCK_ENABLEMENT", layout.guard_file_path()}}));
   EXPECT_EQ(parsed_default.value["ProgramArguments"], json::array({"/opt/probe"}));
   EXPECT_EQ(parsed_default.value["KeepAlive"], true);
 
@@ -118,14 +129,21 @@ TEST(LaunchAgent, SameInputsGiveTheSameBytes) {
 }
 
 TEST(LaunchAgent, KeysAreSortedAndTheHeaderIsApples) {
-  const std::string plist = render_launch_agent(awkward_entry(), layout_for("/Users/lume"), AgentSettings{}).value_or_throw();
-  EXPECT_EQ(plist.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                        "<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" "
-                        "\"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n<plist version=\"1.0\">\n",
-                        0),
-            0u);
-  const char* order[] = {"<key>EnvironmentVariables</key>", "<key>KeepAlive</key>", "<key>Label</key>",
-                         "<key>ProgramArguments</key>",     "<key>RunAtLoad</key>", "<key>StandardErrorPath</key>",
+  const std::string plist =
+      render_launch_agent(awkward_entry(), layout_for("/Users/lume"), AgentSettings{})
+          .value_or_throw();
+  EXPECT_EQ(
+      plist.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                  "<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" "
+                  "\"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n<plist version=\"1.0\">\n",
+                  0),
+      0u);
+  const char* order[] = {"<key>EnvironmentVariables</key>",
+                         "<key>KeepAlive</key>",
+                         "<key>Label</key>",
+                         "<key>ProgramArguments</key>",
+                         "<key>RunAtLoad</key>",
+                         "<key>StandardErrorPath</key>",
                          "<key>StandardOutPath</key>"};
   std::size_t last = 0;
   for (const char* key : order) {
@@ -134,7 +152,8 @@ TEST(LaunchAgent, KeysAreSortedAndTheHeaderIsApples) {
     EXPECT_GT(at, last) << key;
     last = at;
   }
-  EXPECT_EQ(plist.find("$(rm -rf ~)"), plist.rfind("$(rm -rf ~)")) << "each argument appears once, verbatim";
+  EXPECT_EQ(plist.find("$(rm -rf ~)"), plist.rfind("$(rm -rf ~)"))
+      << "each argument appears once, verbatim";
   EXPECT_EQ(plist.find("<&>"), std::string::npos) << "no raw markup characters";
 }
 
@@ -153,7 +172,8 @@ TEST(LaunchAgent, RefusesInvalidEntriesAndVariableClashes) {
 
   settings.inject_variable = "NOT A NAME";
   EXPECT_EQ(render_launch_agent(entry, layout, settings).error().message(),
-            "launch agent of enablement entry 'my-app': injection variable 'NOT A NAME' is not a variable name");
+            "launch agent of enablement entry 'my-app': injection variable 'NOT A NAME' is not a "
+            "variable name");
 }
 
 } // namespace

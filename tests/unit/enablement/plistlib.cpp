@@ -1,9 +1,10 @@
 #include "plistlib.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <unistd.h>
 
 namespace lume_unlock::enablement::testing {
 
@@ -25,10 +26,11 @@ PlistParse parse_with_plistlib(const std::string& bytes) {
     std::ofstream out(path, std::ios::binary);
     out << bytes;
   }
-  const std::string command = std::string(python) +
-                              " -c 'import plistlib,sys,json; d=plistlib.load(open(sys.argv[1],\"rb\")); "
-                              "sys.stdout.write(json.dumps(d, ensure_ascii=True, sort_keys=True))' " +
-                              path + " 2>&1";
+  const std::string command =
+      std::string(python) +
+      " -c 'import plistlib,sys,json; d=plistlib.load(open(sys.argv[1],\"rb\")); "
+      "sys.stdout.write(json.dumps(d, ensure_ascii=True, sort_keys=True))' " +
+      path + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   std::string output;
   if (pipe != nullptr) {

@@ -30,12 +30,13 @@ TEST(TextCheck, NamesTheFirstForbiddenByte) {
   const Case cases[] = {
       {"a\nb", "contains a control character (0x0a at byte 1); only tab is allowed"},
       {"\r", "contains a control character (0x0d at byte 0); only tab is allowed"},
-      {std::string("ab\0", 3), "contains a control character (0x00 at byte 2); only tab is allowed"},
+      {std::string("ab\0", 3),
+       "contains a control character (0x00 at byte 2); only tab is allowed"},
       {"x\x7f", "contains a control character (0x7f at byte 1); only tab is allowed"},
       {"ok\xc3(", "is not valid UTF-8 (at byte 2)"},
-      {"\xc0\xaf", "is not valid UTF-8 (at byte 0)"},             // overlong '/'
-      {"\xed\xa0\x80", "is not valid UTF-8 (at byte 0)"},         // surrogate
-      {"\xf4\x90\x80\x80", "is not valid UTF-8 (at byte 0)"},     // above U+10FFFF
+      {"\xc0\xaf", "is not valid UTF-8 (at byte 0)"},         // overlong '/'
+      {"\xed\xa0\x80", "is not valid UTF-8 (at byte 0)"},     // surrogate
+      {"\xf4\x90\x80\x80", "is not valid UTF-8 (at byte 0)"}, // above U+10FFFF
   };
   for (const Case& c : cases) {
     EXPECT_EQ(text_problem(c.text).value_or("<none>"), c.problem) << quote_for_message(c.text);
