@@ -6,6 +6,7 @@
 #include "util/text_check.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <tuple>
 
 namespace lume_unlock::enablement {
@@ -29,27 +30,43 @@ FileWrite make_write(const std::string& path,
   return write;
 }
 
-Step bootstrap_step(const EnablementPlan& plan,
-                    const std::vector<AgentChange>& changes,
-                    bool may_fail) {
+using AgentFilter = std::function<bool(const AgentAction&)>;
+
+bool is_one_of(AgentChange change, std::initializer_list<AgentChange> changes) {
+  return std::find(changes.begin(), changes.end(), change) != changes.end();
+}
+
+Step bootstrap_step(const EnablementPlan& plan, const AgentFilter& filter, bool may_fail) {
   Step step{StepKind::bootstrap_agents, {}, {}};
   for (const AgentAction& agent : plan.agents) {
-    if (std::find(changes.begin(), changes.end(), agent.change) != changes.end()) {
+    if (filter(agent)) {
       step.commands.push_back({launchctl_bootstrap(plan.uid, agent.plist_path), may_fail});
     }
   }
   return step;
 }
 
-Step bootout_step(const EnablementPlan& plan, const std::vector<AgentChange>& changes) {
+Step bootout_step(const EnablementPlan& plan, const AgentFilter& filter) {
   Step step{StepKind::bootout_agents, {}, {}};
   for (const AgentAction& agent : plan.agents) {
-    if (std::find(changes.begin(), changes.end(), agent.change) != changes.end()) {
-      // An agent may not be loaded (a plist left by a failed apply, a user's bootout).
+    if (filter(agent)) {
+      // Loaded state may be unknown or stale (a user's bootout, a crashed job): not loaded is fine.
       step.commands.push_back({launchctl_bootout(plan.uid, agent.label), true});
     }
   }
   return step;
+}
+
+/// Agents whose old version must go before the new one is loaded (forward), and that a
+/// rollback loads again from their restored plist.
+bool was_loaded_before(const AgentAction& agent) {
+  return is_one_of(agent.change, {AgentChange::changed, AgentChange::removed}) && agent.was_loaded;
+}
+
+/// Agents the bootstrap step loads.
+bool is_loaded_by_apply(const AgentAction& agent) {
+  return is_one_of(agent.change,
+                   {AgentChange::added, AgentChange::changed, AgentChange::not_loaded});
 }
 
 Step clean_staging_step(const EnablementPlan& plan) {
@@ -96,8 +113,10 @@ bool operator==(const FileRemoval& a, const FileRemoval& b) {
   return a.path == b.path && a.previous == b.previous;
 }
 bool operator==(const AgentAction& a, const AgentAction& b) {
-  return std::tie(a.change, a.name, a.label, a.plist_path, a.old_sha256, a.new_sha256) ==
-         std::tie(b.change, b.name, b.label, b.plist_path, b.old_sha256, b.new_sha256);
+  return std::tie(
+             a.change, a.name, a.label, a.plist_path, a.old_sha256, a.new_sha256, a.was_loaded) ==
+         std::tie(
+             b.change, b.name, b.label, b.plist_path, b.old_sha256, b.new_sha256, b.was_loaded);
 }
 bool operator==(const Command& a, const Command& b) {
   return a.argv == b.argv && a.may_fail == b.may_fail;
@@ -111,6 +130,8 @@ const char* agent_change_name(AgentChange change) {
     return "change";
   case AgentChange::removed:
     return "remove";
+  case AgentChange::not_loaded:
+    return "load";
   }
   return "?";
 }
@@ -149,6 +170,10 @@ Result<EnablementPlan> plan_enablement(const EnablementList& desired,
   plan.uid = uid;
   plan.staging_dir = layout.staging_dir();
 
+  const auto is_loaded = [&](const std::string& label) {
+    return !observed.loaded_labels || observed.loaded_labels->count(label) != 0;
+  };
+
   // Agents: desired ones by name, compared with the plists present; the rest of ours are removed.
   std::map<std::string, AgentAction> agents;
   std::map<std::string, std::string> desired_plists; // file name → bytes
@@ -163,14 +188,20 @@ Result<EnablementPlan> plan_enablement(const EnablementList& desired,
     const std::string file_name = agent_plist_file_name(entry.name);
     const std::string path = layout.agent_plist_path(entry.name);
     const auto present = observed.agent_plists.find(file_name);
-    if (present != observed.agent_plists.end() && present->second == plist.value()) {
-      continue;
-    }
     AgentAction action;
     action.name = entry.name;
     action.label = agent_label(entry.name);
     action.plist_path = path;
     action.new_sha256 = util::sha256_hex(plist.value());
+    action.was_loaded = is_loaded(action.label);
+    if (present != observed.agent_plists.end() && present->second == plist.value()) {
+      if (!action.was_loaded) {
+        action.change = AgentChange::not_loaded;
+        action.old_sha256 = action.new_sha256;
+        agents[entry.name] = action;
+      }
+      continue;
+    }
     std::optional<std::string> previous;
     if (present == observed.agent_plists.end()) {
       action.change = AgentChange::added;
@@ -196,8 +227,27 @@ Result<EnablementPlan> plan_enablement(const EnablementList& desired,
     action.label = file_name.substr(0, file_name.size() - std::string(".plist").size());
     action.plist_path = layout.launch_agents_dir() + "/" + file_name;
     action.old_sha256 = util::sha256_hex(content);
+    action.was_loaded = is_loaded(action.label);
     agents[name] = action;
     plan.removals.push_back(FileRemoval{action.plist_path, content});
+  }
+  // Loaded agents of ours whose plist is gone and that no desired agent owns: boot them out.
+  if (observed.loaded_labels) {
+    const std::string prefix = agent_label("");
+    for (const std::string& label : *observed.loaded_labels) {
+      const std::string name = label.rfind(prefix, 0) == 0 ? label.substr(prefix.size()) : "";
+      const EnablementEntry* entry = desired.find(name);
+      if (name.empty() || agents.count(name) != 0 || (entry != nullptr && entry->agent) ||
+          observed.agent_plists.count(agent_plist_file_name(name)) != 0) {
+        continue;
+      }
+      AgentAction action;
+      action.change = AgentChange::removed;
+      action.name = name;
+      action.label = label;
+      action.plist_path = layout.agent_plist_path(name);
+      agents[name] = action;
+    }
   }
   for (auto& [name, action] : agents) {
     plan.agents.push_back(std::move(action));
@@ -244,7 +294,7 @@ Result<EnablementPlan> plan_enablement(const EnablementList& desired,
   if (!staged_plists.empty()) {
     plan.steps.push_back(Step{StepKind::lint_plists, {{plutil_lint(staged_plists), false}}, {}});
   }
-  push_if_nonempty(plan.steps, bootout_step(plan, {AgentChange::changed, AgentChange::removed}));
+  push_if_nonempty(plan.steps, bootout_step(plan, was_loaded_before));
   Step install{StepKind::install_files, {}, {}};
   for (const FileWrite& write : plan.writes) {
     install.commands.push_back({{"mv", "-f", write.staged_path, write.path}, false});
@@ -253,8 +303,7 @@ Result<EnablementPlan> plan_enablement(const EnablementList& desired,
     install.commands.push_back({{"rm", "-f", removal.path}, false});
   }
   push_if_nonempty(plan.steps, std::move(install));
-  push_if_nonempty(plan.steps,
-                   bootstrap_step(plan, {AgentChange::added, AgentChange::changed}, false));
+  push_if_nonempty(plan.steps, bootstrap_step(plan, is_loaded_by_apply, false));
   plan.steps.push_back(clean_staging_step(plan));
   return plan;
 }
@@ -267,14 +316,20 @@ std::vector<Step> EnablementPlan::rollback_after(StepKind failed) const {
   case StepKind::lint_plists:
     break;
   case StepKind::bootstrap_agents:
-    push_if_nonempty(steps, bootout_step(*this, {AgentChange::added, AgentChange::changed}));
+    push_if_nonempty(steps, bootout_step(*this, is_loaded_by_apply));
     [[fallthrough]];
   case StepKind::install_files:
     push_if_nonempty(steps, restore_step(*this));
     [[fallthrough]];
   case StepKind::bootout_agents:
     push_if_nonempty(steps,
-                     bootstrap_step(*this, {AgentChange::changed, AgentChange::removed}, true));
+                     bootstrap_step(
+                         *this,
+                         [](const AgentAction& agent) {
+                           // A loaded agent without a plist cannot be loaded again.
+                           return was_loaded_before(agent) && !agent.old_sha256.empty();
+                         },
+                         true));
     break;
   case StepKind::clean_staging:
   case StepKind::restore_files:

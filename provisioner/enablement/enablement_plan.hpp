@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,11 @@ struct ObservedState {
   std::optional<std::string> guard_file;      ///< bytes of the guard file; nullopt when absent
   /// Every dev.lume-unlock.*.plist in ~/Library/LaunchAgents: file name → bytes.
   std::map<std::string, std::string> agent_plists;
+  /// The labels loaded in gui/<uid> (one `launchctl print gui/<uid>`), when known. With them the
+  /// plan also loads unchanged agents that are not loaded, boots out loaded agents of ours that
+  /// have no plist any more, and skips booting out agents that are not loaded. Without them every
+  /// agent whose plist is unchanged is assumed loaded.
+  std::optional<std::set<std::string>> loaded_labels;
 };
 
 /// A file the plan writes: uploaded to `staged_path`, checked against `sha256`, later renamed to
@@ -43,11 +49,13 @@ struct FileRemoval {
 };
 bool operator==(const FileRemoval& a, const FileRemoval& b);
 
-enum class AgentChange { added, changed, removed };
+/// added: new plist; changed: plist bytes differ; removed: no desired agent owns it;
+/// not_loaded: plist unchanged but the agent is not loaded (only with loaded_labels).
+enum class AgentChange { added, changed, removed, not_loaded };
 const char* agent_change_name(AgentChange change);
 
 /// One LaunchAgent that changes. Hashes are empty where they do not apply (no old file for
-/// `added`, no new file for `removed`).
+/// `added` or for a loaded agent whose plist is gone, no new file for `removed`).
 struct AgentAction {
   AgentChange change = AgentChange::added;
   std::string name; ///< entry name (for a stray plist: the part between prefix and ".plist")
@@ -55,6 +63,9 @@ struct AgentAction {
   std::string plist_path;
   std::string old_sha256;
   std::string new_sha256;
+  /// Whether launchd had it loaded before the apply (true when unknown): decides bootout
+  /// before the change and re-bootstrap on rollback.
+  bool was_loaded = true;
 };
 bool operator==(const AgentAction& a, const AgentAction& b);
 
@@ -70,9 +81,9 @@ enum class StepKind {
   make_directories, ///< mkdir -p of the support, staging, LaunchAgents and Logs directories
   stage_files,      ///< upload every file in `files` to its staged_path as ONE batch, verify sha256
   lint_plists,      ///< plutil -lint of the staged plists (one command)
-  bootout_agents,   ///< launchctl bootout of changed and removed agents
+  bootout_agents,   ///< launchctl bootout of changed and removed agents that were loaded
   install_files,    ///< mv staged → final for writes, rm for removals (all in one round trip)
-  bootstrap_agents, ///< launchctl bootstrap of added and changed agents
+  bootstrap_agents, ///< launchctl bootstrap of added, changed and not_loaded agents
   clean_staging,    ///< rm -rf the staging directory
   restore_files, ///< rollback only: upload `files` straight to their path, then run `commands` (rm)
 };

@@ -41,8 +41,14 @@ struct FakeGuest {
   std::map<std::string, std::string> loaded;
   std::size_t round_trips = 0;
 
-  ObservedState observe(const GuestLayout& layout) const {
+  ObservedState observe(const GuestLayout& layout, bool with_loaded_labels = false) const {
     ObservedState state;
+    if (with_loaded_labels) {
+      state.loaded_labels.emplace();
+      for (const auto& [label, plist] : loaded) {
+        state.loaded_labels->insert(label);
+      }
+    }
     if (auto it = files.find(layout.enablement_json_path()); it != files.end()) {
       state.enablement_json = it->second;
     }
@@ -140,8 +146,13 @@ struct FakeGuest {
   }
 };
 
-EnablementPlan plan_for(const EnablementList& list, const FakeGuest& guest) {
-  return plan_enablement(list, test_layout(), AgentSettings{}, k_uid, guest.observe(test_layout()))
+EnablementPlan
+plan_for(const EnablementList& list, const FakeGuest& guest, bool with_loaded_labels = false) {
+  return plan_enablement(list,
+                         test_layout(),
+                         AgentSettings{},
+                         k_uid,
+                         guest.observe(test_layout(), with_loaded_labels))
       .value_or_throw();
 }
 
@@ -381,18 +392,24 @@ TEST(EnablementPlan, AFailureAtAnyStepLeavesThePreviousState) {
 
   FakeGuest reference;
   reference.apply(plan_for(before, reference));
-  const EnablementPlan plan = plan_for(after, reference);
-  ASSERT_EQ(kinds(plan).size(), 7u);
-  for (const Step& step : plan.steps) {
-    if (step.kind == StepKind::clean_staging) {
-      continue; // everything is applied by then; nothing to roll back
+  reference.loaded.erase(
+      "dev.lume-unlock.keep"); // unchanged but not loaded: "load" when labels are known
+  for (bool with_labels : {false, true}) {
+    const EnablementPlan plan = plan_for(after, reference, with_labels);
+    ASSERT_EQ(kinds(plan).size(), 7u);
+    for (const Step& step : plan.steps) {
+      if (step.kind == StepKind::clean_staging) {
+        continue; // everything is applied by then; nothing to roll back
+      }
+      FakeGuest guest = reference;
+      guest.apply(plan, step.kind);
+      EXPECT_EQ(guest.files, reference.files)
+          << "failure at " << step_kind_name(step.kind) << " labels " << with_labels;
+      EXPECT_EQ(guest.loaded, reference.loaded)
+          << "failure at " << step_kind_name(step.kind) << " labels " << with_labels;
     }
-    FakeGuest guest = reference;
-    guest.apply(plan, step.kind);
-    EXPECT_EQ(guest.files, reference.files) << "failure at " << step_kind_name(step.kind);
-    EXPECT_EQ(guest.loaded, reference.loaded) << "failure at " << step_kind_name(step.kind);
+    EXPECT_TRUE(plan.rollback_after(StepKind::clean_staging).empty());
   }
-  EXPECT_TRUE(plan.rollback_after(StepKind::clean_staging).empty());
 }
 
 TEST(EnablementPlan, RollbackRestoresPreviousBytesAndDeletesNewFiles) {
@@ -421,6 +438,63 @@ TEST(EnablementPlan, RollbackRestoresPreviousBytesAndDeletesNewFiles) {
   EXPECT_EQ(restore.files[2].content, guest.files[test_layout().agent_plist_path("a")]);
   EXPECT_TRUE(undo[2].commands[0].may_fail)
       << "re-bootstrapping an agent that is still loaded is harmless";
+}
+
+TEST(EnablementPlan, UnchangedAgentThatIsNotLoadedIsLoadedWhenLabelsAreKnown) {
+  EnablementList list;
+  list.entries = {agent_entry("a"), agent_entry("b")};
+  FakeGuest guest;
+  guest.apply(plan_for(list, guest));
+  guest.loaded.erase("dev.lume-unlock.a");
+
+  EXPECT_TRUE(plan_for(list, guest).empty())
+      << "without labels an unchanged plist is assumed loaded";
+  const EnablementPlan plan = plan_for(list, guest, true);
+  ASSERT_EQ(plan.agents.size(), 1u);
+  EXPECT_EQ(plan.agents[0].change, AgentChange::not_loaded);
+  EXPECT_FALSE(plan.agents[0].was_loaded);
+  EXPECT_TRUE(plan.writes.empty());
+  EXPECT_EQ(kinds(plan),
+            (std::vector<StepKind>{
+                StepKind::make_directories, StepKind::bootstrap_agents, StepKind::clean_staging}));
+  EXPECT_EQ(plan.describe(), std::vector<std::string>{"load agent 'a' (dev.lume-unlock.a)"});
+  guest.apply(plan);
+  EXPECT_EQ(guest.loaded.count("dev.lume-unlock.a"), 1u);
+  EXPECT_TRUE(plan_for(list, guest, true).empty());
+}
+
+TEST(EnablementPlan, AgentsThatAreNotLoadedAreNotBootedOut) {
+  EnablementList list;
+  list.entries = {agent_entry("a"), agent_entry("b")};
+  FakeGuest guest;
+  guest.apply(plan_for(list, guest));
+  guest.loaded.erase("dev.lume-unlock.a");
+  list.entries.erase(list.entries.begin());
+  const EnablementPlan plan = plan_for(list, guest, true);
+  ASSERT_EQ(plan.agents.size(), 1u);
+  EXPECT_EQ(plan.agents[0].change, AgentChange::removed);
+  EXPECT_FALSE(plan.agents[0].was_loaded);
+  for (const Step& step : plan.steps) {
+    EXPECT_NE(step.kind, StepKind::bootout_agents);
+  }
+  EXPECT_EQ(plan.removals.size(), 1u);
+}
+
+TEST(EnablementPlan, LoadedAgentOfOursWithoutAPlistIsBootedOut) {
+  FakeGuest guest;
+  guest.loaded["dev.lume-unlock.ghost"] = "<plist/>";
+  guest.loaded["com.example.other"] = "<plist/>";
+  const EnablementPlan plan = plan_for(EnablementList{}, guest, true);
+  ASSERT_EQ(plan.agents.size(), 1u);
+  EXPECT_EQ(plan.agents[0].change, AgentChange::removed);
+  EXPECT_EQ(plan.agents[0].label, "dev.lume-unlock.ghost");
+  EXPECT_TRUE(plan.removals.empty());
+  EXPECT_EQ(
+      step_of(plan, StepKind::bootout_agents).commands,
+      (std::vector<Command>{{{"launchctl", "bootout", "gui/501/dev.lume-unlock.ghost"}, true}}));
+  guest.apply(plan);
+  EXPECT_EQ(guest.loaded.count("dev.lume-unlock.ghost"), 0u);
+  EXPECT_EQ(guest.loaded.count("com.example.other"), 1u);
 }
 
 TEST(EnablementPlan, InvalidListIsRefused) {
