@@ -54,6 +54,15 @@ void only_keys(const json& object,
   }
 }
 
+/// A key as a JSON Pointer token (RFC 6901: '~' → "~0", '/' → "~1").
+std::string pointer_token(const std::string& key) {
+  std::string token;
+  for (char c : key) {
+    token += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+  }
+  return token;
+}
+
 EnablementEntry entry_from_json(const json& value, const std::string& pointer) {
   if (!value.is_object()) {
     throw ShapeError{pointer, "must be an object"};
@@ -76,7 +85,7 @@ EnablementEntry entry_from_json(const json& value, const std::string& pointer) {
     throw ShapeError{pointer + "/env", "must be an object of strings"};
   }
   for (auto it = env.begin(); it != env.end(); ++it) {
-    entry.env[it.key()] = as_string(it.value(), pointer + "/env/" + it.key());
+    entry.env[it.key()] = as_string(it.value(), pointer + "/env/" + pointer_token(it.key()));
   }
   if (const auto it = value.find("profile"); it != value.end()) {
     const std::string profile_pointer = pointer + "/profile";

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <set>
 #include <tuple>
 
 namespace lume_unlock::enablement {
@@ -176,29 +177,24 @@ Result<EnablementPlan> plan_enablement(const EnablementList& desired,
 
   // Agents: desired ones by name, compared with the plists present; the rest of ours are removed.
   std::map<std::string, AgentAction> agents;
-  std::map<std::string, std::string> desired_plists; // file name → bytes
-  for (const EnablementEntry& entry : desired.entries) {
-    if (!entry.agent) {
-      continue;
-    }
-    Result<std::string> plist = render_launch_agent(entry, layout, settings);
-    if (!plist.ok()) {
-      return plist.error();
-    }
-    const std::string file_name = agent_plist_file_name(entry.name);
-    const std::string path = layout.agent_plist_path(entry.name);
-    const auto present = observed.agent_plists.find(file_name);
+  std::set<std::string> staged_plists; // final paths of the plists this plan writes
+  Result<std::vector<RenderedAgent>> rendered = render_agents(desired, layout, settings);
+  if (!rendered.ok()) {
+    return rendered.error();
+  }
+  for (RenderedAgent& agent : rendered.value()) {
+    const auto present = observed.agent_plists.find(agent_plist_file_name(agent.name));
     AgentAction action;
-    action.name = entry.name;
-    action.label = agent_label(entry.name);
-    action.plist_path = path;
-    action.new_sha256 = util::sha256_hex(plist.value());
+    action.name = agent.name;
+    action.label = agent.label;
+    action.plist_path = agent.plist_path;
+    action.new_sha256 = agent.sha256;
     action.was_loaded = is_loaded(action.label);
-    if (present != observed.agent_plists.end() && present->second == plist.value()) {
+    if (present != observed.agent_plists.end() && present->second == agent.content) {
       if (!action.was_loaded) {
         action.change = AgentChange::not_loaded;
         action.old_sha256 = action.new_sha256;
-        agents[entry.name] = action;
+        agents[agent.name] = action;
       }
       continue;
     }
@@ -210,10 +206,10 @@ Result<EnablementPlan> plan_enablement(const EnablementList& desired,
       action.old_sha256 = util::sha256_hex(present->second);
       previous = present->second;
     }
-    agents[entry.name] = action;
-    desired_plists[path] = plist.value();
-    plan.writes.push_back(
-        make_write(path, plan.staging_dir, std::move(plist).value(), std::move(previous)));
+    agents[agent.name] = action;
+    staged_plists.insert(agent.plist_path);
+    plan.writes.push_back(make_write(
+        agent.plist_path, plan.staging_dir, std::move(agent.content), std::move(previous)));
   }
   for (const auto& [file_name, content] : observed.agent_plists) {
     const std::string name = entry_name_from_plist_file_name(file_name);
@@ -285,14 +281,14 @@ Result<EnablementPlan> plan_enablement(const EnablementList& desired,
                               false}},
                             {}});
   push_if_nonempty(plan.steps, Step{StepKind::stage_files, {}, plan.writes});
-  std::vector<std::string> staged_plists;
+  std::vector<std::string> lint_paths;
   for (const FileWrite& write : plan.writes) {
-    if (desired_plists.count(write.path) != 0) {
-      staged_plists.push_back(write.staged_path);
+    if (staged_plists.count(write.path) != 0) {
+      lint_paths.push_back(write.staged_path);
     }
   }
-  if (!staged_plists.empty()) {
-    plan.steps.push_back(Step{StepKind::lint_plists, {{plutil_lint(staged_plists), false}}, {}});
+  if (!lint_paths.empty()) {
+    plan.steps.push_back(Step{StepKind::lint_plists, {{plutil_lint(lint_paths), false}}, {}});
   }
   push_if_nonempty(plan.steps, bootout_step(plan, was_loaded_before));
   Step install{StepKind::install_files, {}, {}};

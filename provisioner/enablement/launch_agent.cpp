@@ -1,5 +1,6 @@
 #include "launch_agent.hpp"
 
+#include "util/sha256.hpp"
 #include "util/text_check.hpp"
 
 #include <map>
@@ -125,6 +126,29 @@ Result<std::string> render_launch_agent(const EnablementEntry& entry,
   }
   out += "</dict>\n</plist>\n";
   return out;
+}
+
+Result<std::vector<RenderedAgent>> render_agents(const EnablementList& list,
+                                                 const GuestLayout& layout,
+                                                 const AgentSettings& settings) {
+  std::vector<RenderedAgent> agents;
+  for (const EnablementEntry& entry : list.entries) {
+    if (!entry.agent) {
+      continue;
+    }
+    Result<std::string> plist = render_launch_agent(entry, layout, settings);
+    if (!plist.ok()) {
+      return plist.error();
+    }
+    RenderedAgent agent;
+    agent.name = entry.name;
+    agent.label = agent_label(entry.name);
+    agent.plist_path = layout.agent_plist_path(entry.name);
+    agent.sha256 = util::sha256_hex(plist.value());
+    agent.content = std::move(plist).value();
+    agents.push_back(std::move(agent));
+  }
+  return agents;
 }
 
 } // namespace lume_unlock::enablement

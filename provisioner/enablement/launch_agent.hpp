@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace lume_unlock::enablement {
 
@@ -39,6 +40,20 @@ constexpr const char* k_env_enablement = "LUME_UNLOCK_ENABLEMENT";
 Result<std::string> render_launch_agent(const EnablementEntry& entry,
                                         const GuestLayout& layout,
                                         const AgentSettings& settings);
+
+/// One rendered agent plist, as the plan writes it and the provenance record names it.
+struct RenderedAgent {
+  std::string name;
+  std::string label;      ///< dev.lume-unlock.<name>
+  std::string plist_path; ///< layout.agent_plist_path(name)
+  std::string content;    ///< render_launch_agent's bytes
+  std::string sha256;     ///< of content
+};
+
+/// render_launch_agent for every entry with `agent: true`, in list order. Fails on the first
+/// entry that cannot be rendered (see above).
+Result<std::vector<RenderedAgent>>
+render_agents(const EnablementList& list, const GuestLayout& layout, const AgentSettings& settings);
 
 /// `text` with &, <, >, " and ' replaced by XML entities.
 std::string xml_escape(std::string_view text);

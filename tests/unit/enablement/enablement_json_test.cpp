@@ -107,6 +107,10 @@ TEST(EnablementJson, ErrorsNameTheSourceAndThePath) {
        head + R"({"name":"a","program":"/a","args":[],)" + entry_fields +
            R"(,"profile":{"apple_family_max":-1,"max_threadgroup_memory":1}}]})",
        "enablement.json: /enablement/0/profile/apple_family_max: must be a non-negative integer"},
+      {"env key as a JSON Pointer token",
+       head +
+           R"({"name":"a","program":"/a","args":[],"agent":true,"keep_alive":true,"env":{"a/b~":1}}]})",
+       "enablement.json: /enablement/0/env/a~1b~0: must be a string"},
       {"rule violation",
        head + R"({"name":"a","program":"a","args":[],)" + entry_fields + "}]}",
        "enablement.json: enablement entry 'a': program 'a' is not an absolute path"},

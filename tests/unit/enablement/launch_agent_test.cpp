@@ -1,5 +1,6 @@
 #include "enablement/launch_agent.hpp"
 #include "plistlib.hpp"
+#include "util/sha256.hpp"
 
 #include <gtest/gtest.h>
 
@@ -155,6 +156,30 @@ TEST(LaunchAgent, KeysAreSortedAndTheHeaderIsApples) {
   EXPECT_EQ(plist.find("$(rm -rf ~)"), plist.rfind("$(rm -rf ~)"))
       << "each argument appears once, verbatim";
   EXPECT_EQ(plist.find("<&>"), std::string::npos) << "no raw markup characters";
+}
+
+TEST(LaunchAgent, RenderAgentsCoversAgentEntriesOnly) {
+  const GuestLayout layout = layout_for("/Users/lume");
+  EnablementList list;
+  EnablementEntry exec_only = awkward_entry();
+  exec_only.name = "tool";
+  exec_only.agent = false;
+  list.entries = {exec_only, awkward_entry()};
+  const auto agents = render_agents(list, layout, AgentSettings{});
+  ASSERT_TRUE(agents.ok()) << agents.error().message();
+  ASSERT_EQ(agents.value().size(), 1u);
+  const RenderedAgent& agent = agents.value()[0];
+  EXPECT_EQ(agent.name, "my-app");
+  EXPECT_EQ(agent.label, "dev.lume-unlock.my-app");
+  EXPECT_EQ(agent.plist_path, layout.agent_plist_path("my-app"));
+  EXPECT_EQ(agent.content, render_launch_agent(list.entries[1], layout, AgentSettings{}).value());
+  EXPECT_EQ(agent.sha256, util::sha256_hex(agent.content));
+
+  list.entries[1].env["LUME_X"] = "1";
+  EXPECT_EQ(
+      render_agents(list, layout, AgentSettings{}).error().message(),
+      "enablement entry 'my-app': env key 'LUME_X' is reserved (DYLD_*, LD_PRELOAD and LUME_* are "
+      "set by lume-unlock)");
 }
 
 TEST(LaunchAgent, RefusesInvalidEntriesAndVariableClashes) {
