@@ -85,7 +85,8 @@ enum class StepKind {
   install_files,    ///< mv staged → final for writes, rm for removals (all in one round trip)
   bootstrap_agents, ///< launchctl bootstrap of added, changed and not_loaded agents
   clean_staging,    ///< rm -rf the staging directory
-  restore_files, ///< rollback only: upload `files` straight to their path, then run `commands` (rm)
+  /// Rollback only: upload `files` straight to their path, then run `commands` (rm of new files).
+  restore_files,
 };
 const char* step_kind_name(StepKind kind);
 
@@ -104,8 +105,8 @@ struct Step {
 /// before bootout_agents, the guard file is in place before any agent starts, and a bootout
 /// precedes every re-bootstrap (launchd refuses to bootstrap a loaded label).
 struct EnablementPlan {
-  std::vector<FileWrite>
-      writes; ///< changed or new files: plists (by path), guard file, enablement.json
+  /// Changed or new files: plists (by path), then the guard file, then enablement.json.
+  std::vector<FileWrite> writes;
   std::vector<FileRemoval> removals; ///< plists of removed agents
   std::vector<AgentAction> agents;   ///< by name
   std::vector<Step> steps;
