@@ -1,0 +1,29 @@
+#pragma once
+
+#include "enablement/enablement_list.hpp"
+#include "util/result.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace lume_unlock::enablement {
+
+/// Schema tag of enablement.json.
+constexpr const char* k_enablement_schema = "lume-unlock/enablement/v1";
+
+/// {"schema":"lume-unlock/enablement/v1","enablement":[{"name","program","args","agent",
+/// "keep_alive","env",("profile")}…]} — the fields of DESIGN §6; "profile" only when set.
+nlohmann::json enablement_to_json(const EnablementList& list);
+
+/// The bytes of enablement.json: enablement_to_json indented by 2, keys sorted, UTF-8, a final
+/// newline. The same list always gives the same bytes.
+std::string render_enablement_json(const EnablementList& list);
+
+/// Reads enablement.json (strict: unknown keys and a different schema are errors) and validates
+/// the list. Errors (category usage) read "<source>: /enablement/2/args/0: must be a string" for
+/// shape problems and "<source>: enablement entry 'x': <reason>" for rule violations.
+Result<EnablementList> parse_enablement_json(std::string_view text, const std::string& source_name);
+
+} // namespace lume_unlock::enablement

@@ -1,0 +1,288 @@
+#include "enablement_list.hpp"
+
+#include "util/text_check.hpp"
+
+#include <algorithm>
+#include <tuple>
+
+namespace lume_unlock::enablement {
+
+namespace {
+
+bool is_lower_alnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+bool is_env_key_start(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+}
+
+bool is_env_key_char(char c) {
+  return is_env_key_start(c) || (c >= '0' && c <= '9');
+}
+
+bool starts_with(const std::string& text, const char* prefix) {
+  return text.rfind(prefix, 0) == 0;
+}
+
+bool is_valid_env_key(const std::string& key) {
+  return !key.empty() && is_env_key_start(key[0]) &&
+         std::all_of(key.begin(), key.end(), is_env_key_char);
+}
+
+// DYLD_* steer the loader (our injection must be the only one), LUME_* configure the shim and the
+// guard, and LD_PRELOAD is the injection variable of Linux guests (guest-sim).
+bool is_reserved_env_key(const std::string& key) {
+  return starts_with(key, "DYLD_") || starts_with(key, "LUME_") || key == "LD_PRELOAD";
+}
+
+/// Empty, '.' or '..' components (which includes '//' and a trailing '/').
+bool is_normalized_absolute(const std::string& path) {
+  std::size_t start = 1;
+  while (start <= path.size()) {
+    std::size_t end = path.find('/', start);
+    if (end == std::string::npos) {
+      end = path.size();
+    }
+    const std::string component = path.substr(start, end - start);
+    if (component.empty() || component == "." || component == "..") {
+      return false;
+    }
+    start = end + 1;
+  }
+  return true;
+}
+
+Violation make(Field field, std::string reason, std::string hint = {}) {
+  Violation v;
+  v.field = field;
+  v.reason = std::move(reason);
+  v.hint = std::move(hint);
+  return v;
+}
+
+std::optional<Violation> check_name(const std::string& name) {
+  if (name.empty()) {
+    return make(Field::name, "name is required", "name each entry, e.g. 'name: llama-server'");
+  }
+  if (!is_valid_name(name)) {
+    return make(Field::name,
+                "name must match [a-z0-9][a-z0-9-]{0,62}",
+                "use lower-case letters, digits and '-', e.g. 'llama-server'");
+  }
+  return std::nullopt;
+}
+
+std::optional<Violation> check_program(const std::string& program) {
+  const std::string full_path_hint =
+      "give the program's full path in the guest, e.g. '/opt/llama.cpp/bin/llama-server'";
+  if (program.empty()) {
+    return make(Field::program, "program is required", full_path_hint);
+  }
+  if (auto problem = util::text_problem(program)) {
+    return make(Field::program, "program " + *problem);
+  }
+  if (program[0] != '/') {
+    return make(Field::program,
+                "program " + util::quote_for_message(program) + " is not an absolute path",
+                full_path_hint);
+  }
+  if (!is_normalized_absolute(program)) {
+    return make(Field::program,
+                "program " + util::quote_for_message(program) +
+                    " is not a normalized path (empty, '.' or '..' component)",
+                "the shim compares the resolved executable path; write it without '//', '.', '..' "
+                "or a trailing '/'");
+  }
+  const char last = program.back();
+  if (last == ' ' || last == '\t') {
+    return make(Field::program,
+                "program " + util::quote_for_message(program) + " ends with whitespace");
+  }
+  return std::nullopt;
+}
+
+std::optional<Violation> check_env(const std::string& key, const std::string& value) {
+  if (!is_valid_env_key(key)) {
+    Violation v =
+        make(Field::env_key,
+             "env key " + util::quote_for_message(key) + " must match [A-Za-z_][A-Za-z0-9_]*");
+    v.env_key = key;
+    return v;
+  }
+  if (is_reserved_env_key(key)) {
+    Violation v = make(Field::env_key,
+                       "env key " + util::quote_for_message(key) +
+                           " is reserved (DYLD_*, LD_PRELOAD and LUME_* are set by lume-unlock)",
+                       "set the shim's answers with 'profile:' instead");
+    v.env_key = key;
+    return v;
+  }
+  if (auto problem = util::text_problem(value)) {
+    Violation v =
+        make(Field::env_value, "env " + util::quote_for_message(key) + " value " + *problem);
+    v.env_key = key;
+    return v;
+  }
+  return std::nullopt;
+}
+
+std::optional<Violation> check_profile(const Profile& profile) {
+  if (profile.apple_family_max < k_min_apple_family_max ||
+      profile.apple_family_max > k_max_apple_family_max) {
+    return make(
+        Field::apple_family_max,
+        "profile apple_family_max " + std::to_string(profile.apple_family_max) + " is outside " +
+            std::to_string(k_min_apple_family_max) + ".." + std::to_string(k_max_apple_family_max),
+        "the shim stays inert outside that range; 1009 (Apple family 9) is the tested value");
+  }
+  if (profile.max_threadgroup_memory < k_min_threadgroup_memory ||
+      profile.max_threadgroup_memory > k_max_threadgroup_memory) {
+    return make(Field::max_threadgroup_memory,
+                "profile max_threadgroup_memory " + std::to_string(profile.max_threadgroup_memory) +
+                    " is outside " + std::to_string(k_min_threadgroup_memory) + ".." +
+                    std::to_string(k_max_threadgroup_memory),
+                "65536 (64 KiB) is the tested value");
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+bool operator==(const Profile& a, const Profile& b) {
+  return a.apple_family_max == b.apple_family_max &&
+         a.max_threadgroup_memory == b.max_threadgroup_memory;
+}
+bool operator!=(const Profile& a, const Profile& b) {
+  return !(a == b);
+}
+
+bool operator==(const EnablementEntry& a, const EnablementEntry& b) {
+  return std::tie(a.name, a.program, a.args, a.agent, a.keep_alive, a.env, a.profile) ==
+         std::tie(b.name, b.program, b.args, b.agent, b.keep_alive, b.env, b.profile);
+}
+bool operator!=(const EnablementEntry& a, const EnablementEntry& b) {
+  return !(a == b);
+}
+
+bool operator==(const EnablementList& a, const EnablementList& b) {
+  return a.entries == b.entries;
+}
+bool operator!=(const EnablementList& a, const EnablementList& b) {
+  return !(a == b);
+}
+
+const EnablementEntry* EnablementList::find(const std::string& name) const {
+  for (const EnablementEntry& entry : entries) {
+    if (entry.name == name) {
+      return &entry;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<std::string> EnablementList::names() const {
+  std::vector<std::string> result;
+  result.reserve(entries.size());
+  for (const EnablementEntry& entry : entries) {
+    result.push_back(entry.name);
+  }
+  return result;
+}
+
+bool is_valid_name(const std::string& name) {
+  if (name.empty() || name.size() > 63 || !is_lower_alnum(name[0])) {
+    return false;
+  }
+  return std::all_of(
+      name.begin(), name.end(), [](char c) { return is_lower_alnum(c) || c == '-'; });
+}
+
+std::optional<Violation> find_violation(const EnablementEntry& entry) {
+  if (auto v = check_name(entry.name)) {
+    return v;
+  }
+  if (auto v = check_program(entry.program)) {
+    return v;
+  }
+  for (std::size_t i = 0; i < entry.args.size(); ++i) {
+    if (auto problem = util::text_problem(entry.args[i])) {
+      Violation v = make(Field::arg, "args[" + std::to_string(i) + "] " + *problem);
+      v.arg_index = i;
+      return v;
+    }
+  }
+  for (const auto& [key, value] : entry.env) {
+    if (auto v = check_env(key, value)) {
+      return v;
+    }
+  }
+  if (entry.profile) {
+    if (auto v = check_profile(*entry.profile)) {
+      return v;
+    }
+  }
+  if (entry.keep_alive && !entry.agent) {
+    return make(Field::keep_alive,
+                "keep_alive is true but agent is false",
+                "only LaunchAgents are kept alive; set 'keep_alive: false' or 'agent: true'");
+  }
+  return std::nullopt;
+}
+
+std::optional<ListViolation> find_violation(const EnablementList& list) {
+  for (std::size_t i = 0; i < list.entries.size(); ++i) {
+    if (auto v = find_violation(list.entries[i])) {
+      return ListViolation{i, *v};
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      if (list.entries[j].name == list.entries[i].name) {
+        return ListViolation{i,
+                             make(Field::name,
+                                  "name is used twice (entries " + std::to_string(j + 1) + " and " +
+                                      std::to_string(i + 1) + ")",
+                                  "give every entry its own name")};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::string entry_label(const std::string& name) {
+  return "enablement entry " + util::quote_for_message(name);
+}
+
+std::string entry_label(const EnablementList& list, std::size_t index) {
+  const std::string& name = list.entries.at(index).name;
+  return name.empty() ? "enablement entry " + std::to_string(index + 1) : entry_label(name);
+}
+
+Error violation_error(const std::string& label,
+                      const Violation& violation,
+                      const std::string& context) {
+  std::string what = label;
+  if (!context.empty()) {
+    what = context + ": " + what;
+  }
+  return Error(ErrorCategory::usage, what, violation.reason, violation.hint);
+}
+
+Status validate(const EnablementEntry& entry) {
+  if (auto v = find_violation(entry)) {
+    return violation_error(entry_label(entry.name), *v);
+  }
+  return ok_status();
+}
+
+Status validate(const EnablementList& list) {
+  if (auto v = find_violation(list)) {
+    return violation_error(entry_label(list, v->index), v->violation);
+  }
+  return ok_status();
+}
+
+const Profile& effective_profile(const EnablementEntry& entry, const Profile& default_profile) {
+  return entry.profile ? *entry.profile : default_profile;
+}
+
+} // namespace lume_unlock::enablement

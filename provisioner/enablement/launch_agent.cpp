@@ -1,0 +1,154 @@
+#include "launch_agent.hpp"
+
+#include "util/sha256.hpp"
+#include "util/text_check.hpp"
+
+#include <map>
+
+namespace lume_unlock::enablement {
+
+namespace {
+
+const char* const k_plist_header = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                                   "<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" "
+                                   "\"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n"
+                                   "<plist version=\"1.0\">\n";
+
+std::string string_element(std::string_view text, const std::string& indent) {
+  return indent + "<string>" + xml_escape(text) + "</string>\n";
+}
+
+std::string bool_element(bool value, const std::string& indent) {
+  return indent + (value ? "<true/>\n" : "<false/>\n");
+}
+
+/// A dictionary of strings, keys in byte order (std::map).
+std::string string_dict(const std::map<std::string, std::string>& values,
+                        const std::string& indent) {
+  std::string out = indent + "<dict>\n";
+  for (const auto& [key, value] : values) {
+    out += indent + "\t<key>" + xml_escape(key) + "</key>\n";
+    out += string_element(value, indent + "\t");
+  }
+  out += indent + "</dict>\n";
+  return out;
+}
+
+bool is_env_name(const std::string& name) {
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) {
+    return false;
+  }
+  for (char c : name) {
+    const bool ok =
+        (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    if (!ok) {
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+std::string xml_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    case '\'':
+      out += "&apos;";
+      break;
+    default:
+      out += c;
+    }
+  }
+  return out;
+}
+
+Result<std::string> render_launch_agent(const EnablementEntry& entry,
+                                        const GuestLayout& layout,
+                                        const AgentSettings& settings) {
+  if (auto status = validate(entry); !status.ok()) {
+    return status.error();
+  }
+  if (!is_env_name(settings.inject_variable)) {
+    return Error(ErrorCategory::usage,
+                 "launch agent of " + entry_label(entry.name),
+                 "injection variable " + util::quote_for_message(settings.inject_variable) +
+                     " is not a variable name");
+  }
+  const Profile& profile = effective_profile(entry, settings.default_profile);
+  std::map<std::string, std::string> environment = {
+      {settings.inject_variable, layout.shim_path()},
+      {k_env_apple_family_max, std::to_string(profile.apple_family_max)},
+      {k_env_max_threadgroup_memory, std::to_string(profile.max_threadgroup_memory)},
+      {k_env_enablement, layout.guard_file_path()},
+  };
+  for (const auto& [key, value] : entry.env) {
+    if (!environment.emplace(key, value).second) {
+      return Error(ErrorCategory::usage,
+                   entry_label(entry.name),
+                   "env key " + util::quote_for_message(key) + " is set by lume-unlock");
+    }
+  }
+
+  // Top-level keys, pre-rendered, emitted in byte order.
+  std::map<std::string, std::string> top;
+  top["EnvironmentVariables"] = string_dict(environment, "\t");
+  top["KeepAlive"] = bool_element(entry.keep_alive, "\t");
+  top["Label"] = string_element(agent_label(entry.name), "\t");
+  std::string arguments = "\t<array>\n" + string_element(entry.program, "\t\t");
+  for (const std::string& arg : entry.args) {
+    arguments += string_element(arg, "\t\t");
+  }
+  arguments += "\t</array>\n";
+  top["ProgramArguments"] = arguments;
+  top["RunAtLoad"] = bool_element(true, "\t");
+  top["StandardErrorPath"] = string_element(layout.stderr_log_path(entry.name), "\t");
+  top["StandardOutPath"] = string_element(layout.stdout_log_path(entry.name), "\t");
+
+  std::string out = k_plist_header;
+  out += "<dict>\n";
+  for (const auto& [key, value] : top) {
+    out += "\t<key>" + key + "</key>\n" + value;
+  }
+  out += "</dict>\n</plist>\n";
+  return out;
+}
+
+Result<std::vector<RenderedAgent>> render_agents(const EnablementList& list,
+                                                 const GuestLayout& layout,
+                                                 const AgentSettings& settings) {
+  std::vector<RenderedAgent> agents;
+  for (const EnablementEntry& entry : list.entries) {
+    if (!entry.agent) {
+      continue;
+    }
+    Result<std::string> plist = render_launch_agent(entry, layout, settings);
+    if (!plist.ok()) {
+      return plist.error();
+    }
+    RenderedAgent agent;
+    agent.name = entry.name;
+    agent.label = agent_label(entry.name);
+    agent.plist_path = layout.agent_plist_path(entry.name);
+    agent.sha256 = util::sha256_hex(plist.value());
+    agent.content = std::move(plist).value();
+    agents.push_back(std::move(agent));
+  }
+  return agents;
+}
+
+} // namespace lume_unlock::enablement

@@ -1,0 +1,132 @@
+#include "enablement/enablement_json.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace lume_unlock::enablement {
+namespace {
+
+EnablementList sample_list() {
+  EnablementList list;
+  EnablementEntry server;
+  server.name = "llama-server";
+  server.program = "/opt/llama.cpp/bin/llama-server";
+  server.args = {
+      "--model", "/Users/me/My Models/g\xc3\xa9mma.gguf", "--prompt", "it's \"<&>\" $(x)\ty"};
+  server.env = {{"GGML_METAL_NO_RESIDENCY", "1"}, {"A_FIRST", ""}};
+  server.profile = Profile{1007, 32768};
+  EnablementEntry cli;
+  cli.name = "llama-cli";
+  cli.program = "/opt/llama.cpp/bin/llama-cli";
+  cli.agent = false;
+  cli.keep_alive = false;
+  list.entries = {server, cli};
+  return list;
+}
+
+TEST(EnablementJson, RoundTripsEveryField) {
+  const EnablementList list = sample_list();
+  const std::string text = render_enablement_json(list);
+  const Result<EnablementList> back = parse_enablement_json(text, "enablement.json");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back.value(), list);
+  EXPECT_EQ(render_enablement_json(back.value()), text) << "rendering is a fixed point";
+}
+
+TEST(EnablementJson, OutputIsDeterministicAndSorted) {
+  const std::string expected = R"({
+  "enablement": [
+    {
+      "agent": true,
+      "args": [
+        "--port",
+        "8080"
+      ],
+      "env": {
+        "A": "1",
+        "B": "2"
+      },
+      "keep_alive": true,
+      "name": "s",
+      "program": "/bin/s"
+    }
+  ],
+  "schema": "lume-unlock/enablement/v1"
+}
+)";
+  EnablementList list;
+  EnablementEntry entry;
+  entry.name = "s";
+  entry.program = "/bin/s";
+  entry.args = {"--port", "8080"};
+  entry.env["B"] = "2";
+  entry.env["A"] = "1";
+  list.entries = {entry};
+  EXPECT_EQ(render_enablement_json(list), expected);
+  EXPECT_EQ(render_enablement_json(list), render_enablement_json(list));
+}
+
+TEST(EnablementJson, KeepsNonAsciiAsUtf8) {
+  const std::string text = render_enablement_json(sample_list());
+  EXPECT_NE(text.find("g\xc3\xa9mma"), std::string::npos);
+}
+
+TEST(EnablementJson, ErrorsNameTheSourceAndThePath) {
+  struct Case {
+    const char* label;
+    std::string text;
+    std::string message;
+  };
+  const std::string head = R"({"schema":"lume-unlock/enablement/v1","enablement":[)";
+  const std::string entry_fields = R"("agent":true,"keep_alive":true,"env":{})";
+  const Case cases[] = {
+      {"not JSON",
+       "{",
+       "enablement.json: invalid JSON: [json.exception.parse_error.101] parse error at line 1, "
+       "column 2: syntax error while parsing object key - unexpected end of input; expected string "
+       "literal"},
+      {"not an object", "[]", "enablement.json: /: must be an object"},
+      {"other schema",
+       R"({"schema":"lume-unlock/enablement/v2","enablement":[]})",
+       "enablement.json: /schema: unsupported schema 'lume-unlock/enablement/v2' (expected "
+       "'lume-unlock/enablement/v1')"},
+      {"unknown top-level key",
+       R"({"schema":"lume-unlock/enablement/v1","enablement":[],"x":1})",
+       "enablement.json: /: unknown key 'x'"},
+      {"missing args",
+       head + R"({"name":"a","program":"/a",)" + entry_fields + "}]}",
+       "enablement.json: /enablement/0: key 'args' is missing"},
+      {"number in args",
+       head + R"({"name":"a","program":"/a","args":[1],)" + entry_fields + "}]}",
+       "enablement.json: /enablement/0/args/0: must be a string"},
+      {"string agent",
+       head + R"({"name":"a","program":"/a","args":[],"agent":"yes","keep_alive":true,"env":{}}]})",
+       "enablement.json: /enablement/0/agent: must be true or false"},
+      {"negative profile",
+       head + R"({"name":"a","program":"/a","args":[],)" + entry_fields +
+           R"(,"profile":{"apple_family_max":-1,"max_threadgroup_memory":1}}]})",
+       "enablement.json: /enablement/0/profile/apple_family_max: must be a non-negative integer"},
+      {"env key as a JSON Pointer token",
+       head +
+           R"({"name":"a","program":"/a","args":[],"agent":true,"keep_alive":true,"env":{"a/b~":1}}]})",
+       "enablement.json: /enablement/0/env/a~1b~0: must be a string"},
+      {"rule violation",
+       head + R"({"name":"a","program":"a","args":[],)" + entry_fields + "}]}",
+       "enablement.json: enablement entry 'a': program 'a' is not an absolute path"},
+      {"reserved env",
+       head +
+           R"({"name":"a","program":"/a","args":[],"agent":true,"keep_alive":true,"env":{"LUME_X":"1"}}]})",
+       "enablement.json: enablement entry 'a': env key 'LUME_X' is reserved (DYLD_*, LD_PRELOAD "
+       "and LUME_* are set by lume-unlock)"},
+  };
+  for (const Case& c : cases) {
+    const auto list = parse_enablement_json(c.text, "enablement.json");
+    ASSERT_FALSE(list.ok()) << c.label;
+    EXPECT_EQ(list.error().message(), c.message) << c.label;
+    EXPECT_EQ(list.error().category(), ErrorCategory::usage) << c.label;
+  }
+}
+
+} // namespace
+} // namespace lume_unlock::enablement

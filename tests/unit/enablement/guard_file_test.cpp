@@ -1,0 +1,48 @@
+#include "enablement/guard_file.hpp"
+
+#include <gtest/gtest.h>
+
+namespace lume_unlock::enablement {
+namespace {
+
+EnablementEntry entry(const std::string& name, const std::string& program, bool agent) {
+  EnablementEntry e;
+  e.name = name;
+  e.program = program;
+  e.agent = agent;
+  e.keep_alive = agent;
+  return e;
+}
+
+TEST(GuardFile, ListsEveryProgramSortedAndUnique) {
+  EnablementList list;
+  list.entries = {entry("server", "/opt/llama/bin/llama-server", true),
+                  entry("bench", "/opt/llama/bin/llama-bench", false),
+                  entry("server-2", "/opt/llama/bin/llama-server", true),
+                  entry("app", "/Applications/My App.app/Contents/MacOS/My App", true)};
+  EXPECT_EQ(
+      render_guard_file(list),
+      "# lume-unlock: executables the Metal capability shim may enable (LUME_UNLOCK_ENABLEMENT).\n"
+      "# Generated from enablement.json; change it with 'lume-unlock allow add/remove', not by "
+      "hand.\n"
+      "/Applications/My App.app/Contents/MacOS/My App\n"
+      "/opt/llama/bin/llama-bench\n"
+      "/opt/llama/bin/llama-server\n");
+}
+
+TEST(GuardFile, EmptyListIsOnlyTheHeader) {
+  const std::string text = render_guard_file(EnablementList{});
+  EXPECT_EQ(text.find("\n/"), std::string::npos);
+  EXPECT_EQ(text.front(), '#');
+}
+
+TEST(GuardFile, OrderOfEntriesDoesNotMatter) {
+  EnablementList a;
+  a.entries = {entry("a", "/b", true), entry("b", "/a", true)};
+  EnablementList b;
+  b.entries = {a.entries[1], a.entries[0]};
+  EXPECT_EQ(render_guard_file(a), render_guard_file(b));
+}
+
+} // namespace
+} // namespace lume_unlock::enablement
