@@ -1,9 +1,12 @@
 #include "recipe.hpp"
 
+#include "enablement/enablement_yaml.hpp"
 #include "recipe/size.hpp"
 #include "util/atomic_file.hpp"
 #include "util/edit_distance.hpp"
 #include "util/sha256.hpp"
+
+#include <yaml-cpp/yaml.h>
 
 #include <functional>
 #include <regex>
@@ -184,7 +187,7 @@ Result<Recipe> parse_recipe(std::string_view text, const std::string& source_nam
                                              {{"apple_family_max",
                                                [&](auto& v, auto& g) {
                                                  recipe.shim.profile.apple_family_max =
-                                                     static_cast<int>(p.integer(v, g, 1001, 1999));
+                                                     static_cast<std::uint64_t>(p.integer(v, g, 1001, 1999));
                                                }},
                                               {"max_threadgroup_memory", [&](auto& v, auto& g) {
                                                  recipe.shim.profile.max_threadgroup_memory =
@@ -198,7 +201,11 @@ Result<Recipe> parse_recipe(std::string_view text, const std::string& source_nam
                      if (!n.IsSequence()) {
                        p.fail(n, f, "must be a list of entries");
                      }
-                     recipe.enablement = n;
+                     auto list = enablement::enablement_from_yaml(n, source_name);
+                     if (!list) {
+                       throw RecipeError{list.error()};
+                     }
+                     recipe.enablement = std::move(list.value());
                    }},
               });
     if (!recipe.source.image && !recipe.source.ipsw) {

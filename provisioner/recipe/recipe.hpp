@@ -1,8 +1,7 @@
 #pragma once
 
+#include "enablement/enablement_list.hpp"
 #include "util/result.hpp"
-
-#include <yaml-cpp/yaml.h>
 
 #include <cstdint>
 #include <optional>
@@ -29,18 +28,9 @@ struct GuestSpec {
   std::string user = "lume";
 };
 
-/// The capability profile the shim is configured with (DESIGN §4.1).
-struct ShimProfile {
-  int apple_family_max = 1009;
-  std::uint64_t max_threadgroup_memory = 65536;
-  bool operator==(const ShimProfile& o) const {
-    return apple_family_max == o.apple_family_max &&
-           max_threadgroup_memory == o.max_threadgroup_memory;
-  }
-};
-
 struct ShimSpec {
-  ShimProfile profile;
+  /// The capability profile the shim is configured with (DESIGN §4.1); entries may override it.
+  enablement::Profile profile;
   /// A bundle directory or archive on the host, or an OCI reference pinned by digest.
   std::optional<std::string> bundle;
 };
@@ -53,8 +43,7 @@ struct Recipe {
   VmSpec vm;
   GuestSpec guest;
   ShimSpec shim;
-  /// The `enablement:` sequence, validated by the enablement list's own loader.
-  YAML::Node enablement;
+  enablement::EnablementList enablement;
 };
 
 /// Parses recipe text. `source_name` prefixes every error as "source_name:line:col: field: ...".

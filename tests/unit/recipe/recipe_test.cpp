@@ -41,7 +41,8 @@ TEST(Recipe, ParsesEveryField) {
   EXPECT_EQ(recipe.guest.user, "lume");
   EXPECT_EQ(recipe.shim.profile.apple_family_max, 1009);
   EXPECT_EQ(recipe.shim.profile.max_threadgroup_memory, 65536u);
-  EXPECT_TRUE(recipe.enablement.IsSequence());
+  ASSERT_EQ(recipe.enablement.entries.size(), 1u);
+  EXPECT_EQ(recipe.enablement.entries[0].program, "/opt/llama.cpp/bin/llama-server");
   EXPECT_EQ(recipe.sha256.size(), 64u);
 }
 
@@ -51,7 +52,7 @@ TEST(Recipe, DefaultsAreEightCpusAndSixteenGigabytes) {
   EXPECT_EQ(r.value().vm.cpu, 8);
   EXPECT_EQ(r.value().vm.memory_bytes, 16ULL << 30);
   EXPECT_FALSE(r.value().vm.disk_bytes.has_value());
-  EXPECT_EQ(r.value().shim.profile, (ShimProfile{1009, 65536}));
+  EXPECT_EQ(r.value().shim.profile, (enablement::Profile{1009, 65536}));
 }
 
 struct BadCase {
@@ -87,6 +88,13 @@ TEST(Recipe, RejectsBadInputWithFileLineAndColumn) {
        "r.yaml:2:15: vm.display: 'big' is not WIDTHxHEIGHT | hint: for example 1920x1080"},
       {"enablement not a list", "source: {image: a.io/b/c:1}\nenablement: {a: 1}\n",
        "r.yaml:2:13: enablement: must be a list of entries"},
+          {"relative program path", "source: {image: a.io/b/c:1}\nenablement:\n  - {name: x, program: bin/x}\n",
+       "r.yaml:3:24: enablement entry 'x': program 'bin/x' is not an absolute path | hint: give the "
+       "program's full path in the guest, e.g. '/opt/llama.cpp/bin/llama-server'"},
+      {"duplicate entry names",
+       "source: {image: a.io/b/c:1}\nenablement:\n  - {name: x, program: /a}\n  - {name: x, program: /b}\n",
+       "r.yaml:4:12: enablement entry 'x': name is used twice (entries 1 and 2) | hint: give every "
+       "entry its own name"},
       {"invalid yaml", "source: [\n", "r.yaml:2:1: invalid YAML: end of sequence flow not found"},
   };
   for (const auto& c : cases) {
@@ -100,7 +108,7 @@ TEST(Recipe, ShippedTahoeRecipeIsValid) {
   EXPECT_EQ(r.value().source.image, "ghcr.io/trycua/macos-tahoe-cua:latest");
   EXPECT_EQ(r.value().vm.cpu, 8);
   EXPECT_EQ(r.value().vm.memory_bytes, 16ULL << 30);
-  EXPECT_EQ(r.value().shim.profile, (ShimProfile{1009, 65536}));
+  EXPECT_EQ(r.value().shim.profile, (enablement::Profile{1009, 65536}));
 }
 
 TEST(Recipe, MissingFileIsBadUsage) {
