@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <set>
 #include <sys/stat.h>
-#include <unistd.h>
 
 namespace lume_unlock::bundle {
 
@@ -101,14 +100,24 @@ Status swap_in(Staging& staging, const std::string& final_path) {
   std::error_code ec;
   std::string old;
   if (fs::exists(fs::symlink_status(final_path, ec))) {
-    old = final_path + ".old." + std::to_string(::getpid());
+    // rename() may replace an empty directory: a fresh one gives the old bundle a unique name.
+    old = final_path + ".old.XXXXXX";
+    if (mkdtemp(old.data()) == nullptr) {
+      return io_error("cannot move the previous '" + final_path + "' aside: " + std::strerror(errno));
+    }
     fs::rename(final_path, old, ec);
     if (ec) {
+      std::error_code ignored;
+      fs::remove(old, ignored);
       return io_error("cannot move the previous '" + final_path + "' aside: " + ec.message());
     }
   }
   fs::rename(staging.path(), final_path, ec);
   if (ec) {
+    if (!old.empty()) {
+      std::error_code ignored;
+      fs::rename(old, final_path, ignored); // put the previous bundle back
+    }
     return io_error("cannot rename into '" + final_path + "': " + ec.message());
   }
   staging.release();
