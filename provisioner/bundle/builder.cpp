@@ -4,11 +4,12 @@
 #include "util/sha256.hpp"
 #include "util/tar_archive.hpp"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <set>
-#include <sys/stat.h>
 
 namespace lume_unlock::bundle {
 
@@ -24,7 +25,9 @@ Error bad_spec(const std::string& why) {
   return Error(ErrorCategory::usage, "cannot build the shim bundle", why);
 }
 
-Error io_error(const std::string& why) { return Error(ErrorCategory::failure, "cannot build the shim bundle", why); }
+Error io_error(const std::string& why) {
+  return Error(ErrorCategory::failure, "cannot build the shim bundle", why);
+}
 
 /// Removes a staging directory unless it was committed.
 class Staging {
@@ -46,7 +49,8 @@ private:
 };
 
 /// Copies `source` to `<stage>/<relative>` with a normalized mode and returns its manifest entry.
-Result<BundleFile> copy_in(const std::string& source, const std::string& stage, const std::string& relative) {
+Result<BundleFile>
+copy_in(const std::string& source, const std::string& stage, const std::string& relative) {
   struct stat st {};
   if (stat(source.c_str(), &st) != 0) {
     return io_error("cannot read '" + source + "': " + std::strerror(errno));
@@ -71,7 +75,8 @@ Result<BundleFile> copy_in(const std::string& source, const std::string& stage, 
 
 Status check_spec(const BundleSpec& spec) {
   if (!is_bundle_version(spec.version)) {
-    return bad_spec("version '" + spec.version + "' may only hold letters, digits, '.', '_', '+' and '-'");
+    return bad_spec("version '" + spec.version +
+                    "' may only hold letters, digits, '.', '_', '+' and '-'");
   }
   if (spec.platforms.empty()) {
     return bad_spec("no platform given");
@@ -85,7 +90,8 @@ Status check_spec(const BundleSpec& spec) {
       return bad_spec("platform '" + platform.name + "' is given twice");
     }
     if (platform.inject_env != "LD_PRELOAD" && platform.inject_env != "DYLD_INSERT_LIBRARIES") {
-      return bad_spec("platform '" + platform.name + "': injection variable '" + platform.inject_env +
+      return bad_spec("platform '" + platform.name + "': injection variable '" +
+                      platform.inject_env +
                       "' is neither 'DYLD_INSERT_LIBRARIES' nor 'LD_PRELOAD'");
     }
     if (platform.shim.empty()) {
@@ -103,7 +109,8 @@ Status swap_in(Staging& staging, const std::string& final_path) {
     // rename() may replace an empty directory: a fresh one gives the old bundle a unique name.
     old = final_path + ".old.XXXXXX";
     if (mkdtemp(old.data()) == nullptr) {
-      return io_error("cannot move the previous '" + final_path + "' aside: " + std::strerror(errno));
+      return io_error("cannot move the previous '" + final_path +
+                      "' aside: " + std::strerror(errno));
     }
     fs::rename(final_path, old, ec);
     if (ec) {
@@ -184,7 +191,8 @@ Result<BuiltBundle> build_bundle(const BundleSpec& spec, const std::string& out)
   }
 
   const std::string manifest_text = render_bundle_manifest(manifest);
-  if (auto written = util::write_file_atomic(staging.path() + "/" + k_manifest_name, manifest_text); !written) {
+  if (auto written = util::write_file_atomic(staging.path() + "/" + k_manifest_name, manifest_text);
+      !written) {
     return written.error();
   }
   std::vector<util::TarEntry> entries{util::TarEntry::bytes(k_manifest_name, manifest_text)};

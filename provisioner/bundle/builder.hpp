@@ -11,9 +11,9 @@ namespace lume_unlock::bundle {
 
 /// The built files for one platform, as the build has them.
 struct PlatformSources {
-  std::string name;       ///< "linux-x86_64", "darwin-arm64", ...
-  std::string inject_env; ///< "LD_PRELOAD" or "DYLD_INSERT_LIBRARIES"
-  std::string shim;       ///< installed as liblume-unlock-shim<extension of this file>
+  std::string name;                 ///< "linux-x86_64", "darwin-arm64", ...
+  std::string inject_env;           ///< "LD_PRELOAD" or "DYLD_INSERT_LIBRARIES"
+  std::string shim;                 ///< installed as liblume-unlock-shim<extension of this file>
   std::optional<std::string> probe; ///< installed as lume-unlock-probe
   std::vector<std::string> support; ///< installed under their own file names
 };

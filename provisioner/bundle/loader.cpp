@@ -3,10 +3,11 @@
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <sys/stat.h>
 
 namespace lume_unlock::bundle {
 
@@ -24,11 +25,15 @@ Status verify_bundle_files(const std::string& root, const BundleManifest& manife
     const std::string path = root + "/" + file.path;
     struct stat st {};
     if (lstat(path.c_str(), &st) != 0) {
-      return Error(ErrorCategory::verification, "bundle file '" + file.path + "' is missing", std::strerror(errno),
+      return Error(ErrorCategory::verification,
+                   "bundle file '" + file.path + "' is missing",
+                   std::strerror(errno),
                    k_rebuild_hint);
     }
     if (!S_ISREG(st.st_mode)) {
-      return Error(ErrorCategory::verification, "bundle file '" + file.path + "' is not a regular file", "",
+      return Error(ErrorCategory::verification,
+                   "bundle file '" + file.path + "' is not a regular file",
+                   "",
                    k_rebuild_hint);
     }
     auto digest = util::sha256_file_hex(path);
@@ -36,8 +41,10 @@ Status verify_bundle_files(const std::string& root, const BundleManifest& manife
       return digest.error();
     }
     if (digest.value() != file.sha256) {
-      return Error(ErrorCategory::verification, "bundle file '" + file.path + "' does not match bundle.json",
-                   "expected sha256 " + file.sha256 + ", found " + digest.value(), k_rebuild_hint);
+      return Error(ErrorCategory::verification,
+                   "bundle file '" + file.path + "' does not match bundle.json",
+                   "expected sha256 " + file.sha256 + ", found " + digest.value(),
+                   k_rebuild_hint);
     }
   }
   return ok_status();
@@ -50,7 +57,9 @@ Result<LoadedBundle> load_bundle_directory(const std::string& directory) {
 Result<LoadedBundle> load_verified(const std::string& directory, const std::string& what) {
   auto text = util::read_file(directory + "/" + k_manifest_name);
   if (!text) {
-    return Error(ErrorCategory::usage, what, text.error().message(),
+    return Error(ErrorCategory::usage,
+                 what,
+                 text.error().message(),
                  "pass the directory that holds bundle.json (<build>/shim-bundle)");
   }
   auto manifest = parse_bundle_manifest(text.value());
@@ -66,13 +75,15 @@ Result<LoadedBundle> load_verified(const std::string& directory, const std::stri
   return bundle;
 }
 
-Result<LoadedBundle> load_bundle_archive(const std::string& archive, const std::string& work_directory,
+Result<LoadedBundle> load_bundle_archive(const std::string& archive,
+                                         const std::string& work_directory,
                                          const util::ExtractLimits& limits) {
   std::error_code ec;
   std::string base = work_directory.empty() ? fs::temp_directory_path(ec).string() : work_directory;
   std::string pattern = base + "/lume-unlock-bundle.XXXXXX";
   if (mkdtemp(pattern.data()) == nullptr) {
-    return Error(ErrorCategory::failure, "cannot load shim bundle '" + archive + "'",
+    return Error(ErrorCategory::failure,
+                 "cannot load shim bundle '" + archive + "'",
                  "cannot create a directory under '" + base + "': " + std::strerror(errno));
   }
   // Owned from here on: removed on every failure below, or when the last LoadedBundle goes.

@@ -20,7 +20,8 @@ public:
 
 private:
   friend Result<LoadedBundle> load_verified(const std::string& directory, const std::string& what);
-  friend Result<LoadedBundle> load_bundle_archive(const std::string& archive, const std::string& work_directory,
+  friend Result<LoadedBundle> load_bundle_archive(const std::string& archive,
+                                                  const std::string& work_directory,
                                                   const util::ExtractLimits& limits);
   std::string m_root;
   BundleManifest m_manifest;
@@ -41,7 +42,8 @@ Result<LoadedBundle> load_bundle_directory(const std::string& directory);
 /// Extracts `archive` (lume-unlock-shim-bundle-<version>.tar.gz, bundle.json at its root) through
 /// util::safe_extract into a new temporary directory under `work_directory` (the system's
 /// temporary directory when empty), then loads it as load_bundle_directory() does.
-Result<LoadedBundle> load_bundle_archive(const std::string& archive, const std::string& work_directory = {},
+Result<LoadedBundle> load_bundle_archive(const std::string& archive,
+                                         const std::string& work_directory = {},
                                          const util::ExtractLimits& limits = {});
 
 } // namespace lume_unlock::bundle

@@ -15,12 +15,16 @@ namespace {
 using nlohmann::json;
 
 Error invalid(const std::string& where, const std::string& what) {
-  return Error(ErrorCategory::usage, "invalid bundle.json", where.empty() ? what : where + ": " + what,
+  return Error(ErrorCategory::usage,
+               "invalid bundle.json",
+               where.empty() ? what : where + ": " + what,
                "rebuild the bundle with 'cmake --build build --target shim-bundle'");
 }
 
 /// Rejects keys outside `allowed` and reports the first missing one of `required`.
-Status check_keys(const json& object, const std::string& where, const std::set<std::string>& allowed,
+Status check_keys(const json& object,
+                  const std::string& where,
+                  const std::set<std::string>& allowed,
                   const std::set<std::string>& required) {
   if (!object.is_object()) {
     return invalid(where, "expected an object");
@@ -38,9 +42,12 @@ Status check_keys(const json& object, const std::string& where, const std::set<s
   return ok_status();
 }
 
-std::string child(const std::string& where, const std::string& key) { return where.empty() ? key : where + "." + key; }
+std::string child(const std::string& where, const std::string& key) {
+  return where.empty() ? key : where + "." + key;
+}
 
-Result<std::string> string_at(const json& object, const std::string& where, const std::string& key) {
+Result<std::string>
+string_at(const json& object, const std::string& where, const std::string& key) {
   const auto& value = object.at(key);
   if (!value.is_string()) {
     return invalid(child(where, key), "expected a string");
@@ -64,17 +71,20 @@ Result<BundleFile> parse_file(const json& value, const std::string& where) {
     return invalid(child(where, "path"), "'" + path.value() + "' " + util::describe(*problem));
   }
   if (util::normalize_relative_path(path.value()) != path.value()) {
-    return invalid(child(where, "path"), "'" + path.value() + "' is not written canonically (expected '" +
-                                             util::normalize_relative_path(path.value()) + "')");
+    return invalid(child(where, "path"),
+                   "'" + path.value() + "' is not written canonically (expected '" +
+                       util::normalize_relative_path(path.value()) + "')");
   }
   if (!util::is_sha256_hex(digest.value())) {
-    return invalid(child(where, "sha256"), "'" + digest.value() + "' is not 64 lower-case hex characters");
+    return invalid(child(where, "sha256"),
+                   "'" + digest.value() + "' is not 64 lower-case hex characters");
   }
   return BundleFile{path.value(), digest.value()};
 }
 
 Result<PlatformEntry> parse_platform(const json& value, const std::string& where) {
-  if (auto keys = check_keys(value, where, {"inject_env", "shim", "probe", "support"}, {"inject_env", "shim"});
+  if (auto keys = check_keys(
+          value, where, {"inject_env", "shim", "probe", "support"}, {"inject_env", "shim"});
       !keys) {
     return keys.error();
   }
@@ -116,7 +126,9 @@ Result<PlatformEntry> parse_platform(const json& value, const std::string& where
   return entry;
 }
 
-json file_json(const BundleFile& file) { return {{"path", file.path}, {"sha256", file.sha256}}; }
+json file_json(const BundleFile& file) {
+  return {{"path", file.path}, {"sha256", file.sha256}};
+}
 
 } // namespace
 
@@ -152,7 +164,8 @@ bool is_bundle_version(std::string_view version) {
     return false;
   }
   for (char c : version) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '+' && c != '-') {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '+' &&
+        c != '-') {
       return false;
     }
   }
@@ -164,7 +177,9 @@ Result<BundleManifest> parse_bundle_manifest(std::string_view text) {
   if (document.is_discarded()) {
     return invalid("", "not valid JSON");
   }
-  if (auto keys = check_keys(document, "", {"schema", "version", "source_revision", "platforms"},
+  if (auto keys = check_keys(document,
+                             "",
+                             {"schema", "version", "source_revision", "platforms"},
                              {"schema", "version", "source_revision", "platforms"});
       !keys) {
     return keys.error();
@@ -182,7 +197,9 @@ Result<BundleManifest> parse_bundle_manifest(std::string_view text) {
     return version.error();
   }
   if (!is_bundle_version(version.value())) {
-    return invalid("version", "'" + version.value() + "' may only hold letters, digits, '.', '_', '+' and '-'");
+    return invalid("version",
+                   "'" + version.value() +
+                       "' may only hold letters, digits, '.', '_', '+' and '-'");
   }
   manifest.version = version.value();
   auto revision = string_at(document, "", "source_revision");
@@ -196,7 +213,8 @@ Result<BundleManifest> parse_bundle_manifest(std::string_view text) {
   }
   for (const auto& item : platforms.items()) {
     if (!is_platform_name(item.key())) {
-      return invalid("platforms", "'" + item.key() + "' is not a platform name like 'darwin-arm64'");
+      return invalid("platforms",
+                     "'" + item.key() + "' is not a platform name like 'darwin-arm64'");
     }
     auto entry = parse_platform(item.value(), "platforms." + item.key());
     if (!entry) {
@@ -214,7 +232,8 @@ std::string render_bundle_manifest(const BundleManifest& manifest) {
     for (const auto& file : entry.support) {
       support.push_back(file_json(file));
     }
-    json value = {{"inject_env", entry.inject_env}, {"shim", file_json(entry.shim)}, {"support", support}};
+    json value = {
+        {"inject_env", entry.inject_env}, {"shim", file_json(entry.shim)}, {"support", support}};
     if (entry.probe) {
       value["probe"] = file_json(*entry.probe);
     }

@@ -19,7 +19,9 @@ inline constexpr const char* k_manifest_name = "bundle.json";
 struct BundleFile {
   std::string path;
   std::string sha256;
-  bool operator==(const BundleFile& other) const { return path == other.path && sha256 == other.sha256; }
+  bool operator==(const BundleFile& other) const {
+    return path == other.path && sha256 == other.sha256;
+  }
 };
 
 /// What the provisioner installs for one guest platform ("darwin-arm64", "linux-x86_64", ...).
@@ -29,7 +31,8 @@ struct PlatformEntry {
   std::optional<BundleFile> probe; ///< absent for cross-built platforms without a probe
   std::vector<BundleFile> support; ///< libraries the shim or probe needs beside them
   bool operator==(const PlatformEntry& other) const {
-    return inject_env == other.inject_env && shim == other.shim && probe == other.probe && support == other.support;
+    return inject_env == other.inject_env && shim == other.shim && probe == other.probe &&
+           support == other.support;
   }
 };
 
@@ -42,11 +45,13 @@ struct BundleManifest {
   /// Every file named by every platform, in platform order (shim, probe, support).
   std::vector<BundleFile> files() const;
   bool operator==(const BundleManifest& other) const {
-    return version == other.version && source_revision == other.source_revision && platforms == other.platforms;
+    return version == other.version && source_revision == other.source_revision &&
+           platforms == other.platforms;
   }
 };
 
-/// True for "<os>-<arch>" names: lower-case letters and digits, one dash, then letters, digits or '_'.
+/// True for "<os>-<arch>" names: lower-case letters and digits, one dash, then letters, digits or
+/// '_'.
 bool is_platform_name(std::string_view name);
 
 /// True for the version strings a bundle may carry (they become part of the archive's file name):

@@ -25,7 +25,8 @@ Result<std::string> guest_platform_name(std::string_view system, std::string_vie
   } else if (system == "Linux") {
     os = "linux";
   } else {
-    return Error(ErrorCategory::verification, "unsupported guest " + guest_text(system, arch),
+    return Error(ErrorCategory::verification,
+                 "unsupported guest " + guest_text(system, arch),
                  "the shim runs in macOS (Darwin) guests, and in Linux for tests");
   }
   std::string machine(arch);
@@ -35,14 +36,15 @@ Result<std::string> guest_platform_name(std::string_view system, std::string_vie
     machine = "x86_64";
   }
   if (machine.empty()) {
-    return Error(ErrorCategory::verification, "unsupported guest " + guest_text(system, arch),
+    return Error(ErrorCategory::verification,
+                 "unsupported guest " + guest_text(system, arch),
                  "the architecture is empty");
   }
   return os + "-" + machine;
 }
 
-Result<SelectedPlatform> select_platform(const BundleManifest& manifest, std::string_view system,
-                                         std::string_view arch) {
+Result<SelectedPlatform>
+select_platform(const BundleManifest& manifest, std::string_view system, std::string_view arch) {
   auto name = guest_platform_name(system, arch);
   if (!name) {
     return name.error().with_hint("this bundle has " + list_platforms(manifest));

@@ -21,7 +21,7 @@ struct SelectedPlatform {
   std::string name;
   PlatformEntry entry;
 };
-Result<SelectedPlatform> select_platform(const BundleManifest& manifest, std::string_view system,
-                                         std::string_view arch);
+Result<SelectedPlatform>
+select_platform(const BundleManifest& manifest, std::string_view system, std::string_view arch);
 
 } // namespace lume_unlock::bundle

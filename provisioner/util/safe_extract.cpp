@@ -4,16 +4,17 @@
 
 #include <archive.h>
 #include <archive_entry.h>
-
-#include <cerrno>
 #include <climits>
-#include <cstring>
-#include <deque>
+
 #include <fcntl.h>
-#include <filesystem>
-#include <memory>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <memory>
 #include <vector>
 
 namespace lume_unlock::util {
@@ -40,9 +41,12 @@ std::vector<std::string> split_raw(std::string_view path) {
 }
 
 /// The components of a safe relative path ("./a//b" -> {"a", "b"}).
-std::vector<std::string> split(std::string_view path) { return split_raw(normalize_relative_path(path)); }
+std::vector<std::string> split(std::string_view path) {
+  return split_raw(normalize_relative_path(path));
+}
 
-std::string join(const std::string& root, const std::vector<std::string>& parts, std::size_t count) {
+std::string
+join(const std::string& root, const std::vector<std::string>& parts, std::size_t count) {
   std::string path = root;
   for (std::size_t i = 0; i < count; ++i) {
     path += '/';
@@ -54,7 +58,9 @@ std::string join(const std::string& root, const std::vector<std::string>& parts,
 /// Follows `target` from the directory `start` (components below `root`) the way the kernel
 /// would, substituting the symbolic links already on disk, and says whether it stays inside
 /// `root`. Links created later are caught by the final pass over the whole tree.
-bool link_stays_inside(const std::string& root, std::vector<std::string> start, const std::string& target) {
+bool link_stays_inside(const std::string& root,
+                       std::vector<std::string> start,
+                       const std::string& target) {
   if (target.empty() || target.front() == '/') {
     return false;
   }
@@ -140,18 +146,23 @@ private:
 
 class Extractor {
 public:
-  Extractor(std::string root, const ExtractLimits& limits) : m_root(std::move(root)), m_limits(limits) {}
+  Extractor(std::string root, const ExtractLimits& limits)
+      : m_root(std::move(root)), m_limits(limits) {}
 
   Status entry(struct archive* a, archive_entry* header);
   Status check_all_links() const;
 
 private:
-  Status reject(const std::string& why) const { return Error(ErrorCategory::verification, "", why); }
+  Status reject(const std::string& why) const {
+    return Error(ErrorCategory::verification, "", why);
+  }
   Status prepare_parents(const std::string& path, const std::vector<std::string>& parts) const;
-  Status write_file(struct archive* a, const std::string& path, const std::string& disk_path, mode_t perm);
+  Status
+  write_file(struct archive* a, const std::string& path, const std::string& disk_path, mode_t perm);
   Status hard_link(const std::string& path, const std::string& disk_path, const char* target) const;
   Status io_failure(const std::string& action, const std::string& path, int err) const {
-    return Error(ErrorCategory::failure, "", "cannot " + action + " '" + path + "': " + std::strerror(err));
+    return Error(
+        ErrorCategory::failure, "", "cannot " + action + " '" + path + "': " + std::strerror(err));
   }
 
   std::string m_root;
@@ -160,7 +171,8 @@ private:
   std::uint64_t m_total = 0;
 };
 
-Status Extractor::prepare_parents(const std::string& path, const std::vector<std::string>& parts) const {
+Status Extractor::prepare_parents(const std::string& path,
+                                  const std::vector<std::string>& parts) const {
   for (std::size_t depth = 1; depth < parts.size(); ++depth) {
     auto disk = join(m_root, parts, depth);
     auto shown = normalize_relative_path(join(".", parts, depth));
@@ -181,7 +193,9 @@ Status Extractor::prepare_parents(const std::string& path, const std::vector<std
   return ok_status();
 }
 
-Status Extractor::write_file(struct archive* a, const std::string& path, const std::string& disk_path,
+Status Extractor::write_file(struct archive* a,
+                             const std::string& path,
+                             const std::string& disk_path,
                              mode_t perm) {
   int fd = open(disk_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, perm);
   if (fd < 0) {
@@ -194,7 +208,8 @@ Status Extractor::write_file(struct archive* a, const std::string& path, const s
     la_ssize_t got = archive_read_data(a, buffer.data(), buffer.size());
     if (got < 0) {
       const char* text = archive_error_string(a);
-      return reject("entry '" + path + "' cannot be read: " + (text != nullptr ? text : "libarchive failed"));
+      return reject("entry '" + path +
+                    "' cannot be read: " + (text != nullptr ? text : "libarchive failed"));
     }
     if (got == 0) {
       break;
@@ -206,8 +221,8 @@ Status Extractor::write_file(struct archive* a, const std::string& path, const s
                     std::to_string(m_limits.max_entry_bytes) + " bytes per entry");
     }
     if (m_total > m_limits.max_total_bytes) {
-      return reject("the entries total more than the limit of " + std::to_string(m_limits.max_total_bytes) +
-                    " bytes");
+      return reject("the entries total more than the limit of " +
+                    std::to_string(m_limits.max_total_bytes) + " bytes");
     }
     std::string_view rest(buffer.data(), static_cast<std::size_t>(got));
     while (!rest.empty()) {
@@ -228,7 +243,9 @@ Status Extractor::write_file(struct archive* a, const std::string& path, const s
   return ok_status();
 }
 
-Status Extractor::hard_link(const std::string& path, const std::string& disk_path, const char* target) const {
+Status Extractor::hard_link(const std::string& path,
+                            const std::string& disk_path,
+                            const char* target) const {
   std::string shown_target = target;
   if (relative_path_problem(shown_target)) {
     return reject("hard link '" + path + "' -> '" + shown_target + "' leaves the destination");
@@ -243,7 +260,8 @@ Status Extractor::hard_link(const std::string& path, const std::string& disk_pat
   struct stat st {};
   auto disk_target = join(m_root, parts, parts.size());
   if (!inside_real_directories || lstat(disk_target.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    return reject("hard link '" + path + "' -> '" + shown_target + "' names no file extracted before it");
+    return reject("hard link '" + path + "' -> '" + shown_target +
+                  "' names no file extracted before it");
   }
   if (link(disk_target.c_str(), disk_path.c_str()) != 0) {
     return io_failure("create hard link", path, errno);
@@ -253,7 +271,8 @@ Status Extractor::hard_link(const std::string& path, const std::string& disk_pat
 
 Status Extractor::entry(struct archive* a, archive_entry* header) {
   if (++m_entries > m_limits.max_entries) {
-    return reject("the archive has more than the limit of " + std::to_string(m_limits.max_entries) + " entries");
+    return reject("the archive has more than the limit of " + std::to_string(m_limits.max_entries) +
+                  " entries");
   }
   const char* raw = archive_entry_pathname(header);
   if (raw == nullptr) {
@@ -307,7 +326,8 @@ Status Extractor::entry(struct archive* a, archive_entry* header) {
     std::string shown_target = target != nullptr ? target : "";
     std::vector<std::string> start(parts.begin(), parts.end() - 1);
     if (!link_stays_inside(m_root, start, shown_target)) {
-      return reject("symbolic link '" + path + "' -> '" + shown_target + "' leaves the destination");
+      return reject("symbolic link '" + path + "' -> '" + shown_target +
+                    "' leaves the destination");
     }
     if (symlink(shown_target.c_str(), disk_path.c_str()) != 0) {
       return io_failure("create symbolic link", path, errno);
@@ -322,7 +342,8 @@ Status Extractor::entry(struct archive* a, archive_entry* header) {
 Status Extractor::check_all_links() const {
   // A link may pass when written and escape once a link it passes through is added later.
   std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(m_root, ec); !ec && it != fs::recursive_directory_iterator();
+  for (auto it = fs::recursive_directory_iterator(m_root, ec);
+       !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
     if (!it->is_symlink()) {
       continue;
@@ -343,16 +364,22 @@ Status Extractor::check_all_links() const {
 
 } // namespace
 
-Status safe_extract(const std::string& archive_path, const std::string& destination, const ExtractLimits& limits) {
+Status safe_extract(const std::string& archive_path,
+                    const std::string& destination,
+                    const ExtractLimits& limits) {
   const std::string what = "cannot extract '" + archive_path + "'";
-  auto fail = [&](const Error& error) { return Error(error.category(), what, error.why(), error.hint()); };
+  auto fail = [&](const Error& error) {
+    return Error(error.category(), what, error.why(), error.hint());
+  };
   struct stat st {};
   if (lstat(destination.c_str(), &st) == 0) {
-    return Error(ErrorCategory::failure, what, "the destination '" + destination + "' already exists");
+    return Error(
+        ErrorCategory::failure, what, "the destination '" + destination + "' already exists");
   }
   std::string pattern = destination + ".partial.XXXXXX";
   if (mkdtemp(pattern.data()) == nullptr) {
-    return Error(ErrorCategory::failure, what,
+    return Error(ErrorCategory::failure,
+                 what,
                  "cannot create a directory beside '" + destination + "': " + std::strerror(errno));
   }
   TemporaryTree tree(pattern);
@@ -376,8 +403,10 @@ Status safe_extract(const std::string& archive_path, const std::string& destinat
     }
     if (rc < ARCHIVE_WARN) {
       const char* text = archive_error_string(a.get());
-      return Error(ErrorCategory::verification, what,
-                   std::string("the archive is damaged: ") + (text != nullptr ? text : "libarchive failed"));
+      return Error(ErrorCategory::verification,
+                   what,
+                   std::string("the archive is damaged: ") +
+                       (text != nullptr ? text : "libarchive failed"));
     }
     if (auto status = extractor.entry(a.get(), header); !status) {
       return fail(status.error());
@@ -387,8 +416,10 @@ Status safe_extract(const std::string& archive_path, const std::string& destinat
     return fail(status.error());
   }
   // mkdtemp made the directory private; the result is an ordinary directory.
-  if (chmod(tree.path().c_str(), 0755) != 0 || rename(tree.path().c_str(), destination.c_str()) != 0) {
-    return Error(ErrorCategory::failure, what,
+  if (chmod(tree.path().c_str(), 0755) != 0 ||
+      rename(tree.path().c_str(), destination.c_str()) != 0) {
+    return Error(ErrorCategory::failure,
+                 what,
                  "cannot rename into '" + destination + "': " + std::strerror(errno));
   }
   tree.committed();

@@ -27,7 +27,8 @@ struct ExtractLimits {
 ///   - character and block devices, FIFOs and sockets,
 ///   - more than `limits` allows (bytes per entry, total bytes, number of entries).
 /// Files keep their execute bits (modes are masked with 0755); owners and times are not restored.
-Status safe_extract(const std::string& archive_path, const std::string& destination,
+Status safe_extract(const std::string& archive_path,
+                    const std::string& destination,
                     const ExtractLimits& limits = {});
 
 } // namespace lume_unlock::util

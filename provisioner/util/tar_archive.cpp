@@ -6,13 +6,14 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
-#include <sys/stat.h>
 
 namespace lume_unlock::util {
 
@@ -21,7 +22,9 @@ namespace {
 constexpr const char* k_what = "cannot write archive";
 constexpr std::size_t k_block = 1 << 16;
 
-Error archive_error(const std::string& why) { return Error(ErrorCategory::failure, k_what, why); }
+Error archive_error(const std::string& why) {
+  return Error(ErrorCategory::failure, k_what, why);
+}
 
 mode_t normalized_mode(TarEntry::Kind kind, mode_t mode) {
   if (kind == TarEntry::Kind::directory || (mode & 0111) != 0) {
@@ -60,7 +63,8 @@ Result<std::map<std::string, Planned>> plan(const std::vector<TarEntry>& entries
     } else {
       found->second.entry = &entry;
     }
-    for (auto slash = path.find('/'); slash != std::string::npos; slash = path.find('/', slash + 1)) {
+    for (auto slash = path.find('/'); slash != std::string::npos;
+         slash = path.find('/', slash + 1)) {
       auto parent = path.substr(0, slash);
       auto existing = planned.find(parent);
       if (existing == planned.end()) {
@@ -96,7 +100,8 @@ la_ssize_t write_callback(struct archive*, void* client, const void* buffer, siz
   return static_cast<la_ssize_t>(length);
 }
 
-Status libarchive_status(struct archive* a, int rc, const SinkState& state, const std::string& doing) {
+Status
+libarchive_status(struct archive* a, int rc, const SinkState& state, const std::string& doing) {
   if (rc >= ARCHIVE_WARN) {
     return ok_status();
   }
@@ -107,7 +112,9 @@ Status libarchive_status(struct archive* a, int rc, const SinkState& state, cons
   return archive_error(doing + ": " + (text != nullptr ? text : "libarchive failed"));
 }
 
-Status write_data(struct archive* a, const std::string& path, std::string_view bytes,
+Status write_data(struct archive* a,
+                  const std::string& path,
+                  std::string_view bytes,
                   const SinkState& state) {
   while (!bytes.empty()) {
     auto chunk = bytes.substr(0, k_block);
@@ -140,8 +147,11 @@ Result<FileFacts> file_facts(const TarEntry& entry) {
   return FileFacts{static_cast<std::int64_t>(st.st_size), entry.mode.value_or(st.st_mode)};
 }
 
-Status copy_source(struct archive* a, const std::string& path, const TarEntry& entry,
-                   std::int64_t expected, const SinkState& state) {
+Status copy_source(struct archive* a,
+                   const std::string& path,
+                   const TarEntry& entry,
+                   std::int64_t expected,
+                   const SinkState& state) {
   std::ifstream in(entry.source_path, std::ios::binary);
   if (!in) {
     return archive_error("cannot read '" + entry.source_path + "': " + std::strerror(errno));

@@ -2,11 +2,12 @@
 
 #include "result.hpp"
 
+#include <sys/types.h>
+
 #include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <sys/types.h>
 #include <vector>
 
 namespace lume_unlock::util {
@@ -18,9 +19,9 @@ struct TarEntry {
 
   std::string path;
   Kind kind = Kind::file;
-  std::string content;                ///< the file's bytes when source_path is empty
-  std::string source_path;            ///< read the file's bytes from here when set
-  std::optional<mode_t> mode;         ///< any execute bit -> 0755, else 0644; unset: source's mode
+  std::string content;        ///< the file's bytes when source_path is empty
+  std::string source_path;    ///< read the file's bytes from here when set
+  std::optional<mode_t> mode; ///< any execute bit -> 0755, else 0644; unset: source's mode
 
   static TarEntry bytes(std::string path, std::string content, mode_t mode = 0644);
   static TarEntry file(std::string path, std::string source_path);

@@ -24,7 +24,8 @@ std::string trim(std::string_view text) {
   return std::string(text.substr(begin, end - begin + 1));
 }
 
-/// "simdgroup   matrix mul.  support" -> "simdgroup matrix mul.": labels keyed on words, not columns.
+/// "simdgroup   matrix mul.  support" -> "simdgroup matrix mul.": labels keyed on words, not
+/// columns.
 std::string canonical_label(std::string_view label) {
   std::string words;
   bool space = false;
@@ -40,7 +41,8 @@ std::string canonical_label(std::string_view label) {
     words += c;
   }
   const std::string suffix = " support";
-  if (words.size() > suffix.size() && words.compare(words.size() - suffix.size(), suffix.size(), suffix) == 0) {
+  if (words.size() > suffix.size() &&
+      words.compare(words.size() - suffix.size(), suffix.size(), suffix) == 0) {
     words.resize(words.size() - suffix.size());
   }
   return words;
@@ -51,7 +53,8 @@ bool starts_with_word(std::string_view text, std::string_view word) {
     return false;
   }
   for (std::size_t i = 0; i < word.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(text[i])) != std::tolower(static_cast<unsigned char>(word[i]))) {
+    if (std::tolower(static_cast<unsigned char>(text[i])) !=
+        std::tolower(static_cast<unsigned char>(word[i]))) {
       return false;
     }
   }
@@ -76,7 +79,9 @@ ShimActivation parse_activation(ShimKind kind, const std::string& rest) {
   activation.process = trim(rest.substr(0, paren == std::string::npos ? rest.size() : paren));
   static const std::regex k_pair(R"((\w+)\s*=\s*([0-9A-Fa-fx]+))");
   const std::string params = paren == std::string::npos ? std::string() : rest.substr(paren);
-  for (auto it = std::sregex_iterator(params.begin(), params.end(), k_pair); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(params.begin(), params.end(), k_pair);
+       it != std::sregex_iterator();
+       ++it) {
     const std::string key = (*it)[1];
     auto value = parse_number((*it)[2]);
     if (key == "appleFamilyMax") {
@@ -118,8 +123,9 @@ void LineReader::read(std::string_view line) {
   if (!line.empty() && line.back() == '\r') {
     line.remove_suffix(1);
   }
-  for (auto [marker, kind] : {std::pair<std::string_view, ShimKind>{"[lume-unlock-shim]", ShimKind::lume_unlock},
-                              std::pair<std::string_view, ShimKind>{"[LumeMetalCapabilities]", ShimKind::cua}}) {
+  for (auto [marker, kind] :
+       {std::pair<std::string_view, ShimKind>{"[lume-unlock-shim]", ShimKind::lume_unlock},
+        std::pair<std::string_view, ShimKind>{"[LumeMetalCapabilities]", ShimKind::cua}}) {
     auto at = line.find(marker);
     if (at != std::string_view::npos) {
       read_shim(line, at + marker.size(), kind);
@@ -177,7 +183,8 @@ void LineReader::read_metal(const std::string& body) {
 }
 
 void LineReader::read_family(const std::string& body) {
-  static const std::regex k_family(R"(MTLGPUFamily(Apple|Common|Metal)(\d{1,6})\s*(?:\(\s*(\d{1,6})\s*\))?)");
+  static const std::regex k_family(
+      R"(MTLGPUFamily(Apple|Common|Metal)(\d{1,6})\s*(?:\(\s*(\d{1,6})\s*\))?)");
   std::smatch match;
   if (!std::regex_search(body, match, k_family)) {
     return;
@@ -195,8 +202,9 @@ void LineReader::read_family(const std::string& body) {
   } else {
     code = k_metal3 + number - 3; // MTLGPUFamilyMetal3 is 5001
   }
-  auto& field = kind == "Apple" ? m_report.apple_family
-                                : (kind == "Common" ? m_report.common_family : m_report.metal_family);
+  auto& field = kind == "Apple"
+                    ? m_report.apple_family
+                    : (kind == "Common" ? m_report.common_family : m_report.metal_family);
   if (!field) {
     field = code;
   }
@@ -229,13 +237,16 @@ void LineReader::read_flag(const std::string& label, bool value) {
   }
 }
 
-std::string family_text(const char* kind, int code) { return std::string(kind) + " family " + std::to_string(code); }
+std::string family_text(const char* kind, int code) {
+  return std::string(kind) + " family " + std::to_string(code);
+}
 
 void decide(LlamaLogReport& r, const LlamaLogOptions& options, bool saw_metal_init) {
   auto& reasons = r.reasons;
   if (!saw_metal_init) {
     r.verdict = LlamaLogVerdict::no_metal_log;
-    reasons.push_back("the log has no llama.cpp Metal init lines (ggml_metal_…: GPU name, GPU family, simdgroup …)");
+    reasons.push_back("the log has no llama.cpp Metal init lines (ggml_metal_…: GPU name, GPU "
+                      "family, simdgroup …)");
     return;
   }
   const bool paravirtual = r.gpu_name && r.gpu_name->find(k_paravirtual) != std::string::npos;
@@ -246,19 +257,23 @@ void decide(LlamaLogReport& r, const LlamaLogOptions& options, bool saw_metal_in
 
   std::vector<std::string> unsafe;
   if (r.apple_family && *r.apple_family > k_highest_real_apple) {
-    unsafe.push_back(family_text("Apple", *r.apple_family) + " is above " + std::to_string(k_highest_real_apple) +
+    unsafe.push_back(family_text("Apple", *r.apple_family) + " is above " +
+                     std::to_string(k_highest_real_apple) +
                      ", which no Apple GPU reports: a blanket-true family hook");
   }
   if (r.common_family && *r.common_family > k_highest_real_common) {
-    unsafe.push_back(family_text("Common", *r.common_family) + " is above " + std::to_string(k_highest_real_common) +
+    unsafe.push_back(family_text("Common", *r.common_family) + " is above " +
+                     std::to_string(k_highest_real_common) +
                      ", which no SDK defines: a blanket-true family hook");
   }
   if (r.shim && r.shim->kind == ShimKind::cua_broad) {
-    unsafe.push_back("the shim line is the superseded broad research build (familyMax/featureProfile)");
+    unsafe.push_back(
+        "the shim line is the superseded broad research build (familyMax/featureProfile)");
   }
   if (r.metal_family && r.shim && (paravirtual || !r.gpu_name)) {
-    unsafe.push_back(family_text("Metal", *r.metal_family) +
-                     " is reported on a shimmed virtual device: MLX would then use residency sets and fail");
+    unsafe.push_back(
+        family_text("Metal", *r.metal_family) +
+        " is reported on a shimmed virtual device: MLX would then use residency sets and fail");
   }
   if (!unsafe.empty()) {
     r.verdict = LlamaLogVerdict::unsafe_profile;
@@ -270,17 +285,19 @@ void decide(LlamaLogReport& r, const LlamaLogOptions& options, bool saw_metal_in
     const bool injection_evident = options.expect_shim || !r.inert_messages.empty();
     if (!r.shim && injection_evident) {
       r.verdict = LlamaLogVerdict::shim_inactive;
-      reasons.push_back("injection was requested but no shim activation line appears and llama.cpp saw the "
-                        "stock answers (check LUME_METAL_APPLE_FAMILY_MAX, the guard file, and whether the "
-                        "binary strips DYLD_ variables)");
+      reasons.push_back(
+          "injection was requested but no shim activation line appears and llama.cpp saw the "
+          "stock answers (check LUME_METAL_APPLE_FAMILY_MAX, the guard file, and whether the "
+          "binary strips DYLD_ variables)");
       for (const auto& message : r.inert_messages) {
         reasons.push_back("the shim said: " + message);
       }
       return;
     }
     r.verdict = LlamaLogVerdict::stock;
-    reasons.push_back("SIMD-group reduction is off: llama.cpp runs matrix multiplication and normalisation on "
-                      "the CPU");
+    reasons.push_back(
+        "SIMD-group reduction is off: llama.cpp runs matrix multiplication and normalisation on "
+        "the CPU");
     if (r.shim) {
       reasons.push_back("a shim activation line is present, yet llama.cpp saw the stock answers");
     }
@@ -288,22 +305,28 @@ void decide(LlamaLogReport& r, const LlamaLogOptions& options, bool saw_metal_in
   }
   if (!matrix) {
     r.verdict = LlamaLogVerdict::partial;
-    reasons.push_back("SIMD-group reduction is on but matrix multiply is off (Metal3 without Apple7): no "
-                      "matrix-matrix kernels and no flash attention");
+    reasons.push_back(
+        "SIMD-group reduction is on but matrix multiply is off (Metal3 without Apple7): no "
+        "matrix-matrix kernels and no flash attention");
     return;
   }
   r.verdict = LlamaLogVerdict::fast;
-  reasons.push_back("SIMD-group reduction and matrix multiply are on: llama.cpp's fast Metal paths run");
+  reasons.push_back(
+      "SIMD-group reduction and matrix multiply are on: llama.cpp's fast Metal paths run");
   if (r.shim) {
-    if (r.shim->apple_family_max && r.apple_family && *r.shim->apple_family_max == *r.apple_family && paravirtual) {
-      reasons.push_back("attributable to the shim: the Apple family equals appleFamilyMax on the paravirtual device");
+    if (r.shim->apple_family_max && r.apple_family &&
+        *r.shim->apple_family_max == *r.apple_family && paravirtual) {
+      reasons.push_back("attributable to the shim: the Apple family equals appleFamilyMax on the "
+                        "paravirtual device");
     } else {
-      reasons.push_back("the shim line is present but the Apple family does not match its appleFamilyMax on a "
-                        "paravirtual device: attribution is uncertain");
+      reasons.push_back(
+          "the shim line is present but the Apple family does not match its appleFamilyMax on a "
+          "paravirtual device: attribution is uncertain");
     }
   } else if (paravirtual) {
-    reasons.push_back("fast paths on a paravirtual device without a shim line: another interposer is present, or "
-                      "macOS reports more natively");
+    reasons.push_back(
+        "fast paths on a paravirtual device without a shim line: another interposer is present, or "
+        "macOS reports more natively");
   }
 }
 

@@ -15,8 +15,10 @@ enum class LlamaLogVerdict {
   fast,           ///< SIMD-group reduction and matrix multiply on: the unlocked kernels run
   partial,        ///< reduction on, matrix multiply off (Metal3 without Apple7)
   stock,          ///< reduction off: most of the model runs on the CPU
-  unsafe_profile, ///< answers no real GPU gives (Apple > 1010, Common > 3003, broad build, Metal on a shimmed VM)
-  shim_inactive,  ///< injection was requested (or the shim said it stayed inert) but llama.cpp saw stock answers
+  unsafe_profile, ///< answers no real GPU gives (Apple > 1010, Common > 3003, broad build, Metal on
+                  ///< a shimmed VM)
+  shim_inactive,  ///< injection was requested (or the shim said it stayed inert) but llama.cpp saw
+                  ///< stock answers
   no_metal_log,   ///< no Metal init lines at all
 };
 

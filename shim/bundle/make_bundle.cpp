@@ -28,7 +28,9 @@ struct Arguments {
   BundleSpec spec;
 };
 
-Error usage(const std::string& why) { return Error(ErrorCategory::usage, "bad usage", why); }
+Error usage(const std::string& why) {
+  return Error(ErrorCategory::usage, "bad usage", why);
+}
 
 /// Reads the command line; platform options attach to the latest --platform.
 Arguments parse(const std::vector<std::string>& args) {
@@ -90,7 +92,8 @@ int main(int argc, char** argv) {
     for (const auto& [name, entry] : built.manifest.platforms) {
       platforms += (platforms.empty() ? "" : ", ") + name;
     }
-    std::cout << "wrote " << built.directory << " and " << built.archive << " (" << platforms << ")\n";
+    std::cout << "wrote " << built.directory << " and " << built.archive << " (" << platforms
+              << ")\n";
     return 0;
   } catch (const Error& error) {
     std::cerr << "lume-unlock-make-bundle: error: " << error.message() << '\n';

@@ -1,13 +1,13 @@
 #include "bundle/builder.hpp"
-
 #include "bundle/loader.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <sys/stat.h>
+
+#include <filesystem>
 
 namespace lume_unlock::bundle {
 namespace {
@@ -18,7 +18,8 @@ class BundleBuilderTest : public ::testing::Test {
 protected:
   void SetUp() override {
     m_dir = fs::path(::testing::TempDir()) /
-            ("bundle_builder_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+            ("bundle_builder_" +
+             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(m_dir);
     fs::create_directories(m_dir / "src");
     m_shim = dummy("liblume_unlock_shim.so", "shim bytes", 0755);
@@ -50,13 +51,19 @@ TEST_F(BundleBuilderTest, WritesTheDesignLayoutAndManifest) {
   ASSERT_TRUE(built.ok()) << built.error().message();
   const fs::path root = m_dir / "out" / "shim-bundle";
   EXPECT_EQ(built.value().directory, root.string());
-  EXPECT_EQ(built.value().archive, (m_dir / "out" / "lume-unlock-shim-bundle-0.1.0.tar.gz").string());
-  EXPECT_EQ(util::read_file((root / "linux-x86_64/liblume-unlock-shim.so").string()).value(), "shim bytes");
-  EXPECT_EQ(util::read_file((root / "linux-x86_64/lume-unlock-probe").string()).value(), "probe bytes");
+  EXPECT_EQ(built.value().archive,
+            (m_dir / "out" / "lume-unlock-shim-bundle-0.1.0.tar.gz").string());
+  EXPECT_EQ(util::read_file((root / "linux-x86_64/liblume-unlock-shim.so").string()).value(),
+            "shim bytes");
+  EXPECT_EQ(util::read_file((root / "linux-x86_64/lume-unlock-probe").string()).value(),
+            "probe bytes");
   EXPECT_EQ(util::read_file((root / "linux-x86_64/libMetalEmu.so").string()).value(), "emu bytes");
-  EXPECT_EQ(util::read_file((root / "darwin-arm64/liblume-unlock-shim.dylib").string()).value(), "mach-o bytes");
-  EXPECT_EQ(fs::status(root / "linux-x86_64/lume-unlock-probe").permissions() & fs::perms::all, fs::perms(0755));
-  EXPECT_EQ(fs::status(root / "darwin-arm64/liblume-unlock-shim.dylib").permissions() & fs::perms::all,
+  EXPECT_EQ(util::read_file((root / "darwin-arm64/liblume-unlock-shim.dylib").string()).value(),
+            "mach-o bytes");
+  EXPECT_EQ(fs::status(root / "linux-x86_64/lume-unlock-probe").permissions() & fs::perms::all,
+            fs::perms(0755));
+  EXPECT_EQ(fs::status(root / "darwin-arm64/liblume-unlock-shim.dylib").permissions() &
+                fs::perms::all,
             fs::perms(0644));
 
   auto manifest = parse_bundle_manifest(util::read_file((root / "bundle.json").string()).value());
@@ -64,10 +71,13 @@ TEST_F(BundleBuilderTest, WritesTheDesignLayoutAndManifest) {
   EXPECT_EQ(manifest.value(), built.value().manifest);
   const auto& linux_entry = manifest.value().platforms.at("linux-x86_64");
   EXPECT_EQ(linux_entry.inject_env, "LD_PRELOAD");
-  EXPECT_EQ(linux_entry.shim, (BundleFile{"linux-x86_64/liblume-unlock-shim.so", util::sha256_hex("shim bytes")}));
-  EXPECT_EQ(linux_entry.probe, (BundleFile{"linux-x86_64/lume-unlock-probe", util::sha256_hex("probe bytes")}));
-  EXPECT_EQ(linux_entry.support,
-            (std::vector<BundleFile>{{"linux-x86_64/libMetalEmu.so", util::sha256_hex("emu bytes")}}));
+  EXPECT_EQ(linux_entry.shim,
+            (BundleFile{"linux-x86_64/liblume-unlock-shim.so", util::sha256_hex("shim bytes")}));
+  EXPECT_EQ(linux_entry.probe,
+            (BundleFile{"linux-x86_64/lume-unlock-probe", util::sha256_hex("probe bytes")}));
+  EXPECT_EQ(
+      linux_entry.support,
+      (std::vector<BundleFile>{{"linux-x86_64/libMetalEmu.so", util::sha256_hex("emu bytes")}}));
   const auto& darwin = manifest.value().platforms.at("darwin-arm64");
   EXPECT_EQ(darwin.inject_env, "DYLD_INSERT_LIBRARIES");
   EXPECT_FALSE(darwin.probe.has_value());
@@ -83,11 +93,13 @@ TEST_F(BundleBuilderTest, SameSourcesGiveTheSameArchiveBytes) {
   fs::last_write_time(m_shim, fs::file_time_type::clock::now() + std::chrono::hours(1));
   auto second = build_bundle(spec(), (m_dir / "two").string());
   ASSERT_TRUE(second.ok());
-  EXPECT_EQ(util::read_file(first.value().archive).value(), util::read_file(second.value().archive).value());
+  EXPECT_EQ(util::read_file(first.value().archive).value(),
+            util::read_file(second.value().archive).value());
   util::write_file_atomic(m_shim, "other shim bytes", 0755);
   auto third = build_bundle(spec(), (m_dir / "three").string());
   ASSERT_TRUE(third.ok());
-  EXPECT_NE(util::read_file(first.value().archive).value(), util::read_file(third.value().archive).value());
+  EXPECT_NE(util::read_file(first.value().archive).value(),
+            util::read_file(third.value().archive).value());
 }
 
 TEST_F(BundleBuilderTest, ArchiveLoadsBackAsTheSameBundle) {
@@ -122,22 +134,33 @@ TEST_F(BundleBuilderTest, BadSpecsAreRefusedAndLeaveNothing) {
     return s;
   };
   const Case cases[] = {
-      {"bad version", with([](BundleSpec& s) { s.version = "../1"; }),
-       "cannot build the shim bundle: version '../1' may only hold letters, digits, '.', '_', '+' and '-'"},
-      {"no platform", with([](BundleSpec& s) { s.platforms.clear(); }),
+      {"bad version",
+       with([](BundleSpec& s) { s.version = "../1"; }),
+       "cannot build the shim bundle: version '../1' may only hold letters, digits, '.', '_', '+' "
+       "and '-'"},
+      {"no platform",
+       with([](BundleSpec& s) { s.platforms.clear(); }),
        "cannot build the shim bundle: no platform given"},
-      {"bad platform name", with([](BundleSpec& s) { s.platforms[0].name = "linux"; }),
+      {"bad platform name",
+       with([](BundleSpec& s) { s.platforms[0].name = "linux"; }),
        "cannot build the shim bundle: 'linux' is not a platform name like 'darwin-arm64'"},
-      {"platform twice", with([](BundleSpec& s) { s.platforms[1].name = "linux-x86_64"; }),
+      {"platform twice",
+       with([](BundleSpec& s) { s.platforms[1].name = "linux-x86_64"; }),
        "cannot build the shim bundle: platform 'linux-x86_64' is given twice"},
-      {"bad injection variable", with([](BundleSpec& s) { s.platforms[0].inject_env = "LD_LIBRARY_PATH"; }),
-       "cannot build the shim bundle: platform 'linux-x86_64': injection variable 'LD_LIBRARY_PATH' is neither "
+      {"bad injection variable",
+       with([](BundleSpec& s) { s.platforms[0].inject_env = "LD_LIBRARY_PATH"; }),
+       "cannot build the shim bundle: platform 'linux-x86_64': injection variable "
+       "'LD_LIBRARY_PATH' is neither "
        "'DYLD_INSERT_LIBRARIES' nor 'LD_PRELOAD'"},
-      {"no shim", with([](BundleSpec& s) { s.platforms[1].shim.clear(); }),
+      {"no shim",
+       with([](BundleSpec& s) { s.platforms[1].shim.clear(); }),
        "cannot build the shim bundle: platform 'darwin-arm64' has no shim"},
-      {"two files, one name", with([this](BundleSpec& s) { s.platforms[0].support.push_back(m_emu); }),
-       "cannot build the shim bundle: platform 'linux-x86_64' has two files named 'libMetalEmu.so'"},
-      {"missing source", with([](BundleSpec& s) { s.platforms[0].probe = "/nonexistent/probe"; }),
+      {"two files, one name",
+       with([this](BundleSpec& s) { s.platforms[0].support.push_back(m_emu); }),
+       "cannot build the shim bundle: platform 'linux-x86_64' has two files named "
+       "'libMetalEmu.so'"},
+      {"missing source",
+       with([](BundleSpec& s) { s.platforms[0].probe = "/nonexistent/probe"; }),
        "cannot build the shim bundle: cannot read '/nonexistent/probe': No such file or directory"},
   };
   for (const auto& c : cases) {

@@ -1,5 +1,4 @@
 #include "bundle/loader.hpp"
-
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
 #include "util/tar_archive.hpp"
@@ -17,7 +16,8 @@ class BundleLoaderTest : public ::testing::Test {
 protected:
   void SetUp() override {
     m_dir = fs::path(::testing::TempDir()) /
-            ("bundle_loader_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+            ("bundle_loader_" +
+             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(m_dir);
     fs::create_directories(m_dir / "bundle" / "linux-x86_64");
     fs::create_directories(m_dir / "work");
@@ -45,8 +45,8 @@ protected:
     std::vector<util::TarEntry> entries = std::move(extra);
     for (const auto& item : fs::recursive_directory_iterator(m_dir / "bundle")) {
       if (item.is_regular_file()) {
-        entries.push_back(util::TarEntry::file(item.path().lexically_relative(m_dir / "bundle").string(),
-                                               item.path().string()));
+        entries.push_back(util::TarEntry::file(
+            item.path().lexically_relative(m_dir / "bundle").string(), item.path().string()));
       }
     }
     auto path = (m_dir / "bundle.tar.gz").string();
@@ -70,10 +70,11 @@ TEST_F(BundleLoaderTest, ChangedFileIsNamedWithBothDigests) {
   write("linux-x86_64/libMetalEmu.so", "tampered");
   auto loaded = load_bundle_directory(root());
   ASSERT_FALSE(loaded.ok());
-  EXPECT_EQ(loaded.error().message(), "cannot load shim bundle '" + root() +
-                                          "': bundle file 'linux-x86_64/libMetalEmu.so' does not match bundle.json: "
-                                          "expected sha256 " +
-                                          util::sha256_hex("emu") + ", found " + util::sha256_hex("tampered"));
+  EXPECT_EQ(loaded.error().message(),
+            "cannot load shim bundle '" + root() +
+                "': bundle file 'linux-x86_64/libMetalEmu.so' does not match bundle.json: "
+                "expected sha256 " +
+                util::sha256_hex("emu") + ", found " + util::sha256_hex("tampered"));
   EXPECT_EQ(loaded.error().category(), ErrorCategory::verification);
 }
 
@@ -81,9 +82,10 @@ TEST_F(BundleLoaderTest, MissingFileIsNamed) {
   fs::remove(m_dir / "bundle" / "linux-x86_64" / "lume-unlock-probe");
   auto loaded = load_bundle_directory(root());
   ASSERT_FALSE(loaded.ok());
-  EXPECT_EQ(loaded.error().message(), "cannot load shim bundle '" + root() +
-                                          "': bundle file 'linux-x86_64/lume-unlock-probe' is missing: No such file "
-                                          "or directory");
+  EXPECT_EQ(loaded.error().message(),
+            "cannot load shim bundle '" + root() +
+                "': bundle file 'linux-x86_64/lume-unlock-probe' is missing: No such file "
+                "or directory");
 }
 
 TEST_F(BundleLoaderTest, SymlinkInPlaceOfAFileIsRefused) {
@@ -92,15 +94,17 @@ TEST_F(BundleLoaderTest, SymlinkInPlaceOfAFileIsRefused) {
   auto loaded = load_bundle_directory(root());
   ASSERT_FALSE(loaded.ok());
   EXPECT_EQ(loaded.error().message(),
-            "cannot load shim bundle '" + root() + "': bundle file 'linux-x86_64/lume-unlock-probe' is not a regular file");
+            "cannot load shim bundle '" + root() +
+                "': bundle file 'linux-x86_64/lume-unlock-probe' is not a regular file");
 }
 
 TEST_F(BundleLoaderTest, DirectoryWithoutManifestIsBadInput) {
   fs::remove(m_dir / "bundle" / "bundle.json");
   auto loaded = load_bundle_directory(root());
   ASSERT_FALSE(loaded.ok());
-  EXPECT_EQ(loaded.error().message(), "cannot load shim bundle '" + root() + "': cannot read '" + root() +
-                                          "/bundle.json': No such file or directory");
+  EXPECT_EQ(loaded.error().message(),
+            "cannot load shim bundle '" + root() + "': cannot read '" + root() +
+                "/bundle.json': No such file or directory");
   EXPECT_EQ(loaded.error().category(), ErrorCategory::usage);
 }
 
@@ -109,7 +113,8 @@ TEST_F(BundleLoaderTest, InvalidManifestKeepsItsMessage) {
   auto loaded = load_bundle_directory(root());
   ASSERT_FALSE(loaded.ok());
   EXPECT_EQ(loaded.error().message(),
-            "cannot load shim bundle '" + root() + "': invalid bundle.json: missing key 'platforms'");
+            "cannot load shim bundle '" + root() +
+                "': invalid bundle.json: missing key 'platforms'");
 }
 
 TEST_F(BundleLoaderTest, LoadsFromAnArchiveAndCleansUpAfterwards) {
@@ -120,8 +125,10 @@ TEST_F(BundleLoaderTest, LoadsFromAnArchiveAndCleansUpAfterwards) {
     ASSERT_TRUE(loaded.ok()) << loaded.error().message();
     EXPECT_EQ(loaded.value().manifest(), m_manifest);
     extracted_root = loaded.value().root();
-    EXPECT_EQ(util::read_file(loaded.value().local_path(m_manifest.platforms.at("linux-x86_64").shim)).value(),
-              "shim");
+    EXPECT_EQ(
+        util::read_file(loaded.value().local_path(m_manifest.platforms.at("linux-x86_64").shim))
+            .value(),
+        "shim");
     auto copy = loaded.value(); // copies share the extracted directory
     (void)copy;
   }
@@ -134,10 +141,11 @@ TEST_F(BundleLoaderTest, TamperedArchiveNamesTheArchive) {
   auto path = archive();
   auto loaded = load_bundle_archive(path, (m_dir / "work").string());
   ASSERT_FALSE(loaded.ok());
-  EXPECT_EQ(loaded.error().message(), "cannot load shim bundle '" + path +
-                                          "': bundle file 'linux-x86_64/lume-unlock-probe' does not match "
-                                          "bundle.json: expected sha256 " +
-                                          util::sha256_hex("probe") + ", found " + util::sha256_hex("other probe"));
+  EXPECT_EQ(loaded.error().message(),
+            "cannot load shim bundle '" + path +
+                "': bundle file 'linux-x86_64/lume-unlock-probe' does not match "
+                "bundle.json: expected sha256 " +
+                util::sha256_hex("probe") + ", found " + util::sha256_hex("other probe"));
   EXPECT_TRUE(fs::is_empty(m_dir / "work"));
 }
 
@@ -148,7 +156,8 @@ TEST_F(BundleLoaderTest, ArchivesGoThroughSafeExtraction) {
   auto loaded = load_bundle_archive(path, (m_dir / "work").string(), tiny);
   ASSERT_FALSE(loaded.ok());
   EXPECT_EQ(loaded.error().message(),
-            "cannot extract '" + path + "': entry 'bundle.json' is larger than the limit of 3 bytes per entry");
+            "cannot extract '" + path +
+                "': entry 'bundle.json' is larger than the limit of 3 bytes per entry");
   EXPECT_TRUE(fs::is_empty(m_dir / "work"));
 }
 

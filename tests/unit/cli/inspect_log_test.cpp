@@ -39,11 +39,21 @@ TEST(InspectLog, JsonHasExactlyTheContractKeys) {
   for (const auto& item : doc.items()) {
     keys.push_back(item.key());
   }
-  EXPECT_EQ(keys, (std::vector<std::string>{"apple_family", "bfloat", "common_family", "gpu_name", "metal_family",
-                                            "residency_sets", "shim", "simdgroup_matrix", "simdgroup_reduction",
-                                            "tensor", "verdict"}));
-  EXPECT_EQ(doc["shim"], (nlohmann::json{{"present", true}, {"apple_family_max", 1009},
-                                         {"max_threadgroup_memory", 65536}}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"apple_family",
+                                      "bfloat",
+                                      "common_family",
+                                      "gpu_name",
+                                      "metal_family",
+                                      "residency_sets",
+                                      "shim",
+                                      "simdgroup_matrix",
+                                      "simdgroup_reduction",
+                                      "tensor",
+                                      "verdict"}));
+  EXPECT_EQ(doc["shim"],
+            (nlohmann::json{
+                {"present", true}, {"apple_family_max", 1009}, {"max_threadgroup_memory", 65536}}));
   EXPECT_EQ(doc["verdict"], "fast");
   EXPECT_TRUE(doc["metal_family"].is_null());
 }
@@ -53,7 +63,8 @@ TEST(InspectLog, HumanReportForTheStockGuest) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out,
             "verdict: stock\n"
-            "  SIMD-group reduction is off: llama.cpp runs matrix multiplication and normalisation on the CPU\n"
+            "  SIMD-group reduction is off: llama.cpp runs matrix multiplication and normalisation "
+            "on the CPU\n"
             "GPU name:             Apple Paravirtual device\n"
             "Apple family:         1005\n"
             "Common family:        3003\n"
@@ -70,9 +81,10 @@ TEST(InspectLog, HumanReportForTheStockGuest) {
 TEST(InspectLog, HumanReportNamesTheShim) {
   auto r = run({"inspect-log", log_path("unlocked-cua-nslog.stderr")});
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.out.find("shim:                 Cua shim (LumeMetalCapabilities) enabled for llama-bench "
-                       "(appleFamilyMax=1009, maxThreadgroupMemory=65536)\n"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("shim:                 Cua shim (LumeMetalCapabilities) enabled for llama-bench "
+                 "(appleFamilyMax=1009, maxThreadgroupMemory=65536)\n"),
+      std::string::npos)
       << r.out;
 }
 
@@ -86,14 +98,17 @@ TEST(InspectLog, ExpectShimTurnsStockIntoShimInactive) {
 }
 
 TEST(InspectLog, EveryVerdictExitsZero) {
-  for (const char* name : {"cpu-only.stderr", "broad-profile.stderr", "partial-metal3.stderr",
+  for (const char* name : {"cpu-only.stderr",
+                           "broad-profile.stderr",
+                           "partial-metal3.stderr",
                            "shim-inert-message.stderr"}) {
     auto r = run({"inspect-log", log_path(name)});
     EXPECT_EQ(r.exit_code, 0) << name << r.err;
   }
   EXPECT_EQ(run({"inspect-log", log_path("cpu-only.stderr")}).out,
             "verdict: no-metal-log\n"
-            "  the log has no llama.cpp Metal init lines (ggml_metal_…: GPU name, GPU family, simdgroup …)\n"
+            "  the log has no llama.cpp Metal init lines (ggml_metal_…: GPU name, GPU family, "
+            "simdgroup …)\n"
             "shim:                 (no activation line)\n");
 }
 
@@ -101,7 +116,8 @@ TEST(InspectLog, UnreadableFileIsBadInput) {
   auto r = run({"inspect-log", "/nonexistent/llama.stderr"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err,
-            "lume-unlock: error: cannot inspect log: cannot read '/nonexistent/llama.stderr': No such file or "
+            "lume-unlock: error: cannot inspect log: cannot read '/nonexistent/llama.stderr': No "
+            "such file or "
             "directory\n"
             "hint: capture llama.cpp's stderr into a file (2> llama.stderr) and pass its path\n");
 }

@@ -5,9 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
 #include <cstdio>
 #include <filesystem>
-#include <sys/wait.h>
 
 namespace lume_unlock {
 namespace {
@@ -51,24 +52,43 @@ class MakeBundleTool : public ::testing::Test {
 protected:
   void SetUp() override {
     m_dir = fs::path(::testing::TempDir()) /
-            ("make_bundle_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+            ("make_bundle_" +
+             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(m_dir);
     fs::create_directories(m_dir / "src");
     for (const char* name : {"liblume_unlock_shim.so", "lume_unlock_probe", "libMetalEmu.so"}) {
-      ASSERT_TRUE(util::write_file_atomic((m_dir / "src" / name).string(), std::string("dummy ") + name, 0755).ok());
+      ASSERT_TRUE(util::write_file_atomic(
+                      (m_dir / "src" / name).string(), std::string("dummy ") + name, 0755)
+                      .ok());
     }
-    ASSERT_TRUE(util::write_file_atomic((m_dir / "src" / "shim.dylib").string(), "dummy dylib", 0755).ok());
+    ASSERT_TRUE(
+        util::write_file_atomic((m_dir / "src" / "shim.dylib").string(), "dummy dylib", 0755).ok());
   }
   void TearDown() override { fs::remove_all(m_dir); }
 
   std::vector<std::string> args(const std::string& out) const {
-    return {"--out", out, "--version", "0.1.0", "--source-revision", "deadbeef",
-            "--platform", "linux-x86_64", "--inject-env", "LD_PRELOAD",
-            "--shim", (m_dir / "src/liblume_unlock_shim.so").string(),
-            "--probe", (m_dir / "src/lume_unlock_probe").string(),
-            "--support", (m_dir / "src/libMetalEmu.so").string(),
-            "--platform", "darwin-arm64", "--inject-env", "DYLD_INSERT_LIBRARIES",
-            "--shim", (m_dir / "src/shim.dylib").string()};
+    return {"--out",
+            out,
+            "--version",
+            "0.1.0",
+            "--source-revision",
+            "deadbeef",
+            "--platform",
+            "linux-x86_64",
+            "--inject-env",
+            "LD_PRELOAD",
+            "--shim",
+            (m_dir / "src/liblume_unlock_shim.so").string(),
+            "--probe",
+            (m_dir / "src/lume_unlock_probe").string(),
+            "--support",
+            (m_dir / "src/libMetalEmu.so").string(),
+            "--platform",
+            "darwin-arm64",
+            "--inject-env",
+            "DYLD_INSERT_LIBRARIES",
+            "--shim",
+            (m_dir / "src/shim.dylib").string()};
   }
 
   fs::path m_dir;
@@ -78,15 +98,18 @@ TEST_F(MakeBundleTool, WritesABundleThatLoadsFromDirectoryAndArchive) {
   auto out = (m_dir / "build").string();
   auto run = run_tool(args(out));
   ASSERT_EQ(run.exit_code, 0) << run.output;
-  EXPECT_EQ(run.output, "wrote " + out + "/shim-bundle and " + out +
-                            "/lume-unlock-shim-bundle-0.1.0.tar.gz (darwin-arm64, linux-x86_64)\n");
+  EXPECT_EQ(run.output,
+            "wrote " + out + "/shim-bundle and " + out +
+                "/lume-unlock-shim-bundle-0.1.0.tar.gz (darwin-arm64, linux-x86_64)\n");
   auto from_directory = bundle::load_bundle_directory(out + "/shim-bundle");
   ASSERT_TRUE(from_directory.ok()) << from_directory.error().message();
   const auto& manifest = from_directory.value().manifest();
   EXPECT_EQ(manifest.source_revision, "deadbeef");
-  EXPECT_EQ(manifest.platforms.at("darwin-arm64").shim.path, "darwin-arm64/liblume-unlock-shim.dylib");
+  EXPECT_EQ(manifest.platforms.at("darwin-arm64").shim.path,
+            "darwin-arm64/liblume-unlock-shim.dylib");
   EXPECT_EQ(manifest.platforms.at("linux-x86_64").probe->path, "linux-x86_64/lume-unlock-probe");
-  auto from_archive = bundle::load_bundle_archive(out + "/lume-unlock-shim-bundle-0.1.0.tar.gz", m_dir.string());
+  auto from_archive =
+      bundle::load_bundle_archive(out + "/lume-unlock-shim-bundle-0.1.0.tar.gz", m_dir.string());
   ASSERT_TRUE(from_archive.ok()) << from_archive.error().message();
   EXPECT_EQ(from_archive.value().manifest(), manifest);
 }
@@ -110,11 +133,20 @@ TEST_F(MakeBundleTool, BadUsageExitsTwoWithTheReason) {
 }
 
 TEST_F(MakeBundleTool, MissingShimFileFails) {
-  auto run = run_tool({"--out", (m_dir / "x").string(), "--version", "1", "--platform", "linux-x86_64",
-                       "--inject-env", "LD_PRELOAD", "--shim", "/nonexistent/shim.so"});
+  auto run = run_tool({"--out",
+                       (m_dir / "x").string(),
+                       "--version",
+                       "1",
+                       "--platform",
+                       "linux-x86_64",
+                       "--inject-env",
+                       "LD_PRELOAD",
+                       "--shim",
+                       "/nonexistent/shim.so"});
   EXPECT_EQ(run.exit_code, 1);
-  EXPECT_EQ(run.output, "lume-unlock-make-bundle: error: cannot build the shim bundle: cannot read "
-                        "'/nonexistent/shim.so': No such file or directory\n");
+  EXPECT_EQ(run.output,
+            "lume-unlock-make-bundle: error: cannot build the shim bundle: cannot read "
+            "'/nonexistent/shim.so': No such file or directory\n");
 }
 
 } // namespace

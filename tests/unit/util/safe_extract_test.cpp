@@ -1,14 +1,14 @@
-#include "util/safe_extract.hpp"
-
 #include "util/atomic_file.hpp"
+#include "util/safe_extract.hpp"
 #include "util/tar_archive.hpp"
 
 #include <archive.h>
 #include <archive_entry.h>
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <sys/stat.h>
+
+#include <filesystem>
 
 namespace lume_unlock::util {
 namespace {
@@ -29,14 +29,18 @@ struct Raw {
 Raw file(std::string path, std::string content = "x", mode_t perm = 0644) {
   return Raw{std::move(path), AE_IFREG, std::move(content), {}, {}, perm, -1};
 }
-Raw dir(std::string path) { return Raw{std::move(path), AE_IFDIR, {}, {}, {}, 0755, -1}; }
+Raw dir(std::string path) {
+  return Raw{std::move(path), AE_IFDIR, {}, {}, {}, 0755, -1};
+}
 Raw symlink_to(std::string path, std::string target) {
   return Raw{std::move(path), AE_IFLNK, {}, std::move(target), {}, 0777, -1};
 }
 Raw hardlink_to(std::string path, std::string target) {
   return Raw{std::move(path), AE_IFREG, {}, {}, std::move(target), 0644, -1};
 }
-Raw special(std::string path, mode_t type) { return Raw{std::move(path), type, {}, {}, {}, 0644, -1}; }
+Raw special(std::string path, mode_t type) {
+  return Raw{std::move(path), type, {}, {}, {}, 0644, -1};
+}
 
 /// Writes `entries` as an uncompressed pax tar, exactly as given (no checks, no sorting).
 std::string craft(const std::vector<Raw>& entries) {
@@ -56,8 +60,9 @@ std::string craft(const std::vector<Raw>& entries) {
     if (!raw.hardlink.empty()) {
       archive_entry_set_hardlink(e, raw.hardlink.c_str());
     }
-    archive_entry_set_size(e, raw.declared_size >= 0 ? raw.declared_size
-                                                     : static_cast<std::int64_t>(raw.content.size()));
+    archive_entry_set_size(e,
+                           raw.declared_size >= 0 ? raw.declared_size
+                                                  : static_cast<std::int64_t>(raw.content.size()));
     EXPECT_EQ(archive_write_header(a, e), ARCHIVE_OK) << raw.path;
     if (!raw.content.empty()) {
       archive_write_data(a, raw.content.data(), raw.content.size());
@@ -74,7 +79,8 @@ class SafeExtractTest : public ::testing::Test {
 protected:
   void SetUp() override {
     m_dir = fs::path(::testing::TempDir()) /
-            ("safe_extract_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+            ("safe_extract_" +
+             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(m_dir);
     fs::create_directories(m_dir / "work");
     m_archive = (m_dir / "input.tar").string();
@@ -99,9 +105,14 @@ protected:
 };
 
 TEST_F(SafeExtractTest, ExtractsFilesDirectoriesAndLinksThatStayInside) {
-  auto status = extract(craft({dir("./"), dir("bin"), file("bin/tool", "run me", 0755), file("lib/libx.so.1", "elf"),
-                               symlink_to("lib/libx.so", "libx.so.1"), symlink_to("bin/lib", "../lib"),
-                               hardlink_to("bin/tool2", "bin/tool"), file("data", "d", 04777)}));
+  auto status = extract(craft({dir("./"),
+                               dir("bin"),
+                               file("bin/tool", "run me", 0755),
+                               file("lib/libx.so.1", "elf"),
+                               symlink_to("lib/libx.so", "libx.so.1"),
+                               symlink_to("bin/lib", "../lib"),
+                               hardlink_to("bin/tool2", "bin/tool"),
+                               file("data", "d", 04777)}));
   ASSERT_TRUE(status.ok()) << status.error().message();
   fs::path out = m_destination;
   EXPECT_EQ(read_file((out / "bin/tool").string()).value(), "run me");
@@ -110,13 +121,15 @@ TEST_F(SafeExtractTest, ExtractsFilesDirectoriesAndLinksThatStayInside) {
   EXPECT_EQ(read_file((out / "bin/tool2").string()).value(), "run me");
   EXPECT_EQ(fs::status(out / "bin/tool").permissions() & fs::perms::all, fs::perms(0755));
   // setuid and write-for-others are dropped.
-  EXPECT_EQ(fs::status(out / "data").permissions() & (fs::perms::all | fs::perms::set_uid), fs::perms(0755));
+  EXPECT_EQ(fs::status(out / "data").permissions() & (fs::perms::all | fs::perms::set_uid),
+            fs::perms(0755));
   EXPECT_EQ(fs::status(out).permissions() & fs::perms::all, fs::perms(0755));
   EXPECT_EQ(std::distance(fs::directory_iterator(m_dir / "work"), fs::directory_iterator()), 1);
 }
 
 TEST_F(SafeExtractTest, ReadsTheDeterministicGzipArchives) {
-  auto bytes = tar_gz_bytes({TarEntry::bytes("bundle.json", "{}"), TarEntry::bytes("a/b", "c", 0755)});
+  auto bytes =
+      tar_gz_bytes({TarEntry::bytes("bundle.json", "{}"), TarEntry::bytes("a/b", "c", 0755)});
   ASSERT_TRUE(bytes.ok());
   ASSERT_TRUE(extract(bytes.value()).ok());
   EXPECT_EQ(read_file(m_destination + "/a/b").value(), "c");
@@ -136,39 +149,79 @@ TEST_F(SafeExtractTest, EveryUnsafeArchiveIsRejectedWithItsOwnMessage) {
   small.max_total_bytes = 15;
   small.max_entries = 3;
   const RejectCase cases[] = {
-      {"absolute path", {file("ok"), file("/etc/passwd")}, "entry '/etc/passwd' is an absolute path", {}},
-      {"parent component", {file("a/../../escape")}, "entry 'a/../../escape' contains a '..' component", {}},
-      {"symlink up and out", {symlink_to("evil", "../outside")},
-       "symbolic link 'evil' -> '../outside' leaves the destination", {}},
-      {"absolute symlink", {symlink_to("etc", "/etc")}, "symbolic link 'etc' -> '/etc' leaves the destination", {}},
-      {"symlink through another symlink", {dir("sub"), symlink_to("sub/up", ".."), symlink_to("l2", "sub/up/..")},
-       "symbolic link 'l2' -> 'sub/up/..' leaves the destination", {}},
-      {"symlink chain built in the wrong order", {symlink_to("l2", "sub/up/.."), dir("sub"), symlink_to("sub/up", "..")},
-       "symbolic link 'l2' -> 'sub/up/..' leaves the destination", {}},
-      {"hard link outside", {hardlink_to("h", "../../etc/passwd")},
-       "hard link 'h' -> '../../etc/passwd' leaves the destination", {}},
-      {"absolute hard link", {hardlink_to("h", "/etc/passwd")}, "hard link 'h' -> '/etc/passwd' leaves the destination",
+      {"absolute path",
+       {file("ok"), file("/etc/passwd")},
+       "entry '/etc/passwd' is an absolute path",
        {}},
-      {"hard link to nothing yet", {hardlink_to("h", "later"), file("later")},
-       "hard link 'h' -> 'later' names no file extracted before it", {}},
-      {"hard link through a symlink", {dir("d"), file("d/f"), symlink_to("l", "d"), hardlink_to("h", "l/f")},
-       "hard link 'h' -> 'l/f' names no file extracted before it", {}},
-      {"write through a symlink", {dir("d"), symlink_to("l", "d"), file("l/f")},
-       "entry 'l/f' goes through the symbolic link 'l'", {}},
-      {"file used as a directory", {file("a"), file("a/b")}, "entry 'a/b' is inside 'a', which is not a directory", {}},
+      {"parent component",
+       {file("a/../../escape")},
+       "entry 'a/../../escape' contains a '..' component",
+       {}},
+      {"symlink up and out",
+       {symlink_to("evil", "../outside")},
+       "symbolic link 'evil' -> '../outside' leaves the destination",
+       {}},
+      {"absolute symlink",
+       {symlink_to("etc", "/etc")},
+       "symbolic link 'etc' -> '/etc' leaves the destination",
+       {}},
+      {"symlink through another symlink",
+       {dir("sub"), symlink_to("sub/up", ".."), symlink_to("l2", "sub/up/..")},
+       "symbolic link 'l2' -> 'sub/up/..' leaves the destination",
+       {}},
+      {"symlink chain built in the wrong order",
+       {symlink_to("l2", "sub/up/.."), dir("sub"), symlink_to("sub/up", "..")},
+       "symbolic link 'l2' -> 'sub/up/..' leaves the destination",
+       {}},
+      {"hard link outside",
+       {hardlink_to("h", "../../etc/passwd")},
+       "hard link 'h' -> '../../etc/passwd' leaves the destination",
+       {}},
+      {"absolute hard link",
+       {hardlink_to("h", "/etc/passwd")},
+       "hard link 'h' -> '/etc/passwd' leaves the destination",
+       {}},
+      {"hard link to nothing yet",
+       {hardlink_to("h", "later"), file("later")},
+       "hard link 'h' -> 'later' names no file extracted before it",
+       {}},
+      {"hard link through a symlink",
+       {dir("d"), file("d/f"), symlink_to("l", "d"), hardlink_to("h", "l/f")},
+       "hard link 'h' -> 'l/f' names no file extracted before it",
+       {}},
+      {"write through a symlink",
+       {dir("d"), symlink_to("l", "d"), file("l/f")},
+       "entry 'l/f' goes through the symbolic link 'l'",
+       {}},
+      {"file used as a directory",
+       {file("a"), file("a/b")},
+       "entry 'a/b' is inside 'a', which is not a directory",
+       {}},
       {"same file twice", {file("a", "1"), file("./a", "2")}, "entry './a' appears twice", {}},
-      {"character device", {special("dev/null", AE_IFCHR)},
-       "entry 'dev/null' is a character device; only files, directories and links are allowed", {}},
-      {"block device", {special("sda", AE_IFBLK)},
-       "entry 'sda' is a block device; only files, directories and links are allowed", {}},
-      {"fifo", {special("pipe", AE_IFIFO)}, "entry 'pipe' is a FIFO; only files, directories and links are allowed",
+      {"character device",
+       {special("dev/null", AE_IFCHR)},
+       "entry 'dev/null' is a character device; only files, directories and links are allowed",
        {}},
-      {"entry over the bound", {file("big", std::string(11, 'b'))},
-       "entry 'big' is larger than the limit of 10 bytes per entry", small},
-      {"total over the bound", {file("a", std::string(8, 'a')), file("b", std::string(8, 'b'))},
-       "the entries total more than the limit of 15 bytes", small},
-      {"too many entries", {file("a"), file("b"), file("c"), file("d")},
-       "the archive has more than the limit of 3 entries", small},
+      {"block device",
+       {special("sda", AE_IFBLK)},
+       "entry 'sda' is a block device; only files, directories and links are allowed",
+       {}},
+      {"fifo",
+       {special("pipe", AE_IFIFO)},
+       "entry 'pipe' is a FIFO; only files, directories and links are allowed",
+       {}},
+      {"entry over the bound",
+       {file("big", std::string(11, 'b'))},
+       "entry 'big' is larger than the limit of 10 bytes per entry",
+       small},
+      {"total over the bound",
+       {file("a", std::string(8, 'a')), file("b", std::string(8, 'b'))},
+       "the entries total more than the limit of 15 bytes",
+       small},
+      {"too many entries",
+       {file("a"), file("b"), file("c"), file("d")},
+       "the archive has more than the limit of 3 entries",
+       small},
   };
   for (const auto& c : cases) {
     fs::remove_all(m_destination);
@@ -187,7 +240,8 @@ TEST_F(SafeExtractTest, DeclaredSizeOverTheBoundIsRejectedBeforeReading) {
   auto status = extract(craft({lying}), small);
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.error().message(),
-            "cannot extract '" + m_archive + "': entry 'big' is larger than the limit of 4 bytes per entry");
+            "cannot extract '" + m_archive +
+                "': entry 'big' is larger than the limit of 4 bytes per entry");
   expect_nothing_left();
 }
 
@@ -197,12 +251,15 @@ TEST_F(SafeExtractTest, ExistingDestinationIsLeftAlone) {
   auto status = extract(craft({file("keep", "theirs")}));
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.error().message(),
-            "cannot extract '" + m_archive + "': the destination '" + m_destination + "' already exists");
+            "cannot extract '" + m_archive + "': the destination '" + m_destination +
+                "' already exists");
   EXPECT_EQ(read_file(m_destination + "/keep").value(), "mine");
 }
 
 TEST_F(SafeExtractTest, DamagedArchiveIsRejectedAndLeavesNothing) {
-  auto bytes = tar_gz_bytes({TarEntry::bytes("a", std::string(5000, 'a')), TarEntry::bytes("b", "b")}).value();
+  auto bytes =
+      tar_gz_bytes({TarEntry::bytes("a", std::string(5000, 'a')), TarEntry::bytes("b", "b")})
+          .value();
   bytes.resize(bytes.size() / 2);
   auto status = extract(bytes);
   ASSERT_FALSE(status.ok());

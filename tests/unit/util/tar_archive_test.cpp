@@ -1,13 +1,13 @@
-#include "util/tar_archive.hpp"
-
 #include "util/atomic_file.hpp"
+#include "util/tar_archive.hpp"
 
 #include <archive.h>
 #include <archive_entry.h>
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <sys/stat.h>
+
+#include <filesystem>
 
 namespace lume_unlock::util {
 namespace {
@@ -59,7 +59,8 @@ class TarArchiveTest : public ::testing::Test {
 protected:
   void SetUp() override {
     m_dir = fs::path(::testing::TempDir()) /
-            ("tar_archive_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+            ("tar_archive_" +
+             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(m_dir);
     fs::create_directories(m_dir);
   }
@@ -119,7 +120,9 @@ TEST_F(TarArchiveTest, HeadersAreNormalizedAndSortedWithParentDirectories) {
     }
   }
   // Directory names end in a slash, as tar writes them.
-  EXPECT_EQ(paths, (std::vector<std::string>{"a-empty/", "b/", "b/c/", "b/c/tool", "b/data", "z/", "z/top"}));
+  EXPECT_EQ(
+      paths,
+      (std::vector<std::string>{"a-empty/", "b/", "b/c/", "b/c/tool", "b/data", "z/", "z/top"}));
   EXPECT_EQ(entries[3].perm, 0755u);
   EXPECT_EQ(entries[3].content, "run");
   EXPECT_EQ(entries[4].perm, 0644u);
@@ -132,7 +135,8 @@ TEST_F(TarArchiveTest, FileEntriesStreamTheSourceAndKeepItsExecuteBit) {
   big[123456] = 'Z';
   auto tool = write_source("tool", big, 0755);
   auto data = write_source("data", "plain", 0644);
-  auto entries = read_back(tar_gz_bytes({TarEntry::file("bin/tool", tool), TarEntry::file("data", data)}).value());
+  auto entries = read_back(
+      tar_gz_bytes({TarEntry::file("bin/tool", tool), TarEntry::file("data", data)}).value());
   ASSERT_EQ(entries.size(), 3u);
   EXPECT_EQ(entries[0].path, "bin/");
   EXPECT_EQ(entries[1].content, big);
@@ -160,19 +164,28 @@ TEST_F(TarArchiveTest, BadEntriesAreRefusedWithTheirReason) {
     std::string message;
   };
   const Case cases[] = {
-      {"absolute", {TarEntry::bytes("/etc/passwd", "x")},
+      {"absolute",
+       {TarEntry::bytes("/etc/passwd", "x")},
        "cannot write archive: entry '/etc/passwd' is an absolute path"},
-      {"parent", {TarEntry::bytes("a/../../b", "x")},
+      {"parent",
+       {TarEntry::bytes("a/../../b", "x")},
        "cannot write archive: entry 'a/../../b' contains a '..' component"},
-      {"root", {TarEntry::bytes("./", "x")}, "cannot write archive: entry './' names the archive root"},
-      {"twice", {TarEntry::bytes("a", "1"), TarEntry::bytes("./a", "2")},
+      {"root",
+       {TarEntry::bytes("./", "x")},
+       "cannot write archive: entry './' names the archive root"},
+      {"twice",
+       {TarEntry::bytes("a", "1"), TarEntry::bytes("./a", "2")},
        "cannot write archive: entry 'a' is given twice"},
-      {"file then child", {TarEntry::bytes("a", "1"), TarEntry::bytes("a/b", "2")},
+      {"file then child",
+       {TarEntry::bytes("a", "1"), TarEntry::bytes("a/b", "2")},
        "cannot write archive: entry 'a' is a file but other entries are inside it"},
-      {"child then file", {TarEntry::bytes("a/b", "2"), TarEntry::bytes("a", "1")},
+      {"child then file",
+       {TarEntry::bytes("a/b", "2"), TarEntry::bytes("a", "1")},
        "cannot write archive: entry 'a' is a file but other entries are inside it"},
-      {"missing source", {TarEntry::file("a", "/nonexistent/lume-unlock-source")},
-       "cannot write archive: cannot read '/nonexistent/lume-unlock-source': No such file or directory"},
+      {"missing source",
+       {TarEntry::file("a", "/nonexistent/lume-unlock-source")},
+       "cannot write archive: cannot read '/nonexistent/lume-unlock-source': No such file or "
+       "directory"},
   };
   for (const auto& c : cases) {
     auto result = tar_gz_bytes(c.entries);
@@ -182,7 +195,8 @@ TEST_F(TarArchiveTest, BadEntriesAreRefusedWithTheirReason) {
 }
 
 TEST_F(TarArchiveTest, ExplicitDirectoryBesideItsChildrenIsOneEntry) {
-  auto entries = read_back(tar_gz_bytes({TarEntry::bytes("d/f", "x"), TarEntry::directory("d")}).value());
+  auto entries =
+      read_back(tar_gz_bytes({TarEntry::bytes("d/f", "x"), TarEntry::directory("d")}).value());
   ASSERT_EQ(entries.size(), 2u);
   EXPECT_EQ(entries[0].path, "d/");
 }
@@ -196,10 +210,12 @@ TEST_F(TarArchiveTest, FileOutputMatchesMemoryOutputAndLeavesNoTemporary) {
 
 TEST_F(TarArchiveTest, FailedFileOutputLeavesNothing) {
   auto path = (m_dir / "out.tar.gz").string();
-  auto status = write_tar_gz_file(path, {TarEntry::bytes("a", "x"), TarEntry::file("b", "/nonexistent/src")});
+  auto status =
+      write_tar_gz_file(path, {TarEntry::bytes("a", "x"), TarEntry::file("b", "/nonexistent/src")});
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.error().message(),
-            "cannot write archive '" + path + "': cannot read '/nonexistent/src': No such file or directory");
+            "cannot write archive '" + path +
+                "': cannot read '/nonexistent/src': No such file or directory");
   EXPECT_TRUE(fs::is_empty(m_dir));
 }
 

@@ -1,6 +1,5 @@
-#include "verify/llama_log.hpp"
-
 #include "util/atomic_file.hpp"
+#include "verify/llama_log.hpp"
 
 #include <gtest/gtest.h>
 
@@ -19,8 +18,19 @@ std::string fixture(const std::string& name) {
 }
 
 /// The whole JSON document, so every field is asserted at once.
-json expected(const char* verdict, json gpu, json apple, json common, json metal, json reduction, json matrix,
-              json bfloat, json tensor, json residency, json shim_present, json apple_max, json tg_memory) {
+json expected(const char* verdict,
+              json gpu,
+              json apple,
+              json common,
+              json metal,
+              json reduction,
+              json matrix,
+              json bfloat,
+              json tensor,
+              json residency,
+              json shim_present,
+              json apple_max,
+              json tg_memory) {
   return {{"verdict", verdict},
           {"gpu_name", gpu},
           {"apple_family", apple},
@@ -31,7 +41,10 @@ json expected(const char* verdict, json gpu, json apple, json common, json metal
           {"bfloat", bfloat},
           {"tensor", tensor},
           {"residency_sets", residency},
-          {"shim", {{"present", shim_present}, {"apple_family_max", apple_max}, {"max_threadgroup_memory", tg_memory}}}};
+          {"shim",
+           {{"present", shim_present},
+            {"apple_family_max", apple_max},
+            {"max_threadgroup_memory", tg_memory}}}};
 }
 
 struct FixtureCase {
@@ -44,45 +57,172 @@ TEST(LlamaLog, EveryFixtureClassifiesWithEveryField) {
   const json null;
   const std::string pv = "Apple Paravirtual device";
   const FixtureCase cases[] = {
-      {"stock-guest.stderr", false,
-       expected("stock", pv, 1005, 3003, null, false, false, false, false, true, false, null, null)},
-      {"stock-guest.stderr", true,
-       expected("shim-inactive", pv, 1005, 3003, null, false, false, false, false, true, false, null, null)},
-      {"unlocked-lume-unlock-shim.stderr", false,
+      {"stock-guest.stderr",
+       false,
+       expected(
+           "stock", pv, 1005, 3003, null, false, false, false, false, true, false, null, null)},
+      {"stock-guest.stderr",
+       true,
+       expected("shim-inactive",
+                pv,
+                1005,
+                3003,
+                null,
+                false,
+                false,
+                false,
+                false,
+                true,
+                false,
+                null,
+                null)},
+      {"unlocked-lume-unlock-shim.stderr",
+       false,
        expected("fast", pv, 1009, 3003, null, true, true, true, false, true, true, 1009, 65536)},
-      {"unlocked-lume-unlock-shim.stderr", true,
+      {"unlocked-lume-unlock-shim.stderr",
+       true,
        expected("fast", pv, 1009, 3003, null, true, true, true, false, true, true, 1009, 65536)},
-      {"unlocked-cua-nslog.stderr", false,
+      {"unlocked-cua-nslog.stderr",
+       false,
        expected("fast", pv, 1009, 3003, null, true, true, true, false, true, true, 1009, 65536)},
-      {"unlocked-cua-plain.stderr", false,
+      {"unlocked-cua-plain.stderr",
+       false,
        expected("fast", pv, 1007, 3003, null, true, true, true, false, false, true, 1007, 32768)},
-      {"host-m2-max.stderr", false,
-       expected("fast", "Apple M2 Max", 1008, 3003, 5002, true, true, true, false, true, false, null, null)},
-      {"broad-profile.stderr", false,
-       expected("unsafe-profile", pv, 1021, 3006, 5002, true, true, true, false, true, true, null, 65536)},
-      {"metal-line-with-shim.stderr", false,
-       expected("unsafe-profile", pv, 1009, 3003, 5001, true, true, true, false, true, true, 1009, 65536)},
-      {"partial-metal3.stderr", false,
-       expected("partial", pv, 1005, 3003, 5001, true, false, true, false, true, false, null, null)},
-      {"era-2024-support-suffix.stderr", false,
-       expected("fast", "Apple M1 Max", 1007, 3003, 5001, true, true, null, null, null, false, null, null)},
-      {"era-2025-has-residency.stderr", false,
-       expected("fast", "Apple M2 Pro", 1008, 3003, 5001, true, true, true, null, true, false, null, null)},
-      {"era-2026-bare-mtl0.stderr", false,
+      {"host-m2-max.stderr",
+       false,
+       expected("fast",
+                "Apple M2 Max",
+                1008,
+                3003,
+                5002,
+                true,
+                true,
+                true,
+                false,
+                true,
+                false,
+                null,
+                null)},
+      {"broad-profile.stderr",
+       false,
+       expected("unsafe-profile",
+                pv,
+                1021,
+                3006,
+                5002,
+                true,
+                true,
+                true,
+                false,
+                true,
+                true,
+                null,
+                65536)},
+      {"metal-line-with-shim.stderr",
+       false,
+       expected("unsafe-profile",
+                pv,
+                1009,
+                3003,
+                5001,
+                true,
+                true,
+                true,
+                false,
+                true,
+                true,
+                1009,
+                65536)},
+      {"partial-metal3.stderr",
+       false,
+       expected(
+           "partial", pv, 1005, 3003, 5001, true, false, true, false, true, false, null, null)},
+      {"era-2024-support-suffix.stderr",
+       false,
+       expected("fast",
+                "Apple M1 Max",
+                1007,
+                3003,
+                5001,
+                true,
+                true,
+                null,
+                null,
+                null,
+                false,
+                null,
+                null)},
+      {"era-2025-has-residency.stderr",
+       false,
+       expected("fast",
+                "Apple M2 Pro",
+                1008,
+                3003,
+                5001,
+                true,
+                true,
+                true,
+                null,
+                true,
+                false,
+                null,
+                null)},
+      {"era-2026-bare-mtl0.stderr",
+       false,
        expected("fast", null, 1009, 3003, null, true, true, true, false, false, true, 1009, 65536)},
-      {"shim-inert-message.stderr", false,
-       expected("shim-inactive", pv, 1005, 3003, null, false, false, false, false, true, false, null, null)},
-      {"cpu-only.stderr", false,
-       expected("no-metal-log", null, null, null, null, null, null, null, null, null, false, null, null)},
-      {"cpu-only.stderr", true,
-       expected("no-metal-log", null, null, null, null, null, null, null, null, null, false, null, null)},
+      {"shim-inert-message.stderr",
+       false,
+       expected("shim-inactive",
+                pv,
+                1005,
+                3003,
+                null,
+                false,
+                false,
+                false,
+                false,
+                true,
+                false,
+                null,
+                null)},
+      {"cpu-only.stderr",
+       false,
+       expected("no-metal-log",
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                false,
+                null,
+                null)},
+      {"cpu-only.stderr",
+       true,
+       expected("no-metal-log",
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                false,
+                null,
+                null)},
   };
   for (const auto& c : cases) {
     LlamaLogOptions options;
     options.expect_shim = c.expect_shim;
     auto report = classify_llama_log(fixture(c.file), options);
-    EXPECT_EQ(to_json(report), c.document) << c.file << (c.expect_shim ? " --expect-shim" : "") << "\n"
-                                           << to_json(report).dump(2);
+    EXPECT_EQ(to_json(report), c.document)
+        << c.file << (c.expect_shim ? " --expect-shim" : "") << "\n"
+        << to_json(report).dump(2);
   }
 }
 
@@ -112,39 +252,47 @@ TEST(LlamaLog, ShimLinesAreToldApart) {
 
 TEST(LlamaLog, ReasonsExplainTheVerdict) {
   auto broad = classify_llama_log(fixture("broad-profile.stderr"));
-  EXPECT_EQ(broad.reasons,
-            (std::vector<std::string>{
-                "Apple family 1021 is above 1010, which no Apple GPU reports: a blanket-true family hook",
-                "Common family 3006 is above 3003, which no SDK defines: a blanket-true family hook",
-                "the shim line is the superseded broad research build (familyMax/featureProfile)",
-                "Metal family 5002 is reported on a shimmed virtual device: MLX would then use residency sets and "
-                "fail"}));
+  EXPECT_EQ(
+      broad.reasons,
+      (std::vector<std::string>{
+          "Apple family 1021 is above 1010, which no Apple GPU reports: a blanket-true family hook",
+          "Common family 3006 is above 3003, which no SDK defines: a blanket-true family hook",
+          "the shim line is the superseded broad research build (familyMax/featureProfile)",
+          "Metal family 5002 is reported on a shimmed virtual device: MLX would then use residency "
+          "sets and "
+          "fail"}));
   auto inert = classify_llama_log(fixture("shim-inert-message.stderr"));
   ASSERT_EQ(inert.reasons.size(), 2u);
   EXPECT_EQ(inert.reasons[1],
-            "the shim said: inert for llama-bench: LUME_METAL_APPLE_FAMILY_MAX=2001 is outside 1001..1999");
+            "the shim said: inert for llama-bench: LUME_METAL_APPLE_FAMILY_MAX=2001 is outside "
+            "1001..1999");
   auto shimmed = classify_llama_log(fixture("unlocked-lume-unlock-shim.stderr"));
-  EXPECT_EQ(shimmed.reasons.back(),
-            "attributable to the shim: the Apple family equals appleFamilyMax on the paravirtual device");
+  EXPECT_EQ(
+      shimmed.reasons.back(),
+      "attributable to the shim: the Apple family equals appleFamilyMax on the paravirtual device");
 }
 
 TEST(LlamaLog, CuaInertMessagesMeanInjectionHappened) {
-  auto text = "2026-09-14 09:00:00.000 llama-bench[1:2] [LumeMetalCapabilities] Required device methods are "
+  auto text = "2026-09-14 09:00:00.000 llama-bench[1:2] [LumeMetalCapabilities] Required device "
+              "methods are "
               "unavailable; leaving stock capabilities unchanged\n" +
               fixture("stock-guest.stderr");
   auto report = classify_llama_log(text);
   EXPECT_EQ(report.verdict, LlamaLogVerdict::shim_inactive);
   EXPECT_FALSE(report.shim.has_value());
   EXPECT_EQ(report.inert_messages,
-            (std::vector<std::string>{"Required device methods are unavailable; leaving stock capabilities unchanged"}));
+            (std::vector<std::string>{
+                "Required device methods are unavailable; leaving stock capabilities unchanged"}));
 }
 
 TEST(LlamaLog, ShimLineWithStockFlagsIsStockWithAWarning) {
-  auto text = "[lume-unlock-shim] enabled for llama-bench (appleFamilyMax=1009 maxThreadgroupMemory=65536)\n" +
+  auto text = "[lume-unlock-shim] enabled for llama-bench (appleFamilyMax=1009 "
+              "maxThreadgroupMemory=65536)\n" +
               fixture("stock-guest.stderr");
   auto report = classify_llama_log(text, LlamaLogOptions{true});
   EXPECT_EQ(report.verdict, LlamaLogVerdict::stock);
-  EXPECT_EQ(report.reasons.back(), "a shim activation line is present, yet llama.cpp saw the stock answers");
+  EXPECT_EQ(report.reasons.back(),
+            "a shim activation line is present, yet llama.cpp saw the stock answers");
 }
 
 TEST(LlamaLog, FlagsFollowTheFamiliesWhenTheirLinesAreMissing) {
@@ -157,7 +305,8 @@ TEST(LlamaLog, FlagsFollowTheFamiliesWhenTheirLinesAreMissing) {
 }
 
 TEST(LlamaLog, LinesFromOtherBackendsAreIgnored) {
-  auto report = classify_llama_log("ggml_vulkan: GPU name: AMD Radeon\nsimdgroup reduction = true\n");
+  auto report =
+      classify_llama_log("ggml_vulkan: GPU name: AMD Radeon\nsimdgroup reduction = true\n");
   EXPECT_EQ(report.verdict, LlamaLogVerdict::no_metal_log);
   EXPECT_FALSE(report.gpu_name.has_value());
 }
@@ -179,7 +328,8 @@ std::optional<std::string> evidence(const std::string& name) {
     if (!fs::is_directory(root, ec)) {
       continue;
     }
-    for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
+    for (auto it = fs::recursive_directory_iterator(root, ec);
+         !ec && it != fs::recursive_directory_iterator();
          it.increment(ec)) {
       if (it->path().filename() == name) {
         return it->path().string();
@@ -194,13 +344,38 @@ TEST(LlamaLog, PublishedEvidenceLogsClassifyAsPublished) {
   const std::string pv = "Apple Paravirtual device";
   const std::pair<const char*, json> cases[] = {
       {"tiny-stock-minimal.stderr",
-       expected("stock", pv, 1005, 3003, null, false, false, false, false, true, false, null, null)},
+       expected(
+           "stock", pv, 1005, 3003, null, false, false, false, false, true, false, null, null)},
       {"tiny-safe-shim-10x-final.stderr",
        expected("fast", pv, 1009, 3003, null, true, true, true, false, true, true, 1009, 65536)},
       {"tiny-host-minimal.stderr",
-       expected("fast", "Apple M1 Ultra", 1007, 3003, 5002, true, true, true, false, true, false, null, null)},
+       expected("fast",
+                "Apple M1 Ultra",
+                1007,
+                3003,
+                5002,
+                true,
+                true,
+                true,
+                false,
+                true,
+                false,
+                null,
+                null)},
       {"tiny-hooked-minimal.stderr",
-       expected("unsafe-profile", pv, 1021, 3006, 5002, true, true, true, false, true, true, null, 65536)},
+       expected("unsafe-profile",
+                pv,
+                1021,
+                3006,
+                5002,
+                true,
+                true,
+                true,
+                false,
+                true,
+                true,
+                null,
+                65536)},
   };
   int found = 0;
   for (const auto& [name, document] : cases) {
