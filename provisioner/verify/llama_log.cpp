@@ -14,6 +14,8 @@ constexpr int k_highest_real_common = 3003;
 constexpr int k_apple7 = 1007;
 constexpr int k_metal3 = 5001;
 constexpr const char* k_paravirtual = "Apple Paravirtual device";
+constexpr const char* k_broad_reason =
+    "the shim line is the superseded broad research build (familyMax/featureProfile)";
 
 std::string trim(std::string_view text) {
   auto begin = text.find_first_not_of(" \t");
@@ -243,6 +245,14 @@ std::string family_text(const char* kind, int code) {
 
 void decide(LlamaLogReport& r, const LlamaLogOptions& options, bool saw_metal_init) {
   auto& reasons = r.reasons;
+  const bool broad_shim = r.shim && r.shim->kind == ShimKind::cua_broad;
+  if (!saw_metal_init && broad_shim) {
+    // The broad build is unsafe whatever the process is: MLX logs no Metal init lines, only its
+    // residency-set failure.
+    r.verdict = LlamaLogVerdict::unsafe_profile;
+    reasons.push_back(k_broad_reason);
+    return;
+  }
   if (!saw_metal_init) {
     r.verdict = LlamaLogVerdict::no_metal_log;
     reasons.push_back("the log has no llama.cpp Metal init lines (ggml_metal_…: GPU name, GPU "
@@ -266,9 +276,8 @@ void decide(LlamaLogReport& r, const LlamaLogOptions& options, bool saw_metal_in
                      std::to_string(k_highest_real_common) +
                      ", which no SDK defines: a blanket-true family hook");
   }
-  if (r.shim && r.shim->kind == ShimKind::cua_broad) {
-    unsafe.push_back(
-        "the shim line is the superseded broad research build (familyMax/featureProfile)");
+  if (broad_shim) {
+    unsafe.push_back(k_broad_reason);
   }
   if (r.metal_family && r.shim && (paravirtual || !r.gpu_name)) {
     unsafe.push_back(

@@ -56,6 +56,7 @@ struct FixtureCase {
 TEST(LlamaLog, EveryFixtureClassifiesWithEveryField) {
   const json null;
   const std::string pv = "Apple Paravirtual device";
+  // clang-format off: one case per line reads as a table
   const FixtureCase cases[] = {
       {"stock-guest.stderr",
        false,
@@ -185,6 +186,21 @@ TEST(LlamaLog, EveryFixtureClassifiesWithEveryField) {
                 false,
                 null,
                 null)},
+      {"mlx-broad-profile.stderr",
+       false,
+       expected("unsafe-profile",
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                true,
+                null,
+                65536)},
       {"cpu-only.stderr",
        false,
        expected("no-metal-log",
@@ -216,6 +232,7 @@ TEST(LlamaLog, EveryFixtureClassifiesWithEveryField) {
                 null,
                 null)},
   };
+  // clang-format on
   for (const auto& c : cases) {
     LlamaLogOptions options;
     options.expect_shim = c.expect_shim;
@@ -342,6 +359,7 @@ std::optional<std::string> evidence(const std::string& name) {
 TEST(LlamaLog, PublishedEvidenceLogsClassifyAsPublished) {
   const json null;
   const std::string pv = "Apple Paravirtual device";
+  // clang-format off: one case per line reads as a table
   const std::pair<const char*, json> cases[] = {
       {"tiny-stock-minimal.stderr",
        expected(
@@ -376,7 +394,22 @@ TEST(LlamaLog, PublishedEvidenceLogsClassifyAsPublished) {
                 true,
                 null,
                 65536)},
+      {"mlx-broad-profile-failure.stderr",
+       expected("unsafe-profile",
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                true,
+                null,
+                65536)},
   };
+  // clang-format on
   int found = 0;
   for (const auto& [name, document] : cases) {
     auto path = evidence(name);
@@ -392,7 +425,7 @@ TEST(LlamaLog, PublishedEvidenceLogsClassifyAsPublished) {
     GTEST_SKIP() << "the published evidence logs are not on this machine (looked under "
                  << LUME_UNLOCK_EVIDENCE_DIRS_TEXT << ")";
   }
-  EXPECT_EQ(found, 4) << "some published logs are missing";
+  EXPECT_EQ(found, 5) << "some published logs are missing";
 }
 
 } // namespace
