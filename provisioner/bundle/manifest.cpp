@@ -1,0 +1,249 @@
+#include "manifest.hpp"
+
+#include "util/relative_path.hpp"
+#include "util/sha256.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cctype>
+#include <set>
+
+namespace lume_unlock::bundle {
+
+namespace {
+
+using nlohmann::json;
+
+Error invalid(const std::string& where, const std::string& what) {
+  return Error(ErrorCategory::usage,
+               "invalid bundle.json",
+               where.empty() ? what : where + ": " + what,
+               "rebuild the bundle with 'cmake --build build --target shim-bundle'");
+}
+
+/// Rejects keys outside `allowed` and reports the first missing one of `required`.
+Status check_keys(const json& object,
+                  const std::string& where,
+                  const std::set<std::string>& allowed,
+                  const std::set<std::string>& required) {
+  if (!object.is_object()) {
+    return invalid(where, "expected an object");
+  }
+  for (const auto& item : object.items()) {
+    if (allowed.count(item.key()) == 0) {
+      return invalid(where, "unknown key '" + item.key() + "'");
+    }
+  }
+  for (const auto& key : required) {
+    if (!object.contains(key)) {
+      return invalid(where, "missing key '" + key + "'");
+    }
+  }
+  return ok_status();
+}
+
+std::string child(const std::string& where, const std::string& key) {
+  return where.empty() ? key : where + "." + key;
+}
+
+Result<std::string>
+string_at(const json& object, const std::string& where, const std::string& key) {
+  const auto& value = object.at(key);
+  if (!value.is_string()) {
+    return invalid(child(where, key), "expected a string");
+  }
+  return value.get<std::string>();
+}
+
+Result<BundleFile> parse_file(const json& value, const std::string& where) {
+  if (auto keys = check_keys(value, where, {"path", "sha256"}, {"path", "sha256"}); !keys) {
+    return keys.error();
+  }
+  auto path = string_at(value, where, "path");
+  if (!path) {
+    return path.error();
+  }
+  auto digest = string_at(value, where, "sha256");
+  if (!digest) {
+    return digest.error();
+  }
+  if (auto problem = util::relative_path_problem(path.value())) {
+    return invalid(child(where, "path"), "'" + path.value() + "' " + util::describe(*problem));
+  }
+  if (util::normalize_relative_path(path.value()) != path.value()) {
+    return invalid(child(where, "path"),
+                   "'" + path.value() + "' is not written canonically (expected '" +
+                       util::normalize_relative_path(path.value()) + "')");
+  }
+  if (!util::is_sha256_hex(digest.value())) {
+    return invalid(child(where, "sha256"),
+                   "'" + digest.value() + "' is not 64 lower-case hex characters");
+  }
+  return BundleFile{path.value(), digest.value()};
+}
+
+Result<PlatformEntry> parse_platform(const json& value, const std::string& where) {
+  if (auto keys = check_keys(
+          value, where, {"inject_env", "shim", "probe", "support"}, {"inject_env", "shim"});
+      !keys) {
+    return keys.error();
+  }
+  PlatformEntry entry;
+  auto inject = string_at(value, where, "inject_env");
+  if (!inject) {
+    return inject.error();
+  }
+  if (inject.value() != "DYLD_INSERT_LIBRARIES" && inject.value() != "LD_PRELOAD") {
+    return invalid(child(where, "inject_env"),
+                   "'" + inject.value() + "' is neither 'DYLD_INSERT_LIBRARIES' nor 'LD_PRELOAD'");
+  }
+  entry.inject_env = inject.value();
+  auto shim = parse_file(value.at("shim"), child(where, "shim"));
+  if (!shim) {
+    return shim.error();
+  }
+  entry.shim = shim.value();
+  if (value.contains("probe")) {
+    auto probe = parse_file(value.at("probe"), child(where, "probe"));
+    if (!probe) {
+      return probe.error();
+    }
+    entry.probe = probe.value();
+  }
+  if (value.contains("support")) {
+    const auto& support = value.at("support");
+    if (!support.is_array()) {
+      return invalid(child(where, "support"), "expected an array");
+    }
+    for (std::size_t i = 0; i < support.size(); ++i) {
+      auto file = parse_file(support[i], child(where, "support") + "[" + std::to_string(i) + "]");
+      if (!file) {
+        return file.error();
+      }
+      entry.support.push_back(file.value());
+    }
+  }
+  return entry;
+}
+
+json file_json(const BundleFile& file) {
+  return {{"path", file.path}, {"sha256", file.sha256}};
+}
+
+} // namespace
+
+std::vector<BundleFile> BundleManifest::files() const {
+  std::vector<BundleFile> all;
+  for (const auto& [name, entry] : platforms) {
+    all.push_back(entry.shim);
+    if (entry.probe) {
+      all.push_back(*entry.probe);
+    }
+    all.insert(all.end(), entry.support.begin(), entry.support.end());
+  }
+  return all;
+}
+
+bool is_platform_name(std::string_view name) {
+  auto dash = name.find('-');
+  if (dash == 0 || dash == std::string_view::npos || dash + 1 == name.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(name[i]);
+    bool lower_alnum = std::islower(c) || std::isdigit(c);
+    if (i < dash ? !lower_alnum : (i > dash && !lower_alnum && c != '_')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool is_bundle_version(std::string_view version) {
+  if (version.empty() || !std::isalnum(static_cast<unsigned char>(version.front()))) {
+    return false;
+  }
+  for (char c : version) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '+' &&
+        c != '-') {
+      return false;
+    }
+  }
+  return true;
+}
+
+Result<BundleManifest> parse_bundle_manifest(std::string_view text) {
+  json document = json::parse(text.begin(), text.end(), nullptr, false);
+  if (document.is_discarded()) {
+    return invalid("", "not valid JSON");
+  }
+  if (auto keys = check_keys(document,
+                             "",
+                             {"schema", "version", "source_revision", "platforms"},
+                             {"schema", "version", "source_revision", "platforms"});
+      !keys) {
+    return keys.error();
+  }
+  auto schema = string_at(document, "", "schema");
+  if (!schema) {
+    return schema.error();
+  }
+  if (schema.value() != k_bundle_schema) {
+    return invalid("schema", "'" + schema.value() + "' is not '" + k_bundle_schema + "'");
+  }
+  BundleManifest manifest;
+  auto version = string_at(document, "", "version");
+  if (!version) {
+    return version.error();
+  }
+  if (!is_bundle_version(version.value())) {
+    return invalid("version",
+                   "'" + version.value() +
+                       "' may only hold letters, digits, '.', '_', '+' and '-'");
+  }
+  manifest.version = version.value();
+  auto revision = string_at(document, "", "source_revision");
+  if (!revision) {
+    return revision.error();
+  }
+  manifest.source_revision = revision.value();
+  const auto& platforms = document.at("platforms");
+  if (!platforms.is_object() || platforms.empty()) {
+    return invalid("platforms", "expected an object with at least one platform");
+  }
+  for (const auto& item : platforms.items()) {
+    if (!is_platform_name(item.key())) {
+      return invalid("platforms",
+                     "'" + item.key() + "' is not a platform name like 'darwin-arm64'");
+    }
+    auto entry = parse_platform(item.value(), "platforms." + item.key());
+    if (!entry) {
+      return entry.error();
+    }
+    manifest.platforms.emplace(item.key(), entry.value());
+  }
+  return manifest;
+}
+
+std::string render_bundle_manifest(const BundleManifest& manifest) {
+  json platforms = json::object();
+  for (const auto& [name, entry] : manifest.platforms) {
+    json support = json::array();
+    for (const auto& file : entry.support) {
+      support.push_back(file_json(file));
+    }
+    json value = {
+        {"inject_env", entry.inject_env}, {"shim", file_json(entry.shim)}, {"support", support}};
+    if (entry.probe) {
+      value["probe"] = file_json(*entry.probe);
+    }
+    platforms[name] = value;
+  }
+  json document = {{"schema", k_bundle_schema},
+                   {"version", manifest.version},
+                   {"source_revision", manifest.source_revision},
+                   {"platforms", platforms}};
+  return document.dump(2) + "\n";
+}
+
+} // namespace lume_unlock::bundle

@@ -1,0 +1,401 @@
+#include "llama_log.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <regex>
+
+namespace lume_unlock::verify {
+
+namespace {
+
+// Codes llama.cpp prints that no SDK defines (reference/metal-capabilities.md §4.2 rule 3).
+constexpr int k_highest_real_apple = 1010;
+constexpr int k_highest_real_common = 3003;
+constexpr int k_apple7 = 1007;
+constexpr int k_metal3 = 5001;
+constexpr const char* k_paravirtual = "Apple Paravirtual device";
+constexpr const char* k_broad_reason =
+    "the shim line is the superseded broad research build (familyMax/featureProfile)";
+
+std::string trim(std::string_view text) {
+  auto begin = text.find_first_not_of(" \t");
+  if (begin == std::string_view::npos) {
+    return {};
+  }
+  auto end = text.find_last_not_of(" \t");
+  return std::string(text.substr(begin, end - begin + 1));
+}
+
+/// "simdgroup   matrix mul.  support" -> "simdgroup matrix mul.": labels keyed on words, not
+/// columns.
+std::string canonical_label(std::string_view label) {
+  std::string words;
+  bool space = false;
+  for (char c : label) {
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      space = !words.empty();
+      continue;
+    }
+    if (space) {
+      words += ' ';
+      space = false;
+    }
+    words += c;
+  }
+  const std::string suffix = " support";
+  if (words.size() > suffix.size() &&
+      words.compare(words.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    words.resize(words.size() - suffix.size());
+  }
+  return words;
+}
+
+bool starts_with_word(std::string_view text, std::string_view word) {
+  if (text.size() < word.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < word.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(text[i])) !=
+        std::tolower(static_cast<unsigned char>(word[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::optional<long long> parse_number(const std::string& text) {
+  try {
+    std::size_t used = 0;
+    long long value = std::stoll(text, &used, 0); // decimal or 0x-hex, as the shim accepts
+    return used == text.size() ? std::optional<long long>(value) : std::nullopt;
+  } catch (const std::exception&) {
+    return std::nullopt; // out of range or not a number: the value is unknown
+  }
+}
+
+/// "llama-bench (appleFamilyMax=1009 maxThreadgroupMemory=65536)" after "enabled for ".
+ShimActivation parse_activation(ShimKind kind, const std::string& rest) {
+  ShimActivation activation;
+  activation.kind = kind;
+  auto paren = rest.rfind('(');
+  activation.process = trim(rest.substr(0, paren == std::string::npos ? rest.size() : paren));
+  static const std::regex k_pair(R"((\w+)\s*=\s*([0-9A-Fa-fx]+))");
+  const std::string params = paren == std::string::npos ? std::string() : rest.substr(paren);
+  for (auto it = std::sregex_iterator(params.begin(), params.end(), k_pair);
+       it != std::sregex_iterator();
+       ++it) {
+    const std::string key = (*it)[1];
+    auto value = parse_number((*it)[2]);
+    if (key == "appleFamilyMax") {
+      activation.apple_family_max = value;
+    } else if (key == "familyMax") {
+      activation.family_max = value;
+    } else if (key == "featureProfile") {
+      activation.feature_profile = value;
+    } else if (key == "maxThreadgroupMemory") {
+      activation.max_threadgroup_memory = value;
+    }
+  }
+  if (kind == ShimKind::cua && (activation.family_max || activation.feature_profile)) {
+    activation.kind = ShimKind::cua_broad;
+  }
+  return activation;
+}
+
+/// Reads the log line by line into `report`, remembering whether any Metal init line was seen.
+class LineReader {
+public:
+  explicit LineReader(LlamaLogReport& report) : m_report(report) {}
+
+  void read(std::string_view line);
+  bool saw_metal_init() const { return m_saw_metal_init; }
+
+private:
+  void read_shim(std::string_view marker_line, std::size_t marker_end, ShimKind kind);
+  void read_metal(const std::string& body);
+  void read_family(const std::string& body);
+  void read_flag(const std::string& label, bool value);
+
+  LlamaLogReport& m_report;
+  bool m_saw_metal_init = false;
+  bool m_bfloat_from_has = false;
+};
+
+void LineReader::read(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') {
+    line.remove_suffix(1);
+  }
+  for (auto [marker, kind] :
+       {std::pair<std::string_view, ShimKind>{"[lume-unlock-shim]", ShimKind::lume_unlock},
+        std::pair<std::string_view, ShimKind>{"[LumeMetalCapabilities]", ShimKind::cua}}) {
+    auto at = line.find(marker);
+    if (at != std::string_view::npos) {
+      read_shim(line, at + marker.size(), kind);
+      return;
+    }
+  }
+  static const std::regex k_metal_prefix(R"(ggml_metal\w*:\s*(.*)$)");
+  auto at = line.find("ggml_metal");
+  if (at == std::string_view::npos) {
+    return;
+  }
+  std::string tail(line.substr(at));
+  std::smatch match;
+  if (std::regex_search(tail, match, k_metal_prefix)) {
+    read_metal(match[1]);
+  }
+}
+
+void LineReader::read_shim(std::string_view line, std::size_t marker_end, ShimKind kind) {
+  auto rest = trim(line.substr(marker_end));
+  const std::string_view enabled = "enabled for ";
+  if (starts_with_word(rest, enabled)) {
+    if (!m_report.shim) { // the first activation is the one that shaped the device
+      m_report.shim = parse_activation(kind, rest.substr(enabled.size()));
+    }
+    return;
+  }
+  m_report.inert_messages.push_back(rest);
+}
+
+void LineReader::read_metal(const std::string& body) {
+  static const std::regex k_flag(R"(^([A-Za-z][A-Za-z .]*?)\s*=\s*(true|false)\s*$)");
+  static const std::regex k_device_index(R"(^MTL\d+\s*(?:\((.*)\))?$)");
+  std::smatch match;
+  if (body.rfind("GPU name:", 0) == 0) {
+    m_saw_metal_init = true;
+    auto value = trim(body.substr(9));
+    std::string name = value;
+    if (std::regex_match(value, match, k_device_index)) {
+      name = trim(match[1].str()); // "MTL0 (Apple M1 Ultra)"; a bare "MTL0" names no GPU
+    }
+    if (!m_report.gpu_name && !name.empty()) {
+      m_report.gpu_name = name;
+    }
+    return;
+  }
+  if (body.rfind("GPU family:", 0) == 0) {
+    m_saw_metal_init = true;
+    read_family(body);
+    return;
+  }
+  if (std::regex_match(body, match, k_flag)) {
+    read_flag(canonical_label(match[1].str()), match[2] == "true");
+  }
+}
+
+void LineReader::read_family(const std::string& body) {
+  static const std::regex k_family(
+      R"(MTLGPUFamily(Apple|Common|Metal)(\d{1,6})\s*(?:\(\s*(\d{1,6})\s*\))?)");
+  std::smatch match;
+  if (!std::regex_search(body, match, k_family)) {
+    return;
+  }
+  const std::string kind = match[1];
+  const int number = std::stoi(match[2]);
+  // The code in parentheses is authoritative; older lines may lack it.
+  int code = 0;
+  if (match[3].matched) {
+    code = std::stoi(match[3]);
+  } else if (kind == "Apple") {
+    code = 1000 + number;
+  } else if (kind == "Common") {
+    code = 3000 + number;
+  } else {
+    code = k_metal3 + number - 3; // MTLGPUFamilyMetal3 is 5001
+  }
+  auto& field = kind == "Apple"
+                    ? m_report.apple_family
+                    : (kind == "Common" ? m_report.common_family : m_report.metal_family);
+  if (!field) {
+    field = code;
+  }
+}
+
+void LineReader::read_flag(const std::string& label, bool value) {
+  auto set = [value](std::optional<bool>& field) {
+    if (!field) {
+      field = value;
+    }
+  };
+  if (label == "simdgroup reduction") {
+    m_saw_metal_init = true;
+    set(m_report.simdgroup_reduction);
+  } else if (label == "simdgroup matrix mul.") {
+    m_saw_metal_init = true;
+    set(m_report.simdgroup_matrix);
+  } else if (label == "has bfloat") {
+    // The capability; "use bfloat" (2024-11 to 2025-09) is only a fallback.
+    if (!m_bfloat_from_has) {
+      m_report.bfloat = value;
+      m_bfloat_from_has = true;
+    }
+  } else if (label == "use bfloat" || label == "bfloat") {
+    set(m_report.bfloat);
+  } else if (label == "has tensor") {
+    set(m_report.tensor);
+  } else if (label == "use residency sets" || label == "has residency sets") {
+    set(m_report.residency_sets);
+  }
+}
+
+std::string family_text(const char* kind, int code) {
+  return std::string(kind) + " family " + std::to_string(code);
+}
+
+void decide(LlamaLogReport& r, const LlamaLogOptions& options, bool saw_metal_init) {
+  auto& reasons = r.reasons;
+  const bool broad_shim = r.shim && r.shim->kind == ShimKind::cua_broad;
+  if (!saw_metal_init && broad_shim) {
+    // The broad build is unsafe whatever the process is: MLX logs no Metal init lines, only its
+    // residency-set failure.
+    r.verdict = LlamaLogVerdict::unsafe_profile;
+    reasons.push_back(k_broad_reason);
+    return;
+  }
+  if (!saw_metal_init) {
+    r.verdict = LlamaLogVerdict::no_metal_log;
+    reasons.push_back("the log has no llama.cpp Metal init lines (ggml_metal_…: GPU name, GPU "
+                      "family, simdgroup …)");
+    return;
+  }
+  const bool paravirtual = r.gpu_name && r.gpu_name->find(k_paravirtual) != std::string::npos;
+  // When a flag line is missing, llama.cpp's own rule gives it from the family lines.
+  const bool reduction = r.simdgroup_reduction.value_or(r.apple_family.value_or(0) >= k_apple7 ||
+                                                        r.metal_family.value_or(0) >= k_metal3);
+  const bool matrix = r.simdgroup_matrix.value_or(r.apple_family.value_or(0) >= k_apple7);
+
+  std::vector<std::string> unsafe;
+  if (r.apple_family && *r.apple_family > k_highest_real_apple) {
+    unsafe.push_back(family_text("Apple", *r.apple_family) + " is above " +
+                     std::to_string(k_highest_real_apple) +
+                     ", which no Apple GPU reports: a blanket-true family hook");
+  }
+  if (r.common_family && *r.common_family > k_highest_real_common) {
+    unsafe.push_back(family_text("Common", *r.common_family) + " is above " +
+                     std::to_string(k_highest_real_common) +
+                     ", which no SDK defines: a blanket-true family hook");
+  }
+  if (broad_shim) {
+    unsafe.push_back(k_broad_reason);
+  }
+  if (r.metal_family && r.shim && (paravirtual || !r.gpu_name)) {
+    unsafe.push_back(
+        family_text("Metal", *r.metal_family) +
+        " is reported on a shimmed virtual device: MLX would then use residency sets and fail");
+  }
+  if (!unsafe.empty()) {
+    r.verdict = LlamaLogVerdict::unsafe_profile;
+    reasons.insert(reasons.end(), unsafe.begin(), unsafe.end());
+    return;
+  }
+
+  if (!reduction) {
+    const bool injection_evident = options.expect_shim || !r.inert_messages.empty();
+    if (!r.shim && injection_evident) {
+      r.verdict = LlamaLogVerdict::shim_inactive;
+      reasons.push_back(
+          "injection was requested but no shim activation line appears and llama.cpp saw the "
+          "stock answers (check LUME_METAL_APPLE_FAMILY_MAX, the guard file, and whether the "
+          "binary strips DYLD_ variables)");
+      for (const auto& message : r.inert_messages) {
+        reasons.push_back("the shim said: " + message);
+      }
+      return;
+    }
+    r.verdict = LlamaLogVerdict::stock;
+    reasons.push_back(
+        "SIMD-group reduction is off: llama.cpp runs matrix multiplication and normalisation on "
+        "the CPU");
+    if (r.shim) {
+      reasons.push_back("a shim activation line is present, yet llama.cpp saw the stock answers");
+    }
+    return;
+  }
+  if (!matrix) {
+    r.verdict = LlamaLogVerdict::partial;
+    reasons.push_back(
+        "SIMD-group reduction is on but matrix multiply is off (Metal3 without Apple7): no "
+        "matrix-matrix kernels and no flash attention");
+    return;
+  }
+  r.verdict = LlamaLogVerdict::fast;
+  reasons.push_back(
+      "SIMD-group reduction and matrix multiply are on: llama.cpp's fast Metal paths run");
+  if (r.shim) {
+    if (r.shim->apple_family_max && r.apple_family &&
+        *r.shim->apple_family_max == *r.apple_family && paravirtual) {
+      reasons.push_back("attributable to the shim: the Apple family equals appleFamilyMax on the "
+                        "paravirtual device");
+    } else {
+      reasons.push_back(
+          "the shim line is present but the Apple family does not match its appleFamilyMax on a "
+          "paravirtual device: attribution is uncertain");
+    }
+  } else if (paravirtual) {
+    reasons.push_back(
+        "fast paths on a paravirtual device without a shim line: another interposer is present, or "
+        "macOS reports more natively");
+  }
+}
+
+} // namespace
+
+const char* verdict_name(LlamaLogVerdict verdict) {
+  switch (verdict) {
+  case LlamaLogVerdict::fast:
+    return "fast";
+  case LlamaLogVerdict::partial:
+    return "partial";
+  case LlamaLogVerdict::stock:
+    return "stock";
+  case LlamaLogVerdict::unsafe_profile:
+    return "unsafe-profile";
+  case LlamaLogVerdict::shim_inactive:
+    return "shim-inactive";
+  case LlamaLogVerdict::no_metal_log:
+    return "no-metal-log";
+  }
+  return "no-metal-log";
+}
+
+LlamaLogReport classify_llama_log(std::string_view text, const LlamaLogOptions& options) {
+  LlamaLogReport report;
+  LineReader reader(report);
+  while (!text.empty()) {
+    auto newline = text.find('\n');
+    reader.read(text.substr(0, newline));
+    if (newline == std::string_view::npos) {
+      break;
+    }
+    text.remove_prefix(newline + 1);
+  }
+  decide(report, options, reader.saw_metal_init());
+  return report;
+}
+
+nlohmann::json to_json(const LlamaLogReport& report) {
+  auto optional = [](const auto& value) -> nlohmann::json {
+    return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+  };
+  nlohmann::json shim = {{"present", report.shim.has_value()},
+                         {"apple_family_max", nullptr},
+                         {"max_threadgroup_memory", nullptr}};
+  if (report.shim) {
+    shim["apple_family_max"] = optional(report.shim->apple_family_max);
+    shim["max_threadgroup_memory"] = optional(report.shim->max_threadgroup_memory);
+  }
+  return {{"verdict", verdict_name(report.verdict)},
+          {"gpu_name", optional(report.gpu_name)},
+          {"apple_family", optional(report.apple_family)},
+          {"common_family", optional(report.common_family)},
+          {"metal_family", optional(report.metal_family)},
+          {"simdgroup_reduction", optional(report.simdgroup_reduction)},
+          {"simdgroup_matrix", optional(report.simdgroup_matrix)},
+          {"bfloat", optional(report.bfloat)},
+          {"tensor", optional(report.tensor)},
+          {"residency_sets", optional(report.residency_sets)},
+          {"shim", shim}};
+}
+
+} // namespace lume_unlock::verify

@@ -1,0 +1,77 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lume_unlock::verify {
+
+/// What llama.cpp's Metal init log says about the fast paths (DESIGN §4.6,
+/// reference/metal-capabilities.md §4.2).
+enum class LlamaLogVerdict {
+  fast,           ///< SIMD-group reduction and matrix multiply on: the unlocked kernels run
+  partial,        ///< reduction on, matrix multiply off (Metal3 without Apple7)
+  stock,          ///< reduction off: most of the model runs on the CPU
+  unsafe_profile, ///< answers no real GPU gives (Apple > 1010, Common > 3003, broad build, Metal on
+                  ///< a shimmed VM)
+  shim_inactive,  ///< injection was requested (or the shim said it stayed inert) but llama.cpp saw
+                  ///< stock answers
+  no_metal_log,   ///< no Metal init lines at all
+};
+
+/// The stable name used in JSON and text ("fast", "unsafe-profile", ...).
+const char* verdict_name(LlamaLogVerdict verdict);
+
+/// Which shim wrote the activation line.
+enum class ShimKind {
+  lume_unlock, ///< "[lume-unlock-shim] enabled for …"
+  cua,         ///< "[LumeMetalCapabilities] Enabled for … (appleFamilyMax=… …)"
+  cua_broad,   ///< the superseded research build: "(familyMax=… featureProfile=… …)"
+};
+
+/// The shim's activation line, when there is one.
+struct ShimActivation {
+  ShimKind kind = ShimKind::lume_unlock;
+  std::string process;
+  std::optional<long long> apple_family_max;
+  std::optional<long long> family_max;      ///< broad build only
+  std::optional<long long> feature_profile; ///< broad build only
+  std::optional<long long> max_threadgroup_memory;
+};
+
+/// Everything read from one log, and the verdict. A field is empty when its line was absent.
+struct LlamaLogReport {
+  LlamaLogVerdict verdict = LlamaLogVerdict::no_metal_log;
+  std::optional<std::string> gpu_name; ///< the device name; absent when the log shows only "MTL0"
+  std::optional<int> apple_family;     ///< e.g. 1009
+  std::optional<int> common_family;    ///< e.g. 3003
+  std::optional<int> metal_family;     ///< e.g. 5002; absent on a stock or safely shimmed guest
+  std::optional<bool> simdgroup_reduction;
+  std::optional<bool> simdgroup_matrix;
+  std::optional<bool> bfloat;
+  std::optional<bool> tensor;
+  std::optional<bool> residency_sets;
+  std::optional<ShimActivation> shim;
+  std::vector<std::string> inert_messages; ///< shim lines saying it left the device stock
+  std::vector<std::string> reasons;        ///< why the verdict is what it is, one sentence each
+};
+
+struct LlamaLogOptions {
+  /// The user asked for injection: no shim line plus stock flags is then "shim-inactive".
+  bool expect_shim = false;
+};
+
+/// Classifies the text of a llama.cpp stderr log. Pure: no I/O. Tolerates every log era in
+/// metal-capabilities.md §1.5 ("ggml_metal_init:"/"ggml_metal_device_init:", "support" suffixes,
+/// "has"/"use residency sets", GPU names with or without "MTL0 (…)", any whitespace, CRLF).
+LlamaLogReport classify_llama_log(std::string_view text, const LlamaLogOptions& options = {});
+
+/// The DESIGN §4.6 JSON document: verdict, gpu_name, apple_family, common_family, metal_family,
+/// simdgroup_reduction, simdgroup_matrix, bfloat, tensor, residency_sets,
+/// shim {present, apple_family_max, max_threadgroup_memory}; absent values are null.
+nlohmann::json to_json(const LlamaLogReport& report);
+
+} // namespace lume_unlock::verify

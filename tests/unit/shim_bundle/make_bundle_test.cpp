@@ -1,0 +1,153 @@
+// Drives the built lume-unlock-make-bundle (shim/bundle/make_bundle.cpp) with small dummy files,
+// as the `shim-bundle` CMake target does with the real shim.
+#include "bundle/loader.hpp"
+#include "util/atomic_file.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+
+namespace lume_unlock {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ToolRun {
+  int exit_code;
+  std::string output; ///< stdout and stderr together
+};
+
+/// Quotes for /bin/sh: the test's own temporary paths and fixed words only.
+std::string quote(const std::string& word) {
+  std::string quoted = "'";
+  for (char c : word) {
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  }
+  return quoted + "'";
+}
+
+ToolRun run_tool(const std::vector<std::string>& args) {
+  std::string command = quote(LUME_UNLOCK_MAKE_BUNDLE);
+  for (const auto& arg : args) {
+    command += " " + quote(arg);
+  }
+  command += " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    return {-1, "popen failed"};
+  }
+  std::string output;
+  char buffer[4096];
+  while (std::size_t got = fread(buffer, 1, sizeof buffer, pipe)) {
+    output.append(buffer, got);
+  }
+  int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+class MakeBundleTool : public ::testing::Test {
+protected:
+  void SetUp() override {
+    m_dir = fs::path(::testing::TempDir()) /
+            ("make_bundle_" +
+             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(m_dir);
+    fs::create_directories(m_dir / "src");
+    for (const char* name : {"liblume_unlock_shim.so", "lume_unlock_probe", "libMetalEmu.so"}) {
+      ASSERT_TRUE(util::write_file_atomic(
+                      (m_dir / "src" / name).string(), std::string("dummy ") + name, 0755)
+                      .ok());
+    }
+    ASSERT_TRUE(
+        util::write_file_atomic((m_dir / "src" / "shim.dylib").string(), "dummy dylib", 0755).ok());
+  }
+  void TearDown() override { fs::remove_all(m_dir); }
+
+  std::vector<std::string> args(const std::string& out) const {
+    return {"--out",
+            out,
+            "--version",
+            "0.1.0",
+            "--source-revision",
+            "deadbeef",
+            "--platform",
+            "linux-x86_64",
+            "--inject-env",
+            "LD_PRELOAD",
+            "--shim",
+            (m_dir / "src/liblume_unlock_shim.so").string(),
+            "--probe",
+            (m_dir / "src/lume_unlock_probe").string(),
+            "--support",
+            (m_dir / "src/libMetalEmu.so").string(),
+            "--platform",
+            "darwin-arm64",
+            "--inject-env",
+            "DYLD_INSERT_LIBRARIES",
+            "--shim",
+            (m_dir / "src/shim.dylib").string()};
+  }
+
+  fs::path m_dir;
+};
+
+TEST_F(MakeBundleTool, WritesABundleThatLoadsFromDirectoryAndArchive) {
+  auto out = (m_dir / "build").string();
+  auto run = run_tool(args(out));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.output,
+            "wrote " + out + "/shim-bundle and " + out +
+                "/lume-unlock-shim-bundle-0.1.0.tar.gz (darwin-arm64, linux-x86_64)\n");
+  auto from_directory = bundle::load_bundle_directory(out + "/shim-bundle");
+  ASSERT_TRUE(from_directory.ok()) << from_directory.error().message();
+  const auto& manifest = from_directory.value().manifest();
+  EXPECT_EQ(manifest.source_revision, "deadbeef");
+  EXPECT_EQ(manifest.platforms.at("darwin-arm64").shim.path,
+            "darwin-arm64/liblume-unlock-shim.dylib");
+  EXPECT_EQ(manifest.platforms.at("linux-x86_64").probe->path, "linux-x86_64/lume-unlock-probe");
+  auto from_archive =
+      bundle::load_bundle_archive(out + "/lume-unlock-shim-bundle-0.1.0.tar.gz", m_dir.string());
+  ASSERT_TRUE(from_archive.ok()) << from_archive.error().message();
+  EXPECT_EQ(from_archive.value().manifest(), manifest);
+}
+
+TEST_F(MakeBundleTool, TwoRunsGiveByteIdenticalArchives) {
+  ASSERT_EQ(run_tool(args((m_dir / "a").string())).exit_code, 0);
+  ASSERT_EQ(run_tool(args((m_dir / "b").string())).exit_code, 0);
+  EXPECT_EQ(util::read_file((m_dir / "a/lume-unlock-shim-bundle-0.1.0.tar.gz").string()).value(),
+            util::read_file((m_dir / "b/lume-unlock-shim-bundle-0.1.0.tar.gz").string()).value());
+}
+
+TEST_F(MakeBundleTool, BadUsageExitsTwoWithTheReason) {
+  auto run = run_tool({"--out", (m_dir / "x").string(), "--version", "1", "--shim", "a.so"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.output.substr(0, run.output.find('\n')),
+            "lume-unlock-make-bundle: error: bad usage: '--shim' must follow a --platform");
+  auto missing = run_tool({"--version", "1"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_EQ(missing.output.substr(0, missing.output.find('\n')),
+            "lume-unlock-make-bundle: error: bad usage: --out is required");
+}
+
+TEST_F(MakeBundleTool, MissingShimFileFails) {
+  auto run = run_tool({"--out",
+                       (m_dir / "x").string(),
+                       "--version",
+                       "1",
+                       "--platform",
+                       "linux-x86_64",
+                       "--inject-env",
+                       "LD_PRELOAD",
+                       "--shim",
+                       "/nonexistent/shim.so"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.output,
+            "lume-unlock-make-bundle: error: cannot build the shim bundle: cannot read "
+            "'/nonexistent/shim.so': No such file or directory\n");
+}
+
+} // namespace
+} // namespace lume_unlock

@@ -1,0 +1,432 @@
+#include "util/atomic_file.hpp"
+#include "verify/llama_log.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace lume_unlock::verify {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string fixture(const std::string& name) {
+  auto text = util::read_file(std::string(LUME_UNLOCK_FIXTURES_DIR) + "/llama-logs/" + name);
+  EXPECT_TRUE(text.ok()) << name;
+  return text.ok() ? text.value() : std::string();
+}
+
+/// The whole JSON document, so every field is asserted at once.
+json expected(const char* verdict,
+              json gpu,
+              json apple,
+              json common,
+              json metal,
+              json reduction,
+              json matrix,
+              json bfloat,
+              json tensor,
+              json residency,
+              json shim_present,
+              json apple_max,
+              json tg_memory) {
+  return {{"verdict", verdict},
+          {"gpu_name", gpu},
+          {"apple_family", apple},
+          {"common_family", common},
+          {"metal_family", metal},
+          {"simdgroup_reduction", reduction},
+          {"simdgroup_matrix", matrix},
+          {"bfloat", bfloat},
+          {"tensor", tensor},
+          {"residency_sets", residency},
+          {"shim",
+           {{"present", shim_present},
+            {"apple_family_max", apple_max},
+            {"max_threadgroup_memory", tg_memory}}}};
+}
+
+struct FixtureCase {
+  const char* file;
+  bool expect_shim;
+  json document;
+};
+
+TEST(LlamaLog, EveryFixtureClassifiesWithEveryField) {
+  const json null;
+  const std::string pv = "Apple Paravirtual device";
+  // clang-format off: one case per line reads as a table
+  const FixtureCase cases[] = {
+      {"stock-guest.stderr",
+       false,
+       expected(
+           "stock", pv, 1005, 3003, null, false, false, false, false, true, false, null, null)},
+      {"stock-guest.stderr",
+       true,
+       expected("shim-inactive",
+                pv,
+                1005,
+                3003,
+                null,
+                false,
+                false,
+                false,
+                false,
+                true,
+                false,
+                null,
+                null)},
+      {"unlocked-lume-unlock-shim.stderr",
+       false,
+       expected("fast", pv, 1009, 3003, null, true, true, true, false, true, true, 1009, 65536)},
+      {"unlocked-lume-unlock-shim.stderr",
+       true,
+       expected("fast", pv, 1009, 3003, null, true, true, true, false, true, true, 1009, 65536)},
+      {"unlocked-cua-nslog.stderr",
+       false,
+       expected("fast", pv, 1009, 3003, null, true, true, true, false, true, true, 1009, 65536)},
+      {"unlocked-cua-plain.stderr",
+       false,
+       expected("fast", pv, 1007, 3003, null, true, true, true, false, false, true, 1007, 32768)},
+      {"host-m2-max.stderr",
+       false,
+       expected("fast",
+                "Apple M2 Max",
+                1008,
+                3003,
+                5002,
+                true,
+                true,
+                true,
+                false,
+                true,
+                false,
+                null,
+                null)},
+      {"broad-profile.stderr",
+       false,
+       expected("unsafe-profile",
+                pv,
+                1021,
+                3006,
+                5002,
+                true,
+                true,
+                true,
+                false,
+                true,
+                true,
+                null,
+                65536)},
+      {"metal-line-with-shim.stderr",
+       false,
+       expected("unsafe-profile",
+                pv,
+                1009,
+                3003,
+                5001,
+                true,
+                true,
+                true,
+                false,
+                true,
+                true,
+                1009,
+                65536)},
+      {"partial-metal3.stderr",
+       false,
+       expected(
+           "partial", pv, 1005, 3003, 5001, true, false, true, false, true, false, null, null)},
+      {"era-2024-support-suffix.stderr",
+       false,
+       expected("fast",
+                "Apple M1 Max",
+                1007,
+                3003,
+                5001,
+                true,
+                true,
+                null,
+                null,
+                null,
+                false,
+                null,
+                null)},
+      {"era-2025-has-residency.stderr",
+       false,
+       expected("fast",
+                "Apple M2 Pro",
+                1008,
+                3003,
+                5001,
+                true,
+                true,
+                true,
+                null,
+                true,
+                false,
+                null,
+                null)},
+      {"era-2026-bare-mtl0.stderr",
+       false,
+       expected("fast", null, 1009, 3003, null, true, true, true, false, false, true, 1009, 65536)},
+      {"shim-inert-message.stderr",
+       false,
+       expected("shim-inactive",
+                pv,
+                1005,
+                3003,
+                null,
+                false,
+                false,
+                false,
+                false,
+                true,
+                false,
+                null,
+                null)},
+      {"mlx-broad-profile.stderr",
+       false,
+       expected("unsafe-profile",
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                true,
+                null,
+                65536)},
+      {"cpu-only.stderr",
+       false,
+       expected("no-metal-log",
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                false,
+                null,
+                null)},
+      {"cpu-only.stderr",
+       true,
+       expected("no-metal-log",
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                false,
+                null,
+                null)},
+  };
+  // clang-format on
+  for (const auto& c : cases) {
+    LlamaLogOptions options;
+    options.expect_shim = c.expect_shim;
+    auto report = classify_llama_log(fixture(c.file), options);
+    EXPECT_EQ(to_json(report), c.document)
+        << c.file << (c.expect_shim ? " --expect-shim" : "") << "\n"
+        << to_json(report).dump(2);
+  }
+}
+
+TEST(LlamaLog, ShimLinesAreToldApart) {
+  struct Case {
+    const char* file;
+    ShimKind kind;
+    const char* process;
+  };
+  const Case cases[] = {
+      {"unlocked-lume-unlock-shim.stderr", ShimKind::lume_unlock, "llama-server"},
+      {"unlocked-cua-nslog.stderr", ShimKind::cua, "llama-bench"},
+      {"unlocked-cua-plain.stderr", ShimKind::cua, "llama-bench"},
+      {"broad-profile.stderr", ShimKind::cua_broad, "llama-bench"},
+      {"era-2026-bare-mtl0.stderr", ShimKind::lume_unlock, "llama-bench"},
+  };
+  for (const auto& c : cases) {
+    auto report = classify_llama_log(fixture(c.file));
+    ASSERT_TRUE(report.shim.has_value()) << c.file;
+    EXPECT_EQ(report.shim->kind, c.kind) << c.file;
+    EXPECT_EQ(report.shim->process, c.process) << c.file;
+  }
+  auto broad = classify_llama_log(fixture("broad-profile.stderr"));
+  EXPECT_EQ(broad.shim->family_max, 5001);
+  EXPECT_EQ(broad.shim->feature_profile, 10);
+}
+
+TEST(LlamaLog, ReasonsExplainTheVerdict) {
+  auto broad = classify_llama_log(fixture("broad-profile.stderr"));
+  EXPECT_EQ(
+      broad.reasons,
+      (std::vector<std::string>{
+          "Apple family 1021 is above 1010, which no Apple GPU reports: a blanket-true family hook",
+          "Common family 3006 is above 3003, which no SDK defines: a blanket-true family hook",
+          "the shim line is the superseded broad research build (familyMax/featureProfile)",
+          "Metal family 5002 is reported on a shimmed virtual device: MLX would then use residency "
+          "sets and "
+          "fail"}));
+  auto inert = classify_llama_log(fixture("shim-inert-message.stderr"));
+  ASSERT_EQ(inert.reasons.size(), 2u);
+  EXPECT_EQ(inert.reasons[1],
+            "the shim said: inert for llama-bench: LUME_METAL_APPLE_FAMILY_MAX=2001 is outside "
+            "1001..1999");
+  auto shimmed = classify_llama_log(fixture("unlocked-lume-unlock-shim.stderr"));
+  EXPECT_EQ(
+      shimmed.reasons.back(),
+      "attributable to the shim: the Apple family equals appleFamilyMax on the paravirtual device");
+}
+
+TEST(LlamaLog, CuaInertMessagesMeanInjectionHappened) {
+  auto text = "2026-09-14 09:00:00.000 llama-bench[1:2] [LumeMetalCapabilities] Required device "
+              "methods are "
+              "unavailable; leaving stock capabilities unchanged\n" +
+              fixture("stock-guest.stderr");
+  auto report = classify_llama_log(text);
+  EXPECT_EQ(report.verdict, LlamaLogVerdict::shim_inactive);
+  EXPECT_FALSE(report.shim.has_value());
+  EXPECT_EQ(report.inert_messages,
+            (std::vector<std::string>{
+                "Required device methods are unavailable; leaving stock capabilities unchanged"}));
+}
+
+TEST(LlamaLog, ShimLineWithStockFlagsIsStockWithAWarning) {
+  auto text = "[lume-unlock-shim] enabled for llama-bench (appleFamilyMax=1009 "
+              "maxThreadgroupMemory=65536)\n" +
+              fixture("stock-guest.stderr");
+  auto report = classify_llama_log(text, LlamaLogOptions{true});
+  EXPECT_EQ(report.verdict, LlamaLogVerdict::stock);
+  EXPECT_EQ(report.reasons.back(),
+            "a shim activation line is present, yet llama.cpp saw the stock answers");
+}
+
+TEST(LlamaLog, FlagsFollowTheFamiliesWhenTheirLinesAreMissing) {
+  auto report = classify_llama_log("ggml_metal_init: GPU family: MTLGPUFamilyApple7  (1007)\n");
+  EXPECT_EQ(report.verdict, LlamaLogVerdict::fast);
+  EXPECT_FALSE(report.simdgroup_reduction.has_value());
+  auto old = classify_llama_log("ggml_metal_init: GPU family: MTLGPUFamilyApple5\n");
+  EXPECT_EQ(old.apple_family, 1005); // code derived from the label when the parentheses are missing
+  EXPECT_EQ(old.verdict, LlamaLogVerdict::stock);
+}
+
+TEST(LlamaLog, LinesFromOtherBackendsAreIgnored) {
+  auto report =
+      classify_llama_log("ggml_vulkan: GPU name: AMD Radeon\nsimdgroup reduction = true\n");
+  EXPECT_EQ(report.verdict, LlamaLogVerdict::no_metal_log);
+  EXPECT_FALSE(report.gpu_name.has_value());
+}
+
+TEST(LlamaLog, VerdictNamesAreTheContract) {
+  EXPECT_STREQ(verdict_name(LlamaLogVerdict::fast), "fast");
+  EXPECT_STREQ(verdict_name(LlamaLogVerdict::partial), "partial");
+  EXPECT_STREQ(verdict_name(LlamaLogVerdict::stock), "stock");
+  EXPECT_STREQ(verdict_name(LlamaLogVerdict::unsafe_profile), "unsafe-profile");
+  EXPECT_STREQ(verdict_name(LlamaLogVerdict::shim_inactive), "shim-inactive");
+  EXPECT_STREQ(verdict_name(LlamaLogVerdict::no_metal_log), "no-metal-log");
+}
+
+/// The published logs live outside the repository (read-only, /work/shared); found relative to
+/// the source tree, searched by file name. Empty when they are not on this machine.
+std::optional<std::string> evidence(const std::string& name) {
+  for (const char* root : {LUME_UNLOCK_EVIDENCE_DIRS}) {
+    std::error_code ec;
+    if (!fs::is_directory(root, ec)) {
+      continue;
+    }
+    for (auto it = fs::recursive_directory_iterator(root, ec);
+         !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec)) {
+      if (it->path().filename() == name) {
+        return it->path().string();
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+TEST(LlamaLog, PublishedEvidenceLogsClassifyAsPublished) {
+  const json null;
+  const std::string pv = "Apple Paravirtual device";
+  // clang-format off: one case per line reads as a table
+  const std::pair<const char*, json> cases[] = {
+      {"tiny-stock-minimal.stderr",
+       expected(
+           "stock", pv, 1005, 3003, null, false, false, false, false, true, false, null, null)},
+      {"tiny-safe-shim-10x-final.stderr",
+       expected("fast", pv, 1009, 3003, null, true, true, true, false, true, true, 1009, 65536)},
+      {"tiny-host-minimal.stderr",
+       expected("fast",
+                "Apple M1 Ultra",
+                1007,
+                3003,
+                5002,
+                true,
+                true,
+                true,
+                false,
+                true,
+                false,
+                null,
+                null)},
+      {"tiny-hooked-minimal.stderr",
+       expected("unsafe-profile",
+                pv,
+                1021,
+                3006,
+                5002,
+                true,
+                true,
+                true,
+                false,
+                true,
+                true,
+                null,
+                65536)},
+      {"mlx-broad-profile-failure.stderr",
+       expected("unsafe-profile",
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                true,
+                null,
+                65536)},
+  };
+  // clang-format on
+  int found = 0;
+  for (const auto& [name, document] : cases) {
+    auto path = evidence(name);
+    if (!path) {
+      continue;
+    }
+    ++found;
+    auto text = util::read_file(*path);
+    ASSERT_TRUE(text.ok()) << *path;
+    EXPECT_EQ(to_json(classify_llama_log(text.value())), document) << *path;
+  }
+  if (found == 0) {
+    GTEST_SKIP() << "the published evidence logs are not on this machine (looked under "
+                 << LUME_UNLOCK_EVIDENCE_DIRS_TEXT << ")";
+  }
+  EXPECT_EQ(found, 5) << "some published logs are missing";
+}
+
+} // namespace
+} // namespace lume_unlock::verify
