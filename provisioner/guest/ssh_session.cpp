@@ -142,7 +142,7 @@ SshSession::~SshSession() = default;
 
 Error SshSession::failure(const std::string& what, const std::string& why,
                           const std::string& hint) const {
-  return Error(ErrorCategory::guest, what + " on " + m_impl->target(), why, hint);
+  return Error(ErrorCategory::guest, what + " " + m_impl->target(), why, hint);
 }
 
 Result<std::unique_ptr<SshSession>> SshSession::connect(const SshSessionOptions& options) {
@@ -174,7 +174,7 @@ Result<std::unique_ptr<SshSession>> SshSession::connect(const SshSessionOptions&
   ssh_options_set(s.session, SSH_OPTIONS_KNOWNHOSTS, "/dev/null");
   ssh_options_set(s.session, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, "/dev/null");
 
-  const std::string connecting = "ssh connection";
+  const std::string connecting = "connecting to";
   if (ssh_connect(s.session) != SSH_OK) {
     std::string why = s.ssh_error();
     std::string hint;
@@ -204,7 +204,7 @@ Status SshSession::check_host_key() {
   Impl& s = *m_impl;
   KeyHandle server_key;
   if (ssh_get_server_publickey(s.session, &server_key.key) != SSH_OK) {
-    return failure("ssh connection", "the guest sent no host key (" + s.ssh_error() + ")",
+    return failure("connecting to", "the guest sent no host key (" + s.ssh_error() + ")",
                    "retry; if it persists the guest's sshd is misconfigured");
   }
   m_host_key_fingerprint = fingerprint(server_key.key);
@@ -224,7 +224,7 @@ Status SshSession::check_host_key() {
       return ok_status();
     }
     if (!s.options.accept_new_host_key) {
-      return failure("ssh connection",
+      return failure("connecting to",
                      "the guest's host key changed: pinned " + pinned_fingerprint(pinned_line) +
                          " (in '" + s.paths.known_host + "'), offered " + m_host_key_fingerprint,
                      "if VM '" + s.options.vm +
@@ -285,7 +285,7 @@ Result<bool> SshSession::load_or_create_key(bool create, ssh_key* key) {
 
 Status SshSession::authenticate() {
   Impl& s = *m_impl;
-  const std::string authenticating = "ssh login as '" + s.options.user + "'";
+  const std::string authenticating = "logging in as '" + s.options.user + "' to";
   int rc = ssh_userauth_none(s.session, nullptr);
   if (rc == SSH_AUTH_ERROR) {
     return failure(authenticating, s.ssh_error(), "retry; the connection was lost during login");
@@ -335,7 +335,7 @@ Status SshSession::authenticate() {
                                    ? "the password in $" + s.options.password_env
                                    : "the image default password ($" + s.options.password_env +
                                          " is not set)";
-    return failure(authenticating, key_state + ", and it rejected " + source,
+    return failure(authenticating, key_state + ", and the guest rejected " + source,
                    "put the guest user's password in $" + s.options.password_env +
                        " (or name another variable with --ssh-password-env; --ssh-user sets the user)");
   }
@@ -373,7 +373,7 @@ Status SshSession::install_public_key(const std::string& authorized_line) {
     return result.error();
   }
   if (result.value().exit_status != 0) {
-    return failure("installing the per-VM key in ~/.ssh/authorized_keys",
+    return failure("installing the per-VM key in ~/.ssh/authorized_keys on",
                    "exit status " + std::to_string(result.value().exit_status) + ": " +
                        trim(result.value().stderr_text),
                    "check that the guest user's home is writable, then retry");
@@ -385,7 +385,7 @@ Status SshSession::install_public_key(const std::string& authorized_line) {
 Result<CommandResult> SshSession::run(const std::string& command) {
   Impl& s = *m_impl;
   ++m_command_count;
-  const std::string what = "remote command";
+  const std::string what = "running a command on";
   ssh_channel channel = ssh_channel_new(s.session);
   if (channel == nullptr) {
     return failure(what, s.ssh_error(), "retry; the SSH connection may have dropped");
@@ -445,7 +445,7 @@ Status SshSession::ensure_sftp() {
       sftp_free(s.sftp);
       s.sftp = nullptr;
     }
-    return failure("SFTP", "cannot start the SFTP subsystem: " + why,
+    return failure("starting SFTP on", "cannot start the SFTP subsystem: " + why,
                    "enable the sftp subsystem in the guest's sshd (macOS has it by default)");
   }
   return ok_status();
@@ -453,12 +453,13 @@ Status SshSession::ensure_sftp() {
 
 Status SshSession::upload(std::string_view bytes, const std::string& remote_path, mode_t mode) {
   Impl& s = *m_impl;
-  const std::string what = "upload to '" + remote_path + "'";
+  const std::string what = "upload of '" + remote_path + "' to";
   const auto slash = remote_path.rfind('/');
   const std::string directory = slash == std::string::npos ? "" : remote_path.substr(0, slash + 1);
   const std::string name = slash == std::string::npos ? remote_path : remote_path.substr(slash + 1);
   if (name.empty()) {
-    return Error(ErrorCategory::usage, what, "the path names a directory, not a file");
+    return Error(ErrorCategory::usage, "upload of '" + remote_path + "'",
+                 "the path names a directory, not a file");
   }
   const std::string temporary = directory + "." + name + ".lume-unlock-" + random_suffix() + ".tmp";
   auto quoted_tmp = shell_quote(temporary);
@@ -541,7 +542,7 @@ Status SshSession::upload(std::string_view bytes, const std::string& remote_path
 
 Result<std::string> SshSession::read_file(const std::string& remote_path) {
   Impl& s = *m_impl;
-  const std::string what = "reading '" + remote_path + "'";
+  const std::string what = "reading '" + remote_path + "' from";
   if (auto started = ensure_sftp(); !started.ok()) {
     return started.error();
   }
