@@ -155,7 +155,8 @@ Result<std::unique_ptr<SshSession>> SshSession::connect(const SshSessionOptions&
   impl->paths = paths.value();
   impl->session = ssh_new();
   if (impl->session == nullptr) {
-    return Error(ErrorCategory::guest, "ssh to " + impl->target(), "libssh could not allocate a session");
+    return Error(ErrorCategory::guest, "connecting to " + impl->target(),
+                 "libssh could not allocate a session");
   }
   std::unique_ptr<SshSession> self(new SshSession(std::move(impl)));
   Impl& s = *self->m_impl;
@@ -295,7 +296,7 @@ Status SshSession::authenticate() {
     return failure(authenticating, s.ssh_error(), "retry; the connection was lost during login");
   }
   if (rc == SSH_AUTH_SUCCESS) {
-    m_auth_method = AuthMethod::password; // no key involved; treat like first contact
+    m_auth_method = AuthMethod::none;
     return ok_status();
   }
   const int methods = ssh_userauth_list(s.session, nullptr);

@@ -36,7 +36,7 @@ struct SshSessionOptions {
 };
 
 /// How the session authenticated.
-enum class AuthMethod { public_key, password };
+enum class AuthMethod { public_key, password, none /* the guest asked for nothing */ };
 
 /// The per-VM files in the host's state directory.
 struct VmKeyPaths {
