@@ -1,6 +1,7 @@
 #include "commands.hpp"
 
 #include "cli/inspect_log.hpp"
+#include "cli/ssh.hpp"
 
 namespace lume_unlock::cli {
 
@@ -8,6 +9,7 @@ namespace lume_unlock::cli {
 // really works, so --help never advertises what does not run.
 void register_commands(CLI::App& app, Context& context, int& exit_code) {
   register_inspect_log(app, context, exit_code);
+  register_ssh(app, context, exit_code);
 }
 
 } // namespace lume_unlock::cli

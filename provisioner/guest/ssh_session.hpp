@@ -1,0 +1,103 @@
+#pragma once
+
+#include "guest/session.hpp"
+#include "util/result.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+struct ssh_key_struct; // libssh's key type, kept out of this header
+
+namespace lume_unlock::guest {
+
+/// Where and as whom to reach one VM's guest, and what to trust.
+struct SshSessionOptions {
+  std::string vm;                ///< the Lume VM name: names the per-VM state and every error
+  std::string host;              ///< the guest's address (Lume's ipAddress)
+  int port = 22;
+  std::string user = "lume";
+  /// The host's state directory (--state-dir); the VM's files live in <state_dir>/vms/<vm>/:
+  /// known_host (the pinned host key) and ssh_ed25519(.pub) (the per-VM client key, 0600).
+  std::string state_dir;
+  /// First-contact password (secret: never logged, never in an error). Empty = key auth only.
+  std::string password;
+  /// The environment variable the password came from, named in hints (never its value).
+  std::string password_env = "LUME_UNLOCK_GUEST_PASSWORD";
+  /// False when `password` is the image default because the variable was unset (for messages).
+  bool password_from_environment = false;
+  /// Replace a pinned host key that no longer matches (--ssh-accept-new-host-key).
+  bool accept_new_host_key = false;
+  /// Limit for TCP connect plus the SSH handshake, and for each blocking protocol step.
+  std::chrono::milliseconds connect_timeout{10000};
+  /// Limit for one remote command; zero = none.
+  std::chrono::milliseconds command_timeout{0};
+};
+
+/// How the session authenticated.
+enum class AuthMethod { public_key, password, none /* the guest asked for nothing */ };
+
+/// The per-VM files in the host's state directory.
+struct VmKeyPaths {
+  std::string directory;   ///< <state>/vms/<vm>
+  std::string known_host;  ///< the pinned host key: "<type> <base64>\n"
+  std::string private_key; ///< OpenSSH-format ed25519 private key, mode 0600
+  std::string public_key;  ///< "<type> <base64> lume-unlock@<vm>\n"
+};
+
+/// The paths for `vm`; a usage error when the name could escape <state>/vms/.
+Result<VmKeyPaths> vm_key_paths(const std::string& state_dir, const std::string& vm);
+
+/// A libssh session to one guest, reused for a whole operation (one TCP connection, one SFTP
+/// channel opened on first use; each run() is one exec channel). Not thread-safe.
+///
+/// connect(): TCP + handshake within connect_timeout; the host key is pinned on first use and a
+/// different key is refused (unless accept_new_host_key); then the per-VM key is tried, and if
+/// there is none or the guest rejects it, the password is used and the per-VM key (generated on
+/// first need) is appended to the guest's ~/.ssh/authorized_keys (idempotent, 700/600), so the
+/// next connection authenticates by key. Every failure is an Error of category guest naming
+/// user@host:port and the VM, the cause and a hint.
+class SshSession final : public GuestSession {
+public:
+  static Result<std::unique_ptr<SshSession>> connect(const SshSessionOptions& options);
+  ~SshSession() override;
+  SshSession(const SshSession&) = delete;
+  SshSession& operator=(const SshSession&) = delete;
+
+  Result<CommandResult> run(const std::string& command) override;
+  /// One SFTP transfer to "<dir>/.<name>.lume-unlock-<random>.tmp" plus ONE remote command that
+  /// checks `shasum -a 256`, chmods and renames (and removes the temporary on any failure).
+  Status upload(std::string_view bytes, const std::string& remote_path, mode_t mode) override;
+  Result<std::string> read_file(const std::string& remote_path) override;
+  std::uint64_t command_count() const override { return m_command_count; }
+
+  /// SFTP transfers (one per upload or read_file) so far.
+  std::uint64_t sftp_transfer_count() const { return m_sftp_transfer_count; }
+  AuthMethod auth_method() const { return m_auth_method; }
+  /// True when this connection installed the per-VM key in the guest.
+  bool installed_key() const { return m_installed_key; }
+  /// "SHA256:<base64>" of the guest's host key.
+  const std::string& host_key_fingerprint() const { return m_host_key_fingerprint; }
+
+private:
+  struct Impl;
+  explicit SshSession(std::unique_ptr<Impl> impl);
+  Error failure(const std::string& what, const std::string& why, const std::string& hint) const;
+  Status ensure_sftp();
+  Status check_host_key();
+  Status authenticate();
+  /// Loads the per-VM key into `key`; with `create`, generates and saves one when missing.
+  /// Returns whether a key was loaded.
+  Result<bool> load_or_create_key(bool create, ssh_key_struct** key);
+  Status install_public_key(const std::string& authorized_line);
+
+  std::unique_ptr<Impl> m_impl;
+  std::uint64_t m_command_count = 0;
+  std::uint64_t m_sftp_transfer_count = 0;
+  AuthMethod m_auth_method = AuthMethod::public_key;
+  bool m_installed_key = false;
+  std::string m_host_key_fingerprint;
+};
+
+} // namespace lume_unlock::guest
