@@ -1,13 +1,15 @@
 #include "commands.hpp"
 
+#include "cli/lock.hpp"
+#include "cli/resolve.hpp"
+
 namespace lume_unlock::cli {
 
 // The one list of commands (one file per command under cli/). A command is added here once it
 // really works, so --help never advertises what does not run.
 void register_commands(CLI::App& app, Context& context, int& exit_code) {
-  (void)app;
-  (void)context;
-  (void)exit_code;
+  register_lock(app, context, exit_code);
+  register_resolve(app, context, exit_code);
 }
 
 } // namespace lume_unlock::cli
