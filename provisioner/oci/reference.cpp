@@ -186,6 +186,13 @@ Result<Reference> parse_reference(std::string_view text, const ReferenceDefaults
   }
 
   auto components = split(name, '/');
+  // Traversal first, so "../x" is not mistaken for a registry named "..".
+  for (std::string_view component : components) {
+    if (component == "." || component == "..") {
+      return invalid(text, "path component '" + std::string(component) +
+                               "' is not allowed (path traversal)");
+    }
+  }
   std::size_t first_path = 0;
   if (components.size() > 1 && looks_like_registry(components[0])) {
     if (!is_registry(components[0])) {
@@ -201,10 +208,6 @@ Result<Reference> parse_reference(std::string_view text, const ReferenceDefaults
     std::string_view component = components[i];
     if (component.empty()) {
       return invalid(text, "empty path component (leading, trailing or double '/')");
-    }
-    if (component == "." || component == "..") {
-      return invalid(text, "path component '" + std::string(component) +
-                               "' is not allowed (path traversal)");
     }
     if (!is_path_component(component)) {
       return invalid(text, "repository component '" + std::string(component) +
