@@ -562,8 +562,11 @@ Result<Descriptor> RegistryClient::Impl::push_blob(const Reference& repo, const 
         read_error = n.error();
         return HttpRequest::abort_upload;
       }
+      const std::uint64_t before = begin + *position;
       *position += n.value();
-      report("upload blob", begin + *position, source.size, false);
+      if (before / k_progress_step != (begin + *position) / k_progress_step) {
+        report("upload blob", begin + *position, source.size, false);
+      }
       return n.value();
     };
     return r;

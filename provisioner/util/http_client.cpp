@@ -211,6 +211,15 @@ Result<HttpResponse, TransportError> HttpClient::send(const HttpRequest& request
     curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
   }
 
+  // Streaming transfers (blobs) move hundreds of MiB: larger buffers mean fewer callbacks and
+  // syscalls. Small requests keep libcurl's defaults.
+  if (request.body_sink) {
+    curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, 512L * 1024);
+  }
+  if (request.body_reader) {
+    curl_easy_setopt(curl, CURLOPT_UPLOAD_BUFFERSIZE, 512L * 1024);
+  }
+
   CURLcode code = curl_easy_perform(curl);
   curl_slist_free_all(header_list);
 

@@ -372,6 +372,81 @@ TEST(RegistryFaults, UploadThatTheRegistryDoesNotKeepFailsTheCrossCheck) {
                                           "with size 7");
 }
 
+TEST(RegistryFaults, PushedManifestWhoseStoredDigestDiffersIsAnError) {
+  FaultServer s;
+  const Digest other = Digest::of_bytes("not what we sent");
+  std::string received;
+  s.server().Put("/v2/a/b/manifests/v1", [&](const httplib::Request& req, httplib::Response& res) {
+    received = req.get_header_value("Content-Type") + " " + req.body;
+    res.status = 201;
+    res.set_header("Docker-Content-Digest", other.str());
+  });
+  RegistryClient client(fast_options());
+  auto pushed = client.push_manifest(s.ref("a/b:v1"), k_manifest, media_type::oci_manifest);
+  ASSERT_FALSE(pushed.ok());
+  EXPECT_EQ(received, std::string(media_type::oci_manifest) + " " + k_manifest);
+  EXPECT_EQ(pushed.error().message(), "cannot push manifest '" + s.host() + "/a/b:v1': the registry's "
+                                          "Docker-Content-Digest '" + other.str() +
+                                          "' does not match the digest of the pushed bytes '" +
+                                          Digest::of_bytes(k_manifest).str() + "'");
+}
+
+TEST(RegistryFaults, AnIndexResolvesLikeAManifest) {
+  FaultServer s;
+  const std::string index = R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json",)"
+                            R"("manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":")" +
+                            Digest::of_bytes(k_manifest).str() + R"(","size":)" + std::to_string(k_manifest.size()) +
+                            "}]}";
+  s.server().Get("/v2/a/b/manifests/multi", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_header("Docker-Content-Digest", Digest::of_bytes(index).str());
+    res.set_content(index, media_type::oci_index);
+  });
+  RegistryClient client(fast_options());
+  auto got = client.get_manifest(s.ref("a/b:multi"));
+  ASSERT_TRUE(got.ok()) << got.error().message();
+  EXPECT_TRUE(got.value().manifest.is_index());
+  EXPECT_EQ(got.value().media_type, media_type::oci_index);
+  EXPECT_EQ(got.value().manifest.manifests.at(0).digest, Digest::of_bytes(k_manifest));
+}
+
+TEST(RegistryFaults, UploadProgressIsReportedInSteps) {
+  FaultServer s;
+  std::string stored;
+  s.server().Post("/v2/a/b/blobs/uploads/", [&](const httplib::Request&, httplib::Response& res) {
+    res.status = 202;
+    res.set_header("Location", "http://" + s.host() + "/v2/a/b/blobs/uploads/u1");
+  });
+  s.server().Put("/v2/a/b/blobs/uploads/u1", [&](const httplib::Request& req, httplib::Response& res) {
+    stored = req.body;
+    res.status = 201;
+  });
+  s.server().Get(R"(/v2/a/b/blobs/(sha256:[0-9a-f]+))", [&](const httplib::Request& req, httplib::Response& res) {
+    if (stored.empty() || req.matches[1] != Digest::of_bytes(stored).str()) {
+      res.status = 404;
+      return;
+    }
+    res.set_content(stored, "application/octet-stream");
+  });
+  std::vector<std::uint64_t> reported;
+  bool finished = false;
+  auto options = fast_options();
+  options.progress = [&](const util::ProgressEvent& e) {
+    EXPECT_EQ(e.step, "upload blob");
+    EXPECT_EQ(e.total, std::optional<std::uint64_t>(20u << 20));
+    reported.push_back(e.done.value_or(0));
+    finished = finished || e.finished;
+  };
+  RegistryClient client(options);
+  const std::string payload(20u << 20, 'p');
+  auto pushed = client.push_blob_bytes(s.ref("a/b:x"), payload, media_type::octet_stream);
+  ASSERT_TRUE(pushed.ok()) << pushed.error().message();
+  EXPECT_EQ(stored.size(), payload.size());
+  ASSERT_GE(reported.size(), 3u); // past 8 MiB, past 16 MiB, finished
+  EXPECT_LE(reported.size(), 4u);
+  EXPECT_EQ(reported.back(), payload.size());
+  EXPECT_TRUE(finished);
+}
+
 TEST(RegistryClientUrls, PlainHttpOnlyForLoopbackAndInsecureRegistries) {
   RegistryClientOptions options;
   options.insecure_registries = {"registry.lan:5000", "build-cache"};
