@@ -262,7 +262,7 @@ struct RegistryClient::Impl {
   }
 
   Result<Descriptor> push_blob(const Reference& repo, const UploadSource& source,
-                               const std::string& media_type, const Digest& digest);
+                               const std::string& media_type, const std::optional<Digest>& known_digest);
 };
 
 RegistryClient::RegistryClient(RegistryClientOptions options)
@@ -496,17 +496,20 @@ Status RegistryClient::download_blob(const Reference& repository, const Descript
 
 Result<Descriptor> RegistryClient::Impl::push_blob(const Reference& repo, const UploadSource& source,
                                                    const std::string& media_type,
-                                                   const Digest& digest) {
-  const std::string what = "cannot upload blob '" + digest.str() + "' to '" + repo.repository_path() + "'";
+                                                   const std::optional<Digest>& known_digest) {
+  // Named by digest when it is known up front, else by repository only until it is computed.
+  std::string what = known_digest ? "cannot upload blob '" + known_digest->str() + "' to '" +
+                                        repo.repository_path() + "'"
+                                  : "cannot upload a blob to '" + repo.repository_path() + "'";
   Descriptor descriptor;
   descriptor.media_type = media_type;
-  descriptor.digest = digest;
   descriptor.size = source.size;
   const Target target{&repo, true};
 
   // Skip what the registry already has (same digest and size).
-  {
-    HttpRequest head{"HEAD", repository_url(repo) + "/blobs/" + digest.str()};
+  if (known_digest) {
+    descriptor.digest = *known_digest;
+    HttpRequest head{"HEAD", repository_url(repo) + "/blobs/" + known_digest->str()};
     auto response = send(target, head, true, what);
     if (!response) {
       return response.error();
@@ -525,8 +528,8 @@ Result<Descriptor> RegistryClient::Impl::push_blob(const Reference& repo, const 
   if (started.value().status != 202) {
     return make_http_error("POST", start.url, started.value()).to_error(what);
   }
-  auto resolve_location = [&](const HttpResponse& response,
-                              const std::string& method, const std::string& url) -> Result<std::string> {
+  auto resolve_location = [&](const HttpResponse& response, const std::string& method,
+                              const std::string& url) -> Result<std::string> {
     auto location = response.header("Location");
     if (!location || location->empty()) {
       return Error(ErrorCategory::registry, what,
@@ -543,7 +546,12 @@ Result<Descriptor> RegistryClient::Impl::push_blob(const Reference& repo, const 
   }
   std::string upload_url = location.value();
 
-  // Reads [begin, end) of the source; any read error is kept for the error message.
+  // The bytes are hashed as they are sent (one pass over the file). A resend after a 401
+  // re-reads a range already hashed; `hashed` keeps each byte from being hashed twice.
+  util::Sha256 hasher;
+  std::uint64_t hashed = 0;
+  // A monolithic PUT with a known digest is checked by the registry; no need to hash here.
+  const bool monolithic = known_digest && source.size <= options.chunked_upload_threshold;
   std::optional<Error> read_error;
   auto make_request = [&](const std::string& method, const std::string& url, std::uint64_t begin,
                           std::uint64_t end, std::uint64_t* position) {
@@ -552,7 +560,7 @@ Result<Descriptor> RegistryClient::Impl::push_blob(const Reference& repo, const 
     r.headers.push_back({"Content-Type", media_type::octet_stream});
     r.body_size = end - begin;
     r.body_reader = [&, begin, end, position](char* buffer, std::size_t capacity) -> std::size_t {
-      std::uint64_t at = begin + *position;
+      const std::uint64_t at = begin + *position;
       if (at >= end) {
         return 0;
       }
@@ -562,32 +570,49 @@ Result<Descriptor> RegistryClient::Impl::push_blob(const Reference& repo, const 
         read_error = n.error();
         return HttpRequest::abort_upload;
       }
-      const std::uint64_t before = begin + *position;
+      if (!monolithic && at + n.value() > hashed) {
+        const std::uint64_t skip = hashed > at ? hashed - at : 0;
+        hasher.update(buffer + skip, n.value() - skip);
+        hashed = at + n.value();
+      }
       *position += n.value();
-      if (before / k_progress_step != (begin + *position) / k_progress_step) {
-        report("upload blob", begin + *position, source.size, false);
+      if (at / k_progress_step != (at + n.value()) / k_progress_step) {
+        report("upload blob", at + n.value(), source.size, false);
       }
       return n.value();
     };
     return r;
   };
-
-  const std::string digest_parameter = "digest=" + percent_encode_query(digest.str());
   std::uint64_t position = 0;
   auto rewind = [&]() -> Status {
     position = 0;
     return ok_status();
   };
+  auto check_sent = [&]() -> Status {
+    if (read_error) {
+      return read_error->with_context(what);
+    }
+    return ok_status();
+  };
+
   HttpRequest finish;
-  if (source.size > options.chunked_upload_threshold) {
+  if (monolithic) {
+    // Monolithic: POST, then one PUT carrying the whole body and the digest.
+    finish = make_request("PUT", with_query(upload_url, "digest=" + percent_encode_query(known_digest->str())), 0,
+                          source.size, &position);
+  } else {
+    // PATCH chunks (one chunk when the digest is unknown and the blob is small), then a PUT
+    // with the digest computed while sending.
+    const std::uint64_t chunk = source.size > options.chunked_upload_threshold ? options.upload_chunk_size
+                                                                               : std::max<std::uint64_t>(source.size, 1);
     for (std::uint64_t offset = 0; offset < source.size;) {
-      const std::uint64_t end = std::min(source.size, offset + options.upload_chunk_size);
+      const std::uint64_t end = std::min(source.size, offset + chunk);
+      position = 0;
       HttpRequest patch = make_request("PATCH", upload_url, offset, end, &position);
-      patch.headers.push_back(
-          {"Content-Range", std::to_string(offset) + "-" + std::to_string(end - 1)});
+      patch.headers.push_back({"Content-Range", std::to_string(offset) + "-" + std::to_string(end - 1)});
       auto response = send(target, patch, false, what, rewind);
-      if (read_error) {
-        return read_error->with_context(what);
+      if (auto sent = check_sent(); !sent) {
+        return sent.error();
       }
       if (!response) {
         return response.error();
@@ -602,14 +627,21 @@ Result<Descriptor> RegistryClient::Impl::push_blob(const Reference& repo, const 
       upload_url = next.value();
       offset = end;
     }
-    finish = HttpRequest{"PUT", with_query(upload_url, digest_parameter)};
+    const Digest computed = Digest::from_sha256_hex(hasher.finish_hex()).value();
+    if (known_digest && computed != *known_digest) {
+      return Error(ErrorCategory::failure, what,
+                   "the bytes sent hash to '" + computed.str() + "', not the expected '" +
+                       known_digest->str() + "' (did the file change during the upload?)");
+    }
+    descriptor.digest = computed;
+    what = "cannot upload blob '" + computed.str() + "' to '" + repo.repository_path() + "'";
+    finish = HttpRequest{"PUT", with_query(upload_url, "digest=" + percent_encode_query(computed.str()))};
     finish.headers.push_back({"Content-Type", media_type::octet_stream});
-  } else {
-    finish = make_request("PUT", with_query(upload_url, digest_parameter), 0, source.size, &position);
   }
+  position = 0;
   auto finished = send(target, finish, false, what, rewind);
-  if (read_error) {
-    return read_error->with_context(what);
+  if (auto sent = check_sent(); !sent) {
+    return sent.error();
   }
   if (!finished) {
     return finished.error();
@@ -617,13 +649,14 @@ Result<Descriptor> RegistryClient::Impl::push_blob(const Reference& repo, const 
   if (finished.value().status != 201) {
     return make_http_error("PUT", finish.url, finished.value()).to_error(what);
   }
-  if (auto header = finished.value().header("Docker-Content-Digest"); header && *header != digest.str()) {
+  if (auto header = finished.value().header("Docker-Content-Digest");
+      header && *header != descriptor.digest.str()) {
     return Error(ErrorCategory::registry, what,
                  "the registry stored digest '" + *header + "', the uploaded bytes have '" +
-                     digest.str() + "'");
+                     descriptor.digest.str() + "'");
   }
   // Cross-check: the registry must now serve the blob with the uploaded size.
-  HttpRequest check{"HEAD", repository_url(repo) + "/blobs/" + digest.str()};
+  HttpRequest check{"HEAD", repository_url(repo) + "/blobs/" + descriptor.digest.str()};
   auto checked = send(target, check, true, what);
   if (!checked) {
     return checked.error();
@@ -674,17 +707,7 @@ Result<Descriptor> RegistryClient::push_blob_file(const Reference& repository, c
       return static_cast<std::size_t>(n);
     }
   };
-  Digest digest = Digest::of_bytes("");
-  if (known_digest) {
-    digest = *known_digest;
-  } else {
-    auto hex = util::sha256_file_hex(path);
-    if (!hex) {
-      return hex.error().with_context(what);
-    }
-    digest = Digest::from_sha256_hex(hex.value()).value();
-  }
-  return m_impl->push_blob(repository, source, media_type, digest);
+  return m_impl->push_blob(repository, source, media_type, known_digest);
 }
 
 Result<Descriptor> RegistryClient::push_blob_bytes(const Reference& repository, std::string_view bytes,

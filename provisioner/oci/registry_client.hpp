@@ -76,9 +76,11 @@ public:
   /// existing file there stays untouched).
   Status download_blob(const Reference& repository, const Descriptor& blob, const std::string& path);
 
-  /// Uploads a file as a blob (skipped when the registry already has it), POST + PUT, or PATCH
-  /// chunks above the threshold, then cross-checked with a HEAD. `known_digest` saves a hashing
-  /// pass when the caller already has it.
+  /// Uploads a file as a blob in one pass over the file, then cross-checks it with a HEAD.
+  /// With `known_digest`: skipped when the registry already has it, else POST + one streamed
+  /// PUT (PATCH chunks above chunked_upload_threshold); the registry checks the digest. Without:
+  /// POST, PATCH (chunks above the threshold) hashed while sending, then PUT with the computed
+  /// digest (no skip: the digest is only known at the end).
   Result<Descriptor> push_blob_file(const Reference& repository, const std::string& path,
                                     const std::string& media_type,
                                     std::optional<Digest> known_digest = std::nullopt);

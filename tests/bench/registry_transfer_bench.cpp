@@ -129,6 +129,7 @@ int main(int argc, char** argv) {
   // Upload again with the digest already known (as when it was computed while compressing), to
   // another repository so the registry cannot skip it.
   const auto repo2 = oci::parse_reference(server->host() + "/bench/ours-known:v1").value_or_throw();
+  sync(); // earlier phases' writeback must not slow this one down
   start = Clock::now();
   auto pushed_known =
       client.push_blob_file(repo2, work / "ours.bin", oci::media_type::lume_disk, pushed.value().digest);
@@ -138,6 +139,7 @@ int main(int argc, char** argv) {
   }
 
   // Download with our client.
+  sync(); // earlier phases' writeback must not slow this one down
   start = Clock::now();
   auto downloaded = client.download_blob(repo, pushed.value(), work / "ours.back");
   const double our_download = seconds_since(start);
@@ -149,6 +151,7 @@ int main(int argc, char** argv) {
 
   // skopeo: upload a different blob of the same size (no blob reuse), then download ours.
   write_skopeo_dir(work / "skopeo-src", work / "theirs.bin", theirs_hex, bytes);
+  sync(); // earlier phases' writeback must not slow this one down
   start = Clock::now();
   auto up = test::run_command({k_skopeo, "copy", "--quiet", "--preserve-digests", "--dest-tls-verify=false",
                                "dir:" + (work / "skopeo-src"), "docker://" + server->host() + "/bench/theirs:v1"});
@@ -156,6 +159,7 @@ int main(int argc, char** argv) {
   if (up.exit_status != 0) {
     fail("skopeo upload failed: " + up.stderr_text);
   }
+  sync(); // earlier phases' writeback must not slow this one down
   start = Clock::now();
   auto down = test::run_command({k_skopeo, "copy", "--quiet", "--src-tls-verify=false",
                                  "docker://" + repo.str(), "dir:" + (work / "skopeo-dst")});

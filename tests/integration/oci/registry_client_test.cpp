@@ -160,8 +160,8 @@ TEST_F(RegistryClientTest, ChunkedUploadRoundTripsThroughPatch) {
   const std::uint64_t before = client.request_count();
   auto pushed = client.push_blob_file(repo, dir / "blob", media_type::octet_stream);
   ASSERT_TRUE(pushed.ok()) << pushed.error().message();
-  // HEAD, POST, 13 PATCHes of 256 KiB, PUT, HEAD cross-check.
-  EXPECT_EQ(client.request_count() - before, 17u);
+  // POST, 13 PATCHes of 256 KiB hashed while sent, PUT with the digest, HEAD cross-check.
+  EXPECT_EQ(client.request_count() - before, 16u);
   EXPECT_EQ(pushed.value().digest, Digest::of_bytes(payload));
   EXPECT_EQ(pushed.value().size, payload.size());
   auto size = client.stat_blob(repo, pushed.value().digest);
@@ -187,6 +187,43 @@ TEST_F(RegistryClientTest, MonolithicUploadIsPostThenPutAndSkipsKnownBlobs) {
   auto missing = client.stat_blob(repo, Digest::of_bytes("never pushed"));
   ASSERT_TRUE(missing.ok());
   EXPECT_EQ(missing.value(), std::nullopt);
+}
+
+TEST_F(RegistryClientTest, FileWithoutAKnownDigestIsHashedWhileSent) {
+  RegistryClient client;
+  test::TempDir dir;
+  const std::string payload(300000, 'q');
+  ASSERT_TRUE(util::write_file_atomic(dir / "blob", payload).ok());
+  const Reference repo = ref("onepass/blob:x");
+  const std::uint64_t before = client.request_count();
+  auto pushed = client.push_blob_file(repo, dir / "blob", media_type::lume_nvram);
+  ASSERT_TRUE(pushed.ok()) << pushed.error().message();
+  EXPECT_EQ(client.request_count() - before, 4u); // POST, PATCH, PUT with the digest, HEAD
+  EXPECT_EQ(pushed.value().digest, Digest::of_bytes(payload));
+  EXPECT_EQ(pushed.value().media_type, media_type::lume_nvram);
+  // With the digest known, a second push of the same file is a HEAD only.
+  const std::uint64_t again = client.request_count();
+  ASSERT_TRUE(client.push_blob_file(repo, dir / "blob", media_type::lume_nvram, pushed.value().digest).ok());
+  EXPECT_EQ(client.request_count() - again, 1u);
+}
+
+TEST_F(RegistryClientTest, KnownDigestThatDoesNotMatchTheFileIsRejectedByTheRegistry) {
+  RegistryClient client;
+  test::TempDir dir;
+  ASSERT_TRUE(util::write_file_atomic(dir / "blob", "actual bytes").ok());
+  const Reference repo = ref("wrong/blob:x");
+  const Digest claimed = Digest::of_bytes("other bytes");
+  auto pushed = client.push_blob_file(repo, dir / "blob", media_type::octet_stream, claimed);
+  ASSERT_FALSE(pushed.ok());
+  EXPECT_EQ(pushed.error().category(), ErrorCategory::registry);
+  EXPECT_EQ(pushed.error().message().rfind("cannot upload blob '" + claimed.str() + "' to '" + repo.repository_path() +
+                                               "': PUT http://" + s_server->host() + "/v2/wrong/blob/blobs/uploads/",
+                                           0),
+            0u)
+      << pushed.error().message();
+  EXPECT_NE(pushed.error().message().find("answered HTTP 400: DIGEST_INVALID: provided digest did not match uploaded content"),
+            std::string::npos)
+      << pushed.error().message();
 }
 
 TEST_F(RegistryClientTest, MissingTagIsARegistryErrorWithTheRegistrysMessage) {
