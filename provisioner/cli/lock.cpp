@@ -22,8 +22,7 @@ struct LockOptions {
 
 void run_lock(const LockOptions& options, Context& context) {
   const std::string text = util::read_file(options.recipe_path).value_or_throw();
-  auto references =
-      recipe::read_recipe_references(text, options.recipe_path).value_or_throw();
+  auto references = recipe::read_recipe_references(text, options.recipe_path).value_or_throw();
 
   recipe::LockFile lock;
   lock.recipe_path = options.recipe_path;

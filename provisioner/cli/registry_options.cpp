@@ -3,9 +3,11 @@
 namespace lume_unlock::cli {
 
 void add_registry_flags(CLI::App& command, RegistryFlags& flags) {
-  command.add_option("--insecure-registry", flags.insecure_registries,
-                     "Reach this registry HOST[:PORT] over plain HTTP (loopback registries always "
-                     "are); repeatable")
+  command
+      .add_option("--insecure-registry",
+                  flags.insecure_registries,
+                  "Reach this registry HOST[:PORT] over plain HTTP (loopback registries always "
+                  "are); repeatable")
       ->type_name("HOST");
 }
 

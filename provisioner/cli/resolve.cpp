@@ -35,8 +35,8 @@ void run_resolve(const ResolveOptions& options, Context& context) {
 
 void register_resolve(CLI::App& app, Context& context, int& exit_code) {
   auto options = std::make_shared<ResolveOptions>();
-  CLI::App* command = app.add_subcommand(
-      "resolve", "Print the verified manifest digest of an image reference");
+  CLI::App* command =
+      app.add_subcommand("resolve", "Print the verified manifest digest of an image reference");
   command->footer("The digest is computed from the manifest bytes and checked against the "
                   "registry's Docker-Content-Digest.\nExample: lume-unlock resolve "
                   "ghcr.io/trycua/macos-tahoe-cua:latest");

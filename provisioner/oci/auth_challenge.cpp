@@ -15,7 +15,8 @@ std::string lower(std::string_view s) {
 }
 
 bool is_token_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+  return std::isalnum(static_cast<unsigned char>(c)) ||
+         std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
 }
 
 void skip_spaces(std::string_view s, std::size_t& i) {

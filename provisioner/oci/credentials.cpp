@@ -5,8 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cstdlib>
 #include <sys/stat.h>
+
+#include <cstdlib>
 
 namespace lume_unlock::oci {
 
@@ -31,7 +32,9 @@ std::string normalize_host(std::string key) {
 }
 
 Error invalid_config(const std::string& path, const std::string& why) {
-  return Error(ErrorCategory::usage, "invalid Docker config '" + path + "'", why,
+  return Error(ErrorCategory::usage,
+               "invalid Docker config '" + path + "'",
+               why,
                "fix the file or point DOCKER_CONFIG at another directory");
 }
 
@@ -80,8 +83,8 @@ Result<DockerConfigCredentials> DockerConfigCredentials::parse(const std::string
       return invalid_config(path, "'auths." + key + "' must be an object");
     }
     Credentials credentials;
-    if (auto auth = entry.find("auth"); auth != entry.end() && auth->is_string() &&
-                                        !auth->get<std::string>().empty()) {
+    if (auto auth = entry.find("auth");
+        auth != entry.end() && auth->is_string() && !auth->get<std::string>().empty()) {
       auto decoded = util::base64_decode(auth->get<std::string>());
       auto colon = decoded ? decoded->find(':') : std::string::npos;
       if (colon == std::string::npos) {

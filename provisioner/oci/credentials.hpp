@@ -67,7 +67,7 @@ private:
 };
 
 /// The default order: environment, then Docker config. Fails only on an invalid config.json.
-Result<std::shared_ptr<const CredentialSource>> default_credentials(
-    const EnvironmentReader& env = process_environment());
+Result<std::shared_ptr<const CredentialSource>>
+default_credentials(const EnvironmentReader& env = process_environment());
 
 } // namespace lume_unlock::oci

@@ -7,11 +7,15 @@ namespace lume_unlock::oci {
 namespace {
 
 Error invalid(std::string_view text, const std::string& why) {
-  return Error(ErrorCategory::usage, "invalid digest '" + std::string(text) + "'", why,
+  return Error(ErrorCategory::usage,
+               "invalid digest '" + std::string(text) + "'",
+               why,
                "a digest is 'sha256:' followed by 64 lower-case hex characters");
 }
 
-bool is_lower_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
+bool is_lower_hex(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
 
 } // namespace
 
@@ -29,8 +33,8 @@ Result<Digest> Digest::parse(std::string_view text) {
   }
   std::string_view hex = text.substr(colon + 1);
   if (hex.size() != 64) {
-    return invalid(text, "expected 64 hex characters after 'sha256:', got " +
-                             std::to_string(hex.size()));
+    return invalid(text,
+                   "expected 64 hex characters after 'sha256:', got " + std::to_string(hex.size()));
   }
   for (char c : hex) {
     if (!is_lower_hex(c)) {
@@ -40,7 +44,9 @@ Result<Digest> Digest::parse(std::string_view text) {
   return Digest(std::string(hex));
 }
 
-Digest Digest::of_bytes(std::string_view bytes) { return Digest(util::sha256_hex(bytes)); }
+Digest Digest::of_bytes(std::string_view bytes) {
+  return Digest(util::sha256_hex(bytes));
+}
 
 Result<Digest> Digest::from_sha256_hex(std::string_view hex) {
   return parse("sha256:" + std::string(hex));

@@ -10,7 +10,8 @@ Error invalid(const std::string& why) {
   return Error(ErrorCategory::registry, "invalid manifest", why);
 }
 
-Result<std::string> string_field(const nlohmann::json& json, const char* key, const std::string& where) {
+Result<std::string>
+string_field(const nlohmann::json& json, const char* key, const std::string& where) {
   auto it = json.find(key);
   if (it == json.end()) {
     return invalid(where + "'" + key + "' is missing");
@@ -142,9 +143,13 @@ nlohmann::json to_json(const Manifest& m) {
   return json;
 }
 
-std::string serialize(const Manifest& manifest) { return to_json(manifest).dump(); }
+std::string serialize(const Manifest& manifest) {
+  return to_json(manifest).dump();
+}
 
-Result<Descriptor> descriptor_from_json(const nlohmann::json& json) { return descriptor_at(json, ""); }
+Result<Descriptor> descriptor_from_json(const nlohmann::json& json) {
+  return descriptor_at(json, "");
+}
 
 Result<Manifest> parse_manifest(std::string_view bytes) {
   nlohmann::json json = nlohmann::json::parse(bytes, nullptr, /*allow_exceptions=*/false);

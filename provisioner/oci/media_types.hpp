@@ -9,7 +9,8 @@ namespace media_type {
 // Manifests and indexes.
 inline constexpr const char* oci_manifest = "application/vnd.oci.image.manifest.v1+json";
 inline constexpr const char* oci_index = "application/vnd.oci.image.index.v1+json";
-inline constexpr const char* docker_manifest = "application/vnd.docker.distribution.manifest.v2+json";
+inline constexpr const char* docker_manifest =
+    "application/vnd.docker.distribution.manifest.v2+json";
 inline constexpr const char* docker_manifest_list =
     "application/vnd.docker.distribution.manifest.list.v2+json";
 
@@ -43,7 +44,8 @@ inline constexpr const char* created = "org.opencontainers.image.created";
 
 // Manifest-level (Lume 0.5.3, createOCIManifest).
 inline constexpr const char* lume_upload_time = "org.trycua.lume.upload-time";
-inline constexpr const char* lume_total_uncompressed_size = "org.trycua.lume.total-uncompressed-size";
+inline constexpr const char* lume_total_uncompressed_size =
+    "org.trycua.lume.total-uncompressed-size";
 inline constexpr const char* lume_os = "org.trycua.lume.os";
 inline constexpr const char* lume_cpu_count = "org.trycua.lume.cpu-count";
 inline constexpr const char* lume_memory_size = "org.trycua.lume.memory-size";
@@ -53,14 +55,16 @@ inline constexpr const char* lume_network_mode = "org.trycua.lume.network-mode";
 
 // Disk-chunk layers.
 inline constexpr const char* lume_uncompressed_size = "org.trycua.lume.content.uncompressed-size";
-inline constexpr const char* lume_uncompressed_digest = "org.trycua.lume.content.uncompressed-digest";
+inline constexpr const char* lume_uncompressed_digest =
+    "org.trycua.lume.content.uncompressed-digest";
 inline constexpr const char* lume_part_number = "org.trycua.lume.part.number";
 inline constexpr const char* lume_part_total = "org.trycua.lume.part.total";
 inline constexpr const char* lume_part_offset = "org.trycua.lume.part.offset";
 inline constexpr const char* lume_chunk_size = "org.trycua.lume.chunk.size";
 
 // Legacy format.
-inline constexpr const char* lume_legacy_uncompressed_disk_size = "org.trycua.lume.uncompressed-disk-size";
+inline constexpr const char* lume_legacy_uncompressed_disk_size =
+    "org.trycua.lume.uncompressed-disk-size";
 inline constexpr const char* lume_legacy_uncompressed_size = "org.trycua.lume.uncompressed-size";
 inline constexpr const char* lume_legacy_uncompressed_content_digest =
     "org.trycua.lume.uncompressed-content-digest";

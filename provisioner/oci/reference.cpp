@@ -10,13 +10,19 @@ constexpr std::size_t k_max_repository_length = 255;
 constexpr std::size_t k_max_tag_length = 128;
 
 Error invalid(std::string_view text, const std::string& why) {
-  return Error(ErrorCategory::usage, "invalid image reference '" + std::string(text) + "'", why,
+  return Error(ErrorCategory::usage,
+               "invalid image reference '" + std::string(text) + "'",
+               why,
                "write it as [registry/]repository[:tag][@sha256:<64 hex>], e.g. "
                "'ghcr.io/trycua/macos-tahoe-cua:latest'");
 }
 
-bool is_lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-bool is_alnum(char c) { return is_lower_alnum(c) || (c >= 'A' && c <= 'Z'); }
+bool is_lower_alnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+bool is_alnum(char c) {
+  return is_lower_alnum(c) || (c >= 'A' && c <= 'Z');
+}
 
 /// [a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*
 bool is_path_component(std::string_view s) {
@@ -87,7 +93,8 @@ bool is_registry(std::string_view s) {
   std::size_t start = 0;
   while (start <= host.size()) {
     auto dot = host.find('.', start);
-    std::string_view label = host.substr(start, dot == std::string_view::npos ? host.npos : dot - start);
+    std::string_view label =
+        host.substr(start, dot == std::string_view::npos ? host.npos : dot - start);
     if (label.empty() || label.front() == '-' || label.back() == '-') {
       return false;
     }
@@ -124,7 +131,9 @@ bool looks_like_registry(std::string_view component) {
 
 } // namespace
 
-std::string Reference::identifier() const { return digest ? digest->str() : tag.value_or(""); }
+std::string Reference::identifier() const {
+  return digest ? digest->str() : tag.value_or("");
+}
 
 std::string Reference::str() const {
   if (digest) {
@@ -176,8 +185,8 @@ Result<Reference> parse_reference(std::string_view text, const ReferenceDefaults
       return invalid(text, "empty tag after ':'");
     }
     if (!is_tag(tag)) {
-      return invalid(text, "tag '" + std::string(tag) +
-                               "' must match [A-Za-z0-9_][A-Za-z0-9._-]{0,127}");
+      return invalid(text,
+                     "tag '" + std::string(tag) + "' must match [A-Za-z0-9_][A-Za-z0-9._-]{0,127}");
     }
     ref.tag = std::string(tag);
   }
@@ -189,15 +198,16 @@ Result<Reference> parse_reference(std::string_view text, const ReferenceDefaults
   // Traversal first, so "../x" is not mistaken for a registry named "..".
   for (std::string_view component : components) {
     if (component == "." || component == "..") {
-      return invalid(text, "path component '" + std::string(component) +
-                               "' is not allowed (path traversal)");
+      return invalid(
+          text, "path component '" + std::string(component) + "' is not allowed (path traversal)");
     }
   }
   std::size_t first_path = 0;
   if (components.size() > 1 && looks_like_registry(components[0])) {
     if (!is_registry(components[0])) {
-      return invalid(text, "registry '" + std::string(components[0]) +
-                               "' must be a host name or address with an optional :port");
+      return invalid(text,
+                     "registry '" + std::string(components[0]) +
+                         "' must be a host name or address with an optional :port");
     }
     ref.registry = std::string(components[0]);
     first_path = 1;
@@ -210,8 +220,9 @@ Result<Reference> parse_reference(std::string_view text, const ReferenceDefaults
       return invalid(text, "empty path component (leading, trailing or double '/')");
     }
     if (!is_path_component(component)) {
-      return invalid(text, "repository component '" + std::string(component) +
-                               "' must match [a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*");
+      return invalid(text,
+                     "repository component '" + std::string(component) +
+                         "' must match [a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*");
     }
   }
   std::string_view repository = name;
@@ -219,8 +230,9 @@ Result<Reference> parse_reference(std::string_view text, const ReferenceDefaults
     repository.remove_prefix(components[0].size() + 1);
   }
   if (repository.size() > k_max_repository_length) {
-    return invalid(text, "repository is longer than " + std::to_string(k_max_repository_length) +
-                             " characters");
+    return invalid(text,
+                   "repository is longer than " + std::to_string(k_max_repository_length) +
+                       " characters");
   }
   ref.repository = std::string(repository);
   if (!ref.tag && !ref.digest) {

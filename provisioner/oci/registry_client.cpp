@@ -9,14 +9,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <thread>
-#include <unistd.h>
 
 namespace lume_unlock::oci {
 
@@ -80,7 +81,8 @@ std::string with_query(const std::string& url, const std::string& parameter) {
 /// A byte source that can be read at any offset (retries, PATCH chunks).
 struct UploadSource {
   std::uint64_t size = 0;
-  std::function<Result<std::size_t>(std::uint64_t offset, char* buffer, std::size_t capacity)> read_at;
+  std::function<Result<std::size_t>(std::uint64_t offset, char* buffer, std::size_t capacity)>
+      read_at;
 };
 
 /// Where a request goes and with which scope it authenticates.
@@ -125,8 +127,11 @@ struct RegistryClient::Impl {
 
   /// Sends with auth, answering one 401 challenge, and retries idempotent requests on
   /// temporary failures. `reset` runs before every attempt (fresh sinks and readers).
-  Result<HttpResponse> send(const Target& target, HttpRequest request, bool idempotent,
-                            const std::string& what_failed, const std::function<Status()>& reset = {}) {
+  Result<HttpResponse> send(const Target& target,
+                            HttpRequest request,
+                            bool idempotent,
+                            const std::string& what_failed,
+                            const std::function<Status()>& reset = {}) {
     const std::string method = request.method;
     const std::string url = request.url;
     bool authenticated_now = false;
@@ -160,7 +165,8 @@ struct RegistryClient::Impl {
         auto header = got.header("WWW-Authenticate");
         auto challenge = header ? parse_auth_challenge(*header) : std::nullopt;
         if (!challenge || (challenge->scheme != "bearer" && challenge->scheme != "basic")) {
-          return Error(ErrorCategory::registry, what_failed,
+          return Error(ErrorCategory::registry,
+                       what_failed,
                        method + " " + util::redact_url(url) +
                            " answered HTTP 401 without a usable WWW-Authenticate challenge",
                        "the registry requires authentication it does not describe; check the "
@@ -174,7 +180,8 @@ struct RegistryClient::Impl {
         --attempt; // answering the challenge is not a failed attempt
         continue;
       }
-      if (idempotent && (got.status == 429 || got.status >= 500) && attempt < options.max_attempts) {
+      if (idempotent && (got.status == 429 || got.status >= 500) &&
+          attempt < options.max_attempts) {
         std::this_thread::sleep_for(options.retry_delay * attempt);
         continue;
       }
@@ -182,7 +189,8 @@ struct RegistryClient::Impl {
     }
   }
 
-  Status authenticate(const Target& target, const AuthChallenge& challenge,
+  Status authenticate(const Target& target,
+                      const AuthChallenge& challenge,
                       const std::string& what_failed) {
     std::optional<Credentials> credentials;
     if (options.credentials) {
@@ -190,7 +198,8 @@ struct RegistryClient::Impl {
     }
     if (challenge.scheme == "basic") {
       if (!credentials) {
-        return Error(ErrorCategory::registry, what_failed,
+        return Error(ErrorCategory::registry,
+                     what_failed,
                      "the registry '" + target.ref->registry + "' requires a username and password",
                      "add the registry to the 'auths' of your Docker config.json");
       }
@@ -200,31 +209,33 @@ struct RegistryClient::Impl {
     }
     auto realm = challenge.param("realm");
     if (!realm || realm->empty()) {
-      return Error(ErrorCategory::registry, what_failed,
-                   "the registry's Bearer challenge names no realm", "check the registry URL");
+      return Error(ErrorCategory::registry,
+                   what_failed,
+                   "the registry's Bearer challenge names no realm",
+                   "check the registry URL");
     }
     std::string token_url = *realm;
     std::string query;
     if (auto service = challenge.param("service")) {
       query += "service=" + percent_encode_query(*service);
     }
-    const std::string scope = "repository:" + target.ref->repository + ":" +
-                              (target.push ? "pull,push" : "pull");
+    const std::string scope =
+        "repository:" + target.ref->repository + ":" + (target.push ? "pull,push" : "pull");
     query += (query.empty() ? "" : "&") + std::string("scope=") + percent_encode_query(scope);
     token_url = with_query(token_url, query);
 
     HttpRequest request{"GET", token_url};
     request.headers.push_back({"Accept", "application/json"});
-    const bool realm_is_safe = token_url.rfind("https://", 0) == 0 || util::is_loopback_url(token_url) ||
-                               plain_http(url_host(token_url));
+    const bool realm_is_safe = token_url.rfind("https://", 0) == 0 ||
+                               util::is_loopback_url(token_url) || plain_http(url_host(token_url));
     if (credentials && realm_is_safe) {
       request.headers.push_back(
           {"Authorization",
            "Basic " + util::base64_encode(credentials->username + ":" + credentials->secret)});
     }
     auto response = http.send(request);
-    const std::string token_failed = what_failed + ": token request to '" +
-                                     util::redact_url(*realm) + "'";
+    const std::string token_failed =
+        what_failed + ": token request to '" + util::redact_url(*realm) + "'";
     if (!response) {
       return transport_error(token_failed, "GET", token_url, response.error());
     }
@@ -242,8 +253,10 @@ struct RegistryClient::Impl {
       }
     }
     if (token.empty()) {
-      return Error(ErrorCategory::registry, token_failed,
-                   "the answer has no 'token' or 'access_token'", "check the registry URL");
+      return Error(ErrorCategory::registry,
+                   token_failed,
+                   "the answer has no 'token' or 'access_token'",
+                   "check the registry URL");
     }
     authorization[scope_key(target)] = "Bearer " + token;
     return ok_status();
@@ -261,8 +274,10 @@ struct RegistryClient::Impl {
     }
   }
 
-  Result<Descriptor> push_blob(const Reference& repo, const UploadSource& source,
-                               const std::string& media_type, const std::optional<Digest>& known_digest);
+  Result<Descriptor> push_blob(const Reference& repo,
+                               const UploadSource& source,
+                               const std::string& media_type,
+                               const std::optional<Digest>& known_digest);
 };
 
 RegistryClient::RegistryClient(RegistryClientOptions options)
@@ -275,7 +290,9 @@ std::string RegistryClient::base_url(const std::string& registry) const {
   return m_impl->base_url(registry);
 }
 
-std::uint64_t RegistryClient::request_count() const { return m_impl->http.request_count(); }
+std::uint64_t RegistryClient::request_count() const {
+  return m_impl->http.request_count();
+}
 
 Result<ManifestHead> RegistryClient::head_manifest(const Reference& ref) {
   const std::string what = "cannot check manifest '" + ref.str() + "'";
@@ -291,12 +308,15 @@ Result<ManifestHead> RegistryClient::head_manifest(const Reference& ref) {
   }
   auto header = got.header("Docker-Content-Digest");
   if (!header) {
-    return Error(ErrorCategory::registry, what, "the registry sent no Docker-Content-Digest",
+    return Error(ErrorCategory::registry,
+                 what,
+                 "the registry sent no Docker-Content-Digest",
                  "use 'lume-unlock resolve', which hashes the manifest itself");
   }
   auto digest = Digest::parse(*header);
   if (!digest) {
-    return Error(ErrorCategory::registry, what,
+    return Error(ErrorCategory::registry,
+                 what,
                  "the registry's Docker-Content-Digest is invalid: " + digest.error().why());
   }
   ManifestHead head;
@@ -329,7 +349,8 @@ Result<FetchedManifest> RegistryClient::get_manifest(const Reference& ref) {
   };
   auto response = m_impl->send({&ref, false}, request, true, what, reset);
   if (too_large) {
-    return Error(ErrorCategory::registry, what,
+    return Error(ErrorCategory::registry,
+                 what,
                  "the manifest is larger than the " + std::to_string(limit) + "-byte limit",
                  "check the reference: a Lume image manifest is a few kilobytes");
   }
@@ -343,7 +364,8 @@ Result<FetchedManifest> RegistryClient::get_manifest(const Reference& ref) {
   FetchedManifest fetched;
   fetched.digest = Digest::of_bytes(body);
   if (ref.digest && fetched.digest != *ref.digest) {
-    return Error(ErrorCategory::registry, what,
+    return Error(ErrorCategory::registry,
+                 what,
                  "the received bytes hash to '" + fetched.digest.str() + "', not the requested '" +
                      ref.digest->str() + "'",
                  "the registry or a proxy returned the wrong content; do not use this image");
@@ -351,7 +373,8 @@ Result<FetchedManifest> RegistryClient::get_manifest(const Reference& ref) {
   if (auto header = got.header("Docker-Content-Digest")) {
     auto claimed = Digest::parse(*header);
     if (!claimed || claimed.value() != fetched.digest) {
-      return Error(ErrorCategory::registry, what,
+      return Error(ErrorCategory::registry,
+                   what,
                    "the registry's Docker-Content-Digest '" + *header +
                        "' does not match the digest of the received bytes '" +
                        fetched.digest.str() + "'",
@@ -373,8 +396,9 @@ Result<FetchedManifest> RegistryClient::get_manifest(const Reference& ref) {
 }
 
 Result<std::optional<std::uint64_t>> RegistryClient::stat_blob(const Reference& repository,
-                                                                const Digest& digest) {
-  const std::string what = "cannot check blob '" + digest.str() + "' in '" + repository.repository_path() + "'";
+                                                               const Digest& digest) {
+  const std::string what =
+      "cannot check blob '" + digest.str() + "' in '" + repository.repository_path() + "'";
   HttpRequest request{"HEAD", m_impl->repository_url(repository) + "/blobs/" + digest.str()};
   request.follow_redirects = true;
   auto response = m_impl->send({&repository, false}, request, true, what);
@@ -392,10 +416,11 @@ Result<std::optional<std::uint64_t>> RegistryClient::stat_blob(const Reference& 
       std::strtoull(got.header("Content-Length").value_or("0").c_str(), nullptr, 10));
 }
 
-Status RegistryClient::download_blob(const Reference& repository, const Descriptor& blob,
+Status RegistryClient::download_blob(const Reference& repository,
+                                     const Descriptor& blob,
                                      const std::string& path) {
-  const std::string what = "cannot download blob '" + blob.digest.str() + "' of '" +
-                           repository.repository_path() + "'";
+  const std::string what =
+      "cannot download blob '" + blob.digest.str() + "' of '" + repository.repository_path() + "'";
   HttpRequest request{"GET", m_impl->repository_url(repository) + "/blobs/" + blob.digest.str()};
   request.follow_redirects = true; // ghcr.io answers with a redirect to its blob storage
   request.timeout = std::chrono::milliseconds(0); // big blobs: only the stall limit applies
@@ -457,7 +482,8 @@ Status RegistryClient::download_blob(const Reference& repository, const Descript
 
   auto response = m_impl->send({&repository, false}, request, true, what, reset);
   if (too_large) {
-    return Error(ErrorCategory::registry, what,
+    return Error(ErrorCategory::registry,
+                 what,
                  "the registry sent more than the " + std::to_string(blob.size) +
                      " bytes the descriptor states",
                  "the image is inconsistent; do not use it");
@@ -475,14 +501,16 @@ Status RegistryClient::download_blob(const Reference& repository, const Descript
     return write_error->with_context(what);
   }
   if (received != blob.size) {
-    return Error(ErrorCategory::registry, what,
+    return Error(ErrorCategory::registry,
+                 what,
                  "received " + std::to_string(received) + " bytes, the descriptor states " +
                      std::to_string(blob.size),
                  "the transfer was cut short or the image is inconsistent; retry the command");
   }
   const std::string actual = "sha256:" + hasher.finish_hex();
   if (actual != blob.digest.str()) {
-    return Error(ErrorCategory::registry, what,
+    return Error(ErrorCategory::registry,
+                 what,
                  "the received bytes hash to '" + actual + "', not the requested '" +
                      blob.digest.str() + "'",
                  "the registry or a proxy returned the wrong content; do not use this image");
@@ -494,7 +522,8 @@ Status RegistryClient::download_blob(const Reference& repository, const Descript
   return ok_status();
 }
 
-Result<Descriptor> RegistryClient::Impl::push_blob(const Reference& repo, const UploadSource& source,
+Result<Descriptor> RegistryClient::Impl::push_blob(const Reference& repo,
+                                                   const UploadSource& source,
                                                    const std::string& media_type,
                                                    const std::optional<Digest>& known_digest) {
   // Named by digest when it is known up front, else by repository only until it is computed.
@@ -528,11 +557,13 @@ Result<Descriptor> RegistryClient::Impl::push_blob(const Reference& repo, const 
   if (started.value().status != 202) {
     return make_http_error("POST", start.url, started.value()).to_error(what);
   }
-  auto resolve_location = [&](const HttpResponse& response, const std::string& method,
+  auto resolve_location = [&](const HttpResponse& response,
+                              const std::string& method,
                               const std::string& url) -> Result<std::string> {
     auto location = response.header("Location");
     if (!location || location->empty()) {
-      return Error(ErrorCategory::registry, what,
+      return Error(ErrorCategory::registry,
+                   what,
                    method + " " + util::redact_url(url) + " answered without a Location header");
     }
     if (location->rfind("http://", 0) == 0 || location->rfind("https://", 0) == 0) {
@@ -553,8 +584,11 @@ Result<Descriptor> RegistryClient::Impl::push_blob(const Reference& repo, const 
   // A monolithic PUT with a known digest is checked by the registry; no need to hash here.
   const bool monolithic = known_digest && source.size <= options.chunked_upload_threshold;
   std::optional<Error> read_error;
-  auto make_request = [&](const std::string& method, const std::string& url, std::uint64_t begin,
-                          std::uint64_t end, std::uint64_t* position) {
+  auto make_request = [&](const std::string& method,
+                          const std::string& url,
+                          std::uint64_t begin,
+                          std::uint64_t end,
+                          std::uint64_t* position) {
     HttpRequest r{method, url};
     r.timeout = std::chrono::milliseconds(0);
     r.headers.push_back({"Content-Type", media_type::octet_stream});
@@ -564,8 +598,8 @@ Result<Descriptor> RegistryClient::Impl::push_blob(const Reference& repo, const 
       if (at >= end) {
         return 0;
       }
-      auto n = source.read_at(at, buffer,
-                              static_cast<std::size_t>(std::min<std::uint64_t>(capacity, end - at)));
+      auto n = source.read_at(
+          at, buffer, static_cast<std::size_t>(std::min<std::uint64_t>(capacity, end - at)));
       if (!n) {
         read_error = n.error();
         return HttpRequest::abort_upload;
@@ -598,18 +632,24 @@ Result<Descriptor> RegistryClient::Impl::push_blob(const Reference& repo, const 
   HttpRequest finish;
   if (monolithic) {
     // Monolithic: POST, then one PUT carrying the whole body and the digest.
-    finish = make_request("PUT", with_query(upload_url, "digest=" + percent_encode_query(known_digest->str())), 0,
-                          source.size, &position);
+    finish =
+        make_request("PUT",
+                     with_query(upload_url, "digest=" + percent_encode_query(known_digest->str())),
+                     0,
+                     source.size,
+                     &position);
   } else {
     // PATCH chunks (one chunk when the digest is unknown and the blob is small), then a PUT
     // with the digest computed while sending.
-    const std::uint64_t chunk = source.size > options.chunked_upload_threshold ? options.upload_chunk_size
-                                                                               : std::max<std::uint64_t>(source.size, 1);
+    const std::uint64_t chunk = source.size > options.chunked_upload_threshold
+                                    ? options.upload_chunk_size
+                                    : std::max<std::uint64_t>(source.size, 1);
     for (std::uint64_t offset = 0; offset < source.size;) {
       const std::uint64_t end = std::min(source.size, offset + chunk);
       position = 0;
       HttpRequest patch = make_request("PATCH", upload_url, offset, end, &position);
-      patch.headers.push_back({"Content-Range", std::to_string(offset) + "-" + std::to_string(end - 1)});
+      patch.headers.push_back(
+          {"Content-Range", std::to_string(offset) + "-" + std::to_string(end - 1)});
       auto response = send(target, patch, false, what, rewind);
       if (auto sent = check_sent(); !sent) {
         return sent.error();
@@ -629,13 +669,15 @@ Result<Descriptor> RegistryClient::Impl::push_blob(const Reference& repo, const 
     }
     const Digest computed = Digest::from_sha256_hex(hasher.finish_hex()).value();
     if (known_digest && computed != *known_digest) {
-      return Error(ErrorCategory::failure, what,
+      return Error(ErrorCategory::failure,
+                   what,
                    "the bytes sent hash to '" + computed.str() + "', not the expected '" +
                        known_digest->str() + "' (did the file change during the upload?)");
     }
     descriptor.digest = computed;
     what = "cannot upload blob '" + computed.str() + "' to '" + repo.repository_path() + "'";
-    finish = HttpRequest{"PUT", with_query(upload_url, "digest=" + percent_encode_query(computed.str()))};
+    finish = HttpRequest{"PUT",
+                         with_query(upload_url, "digest=" + percent_encode_query(computed.str()))};
     finish.headers.push_back({"Content-Type", media_type::octet_stream});
   }
   position = 0;
@@ -651,7 +693,8 @@ Result<Descriptor> RegistryClient::Impl::push_blob(const Reference& repo, const 
   }
   if (auto header = finished.value().header("Docker-Content-Digest");
       header && *header != descriptor.digest.str()) {
-    return Error(ErrorCategory::registry, what,
+    return Error(ErrorCategory::registry,
+                 what,
                  "the registry stored digest '" + *header + "', the uploaded bytes have '" +
                      descriptor.digest.str() + "'");
   }
@@ -663,7 +706,8 @@ Result<Descriptor> RegistryClient::Impl::push_blob(const Reference& repo, const 
   }
   if (checked.value().status != 200 ||
       checked.value().header("Content-Length") != std::to_string(source.size)) {
-    return Error(ErrorCategory::registry, what,
+    return Error(ErrorCategory::registry,
+                 what,
                  "after the upload, HEAD answered HTTP " + std::to_string(checked.value().status) +
                      " with size " + checked.value().header("Content-Length").value_or("none") +
                      " instead of 200 with size " + std::to_string(source.size));
@@ -672,7 +716,8 @@ Result<Descriptor> RegistryClient::Impl::push_blob(const Reference& repo, const 
   return descriptor;
 }
 
-Result<Descriptor> RegistryClient::push_blob_file(const Reference& repository, const std::string& path,
+Result<Descriptor> RegistryClient::push_blob_file(const Reference& repository,
+                                                  const std::string& path,
                                                   const std::string& media_type,
                                                   std::optional<Digest> known_digest) {
   const std::string what = "cannot upload '" + path + "' to '" + repository.repository_path() + "'";
@@ -690,8 +735,8 @@ Result<Descriptor> RegistryClient::push_blob_file(const Reference& repository, c
   }
   UploadSource source;
   source.size = static_cast<std::uint64_t>(st.st_size);
-  source.read_at = [fd, path](std::uint64_t offset, char* buffer,
-                              std::size_t capacity) -> Result<std::size_t> {
+  source.read_at =
+      [fd, path](std::uint64_t offset, char* buffer, std::size_t capacity) -> Result<std::size_t> {
     while (true) {
       ssize_t n = ::pread(fd, buffer, capacity, static_cast<off_t>(offset));
       if (n < 0 && errno == EINTR) {
@@ -701,7 +746,8 @@ Result<Descriptor> RegistryClient::push_blob_file(const Reference& repository, c
         return Error(ErrorCategory::failure, "cannot read '" + path + "'", std::strerror(errno));
       }
       if (n == 0 && capacity > 0) {
-        return Error(ErrorCategory::failure, "cannot read '" + path + "'",
+        return Error(ErrorCategory::failure,
+                     "cannot read '" + path + "'",
                      "the file shrank while it was being uploaded");
       }
       return static_cast<std::size_t>(n);
@@ -710,30 +756,35 @@ Result<Descriptor> RegistryClient::push_blob_file(const Reference& repository, c
   return m_impl->push_blob(repository, source, media_type, known_digest);
 }
 
-Result<Descriptor> RegistryClient::push_blob_bytes(const Reference& repository, std::string_view bytes,
+Result<Descriptor> RegistryClient::push_blob_bytes(const Reference& repository,
+                                                   std::string_view bytes,
                                                    const std::string& media_type) {
   UploadSource source;
   source.size = bytes.size();
-  source.read_at = [bytes](std::uint64_t offset, char* buffer,
-                           std::size_t capacity) -> Result<std::size_t> {
-    std::size_t n = std::min<std::size_t>(capacity, bytes.size() - static_cast<std::size_t>(offset));
+  source.read_at =
+      [bytes](std::uint64_t offset, char* buffer, std::size_t capacity) -> Result<std::size_t> {
+    std::size_t n =
+        std::min<std::size_t>(capacity, bytes.size() - static_cast<std::size_t>(offset));
     std::copy_n(bytes.data() + offset, n, buffer);
     return n;
   };
   return m_impl->push_blob(repository, source, media_type, Digest::of_bytes(bytes));
 }
 
-Result<Digest> RegistryClient::push_manifest(const Reference& ref, const std::string& bytes,
+Result<Digest> RegistryClient::push_manifest(const Reference& ref,
+                                             const std::string& bytes,
                                              const std::string& media_type) {
   const std::string what = "cannot push manifest '" + ref.str() + "'";
   const Digest digest = Digest::of_bytes(bytes);
   if (ref.digest && *ref.digest != digest) {
-    return Error(ErrorCategory::usage, what,
+    return Error(ErrorCategory::usage,
+                 what,
                  "the manifest bytes have digest '" + digest.str() + "', the reference names '" +
                      ref.digest->str() + "'");
   }
   if (bytes.size() > m_impl->options.max_manifest_bytes) {
-    return Error(ErrorCategory::usage, what,
+    return Error(ErrorCategory::usage,
+                 what,
                  "the manifest is larger than the " +
                      std::to_string(m_impl->options.max_manifest_bytes) + "-byte limit");
   }
@@ -747,8 +798,10 @@ Result<Digest> RegistryClient::push_manifest(const Reference& ref, const std::st
   if (response.value().status != 201) {
     return make_http_error("PUT", request.url, response.value()).to_error(what);
   }
-  if (auto header = response.value().header("Docker-Content-Digest"); header && *header != digest.str()) {
-    return Error(ErrorCategory::registry, what,
+  if (auto header = response.value().header("Docker-Content-Digest");
+      header && *header != digest.str()) {
+    return Error(ErrorCategory::registry,
+                 what,
                  "the registry's Docker-Content-Digest '" + *header +
                      "' does not match the digest of the pushed bytes '" + digest.str() + "'");
   }

@@ -74,24 +74,27 @@ public:
   /// Streams a blob into `path`: temporary file, SHA-256 and size checked while streaming,
   /// renamed into place only when both match `blob`. On failure nothing is left at `path` (an
   /// existing file there stays untouched).
-  Status download_blob(const Reference& repository, const Descriptor& blob, const std::string& path);
+  Status
+  download_blob(const Reference& repository, const Descriptor& blob, const std::string& path);
 
   /// Uploads a file as a blob in one pass over the file, then cross-checks it with a HEAD.
   /// With `known_digest`: skipped when the registry already has it, else POST + one streamed
   /// PUT (PATCH chunks above chunked_upload_threshold); the registry checks the digest. Without:
   /// POST, PATCH (chunks above the threshold) hashed while sending, then PUT with the computed
   /// digest (no skip: the digest is only known at the end).
-  Result<Descriptor> push_blob_file(const Reference& repository, const std::string& path,
+  Result<Descriptor> push_blob_file(const Reference& repository,
+                                    const std::string& path,
                                     const std::string& media_type,
                                     std::optional<Digest> known_digest = std::nullopt);
   /// Same for bytes in memory (configs, small layers).
-  Result<Descriptor> push_blob_bytes(const Reference& repository, std::string_view bytes,
+  Result<Descriptor> push_blob_bytes(const Reference& repository,
+                                     std::string_view bytes,
                                      const std::string& media_type);
 
   /// PUTs manifest bytes under ref's tag (or digest). Returns the digest of `bytes`, after
   /// checking it against the registry's Docker-Content-Digest.
-  Result<Digest> push_manifest(const Reference& ref, const std::string& bytes,
-                               const std::string& media_type);
+  Result<Digest>
+  push_manifest(const Reference& ref, const std::string& bytes, const std::string& media_type);
 
   /// HTTP requests sent so far (statistics, tests).
   std::uint64_t request_count() const;

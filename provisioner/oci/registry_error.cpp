@@ -66,7 +66,8 @@ std::string body_preview(const std::string& body) {
   return out;
 }
 
-RegistryHttpError make_http_error(const std::string& method, const std::string& url,
+RegistryHttpError make_http_error(const std::string& method,
+                                  const std::string& url,
                                   const util::HttpResponse& response) {
   RegistryHttpError e;
   e.method = method;
@@ -79,8 +80,10 @@ RegistryHttpError make_http_error(const std::string& method, const std::string& 
   return e;
 }
 
-Error transport_error(const std::string& what_failed, const std::string& method,
-                      const std::string& url, const util::TransportError& error) {
+Error transport_error(const std::string& what_failed,
+                      const std::string& method,
+                      const std::string& url,
+                      const util::TransportError& error) {
   std::string hint;
   switch (error.kind) {
   case util::TransportError::Kind::connection_refused:
@@ -97,8 +100,10 @@ Error transport_error(const std::string& what_failed, const std::string& method,
   default:
     break;
   }
-  return Error(ErrorCategory::registry, what_failed,
-               method + " " + util::redact_url(url) + " failed: " + error.detail, hint);
+  return Error(ErrorCategory::registry,
+               what_failed,
+               method + " " + util::redact_url(url) + " failed: " + error.detail,
+               hint);
 }
 
 } // namespace lume_unlock::oci

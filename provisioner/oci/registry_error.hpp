@@ -12,7 +12,7 @@ namespace lume_unlock::oci {
 /// URL is redacted, Authorization headers are never kept.
 struct RegistryHttpError {
   std::string method;
-  std::string url;              ///< redacted
+  std::string url; ///< redacted
   long status = 0;
   std::string registry_message; ///< "CODE: message" entries of the OCI errors[] body, "; "-joined
   std::string body_preview;     ///< capped preview, only when there is no errors[] message
@@ -28,7 +28,8 @@ struct RegistryHttpError {
 /// Longest body preview kept in errors.
 inline constexpr std::size_t k_body_preview_limit = 256;
 
-RegistryHttpError make_http_error(const std::string& method, const std::string& url,
+RegistryHttpError make_http_error(const std::string& method,
+                                  const std::string& url,
                                   const util::HttpResponse& response);
 
 /// The registry's errors[] as "CODE: message; ..." (empty when the body has none).
@@ -39,7 +40,9 @@ std::string registry_error_message(const std::string& body);
 std::string body_preview(const std::string& body);
 
 /// An Error (category registry) for a request that got no HTTP response.
-Error transport_error(const std::string& what_failed, const std::string& method,
-                      const std::string& url, const util::TransportError& error);
+Error transport_error(const std::string& what_failed,
+                      const std::string& method,
+                      const std::string& url,
+                      const util::TransportError& error);
 
 } // namespace lume_unlock::oci

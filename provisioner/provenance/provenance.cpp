@@ -26,13 +26,17 @@ void put_object(json& object, const char* key, const json& value) {
 }
 
 Error bad(const std::string& key, const std::string& why) {
-  return Error(ErrorCategory::verification, "invalid provenance record",
+  return Error(ErrorCategory::verification,
+               "invalid provenance record",
                "'" + key + "' " + why,
                "rewrite it with 'lume-unlock create' or remove the file");
 }
 
 // Readers: absent or null leaves the optional empty; a wrong type is an error.
-Status read(const json& object, const char* key, const std::string& path, std::optional<std::string>& out) {
+Status read(const json& object,
+            const char* key,
+            const std::string& path,
+            std::optional<std::string>& out) {
   auto it = object.find(key);
   if (it == object.end() || it->is_null()) {
     return ok_status();
@@ -44,7 +48,10 @@ Status read(const json& object, const char* key, const std::string& path, std::o
   return ok_status();
 }
 
-Status read(const json& object, const char* key, const std::string& path, std::optional<std::int64_t>& out) {
+Status read(const json& object,
+            const char* key,
+            const std::string& path,
+            std::optional<std::int64_t>& out) {
   auto it = object.find(key);
   if (it == object.end() || it->is_null()) {
     return ok_status();
@@ -56,7 +63,10 @@ Status read(const json& object, const char* key, const std::string& path, std::o
   return ok_status();
 }
 
-Status read(const json& object, const char* key, const std::string& path, std::optional<std::uint64_t>& out) {
+Status read(const json& object,
+            const char* key,
+            const std::string& path,
+            std::optional<std::uint64_t>& out) {
   auto it = object.find(key);
   if (it == object.end() || it->is_null()) {
     return ok_status();
@@ -68,7 +78,8 @@ Status read(const json& object, const char* key, const std::string& path, std::o
   return ok_status();
 }
 
-Status read(const json& object, const char* key, const std::string& path, std::optional<bool>& out) {
+Status
+read(const json& object, const char* key, const std::string& path, std::optional<bool>& out) {
   auto it = object.find(key);
   if (it == object.end() || it->is_null()) {
     return ok_status();
@@ -80,7 +91,8 @@ Status read(const json& object, const char* key, const std::string& path, std::o
   return ok_status();
 }
 
-Status read(const json& object, const char* key, const std::string& path, std::optional<json>& out) {
+Status
+read(const json& object, const char* key, const std::string& path, std::optional<json>& out) {
   auto it = object.find(key);
   if (it == object.end() || it->is_null()) {
     return ok_status();
@@ -104,11 +116,11 @@ Result<const json*> sub_object(const json& object, const char* key, const std::s
   return &*it;
 }
 
-#define LUME_UNLOCK_TRY(expression)                                                              \
-  do {                                                                                           \
-    if (auto status_ = (expression); !status_) {                                                 \
-      return status_.error();                                                                    \
-    }                                                                                            \
+#define LUME_UNLOCK_TRY(expression)                                                                \
+  do {                                                                                             \
+    if (auto status_ = (expression); !status_) {                                                   \
+      return status_.error();                                                                      \
+    }                                                                                              \
   } while (false)
 
 bool valid_vm_name(const std::string& vm) {
@@ -203,7 +215,8 @@ Result<Provenance> provenance_from_json(const json& in) {
   std::optional<std::string> schema;
   LUME_UNLOCK_TRY(read(in, "schema", "", schema));
   if (schema != std::string(k_schema)) {
-    return Error(ErrorCategory::verification, "invalid provenance record",
+    return Error(ErrorCategory::verification,
+                 "invalid provenance record",
                  "'schema' is '" + schema.value_or("") + "', expected '" + k_schema + "'",
                  "this record was written by another tool or version");
   }
@@ -221,7 +234,8 @@ Result<Provenance> provenance_from_json(const json& in) {
     ImageInfo info;
     LUME_UNLOCK_TRY(read(*image.value(), "reference", "image.", info.reference));
     LUME_UNLOCK_TRY(read(*image.value(), "digest", "image.", info.digest));
-    LUME_UNLOCK_TRY(read(*image.value(), "lume_manifest_digest", "image.", info.lume_manifest_digest));
+    LUME_UNLOCK_TRY(
+        read(*image.value(), "lume_manifest_digest", "image.", info.lume_manifest_digest));
     r.image = info;
   }
   auto hardware = sub_object(in, "hardware", "");
@@ -254,8 +268,10 @@ Result<Provenance> provenance_from_json(const json& in) {
     LUME_UNLOCK_TRY(profile);
     if (profile.value() != nullptr) {
       ShimProfile p;
-      LUME_UNLOCK_TRY(read(*profile.value(), "apple_family_max", "shim.profile.", p.apple_family_max));
-      LUME_UNLOCK_TRY(read(*profile.value(), "max_threadgroup_memory", "shim.profile.", p.max_threadgroup_memory));
+      LUME_UNLOCK_TRY(
+          read(*profile.value(), "apple_family_max", "shim.profile.", p.apple_family_max));
+      LUME_UNLOCK_TRY(read(
+          *profile.value(), "max_threadgroup_memory", "shim.profile.", p.max_threadgroup_memory));
       info.profile = p;
     }
     if (auto files = s.find("files"); files != s.end() && !files->is_null()) {
@@ -342,7 +358,8 @@ Result<Provenance> parse_provenance(std::string_view text) {
 
 Result<std::string> provenance_path(const std::string& state_dir, const std::string& vm) {
   if (!valid_vm_name(vm)) {
-    return Error(ErrorCategory::usage, "invalid VM name '" + vm + "'",
+    return Error(ErrorCategory::usage,
+                 "invalid VM name '" + vm + "'",
                  "use letters, digits, '.', '_' and '-' (not '.' or '..')",
                  "run 'lume-unlock status NAME' with the name Lume shows");
   }
@@ -375,7 +392,8 @@ Result<Provenance> read_provenance(const std::string& state_dir, const std::stri
     return parsed.error().with_context("'" + path.value() + "'");
   }
   if (parsed.value().vm != vm) {
-    return Error(ErrorCategory::verification, "invalid provenance record '" + path.value() + "'",
+    return Error(ErrorCategory::verification,
+                 "invalid provenance record '" + path.value() + "'",
                  "it names VM '" + parsed.value().vm + "', not '" + vm + "'");
   }
   return parsed;
@@ -402,9 +420,9 @@ bool is_rfc3339(std::string_view t) {
     }
     return true;
   };
-  if (!(digits(0, 4) && t.size() > 19 && t[4] == '-' && digits(5, 2) && t[7] == '-' && digits(8, 2) &&
-        (t[10] == 'T' || t[10] == 't') && digits(11, 2) && t[13] == ':' && digits(14, 2) &&
-        t[16] == ':' && digits(17, 2))) {
+  if (!(digits(0, 4) && t.size() > 19 && t[4] == '-' && digits(5, 2) && t[7] == '-' &&
+        digits(8, 2) && (t[10] == 'T' || t[10] == 't') && digits(11, 2) && t[13] == ':' &&
+        digits(14, 2) && t[16] == ':' && digits(17, 2))) {
     return false;
   }
   std::size_t i = 19;

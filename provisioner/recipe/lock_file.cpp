@@ -8,12 +8,16 @@ namespace lume_unlock::recipe {
 namespace {
 
 Error invalid(const std::string& path, const std::string& why) {
-  return Error(ErrorCategory::usage, "invalid lock file '" + path + "'", why,
+  return Error(ErrorCategory::usage,
+               "invalid lock file '" + path + "'",
+               why,
                "recreate it with 'lume-unlock lock RECIPE'");
 }
 
-Result<std::string> required_string(const nlohmann::json& object, const char* key,
-                                    const std::string& at, const std::string& path) {
+Result<std::string> required_string(const nlohmann::json& object,
+                                    const char* key,
+                                    const std::string& at,
+                                    const std::string& path) {
   auto it = object.find(key);
   if (it == object.end() || !it->is_string() || it->get<std::string>().empty()) {
     return invalid(path, "'" + at + key + "' must be a non-empty string");
@@ -118,7 +122,8 @@ Result<LockFile> parse_lock_file(std::string_view text, const std::string& path)
 std::string lock_path_for(const std::string& recipe_path) {
   const auto slash = recipe_path.rfind('/');
   const auto dot = recipe_path.rfind('.');
-  const bool has_extension = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
+  const bool has_extension =
+      dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
   return (has_extension ? recipe_path.substr(0, dot) : recipe_path) + ".lock.json";
 }
 

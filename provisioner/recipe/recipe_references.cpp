@@ -11,7 +11,9 @@ Error at(const std::string& path, const YAML::Mark& mark, const std::string& why
   if (mark.line >= 0) {
     where += ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
   }
-  return Error(ErrorCategory::usage, where, why,
+  return Error(ErrorCategory::usage,
+               where,
+               why,
                "a recipe names its base image as 'source: {image: REFERENCE}'");
 }
 

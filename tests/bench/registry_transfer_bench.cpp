@@ -10,14 +10,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <random>
-#include <sys/resource.h>
-#include <unistd.h>
 
 namespace {
 
@@ -59,21 +60,28 @@ long peak_rss_kib(int who) {
 }
 
 /// A `dir:` layout (skopeo's directory transport) holding one image: a Lume config and the blob.
-void write_skopeo_dir(const std::string& dir, const std::string& blob_path, const std::string& blob_hex,
+void write_skopeo_dir(const std::string& dir,
+                      const std::string& blob_path,
+                      const std::string& blob_hex,
                       std::uint64_t blob_size) {
   test::run_command({"/bin/mkdir", "-p", dir});
-  const std::string config = R"({"mediatype":"application/vnd.trycua.lume.config.v1+json","os":"macOS"})";
+  const std::string config =
+      R"({"mediatype":"application/vnd.trycua.lume.config.v1+json","os":"macOS"})";
   std::ofstream(dir + "/" + util::sha256_hex(config), std::ios::binary) << config;
   std::ofstream(dir + "/version") << "Directory Transport Version: 1.1\n";
   if (std::rename(blob_path.c_str(), (dir + "/" + blob_hex).c_str()) != 0) {
     fail("cannot move the blob into the skopeo directory");
   }
-  nlohmann::json manifest = {
-      {"schemaVersion", 2},
-      {"mediaType", oci::media_type::oci_manifest},
-      {"config", {{"mediaType", oci::media_type::lume_config}, {"digest", "sha256:" + util::sha256_hex(config)},
-                  {"size", config.size()}}},
-      {"layers", {{{"mediaType", oci::media_type::lume_disk}, {"digest", "sha256:" + blob_hex}, {"size", blob_size}}}}};
+  nlohmann::json manifest = {{"schemaVersion", 2},
+                             {"mediaType", oci::media_type::oci_manifest},
+                             {"config",
+                              {{"mediaType", oci::media_type::lume_config},
+                               {"digest", "sha256:" + util::sha256_hex(config)},
+                               {"size", config.size()}}},
+                             {"layers",
+                              {{{"mediaType", oci::media_type::lume_disk},
+                                {"digest", "sha256:" + blob_hex},
+                                {"size", blob_size}}}}};
   std::ofstream(dir + "/manifest.json", std::ios::binary) << manifest.dump();
 }
 
@@ -119,20 +127,23 @@ int main(int argc, char** argv) {
   if (pushed.value().digest.hex() != ours_hex) {
     fail("uploaded digest differs");
   }
-  const std::string config = R"({"mediatype":"application/vnd.trycua.lume.config.v1+json","os":"macOS"})";
+  const std::string config =
+      R"({"mediatype":"application/vnd.trycua.lume.config.v1+json","os":"macOS"})";
   oci::Manifest manifest;
   manifest.media_type = oci::media_type::oci_manifest;
-  manifest.config = client.push_blob_bytes(repo, config, oci::media_type::lume_config).value_or_throw();
+  manifest.config =
+      client.push_blob_bytes(repo, config, oci::media_type::lume_config).value_or_throw();
   manifest.layers.push_back(pushed.value());
-  client.push_manifest(repo, oci::serialize(manifest), oci::media_type::oci_manifest).value_or_throw();
+  client.push_manifest(repo, oci::serialize(manifest), oci::media_type::oci_manifest)
+      .value_or_throw();
 
   // Upload again with the digest already known (as when it was computed while compressing), to
   // another repository so the registry cannot skip it.
   const auto repo2 = oci::parse_reference(server->host() + "/bench/ours-known:v1").value_or_throw();
   sync(); // earlier phases' writeback must not slow this one down
   start = Clock::now();
-  auto pushed_known =
-      client.push_blob_file(repo2, work / "ours.bin", oci::media_type::lume_disk, pushed.value().digest);
+  auto pushed_known = client.push_blob_file(
+      repo2, work / "ours.bin", oci::media_type::lume_disk, pushed.value().digest);
   const double our_upload_known = seconds_since(start);
   if (!pushed_known) {
     fail(pushed_known.error().message());
@@ -153,16 +164,25 @@ int main(int argc, char** argv) {
   write_skopeo_dir(work / "skopeo-src", work / "theirs.bin", theirs_hex, bytes);
   sync(); // earlier phases' writeback must not slow this one down
   start = Clock::now();
-  auto up = test::run_command({k_skopeo, "copy", "--quiet", "--preserve-digests", "--dest-tls-verify=false",
-                               "dir:" + (work / "skopeo-src"), "docker://" + server->host() + "/bench/theirs:v1"});
+  auto up = test::run_command({k_skopeo,
+                               "copy",
+                               "--quiet",
+                               "--preserve-digests",
+                               "--dest-tls-verify=false",
+                               "dir:" + (work / "skopeo-src"),
+                               "docker://" + server->host() + "/bench/theirs:v1"});
   const double skopeo_upload = seconds_since(start);
   if (up.exit_status != 0) {
     fail("skopeo upload failed: " + up.stderr_text);
   }
   sync(); // earlier phases' writeback must not slow this one down
   start = Clock::now();
-  auto down = test::run_command({k_skopeo, "copy", "--quiet", "--src-tls-verify=false",
-                                 "docker://" + repo.str(), "dir:" + (work / "skopeo-dst")});
+  auto down = test::run_command({k_skopeo,
+                                 "copy",
+                                 "--quiet",
+                                 "--src-tls-verify=false",
+                                 "docker://" + repo.str(),
+                                 "dir:" + (work / "skopeo-dst")});
   const double skopeo_download = seconds_since(start);
   if (down.exit_status != 0) {
     fail("skopeo download failed: " + down.stderr_text);
@@ -171,11 +191,16 @@ int main(int argc, char** argv) {
 
   auto rate = [&](double seconds) { return static_cast<double>(mib) / seconds; };
   std::printf("blob size            %llu MiB\n", static_cast<unsigned long long>(mib));
-  std::printf("upload   ours        %8.1f MiB/s  (%.3f s, includes the hashing pass)\n", rate(our_upload), our_upload);
-  std::printf("upload   ours (known digest) %.1f MiB/s  (%.3f s)\n", rate(our_upload_known), our_upload_known);
+  std::printf("upload   ours        %8.1f MiB/s  (%.3f s, includes the hashing pass)\n",
+              rate(our_upload),
+              our_upload);
+  std::printf("upload   ours (known digest) %.1f MiB/s  (%.3f s)\n",
+              rate(our_upload_known),
+              our_upload_known);
   std::printf("upload   skopeo      %8.1f MiB/s  (%.3f s)\n", rate(skopeo_upload), skopeo_upload);
   std::printf("download ours        %8.1f MiB/s  (%.3f s)\n", rate(our_download), our_download);
-  std::printf("download skopeo      %8.1f MiB/s  (%.3f s)\n", rate(skopeo_download), skopeo_download);
+  std::printf(
+      "download skopeo      %8.1f MiB/s  (%.3f s)\n", rate(skopeo_download), skopeo_download);
   std::printf("peak RSS ours        %8.1f MiB\n", static_cast<double>(our_rss) / 1024.0);
   std::printf("peak RSS skopeo      %8.1f MiB\n", static_cast<double>(skopeo_rss) / 1024.0);
   std::cout << nlohmann::json{{"mib", mib},
@@ -183,8 +208,10 @@ int main(int argc, char** argv) {
                                {{"ours", rate(our_upload)},
                                 {"ours_known_digest", rate(our_upload_known)},
                                 {"skopeo", rate(skopeo_upload)}}},
-                              {"download_mib_s", {{"ours", rate(our_download)}, {"skopeo", rate(skopeo_download)}}},
-                              {"peak_rss_mib", {{"ours", our_rss / 1024.0}, {"skopeo", skopeo_rss / 1024.0}}}}
+                              {"download_mib_s",
+                               {{"ours", rate(our_download)}, {"skopeo", rate(skopeo_download)}}},
+                              {"peak_rss_mib",
+                               {{"ours", our_rss / 1024.0}, {"skopeo", skopeo_rss / 1024.0}}}}
                    .dump()
             << '\n';
   return 0;

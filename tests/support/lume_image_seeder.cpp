@@ -3,6 +3,7 @@
 #include "oci/media_types.hpp"
 
 #include <nlohmann/json.hpp>
+
 #include <zlib.h>
 
 #include <random>
@@ -30,7 +31,8 @@ std::string make_bytes(std::uint64_t size, std::uint32_t seed) {
 std::string gzip_bytes(const std::string& bytes) {
   z_stream stream{};
   // 15 + 16: a gzip wrapper; zlib writes mtime 0 when no header is set, so output is stable.
-  if (deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+  if (deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+      Z_OK) {
     throw std::runtime_error("deflateInit2 failed");
   }
   std::string out(deflateBound(&stream, bytes.size()) + 64, '\0');
@@ -47,23 +49,22 @@ std::string gzip_bytes(const std::string& bytes) {
   return out;
 }
 
-Result<SeededLumeImage> seed_lume_image(oci::RegistryClient& client, const oci::Reference& ref,
-                                        const LumeImageSpec& spec) {
+Result<SeededLumeImage>
+seed_lume_image(oci::RegistryClient& client, const oci::Reference& ref, const LumeImageSpec& spec) {
   namespace mt = oci::media_type;
   namespace an = oci::annotation;
   SeededLumeImage image;
   image.reference = ref;
   image.nvram = make_bytes(spec.nvram_bytes, spec.seed * 7 + 1);
   image.disk = make_bytes(spec.disk_bytes, spec.seed * 7 + 2);
-  image.config_bytes =
-      nlohmann::json{{"hardwareModel", "aGFyZHdhcmUtbW9kZWw="},
-                     {"machineIdentifier", "bWFjaGluZS1pZA=="},
-                     {"mediatype", mt::lume_config},
-                     {"os", "macOS"},
-                     {"storage",
-                      {{{"file", "nvram.bin"}, {"mediatype", mt::lume_nvram}},
-                       {{"file", "disk.img"}, {"mediatype", mt::lume_disk}}}}}
-          .dump();
+  image.config_bytes = nlohmann::json{{"hardwareModel", "aGFyZHdhcmUtbW9kZWw="},
+                                      {"machineIdentifier", "bWFjaGluZS1pZA=="},
+                                      {"mediatype", mt::lume_config},
+                                      {"os", "macOS"},
+                                      {"storage",
+                                       {{{"file", "nvram.bin"}, {"mediatype", mt::lume_nvram}},
+                                        {{"file", "disk.img"}, {"mediatype", mt::lume_disk}}}}}
+                           .dump();
 
   auto config = client.push_blob_bytes(ref, image.config_bytes, mt::lume_config);
   if (!config) {

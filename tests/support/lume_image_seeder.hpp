@@ -38,7 +38,8 @@ struct SeededLumeImage {
 /// Builds the image in memory (config blob `application/vnd.trycua.lume.config.v1+json`,
 /// nvram layer, gzip disk chunks with the org.trycua.lume.part.* and content.uncompressed-*
 /// annotations, manifest annotations) and pushes it with OUR registry client under ref's tag.
-Result<SeededLumeImage> seed_lume_image(oci::RegistryClient& client, const oci::Reference& ref,
+Result<SeededLumeImage> seed_lume_image(oci::RegistryClient& client,
+                                        const oci::Reference& ref,
                                         const LumeImageSpec& spec = {});
 
 /// gzip (RFC 1952, zlib default level, no timestamp) of `bytes`.

@@ -2,9 +2,10 @@
 
 #include "util/http_client.hpp"
 
+#include <unistd.h>
+
 #include <fstream>
 #include <thread>
-#include <unistd.h>
 
 namespace lume_unlock::test {
 
@@ -36,10 +37,13 @@ std::unique_ptr<RegistryServer> RegistryServer::start(std::string& why_not) {
     out << "version: 0.1\n"
            "log: { level: warn, accesslog: { disabled: true } }\n"
            "storage:\n"
-           "  filesystem: { rootdirectory: " << server->m_storage << " }\n"
+           "  filesystem: { rootdirectory: "
+        << server->m_storage
+        << " }\n"
            "  delete: { enabled: true }\n"
            "http:\n"
-           "  addr: " << server->m_host << "\n";
+           "  addr: "
+        << server->m_host << "\n";
   }
   ChildProcess::Options options;
   options.argv = {k_binary, "serve", config};
@@ -54,7 +58,8 @@ std::unique_ptr<RegistryServer> RegistryServer::start(std::string& why_not) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   if (!answers_v2(server->m_port)) {
-    why_not = "docker-registry on " + server->m_host + " does not answer GET /v2/: " + server->logs();
+    why_not =
+        "docker-registry on " + server->m_host + " does not answer GET /v2/: " + server->logs();
     return nullptr;
   }
   return server;

@@ -39,7 +39,8 @@ protected:
     m_server = test::RegistryServer::start(m_why_not);
     LUME_UNLOCK_REQUIRE(m_server != nullptr, m_why_not);
     oci::RegistryClient client;
-    auto seeded = test::seed_lume_image(client, oci::parse_reference(m_server->host() + "/lume/cli:v1").value());
+    auto seeded = test::seed_lume_image(
+        client, oci::parse_reference(m_server->host() + "/lume/cli:v1").value());
     ASSERT_TRUE(seeded.ok()) << seeded.error().message();
     m_digest = seeded.value().digest.str();
     m_size = seeded.value().manifest_bytes.size();
@@ -68,18 +69,26 @@ TEST_F(CliRegistryTest, ResolveJsonHasMediaTypeSizeAndPinnedReference) {
 }
 
 TEST_F(CliRegistryTest, ResolveOfAMissingTagExitsWithTheRegistryCode) {
-  auto r = run({"resolve", m_server->host() + "/lume/cli:nope", "--insecure-registry", "other.lan"});
+  auto r =
+      run({"resolve", m_server->host() + "/lume/cli:nope", "--insecure-registry", "other.lan"});
   EXPECT_EQ(r.exit_code, 4);
-  EXPECT_EQ(r.err, "lume-unlock: error: cannot get manifest '" + m_server->host() + "/lume/cli:nope': GET http://" +
-                       m_server->host() +
-                       "/v2/lume/cli/manifests/nope answered HTTP 404: MANIFEST_UNKNOWN: manifest unknown\n"
-                       "hint: check the repository and tag (skopeo list-tags docker://REPOSITORY lists the tags)\n");
+  EXPECT_EQ(
+      r.err,
+      "lume-unlock: error: cannot get manifest '" + m_server->host() +
+          "/lume/cli:nope': GET http://" + m_server->host() +
+          "/v2/lume/cli/manifests/nope answered HTTP 404: MANIFEST_UNKNOWN: manifest unknown\n"
+          "hint: check the repository and tag (skopeo list-tags docker://REPOSITORY lists the "
+          "tags)\n");
 }
 
 TEST_F(CliRegistryTest, ResolveOfABadReferenceIsUsage) {
   auto r = run({"resolve", "UPPER/case"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err.rfind("lume-unlock: error: invalid image reference 'UPPER/case': repository component 'UPPER'", 0), 0u)
+  EXPECT_EQ(
+      r.err.rfind(
+          "lume-unlock: error: invalid image reference 'UPPER/case': repository component 'UPPER'",
+          0),
+      0u)
       << r.err;
 }
 
@@ -89,8 +98,9 @@ TEST_F(CliRegistryTest, LockWritesTheRecipeHashAndEveryDigest) {
   ASSERT_TRUE(util::write_file_atomic(dir / "tahoe.yaml", recipe).ok());
   auto r = run({"lock", dir / "tahoe.yaml"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "wrote " + (dir / "tahoe.lock.json") + "\n  source.image: " + m_server->host() +
-                       "/lume/cli:v1 -> " + m_digest + "\n");
+  EXPECT_EQ(r.out,
+            "wrote " + (dir / "tahoe.lock.json") + "\n  source.image: " + m_server->host() +
+                "/lume/cli:v1 -> " + m_digest + "\n");
   auto lock = recipe::parse_lock_file(util::read_file(dir / "tahoe.lock.json").value(), "lock");
   ASSERT_TRUE(lock.ok()) << lock.error().message();
   EXPECT_EQ(lock.value().recipe_sha256, util::sha256_hex(recipe));
@@ -104,8 +114,10 @@ TEST_F(CliRegistryTest, LockOfARecipeWithoutAnImageWritesNothing) {
   ASSERT_TRUE(util::write_file_atomic(dir / "r.yaml", "name: t\n").ok());
   auto r = run({"lock", dir / "r.yaml"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "lume-unlock: error: " + (dir / "r.yaml") +
-                       ": missing 'source.image'\nhint: a recipe names its base image as 'source: {image: REFERENCE}'\n");
+  EXPECT_EQ(r.err,
+            "lume-unlock: error: " + (dir / "r.yaml") +
+                ": missing 'source.image'\nhint: a recipe names its base image as 'source: {image: "
+                "REFERENCE}'\n");
   EXPECT_FALSE(std::ifstream(dir / "r.lock.json").good());
 }
 

@@ -31,7 +31,9 @@ public:
   }
   httplib::Server& server() { return m_server; }
   std::string host() const { return "127.0.0.1:" + std::to_string(m_port); }
-  Reference ref(const std::string& path) const { return parse_reference(host() + "/" + path).value_or_throw(); }
+  Reference ref(const std::string& path) const {
+    return parse_reference(host() + "/" + path).value_or_throw();
+  }
 
 private:
   httplib::Server m_server;
@@ -65,25 +67,27 @@ TEST(RegistryFaults, HeaderDigestThatDiffersFromTheBodyIsRejectedNamingBoth) {
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.error().category(), ErrorCategory::registry);
   EXPECT_EQ(exit_code(got.error().category()), 4);
-  EXPECT_EQ(got.error().message(), "cannot get manifest '" + s.host() +
-                                       "/a/b:v1': the registry's Docker-Content-Digest '" + other.str() +
-                                       "' does not match the digest of the received bytes '" +
-                                       Digest::of_bytes(k_manifest).str() + "'");
+  EXPECT_EQ(got.error().message(),
+            "cannot get manifest '" + s.host() +
+                "/a/b:v1': the registry's Docker-Content-Digest '" + other.str() +
+                "' does not match the digest of the received bytes '" +
+                Digest::of_bytes(k_manifest).str() + "'");
 }
 
 TEST(RegistryFaults, ByDigestGetMustHashToTheRequestedDigest) {
   FaultServer s;
   const Digest wanted = Digest::of_bytes("the manifest we asked for");
-  s.server().Get("/v2/a/b/manifests/" + wanted.str(), [&](const httplib::Request&, httplib::Response& res) {
-    res.set_content(k_manifest, media_type::oci_manifest); // no header: the bytes alone decide
-  });
+  s.server().Get(
+      "/v2/a/b/manifests/" + wanted.str(), [&](const httplib::Request&, httplib::Response& res) {
+        res.set_content(k_manifest, media_type::oci_manifest); // no header: the bytes alone decide
+      });
   RegistryClient client(fast_options());
   const Reference pinned = s.ref("a/b@" + wanted.str());
   auto got = client.get_manifest(pinned);
   ASSERT_FALSE(got.ok());
-  EXPECT_EQ(got.error().message(), "cannot get manifest '" + pinned.str() + "': the received bytes hash to '" +
-                                       Digest::of_bytes(k_manifest).str() + "', not the requested '" +
-                                       wanted.str() + "'");
+  EXPECT_EQ(got.error().message(),
+            "cannot get manifest '" + pinned.str() + "': the received bytes hash to '" +
+                Digest::of_bytes(k_manifest).str() + "', not the requested '" + wanted.str() + "'");
 }
 
 TEST(RegistryFaults, ManifestWithoutHeaderIsHashedAndAccepted) {
@@ -110,20 +114,23 @@ TEST(RegistryFaults, ManifestOverFourMebibytesIsRefused) {
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.error().category(), ErrorCategory::registry);
   EXPECT_EQ(got.error().message(),
-            "cannot get manifest '" + s.host() + "/a/b:big': the manifest is larger than the 4194304-byte limit");
+            "cannot get manifest '" + s.host() +
+                "/a/b:big': the manifest is larger than the 4194304-byte limit");
 }
 
 TEST(RegistryFaults, MissingTagIsA404WithTheRegistryMessage) {
   FaultServer s;
   s.server().Get("/v2/a/b/manifests/gone", [&](const httplib::Request&, httplib::Response& res) {
     res.status = 404;
-    res.set_content(R"({"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]})", "application/json");
+    res.set_content(R"({"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]})",
+                    "application/json");
   });
   RegistryClient client(fast_options());
   auto got = client.get_manifest(s.ref("a/b:gone"));
   ASSERT_FALSE(got.ok());
-  EXPECT_EQ(got.error().message(), "cannot get manifest '" + s.host() + "/a/b:gone': GET http://" + s.host() +
-                                       "/v2/a/b/manifests/gone answered HTTP 404: MANIFEST_UNKNOWN: manifest unknown");
+  EXPECT_EQ(got.error().message(),
+            "cannot get manifest '" + s.host() + "/a/b:gone': GET http://" + s.host() +
+                "/v2/a/b/manifests/gone answered HTTP 404: MANIFEST_UNKNOWN: manifest unknown");
 }
 
 TEST(RegistryFaults, UnauthorizedWithoutAUsableChallengeIsClear) {
@@ -137,15 +144,18 @@ TEST(RegistryFaults, UnauthorizedWithoutAUsableChallengeIsClear) {
   auto got = client.get_manifest(s.ref("a/b:v1"));
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.error().category(), ErrorCategory::registry);
-  EXPECT_EQ(got.error().message(), "cannot get manifest '" + s.host() + "/a/b:v1': GET http://" + s.host() +
-                                       "/v2/a/b/manifests/v1 answered HTTP 401 without a usable WWW-Authenticate "
-                                       "challenge");
+  EXPECT_EQ(got.error().message(),
+            "cannot get manifest '" + s.host() + "/a/b:v1': GET http://" + s.host() +
+                "/v2/a/b/manifests/v1 answered HTTP 401 without a usable WWW-Authenticate "
+                "challenge");
   EXPECT_EQ(calls.load(), 1);
 }
 
 class StaticCredentials : public CredentialSource {
 public:
-  std::optional<Credentials> lookup(const std::string&) const override { return Credentials{"robot", "pa55"}; }
+  std::optional<Credentials> lookup(const std::string&) const override {
+    return Credentials{"robot", "pa55"};
+  }
 };
 
 TEST(RegistryFaults, BearerChallengeGetsATokenWithTheRepositoryScope) {
@@ -160,16 +170,18 @@ TEST(RegistryFaults, BearerChallengeGetsATokenWithTheRepositoryScope) {
   s.server().Get("/v2/a/b/manifests/v1", [&](const httplib::Request& req, httplib::Response& res) {
     if (req.get_header_value("Authorization") != "Bearer tok-123") {
       res.status = 401;
-      res.set_header("WWW-Authenticate", "Bearer realm=\"http://" + s.host() +
-                                              "/token\",service=\"fault.test\",scope=\"repository:a/b:pull\"");
+      res.set_header("WWW-Authenticate",
+                     "Bearer realm=\"http://" + s.host() +
+                         "/token\",service=\"fault.test\",scope=\"repository:a/b:pull\"");
       return;
     }
     res.set_content(k_manifest, media_type::oci_manifest);
   });
   s.server().Get("/v2/a/b/manifests/denied", [&](const httplib::Request&, httplib::Response& res) {
     res.status = 403;
-    res.set_content(R"({"errors":[{"code":"DENIED","message":"requested access to the resource is denied"}]})",
-                    "application/json");
+    res.set_content(
+        R"({"errors":[{"code":"DENIED","message":"requested access to the resource is denied"}]})",
+        "application/json");
   });
   auto options = fast_options();
   options.credentials = std::make_shared<StaticCredentials>();
@@ -181,9 +193,10 @@ TEST(RegistryFaults, BearerChallengeGetsATokenWithTheRepositoryScope) {
   // The cached token is reused; errors never carry it or the password.
   auto denied = client.get_manifest(s.ref("a/b:denied"));
   ASSERT_FALSE(denied.ok());
-  EXPECT_EQ(denied.error().message(), "cannot get manifest '" + s.host() + "/a/b:denied': GET http://" + s.host() +
-                                          "/v2/a/b/manifests/denied answered HTTP 403: DENIED: requested access to "
-                                          "the resource is denied");
+  EXPECT_EQ(denied.error().message(),
+            "cannot get manifest '" + s.host() + "/a/b:denied': GET http://" + s.host() +
+                "/v2/a/b/manifests/denied answered HTTP 403: DENIED: requested access to "
+                "the resource is denied");
   EXPECT_EQ(denied.error().message().find("tok-123"), std::string::npos);
   EXPECT_EQ(denied.error().hint().find("pa55"), std::string::npos);
 }
@@ -192,11 +205,13 @@ TEST(RegistryFaults, FailedTokenRequestNamesTheRealmOnly) {
   FaultServer s;
   s.server().Get("/token", [&](const httplib::Request&, httplib::Response& res) {
     res.status = 401;
-    res.set_content(R"({"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]})", "application/json");
+    res.set_content(R"({"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]})",
+                    "application/json");
   });
   s.server().Get("/v2/a/b/manifests/v1", [&](const httplib::Request&, httplib::Response& res) {
     res.status = 401;
-    res.set_header("WWW-Authenticate", "Bearer realm=\"http://" + s.host() + "/token\",service=\"svc\"");
+    res.set_header("WWW-Authenticate",
+                   "Bearer realm=\"http://" + s.host() + "/token\",service=\"svc\"");
   });
   auto options = fast_options();
   options.credentials = std::make_shared<StaticCredentials>();
@@ -206,7 +221,8 @@ TEST(RegistryFaults, FailedTokenRequestNamesTheRealmOnly) {
   EXPECT_EQ(got.error().message(),
             "cannot get manifest '" + s.host() + "/a/b:v1': token request to 'http://" + s.host() +
                 "/token': GET http://" + s.host() +
-                "/token?service=svc&scope=repository:a/b:pull answered HTTP 401: UNAUTHORIZED: authentication required");
+                "/token?service=svc&scope=repository:a/b:pull answered HTTP 401: UNAUTHORIZED: "
+                "authentication required");
 }
 
 TEST(RegistryFaults, BasicChallengeSendsTheCredentials) {
@@ -224,8 +240,9 @@ TEST(RegistryFaults, BasicChallengeSendsTheCredentials) {
   EXPECT_TRUE(RegistryClient(options).get_manifest(s.ref("a/b:v1")).ok());
   auto anonymous = RegistryClient(fast_options()).get_manifest(s.ref("a/b:v1"));
   ASSERT_FALSE(anonymous.ok());
-  EXPECT_EQ(anonymous.error().message(), "cannot get manifest '" + s.host() + "/a/b:v1': the registry '" + s.host() +
-                                             "' requires a username and password");
+  EXPECT_EQ(anonymous.error().message(),
+            "cannot get manifest '" + s.host() + "/a/b:v1': the registry '" + s.host() +
+                "' requires a username and password");
 }
 
 TEST(RegistryFaults, TemporaryFailuresAreRetriedABoundedNumberOfTimes) {
@@ -250,8 +267,9 @@ TEST(RegistryFaults, TemporaryFailuresAreRetriedABoundedNumberOfTimes) {
   auto got = client.get_manifest(s.ref("a/b:down"));
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(down.load(), 3);
-  EXPECT_EQ(got.error().message(), "cannot get manifest '" + s.host() + "/a/b:down': GET http://" + s.host() +
-                                       "/v2/a/b/manifests/down answered HTTP 503: upstream unavailable");
+  EXPECT_EQ(got.error().message(),
+            "cannot get manifest '" + s.host() + "/a/b:down': GET http://" + s.host() +
+                "/v2/a/b/manifests/down answered HTTP 503: upstream unavailable");
   EXPECT_EQ(got.error().hint(), "the registry is failing or rate-limiting; retry later");
 }
 
@@ -275,28 +293,32 @@ protected:
 TEST_F(BlobFaults, BlobWhoseBytesDoNotMatchItsDigestLeavesNothing) {
   const Descriptor d = blob_of(m_expected);
   const std::string wrong(m_expected.size(), 'y');
-  m_server.server().Get("/v2/a/b/blobs/" + d.digest.str(), [&](const httplib::Request&, httplib::Response& res) {
-    res.set_content(wrong, "application/octet-stream");
-  });
+  m_server.server().Get("/v2/a/b/blobs/" + d.digest.str(),
+                        [&](const httplib::Request&, httplib::Response& res) {
+                          res.set_content(wrong, "application/octet-stream");
+                        });
   RegistryClient client(fast_options());
   auto status = client.download_blob(m_server.ref("a/b:x"), d, m_dir / "blob");
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.error().category(), ErrorCategory::registry);
-  EXPECT_EQ(status.error().message(), what(d) + ": the received bytes hash to '" + Digest::of_bytes(wrong).str() +
-                                          "', not the requested '" + d.digest.str() + "'");
+  EXPECT_EQ(status.error().message(),
+            what(d) + ": the received bytes hash to '" + Digest::of_bytes(wrong).str() +
+                "', not the requested '" + d.digest.str() + "'");
   EXPECT_EQ(entries(m_dir.path()), 0u);
 }
 
 TEST_F(BlobFaults, ShortBlobIsRejectedAndTheOldFileStays) {
   const Descriptor d = blob_of(m_expected);
-  m_server.server().Get("/v2/a/b/blobs/" + d.digest.str(), [&](const httplib::Request&, httplib::Response& res) {
-    res.set_content(m_expected.substr(0, 4000), "application/octet-stream");
-  });
+  m_server.server().Get("/v2/a/b/blobs/" + d.digest.str(),
+                        [&](const httplib::Request&, httplib::Response& res) {
+                          res.set_content(m_expected.substr(0, 4000), "application/octet-stream");
+                        });
   ASSERT_TRUE(util::write_file_atomic(m_dir / "blob", "previous").ok());
   RegistryClient client(fast_options());
   auto status = client.download_blob(m_server.ref("a/b:x"), d, m_dir / "blob");
   ASSERT_FALSE(status.ok());
-  EXPECT_EQ(status.error().message(), what(d) + ": received 4000 bytes, the descriptor states 100000");
+  EXPECT_EQ(status.error().message(),
+            what(d) + ": received 4000 bytes, the descriptor states 100000");
   EXPECT_EQ(util::read_file(m_dir / "blob").value(), "previous");
   EXPECT_EQ(entries(m_dir.path()), 1u);
 }
@@ -304,50 +326,59 @@ TEST_F(BlobFaults, ShortBlobIsRejectedAndTheOldFileStays) {
 TEST_F(BlobFaults, TruncatedTransferIsRetriedThenFailsLeavingNothing) {
   const Descriptor d = blob_of(m_expected);
   std::atomic<int> calls{0};
-  m_server.server().Get("/v2/a/b/blobs/" + d.digest.str(), [&](const httplib::Request&, httplib::Response& res) {
-    ++calls;
-    res.set_content_provider(m_expected.size(), "application/octet-stream",
-                             [&](std::size_t offset, std::size_t, httplib::DataSink& sink) {
-                               if (offset >= 50000) {
-                                 return false; // drop the connection halfway
-                               }
-                               sink.write(m_expected.data() + offset, 50000 - offset);
-                               return true;
-                             });
-  });
+  m_server.server().Get(
+      "/v2/a/b/blobs/" + d.digest.str(), [&](const httplib::Request&, httplib::Response& res) {
+        ++calls;
+        res.set_content_provider(m_expected.size(),
+                                 "application/octet-stream",
+                                 [&](std::size_t offset, std::size_t, httplib::DataSink& sink) {
+                                   if (offset >= 50000) {
+                                     return false; // drop the connection halfway
+                                   }
+                                   sink.write(m_expected.data() + offset, 50000 - offset);
+                                   return true;
+                                 });
+      });
   RegistryClient client(fast_options());
   auto status = client.download_blob(m_server.ref("a/b:x"), d, m_dir / "blob");
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(calls.load(), 3);
   EXPECT_EQ(status.error().category(), ErrorCategory::registry);
-  EXPECT_EQ(status.error().message(), what(d) + ": GET http://" + m_server.host() + "/v2/a/b/blobs/" + d.digest.str() +
-                                          " failed: transfer closed with 50000 bytes remaining to read");
+  EXPECT_EQ(status.error().message(),
+            what(d) + ": GET http://" + m_server.host() + "/v2/a/b/blobs/" + d.digest.str() +
+                " failed: transfer closed with 50000 bytes remaining to read");
   EXPECT_EQ(entries(m_dir.path()), 0u);
 }
 
 TEST_F(BlobFaults, LongerBlobThanItsDescriptorIsCutOff) {
   const Descriptor d = blob_of(m_expected);
-  m_server.server().Get("/v2/a/b/blobs/" + d.digest.str(), [&](const httplib::Request&, httplib::Response& res) {
-    res.set_content(m_expected + "extra", "application/octet-stream");
-  });
+  m_server.server().Get("/v2/a/b/blobs/" + d.digest.str(),
+                        [&](const httplib::Request&, httplib::Response& res) {
+                          res.set_content(m_expected + "extra", "application/octet-stream");
+                        });
   RegistryClient client(fast_options());
   auto status = client.download_blob(m_server.ref("a/b:x"), d, m_dir / "blob");
   ASSERT_FALSE(status.ok());
-  EXPECT_EQ(status.error().message(), what(d) + ": the registry sent more than the 100000 bytes the descriptor states");
+  EXPECT_EQ(status.error().message(),
+            what(d) + ": the registry sent more than the 100000 bytes the descriptor states");
   EXPECT_EQ(entries(m_dir.path()), 0u);
 }
 
 TEST_F(BlobFaults, ErrorBodiesNeverLandInTheFile) {
   const Descriptor d = blob_of(m_expected);
-  m_server.server().Get("/v2/a/b/blobs/" + d.digest.str(), [&](const httplib::Request&, httplib::Response& res) {
-    res.status = 404;
-    res.set_content(R"({"errors":[{"code":"BLOB_UNKNOWN","message":"blob unknown to registry"}]})", "application/json");
-  });
+  m_server.server().Get(
+      "/v2/a/b/blobs/" + d.digest.str(), [&](const httplib::Request&, httplib::Response& res) {
+        res.status = 404;
+        res.set_content(
+            R"({"errors":[{"code":"BLOB_UNKNOWN","message":"blob unknown to registry"}]})",
+            "application/json");
+      });
   RegistryClient client(fast_options());
   auto status = client.download_blob(m_server.ref("a/b:x"), d, m_dir / "blob");
   ASSERT_FALSE(status.ok());
-  EXPECT_EQ(status.error().message(), what(d) + ": GET http://" + m_server.host() + "/v2/a/b/blobs/" + d.digest.str() +
-                                          " answered HTTP 404: BLOB_UNKNOWN: blob unknown to registry");
+  EXPECT_EQ(status.error().message(),
+            what(d) + ": GET http://" + m_server.host() + "/v2/a/b/blobs/" + d.digest.str() +
+                " answered HTTP 404: BLOB_UNKNOWN: blob unknown to registry");
   EXPECT_EQ(entries(m_dir.path()), 0u);
 }
 
@@ -358,18 +389,20 @@ TEST(RegistryFaults, UploadThatTheRegistryDoesNotKeepFailsTheCrossCheck) {
     res.set_header("Location", "/v2/a/b/blobs/uploads/session-1?_state=abc");
   });
   std::string put_digest;
-  s.server().Put("/v2/a/b/blobs/uploads/session-1", [&](const httplib::Request& req, httplib::Response& res) {
-    put_digest = req.get_param_value("digest") + " " + req.get_param_value("_state") + " " +
-                 std::to_string(req.body.size());
-    res.status = 201; // claims success, but HEAD below never finds the blob
-  });
+  s.server().Put(
+      "/v2/a/b/blobs/uploads/session-1", [&](const httplib::Request& req, httplib::Response& res) {
+        put_digest = req.get_param_value("digest") + " " + req.get_param_value("_state") + " " +
+                     std::to_string(req.body.size());
+        res.status = 201; // claims success, but HEAD below never finds the blob
+      });
   RegistryClient client(fast_options());
   auto pushed = client.push_blob_bytes(s.ref("a/b:x"), "payload", media_type::octet_stream);
   ASSERT_FALSE(pushed.ok());
   EXPECT_EQ(put_digest, Digest::of_bytes("payload").str() + " abc 7");
-  EXPECT_EQ(pushed.error().message(), "cannot upload blob '" + Digest::of_bytes("payload").str() + "' to '" + s.host() +
-                                          "/a/b': after the upload, HEAD answered HTTP 404 with size 0 instead of 200 "
-                                          "with size 7");
+  EXPECT_EQ(pushed.error().message(),
+            "cannot upload blob '" + Digest::of_bytes("payload").str() + "' to '" + s.host() +
+                "/a/b': after the upload, HEAD answered HTTP 404 with size 0 instead of 200 "
+                "with size 7");
 }
 
 TEST(RegistryFaults, PushedManifestWhoseStoredDigestDiffersIsAnError) {
@@ -385,18 +418,21 @@ TEST(RegistryFaults, PushedManifestWhoseStoredDigestDiffersIsAnError) {
   auto pushed = client.push_manifest(s.ref("a/b:v1"), k_manifest, media_type::oci_manifest);
   ASSERT_FALSE(pushed.ok());
   EXPECT_EQ(received, std::string(media_type::oci_manifest) + " " + k_manifest);
-  EXPECT_EQ(pushed.error().message(), "cannot push manifest '" + s.host() + "/a/b:v1': the registry's "
-                                          "Docker-Content-Digest '" + other.str() +
-                                          "' does not match the digest of the pushed bytes '" +
-                                          Digest::of_bytes(k_manifest).str() + "'");
+  EXPECT_EQ(pushed.error().message(),
+            "cannot push manifest '" + s.host() +
+                "/a/b:v1': the registry's "
+                "Docker-Content-Digest '" +
+                other.str() + "' does not match the digest of the pushed bytes '" +
+                Digest::of_bytes(k_manifest).str() + "'");
 }
 
 TEST(RegistryFaults, AnIndexResolvesLikeAManifest) {
   FaultServer s;
-  const std::string index = R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json",)"
-                            R"("manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":")" +
-                            Digest::of_bytes(k_manifest).str() + R"(","size":)" + std::to_string(k_manifest.size()) +
-                            "}]}";
+  const std::string index =
+      R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json",)"
+      R"("manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":")" +
+      Digest::of_bytes(k_manifest).str() + R"(","size":)" + std::to_string(k_manifest.size()) +
+      "}]}";
   s.server().Get("/v2/a/b/manifests/multi", [&](const httplib::Request&, httplib::Response& res) {
     res.set_header("Docker-Content-Digest", Digest::of_bytes(index).str());
     res.set_content(index, media_type::oci_index);
@@ -416,17 +452,19 @@ TEST(RegistryFaults, UploadProgressIsReportedInSteps) {
     res.status = 202;
     res.set_header("Location", "http://" + s.host() + "/v2/a/b/blobs/uploads/u1");
   });
-  s.server().Put("/v2/a/b/blobs/uploads/u1", [&](const httplib::Request& req, httplib::Response& res) {
-    stored = req.body;
-    res.status = 201;
-  });
-  s.server().Get(R"(/v2/a/b/blobs/(sha256:[0-9a-f]+))", [&](const httplib::Request& req, httplib::Response& res) {
-    if (stored.empty() || req.matches[1] != Digest::of_bytes(stored).str()) {
-      res.status = 404;
-      return;
-    }
-    res.set_content(stored, "application/octet-stream");
-  });
+  s.server().Put("/v2/a/b/blobs/uploads/u1",
+                 [&](const httplib::Request& req, httplib::Response& res) {
+                   stored = req.body;
+                   res.status = 201;
+                 });
+  s.server().Get(R"(/v2/a/b/blobs/(sha256:[0-9a-f]+))",
+                 [&](const httplib::Request& req, httplib::Response& res) {
+                   if (stored.empty() || req.matches[1] != Digest::of_bytes(stored).str()) {
+                     res.status = 404;
+                     return;
+                   }
+                   res.set_content(stored, "application/octet-stream");
+                 });
   std::vector<std::uint64_t> reported;
   bool finished = false;
   auto options = fast_options();

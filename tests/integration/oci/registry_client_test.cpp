@@ -10,10 +10,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <unistd.h>
 
 namespace lume_unlock::oci {
 namespace {
@@ -41,9 +42,13 @@ RegistryServer* RegistryClientTest::s_server = nullptr;
 std::string RegistryClientTest::s_why_not;
 
 const char* const k_skopeo = "/usr/bin/skopeo";
-bool have_skopeo() { return access(k_skopeo, X_OK) == 0; }
+bool have_skopeo() {
+  return access(k_skopeo, X_OK) == 0;
+}
 
-std::string file_bytes(const std::string& path) { return util::read_file(path).value_or_throw(); }
+std::string file_bytes(const std::string& path) {
+  return util::read_file(path).value_or_throw();
+}
 
 TEST_F(RegistryClientTest, SeededLumeImageResolvesToTheDigestSkopeoSees) {
   LUME_UNLOCK_REQUIRE(have_skopeo(), "skopeo is not installed (run scripts/bootstrap)");
@@ -62,13 +67,12 @@ TEST_F(RegistryClientTest, SeededLumeImageResolvesToTheDigestSkopeoSees) {
   EXPECT_EQ(fetched.value().manifest.layers[1].annotations.at(annotation::lume_part_total), "1");
 
   // skopeo's raw bytes are our bytes, and its digest of them is ours.
-  auto raw = test::run_command({k_skopeo, "inspect", "--raw", "--tls-verify=false", skopeo_target(tagged)});
+  auto raw = test::run_command(
+      {k_skopeo, "inspect", "--raw", "--tls-verify=false", skopeo_target(tagged)});
   ASSERT_EQ(raw.exit_status, 0) << raw.stderr_text;
   EXPECT_EQ(raw.stdout_text, seeded.value().manifest_bytes);
   test::TempDir dir;
-  {
-    std::ofstream(dir / "manifest.json", std::ios::binary) << raw.stdout_text;
-  }
+  { std::ofstream(dir / "manifest.json", std::ios::binary) << raw.stdout_text; }
   auto digest = test::run_command({k_skopeo, "manifest-digest", dir / "manifest.json"});
   ASSERT_EQ(digest.exit_status, 0) << digest.stderr_text;
   EXPECT_EQ(digest.stdout_text, seeded.value().digest.str() + "\n");
@@ -81,7 +85,8 @@ TEST_F(RegistryClientTest, PlainOciImageDigestEqualsSkopeoInspectDigest) {
   LUME_UNLOCK_REQUIRE(have_skopeo(), "skopeo is not installed (run scripts/bootstrap)");
   RegistryClient client;
   const Reference tagged = ref("plain/image:1.0");
-  const std::string config = R"({"architecture":"arm64","os":"linux","rootfs":{"type":"layers","diff_ids":[]}})";
+  const std::string config =
+      R"({"architecture":"arm64","os":"linux","rootfs":{"type":"layers","diff_ids":[]}})";
   auto config_blob = client.push_blob_bytes(tagged, config, media_type::oci_config);
   ASSERT_TRUE(config_blob.ok()) << config_blob.error().message();
   Manifest m;
@@ -90,7 +95,8 @@ TEST_F(RegistryClientTest, PlainOciImageDigestEqualsSkopeoInspectDigest) {
   auto pushed = client.push_manifest(tagged, serialize(m), media_type::oci_manifest);
   ASSERT_TRUE(pushed.ok()) << pushed.error().message();
 
-  auto inspect = test::run_command({k_skopeo, "inspect", "--tls-verify=false", skopeo_target(tagged)});
+  auto inspect =
+      test::run_command({k_skopeo, "inspect", "--tls-verify=false", skopeo_target(tagged)});
   ASSERT_EQ(inspect.exit_status, 0) << inspect.stderr_text;
   EXPECT_EQ(nlohmann::json::parse(inspect.stdout_text)["Digest"], pushed.value().str());
   auto fetched = client.get_manifest(tagged);
@@ -128,7 +134,10 @@ TEST_F(RegistryClientTest, DownloadsEveryBlobVerifiedAndMatchingSkopeo) {
 
   test::TempDir ours;
   test::TempDir theirs;
-  auto copy = test::run_command({k_skopeo, "copy", "--src-tls-verify=false", skopeo_target(tagged),
+  auto copy = test::run_command({k_skopeo,
+                                 "copy",
+                                 "--src-tls-verify=false",
+                                 skopeo_target(tagged),
                                  "dir:" + (theirs / "out")});
   ASSERT_EQ(copy.exit_status, 0) << copy.stderr_text;
   std::vector<Descriptor> blobs = seeded.value().manifest.layers;
@@ -138,10 +147,13 @@ TEST_F(RegistryClientTest, DownloadsEveryBlobVerifiedAndMatchingSkopeo) {
     auto status = client.download_blob(tagged, blob, path);
     ASSERT_TRUE(status.ok()) << status.error().message();
     EXPECT_EQ(util::sha256_file_hex(path).value(), blob.digest.hex());
-    EXPECT_EQ(file_bytes(path), file_bytes(theirs / ("out/" + blob.digest.hex()))) << blob.digest.str();
+    EXPECT_EQ(file_bytes(path), file_bytes(theirs / ("out/" + blob.digest.hex())))
+        << blob.digest.str();
   }
-  EXPECT_EQ(file_bytes(ours / seeded.value().manifest.layers[0].digest.hex()), seeded.value().nvram);
-  EXPECT_EQ(file_bytes(ours / seeded.value().manifest.layers[2].digest.hex()), seeded.value().disk_chunks[1]);
+  EXPECT_EQ(file_bytes(ours / seeded.value().manifest.layers[0].digest.hex()),
+            seeded.value().nvram);
+  EXPECT_EQ(file_bytes(ours / seeded.value().manifest.layers[2].digest.hex()),
+            seeded.value().disk_chunks[1]);
 }
 
 TEST_F(RegistryClientTest, ChunkedUploadRoundTripsThroughPatch) {
@@ -203,7 +215,9 @@ TEST_F(RegistryClientTest, FileWithoutAKnownDigestIsHashedWhileSent) {
   EXPECT_EQ(pushed.value().media_type, media_type::lume_nvram);
   // With the digest known, a second push of the same file is a HEAD only.
   const std::uint64_t again = client.request_count();
-  ASSERT_TRUE(client.push_blob_file(repo, dir / "blob", media_type::lume_nvram, pushed.value().digest).ok());
+  ASSERT_TRUE(
+      client.push_blob_file(repo, dir / "blob", media_type::lume_nvram, pushed.value().digest)
+          .ok());
   EXPECT_EQ(client.request_count() - again, 1u);
 }
 
@@ -216,13 +230,16 @@ TEST_F(RegistryClientTest, KnownDigestThatDoesNotMatchTheFileIsRejectedByTheRegi
   auto pushed = client.push_blob_file(repo, dir / "blob", media_type::octet_stream, claimed);
   ASSERT_FALSE(pushed.ok());
   EXPECT_EQ(pushed.error().category(), ErrorCategory::registry);
-  EXPECT_EQ(pushed.error().message().rfind("cannot upload blob '" + claimed.str() + "' to '" + repo.repository_path() +
-                                               "': PUT http://" + s_server->host() + "/v2/wrong/blob/blobs/uploads/",
+  EXPECT_EQ(pushed.error().message().rfind("cannot upload blob '" + claimed.str() + "' to '" +
+                                               repo.repository_path() + "': PUT http://" +
+                                               s_server->host() + "/v2/wrong/blob/blobs/uploads/",
                                            0),
             0u)
       << pushed.error().message();
-  EXPECT_NE(pushed.error().message().find("answered HTTP 400: DIGEST_INVALID: provided digest did not match uploaded content"),
-            std::string::npos)
+  EXPECT_NE(
+      pushed.error().message().find(
+          "answered HTTP 400: DIGEST_INVALID: provided digest did not match uploaded content"),
+      std::string::npos)
       << pushed.error().message();
 }
 
@@ -233,9 +250,11 @@ TEST_F(RegistryClientTest, MissingTagIsARegistryErrorWithTheRegistrysMessage) {
   auto missing = client.get_manifest(ref("lume/tags:nope"));
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().category(), ErrorCategory::registry);
-  EXPECT_EQ(missing.error().message(),
-            "cannot get manifest '" + s_server->host() + "/lume/tags:nope': GET http://" + s_server->host() +
-                "/v2/lume/tags/manifests/nope answered HTTP 404: MANIFEST_UNKNOWN: manifest unknown");
+  EXPECT_EQ(
+      missing.error().message(),
+      "cannot get manifest '" + s_server->host() + "/lume/tags:nope': GET http://" +
+          s_server->host() +
+          "/v2/lume/tags/manifests/nope answered HTTP 404: MANIFEST_UNKNOWN: manifest unknown");
 }
 
 TEST_F(RegistryClientTest, ManifestReferencingMissingBlobsIsRejected) {
@@ -252,7 +271,8 @@ TEST_F(RegistryClientTest, ManifestReferencingMissingBlobsIsRejected) {
   ASSERT_FALSE(pushed.ok());
   EXPECT_EQ(pushed.error().message(),
             "cannot push manifest '" + tagged.str() + "': PUT http://" + s_server->host() +
-                "/v2/lume/broken/manifests/v1 answered HTTP 400: MANIFEST_BLOB_UNKNOWN: blob unknown to registry");
+                "/v2/lume/broken/manifests/v1 answered HTTP 400: MANIFEST_BLOB_UNKNOWN: blob "
+                "unknown to registry");
 }
 
 } // namespace

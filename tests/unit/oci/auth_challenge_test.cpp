@@ -7,7 +7,8 @@ namespace {
 
 TEST(AuthChallenge, ParsesABearerChallengeWithQuotedCommas) {
   auto c = parse_auth_challenge(
-      "Bearer realm=\"https://ghcr.io/token\",service=\"ghcr.io\",scope=\"repository:a/b:pull,push\"");
+      "Bearer "
+      "realm=\"https://ghcr.io/token\",service=\"ghcr.io\",scope=\"repository:a/b:pull,push\"");
   ASSERT_TRUE(c.has_value());
   EXPECT_EQ(c->scheme, "bearer");
   EXPECT_EQ(c->param("realm"), "https://ghcr.io/token");

@@ -1,5 +1,4 @@
 #include "oci/credentials.hpp"
-
 #include "util/base64.hpp"
 
 #include <gtest/gtest.h>
@@ -37,15 +36,20 @@ TEST(EnvironmentCredentials, FallsBackToGithubVariablesAndNeedsBoth) {
                    .lookup("ghcr.io");
   ASSERT_TRUE(found.has_value());
   EXPECT_EQ(found->username, "u");
-  EXPECT_EQ(EnvironmentCredentials(fake_env({{"GITHUB_USERNAME", "u"}})).lookup("ghcr.io"), std::nullopt);
-  EXPECT_EQ(EnvironmentCredentials(fake_env({{"GHCR_TOKEN", "t"}})).lookup("ghcr.io"), std::nullopt);
-  EXPECT_EQ(EnvironmentCredentials(fake_env({{"GHCR_USERNAME", ""}, {"GHCR_TOKEN", "t"}})).lookup("ghcr.io"),
+  EXPECT_EQ(EnvironmentCredentials(fake_env({{"GITHUB_USERNAME", "u"}})).lookup("ghcr.io"),
+            std::nullopt);
+  EXPECT_EQ(EnvironmentCredentials(fake_env({{"GHCR_TOKEN", "t"}})).lookup("ghcr.io"),
+            std::nullopt);
+  EXPECT_EQ(EnvironmentCredentials(fake_env({{"GHCR_USERNAME", ""}, {"GHCR_TOKEN", "t"}}))
+                .lookup("ghcr.io"),
             std::nullopt);
 }
 
 TEST(DockerConfigCredentials, ReadsAuthAndUsernamePasswordEntries) {
   const std::string text = "{\"auths\":{"
-                           "\"https://ghcr.io/v1/\":{\"auth\":\"" + util::base64_encode("me:s3cr:et") + "\"},"
+                           "\"https://ghcr.io/v1/\":{\"auth\":\"" +
+                           util::base64_encode("me:s3cr:et") +
+                           "\"},"
                            "\"127.0.0.1:5000\":{\"username\":\"u\",\"password\":\"p\"},"
                            "\"helper.example\":{}},\"credsStore\":\"desktop\"}";
   auto config = DockerConfigCredentials::parse(text, "/home/x/.docker/config.json");
@@ -63,7 +67,8 @@ TEST(DockerConfigCredentials, RejectsInvalidFilesWithoutPrintingSecrets) {
   auto not_json = DockerConfigCredentials::parse("{", "/c.json");
   ASSERT_FALSE(not_json.ok());
   EXPECT_EQ(not_json.error().message(), "invalid Docker config '/c.json': not a JSON object");
-  auto bad_auth = DockerConfigCredentials::parse("{\"auths\":{\"h\":{\"auth\":\"c2VjcmV0\"}}}", "/c.json");
+  auto bad_auth =
+      DockerConfigCredentials::parse("{\"auths\":{\"h\":{\"auth\":\"c2VjcmV0\"}}}", "/c.json");
   ASSERT_FALSE(bad_auth.ok());
   EXPECT_EQ(bad_auth.error().message(),
             "invalid Docker config '/c.json': 'auths.h.auth' is not base64 of 'user:secret'");
@@ -78,11 +83,13 @@ TEST(DockerConfigCredentials, MissingFileMeansNoCredentials) {
 }
 
 TEST(ChainedCredentials, FirstSourceThatAnswersWins) {
-  auto env = std::make_shared<EnvironmentCredentials>(fake_env({{"GHCR_USERNAME", "e"}, {"GHCR_TOKEN", "t"}}));
+  auto env = std::make_shared<EnvironmentCredentials>(
+      fake_env({{"GHCR_USERNAME", "e"}, {"GHCR_TOKEN", "t"}}));
   auto docker = std::make_shared<DockerConfigCredentials>(
-      DockerConfigCredentials::parse("{\"auths\":{\"ghcr.io\":{\"username\":\"d\",\"password\":\"p\"},"
-                                     "\"r.io\":{\"username\":\"r\",\"password\":\"p\"}}}",
-                                     "c")
+      DockerConfigCredentials::parse(
+          "{\"auths\":{\"ghcr.io\":{\"username\":\"d\",\"password\":\"p\"},"
+          "\"r.io\":{\"username\":\"r\",\"password\":\"p\"}}}",
+          "c")
           .value());
   ChainedCredentials chain({env, docker});
   EXPECT_EQ(chain.lookup("ghcr.io")->username, "e");

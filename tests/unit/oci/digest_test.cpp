@@ -30,17 +30,28 @@ TEST(Digest, RejectsEveryMalformedDigestWithTheRuleBroken) {
   };
   const std::vector<Case> cases = {
       {"empty", "", "invalid digest '': the digest is empty"},
-      {"no algorithm", k_hex, "invalid digest '" + k_hex + "': missing the algorithm prefix 'sha256:'"},
-      {"sha512", "sha512:abcd", "invalid digest 'sha512:abcd': unsupported algorithm 'sha512' (only sha256)"},
-      {"upper-case algorithm", "SHA256:" + k_hex,
+      {"no algorithm",
+       k_hex,
+       "invalid digest '" + k_hex + "': missing the algorithm prefix 'sha256:'"},
+      {"sha512",
+       "sha512:abcd",
+       "invalid digest 'sha512:abcd': unsupported algorithm 'sha512' (only sha256)"},
+      {"upper-case algorithm",
+       "SHA256:" + k_hex,
        "invalid digest 'SHA256:" + k_hex + "': unsupported algorithm 'SHA256' (only sha256)"},
-      {"short", "sha256:short", "invalid digest 'sha256:short': expected 64 hex characters after 'sha256:', got 5"},
-      {"long", "sha256:" + k_hex + "0",
-       "invalid digest 'sha256:" + k_hex + "0': expected 64 hex characters after 'sha256:', got 65"},
-      {"upper-case hex", "sha256:" + std::string(64, 'A'),
+      {"short",
+       "sha256:short",
+       "invalid digest 'sha256:short': expected 64 hex characters after 'sha256:', got 5"},
+      {"long",
+       "sha256:" + k_hex + "0",
+       "invalid digest 'sha256:" + k_hex +
+           "0': expected 64 hex characters after 'sha256:', got 65"},
+      {"upper-case hex",
+       "sha256:" + std::string(64, 'A'),
        "invalid digest 'sha256:" + std::string(64, 'A') +
            "': the hex part may only contain lower-case hex characters [0-9a-f]"},
-      {"non-hex", "sha256:" + std::string(63, 'a') + "g",
+      {"non-hex",
+       "sha256:" + std::string(63, 'a') + "g",
        "invalid digest 'sha256:" + std::string(63, 'a') +
            "g': the hex part may only contain lower-case hex characters [0-9a-f]"},
   };

@@ -1,5 +1,4 @@
 #include "oci/manifest.hpp"
-
 #include "oci/media_types.hpp"
 
 #include <gtest/gtest.h>
@@ -38,21 +37,27 @@ TEST(Manifest, RoundTripsThroughJson) {
 }
 
 TEST(Manifest, SerializesExactlyTheOciKeys) {
-  EXPECT_EQ(serialize(lume_manifest()),
-            "{\"annotations\":{\"org.trycua.lume.upload-time\":\"2026-08-12T09:30:00Z\"},"
-            "\"config\":{\"annotations\":{\"org.opencontainers.image.title\":\"config.json\"},"
-            "\"digest\":\"sha256:" + k_hex_a + "\",\"mediaType\":\"application/vnd.trycua.lume.config.v1+json\",\"size\":611},"
-            "\"layers\":[{\"annotations\":{\"org.trycua.lume.part.number\":\"0\",\"org.trycua.lume.part.offset\":\"0\"},"
-            "\"digest\":\"sha256:" + k_hex_b + "\",\"mediaType\":\"application/vnd.trycua.lume.disk.v1\",\"size\":201326592}],"
-            "\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\",\"schemaVersion\":2}");
+  EXPECT_EQ(
+      serialize(lume_manifest()),
+      "{\"annotations\":{\"org.trycua.lume.upload-time\":\"2026-08-12T09:30:00Z\"},"
+      "\"config\":{\"annotations\":{\"org.opencontainers.image.title\":\"config.json\"},"
+      "\"digest\":\"sha256:" +
+          k_hex_a +
+          "\",\"mediaType\":\"application/vnd.trycua.lume.config.v1+json\",\"size\":611},"
+          "\"layers\":[{\"annotations\":{\"org.trycua.lume.part.number\":\"0\",\"org.trycua.lume."
+          "part.offset\":\"0\"},"
+          "\"digest\":\"sha256:" +
+          k_hex_b +
+          "\",\"mediaType\":\"application/vnd.trycua.lume.disk.v1\",\"size\":201326592}],"
+          "\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\",\"schemaVersion\":2}");
 }
 
 TEST(Manifest, ReadsArtifactTypeAndIgnoresUnknownKeys) {
   const std::string text =
       "{\"schemaVersion\":2,\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\","
       "\"artifactType\":\"application/vnd.lume-unlock.shim-bundle.v1\",\"subject\":{},"
-      "\"config\":{\"mediaType\":\"application/vnd.oci.empty.v1+json\",\"digest\":\"sha256:" + k_hex_a +
-      "\",\"size\":2},\"layers\":[]}";
+      "\"config\":{\"mediaType\":\"application/vnd.oci.empty.v1+json\",\"digest\":\"sha256:" +
+      k_hex_a + "\",\"size\":2},\"layers\":[]}";
   auto parsed = parse_manifest(text);
   ASSERT_TRUE(parsed.ok()) << parsed.error().message();
   EXPECT_EQ(parsed.value().artifact_type, std::string(media_type::shim_bundle));
@@ -62,7 +67,8 @@ TEST(Manifest, ReadsArtifactTypeAndIgnoresUnknownKeys) {
 TEST(Manifest, ReadsAnIndex) {
   const std::string text =
       "{\"schemaVersion\":2,\"mediaType\":\"application/vnd.oci.image.index.v1+json\","
-      "\"manifests\":[{\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\",\"digest\":\"sha256:" +
+      "\"manifests\":[{\"mediaType\":\"application/"
+      "vnd.oci.image.manifest.v1+json\",\"digest\":\"sha256:" +
       k_hex_a + "\",\"size\":7}]}";
   auto parsed = parse_manifest(text);
   ASSERT_TRUE(parsed.ok()) << parsed.error().message();
@@ -73,7 +79,8 @@ TEST(Manifest, ReadsAnIndex) {
 }
 
 TEST(Manifest, RejectsMalformedManifestsNamingTheField) {
-  const std::string good_layer = "{\"mediaType\":\"x\",\"digest\":\"sha256:" + k_hex_a + "\",\"size\":1}";
+  const std::string good_layer =
+      "{\"mediaType\":\"x\",\"digest\":\"sha256:" + k_hex_a + "\",\"size\":1}";
   struct Case {
     std::string text;
     std::string message;
@@ -87,13 +94,16 @@ TEST(Manifest, RejectsMalformedManifestsNamingTheField) {
       {"{\"schemaVersion\":2,\"layers\":{}}", "invalid manifest: 'layers' must be an array"},
       {"{\"schemaVersion\":2,\"layers\":[" + good_layer + ",{\"mediaType\":\"x\",\"size\":1}]}",
        "invalid manifest: layers[1]: 'digest' is missing"},
-      {"{\"schemaVersion\":2,\"layers\":[{\"mediaType\":\"x\",\"digest\":\"sha256:short\",\"size\":1}]}",
+      {"{\"schemaVersion\":2,\"layers\":[{\"mediaType\":\"x\",\"digest\":\"sha256:short\",\"size\":"
+       "1}]}",
        "invalid manifest: layers[0]: 'digest': expected 64 hex characters after 'sha256:', got 5"},
-      {"{\"schemaVersion\":2,\"layers\":[{\"mediaType\":\"x\",\"digest\":\"sha256:" + k_hex_a + "\",\"size\":-1}]}",
+      {"{\"schemaVersion\":2,\"layers\":[{\"mediaType\":\"x\",\"digest\":\"sha256:" + k_hex_a +
+           "\",\"size\":-1}]}",
        "invalid manifest: layers[0]: 'size' must be a non-negative integer"},
       {"{\"schemaVersion\":2,\"config\":{\"digest\":\"sha256:" + k_hex_a + "\",\"size\":1}}",
        "invalid manifest: config: 'mediaType' is missing"},
-      {"{\"schemaVersion\":2,\"annotations\":{\"a\":1}}", "invalid manifest: annotation 'a' must be a string"},
+      {"{\"schemaVersion\":2,\"annotations\":{\"a\":1}}",
+       "invalid manifest: annotation 'a' must be a string"},
   };
   for (const auto& c : cases) {
     auto parsed = parse_manifest(c.text);

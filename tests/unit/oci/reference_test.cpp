@@ -7,9 +7,8 @@ namespace {
 
 const std::string k_hex = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 const std::string k_digest = "sha256:" + k_hex;
-const std::string k_hint =
-    "write it as [registry/]repository[:tag][@sha256:<64 hex>], e.g. "
-    "'ghcr.io/trycua/macos-tahoe-cua:latest'";
+const std::string k_hint = "write it as [registry/]repository[:tag][@sha256:<64 hex>], e.g. "
+                           "'ghcr.io/trycua/macos-tahoe-cua:latest'";
 
 struct Good {
   std::string input;
@@ -22,20 +21,52 @@ struct Good {
 
 TEST(Reference, ParsesEveryGoodReference) {
   const std::vector<Good> cases = {
-      {"macos-tahoe-cua:latest", "ghcr.io", "macos-tahoe-cua", "latest", {}, "ghcr.io/macos-tahoe-cua:latest"},
-      {"trycua/macos-tahoe-cua", "ghcr.io", "trycua/macos-tahoe-cua", "latest", {},
+      {"macos-tahoe-cua:latest",
+       "ghcr.io",
+       "macos-tahoe-cua",
+       "latest",
+       {},
+       "ghcr.io/macos-tahoe-cua:latest"},
+      {"trycua/macos-tahoe-cua",
+       "ghcr.io",
+       "trycua/macos-tahoe-cua",
+       "latest",
+       {},
        "ghcr.io/trycua/macos-tahoe-cua:latest"},
-      {"ghcr.io/trycua/macos-tahoe-cua:26.1", "ghcr.io", "trycua/macos-tahoe-cua", "26.1", {},
+      {"ghcr.io/trycua/macos-tahoe-cua:26.1",
+       "ghcr.io",
+       "trycua/macos-tahoe-cua",
+       "26.1",
+       {},
        "ghcr.io/trycua/macos-tahoe-cua:26.1"},
-      {"127.0.0.1:5000/lume/test:v1", "127.0.0.1:5000", "lume/test", "v1", {}, "127.0.0.1:5000/lume/test:v1"},
+      {"127.0.0.1:5000/lume/test:v1",
+       "127.0.0.1:5000",
+       "lume/test",
+       "v1",
+       {},
+       "127.0.0.1:5000/lume/test:v1"},
       {"localhost/a", "localhost", "a", "latest", {}, "localhost/a:latest"},
       {"localhost:5000/a/b/c:_x", "localhost:5000", "a/b/c", "_x", {}, "localhost:5000/a/b/c:_x"},
-      {"registry.example.com/a.b/c__d/e--f/g_h:T.a-g_1", "registry.example.com", "a.b/c__d/e--f/g_h",
-       "T.a-g_1", {}, "registry.example.com/a.b/c__d/e--f/g_h:T.a-g_1"},
+      {"registry.example.com/a.b/c__d/e--f/g_h:T.a-g_1",
+       "registry.example.com",
+       "a.b/c__d/e--f/g_h",
+       "T.a-g_1",
+       {},
+       "registry.example.com/a.b/c__d/e--f/g_h:T.a-g_1"},
       {"a@" + k_digest, "ghcr.io", "a", {}, k_digest, "ghcr.io/a@" + k_digest},
-      {"ghcr.io/o/a:sha256-" + k_hex, "ghcr.io", "o/a", "sha256-" + k_hex, {}, "ghcr.io/o/a:sha256-" + k_hex},
+      {"ghcr.io/o/a:sha256-" + k_hex,
+       "ghcr.io",
+       "o/a",
+       "sha256-" + k_hex,
+       {},
+       "ghcr.io/o/a:sha256-" + k_hex},
       {"my-host:8080/x", "my-host:8080", "x", "latest", {}, "my-host:8080/x:latest"},
-      {"a:" + std::string(128, 't'), "ghcr.io", "a", std::string(128, 't'), {}, "ghcr.io/a:" + std::string(128, 't')},
+      {"a:" + std::string(128, 't'),
+       "ghcr.io",
+       "a",
+       std::string(128, 't'),
+       {},
+       "ghcr.io/a:" + std::string(128, 't')},
   };
   for (const auto& c : cases) {
     auto ref = parse_reference(c.input);
@@ -43,7 +74,9 @@ TEST(Reference, ParsesEveryGoodReference) {
     EXPECT_EQ(ref.value().registry, c.registry) << c.input;
     EXPECT_EQ(ref.value().repository, c.repository) << c.input;
     EXPECT_EQ(ref.value().tag, c.tag) << c.input;
-    EXPECT_EQ(ref.value().digest ? std::optional<std::string>(ref.value().digest->str()) : std::nullopt, c.digest)
+    EXPECT_EQ(ref.value().digest ? std::optional<std::string>(ref.value().digest->str())
+                                 : std::nullopt,
+              c.digest)
         << c.input;
     EXPECT_EQ(ref.value().str(), c.canonical) << c.input;
     // The canonical form parses back to the same reference.
@@ -84,7 +117,8 @@ TEST(Reference, RejectsEveryBadReferenceNamingTheRule) {
   };
   const std::vector<Bad> cases = {
       {"", "the reference is empty"},
-      {"UPPER/case", "repository component 'UPPER' must match [a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"},
+      {"UPPER/case",
+       "repository component 'UPPER' must match [a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"},
       {"a//b", "empty path component (leading, trailing or double '/')"},
       {"/a", "empty path component (leading, trailing or double '/')"},
       {"a/", "empty path component (leading, trailing or double '/')"},
@@ -106,7 +140,8 @@ TEST(Reference, RejectsEveryBadReferenceNamingTheRule) {
       {"a___b", "repository component 'a___b' must match [a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"},
       {"a..b", "repository component 'a..b' must match [a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"},
       {"ghcr.io/", "empty path component (leading, trailing or double '/')"},
-      {"bad_host.io/a", "registry 'bad_host.io' must be a host name or address with an optional :port"},
+      {"bad_host.io/a",
+       "registry 'bad_host.io' must be a host name or address with an optional :port"},
       {"host:port/a", "registry 'host:port' must be a host name or address with an optional :port"},
       {"-host.io/a", "registry '-host.io' must be a host name or address with an optional :port"},
       {":tag", "missing the repository name"},
@@ -115,7 +150,8 @@ TEST(Reference, RejectsEveryBadReferenceNamingTheRule) {
   for (const auto& c : cases) {
     auto ref = parse_reference(c.input);
     ASSERT_FALSE(ref.ok()) << c.input << " parsed as " << ref.value().str();
-    EXPECT_EQ(ref.error().message(), "invalid image reference '" + c.input + "': " + c.why) << c.input;
+    EXPECT_EQ(ref.error().message(), "invalid image reference '" + c.input + "': " + c.why)
+        << c.input;
     EXPECT_EQ(ref.error().category(), ErrorCategory::usage) << c.input;
     EXPECT_EQ(ref.error().hint(), k_hint) << c.input;
   }

@@ -1,5 +1,4 @@
 #include "recipe/lock_file.hpp"
-
 #include "support/process.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
@@ -13,7 +12,9 @@ LockFile sample() {
   LockFile lock;
   lock.recipe_path = "image-recipes/tahoe-llm.yaml";
   lock.recipe_sha256 = util::sha256_hex("source:\n  image: a:b\n");
-  lock.references.push_back({"source.image", "ghcr.io/trycua/macos-tahoe-cua:latest", "sha256:" + std::string(64, 'e'),
+  lock.references.push_back({"source.image",
+                             "ghcr.io/trycua/macos-tahoe-cua:latest",
+                             "sha256:" + std::string(64, 'e'),
                              "ghcr.io/trycua/macos-tahoe-cua@sha256:" + std::string(64, 'e'),
                              std::string("application/vnd.oci.image.manifest.v1+json")});
   lock.created_at = "2026-12-02T17:22:59Z";

@@ -6,9 +6,10 @@ namespace lume_unlock::recipe {
 namespace {
 
 TEST(RecipeReferences, ReadsSourceImage) {
-  auto refs = read_recipe_references("name: tahoe\nsource:\n  image: ghcr.io/trycua/macos-tahoe-cua:latest\n"
-                                     "hardware: {cpu: 8}\n",
-                                     "r.yaml");
+  auto refs = read_recipe_references(
+      "name: tahoe\nsource:\n  image: ghcr.io/trycua/macos-tahoe-cua:latest\n"
+      "hardware: {cpu: 8}\n",
+      "r.yaml");
   ASSERT_TRUE(refs.ok()) << refs.error().message();
   ASSERT_EQ(refs.value().size(), 1u);
   EXPECT_EQ(refs.value()[0].field, "source.image");
