@@ -227,9 +227,13 @@ Result<json> LumeClient::call(const Call& call) {
   try {
     return json::parse(response.body);
   } catch (const json::parse_error& e) {
+    // nlohmann reports one past the end when the text stops early (a truncated body).
+    const std::string where = e.byte > response.body.size()
+                                  ? "it ends early, after " + std::to_string(response.body.size()) + " bytes"
+                                  : "error at byte " + std::to_string(e.byte);
     return Error(ErrorCategory::lume_api, call.operation,
-                 "Lume answered " + status + " with a body that is not valid JSON (error at byte " +
-                     std::to_string(e.byte) + "): '" + preview(response.body) + "'",
+                 "Lume answered " + status + " with a body that is not valid JSON (" + where +
+                     "): '" + preview(response.body) + "'",
                  "check that --lume-url points at Lume 0.5.3 (`lume --version`)");
   }
 }

@@ -143,6 +143,7 @@ int main(int argc, char** argv) {
   // Lume never closes a connection (§1.2).
   server.set_keep_alive_max_count(1000000);
   server.set_keep_alive_timeout(60);
+  server.set_tcp_nodelay(true);
   // One catch-all handler per method (cpp-httplib reads the body only for routed handlers);
   // the simulator does its own routing on the raw target.
   const auto serve = [&](const httplib::Request& req, httplib::Response& res) {
