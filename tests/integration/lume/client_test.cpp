@@ -1,5 +1,6 @@
 // The Lume client against a real lume-sim process: contract tests and the exact errors a user
 // sees when Lume misbehaves (faults injected through lume-sim).
+#include "cli/context.hpp"
 #include "lume/client.hpp"
 #include "lume/wait.hpp"
 #include "support/lume_sim.hpp"
@@ -13,6 +14,7 @@
 
 #include <regex>
 #include <set>
+#include <sstream>
 
 namespace lume_unlock::lume {
 namespace {
@@ -97,6 +99,15 @@ TEST(LumeClient, CallAgainstAStoppedLumeFailsWithExitCode3AndSaysHowToStartIt) {
             "list of VMs: cannot connect to Lume at " + url +
                 ": connection refused | hint: start Lume with `lume serve` (or pass --lume-url) | exit 3");
   EXPECT_EQ(client.request_count(), 1u) << "connection refused is not retried";
+
+  // As the CLI renders it (run_cli reports every Error through Context::report).
+  std::ostringstream out;
+  std::ostringstream err;
+  cli::Context context(out, err, false, false);
+  EXPECT_EQ(context.report(listed.error()), 3);
+  EXPECT_EQ(err.str(), "lume-unlock: error: list of VMs: cannot connect to Lume at " + url +
+                           ": connection refused\nhint: start Lume with `lume serve` (or pass "
+                           "--lume-url)\n");
 }
 
 TEST(LumeClient, FullLifecycleAgainstTheSimulator) {

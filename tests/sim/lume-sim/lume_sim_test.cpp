@@ -497,6 +497,10 @@ TEST_F(LumeSimTest, CloneCopiesWithANewMacAddress) {
   auto a = json::parse(std::ifstream(fs::path(sim->home()) / "dev" / "config.json"));
   auto b = json::parse(std::ifstream(fs::path(sim->home()) / "dev2" / "config.json"));
   EXPECT_NE(a["macAddress"], b["macAddress"]);
+  struct stat st {};
+  ASSERT_EQ(::stat((fs::path(sim->home()) / "dev2" / "disk.img").c_str(), &st), 0);
+  EXPECT_EQ(static_cast<std::uint64_t>(st.st_size), 10ull << 30);
+  EXPECT_LT(static_cast<std::uint64_t>(st.st_blocks) * 512, 1ull << 20) << "the copy stays sparse";
   EXPECT_EQ(raw(sim->port(), "GET", "/lume/vms/dev2").json_body()["status"], "stopped");
   auto again = raw(sim->port(), "POST", "/lume/vms/clone", R"({"name":"dev","newName":"dev2"})");
   EXPECT_EQ(again.status, 400);
