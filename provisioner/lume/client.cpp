@@ -181,6 +181,18 @@ Result<util::HttpResponse> LumeClient::send_with_retries(const Call& call) {
 }
 
 Result<json> LumeClient::call(const Call& call) {
+  // Lume's router compares the raw target, query included, with literal route pieces: a query
+  // on a literal-terminated route is a 404 (reference §1.4). Only /lume/vms/:name takes one.
+  if (auto query = call.path.find('?'); query != std::string::npos) {
+    const std::string route = call.path.substr(0, query);
+    const bool name_terminated = route.rfind("/lume/vms/", 0) == 0 &&
+                                 route.find('/', std::string("/lume/vms/").size()) == std::string::npos;
+    if (!name_terminated) {
+      return Error(ErrorCategory::failure, call.operation,
+                   "internal error: a query string on " + call.method + " " + route +
+                       " would reach no route in Lume");
+    }
+  }
   auto sent = send_with_retries(call);
   if (!sent.ok()) {
     return sent.error();

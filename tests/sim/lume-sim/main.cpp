@@ -77,7 +77,8 @@ Differences from Lume 0.5.3: stop sleeps --stop-delay-ms (Lume: a fixed 5 s); pu
 "Failed to fetch image manifest from registry." (registry pulls/pushes come later); pushes are
 accepted and do nothing; unattended creates end `stopped` without the boot phases; the guest
 IP is --guest-address once --boot-delay-ms has passed after run, and sshAvailable probes
---guest-ssh-port; cpp-httplib adds Keep-Alive headers and answers 400 to unknown methods.
+--guest-ssh-port; cpp-httplib adds Keep-Alive headers and answers a bodiless 400 to unknown
+methods and to POST/PATCH without Content-Length.
 )";
 
 } // namespace
