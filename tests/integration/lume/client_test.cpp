@@ -112,7 +112,7 @@ TEST(LumeClient, CallAgainstAStoppedLumeFailsWithExitCode3AndSaysHowToStartIt) {
 
 TEST(LumeClient, FullLifecycleAgainstTheSimulator) {
   Listener sshd;
-  START_SIM(sim, {"--create-delay-ms", "200", "--boot-delay-ms", "200", "--stop-delay-ms", "10",
+  START_SIM(sim, {"--create-delay-ms", "1000", "--boot-delay-ms", "200", "--stop-delay-ms", "10",
                   "--guest-address", "127.0.0.1", "--guest-ssh-port", std::to_string(sshd.port())});
   LumeClient client(options_for(*sim));
 
@@ -374,7 +374,7 @@ TEST(LumeClient, StorageGoesIntoTheQueryOnlyOnNameTerminatedRoutes) {
 }
 
 TEST(LumeClient, VmThatDisappearsWhileAwaitedIsAClearError) {
-  START_SIM(sim, {"--create-delay-ms", "100"});
+  START_SIM(sim, {"--create-delay-ms", "500"});
   LumeClient client(options_for(*sim));
   CreateRequest r = linux_vm("mac");
   r.os = "macOS";
@@ -407,7 +407,7 @@ TEST(LumeClient, CreateStuckInProvisioningTimesOutWithTheLastStatus) {
 }
 
 TEST(LumeClient, FailedAsyncPullEndsTheWaitWithLumesMessage) {
-  START_SIM(sim, {"--pull-delay-ms", "100"});
+  START_SIM(sim, {"--pull-delay-ms", "1000"});
   LumeClient client(options_for(*sim));
   PullRequest pull;
   pull.image = "macos-tahoe:latest";

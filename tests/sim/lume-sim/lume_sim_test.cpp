@@ -212,7 +212,7 @@ TEST_F(LumeSimTest, RunOfMissingVmIsAcceptedAndOnlyLogged) {
 }
 
 TEST_F(LumeSimTest, CreateAnswers202ThenProvisionsThenStops) {
-  START_SIM(sim, {"--create-delay-ms", "300"});
+  START_SIM(sim, {"--create-delay-ms", "1000"});
   auto r = raw(sim->port(), "POST", "/lume/vms", k_linux_create);
   EXPECT_EQ(r.status, 202);
   EXPECT_EQ(r.json_body(),
@@ -342,7 +342,7 @@ private:
 
 TEST_F(LumeSimTest, RunIsRunningAtOnceAndReportsTheGuestAfterTheBootDelay) {
   Listener sshd;
-  START_SIM(sim, {"--create-delay-ms", "0", "--boot-delay-ms", "400", "--guest-address", "127.0.0.1",
+  START_SIM(sim, {"--create-delay-ms", "0", "--boot-delay-ms", "1000", "--guest-address", "127.0.0.1",
                   "--guest-ssh-port", std::to_string(sshd.port())});
   ASSERT_EQ(raw(sim->port(), "POST", "/lume/vms", k_linux_create).status, 202);
   await_status(sim->port(), "dev", "stopped");
@@ -351,8 +351,11 @@ TEST_F(LumeSimTest, RunIsRunningAtOnceAndReportsTheGuestAfterTheBootDelay) {
   EXPECT_EQ(booting["status"], "running");
   EXPECT_TRUE(booting["ipAddress"].is_null());
   EXPECT_TRUE(booting["sshAvailable"].is_null());
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  auto booted = raw(sim->port(), "GET", "/lume/vms/dev").json_body();
+  json booted = json::object();
+  for (int i = 0; i < 250 && booted.value("ipAddress", json()).is_null(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    booted = raw(sim->port(), "GET", "/lume/vms/dev").json_body();
+  }
   EXPECT_EQ(booted["ipAddress"], "127.0.0.1");
   EXPECT_EQ(booted["sshAvailable"], true);
   auto host = raw(sim->port(), "GET", "/lume/host/status").json_body();
@@ -443,14 +446,16 @@ TEST_F(LumeSimTest, NamesAreUsedVerbatimAsReferenceSection7Says) {
 }
 
 TEST_F(LumeSimTest, AsyncPullReportsProgressThenAStickyFailure) {
-  START_SIM(sim, {"--pull-delay-ms", "300"});
+  START_SIM(sim, {"--pull-delay-ms", "1000"});
   auto r = raw(sim->port(), "POST", "/lume/pull/start", R"({"image":"macos-tahoe:latest","name":"base"})");
   EXPECT_EQ(r.status, 202);
   EXPECT_EQ(r.json_body(),
             json::parse(R"({"message":"Pull started","name":"base","image":"macos-tahoe:latest"})"));
   auto pulling = raw(sim->port(), "GET", "/lume/vms/base").json_body();
   EXPECT_EQ(pulling, json::parse(R"({"name":"base","status":"pulling","downloadProgress":0})"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  for (int i = 0; i < 250 && raw(sim->port(), "GET", "/lume/vms/base").status == 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   for (int i = 0; i < 2; ++i) {
     auto failed = raw(sim->port(), "GET", "/lume/vms/base");
     EXPECT_EQ(failed.status, 400);
