@@ -11,8 +11,8 @@
  *                            16384 bytes, 1000000000 bytes, "Apple Emulated sibling device"
  *   MTLEmuDeviceList         what MTLCopyAllDevices returns (-count, -objectAtIndex:)
  *   MTLEmuString             what -name returns (-UTF8String)
- * With LUME_METAL_EMU_WITHOUT_INIT_GPU_FAMILY_SUPPORT=1 in the environment, _MTLDevice lacks
- * -initGPUFamilySupport (as an OS without the private method would). */
+ * With LUME_METAL_EMU_CREATES=sibling in the environment, the two creation functions make sibling
+ * devices: a device class that never runs _MTLDevice's -initGPUFamilySupport. */
 #ifndef LUME_UNLOCK_METAL_EMU_H
 #define LUME_UNLOCK_METAL_EMU_H
 
@@ -22,8 +22,8 @@
 extern "C" {
 #endif
 
-id MTLCreateSystemDefaultDevice(void); /* a new MTLEmuParavirtualDevice */
-id MTLCopyAllDevices(void);            /* an MTLEmuDeviceList holding one new paravirtual device */
+id MTLCreateSystemDefaultDevice(void); /* a new MTLEmuParavirtualDevice (see above) */
+id MTLCopyAllDevices(void);            /* an MTLEmuDeviceList holding one such new device */
 
 /* Not part of Metal: made without going through the creation functions, for tests. */
 id MTLEmuNewParavirtualDevice(void);

@@ -54,35 +54,21 @@ __attribute__((objc_root_class))
   uint64_t workingSet;
 }
 - (id)init;
+- (void)initGPUFamilySupport;
 - (BOOL)supportsFamily:(long)family;
 - (unsigned long)maxThreadgroupMemoryLength;
 - (uint64_t)recommendedMaxWorkingSetSize;
 - (id)name;
 @end
 
-/* -[_MTLDevice initGPUFamilySupport], added in +load unless the environment asks for an OS
- * without it. */
-static void device_init_gpu_family_support(id self, SEL cmd) {
-  (void)self;
-  (void)cmd;
-  __atomic_add_fetch(&g_family_support_inits, 1, __ATOMIC_RELAXED);
-}
-
 @implementation _MTLDevice
-+ (void)load {
-  const char* without = getenv("LUME_METAL_EMU_WITHOUT_INIT_GPU_FAMILY_SUPPORT");
-  if (without == NULL || strcmp(without, "1") != 0) {
-    class_addMethod(self, sel_registerName("initGPUFamilySupport"),
-                    (IMP)device_init_gpu_family_support, "v@:");
-  }
-}
 - (id)init {
-  SEL init_family = sel_registerName("initGPUFamilySupport");
-  if (class_respondsToSelector(object_getClass(self), init_family)) {
-    void (*fn)(id, SEL) = (void (*)(id, SEL))class_getMethodImplementation(object_getClass(self), init_family);
-    fn(self, init_family);
-  }
+  [self initGPUFamilySupport];
   return self;
+}
+/* The private method the published shim hooks; here it only counts that it ran. */
+- (void)initGPUFamilySupport {
+  __atomic_add_fetch(&g_family_support_inits, 1, __ATOMIC_RELAXED);
 }
 - (BOOL)supportsFamily:(long)family {
   if (family >= 1001 && family <= 1999) return (unsigned long)family <= appleFamilyMax;
@@ -119,7 +105,6 @@ static void device_init_gpu_family_support(id self, SEL cmd) {
 @end
 
 @interface MTLEmuSiblingDevice : _MTLDevice
-- (void)initGPUFamilySupport;
 @end
 
 @implementation MTLEmuSiblingDevice
@@ -169,10 +154,18 @@ EMU_EXPORT unsigned long MTLEmuFamilySupportInitCount(void) {
   return __atomic_load_n(&g_family_support_inits, __ATOMIC_RELAXED);
 }
 
-EMU_EXPORT id MTLCreateSystemDefaultDevice(void) {
+/* The creation functions make paravirtual devices, or sibling devices when
+ * LUME_METAL_EMU_CREATES=sibling (a class that never runs _MTLDevice's initGPUFamilySupport). */
+static id new_created_device(void) {
+  const char* kind = getenv("LUME_METAL_EMU_CREATES");
+  if (kind != NULL && strcmp(kind, "sibling") == 0) return MTLEmuNewSiblingDevice();
   return MTLEmuNewParavirtualDevice();
 }
 
+EMU_EXPORT id MTLCreateSystemDefaultDevice(void) {
+  return new_created_device();
+}
+
 EMU_EXPORT id MTLCopyAllDevices(void) {
-  return [[MTLEmuDeviceList alloc] initWithDevice:MTLEmuNewParavirtualDevice()];
+  return [[MTLEmuDeviceList alloc] initWithDevice:new_created_device()];
 }

@@ -60,14 +60,27 @@ static const hooked_class* find_exact(Class cls) {
   return NULL;
 }
 
-/* The implementation `cls` would run for `slot` if the shim were not there: the remembered
- * original of the nearest hooked ancestor (cls inherits our hook from it), else cls's own current
- * implementation when that is not our hook. NULL when nothing stock can be found. */
+/* The implementation a receiver of class `cls` would have run for `slot` without the shim:
+ *  - cls descends from a hooked class (it inherits our hook): that ancestor's original;
+ *  - otherwise the hook was taken from a hooked class's method and called with a foreign
+ *    receiver: the replaced original, when every hooked class had the same one;
+ *  - otherwise cls's own current implementation, unless that is our hook.
+ * NULL when nothing stock can be found (the hook then answers NO / 0). */
 static IMP stock_implementation(Class cls, int slot) {
   for (Class k = cls; k != (Class)0; k = class_getSuperclass(k)) {
     const hooked_class* entry = find_exact(k);
     if (entry != NULL && entry->original[slot] != (IMP)0) return entry->original[slot];
   }
+  const size_t count = atomic_load_explicit(&g_class_count, memory_order_acquire);
+  IMP replaced = (IMP)0;
+  int unambiguous = 1;
+  for (size_t i = 0; i < count; ++i) {
+    const IMP original = g_classes[i].original[slot];
+    if (original == (IMP)0) continue;
+    if (replaced != (IMP)0 && original != replaced) unambiguous = 0;
+    replaced = original;
+  }
+  if (replaced != (IMP)0 && unambiguous) return replaced;
   SEL sel = sel_registerName(slot_selector_name(slot));
   if (cls == (Class)0 || !class_respondsToSelector(cls, sel)) return (IMP)0;
   IMP current = class_getMethodImplementation(cls, sel);
