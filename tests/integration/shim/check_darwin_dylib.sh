@@ -5,7 +5,12 @@
 set -euo pipefail
 objdump=$1
 dylib=$2
-fail() { echo "check_darwin_dylib: $*" >&2; exit 1; }
+fail() { # The same policy code as the Linux .so: its C interface is linked in.
+symbols=$("$objdump" --syms "$dylib")
+for sym in _lume_unlock_policy_decide _lume_unlock_policy_family_forced_true _lume_unlock_hooks_install_for_class; do
+  grep -q " $sym\$" <<<"$symbols" || fail "$sym is missing"
+done
+echo "check_darwin_dylib: $*" >&2; exit 1; }
 [ -f "$dylib" ] || fail "\"$dylib\" does not exist"
 
 header=$("$objdump" --macho --private-header "$dylib")
@@ -27,4 +32,9 @@ done
 [ "$(grep -Ec '^__DATA +__interpose .* rebase ' <<<"$binds")" -eq 2 ] || fail "__interpose lacks its two replacements"
 
 "$objdump" --macho --exports-trie "$dylib" | grep -q '_lume_unlock_shim_state' || fail "lume_unlock_shim_state is not exported"
+# The same policy code as the Linux .so: its C interface is linked in.
+symbols=$("$objdump" --syms "$dylib")
+for sym in _lume_unlock_policy_decide _lume_unlock_policy_family_forced_true _lume_unlock_hooks_install_for_class; do
+  grep -q " $sym\$" <<<"$symbols" || fail "$sym is missing"
+done
 echo "check_darwin_dylib: $dylib is an arm64 dylib interposing Metal's creation functions"
