@@ -28,7 +28,6 @@ static pthread_mutex_t g_install_lock = PTHREAD_MUTEX_INITIALIZER;
 static lume_unlock_profile g_profile;
 static atomic_int g_configured;
 
-static Class g_init_owner;
 static IMP g_init_original;
 static atomic_int g_init_hooked;
 
@@ -194,7 +193,6 @@ int lume_unlock_hooks_install_init_hook(Class owner) {
     SEL sel = sel_registerName("initGPUFamilySupport");
     Method method = class_getInstanceMethod(owner, sel);
     if (method != (Method)0 && method_getImplementation(method) != (IMP)hook_init_family_support) {
-      g_init_owner = owner;
       g_init_original = method_getImplementation(method);
       point_at_hook(owner, sel, (IMP)hook_init_family_support, method_getTypeEncoding(method));
       atomic_store(&g_init_hooked, 1);

@@ -3,6 +3,7 @@
  * GNU's _objc_load_callback, and it makes devices with the emulator's own constructors, which the
  * shim does not interpose, so only the initGPUFamilySupport path can hook them.
  * Usage: hook_paths_driver LIBMETALEMU. Prints one "name=value" line per fact. */
+#define _GNU_SOURCE /* RTLD_DEFAULT */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -109,5 +110,15 @@ int main(int argc, char** argv) {
     threads_ok &= result != NULL;
   }
   printf("threads_ok=%d\n", threads_ok);
+
+  /* Last, a class that already dispatched messages gets hooked late: a device from the
+   * (interposed, when the shim is preloaded) creation function. Run with
+   * LUME_METAL_EMU_CREATES=sibling, it is of the sibling's class, so the earlier sibling
+   * instance must now see the hooked answers too. */
+  new_device_fn create = (new_device_fn)dlsym(RTLD_DEFAULT, "MTLCreateSystemDefaultDevice");
+  if (create != NULL) {
+    print_device("created", create());
+    print_device("sibling_after", sibling);
+  }
   return 0;
 }
