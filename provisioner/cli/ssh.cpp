@@ -1,9 +1,10 @@
 #include "cli/ssh.hpp"
 
 #include "guest/connection_options.hpp"
-#include "guest/interim_lume_address_resolver.hpp"
 #include "guest/shell_quote.hpp"
 #include "guest/ssh_session.hpp"
+#include "lume/client.hpp"
+#include "lume/guest_address_resolver.hpp"
 
 #include <memory>
 #include <string>
@@ -28,7 +29,10 @@ int run_ssh(const SshCommandOptions& options, Context& context) {
   }
   const std::string command_line = guest::shell_join(options.command).value_or_throw();
 
-  guest::InterimLumeAddressResolver resolver(context.global.lume_url);
+  lume::ClientOptions lume_options;
+  lume_options.base_url = context.global.lume_url;
+  lume::LumeClient lume_client(lume_options);
+  lume::LumeGuestAddressResolver resolver(lume_client);
   const std::string host = resolver.resolve(options.vm).value_or_throw();
   context.debug("guest of VM '" + options.vm + "' at " + host + ":" +
                 std::to_string(options.connection.port));
