@@ -2,6 +2,8 @@
 
 #include "cli/inspect_log.hpp"
 #include "cli/ssh.hpp"
+#include "cli/lock.hpp"
+#include "cli/resolve.hpp"
 
 namespace lume_unlock::cli {
 
@@ -10,6 +12,8 @@ namespace lume_unlock::cli {
 void register_commands(CLI::App& app, Context& context, int& exit_code) {
   register_inspect_log(app, context, exit_code);
   register_ssh(app, context, exit_code);
+  register_lock(app, context, exit_code);
+  register_resolve(app, context, exit_code);
 }
 
 } // namespace lume_unlock::cli

@@ -34,6 +34,7 @@ std::string trim(std::string_view s) {
 }
 
 struct Transfer {
+  CURL* curl = nullptr;
   const HttpRequest* request = nullptr;
   HttpResponse* response = nullptr;
   std::size_t upload_offset = 0;
@@ -56,7 +57,13 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
 std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
   auto* transfer = static_cast<Transfer*>(user);
   std::string_view chunk(data, size * count);
-  if (transfer->request->body_sink) {
+  bool to_sink = static_cast<bool>(transfer->request->body_sink);
+  if (to_sink && transfer->request->sink_success_only) {
+    long status = 0;
+    curl_easy_getinfo(transfer->curl, CURLINFO_RESPONSE_CODE, &status);
+    to_sink = status >= 200 && status < 300;
+  }
+  if (to_sink) {
     if (!transfer->request->body_sink(chunk)) {
       transfer->sink_aborted = true;
       return 0; // makes libcurl abort with CURLE_WRITE_ERROR
@@ -148,6 +155,7 @@ Result<HttpResponse, TransportError> HttpClient::send(const HttpRequest& request
 
   HttpResponse response;
   Transfer transfer;
+  transfer.curl = curl;
   transfer.request = &request;
   transfer.response = &response;
 
@@ -201,6 +209,15 @@ Result<HttpResponse, TransportError> HttpClient::send(const HttpRequest& request
     curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
   } else if (request.method != "GET") {
     curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  }
+
+  // Streaming transfers (blobs) move hundreds of MiB: larger buffers mean fewer callbacks and
+  // syscalls. Small requests keep libcurl's defaults.
+  if (request.body_sink) {
+    curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, 512L * 1024);
+  }
+  if (request.body_reader) {
+    curl_easy_setopt(curl, CURLOPT_UPLOAD_BUFFERSIZE, 512L * 1024);
   }
 
   CURLcode code = curl_easy_perform(curl);

@@ -31,10 +31,15 @@ struct HttpRequest {
   /// Streaming upload instead of `body`: fill `buffer` with up to `capacity` bytes, return how
   /// many (0 = end). `body_size` is then required (sent as Content-Length).
   std::function<std::size_t(char* buffer, std::size_t capacity)> body_reader;
+  /// What body_reader returns to abort the transfer (a read error on the caller's side).
+  static constexpr std::size_t abort_upload = 0x10000000; // CURL_READFUNC_ABORT
   std::optional<std::uint64_t> body_size;
   /// Streaming download: called with each chunk of the response body; return false to abort.
   /// When set, HttpResponse::body stays empty.
   std::function<bool(std::string_view chunk)> body_sink;
+  /// With a body_sink: only 2xx bodies go to the sink; other bodies (error documents) land in
+  /// HttpResponse::body, so a failed download never writes an error page into the caller's file.
+  bool sink_success_only = false;
   /// Whole-request deadline; zero means none (a stalled transfer still fails after 60 s at
   /// under 1 byte/s).
   std::chrono::milliseconds timeout{60000};

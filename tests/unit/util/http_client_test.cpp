@@ -131,6 +131,35 @@ TEST(HttpClient, SinkCanAbortTheTransfer) {
   EXPECT_EQ(response.error().kind, TransportError::Kind::aborted);
 }
 
+TEST(HttpClient, SinkSuccessOnlyKeepsErrorBodiesOutOfTheSink) {
+  LoopbackServer s;
+  s.server().Get("/missing", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 404;
+    res.set_content("{\"errors\":[]}", "application/json");
+  });
+  s.server().Get("/ok", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("payload", "application/octet-stream");
+  });
+  std::string sunk;
+  HttpRequest get{"GET", s.url("/missing")};
+  get.body_sink = [&](std::string_view chunk) {
+    sunk.append(chunk);
+    return true;
+  };
+  get.sink_success_only = true;
+  HttpClient client;
+  auto missing = client.send(get);
+  ASSERT_TRUE(missing.ok());
+  EXPECT_EQ(missing.value().status, 404);
+  EXPECT_EQ(missing.value().body, "{\"errors\":[]}");
+  EXPECT_EQ(sunk, "");
+  get.url = s.url("/ok");
+  auto ok = client.send(get);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(sunk, "payload");
+  EXPECT_EQ(ok.value().body, "");
+}
+
 TEST(HttpClient, ConnectionRefusedIsClassified) {
   // Bind a port without listening, so connecting to it is refused.
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);

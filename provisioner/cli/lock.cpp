@@ -1,0 +1,83 @@
+#include "cli/lock.hpp"
+
+#include "cli/registry_options.hpp"
+#include "oci/reference.hpp"
+#include "oci/registry_client.hpp"
+#include "provenance/provenance.hpp"
+#include "recipe/lock_file.hpp"
+#include "recipe/recipe.hpp"
+
+#include <memory>
+#include <vector>
+
+namespace lume_unlock::cli {
+
+namespace {
+
+struct LockOptions {
+  std::string recipe_path;
+  RegistryFlags registry;
+};
+
+void run_lock(const LockOptions& options, Context& context) {
+  const recipe::Recipe loaded = recipe::load_recipe(options.recipe_path).value_or_throw();
+  struct NamedReference {
+    std::string field;
+    std::string reference;
+  };
+  std::vector<NamedReference> references;
+  if (loaded.source.image) {
+    references.push_back({"source.image", *loaded.source.image});
+  }
+
+  recipe::LockFile lock;
+  lock.recipe_path = options.recipe_path;
+  lock.recipe_sha256 = loaded.sha256;
+  lock.created_at = provenance::rfc3339_now();
+  oci::RegistryClient client(registry_client_options(options.registry));
+  for (const auto& named : references) {
+    auto ref = oci::parse_reference(named.reference);
+    if (!ref) {
+      throw ref.error().with_context("'" + options.recipe_path + "' field '" + named.field + "'");
+    }
+    context.note("resolving " + named.field + " " + ref.value().str());
+    oci::FetchedManifest fetched = client.get_manifest(ref.value()).value_or_throw();
+    recipe::LockedReference locked;
+    locked.field = named.field;
+    locked.reference = named.reference;
+    locked.digest = fetched.digest.str();
+    locked.pinned = ref.value().pinned(fetched.digest).str();
+    locked.media_type = fetched.media_type;
+    lock.references.push_back(locked);
+  }
+  const std::string lock_path = recipe::lock_path_for(options.recipe_path);
+  recipe::write_lock_file(lock_path, lock).value_or_throw();
+  if (context.json()) {
+    nlohmann::json document = recipe::to_json(lock);
+    document["lock_file"] = lock_path;
+    context.print_json(document);
+    return;
+  }
+  context.out << "wrote " << lock_path << '\n';
+  for (const auto& r : lock.references) {
+    context.out << "  " << r.field << ": " << r.reference << " -> " << r.digest << '\n';
+  }
+}
+
+} // namespace
+
+void register_lock(CLI::App& app, Context& context, int& exit_code) {
+  auto options = std::make_shared<LockOptions>();
+  CLI::App* command = app.add_subcommand(
+      "lock", "Resolve a recipe's image references to digests and write its lock file");
+  command->footer("Writes RECIPE's lock next to it (name.yaml -> name.lock.json): the recipe's "
+                  "SHA-256 and every reference pinned to a verified manifest digest.");
+  command->add_option("RECIPE", options->recipe_path, "Recipe YAML file")->required();
+  add_registry_flags(*command, options->registry);
+  command->callback([options, &context, &exit_code] {
+    run_lock(*options, context);
+    exit_code = 0;
+  });
+}
+
+} // namespace lume_unlock::cli

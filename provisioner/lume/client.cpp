@@ -1,0 +1,392 @@
+#include "lume/client.hpp"
+
+#include "lume/vm_name.hpp"
+
+#include <algorithm>
+#include <sstream>
+#include <thread>
+
+namespace lume_unlock::lume {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* k_not_found_prefix = "Virtual machine not found: ";
+constexpr const char* k_http400_prefix = "Lume answered HTTP 400: ";
+
+std::string seconds_text(std::chrono::milliseconds ms) {
+  std::ostringstream s;
+  if (ms.count() % 1000 == 0) {
+    s << ms.count() / 1000 << " s";
+  } else {
+    s << static_cast<double>(ms.count()) / 1000.0 << " s";
+  }
+  return s.str();
+}
+
+/// At most 200 characters of a body, control characters shown as '?', for error messages.
+std::string preview(const std::string& body) {
+  std::string out;
+  for (char c : body.substr(0, 200)) {
+    out.push_back(static_cast<unsigned char>(c) < 0x20 ? '?' : c);
+  }
+  if (body.size() > 200) {
+    out += "...";
+  }
+  return out;
+}
+
+std::string vm_operation(const char* verb, const std::string& name) {
+  return std::string(verb) + " of VM '" + name + "'";
+}
+
+Status check_names(std::initializer_list<const std::string*> names) {
+  for (const std::string* name : names) {
+    auto checked = check_vm_name(*name);
+    if (!checked.ok()) {
+      return checked;
+    }
+  }
+  return ok_status();
+}
+
+/// "?storage=..." for the routes whose last piece is :name (the only ones where Lume's router
+/// tolerates a query, reference §1.4).
+std::string storage_query(const VmRef& vm) {
+  return vm.storage ? "?storage=" + percent_encode(*vm.storage) : std::string();
+}
+
+std::optional<std::string> lume_message(const std::string& body) {
+  json j = json::parse(body, nullptr, false);
+  if (j.is_object()) {
+    auto it = j.find("message");
+    if (it != j.end() && it->is_string()) {
+      return it->get<std::string>();
+    }
+  }
+  return std::nullopt;
+}
+
+Status to_status(Result<json> r) {
+  if (!r.ok()) {
+    return r.error();
+  }
+  return ok_status();
+}
+
+template <class T>
+Result<T> parsed(Result<json> body, const std::string& operation,
+                 Result<T> (*reader)(const json&)) {
+  if (!body.ok()) {
+    return body.error();
+  }
+  Result<T> value = reader(body.value());
+  if (!value.ok()) {
+    return Error(ErrorCategory::lume_api, operation,
+                 "unexpected answer from Lume: " + value.error().why(),
+                 "check that --lume-url points at Lume 0.5.3 (`lume --version`)");
+  }
+  return value;
+}
+
+} // namespace
+
+std::string percent_encode(std::string_view text) {
+  static const char* const k_hex = "0123456789ABCDEF";
+  std::string out;
+  for (char c : text) {
+    auto b = static_cast<unsigned char>(c);
+    if ((b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9') || b == '-' ||
+        b == '.' || b == '_' || b == '~') {
+      out.push_back(c);
+    } else {
+      out.push_back('%');
+      out.push_back(k_hex[b >> 4]);
+      out.push_back(k_hex[b & 15]);
+    }
+  }
+  return out;
+}
+
+bool is_vm_not_found(const Error& error) {
+  return error.category() == ErrorCategory::lume_api &&
+         error.why().rfind(std::string(k_http400_prefix) + k_not_found_prefix, 0) == 0;
+}
+
+LumeClient::LumeClient(ClientOptions options) : m_options(std::move(options)) {
+  while (!m_options.base_url.empty() && m_options.base_url.back() == '/') {
+    m_options.base_url.pop_back();
+  }
+}
+
+LumeClient::Call LumeClient::make(std::string operation, std::string method, std::string path,
+                                  std::vector<long> expected) const {
+  Call c;
+  c.operation = std::move(operation);
+  c.method = std::move(method);
+  c.path = std::move(path);
+  c.expected = std::move(expected);
+  c.timeout = m_options.request_timeout;
+  return c;
+}
+
+Result<util::HttpResponse> LumeClient::send_with_retries(const Call& call) {
+  util::HttpRequest request(call.method, m_options.base_url + call.path);
+  request.timeout = call.timeout;
+  request.connect_timeout = m_options.connect_timeout;
+  if (call.body) {
+    request.body = call.body->dump();
+    request.headers.push_back({"Content-Type", "application/json"});
+  }
+  const std::string where = util::redact_url(m_options.base_url);
+  const int attempts = call.method == "GET" ? 1 + std::max(0, m_options.get_retries) : 1;
+  for (int attempt = 1;; ++attempt) {
+    auto sent = m_http.send(request);
+    const bool last = attempt >= attempts;
+    if (sent.ok()) {
+      if (sent.value().status >= 500 && !last) {
+        std::this_thread::sleep_for(m_options.retry_delay * attempt);
+        continue;
+      }
+      return std::move(sent).value();
+    }
+    const util::TransportError& e = sent.error();
+    using Kind = util::TransportError::Kind;
+    switch (e.kind) {
+    case Kind::connection_refused:
+      return Error(ErrorCategory::lume_api, call.operation,
+                   "cannot connect to Lume at " + where + ": connection refused",
+                   "start Lume with `lume serve` (or pass --lume-url)");
+    case Kind::timeout:
+      return Error(ErrorCategory::lume_api, call.operation,
+                   "no answer from Lume at " + where + " within " + seconds_text(call.timeout),
+                   "Lume handles one request at a time and may be busy; check that `lume serve` "
+                   "is responsive (`curl " + where + "/lume/host/status`) and retry");
+    case Kind::resolve:
+      return Error(ErrorCategory::lume_api, call.operation,
+                   "cannot resolve the host of " + where + ": " + e.detail,
+                   "pass --lume-url http://127.0.0.1:7777 (Lume listens on IPv4 loopback only)");
+    default:
+      break;
+    }
+    if (last) {
+      std::string tries = attempts > 1 ? " (" + std::to_string(attempts) + " attempts)" : "";
+      return Error(ErrorCategory::lume_api, call.operation,
+                   "the connection to Lume at " + where + " failed: " + e.detail + tries,
+                   "check that --lume-url points at `lume serve` and retry");
+    }
+    std::this_thread::sleep_for(m_options.retry_delay * attempt);
+  }
+}
+
+Result<json> LumeClient::call(const Call& call) {
+  // Lume's router compares the raw target, query included, with literal route pieces: a query
+  // on a literal-terminated route is a 404 (reference §1.4). Only /lume/vms/:name takes one.
+  if (auto query = call.path.find('?'); query != std::string::npos) {
+    const std::string route = call.path.substr(0, query);
+    const bool name_terminated = route.rfind("/lume/vms/", 0) == 0 &&
+                                 route.find('/', std::string("/lume/vms/").size()) == std::string::npos;
+    if (!name_terminated) {
+      return Error(ErrorCategory::failure, call.operation,
+                   "internal error: a query string on " + call.method + " " + route +
+                       " would reach no route in Lume");
+    }
+  }
+  auto sent = send_with_retries(call);
+  if (!sent.ok()) {
+    return sent.error();
+  }
+  const util::HttpResponse& response = sent.value();
+  const std::string status = "HTTP " + std::to_string(response.status);
+  const bool expected = std::find(call.expected.begin(), call.expected.end(), response.status) !=
+                        call.expected.end();
+  if (!expected) {
+    const std::string where = util::redact_url(m_options.base_url);
+    if (response.status == 404) {
+      // Lume's router answers a bare "Not found" for any route it does not know (§1.4).
+      const std::string route = call.method + " " + call.path;
+      if (response.body == "Not found") {
+        return Error(ErrorCategory::lume_api, call.operation,
+                     "Lume answered HTTP 404 \"Not found\": the server at " + where +
+                         " has no route " + route,
+                     "check that --lume-url points at Lume 0.5.3 or newer (`lume --version`)");
+      }
+      return Error(ErrorCategory::lume_api, call.operation,
+                   "HTTP 404 from " + where + " for " + route + ", which is not Lume's answer: " +
+                       preview(response.body),
+                   "check that --lume-url points at `lume serve`");
+    }
+    if (auto message = lume_message(response.body)) {
+      std::string hint;
+      if (message->rfind(k_not_found_prefix, 0) == 0) {
+        hint = "list the VMs Lume knows with `lume ls`";
+      } else if (response.status >= 500) {
+        hint = "see Lume's log (/tmp/lume_daemon.error.log when started at login) and retry";
+      }
+      return Error(ErrorCategory::lume_api, call.operation,
+                   "Lume answered " + status + ": " + *message, hint);
+    }
+    return Error(ErrorCategory::lume_api, call.operation,
+                 "Lume answered " + status + " with an unexpected body: '" +
+                     preview(response.body) + "'",
+                 "check that --lume-url points at `lume serve`");
+  }
+  // DELETE answers 200 with an empty body: success, nothing to parse.
+  if (response.body.empty()) {
+    return json();
+  }
+  try {
+    return json::parse(response.body);
+  } catch (const json::parse_error& e) {
+    // nlohmann reports one past the end when the text stops early (a truncated body).
+    const std::string where = e.byte > response.body.size()
+                                  ? "it ends early, after " + std::to_string(response.body.size()) + " bytes"
+                                  : "error at byte " + std::to_string(e.byte);
+    return Error(ErrorCategory::lume_api, call.operation,
+                 "Lume answered " + status + " with a body that is not valid JSON (" + where +
+                     "): '" + preview(response.body) + "'",
+                 "check that --lume-url points at Lume 0.5.3 (`lume --version`)");
+  }
+}
+
+Result<std::vector<VmDetails>> LumeClient::list() {
+  const std::string op = "list of VMs";
+  return parsed<std::vector<VmDetails>>(call(make(op, "GET", "/lume/vms", {200})), op,
+                                        &vm_list_from_json);
+}
+
+Result<VmState> LumeClient::get(const VmRef& vm) {
+  if (auto checked = check_vm_name(vm.name); !checked.ok()) {
+    return checked.error();
+  }
+  const std::string op = vm_operation("status", vm.name);
+  return parsed<VmState>(call(make(op, "GET", "/lume/vms/" + vm.name + storage_query(vm), {200})),
+                         op, &vm_state_from_json);
+}
+
+Result<std::optional<VmState>> LumeClient::find(const VmRef& vm) {
+  auto state = get(vm);
+  if (state.ok()) {
+    return std::optional<VmState>(std::move(state).value());
+  }
+  if (is_vm_not_found(state.error())) {
+    return std::optional<VmState>();
+  }
+  return state.error();
+}
+
+Status LumeClient::create(const CreateRequest& request) {
+  if (auto checked = check_vm_name(request.name); !checked.ok()) {
+    return checked;
+  }
+  Call c = make(vm_operation("create", request.name), "POST", "/lume/vms", {202, 200});
+  c.body = to_json(request);
+  return to_status(call(c));
+}
+
+Status LumeClient::patch(const VmRef& vm, const PatchRequest& request) {
+  if (auto checked = check_vm_name(vm.name); !checked.ok()) {
+    return checked;
+  }
+  Call c = make(vm_operation("settings change", vm.name), "PATCH",
+                "/lume/vms/" + vm.name + storage_query(vm), {200});
+  c.body = to_json(request);
+  c.timeout = m_options.long_timeout;
+  return to_status(call(c));
+}
+
+Status LumeClient::run(const VmRef& vm, const RunOptions& options) {
+  if (auto checked = check_vm_name(vm.name); !checked.ok()) {
+    return checked;
+  }
+  RunOptions with_storage = options;
+  if (vm.storage && !with_storage.storage) {
+    with_storage.storage = vm.storage;
+  }
+  Call c = make(vm_operation("start", vm.name), "POST", "/lume/vms/" + vm.name + "/run",
+                {202, 200});
+  c.body = to_json(with_storage);
+  return to_status(call(c));
+}
+
+Status LumeClient::stop(const VmRef& vm) {
+  if (auto checked = check_vm_name(vm.name); !checked.ok()) {
+    return checked;
+  }
+  Call c = make(vm_operation("stop", vm.name), "POST", "/lume/vms/" + vm.name + "/stop", {200});
+  c.body = vm.storage ? json{{"storage", *vm.storage}} : json::object();
+  c.timeout = m_options.stop_timeout;
+  return to_status(call(c));
+}
+
+Status LumeClient::remove(const VmRef& vm) {
+  if (auto checked = check_vm_name(vm.name); !checked.ok()) {
+    return checked;
+  }
+  Call c = make(vm_operation("delete", vm.name), "DELETE",
+                "/lume/vms/" + vm.name + storage_query(vm), {200});
+  c.timeout = m_options.stop_timeout;
+  return to_status(call(c));
+}
+
+Status LumeClient::clone(const CloneRequest& request) {
+  if (auto checked = check_names({&request.name, &request.new_name}); !checked.ok()) {
+    return checked;
+  }
+  Call c = make("clone of VM '" + request.name + "' to '" + request.new_name + "'", "POST",
+                "/lume/vms/clone", {200});
+  c.body = to_json(request);
+  c.timeout = m_options.long_timeout;
+  return to_status(call(c));
+}
+
+Status LumeClient::pull(const PullRequest& request) {
+  if (auto checked = check_vm_name(request.name); !checked.ok()) {
+    return checked;
+  }
+  Call c = make("pull of '" + request.image + "' into VM '" + request.name + "'", "POST",
+                "/lume/pull", {200});
+  c.body = to_json(request);
+  c.timeout = m_options.pull_timeout;
+  return to_status(call(c));
+}
+
+Status LumeClient::pull_start(const PullRequest& request) {
+  if (auto checked = check_vm_name(request.name); !checked.ok()) {
+    return checked;
+  }
+  Call c = make("pull of '" + request.image + "' into VM '" + request.name + "'", "POST",
+                "/lume/pull/start", {202, 200});
+  c.body = to_json(request);
+  return to_status(call(c));
+}
+
+Status LumeClient::push(const PushRequest& request) {
+  if (auto checked = check_vm_name(request.name); !checked.ok()) {
+    return checked;
+  }
+  Call c = make("push of VM '" + request.name + "' as '" + request.image_name + "'", "POST",
+                "/lume/vms/push", {202, 200});
+  c.body = to_json(request);
+  return to_status(call(c));
+}
+
+Result<std::vector<ImageInfo>> LumeClient::images() {
+  const std::string op = "list of cached images";
+  return parsed<std::vector<ImageInfo>>(call(make(op, "GET", "/lume/images", {200})), op,
+                                        &images_from_json);
+}
+
+Result<LumeConfig> LumeClient::config() {
+  const std::string op = "read of Lume's configuration";
+  return parsed<LumeConfig>(call(make(op, "GET", "/lume/config", {200})), op, &config_from_json);
+}
+
+Result<HostStatus> LumeClient::host_status() {
+  const std::string op = "host status";
+  return parsed<HostStatus>(call(make(op, "GET", "/lume/host/status", {200})), op,
+                            &host_status_from_json);
+}
+
+} // namespace lume_unlock::lume

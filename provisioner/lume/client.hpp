@@ -1,0 +1,84 @@
+#pragma once
+
+#include "lume/api.hpp"
+#include "util/http_client.hpp"
+
+#include <chrono>
+#include <string>
+
+namespace lume_unlock::lume {
+
+struct ClientOptions {
+  /// Lume's address; http only (Lume has no TLS). The CLI fills it from --lume-url /
+  /// $LUME_API_URL.
+  std::string base_url = "http://127.0.0.1:7777";
+  std::chrono::milliseconds connect_timeout{5000};
+  /// Ordinary calls. Lume runs handlers one at a time and list/get probe running VMs for
+  /// seconds, so this is generous.
+  std::chrono::milliseconds request_timeout{60000};
+  /// stop (fixed 5 s sleep + up to 12 s of signals), PATCH (a macOS disk resize runs inside the
+  /// request) and clone (copies the disk) get longer.
+  std::chrono::milliseconds stop_timeout{120000};
+  std::chrono::milliseconds long_timeout{3600000};
+  /// A synchronous pull sends nothing until the whole image is downloaded.
+  std::chrono::milliseconds pull_timeout{6 * 3600000};
+  /// Extra attempts for GETs that failed without an answer or with a 5xx; never for other
+  /// methods (create/run/... are not idempotent).
+  int get_retries = 2;
+  std::chrono::milliseconds retry_delay{200};
+};
+
+/// LumeApi over one util::HttpClient (one kept-alive connection). Not thread-safe.
+class LumeClient : public LumeApi {
+public:
+  explicit LumeClient(ClientOptions options = {});
+
+  Result<std::vector<VmDetails>> list() override;
+  Result<VmState> get(const VmRef& vm) override;
+  Result<std::optional<VmState>> find(const VmRef& vm) override;
+  Status create(const CreateRequest& request) override;
+  Status patch(const VmRef& vm, const PatchRequest& request) override;
+  Status run(const VmRef& vm, const RunOptions& options) override;
+  Status stop(const VmRef& vm) override;
+  Status remove(const VmRef& vm) override;
+  Status clone(const CloneRequest& request) override;
+  Status pull(const PullRequest& request) override;
+  Status pull_start(const PullRequest& request) override;
+  Status push(const PushRequest& request) override;
+  Result<std::vector<ImageInfo>> images() override;
+  Result<LumeConfig> config() override;
+  Result<HostStatus> host_status() override;
+
+  const ClientOptions& options() const { return m_options; }
+  /// HTTP requests sent so far, retries included.
+  std::uint64_t request_count() const { return m_http.request_count(); }
+
+  /// One exchange after validation: the answer's JSON (null for an empty body), or the Error
+  /// naming `operation` (e.g. "run of VM 'dev'"). Public for tests of the error mapping.
+  struct Call {
+    std::string operation;
+    std::string method;
+    std::string path; ///< starts with /lume/, query included where Lume allows one
+    std::optional<nlohmann::json> body;
+    std::vector<long> expected; ///< accepted status codes
+    std::chrono::milliseconds timeout;
+  };
+  Result<nlohmann::json> call(const Call& call);
+
+private:
+  Result<util::HttpResponse> send_with_retries(const Call& call);
+  Call make(std::string operation, std::string method, std::string path,
+            std::vector<long> expected) const;
+
+  ClientOptions m_options;
+  util::HttpClient m_http;
+};
+
+/// Percent-encodes everything but RFC 3986 unreserved characters (so '/' becomes %2F, as Lume's
+/// router needs for query values).
+std::string percent_encode(std::string_view text);
+
+/// True when Lume's error means "no such VM" (400 "Virtual machine not found: NAME").
+bool is_vm_not_found(const Error& error);
+
+} // namespace lume_unlock::lume

@@ -1,0 +1,109 @@
+#include "oci/registry_error.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace lume_unlock::oci {
+
+std::string RegistryHttpError::why() const {
+  std::string out = method + " " + url + " answered HTTP " + std::to_string(status);
+  if (!registry_message.empty()) {
+    out += ": " + registry_message;
+  } else if (!body_preview.empty()) {
+    out += ": " + body_preview;
+  }
+  return out;
+}
+
+Error RegistryHttpError::to_error(const std::string& what_failed) const {
+  std::string hint;
+  if (status == 401 || status == 403) {
+    hint = "check access to the repository: set GHCR_USERNAME and GHCR_TOKEN for ghcr.io, or "
+           "add the registry to the 'auths' of your Docker config.json";
+  } else if (status == 404) {
+    hint = "check the repository and tag (skopeo list-tags docker://REPOSITORY lists the tags)";
+  } else if (temporary()) {
+    hint = "the registry is failing or rate-limiting; retry later";
+  }
+  return Error(ErrorCategory::registry, what_failed, why(), hint);
+}
+
+std::string registry_error_message(const std::string& body) {
+  auto json = nlohmann::json::parse(body, nullptr, false);
+  if (json.is_discarded() || !json.is_object()) {
+    return {};
+  }
+  auto errors = json.find("errors");
+  if (errors == json.end() || !errors->is_array()) {
+    return {};
+  }
+  std::string out;
+  for (const auto& entry : *errors) {
+    if (!entry.is_object()) {
+      continue;
+    }
+    std::string code = entry.value("code", "");
+    std::string message = entry.contains("message") && entry["message"].is_string()
+                              ? entry["message"].get<std::string>()
+                              : "";
+    std::string item = code.empty() ? message : (message.empty() ? code : code + ": " + message);
+    if (item.empty()) {
+      continue;
+    }
+    out += (out.empty() ? "" : "; ") + item;
+  }
+  return body_preview(out);
+}
+
+std::string body_preview(const std::string& body) {
+  std::string out;
+  for (std::size_t i = 0; i < body.size() && i < k_body_preview_limit; ++i) {
+    auto c = static_cast<unsigned char>(body[i]);
+    out += (c < 0x20 || c >= 0x7f) ? '.' : static_cast<char>(c);
+  }
+  if (body.size() > k_body_preview_limit) {
+    out += "... (" + std::to_string(body.size()) + " bytes)";
+  }
+  return out;
+}
+
+RegistryHttpError make_http_error(const std::string& method,
+                                  const std::string& url,
+                                  const util::HttpResponse& response) {
+  RegistryHttpError e;
+  e.method = method;
+  e.url = util::redact_url(url);
+  e.status = response.status;
+  e.registry_message = registry_error_message(response.body);
+  if (e.registry_message.empty()) {
+    e.body_preview = body_preview(response.body);
+  }
+  return e;
+}
+
+Error transport_error(const std::string& what_failed,
+                      const std::string& method,
+                      const std::string& url,
+                      const util::TransportError& error) {
+  std::string hint;
+  switch (error.kind) {
+  case util::TransportError::Kind::connection_refused:
+  case util::TransportError::Kind::resolve:
+    hint = "check the registry host and that it is reachable";
+    break;
+  case util::TransportError::Kind::tls:
+    hint = "the registry's TLS certificate did not verify; for a plain-HTTP test registry pass "
+           "--insecure-registry HOST";
+    break;
+  case util::TransportError::Kind::timeout:
+    hint = "the registry did not answer in time; retry later";
+    break;
+  default:
+    break;
+  }
+  return Error(ErrorCategory::registry,
+               what_failed,
+               method + " " + util::redact_url(url) + " failed: " + error.detail,
+               hint);
+}
+
+} // namespace lume_unlock::oci

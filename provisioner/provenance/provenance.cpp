@@ -1,0 +1,445 @@
+#include "provenance/provenance.hpp"
+
+#include "util/atomic_file.hpp"
+
+#include <cctype>
+#include <ctime>
+
+namespace lume_unlock::provenance {
+
+namespace {
+
+using nlohmann::json;
+
+template <class T>
+void put(json& object, const char* key, const std::optional<T>& value) {
+  if (value) {
+    object[key] = *value;
+  }
+}
+
+/// Puts a sub-object only when it has at least one known key.
+void put_object(json& object, const char* key, const json& value) {
+  if (!value.empty()) {
+    object[key] = value;
+  }
+}
+
+Error bad(const std::string& key, const std::string& why) {
+  return Error(ErrorCategory::verification,
+               "invalid provenance record",
+               "'" + key + "' " + why,
+               "rewrite it with 'lume-unlock create' or remove the file");
+}
+
+// Readers: absent or null leaves the optional empty; a wrong type is an error.
+Status read(const json& object,
+            const char* key,
+            const std::string& path,
+            std::optional<std::string>& out) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) {
+    return ok_status();
+  }
+  if (!it->is_string()) {
+    return bad(path + key, "must be a string");
+  }
+  out = it->get<std::string>();
+  return ok_status();
+}
+
+Status read(const json& object,
+            const char* key,
+            const std::string& path,
+            std::optional<std::int64_t>& out) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) {
+    return ok_status();
+  }
+  if (!it->is_number_integer()) {
+    return bad(path + key, "must be an integer");
+  }
+  out = it->get<std::int64_t>();
+  return ok_status();
+}
+
+Status read(const json& object,
+            const char* key,
+            const std::string& path,
+            std::optional<std::uint64_t>& out) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) {
+    return ok_status();
+  }
+  if (!it->is_number_unsigned()) {
+    return bad(path + key, "must be a non-negative integer");
+  }
+  out = it->get<std::uint64_t>();
+  return ok_status();
+}
+
+Status
+read(const json& object, const char* key, const std::string& path, std::optional<bool>& out) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) {
+    return ok_status();
+  }
+  if (!it->is_boolean()) {
+    return bad(path + key, "must be true or false");
+  }
+  out = it->get<bool>();
+  return ok_status();
+}
+
+Status
+read(const json& object, const char* key, const std::string& path, std::optional<json>& out) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) {
+    return ok_status();
+  }
+  if (!it->is_object()) {
+    return bad(path + key, "must be an object");
+  }
+  out = *it;
+  return ok_status();
+}
+
+/// The sub-object at key, or nullptr when absent; an error when it is not an object.
+Result<const json*> sub_object(const json& object, const char* key, const std::string& path) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) {
+    return static_cast<const json*>(nullptr);
+  }
+  if (!it->is_object()) {
+    return bad(path + key, "must be an object");
+  }
+  return &*it;
+}
+
+#define LUME_UNLOCK_TRY(expression)                                                                \
+  do {                                                                                             \
+    if (auto status_ = (expression); !status_) {                                                   \
+      return status_.error();                                                                      \
+    }                                                                                              \
+  } while (false)
+
+bool valid_vm_name(const std::string& vm) {
+  if (vm.empty() || vm == "." || vm == "..") {
+    return false;
+  }
+  for (char c : vm) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+json to_json(const Provenance& r) {
+  json out = {{"schema", k_schema}, {"vm", r.vm}};
+  put(out, "lume_url", r.lume_url);
+  if (r.image) {
+    json image = json::object();
+    put(image, "reference", r.image->reference);
+    put(image, "digest", r.image->digest);
+    put(image, "lume_manifest_digest", r.image->lume_manifest_digest);
+    put_object(out, "image", image);
+  }
+  if (r.hardware) {
+    json hardware = json::object();
+    put(hardware, "cpu", r.hardware->cpu);
+    put(hardware, "memory_bytes", r.hardware->memory_bytes);
+    put(hardware, "disk_bytes", r.hardware->disk_bytes);
+    put_object(out, "hardware", hardware);
+  }
+  if (r.guest) {
+    json guest = json::object();
+    put(guest, "os", r.guest->os);
+    put(guest, "version", r.guest->version);
+    put(guest, "build", r.guest->build);
+    put(guest, "arch", r.guest->arch);
+    put_object(out, "guest", guest);
+  }
+  if (r.shim) {
+    json shim = json::object();
+    put(shim, "bundle_version", r.shim->bundle_version);
+    put(shim, "platform", r.shim->platform);
+    if (r.shim->profile) {
+      json profile = json::object();
+      put(profile, "apple_family_max", r.shim->profile->apple_family_max);
+      put(profile, "max_threadgroup_memory", r.shim->profile->max_threadgroup_memory);
+      put_object(shim, "profile", profile);
+    }
+    if (r.shim->files) {
+      shim["files"] = json::array();
+      for (const auto& f : *r.shim->files) {
+        shim["files"].push_back({{"path", f.path}, {"sha256", f.sha256}});
+      }
+    }
+    put_object(out, "shim", shim);
+  }
+  if (r.enablement) {
+    out["enablement"] = json::array();
+    for (const auto& e : *r.enablement) {
+      json entry = {{"name", e.name}};
+      put(entry, "program", e.program);
+      put(entry, "agent", e.agent);
+      put(entry, "plist_sha256", e.plist_sha256);
+      out["enablement"].push_back(entry);
+    }
+  }
+  if (r.probe) {
+    json probe = json::object();
+    put(probe, "stock", r.probe->stock);
+    put(probe, "unlocked", r.probe->unlocked);
+    put_object(out, "probe", probe);
+  }
+  if (r.recipe) {
+    json recipe = json::object();
+    put(recipe, "path", r.recipe->path);
+    put(recipe, "sha256", r.recipe->sha256);
+    put_object(out, "recipe", recipe);
+  }
+  put(out, "created_at", r.created_at);
+  put(out, "updated_at", r.updated_at);
+  return out;
+}
+
+Result<Provenance> provenance_from_json(const json& in) {
+  if (!in.is_object()) {
+    return bad("", "document must be an object");
+  }
+  Provenance r;
+  std::optional<std::string> schema;
+  LUME_UNLOCK_TRY(read(in, "schema", "", schema));
+  if (schema != std::string(k_schema)) {
+    return Error(ErrorCategory::verification,
+                 "invalid provenance record",
+                 "'schema' is '" + schema.value_or("") + "', expected '" + k_schema + "'",
+                 "this record was written by another tool or version");
+  }
+  std::optional<std::string> vm;
+  LUME_UNLOCK_TRY(read(in, "vm", "", vm));
+  if (!vm || vm->empty()) {
+    return bad("vm", "is missing");
+  }
+  r.vm = *vm;
+  LUME_UNLOCK_TRY(read(in, "lume_url", "", r.lume_url));
+
+  auto image = sub_object(in, "image", "");
+  LUME_UNLOCK_TRY(image);
+  if (image.value() != nullptr) {
+    ImageInfo info;
+    LUME_UNLOCK_TRY(read(*image.value(), "reference", "image.", info.reference));
+    LUME_UNLOCK_TRY(read(*image.value(), "digest", "image.", info.digest));
+    LUME_UNLOCK_TRY(
+        read(*image.value(), "lume_manifest_digest", "image.", info.lume_manifest_digest));
+    r.image = info;
+  }
+  auto hardware = sub_object(in, "hardware", "");
+  LUME_UNLOCK_TRY(hardware);
+  if (hardware.value() != nullptr) {
+    HardwareInfo info;
+    LUME_UNLOCK_TRY(read(*hardware.value(), "cpu", "hardware.", info.cpu));
+    LUME_UNLOCK_TRY(read(*hardware.value(), "memory_bytes", "hardware.", info.memory_bytes));
+    LUME_UNLOCK_TRY(read(*hardware.value(), "disk_bytes", "hardware.", info.disk_bytes));
+    r.hardware = info;
+  }
+  auto guest = sub_object(in, "guest", "");
+  LUME_UNLOCK_TRY(guest);
+  if (guest.value() != nullptr) {
+    GuestInfo info;
+    LUME_UNLOCK_TRY(read(*guest.value(), "os", "guest.", info.os));
+    LUME_UNLOCK_TRY(read(*guest.value(), "version", "guest.", info.version));
+    LUME_UNLOCK_TRY(read(*guest.value(), "build", "guest.", info.build));
+    LUME_UNLOCK_TRY(read(*guest.value(), "arch", "guest.", info.arch));
+    r.guest = info;
+  }
+  auto shim = sub_object(in, "shim", "");
+  LUME_UNLOCK_TRY(shim);
+  if (shim.value() != nullptr) {
+    const json& s = *shim.value();
+    ShimInfo info;
+    LUME_UNLOCK_TRY(read(s, "bundle_version", "shim.", info.bundle_version));
+    LUME_UNLOCK_TRY(read(s, "platform", "shim.", info.platform));
+    auto profile = sub_object(s, "profile", "shim.");
+    LUME_UNLOCK_TRY(profile);
+    if (profile.value() != nullptr) {
+      ShimProfile p;
+      LUME_UNLOCK_TRY(
+          read(*profile.value(), "apple_family_max", "shim.profile.", p.apple_family_max));
+      LUME_UNLOCK_TRY(read(
+          *profile.value(), "max_threadgroup_memory", "shim.profile.", p.max_threadgroup_memory));
+      info.profile = p;
+    }
+    if (auto files = s.find("files"); files != s.end() && !files->is_null()) {
+      if (!files->is_array()) {
+        return bad("shim.files", "must be an array");
+      }
+      info.files.emplace();
+      for (std::size_t i = 0; i < files->size(); ++i) {
+        const json& f = (*files)[i];
+        const std::string at = "shim.files[" + std::to_string(i) + "].";
+        std::optional<std::string> path;
+        std::optional<std::string> sha;
+        if (!f.is_object()) {
+          return bad(at.substr(0, at.size() - 1), "must be an object");
+        }
+        LUME_UNLOCK_TRY(read(f, "path", at, path));
+        LUME_UNLOCK_TRY(read(f, "sha256", at, sha));
+        if (!path || !sha) {
+          return bad(at + (path ? "sha256" : "path"), "is missing");
+        }
+        info.files->push_back({*path, *sha});
+      }
+    }
+    r.shim = info;
+  }
+  if (auto enablement = in.find("enablement"); enablement != in.end() && !enablement->is_null()) {
+    if (!enablement->is_array()) {
+      return bad("enablement", "must be an array");
+    }
+    r.enablement.emplace();
+    for (std::size_t i = 0; i < enablement->size(); ++i) {
+      const json& e = (*enablement)[i];
+      const std::string at = "enablement[" + std::to_string(i) + "].";
+      if (!e.is_object()) {
+        return bad(at.substr(0, at.size() - 1), "must be an object");
+      }
+      std::optional<std::string> name;
+      LUME_UNLOCK_TRY(read(e, "name", at, name));
+      if (!name) {
+        return bad(at + "name", "is missing");
+      }
+      EnablementRecord record;
+      record.name = *name;
+      LUME_UNLOCK_TRY(read(e, "program", at, record.program));
+      LUME_UNLOCK_TRY(read(e, "agent", at, record.agent));
+      LUME_UNLOCK_TRY(read(e, "plist_sha256", at, record.plist_sha256));
+      r.enablement->push_back(record);
+    }
+  }
+  auto probe = sub_object(in, "probe", "");
+  LUME_UNLOCK_TRY(probe);
+  if (probe.value() != nullptr) {
+    ProbeInfo info;
+    LUME_UNLOCK_TRY(read(*probe.value(), "stock", "probe.", info.stock));
+    LUME_UNLOCK_TRY(read(*probe.value(), "unlocked", "probe.", info.unlocked));
+    r.probe = info;
+  }
+  auto recipe = sub_object(in, "recipe", "");
+  LUME_UNLOCK_TRY(recipe);
+  if (recipe.value() != nullptr) {
+    RecipeInfo info;
+    LUME_UNLOCK_TRY(read(*recipe.value(), "path", "recipe.", info.path));
+    LUME_UNLOCK_TRY(read(*recipe.value(), "sha256", "recipe.", info.sha256));
+    r.recipe = info;
+  }
+  LUME_UNLOCK_TRY(read(in, "created_at", "", r.created_at));
+  LUME_UNLOCK_TRY(read(in, "updated_at", "", r.updated_at));
+  for (const auto* stamp : {&r.created_at, &r.updated_at}) {
+    if (*stamp && !is_rfc3339(**stamp)) {
+      return bad(stamp == &r.created_at ? "created_at" : "updated_at",
+                 "must be an RFC 3339 time, got '" + **stamp + "'");
+    }
+  }
+  return r;
+}
+
+Result<Provenance> parse_provenance(std::string_view text) {
+  auto document = json::parse(text, nullptr, false);
+  if (document.is_discarded()) {
+    return bad("", "document is not valid JSON");
+  }
+  return provenance_from_json(document);
+}
+
+Result<std::string> provenance_path(const std::string& state_dir, const std::string& vm) {
+  if (!valid_vm_name(vm)) {
+    return Error(ErrorCategory::usage,
+                 "invalid VM name '" + vm + "'",
+                 "use letters, digits, '.', '_' and '-' (not '.' or '..')",
+                 "run 'lume-unlock status NAME' with the name Lume shows");
+  }
+  return state_dir + "/vms/" + vm + "/provenance.json";
+}
+
+Status write_provenance(const std::string& state_dir, const Provenance& record) {
+  auto path = provenance_path(state_dir, record.vm);
+  if (!path) {
+    return path.error();
+  }
+  const std::string dir = path.value().substr(0, path.value().rfind('/'));
+  if (auto made = util::make_directories(dir, 0700); !made) {
+    return made.error();
+  }
+  return util::write_file_atomic(path.value(), to_json(record).dump(2) + "\n", 0644);
+}
+
+Result<Provenance> read_provenance(const std::string& state_dir, const std::string& vm) {
+  auto path = provenance_path(state_dir, vm);
+  if (!path) {
+    return path.error();
+  }
+  auto text = util::read_file(path.value());
+  if (!text) {
+    return text.error();
+  }
+  auto parsed = parse_provenance(text.value());
+  if (!parsed) {
+    return parsed.error().with_context("'" + path.value() + "'");
+  }
+  if (parsed.value().vm != vm) {
+    return Error(ErrorCategory::verification,
+                 "invalid provenance record '" + path.value() + "'",
+                 "it names VM '" + parsed.value().vm + "', not '" + vm + "'");
+  }
+  return parsed;
+}
+
+std::string rfc3339_now() {
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buffer;
+}
+
+bool is_rfc3339(std::string_view t) {
+  auto digits = [&](std::size_t at, std::size_t n) {
+    if (at + n > t.size()) {
+      return false;
+    }
+    for (std::size_t i = at; i < at + n; ++i) {
+      if (!std::isdigit(static_cast<unsigned char>(t[i]))) {
+        return false;
+      }
+    }
+    return true;
+  };
+  if (!(digits(0, 4) && t.size() > 19 && t[4] == '-' && digits(5, 2) && t[7] == '-' &&
+        digits(8, 2) && (t[10] == 'T' || t[10] == 't') && digits(11, 2) && t[13] == ':' &&
+        digits(14, 2) && t[16] == ':' && digits(17, 2))) {
+    return false;
+  }
+  std::size_t i = 19;
+  if (t[i] == '.') {
+    std::size_t start = ++i;
+    while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) {
+      ++i;
+    }
+    if (i == start) {
+      return false;
+    }
+  }
+  if (i < t.size() && (t[i] == 'Z' || t[i] == 'z')) {
+    return i + 1 == t.size();
+  }
+  return i + 6 == t.size() && (t[i] == '+' || t[i] == '-') && digits(i + 1, 2) && t[i + 3] == ':' &&
+         digits(i + 4, 2);
+}
+
+} // namespace lume_unlock::provenance

@@ -1,0 +1,107 @@
+#pragma once
+
+#include "util/result.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lume_unlock::provenance {
+
+/// The provenance record of DESIGN §7. Every field whose value is not known stays empty and is
+/// absent from the JSON: nothing is ever invented.
+struct ImageInfo {
+  std::optional<std::string> reference;
+  std::optional<std::string> digest;               ///< the digest we resolved and verified
+  std::optional<std::string> lume_manifest_digest; ///< what Lume wrote to .manifest-digest
+};
+
+struct HardwareInfo {
+  std::optional<std::int64_t> cpu;
+  std::optional<std::uint64_t> memory_bytes;
+  std::optional<std::uint64_t> disk_bytes;
+};
+
+struct GuestInfo {
+  std::optional<std::string> os;
+  std::optional<std::string> version;
+  std::optional<std::string> build;
+  std::optional<std::string> arch;
+};
+
+struct ShimProfile {
+  std::optional<std::int64_t> apple_family_max;
+  std::optional<std::int64_t> max_threadgroup_memory;
+};
+
+struct FileHash {
+  std::string path;
+  std::string sha256;
+};
+
+struct ShimInfo {
+  std::optional<std::string> bundle_version;
+  std::optional<std::string> platform;
+  std::optional<ShimProfile> profile;
+  std::optional<std::vector<FileHash>> files;
+};
+
+struct EnablementRecord {
+  std::string name;
+  std::optional<std::string> program;
+  std::optional<bool> agent;
+  std::optional<std::string> plist_sha256;
+};
+
+struct ProbeInfo {
+  std::optional<nlohmann::json> stock;    ///< lume-unlock-probe --json, without the shim
+  std::optional<nlohmann::json> unlocked; ///< with the shim
+};
+
+struct RecipeInfo {
+  std::optional<std::string> path;
+  std::optional<std::string> sha256;
+};
+
+inline constexpr const char* k_schema = "lume-unlock/provenance/v1";
+
+struct Provenance {
+  std::string vm;
+  std::optional<std::string> lume_url;
+  std::optional<ImageInfo> image;
+  std::optional<HardwareInfo> hardware;
+  std::optional<GuestInfo> guest;
+  std::optional<ShimInfo> shim;
+  std::optional<std::vector<EnablementRecord>> enablement;
+  std::optional<ProbeInfo> probe;
+  std::optional<RecipeInfo> recipe;
+  std::optional<std::string> created_at; ///< RFC 3339, UTC
+  std::optional<std::string> updated_at; ///< RFC 3339, UTC
+};
+
+/// The JSON document, keys exactly as in DESIGN §7, absent values omitted.
+nlohmann::json to_json(const Provenance& record);
+/// Parses a provenance document. Fails (category verification) on a wrong schema, a missing
+/// vm, or a key of the wrong type, naming the key. Unknown keys are ignored.
+Result<Provenance> provenance_from_json(const nlohmann::json& json);
+Result<Provenance> parse_provenance(std::string_view text);
+
+/// "<state_dir>/vms/<vm>/provenance.json". Fails (usage) for a VM name that is empty, "." or
+/// "..", or has characters outside [A-Za-z0-9._-].
+Result<std::string> provenance_path(const std::string& state_dir, const std::string& vm);
+
+/// Writes the record atomically (temporary file + rename), creating the directory.
+Status write_provenance(const std::string& state_dir, const Provenance& record);
+/// Reads the record of `vm`; a missing file is an error naming the path.
+Result<Provenance> read_provenance(const std::string& state_dir, const std::string& vm);
+
+/// The current UTC time as RFC 3339 ("2026-12-02T17:22:59Z").
+std::string rfc3339_now();
+/// True for "YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)".
+bool is_rfc3339(std::string_view text);
+
+} // namespace lume_unlock::provenance

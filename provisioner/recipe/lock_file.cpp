@@ -1,0 +1,134 @@
+#include "recipe/lock_file.hpp"
+
+#include "util/atomic_file.hpp"
+#include "util/sha256.hpp"
+
+namespace lume_unlock::recipe {
+
+namespace {
+
+Error invalid(const std::string& path, const std::string& why) {
+  return Error(ErrorCategory::usage,
+               "invalid lock file '" + path + "'",
+               why,
+               "recreate it with 'lume-unlock lock RECIPE'");
+}
+
+Result<std::string> required_string(const nlohmann::json& object,
+                                    const char* key,
+                                    const std::string& at,
+                                    const std::string& path) {
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_string() || it->get<std::string>().empty()) {
+    return invalid(path, "'" + at + key + "' must be a non-empty string");
+  }
+  return it->get<std::string>();
+}
+
+} // namespace
+
+const LockedReference* LockFile::find(const std::string& field) const {
+  for (const auto& r : references) {
+    if (r.field == field) {
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
+bool LockFile::matches_recipe(std::string_view recipe_bytes) const {
+  return util::sha256_hex(recipe_bytes) == recipe_sha256;
+}
+
+nlohmann::json to_json(const LockFile& lock) {
+  nlohmann::json out = {{"schema", k_lock_schema},
+                        {"recipe", {{"path", lock.recipe_path}, {"sha256", lock.recipe_sha256}}},
+                        {"references", nlohmann::json::array()}};
+  for (const auto& r : lock.references) {
+    nlohmann::json entry = {
+        {"field", r.field}, {"reference", r.reference}, {"digest", r.digest}, {"pinned", r.pinned}};
+    if (r.media_type) {
+      entry["media_type"] = *r.media_type;
+    }
+    out["references"].push_back(entry);
+  }
+  if (lock.created_at) {
+    out["created_at"] = *lock.created_at;
+  }
+  return out;
+}
+
+Result<LockFile> parse_lock_file(std::string_view text, const std::string& path) {
+  auto json = nlohmann::json::parse(text, nullptr, false);
+  if (json.is_discarded() || !json.is_object()) {
+    return invalid(path, "not a JSON object");
+  }
+  if (json.value("schema", "") != k_lock_schema) {
+    return invalid(path, "'schema' must be '" + std::string(k_lock_schema) + "'");
+  }
+  LockFile lock;
+  auto recipe = json.find("recipe");
+  if (recipe == json.end() || !recipe->is_object()) {
+    return invalid(path, "'recipe' must be an object");
+  }
+  auto recipe_path = required_string(*recipe, "path", "recipe.", path);
+  if (!recipe_path) {
+    return recipe_path.error();
+  }
+  lock.recipe_path = recipe_path.value();
+  auto sha = required_string(*recipe, "sha256", "recipe.", path);
+  if (!sha) {
+    return sha.error();
+  }
+  if (!util::is_sha256_hex(sha.value())) {
+    return invalid(path, "'recipe.sha256' must be 64 lower-case hex characters");
+  }
+  lock.recipe_sha256 = sha.value();
+  auto references = json.find("references");
+  if (references == json.end() || !references->is_array()) {
+    return invalid(path, "'references' must be an array");
+  }
+  for (std::size_t i = 0; i < references->size(); ++i) {
+    const auto& entry = (*references)[i];
+    const std::string at = "references[" + std::to_string(i) + "].";
+    if (!entry.is_object()) {
+      return invalid(path, "'" + at.substr(0, at.size() - 1) + "' must be an object");
+    }
+    LockedReference r;
+    for (auto [key, out] : {std::pair<const char*, std::string*>{"field", &r.field},
+                            {"reference", &r.reference},
+                            {"digest", &r.digest},
+                            {"pinned", &r.pinned}}) {
+      auto value = required_string(entry, key, at, path);
+      if (!value) {
+        return value.error();
+      }
+      *out = value.value();
+    }
+    if (r.digest.rfind("sha256:", 0) != 0 || !util::is_sha256_hex(r.digest.substr(7))) {
+      return invalid(path, "'" + at + "digest' must be 'sha256:' and 64 lower-case hex characters");
+    }
+    if (auto mt = entry.find("media_type"); mt != entry.end() && mt->is_string()) {
+      r.media_type = mt->get<std::string>();
+    }
+    lock.references.push_back(r);
+  }
+  if (auto created = json.find("created_at"); created != json.end() && created->is_string()) {
+    lock.created_at = created->get<std::string>();
+  }
+  return lock;
+}
+
+std::string lock_path_for(const std::string& recipe_path) {
+  const auto slash = recipe_path.rfind('/');
+  const auto dot = recipe_path.rfind('.');
+  const bool has_extension =
+      dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
+  return (has_extension ? recipe_path.substr(0, dot) : recipe_path) + ".lock.json";
+}
+
+Status write_lock_file(const std::string& path, const LockFile& lock) {
+  return util::write_file_atomic(path, to_json(lock).dump(2) + "\n");
+}
+
+} // namespace lume_unlock::recipe

@@ -1,0 +1,60 @@
+#pragma once
+
+#include "util/result.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lume_unlock::recipe {
+
+inline constexpr const char* k_lock_schema = "lume-unlock/recipe-lock/v1";
+
+/// One reference of a recipe, pinned: the field it came from, the reference as written, and the
+/// manifest digest it resolved to when the lock was made.
+struct LockedReference {
+  std::string field;     ///< "source.image"
+  std::string reference; ///< as written in the recipe: "ghcr.io/trycua/macos-tahoe-cua:latest"
+  std::string digest;    ///< "sha256:..."
+  std::string pinned;    ///< canonical "registry/repository@sha256:..."
+  std::optional<std::string> media_type;
+
+  friend bool operator==(const LockedReference& a, const LockedReference& b) {
+    return a.field == b.field && a.reference == b.reference && a.digest == b.digest &&
+           a.pinned == b.pinned && a.media_type == b.media_type;
+  }
+};
+
+/// The lock file of DESIGN §7: the recipe's SHA-256 and every reference resolved to a digest, so
+/// that a create from a locked recipe is reproducible.
+struct LockFile {
+  std::string recipe_path;   ///< as given to `lume-unlock lock`
+  std::string recipe_sha256; ///< 64 hex of the recipe's bytes
+  std::vector<LockedReference> references;
+  std::optional<std::string> created_at;
+
+  /// The entry for a field, or nullptr.
+  const LockedReference* find(const std::string& field) const;
+  /// True when the lock was made from exactly these recipe bytes.
+  bool matches_recipe(std::string_view recipe_bytes) const;
+
+  friend bool operator==(const LockFile& a, const LockFile& b) {
+    return a.recipe_path == b.recipe_path && a.recipe_sha256 == b.recipe_sha256 &&
+           a.references == b.references && a.created_at == b.created_at;
+  }
+};
+
+nlohmann::json to_json(const LockFile& lock);
+/// Parses lock file text; fails (category usage) as "<path>: <what is wrong>".
+Result<LockFile> parse_lock_file(std::string_view text, const std::string& path);
+
+/// Where the lock of a recipe lives: "dir/name.yaml" -> "dir/name.lock.json".
+std::string lock_path_for(const std::string& recipe_path);
+
+/// Writes the lock atomically.
+Status write_lock_file(const std::string& path, const LockFile& lock);
+
+} // namespace lume_unlock::recipe

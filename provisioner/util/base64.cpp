@@ -1,0 +1,84 @@
+#include "util/base64.hpp"
+
+#include <cstdint>
+
+namespace lume_unlock::util {
+
+namespace {
+
+const char k_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+int value_of(char c) {
+  if (c >= 'A' && c <= 'Z') {
+    return c - 'A';
+  }
+  if (c >= 'a' && c <= 'z') {
+    return c - 'a' + 26;
+  }
+  if (c >= '0' && c <= '9') {
+    return c - '0' + 52;
+  }
+  if (c == '+') {
+    return 62;
+  }
+  if (c == '/') {
+    return 63;
+  }
+  return -1;
+}
+
+} // namespace
+
+std::string base64_encode(std::string_view bytes) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    std::uint32_t v = (static_cast<unsigned char>(bytes[i]) << 16) |
+                      (static_cast<unsigned char>(bytes[i + 1]) << 8) |
+                      static_cast<unsigned char>(bytes[i + 2]);
+    out += k_alphabet[(v >> 18) & 63];
+    out += k_alphabet[(v >> 12) & 63];
+    out += k_alphabet[(v >> 6) & 63];
+    out += k_alphabet[v & 63];
+  }
+  const std::size_t rest = bytes.size() - i;
+  if (rest > 0) {
+    std::uint32_t v = static_cast<unsigned char>(bytes[i]) << 16;
+    if (rest == 2) {
+      v |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+    }
+    out += k_alphabet[(v >> 18) & 63];
+    out += k_alphabet[(v >> 12) & 63];
+    out += rest == 2 ? k_alphabet[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+std::optional<std::string> base64_decode(std::string_view text) {
+  while (!text.empty() && text.back() == '=') {
+    text.remove_suffix(1);
+  }
+  if (text.size() % 4 == 1) {
+    return std::nullopt;
+  }
+  std::string out;
+  std::uint32_t buffer = 0;
+  int bits = 0;
+  for (char c : text) {
+    int v = value_of(c);
+    if (v < 0) {
+      return std::nullopt;
+    }
+    buffer = (buffer << 6) | static_cast<std::uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((buffer >> bits) & 0xff);
+    }
+  }
+  return out;
+}
+
+} // namespace lume_unlock::util

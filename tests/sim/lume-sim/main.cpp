@@ -1,0 +1,224 @@
+// lume-sim: a stand-in for `lume serve` (Lume 0.5.3) for tests and demos without a Mac
+// (DESIGN §10). Prints one JSON line {"port":N,"pid":N} on stdout once it listens.
+#include "options.hpp"
+#include "sim.hpp"
+
+#include <CLI/CLI.hpp>
+#include <httplib.h>
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+namespace {
+
+using namespace lume_sim;
+
+/// Closes the client side of the connection from `peer_port` without answering. cpp-httplib
+/// does not hand the socket to handlers, so find it among our descriptors by its peer address
+/// and shut it down; httplib's later write fails and it closes the descriptor itself.
+bool drop_connection(int peer_port) {
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) {
+    return false;
+  }
+  bool dropped = false;
+  while (dirent* entry = readdir(dir)) {
+    const int fd = std::atoi(entry->d_name);
+    struct stat st {};
+    if (fd <= 2 || fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+      continue;
+    }
+    sockaddr_in peer{};
+    socklen_t len = sizeof peer;
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) == 0 &&
+        peer.sin_family == AF_INET && ntohs(peer.sin_port) == peer_port) {
+      shutdown(fd, SHUT_RDWR);
+      dropped = true;
+    }
+  }
+  closedir(dir);
+  return dropped;
+}
+
+template <class Rule>
+bool take(std::vector<Rule>& rules, const std::string& method, const std::string& path, Rule& out) {
+  for (auto& rule : rules) {
+    if (rule.method == method && path_matches(rule.path, path) &&
+        (!rule.remaining || *rule.remaining > 0)) {
+      if (rule.remaining) {
+        --*rule.remaining;
+      }
+      out = rule;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* const k_footer = R"(
+Faults (repeatable), matched on METHOD and the path without its query ('*' at the end of PATH
+matches a prefix); xN limits a rule to the first N matching requests:
+  --fault 'GET /lume/vms/dev=500'            500 {"message":"lume-sim injected fault"}
+  --fault 'GET /lume/vms/dev=503x2'          the first two GETs only
+  --fault 'GET /lume/vms/dev=200:{"name":'   200 with this raw body (malformed JSON)
+  --fault 'GET /lume/vms=200x1:[{"name":1}]' raw body with wrong JSON types, once
+  --drop  'POST /lume/vms/dev/run=x1'        close the connection without any answer, once
+Differences from Lume 0.5.3: stop sleeps --stop-delay-ms (Lume: a fixed 5 s); pulls fail with
+"Failed to fetch image manifest from registry." (registry pulls/pushes come later); pushes are
+accepted and do nothing; unattended creates end `stopped` without the boot phases; the guest
+IP is --guest-address once --boot-delay-ms has passed after run, and sshAvailable probes
+--guest-ssh-port; cpp-httplib adds Keep-Alive headers and answers a bodiless 400 to unknown
+methods and to POST/PATCH without Content-Length.
+)";
+
+} // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  std::vector<std::string> fault_specs;
+  std::vector<std::string> drop_specs;
+  CLI::App app{"lume-sim: Lume 0.5.3's HTTP API (lume serve) over VM directories, for tests"};
+  app.add_option("--port", options.port, "TCP port on 127.0.0.1; 0 picks a free one")
+      ->capture_default_str();
+  app.add_option("--home", options.home, "directory holding the VM directories (location 'home')")
+      ->required();
+  app.add_option("--registry", options.registry, "OCI registry URL for pulls and pushes");
+  app.add_option("--guest-address", options.guest_address,
+                 "ipAddress reported for running VMs (e.g. 127.0.0.1)");
+  app.add_option("--guest-ssh-port", options.guest_ssh_port,
+                 "port probed for sshAvailable")->capture_default_str();
+  app.add_option("--boot-delay-ms", options.boot_delay_ms,
+                 "time from run until ipAddress is reported")->capture_default_str();
+  app.add_option("--create-delay-ms", options.create_delay_ms,
+                 "time a create stays provisioning")->capture_default_str();
+  app.add_option("--stop-delay-ms", options.stop_delay_ms,
+                 "pause before stop answers (Lume: 5000)")->capture_default_str();
+  app.add_option("--pull-delay-ms", options.pull_delay_ms,
+                 "time an async pull reports progress before it ends")->capture_default_str();
+  app.add_option("--latency-ms", options.latency_ms, "delay before every answer")
+      ->capture_default_str();
+  app.add_option("--fault", fault_specs, "'METHOD PATH=STATUS[xN][:BODY]' (see below)");
+  app.add_option("--drop", drop_specs, "'METHOD PATH[=xN]': close without answering");
+  app.footer(k_footer);
+  CLI11_PARSE(app, argc, argv);
+  for (const auto& spec : fault_specs) {
+    std::string error;
+    auto fault = parse_fault(spec, error);
+    if (!fault) {
+      std::cerr << "lume-sim: --fault: " << error << "\n";
+      return 2;
+    }
+    options.faults.push_back(*fault);
+  }
+  for (const auto& spec : drop_specs) {
+    std::string error;
+    auto drop = parse_drop(spec, error);
+    if (!drop) {
+      std::cerr << "lume-sim: --drop: " << error << "\n";
+      return 2;
+    }
+    options.drops.push_back(*drop);
+  }
+
+  // Signals go to one thread that stops everything; block them before any thread starts.
+  std::signal(SIGPIPE, SIG_IGN);
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  Simulator sim(options);
+  std::mutex rules_mutex;
+  httplib::Server server;
+  // Lume never closes a connection (§1.2).
+  server.set_keep_alive_max_count(1000000);
+  server.set_keep_alive_timeout(60);
+  server.set_tcp_nodelay(true);
+  // One catch-all handler per method (cpp-httplib reads the body only for routed handlers);
+  // the simulator does its own routing on the raw target.
+  const auto serve = [&](const httplib::Request& req, httplib::Response& res) {
+    if (options.latency_ms > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(options.latency_ms));
+    }
+    const std::string path = req.target.substr(0, req.target.find('?'));
+    const std::string request_line = req.method + " " + req.target;
+    Drop drop;
+    Fault fault;
+    bool dropping = false;
+    bool faulting = false;
+    {
+      std::lock_guard<std::mutex> lock(rules_mutex);
+      dropping = take(options.drops, req.method, path, drop);
+      faulting = !dropping && take(options.faults, req.method, path, fault);
+    }
+    if (dropping) {
+      std::cerr << "lume-sim: " << request_line << " -> dropped (peer port " << req.remote_port
+                << ")" << std::endl;
+      drop_connection(req.remote_port);
+      return;
+    }
+    Reply reply;
+    if (faulting) {
+      reply.status = fault.status;
+      reply.body = fault.body.value_or(fault.status >= 400
+                                           ? R"({"message":"lume-sim injected fault"})"
+                                           : "");
+      if (fault.status == 404 && !fault.body) {
+        reply.content_type = "text/plain";
+        reply.body = "Not found";
+      }
+    } else {
+      std::lock_guard<std::mutex> lock(sim.state_mutex());
+      reply = sim.handle(req.method, req.target, req.body);
+    }
+    if (reply.delay_before_send.count() > 0) {
+      std::this_thread::sleep_for(reply.delay_before_send);
+    }
+    res.status = reply.status;
+    res.set_content(reply.body, reply.content_type.c_str());
+    std::cerr << "lume-sim: " << request_line << " -> " << reply.status
+              << (faulting ? " (injected)" : "") << " (peer port " << req.remote_port << ")"
+              << std::endl;
+  };
+  server.Get(".*", serve);
+  server.Post(".*", serve);
+  server.Put(".*", serve);
+  server.Patch(".*", serve);
+  server.Delete(".*", serve);
+  server.Options(".*", serve);
+
+  int port = options.port;
+  if (port == 0) {
+    port = server.bind_to_any_port("127.0.0.1");
+  } else if (!server.bind_to_port("127.0.0.1", port)) {
+    port = -1;
+  }
+  if (port <= 0) {
+    std::cerr << "lume-sim: Port " << options.port << " is already in use by another process\n";
+    return 1;
+  }
+  std::cout << "{\"port\":" << port << ",\"pid\":" << getpid() << "}" << std::endl;
+
+  std::thread signal_thread([&] {
+    int received = 0;
+    sigwait(&signals, &received);
+    // Hold the state lock so no handler is half-way through writing a VM directory.
+    std::lock_guard<std::mutex> lock(sim.state_mutex());
+    std::cerr << "lume-sim: stopping (signal " << received << ")" << std::endl;
+    std::_Exit(0);
+  });
+  signal_thread.detach();
+  server.listen_after_bind();
+  return 0;
+}

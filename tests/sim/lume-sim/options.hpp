@@ -1,0 +1,48 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lume_sim {
+
+/// One injected fault: the first `remaining` requests (all when unset) whose method and path
+/// match get `status` and `body` instead of the real answer.
+struct Fault {
+  std::string method;
+  std::string path;               ///< exact path (query excluded); a trailing '*' matches a prefix
+  int status = 500;
+  std::optional<int> remaining;   ///< from "xN"
+  std::optional<std::string> body; ///< from ":BODY"; default {"message":"..."} for >= 400
+};
+
+/// A request whose connection is closed without any answer.
+struct Drop {
+  std::string method;
+  std::string path;
+  std::optional<int> remaining;
+};
+
+struct Options {
+  int port = 7777;
+  std::string home;
+  std::string registry;
+  std::string guest_address;
+  int guest_ssh_port = 22;
+  int boot_delay_ms = 500;
+  int create_delay_ms = 500;
+  int stop_delay_ms = 200;
+  int pull_delay_ms = 200;
+  int latency_ms = 0;
+  std::vector<Fault> faults;
+  std::vector<Drop> drops;
+};
+
+/// Parses 'METHOD PATH=STATUS[xN][:BODY]'; nullopt with `error` set when malformed.
+std::optional<Fault> parse_fault(const std::string& spec, std::string& error);
+/// Parses 'METHOD PATH[=xN]'.
+std::optional<Drop> parse_drop(const std::string& spec, std::string& error);
+/// True when `path` matches a fault/drop pattern.
+bool path_matches(const std::string& pattern, const std::string& path);
+
+} // namespace lume_sim

@@ -1,0 +1,78 @@
+#include "support/registry_server.hpp"
+
+#include "util/http_client.hpp"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <thread>
+
+namespace lume_unlock::test {
+
+namespace {
+
+const char* const k_binary = "/usr/bin/docker-registry";
+
+bool answers_v2(int port) {
+  util::HttpClient client;
+  auto response = client.send({"GET", "http://127.0.0.1:" + std::to_string(port) + "/v2/"});
+  return response.ok() && response.value().status == 200;
+}
+
+} // namespace
+
+std::unique_ptr<RegistryServer> RegistryServer::start(std::string& why_not) {
+  if (access(k_binary, X_OK) != 0) {
+    why_not = std::string(k_binary) + " is not installed (run scripts/bootstrap)";
+    return nullptr;
+  }
+  std::unique_ptr<RegistryServer> server(new RegistryServer());
+  server->m_dir = std::make_unique<TempDir>("lume-unlock-registry");
+  server->m_storage = *server->m_dir / "data";
+  server->m_port = free_loopback_port();
+  server->m_host = "127.0.0.1:" + std::to_string(server->m_port);
+  const std::string config = *server->m_dir / "config.yml";
+  {
+    std::ofstream out(config);
+    out << "version: 0.1\n"
+           "log: { level: warn, accesslog: { disabled: true } }\n"
+           "storage:\n"
+           "  filesystem: { rootdirectory: "
+        << server->m_storage
+        << " }\n"
+           "  delete: { enabled: true }\n"
+           "http:\n"
+           "  addr: "
+        << server->m_host << "\n";
+  }
+  ChildProcess::Options options;
+  options.argv = {k_binary, "serve", config};
+  options.log_dir = server->m_dir->path();
+  options.name = "docker-registry";
+  server->m_process = std::make_unique<ChildProcess>(options);
+  if (!wait_for_tcp(server->m_port, std::chrono::seconds(10))) {
+    why_not = "docker-registry did not listen on " + server->m_host + ": " + server->logs();
+    return nullptr;
+  }
+  for (int i = 0; i < 100 && !answers_v2(server->m_port); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (!answers_v2(server->m_port)) {
+    why_not =
+        "docker-registry on " + server->m_host + " does not answer GET /v2/: " + server->logs();
+    return nullptr;
+  }
+  return server;
+}
+
+RegistryServer::~RegistryServer() {
+  if (m_process) {
+    m_process->stop();
+  }
+}
+
+std::string RegistryServer::logs() const {
+  return m_process ? m_process->stderr_text() + m_process->stdout_text() : std::string();
+}
+
+} // namespace lume_unlock::test

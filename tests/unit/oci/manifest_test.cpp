@@ -1,0 +1,128 @@
+#include "oci/manifest.hpp"
+#include "oci/media_types.hpp"
+
+#include <gtest/gtest.h>
+
+namespace lume_unlock::oci {
+namespace {
+
+const std::string k_hex_a = std::string(64, 'a');
+const std::string k_hex_b = std::string(64, 'b');
+
+Manifest lume_manifest() {
+  Manifest m;
+  m.media_type = media_type::oci_manifest;
+  Descriptor config;
+  config.media_type = media_type::lume_config;
+  config.digest = Digest::from_sha256_hex(k_hex_a).value();
+  config.size = 611;
+  config.annotations[annotation::title] = "config.json";
+  m.config = config;
+  Descriptor disk;
+  disk.media_type = media_type::lume_disk;
+  disk.digest = Digest::from_sha256_hex(k_hex_b).value();
+  disk.size = 201326592;
+  disk.annotations = {{annotation::lume_part_number, "0"}, {annotation::lume_part_offset, "0"}};
+  m.layers.push_back(disk);
+  m.annotations[annotation::lume_upload_time] = "2026-08-12T09:30:00Z";
+  return m;
+}
+
+TEST(Manifest, RoundTripsThroughJson) {
+  const Manifest m = lume_manifest();
+  auto parsed = parse_manifest(serialize(m));
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  EXPECT_EQ(parsed.value(), m);
+  EXPECT_FALSE(parsed.value().is_index());
+}
+
+TEST(Manifest, SerializesExactlyTheOciKeys) {
+  EXPECT_EQ(
+      serialize(lume_manifest()),
+      "{\"annotations\":{\"org.trycua.lume.upload-time\":\"2026-08-12T09:30:00Z\"},"
+      "\"config\":{\"annotations\":{\"org.opencontainers.image.title\":\"config.json\"},"
+      "\"digest\":\"sha256:" +
+          k_hex_a +
+          "\",\"mediaType\":\"application/vnd.trycua.lume.config.v1+json\",\"size\":611},"
+          "\"layers\":[{\"annotations\":{\"org.trycua.lume.part.number\":\"0\",\"org.trycua.lume."
+          "part.offset\":\"0\"},"
+          "\"digest\":\"sha256:" +
+          k_hex_b +
+          "\",\"mediaType\":\"application/vnd.trycua.lume.disk.v1\",\"size\":201326592}],"
+          "\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\",\"schemaVersion\":2}");
+}
+
+TEST(Manifest, ReadsArtifactTypeAndIgnoresUnknownKeys) {
+  const std::string text =
+      "{\"schemaVersion\":2,\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\","
+      "\"artifactType\":\"application/vnd.lume-unlock.shim-bundle.v1\",\"subject\":{},"
+      "\"config\":{\"mediaType\":\"application/vnd.oci.empty.v1+json\",\"digest\":\"sha256:" +
+      k_hex_a + "\",\"size\":2},\"layers\":[]}";
+  auto parsed = parse_manifest(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  EXPECT_EQ(parsed.value().artifact_type, std::string(media_type::shim_bundle));
+  EXPECT_EQ(parsed.value().config->media_type, media_type::oci_empty);
+}
+
+TEST(Manifest, ReadsAnIndex) {
+  const std::string text =
+      "{\"schemaVersion\":2,\"mediaType\":\"application/vnd.oci.image.index.v1+json\","
+      "\"manifests\":[{\"mediaType\":\"application/"
+      "vnd.oci.image.manifest.v1+json\",\"digest\":\"sha256:" +
+      k_hex_a + "\",\"size\":7}]}";
+  auto parsed = parse_manifest(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  EXPECT_TRUE(parsed.value().is_index());
+  ASSERT_EQ(parsed.value().manifests.size(), 1u);
+  EXPECT_EQ(parsed.value().manifests[0].size, 7u);
+  EXPECT_EQ(parse_manifest(serialize(parsed.value())).value(), parsed.value());
+}
+
+TEST(Manifest, RejectsMalformedManifestsNamingTheField) {
+  const std::string good_layer =
+      "{\"mediaType\":\"x\",\"digest\":\"sha256:" + k_hex_a + "\",\"size\":1}";
+  struct Case {
+    std::string text;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"not json", "invalid manifest: the body is not valid JSON"},
+      {"[]", "invalid manifest: the body is not a JSON object"},
+      {"{\"schemaVersion\":1}", "invalid manifest: 'schemaVersion' must be 2"},
+      {"{}", "invalid manifest: 'schemaVersion' must be 2"},
+      {"{\"schemaVersion\":2,\"mediaType\":5}", "invalid manifest: 'mediaType' must be a string"},
+      {"{\"schemaVersion\":2,\"layers\":{}}", "invalid manifest: 'layers' must be an array"},
+      {"{\"schemaVersion\":2,\"layers\":[" + good_layer + ",{\"mediaType\":\"x\",\"size\":1}]}",
+       "invalid manifest: layers[1]: 'digest' is missing"},
+      {"{\"schemaVersion\":2,\"layers\":[{\"mediaType\":\"x\",\"digest\":\"sha256:short\",\"size\":"
+       "1}]}",
+       "invalid manifest: layers[0]: 'digest': expected 64 hex characters after 'sha256:', got 5"},
+      {"{\"schemaVersion\":2,\"layers\":[{\"mediaType\":\"x\",\"digest\":\"sha256:" + k_hex_a +
+           "\",\"size\":-1}]}",
+       "invalid manifest: layers[0]: 'size' must be a non-negative integer"},
+      {"{\"schemaVersion\":2,\"config\":{\"digest\":\"sha256:" + k_hex_a + "\",\"size\":1}}",
+       "invalid manifest: config: 'mediaType' is missing"},
+      {"{\"schemaVersion\":2,\"annotations\":{\"a\":1}}",
+       "invalid manifest: annotation 'a' must be a string"},
+  };
+  for (const auto& c : cases) {
+    auto parsed = parse_manifest(c.text);
+    ASSERT_FALSE(parsed.ok()) << c.text;
+    EXPECT_EQ(parsed.error().message(), c.message) << c.text;
+    EXPECT_EQ(parsed.error().category(), ErrorCategory::registry) << c.text;
+  }
+}
+
+TEST(Manifest, FetchedManifestDescribesItsBytes) {
+  FetchedManifest fetched;
+  fetched.bytes = serialize(lume_manifest());
+  fetched.digest = Digest::of_bytes(fetched.bytes);
+  fetched.media_type = media_type::oci_manifest;
+  auto d = fetched.descriptor();
+  EXPECT_EQ(d.size, fetched.bytes.size());
+  EXPECT_EQ(d.digest, Digest::of_bytes(fetched.bytes));
+  EXPECT_EQ(d.media_type, media_type::oci_manifest);
+}
+
+} // namespace
+} // namespace lume_unlock::oci

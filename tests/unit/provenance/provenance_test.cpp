@@ -1,0 +1,188 @@
+#include "provenance/provenance.hpp"
+#include "support/process.hpp"
+#include "util/atomic_file.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace lume_unlock::provenance {
+namespace {
+
+Provenance full_record() {
+  Provenance r;
+  r.vm = "demo-vm";
+  r.lume_url = "http://127.0.0.1:7777";
+  r.image = ImageInfo{"ghcr.io/trycua/macos-tahoe-cua:latest",
+                      "sha256:" + std::string(64, 'a'),
+                      "sha256:" + std::string(64, 'a')};
+  r.hardware = HardwareInfo{8, 17179869184ull, 85899345920ull};
+  r.guest = GuestInfo{"macOS", "26.5.2", "25F84", "arm64"};
+  r.shim = ShimInfo{
+      "0.1.0",
+      "darwin-arm64",
+      ShimProfile{1009, 65536},
+      std::vector<FileHash>{
+          {"/Users/lume/Library/Application Support/LumeUnlock/shim/x/liblume-unlock-shim.dylib",
+           std::string(64, 'b')}}};
+  r.enablement = std::vector<EnablementRecord>{
+      {"llama-server", "/opt/llama.cpp/bin/llama-server", true, std::string(64, 'c')}};
+  r.probe =
+      ProbeInfo{nlohmann::json{{"process", "lume-unlock-probe"}, {"families", {{"1009", false}}}},
+                nlohmann::json{{"process", "lume-unlock-probe"}, {"families", {{"1009", true}}}}};
+  r.recipe = RecipeInfo{"image-recipes/tahoe-llm.yaml", std::string(64, 'd')};
+  r.created_at = "2026-12-02T17:22:59Z";
+  r.updated_at = "2026-12-02T18:00:00.5+01:00";
+  return r;
+}
+
+bool same(const Provenance& a, const Provenance& b) {
+  return to_json(a) == to_json(b);
+}
+
+TEST(Provenance, FullRecordHasExactlyTheDesignKeys) {
+  auto json = to_json(full_record());
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : json.items()) {
+    keys.push_back(k);
+  }
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"created_at",
+                                      "enablement",
+                                      "guest",
+                                      "hardware",
+                                      "image",
+                                      "lume_url",
+                                      "probe",
+                                      "recipe",
+                                      "schema",
+                                      "shim",
+                                      "updated_at",
+                                      "vm"}));
+  EXPECT_EQ(json["schema"], "lume-unlock/provenance/v1");
+  EXPECT_EQ(json["image"].size(), 3u);
+  EXPECT_EQ(json["hardware"]["memory_bytes"], 17179869184ull);
+  EXPECT_EQ(json["shim"]["profile"],
+            (nlohmann::json{{"apple_family_max", 1009}, {"max_threadgroup_memory", 65536}}));
+  EXPECT_EQ(json["shim"]["files"][0].size(), 2u);
+  EXPECT_EQ(json["enablement"][0],
+            (nlohmann::json{{"name", "llama-server"},
+                            {"program", "/opt/llama.cpp/bin/llama-server"},
+                            {"agent", true},
+                            {"plist_sha256", std::string(64, 'c')}}));
+}
+
+TEST(Provenance, RoundTripsThroughJson) {
+  auto parsed = parse_provenance(to_json(full_record()).dump());
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  EXPECT_TRUE(same(parsed.value(), full_record()));
+}
+
+TEST(Provenance, UnknownValuesAreAbsentNotInvented) {
+  Provenance r;
+  r.vm = "vm1";
+  r.image = ImageInfo{};
+  r.image->reference = "ghcr.io/a/b:c";
+  r.hardware = HardwareInfo{}; // nothing known: the key disappears
+  r.guest = GuestInfo{};
+  r.guest->arch = "arm64";
+  EXPECT_EQ(to_json(r),
+            (nlohmann::json{{"schema", "lume-unlock/provenance/v1"},
+                            {"vm", "vm1"},
+                            {"image", {{"reference", "ghcr.io/a/b:c"}}},
+                            {"guest", {{"arch", "arm64"}}}}));
+  auto back = provenance_from_json(to_json(r)).value();
+  EXPECT_FALSE(back.image->digest.has_value());
+  EXPECT_FALSE(back.image->lume_manifest_digest.has_value());
+  EXPECT_FALSE(back.hardware.has_value());
+  EXPECT_FALSE(back.shim.has_value());
+  EXPECT_FALSE(back.created_at.has_value());
+  EXPECT_FALSE(back.guest->os.has_value());
+}
+
+TEST(Provenance, RejectsWrongSchemaTypesAndTimes) {
+  struct Case {
+    nlohmann::json doc;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{{"schema", "other/v9"}, {"vm", "a"}},
+       "invalid provenance record: 'schema' is 'other/v9', expected 'lume-unlock/provenance/v1'"},
+      {{{"schema", "lume-unlock/provenance/v1"}}, "invalid provenance record: 'vm' is missing"},
+      {{{"schema", "lume-unlock/provenance/v1"}, {"vm", "a"}, {"hardware", {{"cpu", "8"}}}},
+       "invalid provenance record: 'hardware.cpu' must be an integer"},
+      {{{"schema", "lume-unlock/provenance/v1"}, {"vm", "a"}, {"hardware", {{"memory_bytes", -1}}}},
+       "invalid provenance record: 'hardware.memory_bytes' must be a non-negative integer"},
+      {{{"schema", "lume-unlock/provenance/v1"},
+        {"vm", "a"},
+        {"shim", {{"files", {{{"path", "/x"}}}}}}},
+       "invalid provenance record: 'shim.files[0].sha256' is missing"},
+      {{{"schema", "lume-unlock/provenance/v1"},
+        {"vm", "a"},
+        {"enablement", {{{"name", "x"}, {"agent", "yes"}}}}},
+       "invalid provenance record: 'enablement[0].agent' must be true or false"},
+      {{{"schema", "lume-unlock/provenance/v1"}, {"vm", "a"}, {"created_at", "yesterday"}},
+       "invalid provenance record: 'created_at' must be an RFC 3339 time, got 'yesterday'"},
+  };
+  for (const auto& c : cases) {
+    auto parsed = provenance_from_json(c.doc);
+    ASSERT_FALSE(parsed.ok()) << c.doc.dump();
+    EXPECT_EQ(parsed.error().message(), c.message) << c.doc.dump();
+  }
+}
+
+TEST(Provenance, WritesAtomicallyUnderTheStateDirAndReadsBack) {
+  test::TempDir state;
+  ASSERT_TRUE(write_provenance(state.path(), full_record()).ok());
+  const std::string path = state / "vms/demo-vm/provenance.json";
+  EXPECT_TRUE(std::filesystem::exists(path));
+  // Only the final file: no temporary left behind.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(state / "vms/demo-vm"),
+                          std::filesystem::directory_iterator()),
+            1);
+  auto back = read_provenance(state.path(), "demo-vm");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_TRUE(same(back.value(), full_record()));
+}
+
+TEST(Provenance, RejectsTraversalInVmNames) {
+  for (const char* name : {"", ".", "..", "../x", "a/b", "caf\xc3\xa9"}) {
+    auto path = provenance_path("/state", name);
+    ASSERT_FALSE(path.ok()) << name;
+    EXPECT_EQ(path.error().message(),
+              "invalid VM name '" + std::string(name) +
+                  "': use letters, digits, '.', '_' and '-' (not '.' or '..')");
+  }
+  EXPECT_EQ(provenance_path("/state", "vm_1.a-b").value(), "/state/vms/vm_1.a-b/provenance.json");
+}
+
+TEST(Provenance, ReadRejectsARecordOfAnotherVm) {
+  test::TempDir state;
+  ASSERT_TRUE(util::make_directories(state / "vms/b").ok());
+  Provenance other;
+  other.vm = "a";
+  ASSERT_TRUE(util::write_file_atomic(state / "vms/b/provenance.json", to_json(other).dump()).ok());
+  auto read = read_provenance(state.path(), "b");
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().message(),
+            "invalid provenance record '" + state.path() +
+                "/vms/b/provenance.json': it names VM 'a', not 'b'");
+}
+
+TEST(Provenance, Rfc3339Times) {
+  EXPECT_TRUE(is_rfc3339(rfc3339_now())) << rfc3339_now();
+  for (const char* good :
+       {"2026-12-02T17:22:59Z", "2026-12-02T17:22:59.123Z", "2026-12-02T17:22:59-05:30"}) {
+    EXPECT_TRUE(is_rfc3339(good)) << good;
+  }
+  for (const char* bad : {"2026-12-02 17:22:59Z",
+                          "2026-12-02T17:22:59",
+                          "2026-12-02T17:22:59.Z",
+                          "26-12-02T17:22:59Z",
+                          "2026-12-02T17:22:59+0530"}) {
+    EXPECT_FALSE(is_rfc3339(bad)) << bad;
+  }
+}
+
+} // namespace
+} // namespace lume_unlock::provenance

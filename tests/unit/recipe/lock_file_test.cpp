@@ -1,0 +1,82 @@
+#include "recipe/lock_file.hpp"
+#include "support/process.hpp"
+#include "util/atomic_file.hpp"
+#include "util/sha256.hpp"
+
+#include <gtest/gtest.h>
+
+namespace lume_unlock::recipe {
+namespace {
+
+LockFile sample() {
+  LockFile lock;
+  lock.recipe_path = "image-recipes/tahoe-llm.yaml";
+  lock.recipe_sha256 = util::sha256_hex("source:\n  image: a:b\n");
+  lock.references.push_back({"source.image",
+                             "ghcr.io/trycua/macos-tahoe-cua:latest",
+                             "sha256:" + std::string(64, 'e'),
+                             "ghcr.io/trycua/macos-tahoe-cua@sha256:" + std::string(64, 'e'),
+                             std::string("application/vnd.oci.image.manifest.v1+json")});
+  lock.created_at = "2026-12-02T17:22:59Z";
+  return lock;
+}
+
+TEST(LockFile, RoundTripsThroughJson) {
+  auto parsed = parse_lock_file(to_json(sample()).dump(), "x.lock.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  EXPECT_EQ(parsed.value(), sample());
+  EXPECT_EQ(to_json(sample())["schema"], "lume-unlock/recipe-lock/v1");
+}
+
+TEST(LockFile, MatchesOnlyTheRecipeBytesItWasMadeFrom) {
+  EXPECT_TRUE(sample().matches_recipe("source:\n  image: a:b\n"));
+  EXPECT_FALSE(sample().matches_recipe("source:\n  image: a:c\n"));
+  ASSERT_NE(sample().find("source.image"), nullptr);
+  EXPECT_EQ(sample().find("source.image")->digest, "sha256:" + std::string(64, 'e'));
+  EXPECT_EQ(sample().find("shim.bundle"), nullptr);
+}
+
+TEST(LockFile, RejectsMalformedLocksNamingTheKey) {
+  auto base = to_json(sample());
+  struct Case {
+    nlohmann::json doc;
+    std::string why;
+  };
+  auto with = [&](const char* pointer, nlohmann::json value) {
+    auto copy = base;
+    copy[nlohmann::json::json_pointer(pointer)] = value;
+    return copy;
+  };
+  const std::vector<Case> cases = {
+      {with("/schema", "v0"), "'schema' must be 'lume-unlock/recipe-lock/v1'"},
+      {with("/recipe", 1), "'recipe' must be an object"},
+      {with("/recipe/sha256", "ABC"), "'recipe.sha256' must be 64 lower-case hex characters"},
+      {with("/references", nullptr), "'references' must be an array"},
+      {with("/references/0/digest", "sha256:x"),
+       "'references[0].digest' must be 'sha256:' and 64 lower-case hex characters"},
+      {with("/references/0/field", ""), "'references[0].field' must be a non-empty string"},
+  };
+  for (const auto& c : cases) {
+    auto parsed = parse_lock_file(c.doc.dump(), "r.lock.json");
+    ASSERT_FALSE(parsed.ok()) << c.doc.dump();
+    EXPECT_EQ(parsed.error().message(), "invalid lock file 'r.lock.json': " + c.why);
+  }
+}
+
+TEST(LockFile, LivesNextToTheRecipe) {
+  EXPECT_EQ(lock_path_for("image-recipes/tahoe-llm.yaml"), "image-recipes/tahoe-llm.lock.json");
+  EXPECT_EQ(lock_path_for("recipe.yml"), "recipe.lock.json");
+  EXPECT_EQ(lock_path_for("dir.v2/recipe"), "dir.v2/recipe.lock.json");
+  EXPECT_EQ(lock_path_for("/x/.hidden"), "/x/.hidden.lock.json");
+}
+
+TEST(LockFile, WritesAtomically) {
+  test::TempDir dir;
+  ASSERT_TRUE(write_lock_file(dir / "r.lock.json", sample()).ok());
+  auto text = util::read_file(dir / "r.lock.json");
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(parse_lock_file(text.value(), "r").value(), sample());
+}
+
+} // namespace
+} // namespace lume_unlock::recipe
