@@ -1,9 +1,8 @@
 #include "cli/ssh.hpp"
 
+#include "cli/guest_connection.hpp"
 #include "guest/connection_options.hpp"
-#include "guest/interim_lume_address_resolver.hpp"
 #include "guest/shell_quote.hpp"
-#include "guest/ssh_session.hpp"
 
 #include <memory>
 #include <string>
@@ -28,18 +27,7 @@ int run_ssh(const SshCommandOptions& options, Context& context) {
   }
   const std::string command_line = guest::shell_join(options.command).value_or_throw();
 
-  guest::InterimLumeAddressResolver resolver(context.global.lume_url);
-  const std::string host = resolver.resolve(options.vm).value_or_throw();
-  context.debug("guest of VM '" + options.vm + "' at " + host + ":" +
-                std::to_string(options.connection.port));
-
-  auto session = guest::SshSession::connect(guest::session_options(
-                                                options.connection, options.vm, host,
-                                                context.global.state_dir))
-                     .value_or_throw();
-  if (session->installed_key()) {
-    context.note("installed the per-VM SSH key in the guest; later logins use it");
-  }
+  auto session = connect_guest(options.vm, options.connection, context);
   guest::CommandResult result = session->run(command_line).value_or_throw();
   context.debug("remote commands run: " + std::to_string(session->command_count()));
   if (result.exit_status < 0) {

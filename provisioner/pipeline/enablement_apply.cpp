@@ -302,6 +302,27 @@ Result<enablement::EnablementList> applied_list(const GuestEnablement& observed)
   return enablement::parse_enablement_json(*observed.state.enablement_json, "enablement.json");
 }
 
+Result<GuestEnablementView> read_guest_enablement(guest::GuestSession& session,
+                                                  const std::string& vm) {
+  auto facts = guest::gather_guest_facts(session);
+  if (!facts.ok()) {
+    return facts.error();
+  }
+  auto observed = observe_enablement(session, facts.value());
+  if (!observed.ok()) {
+    return observed.error();
+  }
+  auto target = enablement_target(observed.value(), facts.value(), vm);
+  if (!target.ok()) {
+    return target.error();
+  }
+  auto list = applied_list(observed.value());
+  if (!list.ok()) {
+    return list.error();
+  }
+  return GuestEnablementView{facts.value(), observed.value(), target.value(), list.value()};
+}
+
 Result<std::vector<std::string>>
 precheck_entries(guest::GuestSession& session,
                  const std::vector<enablement::EnablementEntry>& entries,

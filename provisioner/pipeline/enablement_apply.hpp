@@ -57,6 +57,18 @@ Result<EnablementTarget> enablement_target(const GuestEnablement& observed,
                                            const guest::GuestFacts& facts,
                                            const std::string& vm);
 
+/// What `allow` and `exec` read from a guest before they act (2 commands: facts, observe).
+struct GuestEnablementView {
+  guest::GuestFacts facts;
+  GuestEnablement observed;
+  EnablementTarget target;
+  enablement::EnablementList list; ///< as applied (enablement.json), empty when none
+};
+
+/// Gathers facts, observes, and requires an installed shim (see enablement_target).
+Result<GuestEnablementView> read_guest_enablement(guest::GuestSession& session,
+                                                  const std::string& vm);
+
 /// The list as applied in the guest (enablement.json), or an empty list when there is none.
 Result<enablement::EnablementList> applied_list(const GuestEnablement& observed);
 
