@@ -77,9 +77,9 @@ std::string xml_escape(std::string_view text) {
   return out;
 }
 
-Result<std::string> render_launch_agent(const EnablementEntry& entry,
-                                        const GuestLayout& layout,
-                                        const AgentSettings& settings) {
+Result<std::map<std::string, std::string>> agent_environment(const EnablementEntry& entry,
+                                                             const GuestLayout& layout,
+                                                             const AgentSettings& settings) {
   if (auto status = validate(entry); !status.ok()) {
     return status.error();
   }
@@ -103,10 +103,20 @@ Result<std::string> render_launch_agent(const EnablementEntry& entry,
                    "env key " + util::quote_for_message(key) + " is set by lume-unlock");
     }
   }
+  return environment;
+}
+
+Result<std::string> render_launch_agent(const EnablementEntry& entry,
+                                        const GuestLayout& layout,
+                                        const AgentSettings& settings) {
+  auto environment = agent_environment(entry, layout, settings);
+  if (!environment.ok()) {
+    return environment.error();
+  }
 
   // Top-level keys, pre-rendered, emitted in byte order.
   std::map<std::string, std::string> top;
-  top["EnvironmentVariables"] = string_dict(environment, "\t");
+  top["EnvironmentVariables"] = string_dict(environment.value(), "\t");
   top["KeepAlive"] = bool_element(entry.keep_alive, "\t");
   top["Label"] = string_element(agent_label(entry.name), "\t");
   std::string arguments = "\t<array>\n" + string_element(entry.program, "\t\t");

@@ -4,6 +4,7 @@
 #include "enablement/guest_layout.hpp"
 #include "util/result.hpp"
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,13 @@ constexpr const char* k_env_enablement = "LUME_UNLOCK_ENABLEMENT";
 Result<std::string> render_launch_agent(const EnablementEntry& entry,
                                         const GuestLayout& layout,
                                         const AgentSettings& settings);
+
+/// The environment an entry's process runs with (the plist's EnvironmentVariables, and what
+/// `lume-unlock exec` sets): the injection variable, the profile, the guard file, then the
+/// entry's env. Fails as render_launch_agent does.
+Result<std::map<std::string, std::string>> agent_environment(const EnablementEntry& entry,
+                                                             const GuestLayout& layout,
+                                                             const AgentSettings& settings);
 
 /// One rendered agent plist, as the plan writes it and the provenance record names it.
 struct RenderedAgent {
