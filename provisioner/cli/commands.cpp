@@ -1,11 +1,15 @@
 #include "commands.hpp"
 
 #include "cli/allow.hpp"
+#include "cli/create.hpp"
 #include "cli/exec.hpp"
 #include "cli/inspect_log.hpp"
 #include "cli/ssh.hpp"
 #include "cli/lock.hpp"
+#include "cli/remove.hpp"
 #include "cli/resolve.hpp"
+#include "cli/status.hpp"
+#include "cli/verify.hpp"
 
 namespace lume_unlock::cli {
 
@@ -16,6 +20,10 @@ void register_commands(CLI::App& app, Context& context, int& exit_code) {
   register_ssh(app, context, exit_code);
   register_lock(app, context, exit_code);
   register_resolve(app, context, exit_code);
+  register_create(app, context, exit_code);
+  register_status(app, context, exit_code);
+  register_verify(app, context, exit_code);
+  register_remove(app, context, exit_code);
   register_allow(app, context, exit_code);
   register_exec(app, context, exit_code);
 }

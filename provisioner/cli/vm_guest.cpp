@@ -11,7 +11,14 @@ std::unique_ptr<guest::SshSession> connect_vm_guest(const Context& context,
   lume::ClientOptions lume_options;
   lume_options.base_url = context.global.lume_url;
   lume::LumeClient lume_client(lume_options);
-  lume::LumeGuestAddressResolver resolver(lume_client);
+  return connect_vm_guest(context, vm, connection, lume_client);
+}
+
+std::unique_ptr<guest::SshSession> connect_vm_guest(const Context& context,
+                                                    const std::string& vm,
+                                                    const guest::ConnectionOptions& connection,
+                                                    lume::LumeApi& lume) {
+  lume::LumeGuestAddressResolver resolver(lume);
   const std::string host = resolver.resolve(vm).value_or_throw();
   context.debug("guest of VM '" + vm + "' at " + host + ":" + std::to_string(connection.port));
   auto session = guest::SshSession::connect(

@@ -3,6 +3,7 @@
 #include "cli/context.hpp"
 #include "guest/connection_options.hpp"
 #include "guest/ssh_session.hpp"
+#include "lume/api.hpp"
 
 #include <memory>
 #include <string>
@@ -16,5 +17,12 @@ namespace lume_unlock::cli {
 std::unique_ptr<guest::SshSession> connect_vm_guest(const Context& context,
                                                     const std::string& vm,
                                                     const guest::ConnectionOptions& connection);
+
+/// The same through a Lume client the caller already holds (so one command's Lume requests go
+/// over one connection and are counted together).
+std::unique_ptr<guest::SshSession> connect_vm_guest(const Context& context,
+                                                    const std::string& vm,
+                                                    const guest::ConnectionOptions& connection,
+                                                    lume::LumeApi& lume);
 
 } // namespace lume_unlock::cli

@@ -1,0 +1,333 @@
+#include "cli/create.hpp"
+
+#include "bundle/loader.hpp"
+#include "cli/progress_renderer.hpp"
+#include "cli/registry_options.hpp"
+#include "cli/vm_guest.hpp"
+#include "guest/connection_options.hpp"
+#include "lume/client.hpp"
+#include "lume/size.hpp"
+#include "pipeline/create.hpp"
+#include "recipe/recipe.hpp"
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <memory>
+#include <sstream>
+
+#ifndef LUME_UNLOCK_BUILD_BUNDLE_DIR
+#define LUME_UNLOCK_BUILD_BUNDLE_DIR ""
+#endif
+
+namespace lume_unlock::cli {
+
+namespace {
+
+struct CreateCommandOptions {
+  std::string vm;
+  std::string recipe;
+  std::string from;
+  std::uint32_t cpu = 0;
+  std::string memory;
+  std::string bundle;
+  bool dry_run = false;
+  int ssh_wait_seconds = 60;
+  RegistryFlags registry;
+  guest::ConnectionOptions connection;
+};
+
+std::string env_or_empty(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? std::string(value) : std::string();
+}
+
+/// Where the shim bundle comes from, in order: --bundle, the recipe's shim.bundle,
+/// $LUME_UNLOCK_BUNDLE, this build tree's shim-bundle/.
+struct BundleChoice {
+  std::string path;
+  std::string source; ///< "--bundle", "recipe shim.bundle", "LUME_UNLOCK_BUNDLE", "build tree"
+};
+
+BundleChoice choose_bundle(const CreateCommandOptions& options,
+                           const std::optional<recipe::Recipe>& recipe) {
+  if (!options.bundle.empty()) {
+    return {options.bundle, "--bundle"};
+  }
+  if (recipe && recipe->shim.bundle) {
+    return {*recipe->shim.bundle, "recipe shim.bundle"};
+  }
+  if (const std::string env = env_or_empty("LUME_UNLOCK_BUNDLE"); !env.empty()) {
+    return {env, "LUME_UNLOCK_BUNDLE"};
+  }
+  const std::string built = LUME_UNLOCK_BUILD_BUNDLE_DIR;
+  if (!built.empty()) {
+    return {built, "build tree"};
+  }
+  throw Error(ErrorCategory::usage, "shim bundle", "none given and this build has none",
+              "give --bundle DIR|ARCHIVE or set LUME_UNLOCK_BUNDLE");
+}
+
+bundle::LoadedBundle load_bundle(const BundleChoice& choice) {
+  struct stat info {};
+  if (::stat(choice.path.c_str(), &info) != 0) {
+    throw Error(ErrorCategory::usage, "shim bundle '" + choice.path + "' (" + choice.source + ")",
+                "no such file or directory",
+                choice.source == "build tree"
+                    ? "build it with 'cmake --build build --target shim-bundle', or give --bundle"
+                    : "give a bundle directory or lume-unlock-shim-bundle-<version>.tar.gz "
+                      "(OCI bundle references are not fetched by create yet)");
+  }
+  return (S_ISDIR(info.st_mode) ? bundle::load_bundle_directory(choice.path)
+                                : bundle::load_bundle_archive(choice.path))
+      .value_or_throw();
+}
+
+/// $LUME_UNLOCK_TEST_PROBE_ENV ("K=V[,K=V]…"): extra environment for the unlocked probe run,
+/// for tests that need a shim that stays inert. Not a user feature.
+std::map<std::string, std::string> test_probe_env() {
+  std::map<std::string, std::string> env;
+  std::stringstream list(env_or_empty("LUME_UNLOCK_TEST_PROBE_ENV"));
+  std::string item;
+  while (std::getline(list, item, ',')) {
+    const auto eq = item.find('=');
+    if (eq != std::string::npos && eq > 0) {
+      env[item.substr(0, eq)] = item.substr(eq + 1);
+    }
+  }
+  return env;
+}
+
+nlohmann::json probe_summary(const nlohmann::json& doc) {
+  int highest = 0;
+  if (doc.contains("families")) {
+    for (const auto& [code, answer] : doc["families"].items()) {
+      const int value = std::stoi(code);
+      if (value >= 1001 && value <= 1999 && answer.is_boolean() && answer.get<bool>()) {
+        highest = std::max(highest, value);
+      }
+    }
+  }
+  return {{"highest_apple_family", highest},
+          {"max_threadgroup_memory", doc.value("max_threadgroup_memory", 0ULL)},
+          {"shim", doc.value("/shim/state"_json_pointer, std::string("absent"))}};
+}
+
+nlohmann::json outcome_json(const pipeline::CreatePipeline& pipeline,
+                            const std::string& bundle_source) {
+  const pipeline::CreateOutcome& o = pipeline.outcome();
+  nlohmann::json doc;
+  doc["reference"] = o.reference;
+  doc["locked"] = o.locked;
+  if (o.image) {
+    doc["image"] = {{"reference", o.image->reference},
+                    {"digest", o.image->digest.str()},
+                    {"lume_manifest_digest", o.image->lume_manifest_digest},
+                    {"changed", o.image->changed}};
+  }
+  if (o.shim) {
+    const auto& s = o.shim->installed;
+    nlohmann::json files = nlohmann::json::array();
+    files.push_back({{"path", s.shim.path}, {"sha256", s.shim.sha256}});
+    for (const auto& f : s.support) {
+      files.push_back({{"path", f.path}, {"sha256", f.sha256}});
+    }
+    if (s.probe) {
+      files.push_back({{"path", s.probe->path}, {"sha256", s.probe->sha256}});
+    }
+    doc["shim"] = {{"platform", s.platform},
+                   {"bundle_version", s.bundle_version},
+                   {"bundle_source", bundle_source},
+                   {"changed", o.shim->changed},
+                   {"files", files}};
+  }
+  if (o.probe && o.verdict) {
+    doc["probe"] = {{"stock", o.probe->stock},
+                    {"unlocked", o.probe->unlocked},
+                    {"changed_families", o.verdict->changed_families},
+                    {"problems", o.verdict->problems}};
+  }
+  nlohmann::json enabled = nlohmann::json::array();
+  for (const auto& entry : pipeline.recipe().enablement.entries) {
+    enabled.push_back({{"name", entry.name}, {"program", entry.program}, {"agent", entry.agent}});
+  }
+  doc["enablement"] = enabled;
+  doc["enablement_changes"] = o.enablement_changes;
+  doc["warnings"] = o.warnings;
+  return doc;
+}
+
+void print_summary(Context& context, const pipeline::CreatePipeline& pipeline,
+                   const std::vector<pipeline::StepReport>& reports,
+                   const std::string& vm, const std::string& bundle_source) {
+  int changed = 0;
+  for (const auto& r : reports) {
+    changed += r.outcome == pipeline::StepOutcome::changed ? 1 : 0;
+  }
+  const pipeline::CreateOutcome& o = pipeline.outcome();
+  std::ostream& out = context.out;
+  out << "create '" << vm << "': "
+      << (changed == 0 ? std::string("no changes")
+                       : std::to_string(changed) + " step(s) changed")
+      << "\n";
+  for (const auto& r : reports) {
+    out << "  " << pipeline::outcome_name(r.outcome) << "  " << r.id << ": " << r.summary << "\n";
+  }
+  if (o.image) {
+    out << "image: " << o.image->reference << " " << o.image->digest.str() << "\n";
+  }
+  if (o.shim) {
+    const auto& s = o.shim->installed;
+    out << "shim " << s.bundle_version << " (" << s.platform << ", bundle from " << bundle_source
+        << "):\n";
+    out << "  " << s.shim.sha256 << "  " << s.shim.path << "\n";
+    for (const auto& f : s.support) {
+      out << "  " << f.sha256 << "  " << f.path << "\n";
+    }
+    if (s.probe) {
+      out << "  " << s.probe->sha256 << "  " << s.probe->path << "\n";
+    }
+  }
+  if (o.probe && o.verdict) {
+    const auto stock = probe_summary(o.probe->stock);
+    const auto unlocked = probe_summary(o.probe->unlocked);
+    out << "probe: stock Apple " << stock["highest_apple_family"] << ", threadgroup memory "
+        << stock["max_threadgroup_memory"] << "; unlocked Apple "
+        << unlocked["highest_apple_family"] << ", threadgroup memory "
+        << unlocked["max_threadgroup_memory"] << "; changed families:";
+    for (const auto& code : o.verdict->changed_families) {
+      out << " " << code;
+    }
+    out << "\n";
+  }
+  out << "enabled:";
+  if (pipeline.recipe().enablement.entries.empty()) {
+    out << " (none)";
+  }
+  for (const auto& entry : pipeline.recipe().enablement.entries) {
+    out << " " << entry.name << (entry.agent ? " (agent)" : "");
+  }
+  out << "\n";
+}
+
+void run_create(const CreateCommandOptions& options, Context& context, int& exit_code) {
+  std::optional<recipe::Recipe> recipe_for_bundle;
+  if (!options.recipe.empty()) {
+    recipe_for_bundle = recipe::load_recipe(options.recipe).value_or_throw();
+  }
+  const BundleChoice choice = choose_bundle(options, recipe_for_bundle);
+  const bundle::LoadedBundle bundle = load_bundle(choice);
+  context.debug("shim bundle " + bundle.manifest().version + " from " + choice.source + ": " +
+                choice.path);
+
+  lume::ClientOptions lume_options;
+  lume_options.base_url = context.global.lume_url;
+  lume::LumeClient lume_client(lume_options);
+  oci::RegistryClient registry(registry_client_options(options.registry));
+  ProgressRenderer renderer(context);
+
+  pipeline::CreateOptions create;
+  create.vm = options.vm;
+  if (!options.recipe.empty()) {
+    create.recipe_path = options.recipe;
+  }
+  if (!options.from.empty()) {
+    create.from = options.from;
+  }
+  if (options.cpu != 0) {
+    create.cpu = options.cpu;
+  }
+  if (!options.memory.empty()) {
+    create.memory_bytes = lume::parse_size(options.memory).value_or_throw();
+  }
+  create.lume_url = context.global.lume_url;
+  const std::string lume_home = env_or_empty("LUME_HOME");
+  create.lume_home = !lume_home.empty() ? lume_home : env_or_empty("HOME") + "/.lume";
+  create.state_dir = context.global.state_dir;
+  create.bundle_source = choice.source;
+  create.probe_extra_env = test_probe_env();
+  create.ssh_wait = std::chrono::seconds(options.ssh_wait_seconds);
+
+  pipeline::CreateServices services{
+      lume_client, registry, bundle,
+      [&]() -> std::unique_ptr<guest::GuestSession> {
+        return connect_vm_guest(context, options.vm, options.connection, lume_client);
+      },
+      renderer.callback(), [&](const std::string& warning) { context.warn(warning); }};
+  pipeline::CreatePipeline pipeline(create, services);
+  pipeline::Plan plan = pipeline.plan();
+
+  if (options.dry_run) {
+    if (context.json()) {
+      nlohmann::json doc = plan.to_json();
+      doc["vm"] = options.vm;
+      doc["dry_run"] = true;
+      doc["bundle_source"] = choice.source;
+      context.print_json(doc);
+    } else {
+      context.out << "create '" << options.vm << "' would run (dry run, nothing changed; bundle "
+                  << "from " << choice.source << "):\n"
+                  << plan.to_text();
+    }
+    exit_code = 0;
+    return;
+  }
+
+  std::vector<pipeline::StepReport> reports;
+  const auto report_counts = [&] {
+    const std::uint64_t ssh = pipeline.session() ? pipeline.session()->command_count() : 0;
+    context.debug("SSH commands: " + std::to_string(ssh) +
+                  ", Lume requests: " + std::to_string(lume_client.request_count()));
+  };
+  try {
+    plan.apply(renderer.callback(), "lume-unlock create " + options.vm, reports);
+  } catch (const Error&) {
+    report_counts();
+    throw;
+  }
+  report_counts();
+  if (context.json()) {
+    nlohmann::json doc = outcome_json(pipeline, choice.source);
+    doc["vm"] = options.vm;
+    nlohmann::json steps = pipeline::reports_to_json(reports);
+    doc["steps"] = steps["steps"];
+    doc["changed"] = steps["changed"];
+    doc["counts"] = {{"ssh_commands",
+                      pipeline.session() ? pipeline.session()->command_count() : 0},
+                     {"lume_requests", lume_client.request_count()}};
+    context.print_json(doc);
+  } else {
+    print_summary(context, pipeline, reports, options.vm, choice.source);
+  }
+  exit_code = 0;
+}
+
+} // namespace
+
+void register_create(CLI::App& app, Context& context, int& exit_code) {
+  auto options = std::make_shared<CreateCommandOptions>();
+  auto* command = app.add_subcommand(
+      "create", "Create (or bring up to date) a VM with the Metal capability shim installed");
+  command->footer(
+      "Steps: preflight, image, resize, boot, connect, facts, install-shim, probe, enablement,\n"
+      "provenance. Every step is idempotent: running create again changes nothing and says so,\n"
+      "and after a failure it resumes. --dry-run prints the plan and changes nothing.\n"
+      "The shim bundle comes from --bundle, else the recipe's shim.bundle, else\n"
+      "$LUME_UNLOCK_BUNDLE, else this build's shim-bundle/ directory. A recipe with a lock file\n"
+      "(<recipe>.lock.json made from the same recipe bytes) is pulled by its pinned digest.");
+  command->add_option("name", options->vm, "The Lume VM to create")->required();
+  command->add_option("--recipe", options->recipe, "Image recipe (YAML)");
+  command->add_option("--from", options->from, "Image reference (overrides the recipe's)");
+  command->add_option("--cpu", options->cpu, "vCPUs (overrides the recipe's)");
+  command->add_option("--memory", options->memory, "Memory, e.g. 16GB (overrides the recipe's)");
+  command->add_option("--bundle", options->bundle, "Shim bundle directory or archive");
+  command->add_flag("--dry-run", options->dry_run, "Print the plan; change nothing");
+  command->add_option("--ssh-wait", options->ssh_wait_seconds,
+                      "Seconds to retry the first SSH login after Lume reports SSH open")
+      ->capture_default_str();
+  add_registry_flags(*command, options->registry);
+  guest::add_connection_options(*command, options->connection);
+  command->callback([options, &context, &exit_code] { run_create(*options, context, exit_code); });
+}
+
+} // namespace lume_unlock::cli

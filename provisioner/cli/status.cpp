@@ -1,0 +1,75 @@
+#include "cli/status.hpp"
+
+#include "cli/vm_guest.hpp"
+#include "guest/connection_options.hpp"
+#include "lume/client.hpp"
+#include "pipeline/status.hpp"
+#include "provenance/provenance.hpp"
+
+#include <memory>
+
+namespace lume_unlock::cli {
+
+namespace {
+
+struct StatusOptions {
+  std::string vm;
+  guest::ConnectionOptions connection;
+};
+
+void run_status(const StatusOptions& options, Context& context, int& exit_code) {
+  auto record = provenance::read_provenance(context.global.state_dir, options.vm);
+  if (!record.ok()) {
+    throw Error(ErrorCategory::usage, "status of VM '" + options.vm + "'",
+                "lume-unlock has no record of it (" + record.error().why() + ")",
+                "provision it with 'lume-unlock create " + options.vm + " --recipe FILE'");
+  }
+  lume::ClientOptions lume_options;
+  lume_options.base_url = context.global.lume_url;
+  lume::LumeClient lume_client(lume_options);
+  auto session = connect_vm_guest(context, options.vm, options.connection, lume_client);
+  const pipeline::StatusReport report =
+      pipeline::check_status(*session, record.value()).value_or_throw();
+  context.debug("SSH commands: " + std::to_string(session->command_count()) +
+                ", Lume requests: " + std::to_string(lume_client.request_count()));
+  const auto drifted = report.drifted();
+  if (context.json()) {
+    nlohmann::json doc = pipeline::to_json(report);
+    doc["vm"] = options.vm;
+    context.print_json(doc);
+  } else {
+    context.out << "status of '" << options.vm << "': "
+                << (drifted.empty() ? "everything matches the record"
+                                    : std::to_string(drifted.size()) + " item(s) drifted")
+                << "\n";
+    for (const auto& item : report.items) {
+      context.out << "  " << (item.ok() ? "ok     " : "DRIFT  ") << item.item;
+      if (!item.ok()) {
+        context.out << ": expected " << item.expected << ", found " << item.found;
+      }
+      context.out << "\n";
+    }
+  }
+  if (!drifted.empty()) {
+    context.warn("drift in VM '" + options.vm + "': " + drifted.front().item +
+                 (drifted.size() > 1 ? " and " + std::to_string(drifted.size() - 1) + " more"
+                                     : std::string()) +
+                 "; restore it with 'lume-unlock create " + options.vm + " --recipe FILE'");
+    exit_code = lume_unlock::exit_code(ErrorCategory::verification);
+    return;
+  }
+  exit_code = 0;
+}
+
+} // namespace
+
+void register_status(CLI::App& app, Context& context, int& exit_code) {
+  auto options = std::make_shared<StatusOptions>();
+  auto* command = app.add_subcommand(
+      "status", "Compare a VM's guest with lume-unlock's record of it (exit 6 on drift)");
+  command->add_option("name", options->vm, "The Lume VM")->required();
+  guest::add_connection_options(*command, options->connection);
+  command->callback([options, &context, &exit_code] { run_status(*options, context, exit_code); });
+}
+
+} // namespace lume_unlock::cli

@@ -1,0 +1,121 @@
+#include "cli/verify.hpp"
+
+#include "cli/vm_guest.hpp"
+#include "guest/connection_options.hpp"
+#include "guest/guest_facts.hpp"
+#include "lume/client.hpp"
+#include "pipeline/enablement_apply.hpp"
+#include "pipeline/installed_shim.hpp"
+#include "pipeline/probe_check.hpp"
+#include "pipeline/probe_run.hpp"
+#include "provenance/provenance.hpp"
+#include "util/atomic_file.hpp"
+#include "verify/llama_log.hpp"
+
+#include <memory>
+
+namespace lume_unlock::cli {
+
+namespace {
+
+struct VerifyOptions {
+  std::string vm;
+  std::string llama_log;
+  guest::ConnectionOptions connection;
+};
+
+/// The profile the VM was provisioned with (its record), else the standard one.
+enablement::Profile recorded_profile(const Context& context, const std::string& vm) {
+  enablement::Profile profile = enablement::Profile::standard();
+  auto record = provenance::read_provenance(context.global.state_dir, vm);
+  if (record.ok() && record.value().shim && record.value().shim->profile) {
+    const auto& p = *record.value().shim->profile;
+    if (p.apple_family_max) {
+      profile.apple_family_max = static_cast<std::uint64_t>(*p.apple_family_max);
+    }
+    if (p.max_threadgroup_memory) {
+      profile.max_threadgroup_memory = static_cast<std::uint64_t>(*p.max_threadgroup_memory);
+    }
+  }
+  return profile;
+}
+
+void run_verify(const VerifyOptions& options, Context& context, int& exit_code) {
+  std::optional<verify::LlamaLogReport> log_report;
+  if (!options.llama_log.empty()) {
+    const std::string text = util::read_file(options.llama_log).value_or_throw();
+    verify::LlamaLogOptions log_options;
+    log_options.expect_shim = true;
+    log_report = verify::classify_llama_log(text, log_options);
+  }
+  const enablement::Profile profile = recorded_profile(context, options.vm);
+  lume::ClientOptions lume_options;
+  lume_options.base_url = context.global.lume_url;
+  lume::LumeClient lume_client(lume_options);
+  auto session = connect_vm_guest(context, options.vm, options.connection, lume_client);
+  const guest::GuestFacts facts = guest::gather_guest_facts(*session).value_or_throw();
+  const pipeline::GuestEnablement observed =
+      pipeline::observe_enablement(*session, facts).value_or_throw();
+  const pipeline::EnablementTarget target =
+      pipeline::enablement_target(observed, facts, options.vm).value_or_throw();
+  const pipeline::ProbeRun run =
+      pipeline::run_probes(*session, target.shim, profile).value_or_throw();
+  const pipeline::ProbeVerdict verdict = pipeline::judge_probe(run.stock, run.unlocked, profile);
+  context.debug("SSH commands: " + std::to_string(session->command_count()) +
+                ", Lume requests: " + std::to_string(lume_client.request_count()));
+
+  std::vector<std::string> problems = verdict.problems;
+  if (log_report && log_report->verdict != verify::LlamaLogVerdict::fast) {
+    problems.push_back("the llama.cpp log '" + options.llama_log + "' is '" +
+                       verify::verdict_name(log_report->verdict) + "', not 'fast'");
+  }
+  if (context.json()) {
+    nlohmann::json doc = {{"vm", options.vm},
+                          {"ok", problems.empty()},
+                          {"profile",
+                           {{"apple_family_max", profile.apple_family_max},
+                            {"max_threadgroup_memory", profile.max_threadgroup_memory}}},
+                          {"probe", {{"stock", run.stock}, {"unlocked", run.unlocked}}},
+                          {"changed_families", verdict.changed_families},
+                          {"problems", problems}};
+    if (log_report) {
+      doc["llama_log"] = verify::to_json(*log_report);
+    }
+    context.print_json(doc);
+  } else {
+    context.out << "verify '" << options.vm << "': " << (problems.empty() ? "ok" : "FAILED")
+                << "\n  threadgroup memory " << verdict.stock_threadgroup_memory << " -> "
+                << verdict.unlocked_threadgroup_memory << "\n  changed families:";
+    for (const auto& code : verdict.changed_families) {
+      context.out << " " << code;
+    }
+    context.out << "\n";
+    if (log_report) {
+      context.out << "  llama.cpp log: " << verify::verdict_name(log_report->verdict) << "\n";
+    }
+    for (const auto& problem : problems) {
+      context.out << "  problem: " << problem << "\n";
+    }
+  }
+  if (!problems.empty()) {
+    context.warn("verification of VM '" + options.vm + "' failed: " + problems.front());
+    exit_code = lume_unlock::exit_code(ErrorCategory::verification);
+    return;
+  }
+  exit_code = 0;
+}
+
+} // namespace
+
+void register_verify(CLI::App& app, Context& context, int& exit_code) {
+  auto options = std::make_shared<VerifyOptions>();
+  auto* command = app.add_subcommand(
+      "verify", "Probe the guest stock and with the shim and check the answers (exit 6 on failure)");
+  command->add_option("name", options->vm, "The Lume VM")->required();
+  command->add_option("--llama-log", options->llama_log,
+                      "Also classify this llama.cpp stderr log (must be 'fast')");
+  guest::add_connection_options(*command, options->connection);
+  command->callback([options, &context, &exit_code] { run_verify(*options, context, exit_code); });
+}
+
+} // namespace lume_unlock::cli

@@ -1,0 +1,482 @@
+#include "pipeline/create.hpp"
+
+#include "enablement/launch_agent.hpp"
+#include "guest/shell_quote.hpp"
+#include "lume/size.hpp"
+#include "lume/vm_name.hpp"
+#include "lume/wait.hpp"
+#include "pipeline/enablement_apply.hpp"
+#include "recipe/lock_file.hpp"
+#include "util/atomic_file.hpp"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <thread>
+
+namespace lume_unlock::pipeline {
+
+namespace {
+
+bool file_exists(const std::string& path) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0;
+}
+
+const lume::VmDetails* details_of(const lume::VmState& state) {
+  return std::get_if<lume::VmDetails>(&state);
+}
+
+/// The host preference that lifts the paravirtual device's feature level (macOS hosts only).
+/// Read, never written: the tool does not change the host.
+std::optional<std::string> host_preference_warning() {
+#ifdef __APPLE__
+  FILE* pipe = ::popen("defaults read com.apple.gpusw.ParavirtualizedGraphics "
+                       "ForceUnrestrictedDeviceFeatureLevel 2>/dev/null",
+                       "r");
+  std::string value;
+  if (pipe != nullptr) {
+    char buffer[64];
+    while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) {
+      value += buffer;
+    }
+    ::pclose(pipe);
+  }
+  while (!value.empty() && (value.back() == '\n' || value.back() == ' ')) {
+    value.pop_back();
+  }
+  if (value != "1") {
+    return std::string("the host preference com.apple.gpusw.ParavirtualizedGraphics "
+                       "ForceUnrestrictedDeviceFeatureLevel is ") +
+           (value.empty() ? "unset" : "'" + value + "'") +
+           "; set it yourself with 'defaults write com.apple.gpusw.ParavirtualizedGraphics "
+           "ForceUnrestrictedDeviceFeatureLevel -int 1' and restart the VM (lume-unlock never "
+           "changes the host)";
+  }
+#endif
+  return std::nullopt;
+}
+
+std::string short_digest(const std::string& digest) {
+  return digest.size() > 19 ? digest.substr(0, 19) + "…" : digest;
+}
+
+/// "1006-1009" style ranges of the changed family codes.
+std::string describe_changes(const ProbeVerdict& verdict) {
+  if (verdict.changed_families.empty()) {
+    return "no family answer changed";
+  }
+  std::string text = "families " + verdict.changed_families.front();
+  if (verdict.changed_families.size() > 1) {
+    text += "-" + verdict.changed_families.back();
+  }
+  return text + " now true";
+}
+
+} // namespace
+
+CreatePipeline::CreatePipeline(CreateOptions options, CreateServices services)
+    : m_options(std::move(options)), m_services(std::move(services)) {}
+
+CreatePipeline::~CreatePipeline() = default;
+
+std::uint32_t CreatePipeline::desired_cpu() const {
+  return m_options.cpu.value_or(static_cast<std::uint32_t>(m_recipe.vm.cpu));
+}
+
+std::uint64_t CreatePipeline::desired_memory() const {
+  return m_options.memory_bytes.value_or(m_recipe.vm.memory_bytes);
+}
+
+Plan CreatePipeline::plan() {
+  const std::string& vm = m_options.vm;
+  lume::check_vm_name(vm).value_or_throw();
+
+  // Recipe and lock.
+  if (m_options.recipe_path) {
+    m_recipe = recipe::load_recipe(*m_options.recipe_path).value_or_throw();
+  } else if (!m_options.from) {
+    throw Error(ErrorCategory::usage, "create '" + vm + "'", "no recipe and no image given",
+                "give --recipe FILE (e.g. image-recipes/tahoe-llm.yaml) or --from REF");
+  }
+  std::string reference_text;
+  if (m_options.from) {
+    reference_text = *m_options.from;
+  } else if (m_recipe.source.image) {
+    reference_text = *m_recipe.source.image;
+    const std::string lock_path = recipe::lock_path_for(*m_options.recipe_path);
+    if (file_exists(lock_path)) {
+      const std::string lock_text = util::read_file(lock_path).value_or_throw();
+      const recipe::LockFile lock = recipe::parse_lock_file(lock_text, lock_path).value_or_throw();
+      const std::string recipe_bytes = util::read_file(*m_options.recipe_path).value_or_throw();
+      if (!lock.matches_recipe(recipe_bytes)) {
+        m_outcome.warnings.push_back("'" + lock_path +
+                                     "' was made from other recipe bytes; using the recipe's "
+                                     "reference (refresh the lock with 'lume-unlock lock " +
+                                     *m_options.recipe_path + "')");
+      } else if (const auto* pinned = lock.find("source.image")) {
+        reference_text = pinned->pinned;
+        m_outcome.locked = true;
+      }
+    }
+  } else {
+    throw Error(ErrorCategory::usage, "create '" + vm + "'",
+                "the recipe installs from an IPSW, which create does not do yet",
+                "give --from REF with a registry image");
+  }
+  m_reference = oci::parse_reference(reference_text).value_or_throw();
+  m_outcome.reference = m_reference.str();
+
+  // Lume: reachable, VM absent or ours, running-VM limit.
+  const lume::HostStatus host = m_services.lume.host_status().value_or_throw();
+  const auto found = m_services.lume.find(lume::VmRef{vm}).value_or_throw();
+  const std::string record_path =
+      provenance::provenance_path(m_options.state_dir, vm).value_or_throw();
+  const bool ours = file_exists(record_path);
+  std::string vm_observed = "absent";
+  if (found) {
+    if (const auto* details = details_of(*found)) {
+      m_observed_vm = *details;
+    }
+    vm_observed = lume::describe(*found) + (ours ? ", ours" : "");
+    if (!ours) {
+      const auto fetched = m_services.registry.get_manifest(m_reference).value_or_throw();
+      const auto lume_digest = read_lume_manifest_digest(m_options.lume_home, vm);
+      if (!lume_digest.ok() || lume_digest.value() != fetched.digest.str()) {
+        throw Error(ErrorCategory::usage, "create '" + vm + "'",
+                    "a VM of that name exists and was not created by lume-unlock" +
+                        std::string(lume_digest.ok() ? " (it holds " + lume_digest.value() +
+                                                           ", not " + fetched.digest.str() + ")"
+                                                     : " from " + m_reference.str()),
+                    "choose another name, or delete it first with 'lume delete " + vm + "'");
+      }
+      vm_observed += ", same image " + short_digest(fetched.digest.str());
+    }
+  }
+  const bool running = m_observed_vm && m_observed_vm->status == lume::VmStatus::running;
+  if (!running && host.max_vms > 0 && host.available_slots == 0) {
+    throw Error(ErrorCategory::lume_api, "create '" + vm + "'",
+                "Lume already runs " + std::to_string(host.vm_count) + " of at most " +
+                    std::to_string(host.max_vms) + " macOS VMs",
+                "stop one with 'lume stop NAME' and run create again");
+  }
+  if (auto warning = host_preference_warning()) {
+    m_outcome.warnings.push_back(*warning);
+  }
+  for (const auto& warning : m_outcome.warnings) {
+    if (m_services.warn) {
+      m_services.warn(warning);
+    }
+  }
+
+  Plan plan("create");
+  const std::string sizes = std::to_string(desired_cpu()) + " vCPU, " +
+                            lume::format_size(desired_memory());
+  plan.add({"preflight",
+            "recipe " + (m_options.recipe_path ? "'" + *m_options.recipe_path + "'"
+                                               : std::string("(none: --from)")) +
+                ", Lume " + host.status + " (" + std::to_string(host.vm_count) + "/" +
+                std::to_string(host.max_vms) + " running), VM '" + vm + "'",
+            true, "VM " + vm_observed, {}});
+  plan.add({"image", "pull " + m_reference.str() + (m_outcome.locked ? " (locked)" : "") +
+                         " into '" + vm + "'",
+            found ? std::optional<bool>() : std::optional<bool>(false), vm_observed,
+            [this] { return step_image(); }});
+  std::optional<bool> resize_in_place = false;
+  std::string resize_observed;
+  if (m_observed_vm) {
+    resize_in_place = m_observed_vm->cpu_count == desired_cpu() &&
+                      m_observed_vm->memory_size == desired_memory();
+    resize_observed = std::to_string(m_observed_vm->cpu_count) + " vCPU, " +
+                      lume::format_size(m_observed_vm->memory_size);
+  }
+  plan.add({"resize", "set " + sizes + " while stopped", resize_in_place, resize_observed,
+            [this] { return step_resize(); }});
+  plan.add({"boot", "run without display, wait for IP and SSH",
+            m_observed_vm ? std::optional<bool>(m_observed_vm->ssh_ready()) : std::optional<bool>(false),
+            m_observed_vm ? m_observed_vm->status_text : "", [this] { return step_boot(); }});
+  plan.add({"connect", "SSH login (password first, then the per-VM key)", std::nullopt, "",
+            [this] { return step_connect(); }});
+  plan.add({"facts", "read the guest's OS, architecture, uid and home", std::nullopt, "",
+            [this] { return step_facts(); }});
+  plan.add({"install-shim",
+            "install the bundle " + m_services.bundle.manifest().version + " entry for the guest (" +
+                m_options.bundle_source + ")",
+            std::nullopt, "", [this] { return step_install_shim(); }});
+  plan.add({"probe",
+            "probe stock and with the shim (Apple ceiling " +
+                std::to_string(profile().apple_family_max) + ", threadgroup memory " +
+                std::to_string(profile().max_threadgroup_memory) + ")",
+            std::nullopt, "", [this] { return step_probe(); }});
+  plan.add({"enablement",
+            "apply " + std::to_string(m_recipe.enablement.entries.size()) + " enablement entr" +
+                (m_recipe.enablement.entries.size() == 1 ? "y" : "ies"),
+            std::nullopt, "", [this] { return step_enablement(); }});
+  plan.add({"provenance", "write the provenance record (guest, then host)", std::nullopt, "",
+            [this] { return step_provenance(); }});
+  return plan;
+}
+
+lume::VmDetails CreatePipeline::current_details() {
+  const lume::VmState state = m_services.lume.get(lume::VmRef{m_options.vm}).value_or_throw();
+  if (const auto* details = details_of(state)) {
+    return *details;
+  }
+  throw Error(ErrorCategory::lume_api, "VM '" + m_options.vm + "'",
+              "Lume still reports a pull (" + lume::describe(state) + ")",
+              "wait for the pull to finish, then run create again");
+}
+
+StepResult CreatePipeline::step_image() {
+  ImagePullRequest request{m_reference, m_options.vm, m_options.lume_home,
+                           std::chrono::hours(6), m_services.progress};
+  PulledImage pulled =
+      pull_image(m_services.lume, m_services.registry, request).value_or_throw();
+  m_outcome.image = pulled;
+  return {pulled.changed, (pulled.changed ? "pulled " : "already holds ") + pulled.digest.str()};
+}
+
+StepResult CreatePipeline::step_resize() {
+  lume::VmDetails vm = current_details();
+  if (vm.cpu_count == desired_cpu() && vm.memory_size == desired_memory()) {
+    return {false, std::to_string(vm.cpu_count) + " vCPU, " + lume::format_size(vm.memory_size)};
+  }
+  if (vm.status != lume::VmStatus::stopped) {
+    m_services.lume.stop(lume::VmRef{m_options.vm}).value_or_throw();
+    lume::WaitOptions wait;
+    wait.what = "VM '" + m_options.vm + "' to stop";
+    wait.timeout = std::chrono::minutes(2);
+    lume::wait_until(m_services.lume, lume::VmRef{m_options.vm}, lume::is_stopped, wait)
+        .value_or_throw();
+  }
+  lume::PatchRequest patch;
+  if (vm.cpu_count != desired_cpu()) {
+    patch.cpu = desired_cpu();
+  }
+  if (vm.memory_size != desired_memory()) {
+    patch.memory_bytes = desired_memory();
+  }
+  m_services.lume.patch(lume::VmRef{m_options.vm}, patch).value_or_throw();
+  return {true, std::to_string(vm.cpu_count) + " vCPU, " + lume::format_size(vm.memory_size) +
+                    " -> " + std::to_string(desired_cpu()) + " vCPU, " +
+                    lume::format_size(desired_memory())};
+}
+
+StepResult CreatePipeline::step_boot() {
+  lume::VmDetails vm = current_details();
+  if (vm.ssh_ready()) {
+    return {false, "running at " + vm.ip_address.value_or("?")};
+  }
+  bool started = false;
+  if (vm.status != lume::VmStatus::running) {
+    lume::RunOptions run;
+    run.no_display = true;
+    m_services.lume.run(lume::VmRef{m_options.vm}, run).value_or_throw();
+    started = true;
+  }
+  lume::WaitOptions wait;
+  wait.what = "VM '" + m_options.vm + "' to be running with SSH reachable";
+  wait.timeout = m_options.boot_timeout;
+  wait.first_interval = std::chrono::milliseconds(100);
+  wait.progress = m_services.progress;
+  const lume::VmState state =
+      lume::wait_until(m_services.lume, lume::VmRef{m_options.vm}, lume::is_ssh_ready, wait)
+          .value_or_throw();
+  return {started, std::string(started ? "booted, " : "") + lume::describe(state)};
+}
+
+StepResult CreatePipeline::step_connect() {
+  const auto deadline = std::chrono::steady_clock::now() + m_options.ssh_wait;
+  for (;;) {
+    try {
+      m_session = m_services.connect();
+      break;
+    } catch (const Error& error) {
+      // Lume's sshAvailable only means the port answered: sshd may still be starting.
+      if (error.category() != ErrorCategory::guest ||
+          std::chrono::steady_clock::now() >= deadline) {
+        throw;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  }
+  return {false, "connected"};
+}
+
+StepResult CreatePipeline::step_facts() {
+  m_facts = guest::gather_guest_facts(*m_session).value_or_throw();
+  const std::string os = m_facts->product_version ? "macOS " + *m_facts->product_version
+                                                  : m_facts->kernel;
+  return {false, os + " " + m_facts->machine + ", home " + m_facts->home};
+}
+
+StepResult CreatePipeline::step_install_shim() {
+  ShimInstallReport report =
+      install_shim(*m_session, m_services.bundle, *m_facts).value_or_throw();
+  m_outcome.shim = report;
+  const std::size_t files = 1 + report.installed.support.size() + (report.installed.probe ? 1 : 0);
+  return {report.changed, std::string(report.changed ? "installed " : "in place: ") +
+                              std::to_string(files) + " files for " + report.platform};
+}
+
+StepResult CreatePipeline::step_probe() {
+  ProbeRun run = run_probes(*m_session, m_outcome.shim->installed, profile(),
+                            m_options.probe_extra_env)
+                     .value_or_throw();
+  ProbeVerdict verdict = judge_probe(run.stock, run.unlocked, profile());
+  m_outcome.probe = run;
+  m_outcome.verdict = verdict;
+  require_probe_pass(verdict, m_options.vm).value_or_throw();
+  return {false, describe_changes(verdict) + ", threadgroup memory " +
+                     std::to_string(verdict.stock_threadgroup_memory) + " -> " +
+                     std::to_string(verdict.unlocked_threadgroup_memory)};
+}
+
+StepResult CreatePipeline::step_enablement() {
+  const GuestEnablement observed = observe_enablement(*m_session, *m_facts).value_or_throw();
+  EnablementTarget target = enablement_target(observed, *m_facts, m_options.vm).value_or_throw();
+  target.settings.default_profile = profile();
+  const ApplyReport report =
+      apply_enablement(*m_session, m_recipe.enablement, target, observed).value_or_throw();
+  m_outcome.enablement_changes = report.changes;
+  for (const auto& warning : report.warnings) {
+    m_outcome.warnings.push_back(warning);
+    if (m_services.warn) {
+      m_services.warn(warning);
+    }
+  }
+  std::vector<provenance::EnablementRecord> records;
+  const auto agents =
+      enablement::render_agents(m_recipe.enablement, target.layout, target.settings)
+          .value_or_throw();
+  for (const auto& entry : m_recipe.enablement.entries) {
+    provenance::EnablementRecord record;
+    record.name = entry.name;
+    record.program = entry.program;
+    record.agent = entry.agent;
+    for (const auto& agent : agents) {
+      if (agent.name == entry.name) {
+        record.plist_sha256 = agent.sha256;
+      }
+    }
+    records.push_back(record);
+  }
+  m_enablement_records = records;
+  const std::size_t n = m_recipe.enablement.entries.size();
+  return {report.changed, report.changed ? std::to_string(report.changes.size()) + " change(s)"
+                                         : std::to_string(n) + " entr" + (n == 1 ? "y" : "ies") +
+                                               " in place"};
+}
+
+StepResult CreatePipeline::step_provenance() {
+  const lume::VmDetails vm = current_details();
+  const std::string guest_path =
+      enablement::support_dir_of_home(m_facts->home) + "/provenance.json";
+  std::optional<provenance::Provenance> previous;
+  if (auto text = m_session->read_file(guest_path); text.ok()) {
+    if (auto parsed = provenance::parse_provenance(text.value()); parsed.ok()) {
+      previous = parsed.value();
+    }
+  }
+  std::optional<provenance::Provenance> host_previous;
+  if (auto host = provenance::read_provenance(m_options.state_dir, m_options.vm); host.ok()) {
+    host_previous = host.value();
+  }
+  provenance::Provenance record =
+      build_provenance(m_options, m_recipe, m_outcome, vm, *m_facts, m_enablement_records,
+                       previous ? previous : host_previous, provenance::rfc3339_now());
+  if (previous && host_previous && same_provenance(record, *previous) &&
+      same_provenance(record, *host_previous)) {
+    m_outcome.record = *host_previous;
+    return {false, "guest and host records up to date"};
+  }
+  const std::string bytes = provenance::to_json(record).dump(2) + "\n";
+  m_session->upload(bytes, guest_path, 0644).value_or_throw();
+  provenance::write_provenance(m_options.state_dir, record).value_or_throw();
+  m_outcome.record = record;
+  return {true, "wrote " + guest_path + " and " +
+                    provenance::provenance_path(m_options.state_dir, m_options.vm).value()};
+}
+
+provenance::Provenance build_provenance(const CreateOptions& options,
+                                        const recipe::Recipe& recipe,
+                                        const CreateOutcome& outcome,
+                                        const lume::VmDetails& vm,
+                                        const guest::GuestFacts& facts,
+                                        const std::vector<provenance::EnablementRecord>& enablement,
+                                        const std::optional<provenance::Provenance>& previous,
+                                        const std::string& now) {
+  provenance::Provenance record;
+  record.vm = options.vm;
+  if (!options.lume_url.empty()) {
+    record.lume_url = options.lume_url;
+  }
+  if (outcome.image) {
+    provenance::ImageInfo image;
+    image.reference = outcome.image->reference;
+    image.digest = outcome.image->digest.str();
+    if (!outcome.image->lume_manifest_digest.empty()) {
+      image.lume_manifest_digest = outcome.image->lume_manifest_digest;
+    }
+    record.image = image;
+  }
+  provenance::HardwareInfo hardware;
+  hardware.cpu = static_cast<std::int64_t>(vm.cpu_count);
+  hardware.memory_bytes = vm.memory_size;
+  if (vm.disk_size.total > 0) {
+    hardware.disk_bytes = vm.disk_size.total;
+  }
+  record.hardware = hardware;
+  provenance::GuestInfo guest;
+  if (facts.product_version) {
+    guest.os = "macOS";
+    guest.version = facts.product_version;
+    guest.build = facts.build_version;
+  } else if (!facts.kernel.empty()) {
+    guest.os = facts.kernel;
+  }
+  if (!facts.machine.empty()) {
+    guest.arch = facts.machine;
+  }
+  record.guest = guest;
+  if (outcome.shim) {
+    const InstalledShim& installed = outcome.shim->installed;
+    provenance::ShimInfo shim;
+    shim.bundle_version = installed.bundle_version;
+    shim.platform = installed.platform;
+    shim.profile = provenance::ShimProfile{
+        static_cast<std::int64_t>(recipe.shim.profile.apple_family_max),
+        static_cast<std::int64_t>(recipe.shim.profile.max_threadgroup_memory)};
+    std::vector<provenance::FileHash> files = {{installed.shim.path, installed.shim.sha256}};
+    for (const auto& file : installed.support) {
+      files.push_back({file.path, file.sha256});
+    }
+    if (installed.probe) {
+      files.push_back({installed.probe->path, installed.probe->sha256});
+    }
+    shim.files = files;
+    record.shim = shim;
+  }
+  record.enablement = enablement;
+  if (outcome.probe) {
+    record.probe = provenance::ProbeInfo{outcome.probe->stock, outcome.probe->unlocked};
+  }
+  if (options.recipe_path) {
+    record.recipe = provenance::RecipeInfo{*options.recipe_path, recipe.sha256};
+  }
+  record.created_at = previous && previous->created_at ? previous->created_at : now;
+  record.updated_at = now;
+  return record;
+}
+
+bool same_provenance(const provenance::Provenance& a, const provenance::Provenance& b) {
+  nlohmann::json left = provenance::to_json(a);
+  nlohmann::json right = provenance::to_json(b);
+  for (auto* doc : {&left, &right}) {
+    doc->erase("created_at");
+    doc->erase("updated_at");
+  }
+  return left == right;
+}
+
+} // namespace lume_unlock::pipeline

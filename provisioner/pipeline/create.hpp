@@ -1,0 +1,132 @@
+#pragma once
+
+#include "bundle/loader.hpp"
+#include "guest/guest_facts.hpp"
+#include "guest/session.hpp"
+#include "lume/api.hpp"
+#include "oci/registry_client.hpp"
+#include "pipeline/image_pull.hpp"
+#include "pipeline/plan.hpp"
+#include "pipeline/probe_check.hpp"
+#include "pipeline/probe_run.hpp"
+#include "pipeline/shim_install.hpp"
+#include "provenance/provenance.hpp"
+#include "recipe/recipe.hpp"
+#include "util/progress.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lume_unlock::pipeline {
+
+/// What `lume-unlock create` was asked for.
+struct CreateOptions {
+  std::string vm;
+  std::optional<std::string> recipe_path; ///< required unless `from` is given
+  std::optional<std::string> from;        ///< image reference overriding the recipe's
+  std::optional<std::uint32_t> cpu;       ///< overrides the recipe's vm.cpu
+  std::optional<std::uint64_t> memory_bytes;
+  std::string lume_url;  ///< recorded in the provenance
+  std::string lume_home; ///< Lume's VM directory root (.manifest-digest lives there)
+  std::string state_dir; ///< host records (provenance) live in <state_dir>/vms/<vm>/
+  std::string bundle_source; ///< where the bundle came from, for the record and the summary
+  /// Extra environment for the unlocked probe run only. A test hook (LUME_UNLOCK_DISABLE=1 makes
+  /// the probe step see an inert shim); empty in normal use.
+  std::map<std::string, std::string> probe_extra_env;
+  std::chrono::milliseconds boot_timeout{std::chrono::minutes(10)};
+  /// How long a refused or dropped SSH login is retried after Lume reports SSH open.
+  std::chrono::milliseconds ssh_wait{std::chrono::seconds(60)};
+};
+
+/// Opens the session to the VM's guest (the CLI's connect_vm_guest). Throws Error.
+using GuestConnector = std::function<std::unique_ptr<guest::GuestSession>()>;
+
+/// The collaborators a create runs with (all outlive the pipeline).
+struct CreateServices {
+  lume::LumeApi& lume;
+  oci::RegistryClient& registry;
+  const bundle::LoadedBundle& bundle;
+  GuestConnector connect;
+  util::ProgressCallback progress;
+  std::function<void(const std::string&)> warn; ///< warnings for the user (host preference…)
+};
+
+/// What a create found and did, for the summary and --json.
+struct CreateOutcome {
+  std::string reference; ///< the image reference used (the lock's pinned one when locked)
+  bool locked = false;   ///< the reference came from <recipe>.lock.json
+  std::optional<PulledImage> image;
+  std::optional<ShimInstallReport> shim;
+  std::optional<ProbeRun> probe;
+  std::optional<ProbeVerdict> verdict;
+  std::vector<std::string> enablement_changes;
+  std::vector<std::string> warnings;
+  std::optional<provenance::Provenance> record;
+  std::uint64_t ssh_commands = 0;
+};
+
+/// `create` as an explicit plan (DESIGN §8): preflight (read-only, at planning time) → image →
+/// resize → boot → connect → facts → install-shim → probe → enablement → provenance. Every step
+/// is idempotent, so a second create reports every step unchanged.
+class CreatePipeline {
+public:
+  CreatePipeline(CreateOptions options, CreateServices services);
+  ~CreatePipeline();
+
+  /// Runs the preflight (recipe and lock, name, Lume reachable, VM absent or ours, running-VM
+  /// limit, host preference) and builds the plan. Sends no POST/PATCH and opens no SSH session,
+  /// so --dry-run can print it. Throws Error (the preflight's category).
+  Plan plan();
+
+  const CreateOutcome& outcome() const { return m_outcome; }
+  const recipe::Recipe& recipe() const { return m_recipe; }
+  const enablement::Profile& profile() const { return m_recipe.shim.profile; }
+  /// The session opened by the connect step (null before it ran).
+  guest::GuestSession* session() const { return m_session.get(); }
+
+private:
+  StepResult step_image();
+  StepResult step_resize();
+  StepResult step_boot();
+  StepResult step_connect();
+  StepResult step_facts();
+  StepResult step_install_shim();
+  StepResult step_probe();
+  StepResult step_enablement();
+  StepResult step_provenance();
+  lume::VmDetails current_details();
+  std::uint32_t desired_cpu() const;
+  std::uint64_t desired_memory() const;
+
+  CreateOptions m_options;
+  CreateServices m_services;
+  recipe::Recipe m_recipe;
+  oci::Reference m_reference;
+  std::optional<lume::VmDetails> m_observed_vm;
+  std::unique_ptr<guest::GuestSession> m_session;
+  std::optional<guest::GuestFacts> m_facts;
+  std::vector<provenance::EnablementRecord> m_enablement_records;
+  CreateOutcome m_outcome;
+};
+
+/// The provenance of DESIGN §7 from what a create established (absent fields stay absent).
+/// `previous` keeps its created_at; updated_at is `now`.
+provenance::Provenance build_provenance(const CreateOptions& options,
+                                        const recipe::Recipe& recipe,
+                                        const CreateOutcome& outcome,
+                                        const lume::VmDetails& vm,
+                                        const guest::GuestFacts& facts,
+                                        const std::vector<provenance::EnablementRecord>& enablement,
+                                        const std::optional<provenance::Provenance>& previous,
+                                        const std::string& now);
+
+/// True when two records say the same thing, timestamps aside.
+bool same_provenance(const provenance::Provenance& a, const provenance::Provenance& b);
+
+} // namespace lume_unlock::pipeline

@@ -1,0 +1,109 @@
+#include "pipeline/probe_run.hpp"
+
+#include "guest/shell_quote.hpp"
+
+namespace lume_unlock::pipeline {
+
+namespace {
+
+constexpr const char* k_separator = "--- lume-unlock probe: unlocked ---";
+
+std::string directory_of(const std::string& path) { return path.substr(0, path.find_last_of('/')); }
+
+Result<std::string> assignments(const std::map<std::string, std::string>& env) {
+  std::string line;
+  for (const auto& [key, value] : env) {
+    auto quoted = guest::shell_quote(value);
+    if (!quoted.ok()) {
+      return quoted.error();
+    }
+    line += key + "=" + quoted.value() + " ";
+  }
+  return line;
+}
+
+} // namespace
+
+Result<std::string> probe_command(const InstalledShim& shim,
+                                  const enablement::Profile& profile,
+                                  const std::map<std::string, std::string>& extra_env) {
+  if (!shim.probe) {
+    return Error(ErrorCategory::usage, "probe of the " + shim.platform + " shim",
+                 "the installed bundle has no probe for this platform",
+                 "install a bundle built with the probe (the 'shim-bundle' build target)");
+  }
+  std::map<std::string, std::string> base;
+  if (shim.inject_env == "LD_PRELOAD" && !shim.support.empty()) {
+    base["LD_LIBRARY_PATH"] = directory_of(shim.support.front().path);
+  }
+  std::map<std::string, std::string> injected = base;
+  injected[shim.inject_env] = shim.shim.path;
+  injected["LUME_METAL_APPLE_FAMILY_MAX"] = std::to_string(profile.apple_family_max);
+  injected["LUME_METAL_MAX_THREADGROUP_MEMORY"] = std::to_string(profile.max_threadgroup_memory);
+  for (const auto& [key, value] : extra_env) {
+    injected[key] = value;
+  }
+  auto probe = guest::shell_join({shim.probe->path, "--json"});
+  auto stock_env = assignments(base);
+  auto unlocked_env = assignments(injected);
+  auto separator = guest::shell_quote(k_separator);
+  if (!probe.ok()) {
+    return probe.error();
+  }
+  if (!stock_env.ok()) {
+    return stock_env.error();
+  }
+  if (!unlocked_env.ok()) {
+    return unlocked_env.error();
+  }
+  return "cd / && " + stock_env.value() + probe.value() + "; echo " + separator.value() + "; " +
+         unlocked_env.value() + probe.value();
+}
+
+Result<ProbeRun> parse_probe_output(const guest::CommandResult& result) {
+  const std::string& text = result.stdout_text;
+  const std::string marker = std::string(k_separator) + "\n";
+  const auto at = text.find(marker);
+  const std::string stock_text = at == std::string::npos ? text : text.substr(0, at);
+  const std::string unlocked_text =
+      at == std::string::npos ? std::string() : text.substr(at + marker.size());
+  ProbeRun run;
+  const auto parse = [&](const std::string& part, const char* which,
+                         nlohmann::json& into) -> Status {
+    into = nlohmann::json::parse(part, nullptr, false);
+    if (into.is_discarded() || !into.is_object()) {
+      std::string why = "the " + std::string(which) + " run printed no JSON document";
+      if (!result.stderr_text.empty()) {
+        why += " (stderr: " + result.stderr_text.substr(0, 400) + ")";
+      }
+      return Error(ErrorCategory::guest, "probe in the guest", why,
+                   "run the probe by hand with 'lume-unlock ssh NAME -- …/lume-unlock-probe "
+                   "--json' to see why");
+    }
+    return ok_status();
+  };
+  if (auto s = parse(stock_text, "stock", run.stock); !s.ok()) {
+    return s.error();
+  }
+  if (auto s = parse(unlocked_text, "unlocked", run.unlocked); !s.ok()) {
+    return s.error();
+  }
+  return run;
+}
+
+Result<ProbeRun> run_probes(guest::GuestSession& session,
+                            const InstalledShim& shim,
+                            const enablement::Profile& profile,
+                            const std::map<std::string, std::string>& extra_env) {
+  auto command = probe_command(shim, profile, extra_env);
+  if (!command.ok()) {
+    return command.error();
+  }
+  auto result = session.run(command.value());
+  if (!result.ok()) {
+    return result.error();
+  }
+  return parse_probe_output(result.value());
+}
+
+} // namespace lume_unlock::pipeline

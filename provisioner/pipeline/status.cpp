@@ -1,0 +1,165 @@
+#include "pipeline/status.hpp"
+
+#include "enablement/enablement_json.hpp"
+#include "enablement/guard_file.hpp"
+#include "enablement/guest_layout.hpp"
+#include "guest/guest_facts.hpp"
+#include "guest/shell_quote.hpp"
+#include "pipeline/create.hpp"
+#include "pipeline/enablement_apply.hpp"
+#include "util/sha256.hpp"
+
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace lume_unlock::pipeline {
+
+namespace {
+
+const std::string k_missing = "missing";
+
+std::string hash_or_missing(const std::optional<std::string>& bytes) {
+  return bytes ? util::sha256_hex(*bytes) : k_missing;
+}
+
+} // namespace
+
+bool StatusReport::drift() const { return !drifted().empty(); }
+
+std::vector<StatusItem> StatusReport::drifted() const {
+  std::vector<StatusItem> out;
+  for (const auto& item : items) {
+    if (!item.ok()) {
+      out.push_back(item);
+    }
+  }
+  return out;
+}
+
+Result<StatusReport> check_status(guest::GuestSession& session,
+                                  const provenance::Provenance& record) {
+  const std::uint64_t before = session.command_count();
+  StatusReport report;
+  auto facts = guest::gather_guest_facts(session);
+  if (!facts.ok()) {
+    return facts.error();
+  }
+  auto observed = observe_enablement(session, facts.value());
+  if (!observed.ok()) {
+    return observed.error();
+  }
+  const enablement::ObservedState& state = observed.value().state;
+
+  // Shim files: one shasum of every recorded path (missing ones print nothing).
+  std::vector<provenance::FileHash> files;
+  if (record.shim && record.shim->files) {
+    files = *record.shim->files;
+  }
+  if (!files.empty()) {
+    std::vector<std::string> words = {"shasum", "-a", "256"};
+    for (const auto& file : files) {
+      words.push_back(file.path);
+    }
+    auto command = guest::shell_join(words);
+    if (!command.ok()) {
+      return command.error();
+    }
+    auto result = session.run(command.value() + " 2>/dev/null");
+    if (!result.ok()) {
+      return result.error();
+    }
+    std::map<std::string, std::string> found;
+    std::istringstream lines(result.value().stdout_text);
+    std::string line;
+    while (std::getline(lines, line)) {
+      if (line.size() > 66 && util::is_sha256_hex(line.substr(0, 64))) {
+        found[line.substr(66)] = line.substr(0, 64);
+      }
+    }
+    for (const auto& file : files) {
+      const auto it = found.find(file.path);
+      report.items.push_back(
+          {"shim file " + file.path, file.sha256, it == found.end() ? k_missing : it->second});
+    }
+  }
+
+  // enablement.json and the guard file rendered from it.
+  std::vector<provenance::EnablementRecord> entries;
+  if (record.enablement) {
+    entries = *record.enablement;
+  }
+  std::string expected_entries;
+  for (const auto& entry : entries) {
+    expected_entries += entry.name + "=" + entry.program.value_or("") + " ";
+  }
+  std::string found_entries = k_missing;
+  std::string expected_guard = "present";
+  std::string found_guard = state.guard_file ? "present" : k_missing;
+  if (state.enablement_json) {
+    auto list = enablement::parse_enablement_json(*state.enablement_json, "enablement.json");
+    if (!list.ok()) {
+      found_entries = "unreadable (" + list.error().why() + ")";
+    } else {
+      found_entries.clear();
+      for (const auto& entry : list.value().entries) {
+        found_entries += entry.name + "=" + entry.program + " ";
+      }
+      expected_guard = util::sha256_hex(enablement::render_guard_file(list.value()));
+      found_guard = hash_or_missing(state.guard_file);
+    }
+  }
+  report.items.push_back({"enablement.json", expected_entries, found_entries});
+  report.items.push_back({"guard file", expected_guard, found_guard});
+
+  // Agents: plist bytes and loaded state; no stray plist of ours.
+  std::set<std::string> expected_plists;
+  for (const auto& entry : entries) {
+    if (!entry.agent.value_or(false)) {
+      continue;
+    }
+    const std::string file_name = enablement::agent_plist_file_name(entry.name);
+    expected_plists.insert(file_name);
+    const auto plist = state.agent_plists.find(file_name);
+    report.items.push_back({"agent '" + entry.name + "' plist", entry.plist_sha256.value_or(""),
+                            plist == state.agent_plists.end() ? k_missing
+                                                              : util::sha256_hex(plist->second)});
+    if (state.loaded_labels) {
+      const bool loaded = state.loaded_labels->count(enablement::agent_label(entry.name)) != 0;
+      report.items.push_back({"agent '" + entry.name + "' loaded", "loaded",
+                              loaded ? "loaded" : "not loaded"});
+    }
+  }
+  for (const auto& [file_name, bytes] : state.agent_plists) {
+    if (expected_plists.count(file_name) == 0) {
+      report.items.push_back({"agent plist " + file_name, "absent", "present"});
+    }
+  }
+
+  // The guest's own record.
+  const std::string guest_record =
+      enablement::support_dir_of_home(facts.value().home) + "/provenance.json";
+  std::string found_record = k_missing;
+  if (auto text = session.read_file(guest_record); text.ok()) {
+    auto parsed = provenance::parse_provenance(text.value());
+    found_record = !parsed.ok()                           ? "unreadable"
+                   : same_provenance(parsed.value(), record) ? "same as the host record"
+                                                             : "different from the host record";
+  }
+  report.items.push_back({"guest provenance.json", "same as the host record", found_record});
+  report.commands = session.command_count() - before;
+  return report;
+}
+
+nlohmann::json to_json(const StatusReport& report) {
+  nlohmann::json items = nlohmann::json::array();
+  for (const auto& item : report.items) {
+    items.push_back({{"item", item.item},
+                     {"expected", item.expected},
+                     {"found", item.found},
+                     {"ok", item.ok()}});
+  }
+  return {{"drift", report.drift()}, {"items", items}};
+}
+
+} // namespace lume_unlock::pipeline

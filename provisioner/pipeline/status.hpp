@@ -1,0 +1,40 @@
+#pragma once
+
+#include "guest/session.hpp"
+#include "provenance/provenance.hpp"
+#include "util/result.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace lume_unlock::pipeline {
+
+/// One thing the provenance record promises, compared with the guest now.
+struct StatusItem {
+  std::string item;     ///< "shim file <path>", "guard file", "agent 'x' plist", ...
+  std::string expected; ///< what the record (or the applied list) says
+  std::string found;    ///< what the guest holds ("missing" when absent)
+  bool ok() const { return expected == found; }
+};
+
+struct StatusReport {
+  std::vector<StatusItem> items;
+  std::uint64_t commands = 0; ///< remote commands it took
+  bool drift() const;
+  /// The items that differ.
+  std::vector<StatusItem> drifted() const;
+};
+
+/// Compares the host record of a VM with its guest (3 commands: facts, one observe of the
+/// enablement files and agents, one `shasum` of the shim files): every shim file's SHA-256, the
+/// guard file (as rendered from enablement.json), enablement.json (the entries' names and
+/// programs), each agent's plist SHA-256 and whether it is loaded, no stray agent of ours, and
+/// the guest's provenance.json (timestamps aside).
+Result<StatusReport> check_status(guest::GuestSession& session,
+                                  const provenance::Provenance& record);
+
+nlohmann::json to_json(const StatusReport& report);
+
+} // namespace lume_unlock::pipeline
