@@ -33,11 +33,17 @@ Result<std::string> probe_command(const InstalledShim& shim,
                  "install a bundle built with the probe (the 'shim-bundle' build target)");
   }
   std::map<std::string, std::string> base;
-  if (shim.inject_env == "LD_PRELOAD" && !shim.support.empty()) {
-    base["LD_LIBRARY_PATH"] = directory_of(shim.support.front().path);
+  std::map<std::string, std::string> injected;
+  if (shim.inject_env == "LD_PRELOAD") {
+    // glibc splits LD_PRELOAD at spaces and "Application Support" has one: name the shim by
+    // its file name and let the loader find it (and the support libraries) in the shim's
+    // directory through LD_LIBRARY_PATH, which splits only at ':' and ';'.
+    base["LD_LIBRARY_PATH"] = directory_of(shim.shim.path);
+    injected = base;
+    injected["LD_PRELOAD"] = shim.shim_file_name();
+  } else {
+    injected[shim.inject_env] = shim.shim.path;
   }
-  std::map<std::string, std::string> injected = base;
-  injected[shim.inject_env] = shim.shim.path;
   injected["LUME_METAL_APPLE_FAMILY_MAX"] = std::to_string(profile.apple_family_max);
   injected["LUME_METAL_MAX_THREADGROUP_MEMORY"] = std::to_string(profile.max_threadgroup_memory);
   for (const auto& [key, value] : extra_env) {

@@ -21,8 +21,9 @@ struct ProbeRun {
 /// The ONE remote command that runs the installed probe twice from `/`: stock, then with the
 /// shim injected (the shim's injection variable, LUME_METAL_APPLE_FAMILY_MAX and
 /// LUME_METAL_MAX_THREADGROUP_MEMORY from `profile`, then `extra_env` — a test hook, e.g.
-/// LUME_UNLOCK_DISABLE=1). Support libraries installed next to the shim (the emulated Metal
-/// device of Linux guests) are found through LD_LIBRARY_PATH on LD_PRELOAD platforms.
+/// LUME_UNLOCK_DISABLE=1). On LD_PRELOAD platforms (Linux guests) LD_LIBRARY_PATH names the
+/// shim's directory, which also holds the support libraries (the emulated Metal device), and
+/// LD_PRELOAD only the shim's file name: glibc splits LD_PRELOAD at spaces.
 /// A usage error when the installed shim has no probe.
 Result<std::string> probe_command(const InstalledShim& shim,
                                   const enablement::Profile& profile,

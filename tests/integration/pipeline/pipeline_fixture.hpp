@@ -1,0 +1,183 @@
+#pragma once
+// One provisioned world for the create/status/verify/remove tests: a docker-registry seeded
+// with a small Lume image, guest-sim (a real sshd with a macOS userland), lume-sim reporting
+// guest-sim's address and pulling from the registry, a recipe naming the registry image with
+// the installed probe enabled as an agent, and the CLI run in-process.
+#include "bundle/loader.hpp"
+#include "cli/app.hpp"
+#include "lume/client.hpp"
+#include "lume/wait.hpp"
+#include "oci/registry_client.hpp"
+#include "support/guest_sim.hpp"
+#include "support/lume_image_seeder.hpp"
+#include "support/lume_sim.hpp"
+#include "support/process.hpp"
+#include "support/registry_server.hpp"
+#include "util/atomic_file.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <unistd.h>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace lume_unlock::test {
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+  nlohmann::json json() const { return nlohmann::json::parse(out, nullptr, false); }
+};
+
+class PipelineWorld : public ::testing::Test {
+protected:
+  /// Starts everything; `lume_args` are extra lume-sim arguments (faults).
+  void start_world(const std::vector<std::string>& lume_args = {}) {
+    auto problem = guest.start();
+    LUME_UNLOCK_REQUIRE(!problem, problem.value_or(""));
+    LUME_UNLOCK_REQUIRE(guest.info().password.has_value(),
+                        "guest-sim runs key-only unless it runs as root");
+    std::string why;
+    registry = RegistryServer::start(why);
+    LUME_UNLOCK_REQUIRE(registry != nullptr, why);
+    oci::RegistryClient client;
+    image_ref = oci::parse_reference(registry->host() + "/lume-test/tahoe:latest").value();
+    auto seeded = seed_lume_image(client, image_ref);
+    ASSERT_TRUE(seeded.ok()) << seeded.error().message();
+    image_digest = seeded.value().digest.str();
+    start_lume(lume_args);
+    if (k_preseed_vm) {
+      preseed_vm();
+    }
+    setenv("LUME_UNLOCK_PIPELINE_TEST_PW", guest.info().password->c_str(), 1);
+    write_recipe();
+  }
+
+  void start_lume(const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"--guest-address", "127.0.0.1", "--guest-ssh-port",
+                                     std::to_string(guest.info().port), "--registry",
+                                     registry->url(), "--create-delay-ms", "0",
+                                     "--boot-delay-ms", "0", "--stop-delay-ms", "0",
+                                     "--pull-delay-ms", "0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    lume = std::make_unique<LumeSim>(LUME_SIM_BINARY, args);
+    LUME_UNLOCK_REQUIRE(lume->started(), lume->failure());
+    setenv("LUME_HOME", lume->home().c_str(), 1);
+  }
+
+  /// TEMPORARY until lume-sim pulls from the registry (branch 'pull'): the VM exists, created
+  /// through Lume's API, holding the seeded image's digest as a pull would leave it.
+  static constexpr bool k_preseed_vm = true;
+  void preseed_vm() {
+    lume::ClientOptions options;
+    options.base_url = lume->url();
+    lume::LumeClient client(options);
+    lume::CreateRequest create;
+    create.name = "vm1";
+    create.os = "linux";
+    create.cpu = 4;
+    create.memory_bytes = 8ULL << 30;
+    create.disk_bytes = 10ULL << 30;
+    ASSERT_TRUE(client.create(create).ok());
+    lume::WaitOptions wait;
+    wait.what = "create";
+    wait.timeout = std::chrono::seconds(10);
+    ASSERT_TRUE(lume::wait_until(client, lume::VmRef{"vm1"}, lume::is_stopped, wait).ok());
+    ASSERT_TRUE(util::write_file_atomic(lume->home() + "/vm1/.manifest-digest", image_digest, 0644).ok());
+  }
+
+  void TearDown() override {
+    unsetenv("LUME_UNLOCK_PIPELINE_TEST_PW");
+    unsetenv("LUME_UNLOCK_TEST_PROBE_ENV");
+  }
+
+  /// The linux-x86_64 entry of the build's bundle: where its shim lands in the guest.
+  std::string shim_dir() const {
+    auto bundle = bundle::load_bundle_directory(SHIM_BUNDLE_DIR);
+    EXPECT_TRUE(bundle.ok());
+    return support_dir() + "/shim/" +
+           bundle.value().manifest().platforms.at("linux-x86_64").shim.sha256;
+  }
+  std::string support_dir() const {
+    return guest.info().home + "/Library/Application Support/LumeUnlock";
+  }
+  std::string probe_path() const { return support_dir() + "/bin/lume-unlock-probe"; }
+  std::string plist_path() const {
+    return guest.info().home + "/Library/LaunchAgents/dev.lume-unlock.probe-agent.plist";
+  }
+
+  void write_recipe() {
+    std::ostringstream yaml;
+    yaml << "source:\n  image: " << image_ref.str() << "\n"
+         << "vm:\n  cpu: 2\n  memory: 4GB\n"
+         << "shim:\n  profile:\n    apple_family_max: 1009\n    max_threadgroup_memory: 65536\n"
+         << "enablement:\n"
+         << "  - name: probe-agent\n"
+         << "    program: " << probe_path() << "\n"
+         << "    args: [\"--json\"]\n"
+         << "    agent: true\n"
+         << "    keep_alive: false\n"
+         << "    env: {LD_LIBRARY_PATH: \"" << shim_dir() << "\"}\n";
+    recipe = files / "recipe.yaml";
+    ASSERT_TRUE(util::write_file_atomic(recipe, yaml.str(), 0644).ok());
+  }
+
+  CliRun cli(const std::vector<std::string>& command, bool with_connection = true,
+             std::vector<std::string> global = {}) {
+    std::vector<std::string> args = {"lume-unlock", "--lume-url", lume->url(), "--state-dir",
+                                     state.path()};
+    args.insert(args.end(), global.begin(), global.end());
+    args.insert(args.end(), command.begin(), command.end());
+    if (with_connection) {
+      for (const std::string& a :
+           {std::string("--ssh-port"), std::to_string(guest.info().port), std::string("--ssh-user"),
+            guest.info().user, std::string("--ssh-password-env"),
+            std::string("LUME_UNLOCK_PIPELINE_TEST_PW")}) {
+        args.push_back(a);
+      }
+    }
+    std::vector<const char*> argv;
+    for (const auto& a : args) {
+      argv.push_back(a.c_str());
+    }
+    std::ostringstream out;
+    std::ostringstream err;
+    const int code = cli::run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
+    return {code, out.str(), err.str()};
+  }
+
+  CliRun create(std::vector<std::string> extra = {}) {
+    std::vector<std::string> command = {"create", "vm1", "--recipe", recipe, "--bundle",
+                                        SHIM_BUNDLE_DIR, "--ssh-wait", "2"};
+    command.insert(command.end(), extra.begin(), extra.end());
+    return cli(command, true, {"--json"});
+  }
+
+  bool guest_has(const std::string& path) const {
+    return ::access(path.c_str(), F_OK) == 0;
+  }
+  /// Files under the guest's support directory whose names mark them temporary or staged.
+  std::string leftovers() const {
+    return run_command({"/bin/sh", "-c",
+                        "find \"$1\" \"$2\" -name '*.tmp' -o -name 'payload-*' 2>/dev/null", "sh",
+                        support_dir(), guest.info().home + "/Library/LaunchAgents"})
+        .stdout_text;
+  }
+
+  TempDir files{"lume-unlock-pipeline"};
+  TempDir state{"lume-unlock-state"};
+  TempDir guest_dir{"guest-sim"};
+  GuestSim guest{guest_dir.path()};
+  std::unique_ptr<RegistryServer> registry;
+  std::unique_ptr<LumeSim> lume;
+  oci::Reference image_ref;
+  std::string image_digest;
+  std::string recipe;
+};
+
+} // namespace lume_unlock::test
