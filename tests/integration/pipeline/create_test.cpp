@@ -96,5 +96,110 @@ TEST_F(Create, SecondCreateChangesNothingInFewerThanTenSshCommands) {
   EXPECT_EQ(human.out.rfind("create 'vm1': no changes\n", 0), 0u) << human.out;
 }
 
+TEST_F(Create, StatusIsCleanThenNamesATamperedFile) {
+  start_world();
+  ASSERT_EQ(create().exit_code, 0);
+  CliRun clean = cli({"status", "vm1"});
+  EXPECT_EQ(clean.exit_code, 0) << clean.out << clean.err;
+  EXPECT_EQ(clean.out.rfind("status of 'vm1': everything matches the record\n", 0), 0u)
+      << clean.out;
+  // Tamper with the installed shim in guest-sim's home.
+  const std::string shim = shim_dir() + "/liblume-unlock-shim.so";
+  std::string bytes = util::read_file(shim).value();
+  bytes.push_back('\0');
+  ASSERT_TRUE(util::write_file_atomic(shim, bytes, 0755).ok());
+  CliRun drift = cli({"status", "vm1"}, true, {"--json"});
+  EXPECT_EQ(drift.exit_code, 6) << drift.out << drift.err;
+  const auto doc = drift.json();
+  EXPECT_EQ(doc["drift"], true);
+  std::vector<std::string> drifted;
+  for (const auto& item : doc["items"]) {
+    if (!item["ok"].get<bool>()) {
+      drifted.push_back(item["item"].get<std::string>());
+    }
+  }
+  EXPECT_EQ(drifted, std::vector<std::string>{"shim file " + shim});
+  EXPECT_NE(drift.err.find("drift in VM 'vm1': shim file " + shim), std::string::npos) << drift.err;
+}
+
+TEST_F(Create, StatusReportsAMissingAgentPlist) {
+  start_world();
+  ASSERT_EQ(create().exit_code, 0);
+  ASSERT_EQ(::unlink(plist_path().c_str()), 0);
+  CliRun drift = cli({"status", "vm1"});
+  EXPECT_EQ(drift.exit_code, 6);
+  EXPECT_NE(drift.out.find("DRIFT  agent 'probe-agent' plist: expected "), std::string::npos)
+      << drift.out;
+}
+
+TEST_F(Create, VerifyPassesAndAcceptsAFastLlamaLog) {
+  start_world();
+  ASSERT_EQ(create().exit_code, 0);
+  CliRun ok = cli({"verify", "vm1"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  EXPECT_EQ(ok.out.rfind("verify 'vm1': ok\n", 0), 0u) << ok.out;
+  CliRun fast = cli({"verify", "vm1", "--llama-log",
+                     std::string(LUME_UNLOCK_FIXTURES) + "/llama-logs/unlocked-lume-unlock-shim.stderr"});
+  EXPECT_EQ(fast.exit_code, 0) << fast.out << fast.err;
+  CliRun stock = cli({"verify", "vm1", "--llama-log",
+                      std::string(LUME_UNLOCK_FIXTURES) + "/llama-logs/stock-guest.stderr"},
+                     true, {"--json"});
+  EXPECT_EQ(stock.exit_code, 6) << stock.out;
+  EXPECT_EQ(stock.json()["ok"], false);
+}
+
+TEST_F(Create, RemoveLeavesTheGuestStockAndKeepsARecord) {
+  start_world();
+  ASSERT_EQ(create().exit_code, 0);
+  ASSERT_TRUE(guest_has(plist_path()));
+  CliRun dry = cli({"remove", "vm1", "--dry-run"});
+  EXPECT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_TRUE(guest_has(plist_path()));
+  EXPECT_TRUE(guest_has(state.path() + "/vms/vm1/provenance.json"));
+  CliRun removed = cli({"remove", "vm1"}, true, {"--json"});
+  ASSERT_EQ(removed.exit_code, 0) << removed.out << removed.err;
+  EXPECT_EQ(removed.json()["removed_agents"], nlohmann::json{"dev.lume-unlock.probe-agent"});
+  EXPECT_FALSE(guest_has(plist_path()));
+  EXPECT_FALSE(guest_has(support_dir()));
+  EXPECT_FALSE(guest_has(support_dir() + "/enabled-executables"));
+  EXPECT_FALSE(guest_has(state.path() + "/vms/vm1/provenance.json"));
+  const std::string record = removed.json()["removal_record"].get<std::string>();
+  EXPECT_EQ(record.rfind(state.path() + "/vms/vm1/removed-", 0), 0u) << record;
+  EXPECT_TRUE(guest_has(record));
+  // launchd no longer has the agent.
+  auto print = run_command({"/bin/sh", "-c", "PATH=\"$1/bin:$PATH\" launchctl print gui/$(id -u \"$2\")",
+                            "sh", guest.dir(), guest.info().user});
+  EXPECT_EQ(print.stdout_text.find("dev.lume-unlock.probe-agent"), std::string::npos)
+      << print.stdout_text;
+  // And create brings it all back.
+  CliRun again = create();
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_TRUE(guest_has(plist_path()));
+}
+
+TEST_F(Create, RemoveWithDeleteVmDeletesItThroughLume) {
+  start_world();
+  ASSERT_EQ(create().exit_code, 0);
+  CliRun removed = cli({"remove", "vm1", "--delete-vm"});
+  ASSERT_EQ(removed.exit_code, 0) << removed.err;
+  EXPECT_FALSE(guest_has(lume->home() + "/vm1"));
+}
+
+TEST_F(Create, DryRunChangesNothing) {
+  start_world();
+  const std::string before = run_command({"/usr/bin/find", lume->home(), guest.info().home}).stdout_text;
+  CliRun dry = cli({"create", "vm1", "--recipe", recipe, "--bundle", SHIM_BUNDLE_DIR, "--dry-run"});
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_NE(dry.out.find("[to do]    resize: set 2 vCPU, 4GB while stopped"), std::string::npos)
+      << dry.out;
+  CliRun json = cli({"create", "vm1", "--recipe", recipe, "--bundle", SHIM_BUNDLE_DIR, "--dry-run"},
+                    true, {"--json"});
+  ASSERT_EQ(json.exit_code, 0);
+  EXPECT_EQ(json.json()["steps"].size(), 10u);
+  EXPECT_EQ(run_command({"/usr/bin/find", lume->home(), guest.info().home}).stdout_text, before);
+  EXPECT_FALSE(guest_has(state.path() + "/vms/vm1/provenance.json"));
+  EXPECT_FALSE(guest_has(state.path() + "/vms/vm1/known_host")); // no SSH contact at all
+}
+
 } // namespace
 } // namespace lume_unlock::test
