@@ -38,12 +38,6 @@ ProbeVerdict judge_probe(const nlohmann::json& stock,
   }
   verdict.stock_threadgroup_memory = unsigned_at(stock, "max_threadgroup_memory");
   verdict.unlocked_threadgroup_memory = unsigned_at(unlocked, "max_threadgroup_memory");
-  const std::string state = unlocked.value("/shim/state"_json_pointer, std::string("absent"));
-  if (state != "active") {
-    const std::string reason = unlocked.value("/shim/reason"_json_pointer, std::string());
-    verdict.problems.push_back("the shim is " + state + " in the unlocked probe run" +
-                               (reason.empty() ? std::string() : " (" + reason + ")"));
-  }
   const long ceiling = static_cast<long>(profile.apple_family_max);
   for (long code = 1001; code <= ceiling; ++code) {
     const auto answer = family(unlocked, code);
@@ -80,6 +74,12 @@ ProbeVerdict judge_probe(const nlohmann::json& stock,
                                    " stock (only Apple families may change)");
       }
     }
+  }
+  const std::string state = unlocked.value("/shim/state"_json_pointer, std::string("absent"));
+  if (state != "active") {
+    const std::string reason = unlocked.value("/shim/reason"_json_pointer, std::string());
+    verdict.problems.push_back("the shim is " + state + " in the unlocked probe run" +
+                               (reason.empty() ? std::string() : " (" + reason + ")"));
   }
   if (verdict.unlocked_threadgroup_memory < profile.max_threadgroup_memory) {
     verdict.problems.push_back("max_threadgroup_memory is " +

@@ -1,0 +1,109 @@
+// The create fault matrix: one fault per step where the simulators can inject it. Each case
+// checks the step named in the error, the exit code (DESIGN §9), that no file sits half-written
+// under a final name, and that a second create without the fault completes.
+#include "pipeline_fixture.hpp"
+
+#include "util/sha256.hpp"
+
+namespace lume_unlock::test {
+namespace {
+
+class CreateFault : public PipelineWorld {
+protected:
+  /// The error document of a failed --json run.
+  static nlohmann::json error_of(const CliRun& run) { return run.json()["error"]; }
+
+  /// Every final path of the shim install is either absent or exactly the bundle's file, and no
+  /// temporary or staged file is left.
+  void expect_no_half_installed_files() {
+    auto bundle = bundle::load_bundle_directory(SHIM_BUNDLE_DIR).value();
+    const auto& entry = bundle.manifest().platforms.at("linux-x86_64");
+    std::vector<std::pair<std::string, std::string>> finals = {
+        {shim_dir() + "/liblume-unlock-shim.so", entry.shim.sha256},
+        {shim_dir() + "/libMetalEmu.so", entry.support.front().sha256},
+        {probe_path(), entry.probe->sha256}};
+    for (const auto& [path, sha] : finals) {
+      if (guest_has(path)) {
+        EXPECT_EQ(util::sha256_file_hex(path).value(), sha) << path;
+      }
+    }
+    EXPECT_EQ(leftovers(), "");
+  }
+
+  void expect_recovers() {
+    CliRun again = create();
+    EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+    EXPECT_TRUE(guest_has(state.path() + "/vms/vm1/provenance.json"));
+    EXPECT_TRUE(guest_has(plist_path()));
+  }
+};
+
+TEST_F(CreateFault, LumeErrorOnPatchFailsTheResizeStep) {
+  start_world({"--fault", "PATCH /lume/vms/vm1=500x1"});
+  CliRun run = create();
+  EXPECT_EQ(run.exit_code, 3) << run.out;
+  const auto error = error_of(run);
+  EXPECT_EQ(error["message"].get<std::string>().rfind("create step 'resize': ", 0), 0u) << error;
+  EXPECT_NE(error["hint"].get<std::string>().find("re-run 'lume-unlock create vm1'"),
+            std::string::npos);
+  expect_no_half_installed_files();
+  expect_recovers();
+}
+
+TEST_F(CreateFault, LumeErrorOnRunFailsTheBootStep) {
+  start_world({"--fault", "POST /lume/vms/vm1/run=500x1"});
+  CliRun run = create();
+  EXPECT_EQ(run.exit_code, 3) << run.out;
+  EXPECT_EQ(error_of(run)["message"].get<std::string>().rfind("create step 'boot': ", 0), 0u)
+      << run.out;
+  expect_no_half_installed_files();
+  expect_recovers();
+}
+
+TEST_F(CreateFault, DroppedLumeConnectionFailsTheBootStep) {
+  start_world({"--drop", "POST /lume/vms/vm1/run=x1"});
+  CliRun run = create();
+  EXPECT_EQ(run.exit_code, 3) << run.out;
+  EXPECT_EQ(error_of(run)["message"].get<std::string>().rfind("create step 'boot': ", 0), 0u)
+      << run.out;
+  expect_no_half_installed_files();
+  expect_recovers();
+}
+
+TEST_F(CreateFault, RefusedGuestLoginFailsTheConnectStep) {
+  start_world();
+  setenv("LUME_UNLOCK_PIPELINE_WRONG_PW", "not-the-password", 1);
+  CliRun run = cli({"create", "vm1", "--recipe", recipe, "--bundle", SHIM_BUNDLE_DIR,
+                    "--ssh-wait", "1", "--ssh-port", std::to_string(guest.info().port),
+                    "--ssh-user", guest.info().user, "--ssh-password-env",
+                    "LUME_UNLOCK_PIPELINE_WRONG_PW"},
+                   false, {"--json"});
+  unsetenv("LUME_UNLOCK_PIPELINE_WRONG_PW");
+  EXPECT_EQ(run.exit_code, 5) << run.out;
+  EXPECT_EQ(error_of(run)["message"].get<std::string>().rfind("create step 'connect': ", 0), 0u)
+      << run.out;
+  EXPECT_EQ(run.out.find("not-the-password"), std::string::npos);
+  expect_no_half_installed_files();
+  EXPECT_FALSE(guest_has(support_dir()));
+  expect_recovers();
+}
+
+TEST_F(CreateFault, ProbeAnswersUnchangedFailTheProbeStepNamingTheFamily) {
+  start_world();
+  setenv("LUME_UNLOCK_TEST_PROBE_ENV", "LUME_UNLOCK_DISABLE=1", 1);
+  CliRun run = create();
+  unsetenv("LUME_UNLOCK_TEST_PROBE_ENV");
+  EXPECT_EQ(run.exit_code, 6) << run.out;
+  const std::string message = error_of(run)["message"].get<std::string>();
+  EXPECT_EQ(message,
+            "create step 'probe': probe check in VM 'vm1': Apple family 1006 answered false with "
+            "the shim (expected true through 1009) (and 5 more problems)");
+  // Nothing was enabled and no record claims success.
+  EXPECT_FALSE(guest_has(plist_path()));
+  EXPECT_FALSE(guest_has(state.path() + "/vms/vm1/provenance.json"));
+  expect_no_half_installed_files();
+  expect_recovers();
+}
+
+} // namespace
+} // namespace lume_unlock::test
