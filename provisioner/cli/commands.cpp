@@ -3,6 +3,7 @@
 #include "cli/inspect_log.hpp"
 #include "cli/ssh.hpp"
 #include "cli/lock.hpp"
+#include "cli/pull.hpp"
 #include "cli/resolve.hpp"
 
 namespace lume_unlock::cli {
@@ -13,6 +14,7 @@ void register_commands(CLI::App& app, Context& context, int& exit_code) {
   register_inspect_log(app, context, exit_code);
   register_ssh(app, context, exit_code);
   register_lock(app, context, exit_code);
+  register_pull(app, context, exit_code);
   register_resolve(app, context, exit_code);
 }
 

@@ -101,8 +101,8 @@ Result<std::string> read_lume_manifest_digest(const std::string& lume_home, cons
   return text.value();
 }
 
-Result<PulledImage> pull_image(lume::LumeApi& lume, oci::RegistryClient& registry,
-                               const ImagePullRequest& request) {
+Result<ImagePullPlan> plan_image_pull(lume::LumeApi& lume, oci::RegistryClient& registry,
+                                      const ImagePullRequest& request) {
   const oci::Reference& ref = request.reference;
   if (request.lume_home.empty()) {
     return Error(ErrorCategory::usage, "pull of '" + ref.str() + "'",
@@ -112,51 +112,71 @@ Result<PulledImage> pull_image(lume::LumeApi& lume, oci::RegistryClient& registr
   if (!resolved.ok()) {
     return resolved.error();
   }
-  const oci::Digest digest = resolved.value().digest;
   auto image = lume_image_for(ref, resolved.value().tag);
   if (!image.ok()) {
     return image.error();
   }
-  PulledImage result{image.value().reference(), digest, "", true};
-  const std::string what = "pull of '" + result.reference + "' into VM '" + request.vm + "'";
+  ImagePullPlan plan{image.value().reference(), resolved.value().digest, {}, false, {}, false, {}};
+  plan.lume_request.image = image.value().name + ":" + image.value().tag;
+  plan.lume_request.name = request.vm;
+  plan.lume_request.registry = image.value().registry;
+  plan.lume_request.organization = image.value().organization;
+  const std::string what = "pull of '" + plan.reference + "' into VM '" + request.vm + "'";
 
-  // An existing VM: nothing to do when it came from exactly this digest, else refuse (Lume
-  // would refuse too; --force over HTTP does not exist and would delete the VM first).
   auto existing = lume.find(request.vm);
-  bool exists = false;
   if (existing.ok()) {
     if (existing.value() && std::holds_alternative<lume::PullProgress>(*existing.value())) {
-      return Error(ErrorCategory::lume_api, what, "Lume is already pulling into VM '" + request.vm + "'",
+      return Error(ErrorCategory::lume_api, what,
+                   "Lume is already pulling into VM '" + request.vm + "'",
                    "wait for that pull to finish (`lume ls`), then run this again");
     }
-    exists = existing.value().has_value();
+    plan.vm_exists = existing.value().has_value();
   } else if (is_sticky_pull_failure(existing.error())) {
     // An earlier failed pull masks the VM in Lume's answers; the directory tells the truth.
     std::error_code ec;
-    exists = std::filesystem::exists(request.lume_home + "/" + request.vm + "/config.json", ec);
+    plan.vm_exists =
+        std::filesystem::exists(request.lume_home + "/" + request.vm + "/config.json", ec);
   } else {
     return existing.error().with_context(what);
   }
-  if (exists) {
+  if (plan.vm_exists) {
     auto have = read_lume_manifest_digest(request.lume_home, request.vm);
-    if (have.ok() && have.value() == digest.str()) {
-      result.lume_manifest_digest = have.value();
-      result.changed = false;
-      return result;
+    if (have.ok()) {
+      plan.vm_manifest_digest = have.value();
     }
-    return Error(ErrorCategory::usage, what,
-                 "VM '" + request.vm + "' already exists" +
-                     (have.ok() ? " and was pulled from " + have.value() + ", not " + digest.str()
-                                : " and was not pulled from a registry"),
-                 "pick another name, or remove the VM first (`lume delete " + request.vm + "`)");
+    plan.in_place = plan.vm_manifest_digest == plan.digest.str();
+    if (!plan.in_place) {
+      // Lume would refuse too; its --force (not even offered over HTTP) deletes the VM first.
+      plan.conflict = Error(
+          ErrorCategory::usage, what,
+          "VM '" + request.vm + "' already exists" +
+              (have.ok() ? " and was pulled from " + have.value() + ", not " + plan.digest.str()
+                         : " and was not pulled from a registry"),
+          "pick another name, or remove the VM first (`lume delete " + request.vm + "`)");
+    }
   }
+  return plan;
+}
 
-  lume::PullRequest pull;
-  pull.image = image.value().name + ":" + image.value().tag;
-  pull.name = request.vm;
-  pull.registry = image.value().registry;
-  pull.organization = image.value().organization;
-  if (auto started = lume.pull_start(pull); !started.ok()) {
+Result<PulledImage> pull_image(lume::LumeApi& lume, oci::RegistryClient& registry,
+                               const ImagePullRequest& request) {
+  auto planned = plan_image_pull(lume, registry, request);
+  if (!planned.ok()) {
+    return planned.error();
+  }
+  const ImagePullPlan& plan = planned.value();
+  if (plan.conflict) {
+    return *plan.conflict;
+  }
+  PulledImage result{plan.reference, plan.digest, plan.vm_manifest_digest.value_or(""),
+                     !plan.in_place};
+  if (plan.in_place) {
+    return result;
+  }
+  const oci::Digest& digest = plan.digest;
+  const std::string what = "pull of '" + result.reference + "' into VM '" + request.vm + "'";
+
+  if (auto started = lume.pull_start(plan.lume_request); !started.ok()) {
     return started.error();
   }
   lume::WaitOptions wait;
