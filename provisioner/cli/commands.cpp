@@ -7,6 +7,7 @@
 #include "cli/ssh.hpp"
 #include "cli/lock.hpp"
 #include "cli/remove.hpp"
+#include "cli/pull.hpp"
 #include "cli/resolve.hpp"
 #include "cli/status.hpp"
 #include "cli/verify.hpp"
@@ -19,6 +20,7 @@ void register_commands(CLI::App& app, Context& context, int& exit_code) {
   register_inspect_log(app, context, exit_code);
   register_ssh(app, context, exit_code);
   register_lock(app, context, exit_code);
+  register_pull(app, context, exit_code);
   register_resolve(app, context, exit_code);
   register_create(app, context, exit_code);
   register_status(app, context, exit_code);
