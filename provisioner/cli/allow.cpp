@@ -1,6 +1,6 @@
 #include "cli/allow.hpp"
 
-#include "cli/guest_connection.hpp"
+#include "cli/vm_guest.hpp"
 #include "enablement/enablement_json.hpp"
 #include "enablement/guest_layout.hpp"
 #include "pipeline/enablement_apply.hpp"
@@ -88,7 +88,7 @@ void apply(const AllowOptions& options, const std::string& verb,
 }
 
 void run_list(const AllowOptions& options, Context& context) {
-  auto session = connect_guest(options.vm, options.connection, context);
+  auto session = connect_vm_guest(context, options.vm, options.connection);
   auto view = pipeline::read_guest_enablement(*session, options.vm).value_or_throw();
   const auto& loaded = view.observed.state.loaded_labels;
   if (context.json()) {
@@ -137,7 +137,7 @@ void run_add(const AllowOptions& options, Context& context) {
   entry.keep_alive = entry.agent && !options.no_keep_alive;
   enablement::validate(entry).value_or_throw();
 
-  auto session = connect_guest(options.vm, options.connection, context);
+  auto session = connect_vm_guest(context, options.vm, options.connection);
   auto view = pipeline::read_guest_enablement(*session, options.vm).value_or_throw();
   enablement::EnablementList desired = view.list;
   bool replaced = false;
@@ -154,7 +154,7 @@ void run_add(const AllowOptions& options, Context& context) {
 }
 
 void run_remove(const AllowOptions& options, Context& context) {
-  auto session = connect_guest(options.vm, options.connection, context);
+  auto session = connect_vm_guest(context, options.vm, options.connection);
   auto view = pipeline::read_guest_enablement(*session, options.vm).value_or_throw();
   if (view.list.find(options.entry) == nullptr) {
     throw unknown_entry("allow remove", options.entry, options.vm, view.list);

@@ -1,6 +1,6 @@
 #include "cli/exec.hpp"
 
-#include "cli/guest_connection.hpp"
+#include "cli/vm_guest.hpp"
 #include "pipeline/enablement_apply.hpp"
 #include "pipeline/exec_entry.hpp"
 #include "util/edit_distance.hpp"
@@ -22,7 +22,7 @@ struct ExecOptions {
 };
 
 int run_exec(const ExecOptions& options, Context& context) {
-  auto session = connect_guest(options.vm, options.connection, context);
+  auto session = connect_vm_guest(context, options.vm, options.connection);
   auto view = pipeline::read_guest_enablement(*session, options.vm).value_or_throw();
   const enablement::EnablementEntry* entry = view.list.find(options.entry);
   if (entry == nullptr) {

@@ -1,8 +1,8 @@
 #include "cli/ssh.hpp"
 
-#include "cli/guest_connection.hpp"
 #include "guest/connection_options.hpp"
 #include "guest/shell_quote.hpp"
+#include "cli/vm_guest.hpp"
 
 #include <memory>
 #include <string>
@@ -27,7 +27,7 @@ int run_ssh(const SshCommandOptions& options, Context& context) {
   }
   const std::string command_line = guest::shell_join(options.command).value_or_throw();
 
-  auto session = connect_guest(options.vm, options.connection, context);
+  auto session = connect_vm_guest(context, options.vm, options.connection);
   guest::CommandResult result = session->run(command_line).value_or_throw();
   context.debug("remote commands run: " + std::to_string(session->command_count()));
   if (result.exit_status < 0) {

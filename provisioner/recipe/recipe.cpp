@@ -1,7 +1,7 @@
 #include "recipe.hpp"
 
 #include "enablement/enablement_yaml.hpp"
-#include "recipe/size.hpp"
+#include "lume/size.hpp"
 #include "util/atomic_file.hpp"
 #include "util/edit_distance.hpp"
 #include "util/sha256.hpp"
@@ -98,10 +98,20 @@ public:
     return value;
   }
 
+  /// A size as Lume parses it, except that the unit is required: "16" reads as bytes to people
+  /// while Lume takes it as GB.
   std::uint64_t size(const YAML::Node& node, const std::string& field) const {
-    auto bytes = parse_size(string(node, field));
+    static const char* const k_hint = "write it like 16GB or 8192MB (units: TB, GB, MB, KB, B)";
+    const std::string text = string(node, field);
+    if (text.find_first_not_of("0123456789. ") == std::string::npos) {
+      fail(node, field, "'" + text + "' has no unit", k_hint);
+    }
+    auto bytes = lume::parse_size(text);
     if (!bytes) {
-      fail(node, field, bytes.error().message(), bytes.error().hint());
+      fail(node, field, bytes.error().message(), k_hint);
+    }
+    if (bytes.value() == 0) {
+      fail(node, field, "'" + text + "' is zero", k_hint);
     }
     return bytes.value();
   }

@@ -1,11 +1,13 @@
-// `lume-unlock ssh` in-process against guest-sim and a minimal stand-in for Lume's
-// GET /lume/vms/<name> (the real lume-sim is another issue).
+// `lume-unlock ssh` in-process against guest-sim and lume-sim: lume-sim reports guest-sim's
+// address for its running VMs, as Lume reports the guest's.
 #include "cli/app.hpp"
+#include "lume/client.hpp"
+#include "lume/wait.hpp"
 #include "support/guest_sim.hpp"
+#include "support/lume_sim.hpp"
 #include "support/process.hpp"
 
 #include <gtest/gtest.h>
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
@@ -17,41 +19,6 @@ namespace {
 
 using test::GuestSim;
 using test::TempDir;
-
-/// Answers GET /lume/vms/<name> like Lume 0.5.3 (reference/lume-api.md §3.3): "vm1" runs at
-/// 127.0.0.1, "off" is stopped, anything else is 400 {"message": "Virtual machine not found: …"}.
-class FakeLume {
-public:
-  FakeLume() : m_port(test::free_loopback_port()) {
-    m_server.Get(R"(/lume/vms/([^/]+))", [](const httplib::Request& request, httplib::Response& response) {
-      const std::string name = request.matches[1];
-      if (name == "vm1" || name == "off") {
-        nlohmann::json body = {{"name", name}, {"os", "macOS"}, {"cpuCount", 8},
-                               {"memorySize", 17179869184LL}, {"status", name == "vm1" ? "running" : "stopped"},
-                               {"ipAddress", name == "vm1" ? nlohmann::json("127.0.0.1") : nlohmann::json()},
-                               {"sshAvailable", name == "vm1" ? nlohmann::json(true) : nlohmann::json()},
-                               {"locationName", "home"}, {"networkMode", "nat"}};
-        response.set_content(body.dump(), "application/json");
-      } else {
-        response.status = 400;
-        response.set_content(nlohmann::json{{"message", "Virtual machine not found: " + name}}.dump(),
-                             "application/json");
-      }
-    });
-    m_thread = std::thread([this] { m_server.listen("127.0.0.1", m_port); });
-    test::wait_for_tcp(m_port, std::chrono::seconds(5));
-  }
-  ~FakeLume() {
-    m_server.stop();
-    m_thread.join();
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(m_port); }
-
-private:
-  int m_port;
-  httplib::Server m_server;
-  std::thread m_thread;
-};
 
 struct CliRun {
   int exit_code;
@@ -67,11 +34,35 @@ protected:
     LUME_UNLOCK_REQUIRE(sim.info().password.has_value(),
                         "guest-sim runs key-only unless it runs as root");
     setenv("LUME_UNLOCK_CLI_TEST_PW", sim.info().password->c_str(), 1);
+    lume = std::make_unique<test::LumeSim>(
+        LUME_SIM_BINARY,
+        std::vector<std::string>{"--guest-address", "127.0.0.1", "--guest-ssh-port",
+                                 std::to_string(sim.info().port), "--create-delay-ms", "0",
+                                 "--boot-delay-ms", "0"});
+    LUME_UNLOCK_REQUIRE(lume->started(), lume->failure());
+    // "vm1" runs (at guest-sim's address), "off" stays stopped.
+    lume::ClientOptions options;
+    options.base_url = lume->url();
+    lume::LumeClient client(options);
+    for (const char* name : {"vm1", "off"}) {
+      lume::CreateRequest create;
+      create.name = name;
+      create.os = "linux";
+      create.cpu = 2;
+      create.memory_bytes = 4ULL << 30;
+      create.disk_bytes = 10ULL << 30;
+      ASSERT_TRUE(client.create(create).ok());
+      lume::WaitOptions wait;
+      wait.what = "create";
+      wait.timeout = std::chrono::seconds(10);
+      ASSERT_TRUE(lume::wait_until(client, lume::VmRef{name}, lume::is_stopped, wait).ok());
+    }
+    ASSERT_TRUE(client.run(lume::VmRef{"vm1"}, lume::RunOptions{}).ok());
   }
   void TearDown() override { unsetenv("LUME_UNLOCK_CLI_TEST_PW"); }
 
   CliRun run(const std::string& vm, std::vector<std::string> tail, std::vector<std::string> before = {}) {
-    std::vector<std::string> args = {"lume-unlock", "--lume-url", lume.url(), "--state-dir", state.path()};
+    std::vector<std::string> args = {"lume-unlock", "--lume-url", lume->url(), "--state-dir", state.path()};
     args.insert(args.end(), before.begin(), before.end());
     std::vector<std::string> command = {"ssh", vm, "--ssh-port", std::to_string(sim.info().port),
                                         "--ssh-user", sim.info().user, "--ssh-password-env",
@@ -88,7 +79,7 @@ protected:
     return {code, out.str(), err.str()};
   }
 
-  FakeLume lume;
+  std::unique_ptr<test::LumeSim> lume;
   TempDir state{"lume-unlock-state"};
   TempDir sim_dir{"guest-sim"};
   GuestSim sim{sim_dir.path()};
@@ -129,16 +120,16 @@ TEST_F(CliSsh, UnknownVmIsALumeError) {
   auto r = run("ghost", {"--", "true"});
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_EQ(r.err,
-            "lume-unlock: error: finding the address of VM 'ghost': Lume said: Virtual machine not "
-            "found: ghost\nhint: list the VMs with 'lume ls'\n");
+            "lume-unlock: error: status of VM 'ghost': Lume answered HTTP 400: Virtual machine not "
+            "found: ghost\nhint: list the VMs Lume knows with `lume ls`\n");
 }
 
-TEST_F(CliSsh, StoppedVmIsAGuestError) {
+TEST_F(CliSsh, StoppedVmIsALumeStateError) {
   auto r = run("off", {"--", "true"});
-  EXPECT_EQ(r.exit_code, 5);
+  EXPECT_EQ(r.exit_code, 3);
   EXPECT_EQ(r.err,
-            "lume-unlock: error: finding the address of VM 'off': VM 'off' is not running "
-            "(status 'stopped')\nhint: start it with 'lume run off --no-display'\n");
+            "lume-unlock: error: guest of VM 'off': the VM is stopped, not running\nhint: start it "
+            "with 'lume run off --no-display' (or 'lume-unlock create off', which boots it)\n");
 }
 
 TEST_F(CliSsh, HelpSaysInteractiveShellsAreOutOfScope) {

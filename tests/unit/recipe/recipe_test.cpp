@@ -64,8 +64,11 @@ struct BadCase {
 TEST(Recipe, RejectsBadInputWithFileLineAndColumn) {
   const BadCase cases[] = {
       {"memory without B", "source: {image: a.io/b/c:1}\nvm:\n  memory: 16G\n",
-       "r.yaml:3:11: vm.memory: '16G' is not a size: the unit must be TB, GB, MB, KB or B | hint: "
+       "r.yaml:3:11: vm.memory: invalid size '16G': unknown unit (use TB, GB, MB, KB or b) | hint: "
        "write it like 16GB or 8192MB (units: TB, GB, MB, KB, B)"},
+      {"memory without unit", "source: {image: a.io/b/c:1}\nvm:\n  memory: 16\n",
+       "r.yaml:3:11: vm.memory: '16' has no unit | hint: write it like 16GB or 8192MB (units: TB, GB, "
+       "MB, KB, B)"},
       {"cpu zero", "source: {image: a.io/b/c:1}\nvm: {cpu: 0}\n",
        "r.yaml:2:11: vm.cpu: 0 is out of range (1 to 64)"},
       {"cpu as text", "source: {image: a.io/b/c:1}\nvm: {cpu: eight}\n",

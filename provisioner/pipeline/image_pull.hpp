@@ -1,0 +1,43 @@
+#pragma once
+
+#include "lume/api.hpp"
+#include "oci/reference.hpp"
+#include "oci/registry_client.hpp"
+#include "util/progress.hpp"
+
+#include <chrono>
+#include <string>
+
+namespace lume_unlock::pipeline {
+
+/// Pull an image into a Lume VM, pinned by digest (DESIGN §8 step 2; lume-oci.md §6.3).
+struct ImagePullRequest {
+  oci::Reference reference;   ///< as the user wrote it (tag and/or digest)
+  std::string vm;             ///< local VM name
+  std::string lume_home;      ///< Lume's VM directory root ($LUME_HOME, default ~/.lume)
+  std::chrono::milliseconds timeout{std::chrono::hours(6)};
+  util::ProgressCallback progress;
+};
+
+struct PulledImage {
+  std::string reference;            ///< canonical reference pulled ("registry/repo:tag")
+  oci::Digest digest;               ///< the verified manifest digest we resolved
+  std::string lume_manifest_digest; ///< what Lume wrote to <lume_home>/<vm>/.manifest-digest
+  bool changed = true;              ///< false: the VM already held exactly this digest
+};
+
+/// Resolves the reference to a verified digest with `registry`; when the VM already exists with
+/// that `.manifest-digest`, does nothing (changed = false); otherwise asks Lume to pull
+/// (`POST /lume/pull/start` with registry/organization/name:tag; a digest-only reference is
+/// pulled through its immutable `sha256-<hex>` tag, which must exist), reports
+/// `downloadProgress`, and compares Lume's `.manifest-digest` with the resolved digest. A
+/// mismatch is a registry error ("tag moved during pull", exit 4) that deletes nothing the user
+/// had. Implemented in image_pull.cpp (issue 7).
+Result<PulledImage> pull_image(lume::LumeApi& lume,
+                               oci::RegistryClient& registry,
+                               const ImagePullRequest& request);
+
+/// Reads `<lume_home>/<vm>/.manifest-digest` (no trailing newline, as Lume writes it).
+Result<std::string> read_lume_manifest_digest(const std::string& lume_home, const std::string& vm);
+
+} // namespace lume_unlock::pipeline
