@@ -81,7 +81,7 @@ void apply(const AllowOptions& options, const std::string& verb,
   auto report = pipeline::apply_enablement(session, desired, view.target, view.observed);
   if (!report.ok()) {
     throw report.error().with_context("allow " + verb + " " + util::quote_for_message(options.entry) +
-                                      " in VM " + util::quote_for_message(options.vm) + ": ");
+                                      " in VM " + util::quote_for_message(options.vm));
   }
   context.debug("remote commands run: " + std::to_string(session.command_count()));
   render_apply(options.vm, verb, options.entry, report.value(), context);

@@ -3,6 +3,7 @@
 #include "cli/allow.hpp"
 #include "cli/create.hpp"
 #include "cli/exec.hpp"
+#include "cli/doctor.hpp"
 #include "cli/inspect_log.hpp"
 #include "cli/ssh.hpp"
 #include "cli/lock.hpp"
@@ -17,6 +18,7 @@ namespace lume_unlock::cli {
 // The one list of commands (one file per command under cli/). A command is added here once it
 // really works, so --help never advertises what does not run.
 void register_commands(CLI::App& app, Context& context, int& exit_code) {
+  register_doctor(app, context, exit_code);
   register_inspect_log(app, context, exit_code);
   register_ssh(app, context, exit_code);
   register_lock(app, context, exit_code);

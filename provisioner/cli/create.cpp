@@ -1,7 +1,9 @@
 #include "cli/create.hpp"
 
 #include "bundle/loader.hpp"
+#include "cli/bundle_location.hpp"
 #include "cli/progress_renderer.hpp"
+#include "cli/pull.hpp"
 #include "cli/registry_options.hpp"
 #include "cli/vm_guest.hpp"
 #include "guest/connection_options.hpp"
@@ -10,15 +12,9 @@
 #include "pipeline/create.hpp"
 #include "recipe/recipe.hpp"
 
-#include <sys/stat.h>
-
 #include <cstdlib>
 #include <memory>
 #include <sstream>
-
-#ifndef LUME_UNLOCK_BUILD_BUNDLE_DIR
-#define LUME_UNLOCK_BUILD_BUNDLE_DIR ""
-#endif
 
 namespace lume_unlock::cli {
 
@@ -40,47 +36,6 @@ struct CreateCommandOptions {
 std::string env_or_empty(const char* name) {
   const char* value = std::getenv(name);
   return value != nullptr ? std::string(value) : std::string();
-}
-
-/// Where the shim bundle comes from, in order: --bundle, the recipe's shim.bundle,
-/// $LUME_UNLOCK_BUNDLE, this build tree's shim-bundle/.
-struct BundleChoice {
-  std::string path;
-  std::string source; ///< "--bundle", "recipe shim.bundle", "LUME_UNLOCK_BUNDLE", "build tree"
-};
-
-BundleChoice choose_bundle(const CreateCommandOptions& options,
-                           const std::optional<recipe::Recipe>& recipe) {
-  if (!options.bundle.empty()) {
-    return {options.bundle, "--bundle"};
-  }
-  if (recipe && recipe->shim.bundle) {
-    return {*recipe->shim.bundle, "recipe shim.bundle"};
-  }
-  if (const std::string env = env_or_empty("LUME_UNLOCK_BUNDLE"); !env.empty()) {
-    return {env, "LUME_UNLOCK_BUNDLE"};
-  }
-  const std::string built = LUME_UNLOCK_BUILD_BUNDLE_DIR;
-  if (!built.empty()) {
-    return {built, "build tree"};
-  }
-  throw Error(ErrorCategory::usage, "shim bundle", "none given and this build has none",
-              "give --bundle DIR|ARCHIVE or set LUME_UNLOCK_BUNDLE");
-}
-
-bundle::LoadedBundle load_bundle(const BundleChoice& choice) {
-  struct stat info {};
-  if (::stat(choice.path.c_str(), &info) != 0) {
-    throw Error(ErrorCategory::usage, "shim bundle '" + choice.path + "' (" + choice.source + ")",
-                "no such file or directory",
-                choice.source == "build tree"
-                    ? "build it with 'cmake --build build --target shim-bundle', or give --bundle"
-                    : "give a bundle directory or lume-unlock-shim-bundle-<version>.tar.gz "
-                      "(OCI bundle references are not fetched by create yet)");
-  }
-  return (S_ISDIR(info.st_mode) ? bundle::load_bundle_directory(choice.path)
-                                : bundle::load_bundle_archive(choice.path))
-      .value_or_throw();
 }
 
 /// $LUME_UNLOCK_TEST_PROBE_ENV ("K=V[,K=V]…"): extra environment for the unlocked probe run,
@@ -215,8 +170,10 @@ void run_create(const CreateCommandOptions& options, Context& context, int& exit
   if (!options.recipe.empty()) {
     recipe_for_bundle = recipe::load_recipe(options.recipe).value_or_throw();
   }
-  const BundleChoice choice = choose_bundle(options, recipe_for_bundle);
-  const bundle::LoadedBundle bundle = load_bundle(choice);
+  const BundleLocation choice = locate_bundle(
+      options.bundle.empty() ? std::nullopt : std::optional<std::string>(options.bundle),
+      recipe_for_bundle ? recipe_for_bundle->shim.bundle : std::nullopt);
+  const bundle::LoadedBundle bundle = load_located_bundle(choice).value_or_throw();
   context.debug("shim bundle " + bundle.manifest().version + " from " + choice.source + ": " +
                 choice.path);
 
@@ -241,8 +198,7 @@ void run_create(const CreateCommandOptions& options, Context& context, int& exit
     create.memory_bytes = lume::parse_size(options.memory).value_or_throw();
   }
   create.lume_url = context.global.lume_url;
-  const std::string lume_home = env_or_empty("LUME_HOME");
-  create.lume_home = !lume_home.empty() ? lume_home : env_or_empty("HOME") + "/.lume";
+  create.lume_home = lume_home_directory();
   create.state_dir = context.global.state_dir;
   create.bundle_source = choice.source;
   create.probe_extra_env = test_probe_env();

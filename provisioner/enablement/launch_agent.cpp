@@ -96,6 +96,15 @@ Result<std::map<std::string, std::string>> agent_environment(const EnablementEnt
       {k_env_max_threadgroup_memory, std::to_string(profile.max_threadgroup_memory)},
       {k_env_enablement, layout.guard_file_path()},
   };
+  if (settings.inject_variable == "LD_PRELOAD") {
+    // glibc splits LD_PRELOAD at spaces and colons, with no escape, so "Application Support"
+    // cannot appear in it. A bare file name is looked up like a needed library instead:
+    // through LD_LIBRARY_PATH (split at ':' and ';' only), which also finds the support
+    // libraries installed next to the shim.
+    const std::string shim_path = layout.shim_path();
+    environment[settings.inject_variable] = shim_path.substr(shim_path.find_last_of('/') + 1);
+    environment["LD_LIBRARY_PATH"] = layout.shim_dir();
+  }
   for (const auto& [key, value] : entry.env) {
     if (!environment.emplace(key, value).second) {
       return Error(ErrorCategory::usage,

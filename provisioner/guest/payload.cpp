@@ -175,7 +175,7 @@ Result<PayloadReport> install_payload(GuestSession& session,
   const std::string scratch = scratch_root + "/" + random_name();
   const std::string archive_path = scratch + ".tar.gz";
   if (auto uploaded = session.upload(archive.value(), archive_path, 0600); !uploaded.ok()) {
-    return uploaded.error().with_context(what + ": ");
+    return uploaded.error().with_context(what);
   }
 
   // ONE command: extract, verify, install (install.sh), and always clean up.
@@ -187,7 +187,7 @@ Result<PayloadReport> install_payload(GuestSession& session,
   auto ran = session.run(command);
   report.commands = session.command_count() - commands_before;
   if (!ran.ok()) {
-    return ran.error().with_context(what + ": ");
+    return ran.error().with_context(what);
   }
   const CommandResult& result = ran.value();
   const std::string stderr_text = trim(result.stderr_text);

@@ -102,7 +102,7 @@ Status run_step(guest::GuestSession& session,
   if (!step.files.empty()) {
     auto installed = guest::install_payload(session, payload_of(step), plan.staging_dir);
     if (!installed.ok()) {
-      return installed.error().with_context(what + ": ");
+      return installed.error().with_context(what);
     }
   }
   if (step.commands.empty()) {
@@ -114,7 +114,7 @@ Status run_step(guest::GuestSession& session,
   }
   auto ran = session.run(script.value());
   if (!ran.ok()) {
-    return ran.error().with_context(what + ": ");
+    return ran.error().with_context(what);
   }
   if (ran.value().exit_status == 0) {
     return ok_status();
@@ -255,7 +255,7 @@ Result<GuestEnablement> observe_enablement(guest::GuestSession& session,
   }
   auto ran = session.run(command.value());
   if (!ran.ok()) {
-    return ran.error().with_context("reading the enablement state: ");
+    return ran.error().with_context("reading the enablement state");
   }
   if (ran.value().exit_status != 0) {
     return observe_error(trim(ran.value().stderr_text));
@@ -348,7 +348,7 @@ precheck_entries(guest::GuestSession& session,
   }
   auto ran = session.run(command);
   if (!ran.ok()) {
-    return ran.error().with_context("checking the programs of the enablement list: ");
+    return ran.error().with_context("checking the programs of the enablement list");
   }
   std::istringstream lines(ran.value().stdout_text);
   std::string line;

@@ -97,7 +97,7 @@ Result<ShimInstallReport> install_shim(guest::GuestSession& session,
   }
   auto observed = session.run(command.value() + " 2>/dev/null");
   if (!observed.ok()) {
-    return observed.error().with_context("checking the installed shim: ");
+    return observed.error().with_context("checking the installed shim");
   }
   if (parse_shasum(observed.value().stdout_text) == expected) {
     report.commands = session.command_count() - commands_before;
@@ -106,7 +106,7 @@ Result<ShimInstallReport> install_shim(guest::GuestSession& session,
 
   auto installed = guest::install_payload(session, files, layout.value().staging_dir());
   if (!installed.ok()) {
-    return installed.error().with_context("installing the shim (" + report.platform + "): ");
+    return installed.error().with_context("installing the shim (" + report.platform + ")");
   }
   report.changed = true;
   report.commands = session.command_count() - commands_before;

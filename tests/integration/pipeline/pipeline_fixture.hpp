@@ -5,8 +5,6 @@
 // the installed probe enabled as an agent, and the CLI run in-process.
 #include "bundle/loader.hpp"
 #include "cli/app.hpp"
-#include "lume/client.hpp"
-#include "lume/wait.hpp"
 #include "oci/registry_client.hpp"
 #include "support/guest_sim.hpp"
 #include "support/lume_image_seeder.hpp"
@@ -51,9 +49,6 @@ protected:
     ASSERT_TRUE(seeded.ok()) << seeded.error().message();
     image_digest = seeded.value().digest.str();
     start_lume(lume_args);
-    if (k_preseed_vm) {
-      preseed_vm();
-    }
     setenv("LUME_UNLOCK_PIPELINE_TEST_PW", guest.info().password->c_str(), 1);
     write_recipe();
   }
@@ -68,27 +63,6 @@ protected:
     lume = std::make_unique<LumeSim>(LUME_SIM_BINARY, args);
     LUME_UNLOCK_REQUIRE(lume->started(), lume->failure());
     setenv("LUME_HOME", lume->home().c_str(), 1);
-  }
-
-  /// TEMPORARY until lume-sim pulls from the registry (branch 'pull'): the VM exists, created
-  /// through Lume's API, holding the seeded image's digest as a pull would leave it.
-  static constexpr bool k_preseed_vm = true;
-  void preseed_vm() {
-    lume::ClientOptions options;
-    options.base_url = lume->url();
-    lume::LumeClient client(options);
-    lume::CreateRequest create;
-    create.name = "vm1";
-    create.os = "linux";
-    create.cpu = 4;
-    create.memory_bytes = 8ULL << 30;
-    create.disk_bytes = 10ULL << 30;
-    ASSERT_TRUE(client.create(create).ok());
-    lume::WaitOptions wait;
-    wait.what = "create";
-    wait.timeout = std::chrono::seconds(10);
-    ASSERT_TRUE(lume::wait_until(client, lume::VmRef{"vm1"}, lume::is_stopped, wait).ok());
-    ASSERT_TRUE(util::write_file_atomic(lume->home() + "/vm1/.manifest-digest", image_digest, 0644).ok());
   }
 
   void TearDown() override {
@@ -121,8 +95,7 @@ protected:
          << "    program: " << probe_path() << "\n"
          << "    args: [\"--json\"]\n"
          << "    agent: true\n"
-         << "    keep_alive: false\n"
-         << "    env: {LD_LIBRARY_PATH: \"" << shim_dir() << "\"}\n";
+         << "    keep_alive: false\n";
     recipe = files / "recipe.yaml";
     ASSERT_TRUE(util::write_file_atomic(recipe, yaml.str(), 0644).ok());
   }
