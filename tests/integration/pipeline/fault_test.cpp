@@ -3,7 +3,12 @@
 // under a final name, and that a second create without the fault completes.
 #include "pipeline_fixture.hpp"
 
+#include "lume/client.hpp"
+#include "oci/media_types.hpp"
 #include "util/sha256.hpp"
+
+#include <fstream>
+#include <thread>
 
 namespace lume_unlock::test {
 namespace {
@@ -70,6 +75,48 @@ TEST_F(CreateFault, DroppedLumeConnectionFailsTheBootStep) {
   expect_recovers();
 }
 
+TEST_F(CreateFault, TagMovedDuringThePullFailsTheImageStepWithExit4) {
+  TempDir gate_dir("create-pull-gate");
+  const std::string gate = gate_dir / "go";
+  start_world({"--pull-gate", gate});
+  oci::RegistryClient client;
+  LumeImageSpec spec;
+  spec.seed = 5;
+  auto moved = seed_lume_image(
+      client, oci::parse_reference(registry->host() + "/lume-test/tahoe:next").value(), spec);
+  ASSERT_TRUE(moved.ok());
+
+  CliRun run;
+  std::thread creating([&] { run = create(); });
+  // Once Lume reports the pull, create has resolved the tag: move it, then let Lume fetch.
+  lume::ClientOptions options;
+  options.base_url = lume->url();
+  lume::LumeClient observer(options);
+  bool pulling = false;
+  for (int i = 0; i < 500 && !pulling; ++i) {
+    auto found = observer.find("vm1");
+    pulling = found.ok() && found.value() &&
+              std::holds_alternative<lume::PullProgress>(*found.value());
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(pulling);
+  EXPECT_TRUE(client.push_manifest(image_ref, moved.value().manifest_bytes,
+                                   oci::media_type::oci_manifest).ok());
+  std::ofstream(gate) << "";
+  creating.join();
+
+  EXPECT_EQ(run.exit_code, 4) << run.out;
+  const std::string message = error_of(run)["message"].get<std::string>();
+  EXPECT_EQ(message.rfind("create step 'image': ", 0), 0u) << message;
+  EXPECT_NE(message.find("tag moved during pull"), std::string::npos) << message;
+  EXPECT_FALSE(guest_has(support_dir())); // the guest was never touched
+  EXPECT_FALSE(guest_has(state.path() + "/vms/vm1/provenance.json"));
+  // The VM now holds what the tag names: create continues from there.
+  expect_recovers();
+  auto record = nlohmann::json::parse(util::read_file(state.path() + "/vms/vm1/provenance.json").value());
+  EXPECT_EQ(record["image"]["digest"], moved.value().digest.str());
+}
+
 TEST_F(CreateFault, RefusedGuestLoginFailsTheConnectStep) {
   start_world();
   setenv("LUME_UNLOCK_PIPELINE_WRONG_PW", "not-the-password", 1);
@@ -84,6 +131,20 @@ TEST_F(CreateFault, RefusedGuestLoginFailsTheConnectStep) {
       << run.out;
   EXPECT_EQ(run.out.find("not-the-password"), std::string::npos);
   expect_no_half_installed_files();
+  EXPECT_FALSE(guest_has(support_dir()));
+  expect_recovers();
+}
+
+TEST_F(CreateFault, GuestSshConnectionRefusedFailsTheConnectStepWithExit5) {
+  start_world();
+  const int closed = free_loopback_port(); // nothing listens there
+  CliRun run = cli({"create", "vm1", "--recipe", recipe, "--bundle", SHIM_BUNDLE_DIR,
+                    "--ssh-wait", "1", "--ssh-port", std::to_string(closed), "--ssh-user",
+                    guest.info().user, "--ssh-password-env", "LUME_UNLOCK_PIPELINE_TEST_PW"},
+                   false, {"--json"});
+  EXPECT_EQ(run.exit_code, 5) << run.out;
+  EXPECT_EQ(error_of(run)["message"].get<std::string>().rfind("create step 'connect': ", 0), 0u)
+      << run.out;
   EXPECT_FALSE(guest_has(support_dir()));
   expect_recovers();
 }
