@@ -185,6 +185,55 @@ TEST_F(Create, RemoveWithDeleteVmDeletesItThroughLume) {
   EXPECT_FALSE(guest_has(lume->home() + "/vm1"));
 }
 
+TEST_F(Create, LockedRecipeIsPulledByItsPinnedDigest) {
+  start_world();
+  // Digest-only pulls go through the immutable sha256-<hex> tag (DESIGN §8).
+  oci::RegistryClient client;
+  auto manifest = client.get_manifest(image_ref);
+  ASSERT_TRUE(manifest.ok());
+  auto immutable = image_ref;
+  immutable.tag = "sha256-" + manifest.value().digest.hex();
+  ASSERT_TRUE(client.push_manifest(immutable, manifest.value().bytes, manifest.value().media_type).ok());
+  CliRun lock = cli({"lock", recipe}, false);
+  ASSERT_EQ(lock.exit_code, 0) << lock.err;
+  CliRun run = create();
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const auto doc = run.json();
+  EXPECT_EQ(doc["locked"], true);
+  EXPECT_EQ(doc["reference"], image_ref.pinned(manifest.value().digest).str());
+  EXPECT_EQ(doc["image"]["digest"], image_digest);
+}
+
+TEST_F(Create, RefusesWhenLumeRunsTheMaximumOfVms) {
+  start_world({"--fault",
+               R"(GET /lume/host/status=200:{"status":"healthy","vm_count":2,"max_vms":2,"available_slots":0,"version":"1.0.0"})"});
+  CliRun run = create();
+  EXPECT_EQ(run.exit_code, 3) << run.out;
+  EXPECT_EQ(run.json()["error"]["message"],
+            "create 'vm1': Lume already runs 2 of at most 2 macOS VMs");
+  EXPECT_FALSE(guest_has(lume->home() + "/vm1"));
+}
+
+TEST_F(Create, RefusesAVmThatIsNotOursWithAnotherImage) {
+  start_world();
+  CliRun pulled = cli({"pull", image_ref.str(), "vm1"}, false);
+  ASSERT_EQ(pulled.exit_code, 0) << pulled.err;
+  // Not ours any more (no record), and the tag now names another image.
+  ASSERT_EQ(::unlink((state.path() + "/vms/vm1/provenance.json").c_str()), 0);
+  oci::RegistryClient client;
+  LumeImageSpec spec;
+  spec.seed = 9;
+  ASSERT_TRUE(seed_lume_image(client, image_ref, spec).ok());
+  CliRun run = create();
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  const std::string message = run.json()["error"]["message"].get<std::string>();
+  EXPECT_EQ(message.rfind("create 'vm1': a VM of that name exists and was not created by "
+                          "lume-unlock (it holds " + image_digest,
+                          0),
+            0u)
+      << message;
+}
+
 TEST_F(Create, DryRunChangesNothing) {
   start_world();
   const std::string before = run_command({"/usr/bin/find", lume->home(), guest.info().home}).stdout_text;
