@@ -13,6 +13,7 @@
 #include "recipe/recipe.hpp"
 
 #include <cstdlib>
+#include <iomanip>
 #include <memory>
 #include <sstream>
 
@@ -112,9 +113,11 @@ nlohmann::json outcome_json(const pipeline::CreatePipeline& pipeline,
   return doc;
 }
 
-void print_summary(Context& context, const pipeline::CreatePipeline& pipeline,
+void print_summary(Context& context,
+                   const pipeline::CreatePipeline& pipeline,
                    const std::vector<pipeline::StepReport>& reports,
-                   const std::string& vm, const std::string& bundle_source) {
+                   const std::string& vm,
+                   const std::string& bundle_source) {
   int changed = 0;
   for (const auto& r : reports) {
     changed += r.outcome == pipeline::StepOutcome::changed ? 1 : 0;
@@ -122,11 +125,11 @@ void print_summary(Context& context, const pipeline::CreatePipeline& pipeline,
   const pipeline::CreateOutcome& o = pipeline.outcome();
   std::ostream& out = context.out;
   out << "create '" << vm << "': "
-      << (changed == 0 ? std::string("no changes")
-                       : std::to_string(changed) + " step(s) changed")
+      << (changed == 0 ? std::string("no changes") : std::to_string(changed) + " step(s) changed")
       << "\n";
   for (const auto& r : reports) {
-    out << "  " << pipeline::outcome_name(r.outcome) << "  " << r.id << ": " << r.summary << "\n";
+    out << "  " << std::left << std::setw(10) << pipeline::outcome_name(r.outcome) << std::right
+        << r.id << ": " << r.summary << "\n";
   }
   if (o.image) {
     out << "image: " << o.image->reference << " " << o.image->digest.str() << "\n";
@@ -204,12 +207,15 @@ void run_create(const CreateCommandOptions& options, Context& context, int& exit
   create.probe_extra_env = test_probe_env();
   create.ssh_wait = std::chrono::seconds(options.ssh_wait_seconds);
 
-  pipeline::CreateServices services{
-      lume_client, registry, bundle,
-      [&]() -> std::unique_ptr<guest::GuestSession> {
-        return connect_vm_guest(context, options.vm, options.connection, lume_client);
-      },
-      renderer.callback(), [&](const std::string& warning) { context.warn(warning); }};
+  pipeline::CreateServices services{lume_client,
+                                    registry,
+                                    bundle,
+                                    [&]() -> std::unique_ptr<guest::GuestSession> {
+                                      return connect_vm_guest(
+                                          context, options.vm, options.connection, lume_client);
+                                    },
+                                    renderer.callback(),
+                                    [&](const std::string& warning) { context.warn(warning); }};
   pipeline::CreatePipeline pipeline(create, services);
   pipeline::Plan plan = pipeline.plan();
 
@@ -248,8 +254,7 @@ void run_create(const CreateCommandOptions& options, Context& context, int& exit
     nlohmann::json steps = pipeline::reports_to_json(reports);
     doc["steps"] = steps["steps"];
     doc["changed"] = steps["changed"];
-    doc["counts"] = {{"ssh_commands",
-                      pipeline.session() ? pipeline.session()->command_count() : 0},
+    doc["counts"] = {{"ssh_commands", pipeline.session() ? pipeline.session()->command_count() : 0},
                      {"lume_requests", lume_client.request_count()}};
     context.print_json(doc);
   } else {
@@ -278,8 +283,10 @@ void register_create(CLI::App& app, Context& context, int& exit_code) {
   command->add_option("--memory", options->memory, "Memory, e.g. 16GB (overrides the recipe's)");
   command->add_option("--bundle", options->bundle, "Shim bundle directory or archive");
   command->add_flag("--dry-run", options->dry_run, "Print the plan; change nothing");
-  command->add_option("--ssh-wait", options->ssh_wait_seconds,
-                      "Seconds to retry the first SSH login after Lume reports SSH open")
+  command
+      ->add_option("--ssh-wait",
+                   options->ssh_wait_seconds,
+                   "Seconds to retry the first SSH login after Lume reports SSH open")
       ->capture_default_str();
   add_registry_flags(*command, options->registry);
   guest::add_connection_options(*command, options->connection);

@@ -6,6 +6,7 @@
 #include "lume/client.hpp"
 #include "pipeline/remove.hpp"
 
+#include <iomanip>
 #include <memory>
 
 namespace lume_unlock::cli {
@@ -24,10 +25,10 @@ void run_remove(const RemoveCommandOptions& options, Context& context, int& exit
   lume_options.base_url = context.global.lume_url;
   lume::LumeClient lume_client(lume_options);
   pipeline::RemoveOptions remove{options.vm, context.global.state_dir, options.delete_vm};
-  pipeline::RemoveServices services{
-      lume_client, [&]() -> std::unique_ptr<guest::GuestSession> {
-        return connect_vm_guest(context, options.vm, options.connection, lume_client);
-      }};
+  pipeline::RemoveServices services{lume_client, [&]() -> std::unique_ptr<guest::GuestSession> {
+                                      return connect_vm_guest(
+                                          context, options.vm, options.connection, lume_client);
+                                    }};
   pipeline::RemovePipeline pipeline(remove, services);
   pipeline::Plan plan = pipeline.plan();
   if (options.dry_run) {
@@ -59,8 +60,8 @@ void run_remove(const RemoveCommandOptions& options, Context& context, int& exit
   } else {
     context.out << "remove '" << options.vm << "':\n";
     for (const auto& r : reports) {
-      context.out << "  " << pipeline::outcome_name(r.outcome) << "  " << r.id << ": "
-                  << r.summary << "\n";
+      context.out << "  " << std::left << std::setw(10) << pipeline::outcome_name(r.outcome)
+                  << std::right << r.id << ": " << r.summary << "\n";
     }
   }
   exit_code = 0;

@@ -20,7 +20,8 @@ struct StatusOptions {
 void run_status(const StatusOptions& options, Context& context, int& exit_code) {
   auto record = provenance::read_provenance(context.global.state_dir, options.vm);
   if (!record.ok()) {
-    throw Error(ErrorCategory::usage, "status of VM '" + options.vm + "'",
+    throw Error(ErrorCategory::usage,
+                "status of VM '" + options.vm + "'",
                 "lume-unlock has no record of it (" + record.error().why() + ")",
                 "provision it with 'lume-unlock create " + options.vm + " --recipe FILE'");
   }

@@ -110,9 +110,11 @@ void run_verify(const VerifyOptions& options, Context& context, int& exit_code) 
 void register_verify(CLI::App& app, Context& context, int& exit_code) {
   auto options = std::make_shared<VerifyOptions>();
   auto* command = app.add_subcommand(
-      "verify", "Probe the guest stock and with the shim and check the answers (exit 6 on failure)");
+      "verify",
+      "Probe the guest stock and with the shim and check the answers (exit 6 on failure)");
   command->add_option("name", options->vm, "The Lume VM")->required();
-  command->add_option("--llama-log", options->llama_log,
+  command->add_option("--llama-log",
+                      options->llama_log,
                       "Also classify this llama.cpp stderr log (must be 'fast')");
   guest::add_connection_options(*command, options->connection);
   command->callback([options, &context, &exit_code] { run_verify(*options, context, exit_code); });

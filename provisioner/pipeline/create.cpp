@@ -96,7 +96,9 @@ Plan CreatePipeline::plan() {
   if (m_options.recipe_path) {
     m_recipe = recipe::load_recipe(*m_options.recipe_path).value_or_throw();
   } else if (!m_options.from) {
-    throw Error(ErrorCategory::usage, "create '" + vm + "'", "no recipe and no image given",
+    throw Error(ErrorCategory::usage,
+                "create '" + vm + "'",
+                "no recipe and no image given",
                 "give --recipe FILE (e.g. image-recipes/tahoe-llm.yaml) or --from REF");
   }
   std::string reference_text;
@@ -120,7 +122,8 @@ Plan CreatePipeline::plan() {
       }
     }
   } else {
-    throw Error(ErrorCategory::usage, "create '" + vm + "'",
+    throw Error(ErrorCategory::usage,
+                "create '" + vm + "'",
                 "the recipe installs from an IPSW, which create does not do yet",
                 "give --from REF with a registry image");
   }
@@ -143,7 +146,8 @@ Plan CreatePipeline::plan() {
       const auto fetched = m_services.registry.get_manifest(m_reference).value_or_throw();
       const auto lume_digest = read_lume_manifest_digest(m_options.lume_home, vm);
       if (!lume_digest.ok() || lume_digest.value() != fetched.digest.str()) {
-        throw Error(ErrorCategory::usage, "create '" + vm + "'",
+        throw Error(ErrorCategory::usage,
+                    "create '" + vm + "'",
                     "a VM of that name exists and was not created by lume-unlock" +
                         std::string(lume_digest.ok() ? " (it holds " + lume_digest.value() +
                                                            ", not " + fetched.digest.str() + ")"
@@ -155,7 +159,8 @@ Plan CreatePipeline::plan() {
   }
   const bool running = m_observed_vm && m_observed_vm->status == lume::VmStatus::running;
   if (!running && host.max_vms > 0 && host.available_slots == 0) {
-    throw Error(ErrorCategory::lume_api, "create '" + vm + "'",
+    throw Error(ErrorCategory::lume_api,
+                "create '" + vm + "'",
                 "Lume already runs " + std::to_string(host.vm_count) + " of at most " +
                     std::to_string(host.max_vms) + " macOS VMs",
                 "stop one with 'lume stop NAME' and run create again");
@@ -170,50 +175,69 @@ Plan CreatePipeline::plan() {
   }
 
   Plan plan("create");
-  const std::string sizes = std::to_string(desired_cpu()) + " vCPU, " +
-                            lume::format_size(desired_memory());
+  const std::string sizes =
+      std::to_string(desired_cpu()) + " vCPU, " + lume::format_size(desired_memory());
   plan.add({"preflight",
-            "recipe " + (m_options.recipe_path ? "'" + *m_options.recipe_path + "'"
-                                               : std::string("(none: --from)")) +
+            "recipe " +
+                (m_options.recipe_path ? "'" + *m_options.recipe_path + "'"
+                                       : std::string("(none: --from)")) +
                 ", Lume " + host.status + " (" + std::to_string(host.vm_count) + "/" +
                 std::to_string(host.max_vms) + " running), VM '" + vm + "'",
-            true, "VM " + vm_observed, {}});
-  plan.add({"image", "pull " + m_reference.str() + (m_outcome.locked ? " (locked)" : "") +
-                         " into '" + vm + "'",
-            found ? std::optional<bool>() : std::optional<bool>(false), vm_observed,
-            [this] { return step_image(); }});
+            true,
+            "VM " + vm_observed,
+            {}});
+  plan.add(
+      {"image",
+       "pull " + m_reference.str() + (m_outcome.locked ? " (locked)" : "") + " into '" + vm + "'",
+       found ? std::optional<bool>() : std::optional<bool>(false),
+       vm_observed,
+       [this] { return step_image(); }});
   std::optional<bool> resize_in_place = false;
   std::string resize_observed;
   if (m_observed_vm) {
-    resize_in_place = m_observed_vm->cpu_count == desired_cpu() &&
-                      m_observed_vm->memory_size == desired_memory();
+    resize_in_place =
+        m_observed_vm->cpu_count == desired_cpu() && m_observed_vm->memory_size == desired_memory();
     resize_observed = std::to_string(m_observed_vm->cpu_count) + " vCPU, " +
                       lume::format_size(m_observed_vm->memory_size);
   }
-  plan.add({"resize", "set " + sizes + " while stopped", resize_in_place, resize_observed,
-            [this] { return step_resize(); }});
-  plan.add({"boot", "run without display, wait for IP and SSH",
-            m_observed_vm ? std::optional<bool>(m_observed_vm->ssh_ready()) : std::optional<bool>(false),
-            m_observed_vm ? m_observed_vm->status_text : "", [this] { return step_boot(); }});
-  plan.add({"connect", "SSH login (password first, then the per-VM key)", std::nullopt, "",
-            [this] { return step_connect(); }});
-  plan.add({"facts", "read the guest's OS, architecture, uid and home", std::nullopt, "",
-            [this] { return step_facts(); }});
+  plan.add({"resize", "set " + sizes + " while stopped", resize_in_place, resize_observed, [this] {
+              return step_resize();
+            }});
+  plan.add(
+      {"boot",
+       "run without display, wait for IP and SSH",
+       m_observed_vm ? std::optional<bool>(m_observed_vm->ssh_ready()) : std::optional<bool>(false),
+       m_observed_vm ? m_observed_vm->status_text : "",
+       [this] { return step_boot(); }});
+  plan.add({"connect", "SSH login (password first, then the per-VM key)", std::nullopt, "", [this] {
+              return step_connect();
+            }});
+  plan.add({"facts", "read the guest's OS, architecture, uid and home", std::nullopt, "", [this] {
+              return step_facts();
+            }});
   plan.add({"install-shim",
-            "install the bundle " + m_services.bundle.manifest().version + " entry for the guest (" +
-                m_options.bundle_source + ")",
-            std::nullopt, "", [this] { return step_install_shim(); }});
+            "install the bundle " + m_services.bundle.manifest().version +
+                " entry for the guest (" + m_options.bundle_source + ")",
+            std::nullopt,
+            "",
+            [this] { return step_install_shim(); }});
   plan.add({"probe",
             "probe stock and with the shim (Apple ceiling " +
                 std::to_string(profile().apple_family_max) + ", threadgroup memory " +
                 std::to_string(profile().max_threadgroup_memory) + ")",
-            std::nullopt, "", [this] { return step_probe(); }});
+            std::nullopt,
+            "",
+            [this] { return step_probe(); }});
   plan.add({"enablement",
             "apply " + std::to_string(m_recipe.enablement.entries.size()) + " enablement entr" +
                 (m_recipe.enablement.entries.size() == 1 ? "y" : "ies"),
-            std::nullopt, "", [this] { return step_enablement(); }});
-  plan.add({"provenance", "write the provenance record (guest, then host)", std::nullopt, "",
-            [this] { return step_provenance(); }});
+            std::nullopt,
+            "",
+            [this] { return step_enablement(); }});
+  plan.add(
+      {"provenance", "write the provenance record (guest, then host)", std::nullopt, "", [this] {
+         return step_provenance();
+       }});
   return plan;
 }
 
@@ -222,16 +246,16 @@ lume::VmDetails CreatePipeline::current_details() {
   if (const auto* details = details_of(state)) {
     return *details;
   }
-  throw Error(ErrorCategory::lume_api, "VM '" + m_options.vm + "'",
+  throw Error(ErrorCategory::lume_api,
+              "VM '" + m_options.vm + "'",
               "Lume still reports a pull (" + lume::describe(state) + ")",
               "wait for the pull to finish, then run create again");
 }
 
 StepResult CreatePipeline::step_image() {
-  ImagePullRequest request{m_reference, m_options.vm, m_options.lume_home,
-                           std::chrono::hours(6), m_services.progress};
-  PulledImage pulled =
-      pull_image(m_services.lume, m_services.registry, request).value_or_throw();
+  ImagePullRequest request{
+      m_reference, m_options.vm, m_options.lume_home, std::chrono::hours(6), m_services.progress};
+  PulledImage pulled = pull_image(m_services.lume, m_services.registry, request).value_or_throw();
   m_outcome.image = pulled;
   return {pulled.changed, (pulled.changed ? "pulled " : "already holds ") + pulled.digest.str()};
 }
@@ -257,9 +281,9 @@ StepResult CreatePipeline::step_resize() {
     patch.memory_bytes = desired_memory();
   }
   m_services.lume.patch(lume::VmRef{m_options.vm}, patch).value_or_throw();
-  return {true, std::to_string(vm.cpu_count) + " vCPU, " + lume::format_size(vm.memory_size) +
-                    " -> " + std::to_string(desired_cpu()) + " vCPU, " +
-                    lume::format_size(desired_memory())};
+  return {true,
+          std::to_string(vm.cpu_count) + " vCPU, " + lume::format_size(vm.memory_size) + " -> " +
+              std::to_string(desired_cpu()) + " vCPU, " + lume::format_size(desired_memory())};
 }
 
 StepResult CreatePipeline::step_boot() {
@@ -305,31 +329,32 @@ StepResult CreatePipeline::step_connect() {
 
 StepResult CreatePipeline::step_facts() {
   m_facts = guest::gather_guest_facts(*m_session).value_or_throw();
-  const std::string os = m_facts->product_version ? "macOS " + *m_facts->product_version
-                                                  : m_facts->kernel;
+  const std::string os =
+      m_facts->product_version ? "macOS " + *m_facts->product_version : m_facts->kernel;
   return {false, os + " " + m_facts->machine + ", home " + m_facts->home};
 }
 
 StepResult CreatePipeline::step_install_shim() {
-  ShimInstallReport report =
-      install_shim(*m_session, m_services.bundle, *m_facts).value_or_throw();
+  ShimInstallReport report = install_shim(*m_session, m_services.bundle, *m_facts).value_or_throw();
   m_outcome.shim = report;
   const std::size_t files = 1 + report.installed.support.size() + (report.installed.probe ? 1 : 0);
-  return {report.changed, std::string(report.changed ? "installed " : "in place: ") +
-                              std::to_string(files) + " files for " + report.platform};
+  return {report.changed,
+          std::string(report.changed ? "installed " : "in place: ") + std::to_string(files) +
+              " files for " + report.platform};
 }
 
 StepResult CreatePipeline::step_probe() {
-  ProbeRun run = run_probes(*m_session, m_outcome.shim->installed, profile(),
-                            m_options.probe_extra_env)
-                     .value_or_throw();
+  ProbeRun run =
+      run_probes(*m_session, m_outcome.shim->installed, profile(), m_options.probe_extra_env)
+          .value_or_throw();
   ProbeVerdict verdict = judge_probe(run.stock, run.unlocked, profile());
   m_outcome.probe = run;
   m_outcome.verdict = verdict;
   require_probe_pass(verdict, m_options.vm).value_or_throw();
-  return {false, describe_changes(verdict) + ", threadgroup memory " +
-                     std::to_string(verdict.stock_threadgroup_memory) + " -> " +
-                     std::to_string(verdict.unlocked_threadgroup_memory)};
+  return {false,
+          describe_changes(verdict) + ", threadgroup memory " +
+              std::to_string(verdict.stock_threadgroup_memory) + " -> " +
+              std::to_string(verdict.unlocked_threadgroup_memory)};
 }
 
 StepResult CreatePipeline::step_enablement() {
@@ -346,9 +371,8 @@ StepResult CreatePipeline::step_enablement() {
     }
   }
   std::vector<provenance::EnablementRecord> records;
-  const auto agents =
-      enablement::render_agents(m_recipe.enablement, target.layout, target.settings)
-          .value_or_throw();
+  const auto agents = enablement::render_agents(m_recipe.enablement, target.layout, target.settings)
+                          .value_or_throw();
   for (const auto& entry : m_recipe.enablement.entries) {
     provenance::EnablementRecord record;
     record.name = entry.name;
@@ -363,9 +387,9 @@ StepResult CreatePipeline::step_enablement() {
   }
   m_enablement_records = records;
   const std::size_t n = m_recipe.enablement.entries.size();
-  return {report.changed, report.changed ? std::to_string(report.changes.size()) + " change(s)"
-                                         : std::to_string(n) + " entr" + (n == 1 ? "y" : "ies") +
-                                               " in place"};
+  return {report.changed,
+          report.changed ? std::to_string(report.changes.size()) + " change(s)"
+                         : std::to_string(n) + " entr" + (n == 1 ? "y" : "ies") + " in place"};
 }
 
 StepResult CreatePipeline::step_provenance() {
@@ -382,9 +406,14 @@ StepResult CreatePipeline::step_provenance() {
   if (auto host = provenance::read_provenance(m_options.state_dir, m_options.vm); host.ok()) {
     host_previous = host.value();
   }
-  provenance::Provenance record =
-      build_provenance(m_options, m_recipe, m_outcome, vm, *m_facts, m_enablement_records,
-                       previous ? previous : host_previous, provenance::rfc3339_now());
+  provenance::Provenance record = build_provenance(m_options,
+                                                   m_recipe,
+                                                   m_outcome,
+                                                   vm,
+                                                   *m_facts,
+                                                   m_enablement_records,
+                                                   previous ? previous : host_previous,
+                                                   provenance::rfc3339_now());
   if (previous && host_previous && same_provenance(record, *previous) &&
       same_provenance(record, *host_previous)) {
     m_outcome.record = *host_previous;
@@ -394,8 +423,9 @@ StepResult CreatePipeline::step_provenance() {
   m_session->upload(bytes, guest_path, 0644).value_or_throw();
   provenance::write_provenance(m_options.state_dir, record).value_or_throw();
   m_outcome.record = record;
-  return {true, "wrote " + guest_path + " and " +
-                    provenance::provenance_path(m_options.state_dir, m_options.vm).value()};
+  return {true,
+          "wrote " + guest_path + " and " +
+              provenance::provenance_path(m_options.state_dir, m_options.vm).value()};
 }
 
 provenance::Provenance build_provenance(const CreateOptions& options,

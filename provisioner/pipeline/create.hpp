@@ -32,9 +32,9 @@ struct CreateOptions {
   std::optional<std::string> from;        ///< image reference overriding the recipe's
   std::optional<std::uint32_t> cpu;       ///< overrides the recipe's vm.cpu
   std::optional<std::uint64_t> memory_bytes;
-  std::string lume_url;  ///< recorded in the provenance
-  std::string lume_home; ///< Lume's VM directory root (.manifest-digest lives there)
-  std::string state_dir; ///< host records (provenance) live in <state_dir>/vms/<vm>/
+  std::string lume_url;      ///< recorded in the provenance
+  std::string lume_home;     ///< Lume's VM directory root (.manifest-digest lives there)
+  std::string state_dir;     ///< host records (provenance) live in <state_dir>/vms/<vm>/
   std::string bundle_source; ///< where the bundle came from, for the record and the summary
   /// Extra environment for the unlocked probe run only. A test hook (LUME_UNLOCK_DISABLE=1 makes
   /// the probe step see an inert shim); empty in normal use.

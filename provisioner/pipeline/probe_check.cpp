@@ -24,7 +24,9 @@ std::uint64_t unsigned_at(const nlohmann::json& doc, const char* key) {
   return value != doc.end() && value->is_number_unsigned() ? value->get<std::uint64_t>() : 0;
 }
 
-bool is_apple_family(long code) { return code >= 1001 && code <= 1999; }
+bool is_apple_family(long code) {
+  return code >= 1001 && code <= 1999;
+}
 
 } // namespace
 
@@ -67,11 +69,10 @@ ProbeVerdict judge_probe(const nlohmann::json& stock,
     if (before != after) {
       verdict.changed_families.push_back(key);
       if (!is_apple_family(code)) {
-        verdict.problems.push_back("family " + key + " answered " +
-                                   (after ? (*after ? "true" : "false") : "nothing") +
-                                   " with the shim but " +
-                                   (before ? (*before ? "true" : "false") : "nothing") +
-                                   " stock (only Apple families may change)");
+        verdict.problems.push_back(
+            "family " + key + " answered " + (after ? (*after ? "true" : "false") : "nothing") +
+            " with the shim but " + (before ? (*before ? "true" : "false") : "nothing") +
+            " stock (only Apple families may change)");
       }
     }
   }
@@ -103,7 +104,9 @@ Status require_probe_pass(const ProbeVerdict& verdict, const std::string& vm) {
     why += " (and " + std::to_string(verdict.problems.size() - 1) + " more problem" +
            (verdict.problems.size() > 2 ? "s" : "") + ")";
   }
-  return Error(ErrorCategory::verification, "probe check in VM '" + vm + "'", why,
+  return Error(ErrorCategory::verification,
+               "probe check in VM '" + vm + "'",
+               why,
                "run 'lume-unlock verify " + vm +
                    " --json' for both probe answers; check the guest's macOS version and the "
                    "shim bundle");

@@ -13,7 +13,7 @@ namespace lume_unlock::pipeline {
 /// What the two probe runs (stock, and with the shim injected) say, judged against the profile
 /// (reference/metal-capabilities.md §4.1, "shim active and safe").
 struct ProbeVerdict {
-  std::vector<std::string> problems;        ///< one sentence each; empty = pass
+  std::vector<std::string> problems;         ///< one sentence each; empty = pass
   std::vector<std::string> changed_families; ///< codes whose answer the shim changed ("1006")
   std::uint64_t stock_threadgroup_memory = 0;
   std::uint64_t unlocked_threadgroup_memory = 0;

@@ -8,7 +8,9 @@ namespace {
 
 constexpr const char* k_separator = "--- lume-unlock probe: unlocked ---";
 
-std::string directory_of(const std::string& path) { return path.substr(0, path.find_last_of('/')); }
+std::string directory_of(const std::string& path) {
+  return path.substr(0, path.find_last_of('/'));
+}
 
 Result<std::string> assignments(const std::map<std::string, std::string>& env) {
   std::string line;
@@ -28,7 +30,8 @@ Result<std::string> probe_command(const InstalledShim& shim,
                                   const enablement::Profile& profile,
                                   const std::map<std::string, std::string>& extra_env) {
   if (!shim.probe) {
-    return Error(ErrorCategory::usage, "probe of the " + shim.platform + " shim",
+    return Error(ErrorCategory::usage,
+                 "probe of the " + shim.platform + " shim",
                  "the installed bundle has no probe for this platform",
                  "install a bundle built with the probe (the 'shim-bundle' build target)");
   }
@@ -74,15 +77,17 @@ Result<ProbeRun> parse_probe_output(const guest::CommandResult& result) {
   const std::string unlocked_text =
       at == std::string::npos ? std::string() : text.substr(at + marker.size());
   ProbeRun run;
-  const auto parse = [&](const std::string& part, const char* which,
-                         nlohmann::json& into) -> Status {
+  const auto parse =
+      [&](const std::string& part, const char* which, nlohmann::json& into) -> Status {
     into = nlohmann::json::parse(part, nullptr, false);
     if (into.is_discarded() || !into.is_object()) {
       std::string why = "the " + std::string(which) + " run printed no JSON document";
       if (!result.stderr_text.empty()) {
         why += " (stderr: " + result.stderr_text.substr(0, 400) + ")";
       }
-      return Error(ErrorCategory::guest, "probe in the guest", why,
+      return Error(ErrorCategory::guest,
+                   "probe in the guest",
+                   why,
                    "run the probe by hand with 'lume-unlock ssh NAME -- …/lume-unlock-probe "
                    "--json' to see why");
     }

@@ -28,14 +28,20 @@ Result<std::string> guest_cleanup_command(const std::string& home, std::uint32_t
       return quoted->error();
     }
   }
-  return "for f in " + agents.value() + "/dev.lume-unlock.*.plist; do\n"
+  return "for f in " + agents.value() +
+         "/dev.lume-unlock.*.plist; do\n"
          "  [ -e \"$f\" ] || continue\n"
          "  n=${f##*/}; l=${n%.plist}\n"
-         "  launchctl bootout gui/" + std::to_string(uid) + "/\"$l\" >/dev/null 2>&1\n"
+         "  launchctl bootout gui/" +
+         std::to_string(uid) +
+         "/\"$l\" >/dev/null 2>&1\n"
          "  rm -f \"$f\" && printf 'removed %s\\n' \"$l\"\n"
          "done\n"
-         "if [ -e " + support.value() + " ] || [ -e " + logs.value() + " ]; then echo present; fi\n"
-         "rm -rf " + support.value() + " " + logs.value() + "\n";
+         "if [ -e " +
+         support.value() + " ] || [ -e " + logs.value() +
+         " ]; then echo present; fi\n"
+         "rm -rf " +
+         support.value() + " " + logs.value() + "\n";
 }
 
 Plan RemovePipeline::plan() {
@@ -47,15 +53,19 @@ Plan RemovePipeline::plan() {
   const bool has_record = ::stat(record_path.c_str(), &info) == 0;
   const bool running = found && lume::status_of(*found) == lume::VmStatus::running;
   if (!found && !has_record) {
-    throw Error(ErrorCategory::usage, "remove '" + vm + "'",
+    throw Error(ErrorCategory::usage,
+                "remove '" + vm + "'",
                 "Lume has no such VM and there is no lume-unlock record of it",
                 "list the VMs with 'lume ls'");
   }
   if (found && !running && !m_options.delete_vm) {
-    throw Error(ErrorCategory::lume_api, "remove '" + vm + "'",
+    throw Error(ErrorCategory::lume_api,
+                "remove '" + vm + "'",
                 "the VM is " + lume::describe(*found) + ": its guest cannot be cleaned",
-                "start it with 'lume run " + vm + " --no-display', or remove it entirely with "
-                "'lume-unlock remove " + vm + " --delete-vm'");
+                "start it with 'lume run " + vm +
+                    " --no-display', or remove it entirely with "
+                    "'lume-unlock remove " +
+                    vm + " --delete-vm'");
   }
   Plan plan("remove");
   plan.add({"guest",
@@ -64,9 +74,13 @@ Plan RemovePipeline::plan() {
             m_options.delete_vm ? std::optional<bool>(true) : std::nullopt,
             m_options.delete_vm ? "skipped: the VM is deleted" : "",
             [this] { return step_guest(); }});
-  plan.add({"host-record", "keep the host record as removed-<time>.json", !has_record,
-            has_record ? record_path : "no host record", [this] { return step_host_record(); }});
-  plan.add({"delete-vm", "delete the VM through Lume",
+  plan.add({"host-record",
+            "keep the host record as removed-<time>.json",
+            !has_record,
+            has_record ? record_path : "no host record",
+            [this] { return step_host_record(); }});
+  plan.add({"delete-vm",
+            "delete the VM through Lume",
             std::optional<bool>(!m_options.delete_vm || !found),
             !m_options.delete_vm ? "kept (no --delete-vm)" : (found ? "" : "absent"),
             [this] { return step_delete_vm(); }});
@@ -80,7 +94,8 @@ StepResult RemovePipeline::step_guest() {
       guest_cleanup_command(facts.home, static_cast<std::uint32_t>(facts.uid)).value_or_throw();
   const guest::CommandResult result = m_session->run(command).value_or_throw();
   if (result.exit_status != 0) {
-    throw Error(ErrorCategory::guest, "cleaning the guest of VM '" + m_options.vm + "'",
+    throw Error(ErrorCategory::guest,
+                "cleaning the guest of VM '" + m_options.vm + "'",
                 "the cleanup command exited with " + std::to_string(result.exit_status) +
                     (result.stderr_text.empty() ? "" : ": " + result.stderr_text),
                 "check the guest's permissions on ~/Library");
@@ -98,8 +113,9 @@ StepResult RemovePipeline::step_guest() {
   if (!files_present && m_outcome.removed_agents.empty()) {
     return {false, "the guest holds nothing of lume-unlock"};
   }
-  return {true, "removed " + std::to_string(m_outcome.removed_agents.size()) +
-                    " agent(s) and " + enablement::support_dir_of_home(facts.home)};
+  return {true,
+          "removed " + std::to_string(m_outcome.removed_agents.size()) + " agent(s) and " +
+              enablement::support_dir_of_home(facts.home)};
 }
 
 StepResult RemovePipeline::step_host_record() {
@@ -112,7 +128,8 @@ StepResult RemovePipeline::step_host_record() {
   const std::string target =
       record_path.substr(0, record_path.find_last_of('/')) + "/removed-" + stamp + ".json";
   if (std::rename(record_path.c_str(), target.c_str()) != 0) {
-    throw Error(ErrorCategory::failure, "keeping the record of VM '" + m_options.vm + "'",
+    throw Error(ErrorCategory::failure,
+                "keeping the record of VM '" + m_options.vm + "'",
                 "rename of '" + record_path + "' failed: " + std::strerror(errno),
                 "check the state directory's permissions");
   }

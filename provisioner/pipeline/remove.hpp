@@ -24,7 +24,7 @@ struct RemoveServices {
 
 /// What a remove did.
 struct RemoveOutcome {
-  std::vector<std::string> removed_agents; ///< labels booted out and deleted
+  std::vector<std::string> removed_agents;   ///< labels booted out and deleted
   std::optional<std::string> removal_record; ///< <state>/vms/<vm>/removed-<time>.json
   std::uint64_t ssh_commands = 0;
 };

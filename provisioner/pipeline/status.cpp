@@ -25,7 +25,9 @@ std::string hash_or_missing(const std::optional<std::string>& bytes) {
 
 } // namespace
 
-bool StatusReport::drift() const { return !drifted().empty(); }
+bool StatusReport::drift() const {
+  return !drifted().empty();
+}
 
 std::vector<StatusItem> StatusReport::drifted() const {
   std::vector<StatusItem> out;
@@ -121,13 +123,14 @@ Result<StatusReport> check_status(guest::GuestSession& session,
     const std::string file_name = enablement::agent_plist_file_name(entry.name);
     expected_plists.insert(file_name);
     const auto plist = state.agent_plists.find(file_name);
-    report.items.push_back({"agent '" + entry.name + "' plist", entry.plist_sha256.value_or(""),
-                            plist == state.agent_plists.end() ? k_missing
-                                                              : util::sha256_hex(plist->second)});
+    report.items.push_back(
+        {"agent '" + entry.name + "' plist",
+         entry.plist_sha256.value_or(""),
+         plist == state.agent_plists.end() ? k_missing : util::sha256_hex(plist->second)});
     if (state.loaded_labels) {
       const bool loaded = state.loaded_labels->count(enablement::agent_label(entry.name)) != 0;
-      report.items.push_back({"agent '" + entry.name + "' loaded", "loaded",
-                              loaded ? "loaded" : "not loaded"});
+      report.items.push_back(
+          {"agent '" + entry.name + "' loaded", "loaded", loaded ? "loaded" : "not loaded"});
     }
   }
   for (const auto& [file_name, bytes] : state.agent_plists) {
@@ -142,7 +145,7 @@ Result<StatusReport> check_status(guest::GuestSession& session,
   std::string found_record = k_missing;
   if (auto text = session.read_file(guest_record); text.ok()) {
     auto parsed = provenance::parse_provenance(text.value());
-    found_record = !parsed.ok()                           ? "unreadable"
+    found_record = !parsed.ok()                              ? "unreadable"
                    : same_provenance(parsed.value(), record) ? "same as the host record"
                                                              : "different from the host record";
   }

@@ -1,7 +1,6 @@
 // lume-unlock create / status / verify / remove end to end against lume-sim, guest-sim and a
 // real docker-registry (see pipeline_fixture.hpp).
 #include "pipeline_fixture.hpp"
-
 #include "provenance/provenance.hpp"
 #include "util/sha256.hpp"
 
@@ -47,8 +46,7 @@ TEST_F(Create, FullCreateInstallsVerifiesEnablesAndRecords) {
     EXPECT_EQ(bundle_hashes.count(file["sha256"].get<std::string>()), 1u) << file;
     EXPECT_EQ(util::sha256_file_hex(file["path"].get<std::string>()).value(), file["sha256"]);
   }
-  EXPECT_EQ(doc["probe"]["changed_families"],
-            (nlohmann::json{"1006", "1007", "1008", "1009"}));
+  EXPECT_EQ(doc["probe"]["changed_families"], (nlohmann::json{"1006", "1007", "1008", "1009"}));
   EXPECT_EQ(doc["probe"]["stock"]["max_threadgroup_memory"], 32768);
   EXPECT_EQ(doc["probe"]["unlocked"]["max_threadgroup_memory"], 65536);
   EXPECT_TRUE(guest_has(plist_path()));
@@ -59,22 +57,32 @@ TEST_F(Create, FullCreateInstallsVerifiesEnablesAndRecords) {
   auto guest_record = util::read_file(support_dir() + "/provenance.json").value();
   EXPECT_EQ(host, guest_record);
   auto record = nlohmann::json::parse(host);
-  for (const char* key : {"schema", "vm", "lume_url", "image", "hardware", "guest", "shim",
-                          "enablement", "probe", "recipe", "created_at", "updated_at"}) {
+  for (const char* key : {"schema",
+                          "vm",
+                          "lume_url",
+                          "image",
+                          "hardware",
+                          "guest",
+                          "shim",
+                          "enablement",
+                          "probe",
+                          "recipe",
+                          "created_at",
+                          "updated_at"}) {
     EXPECT_TRUE(record.contains(key)) << key;
   }
   EXPECT_EQ(record["image"]["digest"], image_digest);
   EXPECT_EQ(record["hardware"]["cpu"], 2);
   EXPECT_EQ(record["hardware"]["memory_bytes"], 4ULL << 30);
-  EXPECT_EQ(record["enablement"][0]["plist_sha256"],
-            util::sha256_file_hex(plist_path()).value());
+  EXPECT_EQ(record["enablement"][0]["plist_sha256"], util::sha256_file_hex(plist_path()).value());
   EXPECT_EQ(leftovers(), "");
 }
 
 TEST_F(Create, SecondCreateChangesNothingInFewerThanTenSshCommands) {
   start_world();
   ASSERT_EQ(create().exit_code, 0);
-  const std::string record_before = util::read_file(state.path() + "/vms/vm1/provenance.json").value();
+  const std::string record_before =
+      util::read_file(state.path() + "/vms/vm1/provenance.json").value();
   const auto started = std::chrono::steady_clock::now();
   CliRun again = create();
   const double seconds =
@@ -138,12 +146,18 @@ TEST_F(Create, VerifyPassesAndAcceptsAFastLlamaLog) {
   CliRun ok = cli({"verify", "vm1"});
   EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
   EXPECT_EQ(ok.out.rfind("verify 'vm1': ok\n", 0), 0u) << ok.out;
-  CliRun fast = cli({"verify", "vm1", "--llama-log",
-                     std::string(LUME_UNLOCK_FIXTURES) + "/llama-logs/unlocked-lume-unlock-shim.stderr"});
+  CliRun fast =
+      cli({"verify",
+           "vm1",
+           "--llama-log",
+           std::string(LUME_UNLOCK_FIXTURES) + "/llama-logs/unlocked-lume-unlock-shim.stderr"});
   EXPECT_EQ(fast.exit_code, 0) << fast.out << fast.err;
-  CliRun stock = cli({"verify", "vm1", "--llama-log",
+  CliRun stock = cli({"verify",
+                      "vm1",
+                      "--llama-log",
                       std::string(LUME_UNLOCK_FIXTURES) + "/llama-logs/stock-guest.stderr"},
-                     true, {"--json"});
+                     true,
+                     {"--json"});
   EXPECT_EQ(stock.exit_code, 6) << stock.out;
   EXPECT_EQ(stock.json()["ok"], false);
 }
@@ -167,8 +181,12 @@ TEST_F(Create, RemoveLeavesTheGuestStockAndKeepsARecord) {
   EXPECT_EQ(record.rfind(state.path() + "/vms/vm1/removed-", 0), 0u) << record;
   EXPECT_TRUE(guest_has(record));
   // launchd no longer has the agent.
-  auto print = run_command({"/bin/sh", "-c", "PATH=\"$1/bin:$PATH\" launchctl print gui/$(id -u \"$2\")",
-                            "sh", guest.dir(), guest.info().user});
+  auto print = run_command({"/bin/sh",
+                            "-c",
+                            "PATH=\"$1/bin:$PATH\" launchctl print gui/$(id -u \"$2\")",
+                            "sh",
+                            guest.dir(),
+                            guest.info().user});
   EXPECT_EQ(print.stdout_text.find("dev.lume-unlock.probe-agent"), std::string::npos)
       << print.stdout_text;
   // And create brings it all back.
@@ -193,7 +211,8 @@ TEST_F(Create, LockedRecipeIsPulledByItsPinnedDigest) {
   ASSERT_TRUE(manifest.ok());
   auto immutable = image_ref;
   immutable.tag = "sha256-" + manifest.value().digest.hex();
-  ASSERT_TRUE(client.push_manifest(immutable, manifest.value().bytes, manifest.value().media_type).ok());
+  ASSERT_TRUE(
+      client.push_manifest(immutable, manifest.value().bytes, manifest.value().media_type).ok());
   CliRun lock = cli({"lock", recipe}, false);
   ASSERT_EQ(lock.exit_code, 0) << lock.err;
   CliRun run = create();
@@ -205,8 +224,9 @@ TEST_F(Create, LockedRecipeIsPulledByItsPinnedDigest) {
 }
 
 TEST_F(Create, RefusesWhenLumeRunsTheMaximumOfVms) {
-  start_world({"--fault",
-               R"(GET /lume/host/status=200:{"status":"healthy","vm_count":2,"max_vms":2,"available_slots":0,"version":"1.0.0"})"});
+  start_world(
+      {"--fault",
+       R"(GET /lume/host/status=200:{"status":"healthy","vm_count":2,"max_vms":2,"available_slots":0,"version":"1.0.0"})"});
   CliRun run = create();
   EXPECT_EQ(run.exit_code, 3) << run.out;
   EXPECT_EQ(run.json()["error"]["message"],
@@ -228,7 +248,8 @@ TEST_F(Create, RefusesAVmThatIsNotOursWithAnotherImage) {
   EXPECT_EQ(run.exit_code, 2) << run.out;
   const std::string message = run.json()["error"]["message"].get<std::string>();
   EXPECT_EQ(message.rfind("create 'vm1': a VM of that name exists and was not created by "
-                          "lume-unlock (it holds " + image_digest,
+                          "lume-unlock (it holds " +
+                              image_digest,
                           0),
             0u)
       << message;
@@ -236,13 +257,15 @@ TEST_F(Create, RefusesAVmThatIsNotOursWithAnotherImage) {
 
 TEST_F(Create, DryRunChangesNothing) {
   start_world();
-  const std::string before = run_command({"/usr/bin/find", lume->home(), guest.info().home}).stdout_text;
+  const std::string before =
+      run_command({"/usr/bin/find", lume->home(), guest.info().home}).stdout_text;
   CliRun dry = cli({"create", "vm1", "--recipe", recipe, "--bundle", SHIM_BUNDLE_DIR, "--dry-run"});
   ASSERT_EQ(dry.exit_code, 0) << dry.err;
   EXPECT_NE(dry.out.find("[to do]    resize: set 2 vCPU, 4GB while stopped"), std::string::npos)
       << dry.out;
   CliRun json = cli({"create", "vm1", "--recipe", recipe, "--bundle", SHIM_BUNDLE_DIR, "--dry-run"},
-                    true, {"--json"});
+                    true,
+                    {"--json"});
   ASSERT_EQ(json.exit_code, 0);
   EXPECT_EQ(json.json()["steps"].size(), 10u);
   EXPECT_EQ(run_command({"/usr/bin/find", lume->home(), guest.info().home}).stdout_text, before);

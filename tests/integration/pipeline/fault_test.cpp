@@ -1,10 +1,9 @@
 // The create fault matrix: one fault per step where the simulators can inject it. Each case
 // checks the step named in the error, the exit code (DESIGN §9), that no file sits half-written
 // under a final name, and that a second create without the fault completes.
-#include "pipeline_fixture.hpp"
-
 #include "lume/client.hpp"
 #include "oci/media_types.hpp"
+#include "pipeline_fixture.hpp"
 #include "util/sha256.hpp"
 
 #include <fstream>
@@ -95,13 +94,14 @@ TEST_F(CreateFault, TagMovedDuringThePullFailsTheImageStepWithExit4) {
   bool pulling = false;
   for (int i = 0; i < 500 && !pulling; ++i) {
     auto found = observer.find("vm1");
-    pulling = found.ok() && found.value() &&
-              std::holds_alternative<lume::PullProgress>(*found.value());
+    pulling =
+        found.ok() && found.value() && std::holds_alternative<lume::PullProgress>(*found.value());
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_TRUE(pulling);
-  EXPECT_TRUE(client.push_manifest(image_ref, moved.value().manifest_bytes,
-                                   oci::media_type::oci_manifest).ok());
+  EXPECT_TRUE(
+      client.push_manifest(image_ref, moved.value().manifest_bytes, oci::media_type::oci_manifest)
+          .ok());
   std::ofstream(gate) << "";
   creating.join();
 
@@ -113,18 +113,30 @@ TEST_F(CreateFault, TagMovedDuringThePullFailsTheImageStepWithExit4) {
   EXPECT_FALSE(guest_has(state.path() + "/vms/vm1/provenance.json"));
   // The VM now holds what the tag names: create continues from there.
   expect_recovers();
-  auto record = nlohmann::json::parse(util::read_file(state.path() + "/vms/vm1/provenance.json").value());
+  auto record =
+      nlohmann::json::parse(util::read_file(state.path() + "/vms/vm1/provenance.json").value());
   EXPECT_EQ(record["image"]["digest"], moved.value().digest.str());
 }
 
 TEST_F(CreateFault, RefusedGuestLoginFailsTheConnectStep) {
   start_world();
   setenv("LUME_UNLOCK_PIPELINE_WRONG_PW", "not-the-password", 1);
-  CliRun run = cli({"create", "vm1", "--recipe", recipe, "--bundle", SHIM_BUNDLE_DIR,
-                    "--ssh-wait", "1", "--ssh-port", std::to_string(guest.info().port),
-                    "--ssh-user", guest.info().user, "--ssh-password-env",
+  CliRun run = cli({"create",
+                    "vm1",
+                    "--recipe",
+                    recipe,
+                    "--bundle",
+                    SHIM_BUNDLE_DIR,
+                    "--ssh-wait",
+                    "1",
+                    "--ssh-port",
+                    std::to_string(guest.info().port),
+                    "--ssh-user",
+                    guest.info().user,
+                    "--ssh-password-env",
                     "LUME_UNLOCK_PIPELINE_WRONG_PW"},
-                   false, {"--json"});
+                   false,
+                   {"--json"});
   unsetenv("LUME_UNLOCK_PIPELINE_WRONG_PW");
   EXPECT_EQ(run.exit_code, 5) << run.out;
   EXPECT_EQ(error_of(run)["message"].get<std::string>().rfind("create step 'connect': ", 0), 0u)
@@ -138,10 +150,22 @@ TEST_F(CreateFault, RefusedGuestLoginFailsTheConnectStep) {
 TEST_F(CreateFault, GuestSshConnectionRefusedFailsTheConnectStepWithExit5) {
   start_world();
   const int closed = free_loopback_port(); // nothing listens there
-  CliRun run = cli({"create", "vm1", "--recipe", recipe, "--bundle", SHIM_BUNDLE_DIR,
-                    "--ssh-wait", "1", "--ssh-port", std::to_string(closed), "--ssh-user",
-                    guest.info().user, "--ssh-password-env", "LUME_UNLOCK_PIPELINE_TEST_PW"},
-                   false, {"--json"});
+  CliRun run = cli({"create",
+                    "vm1",
+                    "--recipe",
+                    recipe,
+                    "--bundle",
+                    SHIM_BUNDLE_DIR,
+                    "--ssh-wait",
+                    "1",
+                    "--ssh-port",
+                    std::to_string(closed),
+                    "--ssh-user",
+                    guest.info().user,
+                    "--ssh-password-env",
+                    "LUME_UNLOCK_PIPELINE_TEST_PW"},
+                   false,
+                   {"--json"});
   EXPECT_EQ(run.exit_code, 5) << run.out;
   EXPECT_EQ(error_of(run)["message"].get<std::string>().rfind("create step 'connect': ", 0), 0u)
       << run.out;

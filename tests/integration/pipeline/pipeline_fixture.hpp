@@ -16,8 +16,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <cstdlib>
 #include <unistd.h>
+
+#include <cstdlib>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -54,11 +55,20 @@ protected:
   }
 
   void start_lume(const std::vector<std::string>& extra) {
-    std::vector<std::string> args = {"--guest-address", "127.0.0.1", "--guest-ssh-port",
-                                     std::to_string(guest.info().port), "--registry",
-                                     registry->url(), "--create-delay-ms", "0",
-                                     "--boot-delay-ms", "0", "--stop-delay-ms", "0",
-                                     "--pull-delay-ms", "0"};
+    std::vector<std::string> args = {"--guest-address",
+                                     "127.0.0.1",
+                                     "--guest-ssh-port",
+                                     std::to_string(guest.info().port),
+                                     "--registry",
+                                     registry->url(),
+                                     "--create-delay-ms",
+                                     "0",
+                                     "--boot-delay-ms",
+                                     "0",
+                                     "--stop-delay-ms",
+                                     "0",
+                                     "--pull-delay-ms",
+                                     "0"};
     args.insert(args.end(), extra.begin(), extra.end());
     lume = std::make_unique<LumeSim>(LUME_SIM_BINARY, args);
     LUME_UNLOCK_REQUIRE(lume->started(), lume->failure());
@@ -100,17 +110,20 @@ protected:
     ASSERT_TRUE(util::write_file_atomic(recipe, yaml.str(), 0644).ok());
   }
 
-  CliRun cli(const std::vector<std::string>& command, bool with_connection = true,
+  CliRun cli(const std::vector<std::string>& command,
+             bool with_connection = true,
              std::vector<std::string> global = {}) {
-    std::vector<std::string> args = {"lume-unlock", "--lume-url", lume->url(), "--state-dir",
-                                     state.path()};
+    std::vector<std::string> args = {
+        "lume-unlock", "--lume-url", lume->url(), "--state-dir", state.path()};
     args.insert(args.end(), global.begin(), global.end());
     args.insert(args.end(), command.begin(), command.end());
     if (with_connection) {
-      for (const std::string& a :
-           {std::string("--ssh-port"), std::to_string(guest.info().port), std::string("--ssh-user"),
-            guest.info().user, std::string("--ssh-password-env"),
-            std::string("LUME_UNLOCK_PIPELINE_TEST_PW")}) {
+      for (const std::string& a : {std::string("--ssh-port"),
+                                   std::to_string(guest.info().port),
+                                   std::string("--ssh-user"),
+                                   guest.info().user,
+                                   std::string("--ssh-password-env"),
+                                   std::string("LUME_UNLOCK_PIPELINE_TEST_PW")}) {
         args.push_back(a);
       }
     }
@@ -125,20 +138,21 @@ protected:
   }
 
   CliRun create(std::vector<std::string> extra = {}) {
-    std::vector<std::string> command = {"create", "vm1", "--recipe", recipe, "--bundle",
-                                        SHIM_BUNDLE_DIR, "--ssh-wait", "2"};
+    std::vector<std::string> command = {
+        "create", "vm1", "--recipe", recipe, "--bundle", SHIM_BUNDLE_DIR, "--ssh-wait", "2"};
     command.insert(command.end(), extra.begin(), extra.end());
     return cli(command, true, {"--json"});
   }
 
-  bool guest_has(const std::string& path) const {
-    return ::access(path.c_str(), F_OK) == 0;
-  }
+  bool guest_has(const std::string& path) const { return ::access(path.c_str(), F_OK) == 0; }
   /// Files under the guest's support directory whose names mark them temporary or staged.
   std::string leftovers() const {
-    return run_command({"/bin/sh", "-c",
-                        "find \"$1\" \"$2\" -name '*.tmp' -o -name 'payload-*' 2>/dev/null", "sh",
-                        support_dir(), guest.info().home + "/Library/LaunchAgents"})
+    return run_command({"/bin/sh",
+                        "-c",
+                        "find \"$1\" \"$2\" -name '*.tmp' -o -name 'payload-*' 2>/dev/null",
+                        "sh",
+                        support_dir(),
+                        guest.info().home + "/Library/LaunchAgents"})
         .stdout_text;
   }
 

@@ -9,8 +9,11 @@ using nlohmann::json;
 
 /// A probe document: Apple families true through `apple_max`, Common 3001-3003 true, the rest
 /// false; `overrides` set single answers.
-json probe(int apple_max, std::uint64_t threadgroup, const std::string& state,
-           const std::map<std::string, bool>& overrides = {}, bool residency = false) {
+json probe(int apple_max,
+           std::uint64_t threadgroup,
+           const std::string& state,
+           const std::map<std::string, bool>& overrides = {},
+           bool residency = false) {
   json families = json::object();
   for (int code = 1001; code <= 1010; ++code) {
     families[std::to_string(code)] = code <= apple_max;
@@ -82,9 +85,9 @@ TEST(ProbeCheck, RequirePassIsAVerificationErrorNamingTheFirstProblem) {
   EXPECT_EQ(status.error().message(),
             "probe check in VM 'vm1': Apple family 1006 answered false with the shim (expected "
             "true through 1009) (and 5 more problems)");
-  EXPECT_TRUE(require_probe_pass(judge_probe(k_stock, probe(1009, 65536, "active"), {1009, 65536}),
-                                 "vm1")
-                  .ok());
+  EXPECT_TRUE(
+      require_probe_pass(judge_probe(k_stock, probe(1009, 65536, "active"), {1009, 65536}), "vm1")
+          .ok());
 }
 
 TEST(ProbeCheck, NoDocumentIsAProblem) {

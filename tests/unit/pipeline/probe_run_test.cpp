@@ -22,12 +22,14 @@ TEST(ProbeRun, LinuxCommandPreloadsTheShimByNameFromItsDirectory) {
   auto command = probe_command(linux_shim(), {1009, 65536}, {{"LUME_UNLOCK_DISABLE", "1"}});
   ASSERT_TRUE(command.ok());
   const std::string dir = "'/h/Library/Application Support/LumeUnlock/shim/abc'";
-  const std::string probe = "'/h/Library/Application Support/LumeUnlock/bin/lume-unlock-probe' '--json'";
+  const std::string probe =
+      "'/h/Library/Application Support/LumeUnlock/bin/lume-unlock-probe' '--json'";
   EXPECT_EQ(command.value(),
             "cd / && LD_LIBRARY_PATH=" + dir + " " + probe +
                 "; echo '--- lume-unlock probe: unlocked ---'; LD_LIBRARY_PATH=" + dir +
                 " LD_PRELOAD='liblume-unlock-shim.so' LUME_METAL_APPLE_FAMILY_MAX='1009' "
-                "LUME_METAL_MAX_THREADGROUP_MEMORY='65536' LUME_UNLOCK_DISABLE='1' " + probe);
+                "LUME_METAL_MAX_THREADGROUP_MEMORY='65536' LUME_UNLOCK_DISABLE='1' " +
+                probe);
 }
 
 TEST(ProbeRun, DarwinCommandInsertsTheShimByPath) {
@@ -37,10 +39,11 @@ TEST(ProbeRun, DarwinCommandInsertsTheShimByPath) {
   shim.support.clear();
   auto command = probe_command(shim, {1007, 32768});
   ASSERT_TRUE(command.ok());
-  EXPECT_NE(command.value().find(
-                "DYLD_INSERT_LIBRARIES='/h/Library/Application "
-                "Support/LumeUnlock/shim/abc/liblume-unlock-shim.so' LUME_METAL_APPLE_FAMILY_MAX='1007'"),
-            std::string::npos)
+  EXPECT_NE(
+      command.value().find(
+          "DYLD_INSERT_LIBRARIES='/h/Library/Application "
+          "Support/LumeUnlock/shim/abc/liblume-unlock-shim.so' LUME_METAL_APPLE_FAMILY_MAX='1007'"),
+      std::string::npos)
       << command.value();
   EXPECT_EQ(command.value().find("LD_LIBRARY_PATH"), std::string::npos);
 }
