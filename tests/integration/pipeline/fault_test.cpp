@@ -130,7 +130,7 @@ TEST_F(CreateFault, RefusedGuestLoginFailsTheConnectStep) {
                     "--ssh-wait",
                     "1",
                     "--ssh-port",
-                    std::to_string(guest.info().port),
+                    std::to_string(ssh_port),
                     "--ssh-user",
                     guest.info().user,
                     "--ssh-password-env",
@@ -170,6 +170,25 @@ TEST_F(CreateFault, GuestSshConnectionRefusedFailsTheConnectStepWithExit5) {
   EXPECT_EQ(error_of(run)["message"].get<std::string>().rfind("create step 'connect': ", 0), 0u)
       << run.out;
   EXPECT_FALSE(guest_has(support_dir()));
+  expect_recovers();
+}
+
+TEST_F(CreateFault, DroppedGuestConnectionDuringTheShimUploadFailsInstallShim) {
+  // The handshake, key installation and facts take a few KB; the shim payload is far larger.
+  start_world({}, 100 * 1024);
+  CliRun run = create();
+  EXPECT_TRUE(proxy->dropped());
+  EXPECT_EQ(run.exit_code, 5) << run.out;
+  EXPECT_EQ(error_of(run)["message"].get<std::string>().rfind("create step 'install-shim': ", 0),
+            0u)
+      << run.out;
+  // With the connection gone, the SSH layer cannot delete its partial upload: it stays under a
+  // temporary name in the staging directory, never under a final name.
+  const std::string left = leftovers();
+  EXPECT_EQ(left.rfind(support_dir() + "/staging/.payload-", 0), 0u) << left;
+  EXPECT_NE(left.find(".tmp\n"), std::string::npos) << left;
+  EXPECT_FALSE(guest_has(shim_dir() + "/liblume-unlock-shim.so"));
+  EXPECT_FALSE(guest_has(probe_path()));
   expect_recovers();
 }
 

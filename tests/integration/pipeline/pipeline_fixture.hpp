@@ -5,6 +5,7 @@
 // the installed probe enabled as an agent, and the CLI run in-process.
 #include "bundle/loader.hpp"
 #include "cli/app.hpp"
+#include "dropping_proxy.hpp"
 #include "oci/registry_client.hpp"
 #include "support/guest_sim.hpp"
 #include "support/lume_image_seeder.hpp"
@@ -36,11 +37,19 @@ struct CliRun {
 class PipelineWorld : public ::testing::Test {
 protected:
   /// Starts everything; `lume_args` are extra lume-sim arguments (faults).
-  void start_world(const std::vector<std::string>& lume_args = {}) {
+  /// With `drop_ssh_after_bytes`, the guest is reached through a DroppingProxy.
+  void start_world(const std::vector<std::string>& lume_args = {},
+                   std::optional<std::uint64_t> drop_ssh_after_bytes = std::nullopt) {
     auto problem = guest.start();
     LUME_UNLOCK_REQUIRE(!problem, problem.value_or(""));
     LUME_UNLOCK_REQUIRE(guest.info().password.has_value(),
                         "guest-sim runs key-only unless it runs as root");
+    ssh_port = guest.info().port;
+    if (drop_ssh_after_bytes) {
+      proxy = std::make_unique<DroppingProxy>(guest.info().port, *drop_ssh_after_bytes);
+      ASSERT_GT(proxy->port(), 0);
+      ssh_port = proxy->port();
+    }
     std::string why;
     registry = RegistryServer::start(why);
     LUME_UNLOCK_REQUIRE(registry != nullptr, why);
@@ -58,7 +67,7 @@ protected:
     std::vector<std::string> args = {"--guest-address",
                                      "127.0.0.1",
                                      "--guest-ssh-port",
-                                     std::to_string(guest.info().port),
+                                     std::to_string(ssh_port),
                                      "--registry",
                                      registry->url(),
                                      "--create-delay-ms",
@@ -119,7 +128,7 @@ protected:
     args.insert(args.end(), command.begin(), command.end());
     if (with_connection) {
       for (const std::string& a : {std::string("--ssh-port"),
-                                   std::to_string(guest.info().port),
+                                   std::to_string(ssh_port),
                                    std::string("--ssh-user"),
                                    guest.info().user,
                                    std::string("--ssh-password-env"),
@@ -162,6 +171,8 @@ protected:
   GuestSim guest{guest_dir.path()};
   std::unique_ptr<RegistryServer> registry;
   std::unique_ptr<LumeSim> lume;
+  std::unique_ptr<DroppingProxy> proxy;
+  int ssh_port = 0;
   oci::Reference image_ref;
   std::string image_digest;
   std::string recipe;
