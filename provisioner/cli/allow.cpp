@@ -27,10 +27,13 @@ struct AllowOptions {
 };
 
 /// "entry 'x' is not on the enablement list of VM 'vm'" with a "did you mean" hint.
-Error unknown_entry(const std::string& what, const std::string& entry, const std::string& vm,
+Error unknown_entry(const std::string& what,
+                    const std::string& entry,
+                    const std::string& vm,
                     const enablement::EnablementList& list) {
   const auto suggestion = util::closest_match(entry, list.names());
-  return Error(ErrorCategory::usage, what,
+  return Error(ErrorCategory::usage,
+               what,
                "entry " + util::quote_for_message(entry) + " is not on the enablement list of VM " +
                    util::quote_for_message(vm),
                suggestion ? "did you mean " + util::quote_for_message(*suggestion) + "?"
@@ -42,16 +45,21 @@ std::map<std::string, std::string> parse_env(const std::vector<std::string>& pai
   for (const std::string& pair : pairs) {
     const auto equals = pair.find('=');
     if (equals == std::string::npos || equals == 0) {
-      throw Error(ErrorCategory::usage, "--env " + util::quote_for_message(pair),
-                  "expected KEY=VALUE", "e.g. --env GGML_METAL_NO_RESIDENCY=1");
+      throw Error(ErrorCategory::usage,
+                  "--env " + util::quote_for_message(pair),
+                  "expected KEY=VALUE",
+                  "e.g. --env GGML_METAL_NO_RESIDENCY=1");
     }
     env[pair.substr(0, equals)] = pair.substr(equals + 1);
   }
   return env;
 }
 
-void render_apply(const std::string& vm, const std::string& verb, const std::string& entry,
-                  const pipeline::ApplyReport& report, Context& context) {
+void render_apply(const std::string& vm,
+                  const std::string& verb,
+                  const std::string& entry,
+                  const pipeline::ApplyReport& report,
+                  Context& context) {
   for (const std::string& warning : report.warnings) {
     context.warn(warning);
   }
@@ -75,13 +83,17 @@ void render_apply(const std::string& vm, const std::string& verb, const std::str
   }
 }
 
-void apply(const AllowOptions& options, const std::string& verb,
-           const enablement::EnablementList& desired, guest::GuestSession& session,
-           const pipeline::GuestEnablementView& view, Context& context) {
+void apply(const AllowOptions& options,
+           const std::string& verb,
+           const enablement::EnablementList& desired,
+           guest::GuestSession& session,
+           const pipeline::GuestEnablementView& view,
+           Context& context) {
   auto report = pipeline::apply_enablement(session, desired, view.target, view.observed);
   if (!report.ok()) {
-    throw report.error().with_context("allow " + verb + " " + util::quote_for_message(options.entry) +
-                                      " in VM " + util::quote_for_message(options.vm));
+    throw report.error().with_context("allow " + verb + " " +
+                                      util::quote_for_message(options.entry) + " in VM " +
+                                      util::quote_for_message(options.vm));
   }
   context.debug("remote commands run: " + std::to_string(session.command_count()));
   render_apply(options.vm, verb, options.entry, report.value(), context);
@@ -191,18 +203,24 @@ void register_allow(CLI::App& app, Context& context, int& exit_code) {
   auto add_options = std::make_shared<AllowOptions>();
   auto* add = allow->add_subcommand("add", "Enable a program (or update its entry)");
   add->add_option("name", add_options->vm, "The Lume VM")->required();
-  add->add_option("entry", add_options->entry,
+  add->add_option("entry",
+                  add_options->entry,
                   "Entry name, [a-z0-9][a-z0-9-]{0,62}; the agent is dev.lume-unlock.<entry>")
       ->required();
   add->add_option("--program", add_options->program, "Absolute path of the program in the guest")
       ->required();
-  add->add_option("--arg", add_options->args, "One argument (repeat for more), passed verbatim; write --arg=--flag for values that start with -")
+  add->add_option("--arg",
+                  add_options->args,
+                  "One argument (repeat for more), passed verbatim; write --arg=--flag for values "
+                  "that start with -")
       ->allow_extra_args(false);
   add->add_option("--env", add_options->env, "Extra environment KEY=VALUE (repeatable)")
       ->allow_extra_args(false);
-  add->add_flag("--no-agent", add_options->no_agent,
+  add->add_flag("--no-agent",
+                add_options->no_agent,
                 "Only list it in the guard file; run it with 'lume-unlock exec'");
-  add->add_flag("--no-keep-alive", add_options->no_keep_alive,
+  add->add_flag("--no-keep-alive",
+                add_options->no_keep_alive,
                 "Do not let launchd restart the agent when it exits");
   guest::add_connection_options(*add, add_options->connection);
   add->callback([add_options, &context, &exit_code] {
@@ -211,7 +229,8 @@ void register_allow(CLI::App& app, Context& context, int& exit_code) {
   });
 
   auto remove_options = std::make_shared<AllowOptions>();
-  auto* remove = allow->add_subcommand("remove", "Disable a program: boot out and delete its agent");
+  auto* remove =
+      allow->add_subcommand("remove", "Disable a program: boot out and delete its agent");
   remove->add_option("name", remove_options->vm, "The Lume VM")->required();
   remove->add_option("entry", remove_options->entry, "Entry name")->required();
   guest::add_connection_options(*remove, remove_options->connection);

@@ -20,9 +20,9 @@ namespace lume_unlock::pipeline {
 
 /// Everything `allow` needs to know about a guest, read with ONE command.
 struct GuestEnablement {
-  enablement::ObservedState state;     ///< enablement.json, guard file, our plists, loaded labels
+  enablement::ObservedState state; ///< enablement.json, guard file, our plists, loaded labels
   std::optional<std::string> shim_record; ///< bytes of shim/current.json, when present
-  std::set<std::string> shim_dirs;     ///< names of the directories under shim/
+  std::set<std::string> shim_dirs;        ///< names of the directories under shim/
 };
 
 /// The one observe command for the user whose $HOME is `home` and whose launchd domain is
@@ -77,9 +77,10 @@ Result<enablement::EnablementList> applied_list(const GuestEnablement& observed)
 /// includes the installed shim's architecture (else category verification: arm64e programs need
 /// the arm64e dylib), and a `codesign -d` showing the hardened runtime gives a warning (returned)
 /// that macOS will ignore the injection. No command when `entries` is empty.
-Result<std::vector<std::string>> precheck_entries(guest::GuestSession& session,
-                                                  const std::vector<enablement::EnablementEntry>& entries,
-                                                  const InstalledShim& shim);
+Result<std::vector<std::string>>
+precheck_entries(guest::GuestSession& session,
+                 const std::vector<enablement::EnablementEntry>& entries,
+                 const InstalledShim& shim);
 
 /// What an apply did.
 struct ApplyReport {

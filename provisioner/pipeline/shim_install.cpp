@@ -12,7 +12,9 @@ namespace lume_unlock::pipeline {
 
 namespace {
 
-std::string base_name(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+std::string base_name(const std::string& path) {
+  return path.substr(path.find_last_of('/') + 1);
+}
 
 /// path → sha256 from `shasum -a 256` output ("<hex>  <path>" per line).
 std::map<std::string, std::string> parse_shasum(const std::string& output) {
@@ -56,8 +58,8 @@ Result<ShimInstallReport> install_shim(guest::GuestSession& session,
     return selected.error();
   }
   const bundle::PlatformEntry& entry = selected.value().entry;
-  auto layout = enablement::GuestLayout::make(
-      facts.home, entry.shim.sha256, base_name(entry.shim.path));
+  auto layout =
+      enablement::GuestLayout::make(facts.home, entry.shim.sha256, base_name(entry.shim.path));
   if (!layout.ok()) {
     return layout.error();
   }
