@@ -31,6 +31,7 @@ TEST_F(ShimInstall, InstallsThePlatformEntryOnceThenChangesNothing) {
   EXPECT_EQ(slurp(shim_dir + "/liblume-unlock-shim.so"), "shim bytes v1");
   EXPECT_EQ(slurp(shim_dir + "/libMetalEmu.so"), "support");
   EXPECT_EQ(slurp(support + "/bin/lume-unlock-probe"), "#!/bin/sh\necho probe\n");
+  EXPECT_EQ(slurp(support + "/bin/libMetalEmu.so"), "support");
   EXPECT_EQ(slurp(installed_shim_record_path(facts.home)),
             render_installed_shim(first.value().installed));
   EXPECT_EQ(first.value().installed.shim.path, shim_dir + "/liblume-unlock-shim.so");
