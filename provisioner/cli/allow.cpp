@@ -23,6 +23,7 @@ struct AllowOptions {
   std::vector<std::string> env;
   bool no_agent = false;
   bool no_keep_alive = false;
+  bool dry_run = false;
   guest::ConnectionOptions connection;
 };
 
@@ -58,6 +59,7 @@ std::map<std::string, std::string> parse_env(const std::vector<std::string>& pai
 void render_apply(const std::string& vm,
                   const std::string& verb,
                   const std::string& entry,
+                  bool dry_run,
                   const pipeline::ApplyReport& report,
                   Context& context) {
   for (const std::string& warning : report.warnings) {
@@ -67,6 +69,7 @@ void render_apply(const std::string& vm,
     context.print_json({{"vm", vm},
                         {"action", verb},
                         {"entry", entry},
+                        {"dry_run", dry_run},
                         {"changed", report.changed},
                         {"changes", report.changes},
                         {"warnings", report.warnings},
@@ -79,7 +82,7 @@ void render_apply(const std::string& vm,
     return;
   }
   for (const std::string& change : report.changes) {
-    context.out << change << '\n';
+    context.out << (dry_run ? "would " : "") << change << '\n';
   }
 }
 
@@ -89,14 +92,26 @@ void apply(const AllowOptions& options,
            guest::GuestSession& session,
            const pipeline::GuestEnablementView& view,
            Context& context) {
-  auto report = pipeline::apply_enablement(session, desired, view.target, view.observed);
-  if (!report.ok()) {
-    throw report.error().with_context("allow " + verb + " " +
-                                      util::quote_for_message(options.entry) + " in VM " +
-                                      util::quote_for_message(options.vm));
+  const std::string what = "allow " + verb + " " + util::quote_for_message(options.entry) +
+                           " in VM " + util::quote_for_message(options.vm);
+  pipeline::ApplyReport report;
+  if (options.dry_run) {
+    auto prepared = pipeline::prepare_enablement(session, desired, view.target, view.observed);
+    if (!prepared.ok()) {
+      throw prepared.error().with_context(what);
+    }
+    report.changed = !prepared.value().plan.empty();
+    report.changes = prepared.value().plan.describe();
+    report.warnings = prepared.value().warnings;
+  } else {
+    auto applied = pipeline::apply_enablement(session, desired, view.target, view.observed);
+    if (!applied.ok()) {
+      throw applied.error().with_context(what);
+    }
+    report = applied.value();
   }
   context.debug("remote commands run: " + std::to_string(session.command_count()));
-  render_apply(options.vm, verb, options.entry, report.value(), context);
+  render_apply(options.vm, verb, options.entry, options.dry_run, report, context);
 }
 
 void run_list(const AllowOptions& options, Context& context) {
@@ -222,6 +237,9 @@ void register_allow(CLI::App& app, Context& context, int& exit_code) {
   add->add_flag("--no-keep-alive",
                 add_options->no_keep_alive,
                 "Do not let launchd restart the agent when it exits");
+  add->add_flag("--dry-run",
+                add_options->dry_run,
+                "Check the program and print what would change, without changing anything");
   guest::add_connection_options(*add, add_options->connection);
   add->callback([add_options, &context, &exit_code] {
     run_add(*add_options, context);
@@ -233,6 +251,8 @@ void register_allow(CLI::App& app, Context& context, int& exit_code) {
       allow->add_subcommand("remove", "Disable a program: boot out and delete its agent");
   remove->add_option("name", remove_options->vm, "The Lume VM")->required();
   remove->add_option("entry", remove_options->entry, "Entry name")->required();
+  remove->add_flag(
+      "--dry-run", remove_options->dry_run, "Print what would change, without changing anything");
   guest::add_connection_options(*remove, remove_options->connection);
   remove->callback([remove_options, &context, &exit_code] {
     run_remove(*remove_options, context);

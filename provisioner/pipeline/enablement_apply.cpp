@@ -461,11 +461,10 @@ Result<ApplyReport> execute_plan(guest::GuestSession& session,
   return report;
 }
 
-Result<ApplyReport> apply_enablement(guest::GuestSession& session,
-                                     const enablement::EnablementList& desired,
-                                     const EnablementTarget& target,
-                                     const GuestEnablement& observed) {
-  const std::uint64_t before = session.command_count();
+Result<PreparedEnablement> prepare_enablement(guest::GuestSession& session,
+                                              const enablement::EnablementList& desired,
+                                              const EnablementTarget& target,
+                                              const GuestEnablement& observed) {
   auto previous = applied_list(observed);
   std::vector<enablement::EnablementEntry> to_check;
   for (const enablement::EnablementEntry& entry : desired.entries) {
@@ -484,11 +483,23 @@ Result<ApplyReport> apply_enablement(guest::GuestSession& session,
   if (!warnings.ok()) {
     return warnings.error();
   }
-  auto report = execute_plan(session, plan.value());
+  return PreparedEnablement{std::move(plan.value()), std::move(warnings.value())};
+}
+
+Result<ApplyReport> apply_enablement(guest::GuestSession& session,
+                                     const enablement::EnablementList& desired,
+                                     const EnablementTarget& target,
+                                     const GuestEnablement& observed) {
+  const std::uint64_t before = session.command_count();
+  auto prepared = prepare_enablement(session, desired, target, observed);
+  if (!prepared.ok()) {
+    return prepared.error();
+  }
+  auto report = execute_plan(session, prepared.value().plan);
   if (!report.ok()) {
     return report.error();
   }
-  report.value().warnings = warnings.value();
+  report.value().warnings = prepared.value().warnings;
   report.value().commands = session.command_count() - before;
   return report;
 }

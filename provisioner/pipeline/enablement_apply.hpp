@@ -101,9 +101,20 @@ struct ApplyReport {
 Result<ApplyReport> execute_plan(guest::GuestSession& session,
                                  const enablement::EnablementPlan& plan);
 
-/// Observe-free convenience for callers that already observed: prechecks the entries of
-/// `desired` that are new or changed compared with `observed`'s enablement.json, plans, and
-/// executes. Nothing differs → no write command.
+/// The plan for `desired` and the precheck warnings, without changing anything (--dry-run):
+/// prechecks (one command, none when no entry is new or changed compared with `observed`'s
+/// enablement.json) the entries of `desired` that are new or changed, then plans.
+struct PreparedEnablement {
+  enablement::EnablementPlan plan;
+  std::vector<std::string> warnings;
+};
+Result<PreparedEnablement> prepare_enablement(guest::GuestSession& session,
+                                              const enablement::EnablementList& desired,
+                                              const EnablementTarget& target,
+                                              const GuestEnablement& observed);
+
+/// Observe-free convenience for callers that already observed: prepare_enablement(), then
+/// execute_plan(). Nothing differs → no write command.
 Result<ApplyReport> apply_enablement(guest::GuestSession& session,
                                      const enablement::EnablementList& desired,
                                      const EnablementTarget& target,

@@ -104,6 +104,22 @@ TEST_F(CliAllow, AddListExecAndRemoveAnExecOnlyEntry) {
   EXPECT_EQ(after.exit_code, 2);
 }
 
+TEST_F(CliAllow, DryRunPrintsThePlanAndChangesNothing) {
+  const auto facts = install(test::stand_in_bundle(work.path(), "not really a shim"));
+  const std::string support = facts.home + "/Library/Application Support/LumeUnlock";
+  auto r = run(
+      {"allow", "add", "vm1", "sleeper", "--program", "/bin/sleep", "--arg", "300", "--dry-run"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "would add agent 'sleeper' (dev.lume-unlock.sleeper)\nwould write " + facts.home +
+                "/Library/LaunchAgents/dev.lume-unlock.sleeper.plist\n" + "would write " + support +
+                "/enabled-executables\nwould write " + support + "/enablement.json\n");
+  EXPECT_FALSE(fs::exists(support + "/enablement.json"));
+  EXPECT_FALSE(fs::exists(facts.home + "/Library/LaunchAgents/dev.lume-unlock.sleeper.plist"));
+  auto ghost = run({"allow", "add", "vm1", "ghost", "--program", "/opt/ghost", "--dry-run"});
+  EXPECT_EQ(ghost.exit_code, 2) << "the prechecks run in a dry run too";
+}
+
 TEST_F(CliAllow, MissingProgramIsRefusedWithUsageExitCode) {
   install(test::stand_in_bundle(work.path(), "not really a shim"));
   auto r = run({"allow", "add", "vm1", "ghost", "--program", "/opt/ghost/bin/ghost"});
