@@ -120,6 +120,32 @@ TEST_F(CliAllow, DryRunPrintsThePlanAndChangesNothing) {
   EXPECT_EQ(ghost.exit_code, 2) << "the prechecks run in a dry run too";
 }
 
+/// N from the last "remote commands run: N" line of a --verbose run's stderr, or -1.
+long remote_commands(const std::string& err) {
+  const std::string key = "remote commands run: ";
+  const auto at = err.rfind(key);
+  return at == std::string::npos ? -1 : std::stol(err.substr(at + key.size()));
+}
+
+TEST_F(CliAllow, WholeCommandsTakeAHandfulOfRoundTrips) {
+  const auto facts = install(test::stand_in_bundle(work.path(), "not really a shim"));
+  auto add = run({"allow", "add", "vm1", "sleeper", "--program", "/bin/sleep", "--arg", "300"},
+                 {},
+                 {"--verbose"});
+  ASSERT_EQ(add.exit_code, 0) << add.err;
+  auto again = run({"allow", "add", "vm1", "sleeper", "--program", "/bin/sleep", "--arg", "300"},
+                   {},
+                   {"--verbose"});
+  auto remove = run({"allow", "remove", "vm1", "sleeper"}, {}, {"--verbose"});
+  ASSERT_EQ(remove.exit_code, 0) << remove.err;
+  std::cout << "allow add (new agent): " << remote_commands(add.err)
+            << " commands; again (no-op): " << remote_commands(again.err)
+            << "; allow remove: " << remote_commands(remove.err) << "\n";
+  EXPECT_LE(remote_commands(add.err), 10);
+  EXPECT_EQ(remote_commands(again.err), 2) << "facts and observe only";
+  EXPECT_LE(remote_commands(remove.err), 8);
+}
+
 TEST_F(CliAllow, MissingProgramIsRefusedWithUsageExitCode) {
   install(test::stand_in_bundle(work.path(), "not really a shim"));
   auto r = run({"allow", "add", "vm1", "ghost", "--program", "/opt/ghost/bin/ghost"});
