@@ -1,5 +1,7 @@
 #include "commands.hpp"
 
+#include "cli/allow.hpp"
+#include "cli/exec.hpp"
 #include "cli/doctor.hpp"
 #include "cli/inspect_log.hpp"
 #include "cli/ssh.hpp"
@@ -16,6 +18,8 @@ void register_commands(CLI::App& app, Context& context, int& exit_code) {
   register_ssh(app, context, exit_code);
   register_lock(app, context, exit_code);
   register_resolve(app, context, exit_code);
+  register_allow(app, context, exit_code);
+  register_exec(app, context, exit_code);
 }
 
 } // namespace lume_unlock::cli
