@@ -1,5 +1,6 @@
 #include "commands.hpp"
 
+#include "cli/bundle_push.hpp"
 #include "cli/inspect_log.hpp"
 #include "cli/ssh.hpp"
 #include "cli/lock.hpp"
@@ -11,6 +12,7 @@ namespace lume_unlock::cli {
 // The one list of commands (one file per command under cli/). A command is added here once it
 // really works, so --help never advertises what does not run.
 void register_commands(CLI::App& app, Context& context, int& exit_code) {
+  register_bundle_push(app, context, exit_code);
   register_inspect_log(app, context, exit_code);
   register_ssh(app, context, exit_code);
   register_lock(app, context, exit_code);
