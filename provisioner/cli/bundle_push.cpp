@@ -43,7 +43,8 @@ void run_bundle_push(const BundlePushOptions& options, Context& context) {
 
 void register_bundle_push(CLI::App& app, Context& context, int& exit_code) {
   CLI::App* bundle = nullptr;
-  for (CLI::App* existing : app.get_subcommands([](CLI::App* a) { return a->get_name() == "bundle"; })) {
+  for (CLI::App* existing :
+       app.get_subcommands([](CLI::App* a) { return a->get_name() == "bundle"; })) {
     bundle = existing;
   }
   if (bundle == nullptr) {

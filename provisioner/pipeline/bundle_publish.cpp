@@ -8,11 +8,14 @@
 
 namespace lume_unlock::pipeline {
 
-Result<PublishedBundle> publish_bundle(oci::RegistryClient& registry, const std::string& archive,
+Result<PublishedBundle> publish_bundle(oci::RegistryClient& registry,
+                                       const std::string& archive,
                                        const oci::Reference& ref) {
   const std::string what = "bundle push of '" + archive + "' to '" + ref.str() + "'";
   if (ref.digest || !ref.tag) {
-    return Error(ErrorCategory::usage, what, "the reference must name a tag and no digest",
+    return Error(ErrorCategory::usage,
+                 what,
+                 "the reference must name a tag and no digest",
                  "e.g. lume-unlock bundle push " + archive + " " + ref.repository_path() + ":1.0");
   }
   auto loaded = bundle::load_bundle_archive(archive);
@@ -24,7 +27,8 @@ Result<PublishedBundle> publish_bundle(oci::RegistryClient& registry, const std:
   if (!config_bytes.ok()) {
     return config_bytes.error().with_context(what);
   }
-  auto config = registry.push_blob_bytes(ref, config_bytes.value(), oci::media_type::shim_bundle_config);
+  auto config =
+      registry.push_blob_bytes(ref, config_bytes.value(), oci::media_type::shim_bundle_config);
   if (!config.ok()) {
     return config.error();
   }

@@ -43,7 +43,8 @@ protected:
     std::string why_not;
     m_registry = test::RegistryServer::start(why_not);
     LUME_UNLOCK_REQUIRE(m_registry != nullptr, why_not);
-    LUME_UNLOCK_REQUIRE(access(k_skopeo, X_OK) == 0, "skopeo is not installed (run scripts/bootstrap)");
+    LUME_UNLOCK_REQUIRE(access(k_skopeo, X_OK) == 0,
+                        "skopeo is not installed (run scripts/bootstrap)");
     const std::string shim = m_dir / "liblume_unlock_shim.so";
     const std::string probe = m_dir / "lume_unlock_probe";
     std::ofstream(shim) << "shim bytes";
@@ -57,7 +58,8 @@ protected:
   }
 
   std::string skopeo_raw(const std::string& ref) {
-    auto r = test::run_command({k_skopeo, "inspect", "--raw", "--tls-verify=false", "docker://" + ref});
+    auto r =
+        test::run_command({k_skopeo, "inspect", "--raw", "--tls-verify=false", "docker://" + ref});
     EXPECT_EQ(r.exit_status, 0) << r.stderr_text;
     return r.stdout_text;
   }
@@ -83,7 +85,8 @@ TEST_F(CliBundlePush, PrintsThePinnedReferenceOfAnArtifactSkopeoSeesByteForByte)
   EXPECT_EQ(m["config"]["digest"], "sha256:" + util::sha256_hex(m_bundle_json));
   EXPECT_EQ(m["config"]["size"], m_bundle_json.size());
   ASSERT_EQ(m["layers"].size(), 1u);
-  EXPECT_EQ(m["layers"][0]["mediaType"], "application/vnd.lume-unlock.shim-bundle.layer.v1.tar+gzip");
+  EXPECT_EQ(m["layers"][0]["mediaType"],
+            "application/vnd.lume-unlock.shim-bundle.layer.v1.tar+gzip");
   EXPECT_EQ(m["layers"][0]["digest"], "sha256:" + util::sha256_file_hex(m_archive).value());
   EXPECT_EQ(m["layers"][0]["annotations"]["org.opencontainers.image.title"],
             "lume-unlock-shim-bundle-0.1.0.tar.gz");
@@ -91,9 +94,13 @@ TEST_F(CliBundlePush, PrintsThePinnedReferenceOfAnArtifactSkopeoSeesByteForByte)
 
   // skopeo fetches the layer: the archive's bytes; by digest, the same manifest.
   test::TempDir copy("cli-bundle-copy");
-  auto fetched = test::run_command({k_skopeo, "copy", "--quiet", "--src-tls-verify=false",
-                                    "docker://" + m_registry->host() + "/acme/lume-unlock-shim@" + digest,
-                                    "dir:" + copy.path()});
+  auto fetched =
+      test::run_command({k_skopeo,
+                         "copy",
+                         "--quiet",
+                         "--src-tls-verify=false",
+                         "docker://" + m_registry->host() + "/acme/lume-unlock-shim@" + digest,
+                         "dir:" + copy.path()});
   ASSERT_EQ(fetched.exit_status, 0) << fetched.stderr_text;
   const std::string layer_hex = m["layers"][0]["digest"].get<std::string>().substr(7);
   EXPECT_EQ(util::read_file(copy / layer_hex).value(), util::read_file(m_archive).value());
@@ -106,14 +113,18 @@ TEST_F(CliBundlePush, PrintsThePinnedReferenceOfAnArtifactSkopeoSeesByteForByte)
 }
 
 TEST_F(CliBundlePush, TamperedArchiveOrADigestReferenceIsRefusedBeforeUploading) {
-  auto by_digest = run({"bundle", "push", m_archive,
+  auto by_digest = run({"bundle",
+                        "push",
+                        m_archive,
                         m_registry->host() + "/acme/shim@sha256:" + std::string(64, 'a')});
   EXPECT_EQ(by_digest.exit_code, 2) << by_digest.err;
   const std::string bogus = m_dir / "not-a-bundle.tar.gz";
   std::ofstream(bogus) << "not gzip";
   auto bad = run({"bundle", "push", bogus, m_registry->host() + "/acme/shim:1"});
   EXPECT_NE(bad.exit_code, 0);
-  auto list = test::run_command({k_skopeo, "list-tags", "--tls-verify=false",
+  auto list = test::run_command({k_skopeo,
+                                 "list-tags",
+                                 "--tls-verify=false",
                                  "docker://" + m_registry->host() + "/acme/shim"});
   EXPECT_NE(list.exit_status, 0) << "nothing may have been pushed: " << list.stdout_text;
 }
