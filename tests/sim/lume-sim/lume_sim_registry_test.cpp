@@ -313,4 +313,26 @@ TEST_F(LumeSimRegistryTest, PushOfAMissingVmIsAcceptedAndUploadsNothing) {
   EXPECT_TRUE(skopeo_raw("trycua/x:t").empty());
 }
 
+TEST_F(LumeSimRegistryTest, BlobThatDoesNotMatchItsDigestFailsThePullAndLeavesNoVm) {
+  auto image = seed("macos-tahoe-cua:latest");
+  // Corrupt the nvram blob in the registry's storage (the registry does not re-check on reads).
+  const std::string nvram = image.manifest.layers.at(0).digest.hex();
+  const fs::path data = fs::path(m_registry->storage_dir()) / "docker/registry/v2/blobs/sha256" /
+                        nvram.substr(0, 2) / nvram / "data";
+  ASSERT_TRUE(fs::exists(data)) << data;
+  std::string bytes = read_all(data);
+  bytes[0] = static_cast<char>(bytes[0] ^ 0x55);
+  std::ofstream(data, std::ios::binary | std::ios::trunc) << bytes;
+  const std::string actual = "sha256:" + lume_unlock::util::sha256_hex(bytes);
+
+  START(sim);
+  auto r = raw(sim->port(), "POST", "/lume/pull",
+               R"({"image":"macos-tahoe-cua:latest","name":"demo","registry":")" +
+                   m_registry->host() + R"("})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.json_body()["message"], "Layer verification failed: expected sha256:" + nvram +
+                                          ", got " + actual);
+  EXPECT_FALSE(fs::exists(fs::path(sim->home()) / "demo"));
+}
+
 } // namespace
