@@ -196,6 +196,13 @@ pull_image(lume::LumeApi& lume, oci::RegistryClient& registry, const ImagePullRe
   wait.progress = request.progress;
   auto finished = lume::wait_until(lume, request.vm, lume::is_pull_finished, wait);
   if (!finished.ok()) {
+    if (is_sticky_pull_failure(finished.error())) {
+      return finished.error().with_hint(
+          "Lume keeps answering this for '" + request.vm +
+          "' until another pull under that name starts; fix the cause (a leftover directory "
+          "in " +
+          request.lume_home + ", the registry, the network), then run the pull again");
+    }
     return finished.error();
   }
 

@@ -257,6 +257,10 @@ TEST_F(CliPull, LumePullFailureIsExit3WithLumesMessage) {
   EXPECT_NE(r.err.find("Pull failed for 'demo': Virtual machine already exists with name: demo"),
             std::string::npos)
       << r.err;
+  EXPECT_NE(r.err.find("\nhint: Lume keeps answering this for 'demo' until another pull under "
+                       "that name starts"),
+            std::string::npos)
+      << r.err;
   EXPECT_FALSE(fs::exists(m_state / "vms/demo/provenance.json"));
 }
 
