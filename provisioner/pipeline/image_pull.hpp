@@ -6,6 +6,7 @@
 #include "util/progress.hpp"
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 namespace lume_unlock::pipeline {
@@ -25,6 +26,24 @@ struct PulledImage {
   std::string lume_manifest_digest; ///< what Lume wrote to <lume_home>/<vm>/.manifest-digest
   bool changed = true;              ///< false: the VM already held exactly this digest
 };
+
+/// What pull_image would do, observed without changing anything (for --dry-run).
+struct ImagePullPlan {
+  std::string reference;     ///< what Lume is asked to pull ("registry/org/name:tag")
+  oci::Digest digest;        ///< the verified manifest digest of the reference
+  lume::PullRequest lume_request; ///< the body of POST /lume/pull/start
+  bool vm_exists = false;
+  std::optional<std::string> vm_manifest_digest; ///< the existing VM's .manifest-digest
+  bool in_place = false;     ///< the VM already holds exactly `digest`: nothing to do
+  std::optional<Error> conflict; ///< why the pull would be refused (VM exists otherwise)
+};
+
+/// Resolves and observes: the registry (manifest GET; HEAD of the sha256-<hex> tag for a
+/// digest-only reference) and Lume (does the VM exist, from which digest). Fails like
+/// pull_image for resolution problems; a name conflict is reported in `conflict`.
+Result<ImagePullPlan> plan_image_pull(lume::LumeApi& lume,
+                                      oci::RegistryClient& registry,
+                                      const ImagePullRequest& request);
 
 /// Resolves the reference to a verified digest with `registry`; when the VM already exists with
 /// that `.manifest-digest`, does nothing (changed = false); otherwise asks Lume to pull

@@ -73,12 +73,19 @@ matches a prefix); xN limits a rule to the first N matching requests:
   --fault 'GET /lume/vms/dev=200:{"name":'   200 with this raw body (malformed JSON)
   --fault 'GET /lume/vms=200x1:[{"name":1}]' raw body with wrong JSON types, once
   --drop  'POST /lume/vms/dev/run=x1'        close the connection without any answer, once
-Differences from Lume 0.5.3: stop sleeps --stop-delay-ms (Lume: a fixed 5 s); pulls fail with
-"Failed to fetch image manifest from registry." (registry pulls/pushes come later); pushes are
-accepted and do nothing; unattended creates end `stopped` without the boot phases; the guest
-IP is --guest-address once --boot-delay-ms has passed after run, and sshAvailable probes
---guest-ssh-port; cpp-httplib adds Keep-Alive headers and answers a bodiless 400 to unknown
-methods and to POST/PATCH without Content-Length.
+Differences from Lume 0.5.3: stop sleeps --stop-delay-ms (Lume: a fixed 5 s); pulls and pushes
+reach only loopback registries, over plain http (Lume: always https) -- the request's `registry`
+when it is 127.0.0.1:PORT or localhost:PORT, else (absent or ghcr.io) the --registry URL, which
+stands in for Lume's configured registry; anything else fails with "Failed to fetch image
+manifest from registry."; only the OCI image format is pulled (legacy LZ4 images fail); blob
+retries do not back off; pushes need no token (loopback registries have no /token); pull
+failures other than the manifest fetch use lume-sim's own wording; unattended creates end
+`stopped` without the boot phases; the guest IP is --guest-address once --boot-delay-ms has
+passed after run, and sshAvailable probes --guest-ssh-port; cpp-httplib adds Keep-Alive headers
+and answers a bodiless 400 to unknown methods and to POST/PATCH without Content-Length.
+Pull timing: --pull-delay-ms is spent half before the manifest fetch (progress 0) and half
+spread over the blobs (downloadProgress rises with the bytes); --pull-gate FILE holds every
+pull before its manifest fetch until FILE exists (tests move a tag meanwhile).
 )";
 
 } // namespace
@@ -105,6 +112,8 @@ int main(int argc, char** argv) {
                  "pause before stop answers (Lume: 5000)")->capture_default_str();
   app.add_option("--pull-delay-ms", options.pull_delay_ms,
                  "time an async pull reports progress before it ends")->capture_default_str();
+  app.add_option("--pull-gate", options.pull_gate,
+                 "test hook: pulls wait for this file to exist before fetching the manifest");
   app.add_option("--latency-ms", options.latency_ms, "delay before every answer")
       ->capture_default_str();
   app.add_option("--fault", fault_specs, "'METHOD PATH=STATUS[xN][:BODY]' (see below)");
@@ -181,6 +190,9 @@ int main(int argc, char** argv) {
     } else {
       std::lock_guard<std::mutex> lock(sim.state_mutex());
       reply = sim.handle(req.method, req.target, req.body);
+    }
+    if (reply.deferred) {
+      reply = reply.deferred();
     }
     if (reply.delay_before_send.count() > 0) {
       std::this_thread::sleep_for(reply.delay_before_send);

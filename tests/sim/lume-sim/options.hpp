@@ -33,6 +33,9 @@ struct Options {
   int create_delay_ms = 500;
   int stop_delay_ms = 200;
   int pull_delay_ms = 200;
+  /// Test hook: a started pull waits until this file exists (at most 60 s) before it fetches
+  /// the manifest, so a test can move the tag after lume-unlock resolved it.
+  std::string pull_gate;
   int latency_ms = 0;
   std::vector<Fault> faults;
   std::vector<Drop> drops;

@@ -1,5 +1,7 @@
 #include "sim.hpp"
 
+#include "registry_io.hpp"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -1079,6 +1081,8 @@ namespace {
 struct PullBody {
   std::string image;
   std::optional<std::string> name;
+  std::optional<std::string> registry;
+  std::optional<std::string> organization;
   std::optional<std::string> storage;
   std::string key;
 };
@@ -1088,18 +1092,114 @@ PullBody read_pull(const std::string& text) {
   PullBody p;
   p.image = b.string("image");
   p.name = b.optional_string("name");
-  b.optional_string("registry");
-  b.optional_string("organization");
+  p.registry = b.optional_string("registry");
+  p.organization = b.optional_string("organization");
   p.storage = b.optional_string("storage");
   p.key = p.name.value_or(p.image.substr(0, p.image.find(':')));
   return p;
 }
 
-// Without a registry (or until registry pulls exist) the manifest cannot be fetched; this is
-// Lume's PullError text for that step.
+// Lume's PullError text when the manifest cannot be fetched (also what lume-sim answers for a
+// registry it cannot reach: anything but loopback).
 const char* const k_manifest_failure = "Failed to fetch image manifest from registry.";
 
+std::string random_suffix() {
+  std::uniform_int_distribution<std::uint64_t> any;
+  char buffer[17];
+  std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(any(rng())));
+  return buffer;
+}
+
+/// Moves a finished directory into place; across file systems it is copied (sparse) instead.
+void move_directory(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  fs::rename(from, to, ec);
+  if (!ec) {
+    return;
+  }
+  fs::create_directories(to);
+  for (const auto& entry : fs::directory_iterator(from)) {
+    copy_sparse(entry.path(), to / entry.path().filename());
+  }
+  fs::remove_all(from);
+}
+
 } // namespace
+
+std::string Simulator::run_pull(const std::string& key, const std::string& image,
+                                const std::optional<std::string>& name,
+                                const std::optional<std::string>& registry,
+                                const std::optional<std::string>& organization,
+                                const std::optional<std::string>& storage) {
+  auto set_progress = [this, key](double value) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_pulls[key].progress = std::floor(value);
+  };
+  std::string why;
+  const std::chrono::milliseconds delay(m_options.pull_delay_ms);
+  try {
+    // Exactly "name:tag" (one colon); a digest reference "repo@sha256:hex" passes this check
+    // with name "repo@sha256" and tag "<hex>" and fails at the registry, as in Lume (§1.2).
+    if (std::count(image.begin(), image.end(), ':') != 1) {
+      throw RegistryFailure("Invalid image format");
+    }
+    const std::string image_name = image.substr(0, image.find(':'));
+    const std::string tag = image.substr(image.find(':') + 1);
+    const std::string vm_name = name.value_or(image_name + "_" + tag);
+    fs::path target;
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      std::string error;
+      auto location = resolve_storage(storage, error);
+      if (!location) {
+        throw RegistryFailure(error);
+      }
+      target = location->dir / vm_name;
+      if (fs::exists(target)) {
+        throw RegistryFailure("Virtual machine already exists with name: " + vm_name);
+      }
+    }
+    if (!m_options.pull_gate.empty()) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      while (!fs::exists(m_options.pull_gate) && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
+    std::this_thread::sleep_for(delay / 2);
+    auto endpoint = registry_endpoint(m_options.registry, registry);
+    if (!endpoint) {
+      throw RegistryFailure(k_manifest_failure);
+    }
+    // Organization "trycua" is Lume's default; the repository is always <organization>/<name>.
+    const std::string repository = organization.value_or("trycua") + "/" + image_name;
+    const char* tmp = std::getenv("TMPDIR");
+    const fs::path staging = fs::path(tmp != nullptr ? tmp : "/tmp") / ("lume_vm_" + random_suffix());
+    std::string digest;
+    try {
+      digest = pull_oci_image(*endpoint, repository, tag, staging, set_progress, delay / 2);
+    } catch (...) {
+      std::error_code ec;
+      fs::remove_all(staging, ec);
+      throw;
+    }
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (fs::exists(target)) {
+      fs::remove_all(staging);
+      throw RegistryFailure("Virtual machine already exists with name: " + vm_name);
+    }
+    move_directory(staging, target);
+    // Written after the move, the digest exactly as the header said, no newline (§4.3).
+    std::ofstream(target / ".manifest-digest", std::ios::binary) << digest;
+    m_pulls.erase(key);
+    log("pull '" + key + "': " + repository + ":" + tag + " (" + digest + ") into " + target.string());
+    return "";
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  std::lock_guard<std::mutex> lock(m_mutex);
+  fail_pull(key, why);
+  return why;
+}
 
 Reply Simulator::pull_sync(const Params&, const std::map<std::string, std::string>&,
                            const std::string& text) {
@@ -1108,36 +1208,26 @@ Reply Simulator::pull_sync(const Params&, const std::map<std::string, std::strin
   if (colons != 1) {
     return message(400, colons == 0 ? k_validation_error : "Invalid image format");
   }
-  std::string error;
-  auto location = resolve_storage(p.storage, error);
-  if (!location) {
-    fail_pull(p.key, error);
-    return message(400, error);
-  }
-  const std::string vm_name = p.name.value_or(p.image.substr(0, p.image.find(':')) + "_" +
-                                              p.image.substr(p.image.find(':') + 1));
-  if (fs::exists(location->dir / vm_name)) {
-    const std::string why = "Virtual machine already exists with name: " + vm_name;
-    fail_pull(p.key, why);
-    return message(400, why);
-  }
-  fail_pull(p.key, k_manifest_failure);
-  return message(400, k_manifest_failure);
+  m_pulls[p.key] = PullRecord{true, 0, ""};
+  Reply r;
+  r.deferred = [this, p] {
+    const std::string why = run_pull(p.key, p.image, p.name, p.registry, p.organization, p.storage);
+    if (!why.empty()) {
+      return message(400, why);
+    }
+    return json_reply(200, {{"message", "Image pulled successfully"},
+                            {"image", p.image},
+                            {"name", p.name.value_or("default")}});
+  };
+  return r;
 }
 
 Reply Simulator::pull_start(const Params&, const std::map<std::string, std::string>&,
                             const std::string& text) {
   PullBody p = read_pull(text);
   m_pulls[p.key] = PullRecord{true, 0, ""};
-  const std::string key = p.key;
-  const std::string image = p.image;
-  m_scheduler.after(std::chrono::milliseconds(m_options.pull_delay_ms), [this, key, image] {
-    if (std::count(image.begin(), image.end(), ':') != 1) {
-      fail_pull(key, "Invalid image format");
-    } else {
-      fail_pull(key, k_manifest_failure);
-    }
-  });
+  std::thread([this, p] { run_pull(p.key, p.image, p.name, p.registry, p.organization, p.storage); })
+      .detach();
   return json_reply(202, {{"message", "Pull started"}, {"name", p.key}, {"image", p.image}});
 }
 
@@ -1151,12 +1241,34 @@ Reply Simulator::push(const Params&, const std::map<std::string, std::string>&,
       !std::all_of(tags->begin(), tags->end(), [](const json& t) { return t.is_string(); })) {
     throw DecodeFailure{};
   }
-  b.optional_string("registry");
-  b.optional_string("organization");
-  b.optional_string("storage");
-  b.optional_int("chunkSizeMb");
+  const auto registry = b.optional_string("registry");
+  const auto organization = b.optional_string("organization");
+  const auto storage = b.optional_string("storage");
+  const auto chunk_mb = b.optional_int("chunkSizeMb");
   b.optional_bool("singleLayer");
-  log("push '" + name + "' accepted; pushing is not simulated yet, so nothing is uploaded");
+  const std::vector<std::string> tag_list = tags->get<std::vector<std::string>>();
+  std::string error;
+  auto vm = find_vm(name, storage, error);
+  const std::string repository = organization.value_or("trycua") + "/" + image_name;
+  const std::uint64_t chunk_bytes =
+      static_cast<std::uint64_t>(chunk_mb && *chunk_mb > 0 ? *chunk_mb : 512) << 20;
+  // Everything after the answer runs in the background; the outcome is only logged (§3.13).
+  std::thread([this, vm, error, registry, repository, tag_list, chunk_bytes, name] {
+    try {
+      if (!vm) {
+        throw RegistryFailure(error);
+      }
+      auto endpoint = registry_endpoint(m_options.registry, registry);
+      if (!endpoint) {
+        throw RegistryFailure("lume-sim reaches only loopback registries");
+      }
+      push_oci_image(*endpoint, repository, tag_list, vm->dir, chunk_bytes);
+      log("push '" + name + "' finished: " + repository + " (" + std::to_string(tag_list.size()) +
+          " tags)");
+    } catch (const std::exception& e) {
+      log("push '" + name + "' failed: " + e.what());
+    }
+  }).detach();
   return json_reply(202, {{"message", "Push initiated in background"},
                           {"name", name},
                           {"imageName", image_name},

@@ -52,6 +52,9 @@ struct Reply {
   std::string content_type = "application/json";
   std::string body;
   std::chrono::milliseconds delay_before_send{0};
+  /// Work that runs after the state lock is released and produces the real answer (a
+  /// synchronous pull suspends in Lume and lets other requests through, §1.5).
+  std::function<Reply()> deferred;
 };
 
 /// Lume 0.5.3's HTTP API over directories under --home (reference/lume-api.md).
@@ -134,6 +137,13 @@ private:
                 bool vnc_enabled);
   void finish_create(const std::filesystem::path& dir, bool fail);
   void fail_pull(const std::string& key, const std::string& why);
+  /// The pull itself, run without the state lock (it takes it for every state change). Returns
+  /// the failure text, empty on success.
+  std::string run_pull(const std::string& key, const std::string& image,
+                       const std::optional<std::string>& name,
+                       const std::optional<std::string>& registry,
+                       const std::optional<std::string>& organization,
+                       const std::optional<std::string>& storage);
   void log(const std::string& line) const;
 
   Options m_options;

@@ -1,0 +1,302 @@
+// `lume-unlock resolve` and `lume-unlock pull` driven in-process against lume-sim and a real
+// registry (docker-registry), with skopeo as the independent check of every digest.
+#include "cli/app.hpp"
+#include "lume/client.hpp"
+#include "oci/media_types.hpp"
+#include "oci/registry_client.hpp"
+#include "provenance/provenance.hpp"
+#include "support/lume_image_seeder.hpp"
+#include "support/lume_sim.hpp"
+#include "support/registry_server.hpp"
+#include "util/atomic_file.hpp"
+#include "util/sha256.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace lume_unlock {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const char* const k_skopeo = "/usr/bin/skopeo";
+
+struct CliRun {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+CliRun run(std::vector<std::string> args) {
+  std::vector<const char*> argv = {"lume-unlock"};
+  for (const auto& a : args) {
+    argv.push_back(a.c_str());
+  }
+  std::ostringstream out;
+  std::ostringstream err;
+  int code = cli::run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::size_t count(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+class CliPull : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string why_not;
+    m_registry = test::RegistryServer::start(why_not);
+    LUME_UNLOCK_REQUIRE(m_registry != nullptr, why_not);
+    LUME_UNLOCK_REQUIRE(access(k_skopeo, X_OK) == 0,
+                        "skopeo is not installed (run scripts/bootstrap)");
+    m_ref = m_registry->host() + "/trycua/macos-tahoe-cua:latest";
+    auto image = test::seed_lume_image(m_client, oci::parse_reference(m_ref).value());
+    ASSERT_TRUE(image.ok()) << image.error().message();
+    m_image = image.value();
+  }
+  void TearDown() override { unsetenv("LUME_HOME"); }
+
+  void start_sim(std::vector<std::string> extra = {}) {
+    extra.insert(extra.begin(), {"--registry", m_registry->url(), "--pull-delay-ms", "300"});
+    m_sim = std::make_unique<test::LumeSim>(LUME_SIM_BINARY, extra);
+    ASSERT_TRUE(m_sim->started()) << m_sim->failure();
+    setenv("LUME_HOME", m_sim->home().c_str(), 1);
+  }
+
+  /// `lume-unlock --lume-url … --state-dir … ARGS`.
+  CliRun cli(std::vector<std::string> args) {
+    args.insert(args.begin(), {"--lume-url", m_sim->url(), "--state-dir", m_state.path()});
+    return run(args);
+  }
+
+  /// sha256 of the manifest bytes skopeo reads (plain `skopeo inspect` refuses Lume images).
+  std::string skopeo_digest(const std::string& ref) {
+    auto r =
+        test::run_command({k_skopeo, "inspect", "--raw", "--tls-verify=false", "docker://" + ref});
+    EXPECT_EQ(r.exit_status, 0) << r.stderr_text;
+    return "sha256:" + util::sha256_hex(r.stdout_text);
+  }
+
+  std::size_t pull_requests() { return count(m_sim->process().stderr_text(), "POST /lume/pull"); }
+  std::string vm_file(const std::string& vm, const std::string& name) {
+    return m_sim->home() + "/" + vm + "/" + name;
+  }
+
+  std::unique_ptr<test::RegistryServer> m_registry;
+  std::string m_ref;
+  oci::RegistryClient m_client;
+  test::SeededLumeImage m_image;
+  std::unique_ptr<test::LumeSim> m_sim;
+  test::TempDir m_state{"cli-pull-state"};
+};
+
+TEST_F(CliPull, ResolveAndPullPrintAndRecordTheDigestSkopeoReports) {
+  start_sim();
+  const std::string expected = skopeo_digest(m_ref);
+  ASSERT_EQ(expected, m_image.digest.str());
+
+  auto resolved = cli({"resolve", m_ref});
+  EXPECT_EQ(resolved.exit_code, 0) << resolved.err;
+  EXPECT_EQ(resolved.out, expected + "\n");
+
+  auto pulled = cli({"pull", m_ref, "demo"});
+  ASSERT_EQ(pulled.exit_code, 0) << pulled.err;
+  EXPECT_EQ(pulled.out, expected + "\n");
+  EXPECT_NE(pulled.err.find("pulled " + m_ref + " into VM 'demo'"), std::string::npos)
+      << pulled.err;
+  EXPECT_EQ(util::read_file(vm_file("demo", ".manifest-digest")).value(), expected);
+
+  auto record = provenance::read_provenance(m_state.path(), "demo");
+  ASSERT_TRUE(record.ok()) << record.error().message();
+  json doc = provenance::to_json(record.value());
+  ASSERT_TRUE(doc.contains("created_at"));
+  EXPECT_TRUE(provenance::is_rfc3339(doc["created_at"].get<std::string>()));
+  EXPECT_EQ(doc["updated_at"], doc["created_at"]);
+  doc.erase("created_at");
+  doc.erase("updated_at");
+  EXPECT_EQ(
+      doc,
+      json({{"schema", "lume-unlock/provenance/v1"},
+            {"vm", "demo"},
+            {"lume_url", m_sim->url()},
+            {"image",
+             {{"reference", m_ref}, {"digest", expected}, {"lume_manifest_digest", expected}}},
+            {"hardware",
+             {{"cpu", 4}, {"memory_bytes", 8ull << 30}, {"disk_bytes", m_image.disk.size()}}}}));
+}
+
+TEST_F(CliPull, JsonPullIsOneDocumentAndASecondPullChangesNothing) {
+  start_sim();
+  auto first = cli({"--json", "pull", m_ref, "demo"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const std::string path = m_state / "vms/demo/provenance.json";
+  EXPECT_EQ(json::parse(first.out),
+            json({{"vm", "demo"},
+                  {"reference", m_ref},
+                  {"digest", m_image.digest.str()},
+                  {"lume_manifest_digest", m_image.digest.str()},
+                  {"changed", true},
+                  {"provenance", path}}));
+  const std::string recorded = util::read_file(path).value();
+  EXPECT_EQ(pull_requests(), 1u);
+
+  auto second = cli({"--json", "pull", m_ref, "demo"});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(json::parse(second.out)["changed"], false);
+  EXPECT_EQ(json::parse(second.out)["digest"], m_image.digest.str());
+  EXPECT_EQ(pull_requests(), 1u) << "an existing VM at the same digest must not be pulled again";
+  EXPECT_EQ(util::read_file(path).value(), recorded) << "nothing changed, so nothing rewritten";
+}
+
+TEST_F(CliPull, TagMovedDuringThePullIsExit4AndLeavesTheVm) {
+  test::TempDir gate_dir("cli-pull-gate");
+  const std::string gate = gate_dir / "go";
+  start_sim({"--pull-gate", gate});
+  test::LumeImageSpec spec;
+  spec.seed = 5;
+  auto moved = test::seed_lume_image(
+      m_client,
+      oci::parse_reference(m_registry->host() + "/trycua/macos-tahoe-cua:next").value(),
+      spec);
+  ASSERT_TRUE(moved.ok());
+
+  CliRun result;
+  std::thread pull([&] { result = cli({"pull", m_ref, "demo"}); });
+  // Once Lume reports the pull, lume-unlock has resolved the tag: move it, then let Lume fetch.
+  lume::ClientOptions options;
+  options.base_url = m_sim->url();
+  lume::LumeClient lume(options);
+  bool pulling = false;
+  for (int i = 0; i < 500 && !pulling; ++i) {
+    auto state = lume.find("demo");
+    pulling =
+        state.ok() && state.value() && std::holds_alternative<lume::PullProgress>(*state.value());
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(pulling);
+  EXPECT_TRUE(m_client
+                  .push_manifest(oci::parse_reference(m_ref).value(),
+                                 moved.value().manifest_bytes,
+                                 oci::media_type::oci_manifest)
+                  .ok());
+  std::ofstream(gate) << "";
+  pull.join();
+
+  const std::string before = m_image.digest.str();
+  const std::string after = moved.value().digest.str();
+  ASSERT_EQ(skopeo_digest(m_ref), after);
+  EXPECT_EQ(result.exit_code, 4) << result.err;
+  EXPECT_NE(result.err.find("lume-unlock: error: pull of '" + m_ref +
+                            "' into VM 'demo': tag moved during pull: resolved " + before +
+                            " but Lume pulled " + after + "\n"),
+            std::string::npos)
+      << result.err;
+  EXPECT_EQ(result.out, "");
+  // Nothing deleted: the VM and Lume's record stay for inspection; no provenance claimed.
+  EXPECT_EQ(util::read_file(vm_file("demo", ".manifest-digest")).value(), after);
+  EXPECT_TRUE(fs::exists(vm_file("demo", "disk.img")));
+  EXPECT_FALSE(fs::exists(m_state / "vms/demo/provenance.json"));
+}
+
+TEST_F(CliPull, DigestOnlyReferenceNeedsItsSha256Tag) {
+  start_sim();
+  const std::string by_digest =
+      m_registry->host() + "/trycua/macos-tahoe-cua@" + m_image.digest.str();
+  const std::string tag = "sha256-" + m_image.digest.hex();
+
+  auto missing = cli({"pull", by_digest, "pinned"});
+  EXPECT_EQ(missing.exit_code, 4);
+  EXPECT_NE(missing.err.find("the immutable tag '" + m_registry->host() +
+                             "/trycua/macos-tahoe-cua:" + tag + "' is not available"),
+            std::string::npos)
+      << missing.err;
+  EXPECT_NE(missing.err.find("hint: Lume pulls only by tag: push the image with the tag '" + tag),
+            std::string::npos)
+      << missing.err;
+  EXPECT_EQ(pull_requests(), 0u);
+  EXPECT_FALSE(fs::exists(m_sim->home() + "/pinned"));
+
+  ASSERT_TRUE(
+      m_client
+          .push_manifest(
+              oci::parse_reference(m_registry->host() + "/trycua/macos-tahoe-cua:" + tag).value(),
+              m_image.manifest_bytes,
+              oci::media_type::oci_manifest)
+          .ok());
+  auto pulled = cli({"pull", by_digest, "pinned"});
+  ASSERT_EQ(pulled.exit_code, 0) << pulled.err;
+  EXPECT_EQ(pulled.out,
+            skopeo_digest(m_registry->host() + "/trycua/macos-tahoe-cua:" + tag) + "\n");
+  EXPECT_NE(m_sim->process().stderr_text().find("trycua/macos-tahoe-cua:" + tag),
+            std::string::npos);
+  auto record = provenance::read_provenance(m_state.path(), "pinned");
+  ASSERT_TRUE(record.ok());
+  EXPECT_EQ(record.value().image->reference, m_registry->host() + "/trycua/macos-tahoe-cua:" + tag);
+}
+
+TEST_F(CliPull, LumePullFailureIsExit3WithLumesMessage) {
+  start_sim();
+  // A leftover directory that Lume does not list as a VM, but refuses to pull over (§3.11).
+  fs::create_directories(m_sim->home() + "/demo");
+  auto r = cli({"pull", m_ref, "demo"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("Pull failed for 'demo': Virtual machine already exists with name: demo"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("\nhint: Lume keeps answering this for 'demo' until another pull under "
+                       "that name starts"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(m_state / "vms/demo/provenance.json"));
+}
+
+TEST_F(CliPull, DryRunResolvesAndReportsButChangesNothing) {
+  start_sim();
+  auto fresh = cli({"pull", "--dry-run", m_ref, "demo"});
+  ASSERT_EQ(fresh.exit_code, 0) << fresh.err;
+  EXPECT_EQ(fresh.out,
+            "resolved " + m_ref + " to " + m_image.digest.str() +
+                "\nVM 'demo' does not exist: would ask Lume to pull " + m_ref +
+                " into it and check its .manifest-digest\n");
+  EXPECT_EQ(pull_requests(), 0u);
+  EXPECT_FALSE(fs::exists(m_sim->home() + "/demo"));
+  EXPECT_FALSE(fs::exists(m_state / "vms"));
+
+  ASSERT_EQ(cli({"pull", m_ref, "demo"}).exit_code, 0);
+  auto again = cli({"--json", "pull", "--dry-run", m_ref, "demo"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(json::parse(again.out),
+            json({{"dry_run", true},
+                  {"reference", m_ref},
+                  {"pull", m_ref},
+                  {"digest", m_image.digest.str()},
+                  {"vm", "demo"},
+                  {"vm_exists", true},
+                  {"vm_manifest_digest", m_image.digest.str()},
+                  {"action", "none"}}));
+  EXPECT_EQ(pull_requests(), 1u);
+}
+
+TEST_F(CliPull, BadNamesAndReferencesAreUsageErrors) {
+  start_sim();
+  EXPECT_EQ(cli({"pull", m_ref, "a/b"}).exit_code, 2);
+  EXPECT_EQ(cli({"pull", "UPPER/Case", "demo"}).exit_code, 2);
+  EXPECT_EQ(pull_requests(), 0u);
+}
+
+} // namespace
+} // namespace lume_unlock

@@ -1,0 +1,338 @@
+// lume-sim's pulls and pushes against a real registry (Debian's docker-registry on loopback),
+// driven with raw HTTP and checked with skopeo, held to reference/lume-oci.md and
+// reference/lume-api.md §3.11-§3.13.
+#include "raw_http.hpp"
+#include "support/lume_image_seeder.hpp"
+#include "support/lume_sim.hpp"
+#include "support/registry_server.hpp"
+#include "util/sha256.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace {
+
+using lume_sim_test::raw;
+using lume_unlock::test::LumeSim;
+using lume_unlock::test::RegistryServer;
+using nlohmann::json;
+namespace fs = std::filesystem;
+namespace oci = lume_unlock::oci;
+
+const char* const k_skopeo = "/usr/bin/skopeo";
+
+std::string read_all(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class LumeSimRegistryTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string why_not;
+    m_registry = RegistryServer::start(why_not);
+    LUME_UNLOCK_REQUIRE(m_registry != nullptr, why_not);
+    LUME_UNLOCK_REQUIRE(access(k_skopeo, X_OK) == 0,
+                        "skopeo is not installed (run scripts/bootstrap)");
+  }
+
+  /// Seeds trycua/<name>:<tag> with 1 MiB chunks (several parts, a short last one).
+  lume_unlock::test::SeededLumeImage seed(const std::string& repo_tag, std::uint32_t seed = 1) {
+    oci::RegistryClient client;
+    lume_unlock::test::LumeImageSpec spec;
+    spec.chunk_bytes = 1024 * 1024;
+    spec.seed = seed;
+    auto image = lume_unlock::test::seed_lume_image(
+        client, oci::parse_reference(m_registry->host() + "/trycua/" + repo_tag).value(), spec);
+    EXPECT_TRUE(image.ok()) << image.error().message();
+    return image.value();
+  }
+
+  /// The manifest digest an independent client sees: sha256 of `skopeo inspect --raw`.
+  std::string skopeo_digest(const std::string& repo_tag) {
+    auto r = lume_unlock::test::run_command({k_skopeo,
+                                             "inspect",
+                                             "--raw",
+                                             "--tls-verify=false",
+                                             "docker://" + m_registry->host() + "/" + repo_tag});
+    EXPECT_EQ(r.exit_status, 0) << r.stderr_text;
+    return "sha256:" + lume_unlock::util::sha256_hex(r.stdout_text);
+  }
+  std::string skopeo_raw(const std::string& repo_tag) {
+    return lume_unlock::test::run_command({k_skopeo,
+                                           "inspect",
+                                           "--raw",
+                                           "--tls-verify=false",
+                                           "docker://" + m_registry->host() + "/" + repo_tag})
+        .stdout_text;
+  }
+
+  std::unique_ptr<LumeSim> start_sim(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--registry", m_registry->url()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return std::make_unique<LumeSim>(LUME_SIM_BINARY, args);
+  }
+
+  /// Polls GET /lume/vms/NAME while it answers the pulling object; returns the last answer.
+  static lume_sim_test::RawResponse
+  await_pull(int port, const std::string& name, std::vector<double>* progress = nullptr) {
+    lume_sim_test::RawResponse r;
+    for (int i = 0; i < 1500; ++i) {
+      r = raw(port, "GET", "/lume/vms/" + name);
+      if (r.status != 200 || r.json_body().value("status", "") != "pulling") {
+        return r;
+      }
+      if (progress != nullptr) {
+        progress->push_back(r.json_body()["downloadProgress"].get<double>());
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ADD_FAILURE() << "pull of '" << name << "' never ended";
+    return r;
+  }
+
+  std::unique_ptr<RegistryServer> m_registry;
+};
+
+#define START(var, ...)                                                                            \
+  auto var = start_sim(__VA_ARGS__);                                                               \
+  LUME_UNLOCK_REQUIRE(var->started(), var->failure())
+
+TEST_F(LumeSimRegistryTest, AsyncPullWritesTheVmAndTheManifestDigestFromTheRegistry) {
+  auto image = seed("macos-tahoe-cua:latest");
+  START(sim, {"--pull-delay-ms", "600"});
+  const std::string body = R"({"image":"macos-tahoe-cua:latest","name":"demo","registry":")" +
+                           m_registry->host() + R"(","organization":"trycua"})";
+  auto r = raw(sim->port(), "POST", "/lume/pull/start", body);
+  EXPECT_EQ(r.status, 202);
+  EXPECT_EQ(r.json_body(), json::parse(R"({"message":"Pull started","name":"demo",
+      "image":"macos-tahoe-cua:latest"})"));
+  std::vector<double> progress;
+  auto done = await_pull(sim->port(), "demo", &progress);
+  ASSERT_EQ(done.status, 200) << done.body;
+  EXPECT_EQ(done.json_body()["status"], "stopped");
+  ASSERT_FALSE(progress.empty());
+  EXPECT_EQ(progress.front(), 0);
+  EXPECT_TRUE(std::is_sorted(progress.begin(), progress.end()));
+  EXPECT_GT(progress.back(), 0) << "downloadProgress never rose";
+
+  const fs::path vm = fs::path(sim->home()) / "demo";
+  // Exactly the registry's digest, no newline; an independent client agrees.
+  EXPECT_EQ(read_all(vm / ".manifest-digest"), skopeo_digest("trycua/macos-tahoe-cua:latest"));
+  EXPECT_EQ(read_all(vm / ".manifest-digest"), image.digest.str());
+  EXPECT_EQ(read_all(vm / "disk.img"), image.disk);
+  EXPECT_EQ(read_all(vm / "nvram.bin"), image.nvram);
+  json config = json::parse(read_all(vm / "config.json"));
+  EXPECT_EQ(config["os"], "macOS");
+  EXPECT_EQ(config["cpuCount"], 4);
+  EXPECT_EQ(config["memorySize"], 8ull << 30);
+  EXPECT_EQ(config["diskSize"], image.disk.size());
+  EXPECT_EQ(config["display"], "1024x768");
+  EXPECT_EQ(config["networkMode"], "nat");
+  EXPECT_EQ(config["hardwareModel"], "aGFyZHdhcmUtbW9kZWw=");
+  EXPECT_EQ(config["machineIdentifier"], "bWFjaGluZS1pZA==");
+  EXPECT_TRUE(config["macAddress"].is_string());
+  EXPECT_EQ(done.json_body()["diskSize"]["total"], image.disk.size());
+}
+
+TEST_F(LumeSimRegistryTest, DefaultRegistryIsTheConfiguredOneAndSyncPullAnswers200) {
+  auto image = seed("macos-tahoe-cua:v2", 3);
+  START(sim);
+  auto r = raw(sim->port(), "POST", "/lume/pull", R"({"image":"macos-tahoe-cua:v2","name":"d2"})");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json_body(), json::parse(R"({"message":"Image pulled successfully",
+      "image":"macos-tahoe-cua:v2","name":"d2"})"));
+  EXPECT_EQ(read_all(fs::path(sim->home()) / "d2" / ".manifest-digest"), image.digest.str());
+  EXPECT_EQ(raw(sim->port(), "GET", "/lume/vms/d2").json_body()["status"], "stopped");
+}
+
+TEST_F(LumeSimRegistryTest, PullIntoAnExistingNameFailsStickyAndMasksTheVm) {
+  seed("macos-tahoe-cua:latest");
+  START(sim);
+  const std::string body = R"({"image":"macos-tahoe-cua:latest","name":"demo","registry":")" +
+                           m_registry->host() + R"("})";
+  ASSERT_EQ(raw(sim->port(), "POST", "/lume/pull", body).status, 200);
+  auto again = raw(sim->port(), "POST", "/lume/pull", body);
+  EXPECT_EQ(again.status, 400);
+  EXPECT_EQ(again.body, R"({"message":"Virtual machine already exists with name: demo"})");
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(
+        raw(sim->port(), "GET", "/lume/vms/demo").body,
+        R"({"message":"Pull failed for 'demo': Virtual machine already exists with name: demo"})");
+  }
+  // Async: accepted, then the same sticky failure.
+  EXPECT_EQ(raw(sim->port(), "POST", "/lume/pull/start", body).status, 202);
+  auto failed = await_pull(sim->port(), "demo");
+  EXPECT_EQ(
+      failed.body,
+      R"({"message":"Pull failed for 'demo': Virtual machine already exists with name: demo"})");
+}
+
+TEST_F(LumeSimRegistryTest, MissingTagsDigestsAndUnreachableRegistriesFailLikeLume) {
+  auto image = seed("macos-tahoe-cua:latest");
+  START(sim);
+  const std::string reg = m_registry->host();
+  struct Case {
+    const char* name;
+    std::string body;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"unknown tag",
+       R"({"image":"macos-tahoe-cua:nope","name":"a","registry":")" + reg + R"("})",
+       "Failed to fetch image manifest from registry."},
+      {"unknown organization",
+       R"({"image":"macos-tahoe-cua:latest","name":"b","organization":"other","registry":")" + reg +
+           R"("})",
+       "Failed to fetch image manifest from registry."},
+      // repo@sha256:<hex> splits into name "repo@sha256" and tag "<hex>" (§1.2).
+      {"digest reference",
+       R"({"image":"macos-tahoe-cua@)" + image.digest.str() + R"(","name":"c","registry":")" + reg +
+           R"("})",
+       "Failed to fetch image manifest from registry."},
+      {"remote registry",
+       R"({"image":"macos-tahoe-cua:latest","name":"e","registry":"example.com"})",
+       "Failed to fetch image manifest from registry."},
+      {"tag and digest", R"({"image":"m:latest@sha256:00","name":"f"})", "Invalid image format"},
+  };
+  for (const auto& c : cases) {
+    auto r = raw(sim->port(), "POST", "/lume/pull", c.body);
+    EXPECT_EQ(r.status, 400) << c.name;
+    EXPECT_EQ(r.json_body()["message"], c.message) << c.name;
+  }
+  for (const char* vm : {"a", "b", "c", "e", "f"}) {
+    EXPECT_FALSE(fs::exists(fs::path(sim->home()) / vm)) << vm;
+  }
+}
+
+TEST_F(LumeSimRegistryTest, PullGateHoldsThePullBeforeTheManifestIsFetched) {
+  seed("macos-tahoe-cua:latest", 1);
+  const auto moved = seed("macos-tahoe-cua:next", 2);
+  lume_unlock::test::TempDir dir("lume-sim-gate");
+  const std::string gate = dir / "go";
+  START(sim, {"--pull-gate", gate, "--pull-delay-ms", "0"});
+  const std::string body = R"({"image":"macos-tahoe-cua:latest","name":"demo","registry":")" +
+                           m_registry->host() + R"("})";
+  ASSERT_EQ(raw(sim->port(), "POST", "/lume/pull/start", body).status, 202);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(raw(sim->port(), "GET", "/lume/vms/demo").json_body()["status"], "pulling");
+  // Move the tag: :next's manifest bytes PUT under :latest (setup, with our client).
+  oci::RegistryClient client;
+  ASSERT_TRUE(
+      client
+          .push_manifest(
+              oci::parse_reference(m_registry->host() + "/trycua/macos-tahoe-cua:latest").value(),
+              moved.manifest_bytes,
+              "application/vnd.oci.image.manifest.v1+json")
+          .ok());
+  std::ofstream(gate) << "";
+  auto done = await_pull(sim->port(), "demo");
+  ASSERT_EQ(done.status, 200) << done.body;
+  EXPECT_EQ(read_all(fs::path(sim->home()) / "demo" / ".manifest-digest"), moved.digest.str());
+}
+
+TEST_F(LumeSimRegistryTest, PushUploadsALumeImageUnderEveryTagWithANewDigestEachTime) {
+  auto image = seed("macos-tahoe-cua:latest");
+  START(sim);
+  const std::string reg = m_registry->host();
+  ASSERT_EQ(raw(sim->port(),
+                "POST",
+                "/lume/pull",
+                R"({"image":"macos-tahoe-cua:latest","name":"demo","registry":")" + reg + R"("})")
+                .status,
+            200);
+  const std::string push = R"({"name":"demo","imageName":"tahoe-unlocked","tags":["1","latest"],
+      "registry":")" + reg +
+                           R"(","organization":"acme","chunkSizeMb":1})";
+  auto r = raw(sim->port(), "POST", "/lume/vms/push", push);
+  EXPECT_EQ(r.status, 202);
+  auto await_tag = [&](const std::string& repo_tag, const std::string& not_digest) {
+    for (int i = 0; i < 500; ++i) {
+      const std::string bytes = skopeo_raw(repo_tag);
+      if (!bytes.empty() && "sha256:" + lume_unlock::util::sha256_hex(bytes) != not_digest) {
+        return bytes;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ADD_FAILURE() << repo_tag << " never appeared";
+    return std::string();
+  };
+  const std::string first = await_tag("acme/tahoe-unlocked:latest", "");
+  EXPECT_EQ(skopeo_raw("acme/tahoe-unlocked:1"), first);
+  json m = json::parse(first);
+  EXPECT_EQ(m["mediaType"], "application/vnd.oci.image.manifest.v1+json");
+  EXPECT_EQ(m["config"]["mediaType"], "application/vnd.trycua.lume.config.v1+json");
+  EXPECT_EQ(m["layers"][0]["mediaType"], "application/vnd.trycua.lume.nvram.v1");
+  ASSERT_EQ(m["layers"].size(), 1u + 4u); // nvram + ceil((3 MiB + 4321) / 1 MiB) disk parts
+  EXPECT_EQ(m["layers"][4]["annotations"]["org.trycua.lume.part.offset"], "3145728");
+  EXPECT_EQ(m["layers"][4]["annotations"]["org.trycua.lume.part.total"], "4");
+  EXPECT_TRUE(m["annotations"].contains("org.trycua.lume.upload-time"));
+  EXPECT_EQ(m["annotations"]["org.trycua.lume.cpu-count"], "4");
+
+  // Same VM pushed again: a new upload-time, so a new digest.
+  const std::string first_digest = "sha256:" + lume_unlock::util::sha256_hex(first);
+  ASSERT_EQ(raw(sim->port(), "POST", "/lume/vms/push", push).status, 202);
+  const std::string second = await_tag("acme/tahoe-unlocked:latest", first_digest);
+  EXPECT_NE(json::parse(second)["annotations"]["org.trycua.lume.upload-time"],
+            m["annotations"]["org.trycua.lume.upload-time"]);
+
+  // What was pushed pulls back into the same disk.
+  auto back =
+      raw(sim->port(),
+          "POST",
+          "/lume/pull",
+          R"({"image":"tahoe-unlocked:1","name":"again","organization":"acme","registry":")" + reg +
+              R"("})");
+  ASSERT_EQ(back.status, 200) << back.body;
+  EXPECT_EQ(read_all(fs::path(sim->home()) / "again" / "disk.img"), image.disk);
+  EXPECT_EQ(read_all(fs::path(sim->home()) / "again" / "nvram.bin"), image.nvram);
+}
+
+TEST_F(LumeSimRegistryTest, PushOfAMissingVmIsAcceptedAndUploadsNothing) {
+  START(sim);
+  auto r = raw(sim->port(),
+               "POST",
+               "/lume/vms/push",
+               R"({"name":"ghost","imageName":"x","tags":["t"],"registry":")" + m_registry->host() +
+                   R"("})");
+  EXPECT_EQ(r.status, 202);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_NE(
+      sim->process().stderr_text().find("push 'ghost' failed: Virtual machine not found: ghost"),
+      std::string::npos)
+      << sim->process().stderr_text();
+  EXPECT_TRUE(skopeo_raw("trycua/x:t").empty());
+}
+
+TEST_F(LumeSimRegistryTest, BlobThatDoesNotMatchItsDigestFailsThePullAndLeavesNoVm) {
+  auto image = seed("macos-tahoe-cua:latest");
+  // Corrupt the nvram blob in the registry's storage (the registry does not re-check on reads).
+  const std::string nvram = image.manifest.layers.at(0).digest.hex();
+  const fs::path data = fs::path(m_registry->storage_dir()) / "docker/registry/v2/blobs/sha256" /
+                        nvram.substr(0, 2) / nvram / "data";
+  ASSERT_TRUE(fs::exists(data)) << data;
+  std::string bytes = read_all(data);
+  bytes[0] = static_cast<char>(bytes[0] ^ 0x55);
+  std::ofstream(data, std::ios::binary | std::ios::trunc) << bytes;
+  const std::string actual = "sha256:" + lume_unlock::util::sha256_hex(bytes);
+
+  START(sim);
+  auto r = raw(sim->port(), "POST", "/lume/pull",
+               R"({"image":"macos-tahoe-cua:latest","name":"demo","registry":")" +
+                   m_registry->host() + R"("})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.json_body()["message"], "Layer verification failed: expected sha256:" + nvram +
+                                          ", got " + actual);
+  EXPECT_FALSE(fs::exists(fs::path(sim->home()) / "demo"));
+}
+
+} // namespace

@@ -1,0 +1,60 @@
+#pragma once
+
+// lume-sim's registry side: Lume 0.5.3's OCI pull and push (reference/lume-oci.md §2-§4), done
+// with cpp-httplib, OpenSSL and zlib -- deliberately not with lume-unlock's own registry client,
+// so the simulator checks our client instead of agreeing with it.
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace lume_sim {
+
+/// A pull or push failure; what() is the message Lume would report (sticky "Pull failed for
+/// '<key>': <what>" for pulls, a log line for pushes).
+struct RegistryFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Where Lume would send its requests. Lume builds https://<registry>/... (§1.1); the simulator
+/// never leaves loopback: a loopback registry ("127.0.0.1:PORT", "localhost:PORT") is reached
+/// over plain http, and the default registry (absent or "ghcr.io", which Lume replaces with its
+/// configured one, §3.11) is lume-sim's --registry URL.
+struct RegistryEndpoint {
+  std::string base_url; ///< "http://127.0.0.1:5000"
+  std::string host;     ///< "127.0.0.1:5000" (the token `service`)
+};
+
+/// nullopt when lume-sim cannot reach the registry (it then fails like a refused manifest fetch).
+std::optional<RegistryEndpoint> registry_endpoint(const std::string& configured_url,
+                                                  const std::optional<std::string>& body_registry);
+
+/// Lume's OCI-format pull of <repository>:<tag> into `staging` (disk.img, nvram.bin,
+/// config.json with a random MAC). Returns the manifest digest exactly as Docker-Content-Digest
+/// said. `progress` gets 0-100 after each blob; `pace` is slept after each blob (the simulator's
+/// --pull-delay-ms spread over the download).
+std::string pull_oci_image(const RegistryEndpoint& registry,
+                           const std::string& repository,
+                           const std::string& tag,
+                           const std::filesystem::path& staging,
+                           const std::function<void(double)>& progress,
+                           std::chrono::milliseconds pace);
+
+/// Lume's OCI-format push of the VM in `vm_dir` to <repository>:<tag> for every tag: config
+/// blob, nvram layer, gzip disk chunks of `chunk_bytes` (identical chunks uploaded once), a
+/// fresh org.trycua.lume.upload-time each push.
+void push_oci_image(const RegistryEndpoint& registry,
+                    const std::string& repository,
+                    const std::vector<std::string>& tags,
+                    const std::filesystem::path& vm_dir,
+                    std::uint64_t chunk_bytes);
+
+/// Random "aa:bb:cc:dd:ee:ff", locally administered (shared with create/clone).
+std::string random_mac_address();
+
+} // namespace lume_sim
