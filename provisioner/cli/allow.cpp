@@ -23,14 +23,18 @@ struct AllowOptions {
   std::vector<std::string> env;
   bool no_agent = false;
   bool no_keep_alive = false;
+  bool dry_run = false;
   guest::ConnectionOptions connection;
 };
 
 /// "entry 'x' is not on the enablement list of VM 'vm'" with a "did you mean" hint.
-Error unknown_entry(const std::string& what, const std::string& entry, const std::string& vm,
+Error unknown_entry(const std::string& what,
+                    const std::string& entry,
+                    const std::string& vm,
                     const enablement::EnablementList& list) {
   const auto suggestion = util::closest_match(entry, list.names());
-  return Error(ErrorCategory::usage, what,
+  return Error(ErrorCategory::usage,
+               what,
                "entry " + util::quote_for_message(entry) + " is not on the enablement list of VM " +
                    util::quote_for_message(vm),
                suggestion ? "did you mean " + util::quote_for_message(*suggestion) + "?"
@@ -42,16 +46,22 @@ std::map<std::string, std::string> parse_env(const std::vector<std::string>& pai
   for (const std::string& pair : pairs) {
     const auto equals = pair.find('=');
     if (equals == std::string::npos || equals == 0) {
-      throw Error(ErrorCategory::usage, "--env " + util::quote_for_message(pair),
-                  "expected KEY=VALUE", "e.g. --env GGML_METAL_NO_RESIDENCY=1");
+      throw Error(ErrorCategory::usage,
+                  "--env " + util::quote_for_message(pair),
+                  "expected KEY=VALUE",
+                  "e.g. --env GGML_METAL_NO_RESIDENCY=1");
     }
     env[pair.substr(0, equals)] = pair.substr(equals + 1);
   }
   return env;
 }
 
-void render_apply(const std::string& vm, const std::string& verb, const std::string& entry,
-                  const pipeline::ApplyReport& report, Context& context) {
+void render_apply(const std::string& vm,
+                  const std::string& verb,
+                  const std::string& entry,
+                  bool dry_run,
+                  const pipeline::ApplyReport& report,
+                  Context& context) {
   for (const std::string& warning : report.warnings) {
     context.warn(warning);
   }
@@ -59,6 +69,7 @@ void render_apply(const std::string& vm, const std::string& verb, const std::str
     context.print_json({{"vm", vm},
                         {"action", verb},
                         {"entry", entry},
+                        {"dry_run", dry_run},
                         {"changed", report.changed},
                         {"changes", report.changes},
                         {"warnings", report.warnings},
@@ -71,20 +82,36 @@ void render_apply(const std::string& vm, const std::string& verb, const std::str
     return;
   }
   for (const std::string& change : report.changes) {
-    context.out << change << '\n';
+    context.out << (dry_run ? "would " : "") << change << '\n';
   }
 }
 
-void apply(const AllowOptions& options, const std::string& verb,
-           const enablement::EnablementList& desired, guest::GuestSession& session,
-           const pipeline::GuestEnablementView& view, Context& context) {
-  auto report = pipeline::apply_enablement(session, desired, view.target, view.observed);
-  if (!report.ok()) {
-    throw report.error().with_context("allow " + verb + " " + util::quote_for_message(options.entry) +
-                                      " in VM " + util::quote_for_message(options.vm));
+void apply(const AllowOptions& options,
+           const std::string& verb,
+           const enablement::EnablementList& desired,
+           guest::GuestSession& session,
+           const pipeline::GuestEnablementView& view,
+           Context& context) {
+  const std::string what = "allow " + verb + " " + util::quote_for_message(options.entry) +
+                           " in VM " + util::quote_for_message(options.vm);
+  pipeline::ApplyReport report;
+  if (options.dry_run) {
+    auto prepared = pipeline::prepare_enablement(session, desired, view.target, view.observed);
+    if (!prepared.ok()) {
+      throw prepared.error().with_context(what);
+    }
+    report.changed = !prepared.value().plan.empty();
+    report.changes = prepared.value().plan.describe();
+    report.warnings = prepared.value().warnings;
+  } else {
+    auto applied = pipeline::apply_enablement(session, desired, view.target, view.observed);
+    if (!applied.ok()) {
+      throw applied.error().with_context(what);
+    }
+    report = applied.value();
   }
   context.debug("remote commands run: " + std::to_string(session.command_count()));
-  render_apply(options.vm, verb, options.entry, report.value(), context);
+  render_apply(options.vm, verb, options.entry, options.dry_run, report, context);
 }
 
 void run_list(const AllowOptions& options, Context& context) {
@@ -191,19 +218,28 @@ void register_allow(CLI::App& app, Context& context, int& exit_code) {
   auto add_options = std::make_shared<AllowOptions>();
   auto* add = allow->add_subcommand("add", "Enable a program (or update its entry)");
   add->add_option("name", add_options->vm, "The Lume VM")->required();
-  add->add_option("entry", add_options->entry,
+  add->add_option("entry",
+                  add_options->entry,
                   "Entry name, [a-z0-9][a-z0-9-]{0,62}; the agent is dev.lume-unlock.<entry>")
       ->required();
   add->add_option("--program", add_options->program, "Absolute path of the program in the guest")
       ->required();
-  add->add_option("--arg", add_options->args, "One argument (repeat for more), passed verbatim; write --arg=--flag for values that start with -")
+  add->add_option("--arg",
+                  add_options->args,
+                  "One argument (repeat for more), passed verbatim; write --arg=--flag for values "
+                  "that start with -")
       ->allow_extra_args(false);
   add->add_option("--env", add_options->env, "Extra environment KEY=VALUE (repeatable)")
       ->allow_extra_args(false);
-  add->add_flag("--no-agent", add_options->no_agent,
+  add->add_flag("--no-agent",
+                add_options->no_agent,
                 "Only list it in the guard file; run it with 'lume-unlock exec'");
-  add->add_flag("--no-keep-alive", add_options->no_keep_alive,
+  add->add_flag("--no-keep-alive",
+                add_options->no_keep_alive,
                 "Do not let launchd restart the agent when it exits");
+  add->add_flag("--dry-run",
+                add_options->dry_run,
+                "Check the program and print what would change, without changing anything");
   guest::add_connection_options(*add, add_options->connection);
   add->callback([add_options, &context, &exit_code] {
     run_add(*add_options, context);
@@ -211,9 +247,12 @@ void register_allow(CLI::App& app, Context& context, int& exit_code) {
   });
 
   auto remove_options = std::make_shared<AllowOptions>();
-  auto* remove = allow->add_subcommand("remove", "Disable a program: boot out and delete its agent");
+  auto* remove =
+      allow->add_subcommand("remove", "Disable a program: boot out and delete its agent");
   remove->add_option("name", remove_options->vm, "The Lume VM")->required();
   remove->add_option("entry", remove_options->entry, "Entry name")->required();
+  remove->add_flag(
+      "--dry-run", remove_options->dry_run, "Print what would change, without changing anything");
   guest::add_connection_options(*remove, remove_options->connection);
   remove->callback([remove_options, &context, &exit_code] {
     run_remove(*remove_options, context);

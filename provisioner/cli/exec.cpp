@@ -27,7 +27,8 @@ int run_exec(const ExecOptions& options, Context& context) {
   const enablement::EnablementEntry* entry = view.list.find(options.entry);
   if (entry == nullptr) {
     const auto suggestion = util::closest_match(options.entry, view.list.names());
-    throw Error(ErrorCategory::usage, "exec " + util::quote_for_message(options.entry),
+    throw Error(ErrorCategory::usage,
+                "exec " + util::quote_for_message(options.entry),
                 "it is not on the enablement list of VM " + util::quote_for_message(options.vm) +
                     " (" + view.target.layout.enablement_json_path() + ")",
                 suggestion ? "did you mean " + util::quote_for_message(*suggestion) + "?"
@@ -39,7 +40,8 @@ int run_exec(const ExecOptions& options, Context& context) {
   guest::CommandResult result = session->run(command).value_or_throw();
   context.debug("remote commands run: " + std::to_string(session->command_count()));
   if (result.exit_status < 0) {
-    throw Error(ErrorCategory::guest, "exec " + util::quote_for_message(options.entry),
+    throw Error(ErrorCategory::guest,
+                "exec " + util::quote_for_message(options.entry),
                 "it ended without an exit status (killed by a signal?)",
                 "run it again; check the guest's logs if it keeps happening");
   }

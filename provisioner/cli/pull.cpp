@@ -60,9 +60,13 @@ provenance::HardwareInfo hardware_of(const lume::VmDetails& details) {
   return hw;
 }
 
-void run_dry(const PullOptions& options, Context& context, lume::LumeApi& lume,
-             oci::RegistryClient& registry, const pipeline::ImagePullRequest& request) {
-  pipeline::ImagePullPlan plan = pipeline::plan_image_pull(lume, registry, request).value_or_throw();
+void run_dry(const PullOptions& options,
+             Context& context,
+             lume::LumeApi& lume,
+             oci::RegistryClient& registry,
+             const pipeline::ImagePullRequest& request) {
+  pipeline::ImagePullPlan plan =
+      pipeline::plan_image_pull(lume, registry, request).value_or_throw();
   const char* action = plan.in_place ? "none" : plan.conflict ? "refuse" : "pull";
   if (context.json()) {
     nlohmann::json doc = {{"dry_run", true},
@@ -102,8 +106,8 @@ void run_pull(const PullOptions& options, Context& context) {
   lume::LumeClient lume(lume_options);
 
   ProgressRenderer renderer(context);
-  pipeline::ImagePullRequest request{ref, options.vm, lume_home_directory(),
-                                     std::chrono::hours(6), renderer.callback()};
+  pipeline::ImagePullRequest request{
+      ref, options.vm, lume_home_directory(), std::chrono::hours(6), renderer.callback()};
   context.debug("Lume's VM directories: " + request.lume_home);
   if (options.dry_run) {
     run_dry(options, context, lume, registry, request);
@@ -114,8 +118,8 @@ void run_pull(const PullOptions& options, Context& context) {
   provenance::Provenance fresh;
   fresh.vm = options.vm;
   fresh.lume_url = context.global.lume_url;
-  fresh.image = provenance::ImageInfo{pulled.reference, pulled.digest.str(),
-                                      pulled.lume_manifest_digest};
+  fresh.image =
+      provenance::ImageInfo{pulled.reference, pulled.digest.str(), pulled.lume_manifest_digest};
   auto state = lume.get(options.vm).value_or_throw();
   if (const auto* details = std::get_if<lume::VmDetails>(&state)) {
     fresh.hardware = hardware_of(*details);
@@ -164,8 +168,8 @@ void register_pull(CLI::App& app, Context& context, int& exit_code) {
       "ghcr.io/trycua/macos-tahoe-cua:latest demo");
   command->add_option("REF", options->reference, "image reference")->required();
   command->add_option("NAME", options->vm, "local VM name ([A-Za-z0-9._-])")->required();
-  command->add_flag("--dry-run", options->dry_run,
-                    "resolve and show what would happen; change nothing");
+  command->add_flag(
+      "--dry-run", options->dry_run, "resolve and show what would happen; change nothing");
   add_registry_flags(*command, options->registry);
   command->callback([options, &context, &exit_code] {
     run_pull(*options, context);

@@ -22,7 +22,9 @@ constexpr int k_install_failed = 12;  // rolled back: the previous files are in 
 constexpr int k_rollback_failed = 13; // rolled back only partly
 constexpr const char* k_failed_marker = "lume-unlock-payload-failed ";
 
-std::string member_name(std::size_t index) { return "files/" + std::to_string(index); }
+std::string member_name(std::size_t index) {
+  return "files/" + std::to_string(index);
+}
 
 std::string parent_of(const std::string& path) {
   const auto slash = path.find_last_of('/');
@@ -58,8 +60,8 @@ std::string what_failed(std::size_t count) {
 }
 
 /// The indices named by "<marker><index>" lines or by "files/<index>: FAILED" lines.
-std::vector<std::size_t> indices_in(const std::string& text, const std::string& prefix,
-                                    const std::string& suffix) {
+std::vector<std::size_t>
+indices_in(const std::string& text, const std::string& prefix, const std::string& suffix) {
   std::vector<std::size_t> out;
   std::istringstream lines(text);
   std::string line;
@@ -97,7 +99,8 @@ Result<std::string> payload_install_script(const std::vector<PayloadFile>& files
       "}\n"
       "# back INDEX TARGET: the previous file again, or no file when there was none.\n"
       "back() {\n"
-      "  if [ -e \"$b/$1\" ] || [ -L \"$b/$1\" ]; then mv -f \"$b/$1\" \"$2\"; else rm -f \"$2\"; fi\n"
+      "  if [ -e \"$b/$1\" ] || [ -L \"$b/$1\" ]; then mv -f \"$b/$1\" \"$2\"; else rm -f \"$2\"; "
+      "fi\n"
       "}\n";
   std::string undo; // built back to front: the last file moved is the first put back
   std::string puts = "n=0\n";
@@ -111,8 +114,7 @@ Result<std::string> payload_install_script(const std::vector<PayloadFile>& files
     undo = "  if [ \"$n\" -gt " + index + " ]; then back " + index + " " + target.value() +
            " || r=1; fi\n" + undo;
     puts += "put " + index + " " + target.value() + " " + parent.value() + " " +
-            octal_mode(files[i].mode) + " || fail " + index + "\nn=" + std::to_string(i + 1) +
-            "\n";
+            octal_mode(files[i].mode) + " || fail " + index + "\nn=" + std::to_string(i + 1) + "\n";
   }
   undo = "undo() {\n  r=0\n" + undo;
   undo += "  return $r\n}\n";
@@ -141,12 +143,14 @@ Result<PayloadReport> install_payload(GuestSession& session,
   for (std::size_t i = 0; i < files.size(); ++i) {
     const PayloadFile& file = files[i];
     if (file.path.empty() || file.path[0] != '/' || file.path.back() == '/') {
-      return Error(ErrorCategory::usage, what,
+      return Error(ErrorCategory::usage,
+                   what,
                    "guest path " + util::quote_for_message(file.path) +
                        " is not an absolute file path");
     }
     if (!targets.insert(file.path).second) {
-      return Error(ErrorCategory::usage, what,
+      return Error(ErrorCategory::usage,
+                   what,
                    "guest path " + util::quote_for_message(file.path) + " is given twice");
     }
     std::string content = file.content;
@@ -195,7 +199,8 @@ Result<PayloadReport> install_payload(GuestSession& session,
   case 0:
     return report;
   case k_extract_failed:
-    return Error(ErrorCategory::guest, what,
+    return Error(ErrorCategory::guest,
+                 what,
                  "extracting the archive failed: " +
                      (stderr_text.empty() ? std::string("tar exited with an error") : stderr_text),
                  "nothing was changed; check free disk space in the guest and retry");
@@ -207,7 +212,8 @@ Result<PayloadReport> install_payload(GuestSession& session,
         names += (names.empty() ? "" : ", ") + util::quote_for_message(files[index].path);
       }
     }
-    return Error(ErrorCategory::verification, what,
+    return Error(ErrorCategory::verification,
+                 what,
                  "SHA-256 mismatch after extraction for " +
                      (names.empty() ? std::string("some files") : names),
                  "nothing was changed; the transfer was damaged: retry");
@@ -219,7 +225,8 @@ Result<PayloadReport> install_payload(GuestSession& session,
                                  ? util::quote_for_message(files[failed.front()].path)
                                  : std::string("a file");
     const bool restored = result.exit_status == k_install_failed;
-    return Error(ErrorCategory::guest, what,
+    return Error(ErrorCategory::guest,
+                 what,
                  "cannot install " + name + (stderr_text.empty() ? "" : ": " + stderr_text),
                  restored ? "the previous files were put back; check the path's permissions in "
                             "the guest and retry"
@@ -227,9 +234,9 @@ Result<PayloadReport> install_payload(GuestSession& session,
                             "the guest by hand, then retry");
   }
   default:
-    return Error(ErrorCategory::guest, what,
-                 "the install command exited with status " +
-                     std::to_string(result.exit_status) +
+    return Error(ErrorCategory::guest,
+                 what,
+                 "the install command exited with status " + std::to_string(result.exit_status) +
                      (stderr_text.empty() ? "" : ": " + stderr_text),
                  "check the guest's free disk space and retry");
   }

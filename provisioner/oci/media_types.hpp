@@ -30,6 +30,12 @@ inline constexpr const char* lume_legacy_disk_lz4 = "application/octet-stream+lz
 
 // lume-unlock's own artifacts (DESIGN §4.4).
 inline constexpr const char* shim_bundle = "application/vnd.lume-unlock.shim-bundle.v1";
+/// The artifact's config blob: bundle.json's bytes exactly as in the archive.
+inline constexpr const char* shim_bundle_config =
+    "application/vnd.lume-unlock.shim-bundle.config.v1+json";
+/// The artifact's one layer: the deterministic lume-unlock-shim-bundle-<version>.tar.gz.
+inline constexpr const char* shim_bundle_layer =
+    "application/vnd.lume-unlock.shim-bundle.layer.v1.tar+gzip";
 } // namespace media_type
 
 /// The Accept list for manifest requests: every manifest and index type we can handle.

@@ -23,7 +23,9 @@ std::string trim(std::string text) {
 }
 
 Error observe_error(const std::string& why) {
-  return Error(ErrorCategory::guest, "reading the enablement state of the guest", why,
+  return Error(ErrorCategory::guest,
+               "reading the enablement state of the guest",
+               why,
                "retry; if it persists, check the guest with 'lume-unlock ssh NAME -- ls -la "
                "~/Library/LaunchAgents'");
 }
@@ -46,7 +48,8 @@ bool is_bootstrap(const enablement::Argv& argv) {
 std::string entry_of(const enablement::EnablementPlan& plan, const enablement::Argv& argv) {
   for (const enablement::AgentAction& agent : plan.agents) {
     for (const std::string& word : argv) {
-      if (word == agent.plist_path || word == enablement::gui_domain(plan.uid) + "/" + agent.label ||
+      if (word == agent.plist_path ||
+          word == enablement::gui_domain(plan.uid) + "/" + agent.label ||
           word == plan.staging_dir + "/" + enablement::agent_plist_file_name(agent.name)) {
         return agent.name;
       }
@@ -59,14 +62,16 @@ std::string entry_of(const enablement::EnablementPlan& plan, const enablement::A
 /// failing command that is not may_fail.
 Result<std::string> step_script(const std::vector<enablement::Command>& commands) {
   std::string script =
-      "fail() { echo \"" + std::string(k_step_failed_marker) + "$1\"; exit 1; }\n"
+      "fail() { echo \"" + std::string(k_step_failed_marker) +
+      "$1\"; exit 1; }\n"
       "# launchd refuses a bootstrap for a moment after a bootout of the same label.\n"
       "bootstrap() {\n"
       "  i=0\n"
       "  while :; do\n"
       "    o=$(\"$@\" 2>&1) && return 0\n"
       "    i=$((i + 1))\n"
-      "    case $o in *'Input/output error'*) if [ $i -lt 10 ]; then sleep 0.5; continue; fi ;; esac\n"
+      "    case $o in *'Input/output error'*) if [ $i -lt 10 ]; then sleep 0.5; continue; fi ;; "
+      "esac\n"
       "    printf '%s\\n' \"$o\" >&2\n"
       "    return 1\n"
       "  done\n"
@@ -123,7 +128,8 @@ Status run_step(guest::GuestSession& session,
   const std::string& out = ran.value().stdout_text;
   const auto marker = out.rfind(k_step_failed_marker);
   if (marker != std::string::npos) {
-    const std::size_t index = std::strtoul(out.c_str() + marker + std::string(k_step_failed_marker).size(), nullptr, 10);
+    const std::size_t index =
+        std::strtoul(out.c_str() + marker + std::string(k_step_failed_marker).size(), nullptr, 10);
     if (index < step.commands.size()) {
       entry = entry_of(plan, step.commands[index].argv);
     }
@@ -151,24 +157,28 @@ Result<std::string> observe_command(const std::string& home, std::uint32_t uid) 
       return quoted->error();
     }
   }
-  return std::string(
-             "emit() { if [ -f \"$2\" ]; then printf '%s %s %s\\n' \"$1\" \"$(wc -c <\"$2\" | tr -d ' ')\" \"$3\"; cat \"$2\"; fi; }\n") +
-         "emit enablement " + enablement_json.value() + " -\n" +
-         "emit guard " + guard.value() + " -\n" +
-         "emit shim-record " + record.value() + " -\n" +
-         "for f in " + agents.value() + "/dev.lume-unlock.*.plist; do\n"
+  return std::string("emit() { if [ -f \"$2\" ]; then printf '%s %s %s\\n' \"$1\" \"$(wc -c "
+                     "<\"$2\" | tr -d ' ')\" \"$3\"; cat \"$2\"; fi; }\n") +
+         "emit enablement " + enablement_json.value() + " -\n" + "emit guard " + guard.value() +
+         " -\n" + "emit shim-record " + record.value() + " -\n" + "for f in " + agents.value() +
+         "/dev.lume-unlock.*.plist; do\n"
          "  n=${f##*/}\n"
          "  case $n in *[!A-Za-z0-9._-]*) continue ;; esac\n"
          "  emit plist \"$f\" \"$n\"\n"
          "done\n"
-         "for d in " + shims.value() + "/*/; do\n"
+         "for d in " +
+         shims.value() +
+         "/*/; do\n"
          "  [ -d \"$d\" ] || continue\n"
          "  d=${d%/}; n=${d##*/}\n"
          "  case $n in *[!A-Za-z0-9._-]*) continue ;; esac\n"
          "  printf 'shim-dir 0 %s\\n' \"$n\"\n"
          "done\n"
-         "if l=$(launchctl print gui/" + std::to_string(uid) + " 2>/dev/null); then\n"
-         "  printf 'labels %s -\\n' \"$(printf '%s' \"$l\" | wc -c | tr -d ' ')\"; printf '%s' \"$l\"\n"
+         "if l=$(launchctl print gui/" +
+         std::to_string(uid) +
+         " 2>/dev/null); then\n"
+         "  printf 'labels %s -\\n' \"$(printf '%s' \"$l\" | wc -c | tr -d ' ')\"; printf '%s' "
+         "\"$l\"\n"
          "fi\n"
          "exit 0\n";
 }
@@ -269,7 +279,8 @@ Result<EnablementTarget> enablement_target(const GuestEnablement& observed,
   const std::string hint = "install it with 'lume-unlock create " + vm + "'";
   const std::string what = "enablement list of VM " + util::quote_for_message(vm);
   if (!observed.shim_record) {
-    return Error(ErrorCategory::guest, what,
+    return Error(ErrorCategory::guest,
+                 what,
                  "the shim is not installed in the guest (no " +
                      installed_shim_record_path(facts.home) + ")",
                  hint);
@@ -279,20 +290,21 @@ Result<EnablementTarget> enablement_target(const GuestEnablement& observed,
     return shim.error();
   }
   if (observed.shim_dirs.count(shim.value().shim.sha256) == 0) {
-    return Error(ErrorCategory::guest, what,
+    return Error(ErrorCategory::guest,
+                 what,
                  "the shim is not installed in the guest (its directory shim/" +
                      shim.value().shim.sha256 + " is missing)",
                  hint);
   }
-  auto layout = enablement::GuestLayout::make(facts.home, shim.value().shim.sha256,
-                                              shim.value().shim_file_name());
+  auto layout = enablement::GuestLayout::make(
+      facts.home, shim.value().shim.sha256, shim.value().shim_file_name());
   if (!layout.ok()) {
     return layout.error();
   }
   enablement::AgentSettings settings;
   settings.inject_variable = shim.value().inject_env;
-  return EnablementTarget{layout.value(), settings, static_cast<std::uint32_t>(facts.uid),
-                          shim.value()};
+  return EnablementTarget{
+      layout.value(), settings, static_cast<std::uint32_t>(facts.uid), shim.value()};
 }
 
 Result<enablement::EnablementList> applied_list(const GuestEnablement& observed) {
@@ -337,7 +349,8 @@ precheck_entries(guest::GuestSession& session,
       "  if [ ! -e \"$2\" ]; then echo missing; return; fi\n"
       "  if [ ! -f \"$2\" ] || [ ! -x \"$2\" ]; then echo not-executable; return; fi\n"
       "  printf 'archs %s\\n' \"$(lipo -archs \"$2\" 2>/dev/null)\"\n"
-      "  if codesign -d -v \"$2\" 2>&1 | grep -q '^CodeDirectory.*flags=.*runtime'; then echo hardened; fi\n"
+      "  if codesign -d -v \"$2\" 2>&1 | grep -q '^CodeDirectory.*flags=.*runtime'; then echo "
+      "hardened; fi\n"
       "}\n";
   for (std::size_t i = 0; i < entries.size(); ++i) {
     auto program = guest::shell_quote(entries[i].program);
@@ -356,7 +369,10 @@ precheck_entries(guest::GuestSession& session,
   std::vector<bool> seen(entries.size(), false);
   while (std::getline(lines, line)) {
     if (line.rfind("entry ", 0) == 0) {
-      const std::size_t index = std::stoul(line.substr(6));
+      const std::string digits = line.substr(6);
+      const bool numeric =
+          !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos;
+      const std::size_t index = numeric ? std::stoul(digits) : entries.size();
       entry = index < entries.size() ? &entries[index] : nullptr;
       if (entry != nullptr) {
         seen[index] = true;
@@ -369,12 +385,14 @@ precheck_entries(guest::GuestSession& session,
     const std::string label = enablement::entry_label(entry->name);
     const std::string program = util::quote_for_message(entry->program);
     if (line == "missing") {
-      return Error(ErrorCategory::usage, label,
+      return Error(ErrorCategory::usage,
+                   label,
                    "program " + program + " does not exist in the guest",
                    "install the program first, or give its absolute path with --program");
     }
     if (line == "not-executable") {
-      return Error(ErrorCategory::usage, label,
+      return Error(ErrorCategory::usage,
+                   label,
                    "program " + program + " is not an executable file in the guest",
                    "check it with 'lume-unlock ssh NAME -- ls -l " + entry->program + "'");
     }
@@ -389,12 +407,12 @@ precheck_entries(guest::GuestSession& session,
           list += (list.empty() ? "" : " ") + arch;
         }
         const bool arm64e = std::find(archs.begin(), archs.end(), "arm64e") != archs.end();
-        return Error(ErrorCategory::verification, label,
+        return Error(ErrorCategory::verification,
+                     label,
                      "program " + program + " is " + list + " but the installed shim is " +
                          shim.platform + " (" + shim.arch() + ")",
                      arm64e ? "arm64e programs need the darwin-arm64e dylib of the shim bundle"
-                            : "the shim can only be injected into " + shim.arch() +
-                                  " processes");
+                            : "the shim can only be injected into " + shim.arch() + " processes");
       }
     }
     if (line == "hardened") {
@@ -404,8 +422,10 @@ precheck_entries(guest::GuestSession& session,
     }
   }
   if (std::find(seen.begin(), seen.end(), false) != seen.end()) {
-    return Error(ErrorCategory::guest, "checking the programs of the enablement list",
-                 "the check ended early: " + trim(ran.value().stderr_text), "retry");
+    return Error(ErrorCategory::guest,
+                 "checking the programs of the enablement list",
+                 "the check ended early: " + trim(ran.value().stderr_text),
+                 "retry");
   }
   return warnings;
 }
@@ -441,11 +461,10 @@ Result<ApplyReport> execute_plan(guest::GuestSession& session,
   return report;
 }
 
-Result<ApplyReport> apply_enablement(guest::GuestSession& session,
-                                     const enablement::EnablementList& desired,
-                                     const EnablementTarget& target,
-                                     const GuestEnablement& observed) {
-  const std::uint64_t before = session.command_count();
+Result<PreparedEnablement> prepare_enablement(guest::GuestSession& session,
+                                              const enablement::EnablementList& desired,
+                                              const EnablementTarget& target,
+                                              const GuestEnablement& observed) {
   auto previous = applied_list(observed);
   std::vector<enablement::EnablementEntry> to_check;
   for (const enablement::EnablementEntry& entry : desired.entries) {
@@ -455,8 +474,8 @@ Result<ApplyReport> apply_enablement(guest::GuestSession& session,
       to_check.push_back(entry);
     }
   }
-  auto plan = enablement::plan_enablement(desired, target.layout, target.settings, target.uid,
-                                          observed.state);
+  auto plan = enablement::plan_enablement(
+      desired, target.layout, target.settings, target.uid, observed.state);
   if (!plan.ok()) {
     return plan.error();
   }
@@ -464,11 +483,23 @@ Result<ApplyReport> apply_enablement(guest::GuestSession& session,
   if (!warnings.ok()) {
     return warnings.error();
   }
-  auto report = execute_plan(session, plan.value());
+  return PreparedEnablement{std::move(plan.value()), std::move(warnings.value())};
+}
+
+Result<ApplyReport> apply_enablement(guest::GuestSession& session,
+                                     const enablement::EnablementList& desired,
+                                     const EnablementTarget& target,
+                                     const GuestEnablement& observed) {
+  const std::uint64_t before = session.command_count();
+  auto prepared = prepare_enablement(session, desired, target, observed);
+  if (!prepared.ok()) {
+    return prepared.error();
+  }
+  auto report = execute_plan(session, prepared.value().plan);
   if (!report.ok()) {
     return report.error();
   }
-  report.value().warnings = warnings.value();
+  report.value().warnings = prepared.value().warnings;
   report.value().commands = session.command_count() - before;
   return report;
 }

@@ -20,9 +20,9 @@ namespace lume_unlock::pipeline {
 
 /// Everything `allow` needs to know about a guest, read with ONE command.
 struct GuestEnablement {
-  enablement::ObservedState state;     ///< enablement.json, guard file, our plists, loaded labels
+  enablement::ObservedState state; ///< enablement.json, guard file, our plists, loaded labels
   std::optional<std::string> shim_record; ///< bytes of shim/current.json, when present
-  std::set<std::string> shim_dirs;     ///< names of the directories under shim/
+  std::set<std::string> shim_dirs;        ///< names of the directories under shim/
 };
 
 /// The one observe command for the user whose $HOME is `home` and whose launchd domain is
@@ -77,9 +77,10 @@ Result<enablement::EnablementList> applied_list(const GuestEnablement& observed)
 /// includes the installed shim's architecture (else category verification: arm64e programs need
 /// the arm64e dylib), and a `codesign -d` showing the hardened runtime gives a warning (returned)
 /// that macOS will ignore the injection. No command when `entries` is empty.
-Result<std::vector<std::string>> precheck_entries(guest::GuestSession& session,
-                                                  const std::vector<enablement::EnablementEntry>& entries,
-                                                  const InstalledShim& shim);
+Result<std::vector<std::string>>
+precheck_entries(guest::GuestSession& session,
+                 const std::vector<enablement::EnablementEntry>& entries,
+                 const InstalledShim& shim);
 
 /// What an apply did.
 struct ApplyReport {
@@ -100,9 +101,20 @@ struct ApplyReport {
 Result<ApplyReport> execute_plan(guest::GuestSession& session,
                                  const enablement::EnablementPlan& plan);
 
-/// Observe-free convenience for callers that already observed: prechecks the entries of
-/// `desired` that are new or changed compared with `observed`'s enablement.json, plans, and
-/// executes. Nothing differs → no write command.
+/// The plan for `desired` and the precheck warnings, without changing anything (--dry-run):
+/// prechecks (one command, none when no entry is new or changed compared with `observed`'s
+/// enablement.json) the entries of `desired` that are new or changed, then plans.
+struct PreparedEnablement {
+  enablement::EnablementPlan plan;
+  std::vector<std::string> warnings;
+};
+Result<PreparedEnablement> prepare_enablement(guest::GuestSession& session,
+                                              const enablement::EnablementList& desired,
+                                              const EnablementTarget& target,
+                                              const GuestEnablement& observed);
+
+/// Observe-free convenience for callers that already observed: prepare_enablement(), then
+/// execute_plan(). Nothing differs → no write command.
 Result<ApplyReport> apply_enablement(guest::GuestSession& session,
                                      const enablement::EnablementList& desired,
                                      const EnablementTarget& target,

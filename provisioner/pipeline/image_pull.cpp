@@ -11,7 +11,9 @@ namespace lume_unlock::pipeline {
 namespace {
 
 /// The immutable tag a digest-only reference is pulled through (lume-oci.md §1.2).
-std::string digest_tag(const oci::Digest& digest) { return "sha256-" + digest.hex(); }
+std::string digest_tag(const oci::Digest& digest) {
+  return "sha256-" + digest.hex();
+}
 
 /// What Lume is asked to pull: `name:tag` under `organization` on `registry` (Lume builds the
 /// repository as <organization>/<name> and takes no digests).
@@ -26,14 +28,15 @@ struct LumeImage {
 Result<LumeImage> lume_image_for(const oci::Reference& ref, const std::string& tag) {
   const auto slash = ref.repository.find('/');
   if (slash == std::string::npos) {
-    return Error(ErrorCategory::usage, "pull of '" + ref.str() + "'",
+    return Error(ErrorCategory::usage,
+                 "pull of '" + ref.str() + "'",
                  "Lume pulls only <organization>/<name> repositories, and '" + ref.repository +
                      "' has no organization",
                  "push the image under a repository with two components, e.g. " + ref.registry +
                      "/myorg/" + ref.repository);
   }
-  return LumeImage{ref.registry, ref.repository.substr(0, slash), ref.repository.substr(slash + 1),
-                   tag};
+  return LumeImage{
+      ref.registry, ref.repository.substr(0, slash), ref.repository.substr(slash + 1), tag};
 }
 
 /// The digest to pin and the tag Lume pulls. A tag is resolved (verified GET); a digest is
@@ -59,16 +62,18 @@ Result<Resolved> resolve(oci::RegistryClient& registry, const oci::Reference& re
   const std::string what = "pull of '" + ref.str() + "'";
   const std::string hint = "Lume pulls only by tag: push the image with the tag '" + *by_tag.tag +
                            "' (lume-unlock bake does), e.g. `skopeo copy --preserve-digests "
-                           "docker://" + ref.str() + " docker://" + by_tag.str() + "`";
+                           "docker://" +
+                           ref.str() + " docker://" + by_tag.str() + "`";
   auto head = registry.head_manifest(by_tag);
   if (!head.ok()) {
-    return Error(ErrorCategory::registry, what,
-                 "the immutable tag '" + by_tag.str() + "' is not available: " +
-                     head.error().why(),
+    return Error(ErrorCategory::registry,
+                 what,
+                 "the immutable tag '" + by_tag.str() + "' is not available: " + head.error().why(),
                  hint);
   }
   if (head.value().digest != digest) {
-    return Error(ErrorCategory::registry, what,
+    return Error(ErrorCategory::registry,
+                 what,
                  "the tag '" + by_tag.str() + "' points at " + head.value().digest.str() +
                      ", not at " + digest.str(),
                  hint);
@@ -90,7 +95,8 @@ Result<std::string> read_lume_manifest_digest(const std::string& lume_home, cons
   const std::string path = lume_home + "/" + vm + "/.manifest-digest";
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
-    return Error(ErrorCategory::failure, "reading '" + path + "'",
+    return Error(ErrorCategory::failure,
+                 "reading '" + path + "'",
                  "the file does not exist (Lume writes it only after a successful registry pull)",
                  "check LUME_HOME (Lume's VM directory root, default ~/.lume)");
   }
@@ -101,12 +107,15 @@ Result<std::string> read_lume_manifest_digest(const std::string& lume_home, cons
   return text.value();
 }
 
-Result<ImagePullPlan> plan_image_pull(lume::LumeApi& lume, oci::RegistryClient& registry,
+Result<ImagePullPlan> plan_image_pull(lume::LumeApi& lume,
+                                      oci::RegistryClient& registry,
                                       const ImagePullRequest& request) {
   const oci::Reference& ref = request.reference;
   if (request.lume_home.empty()) {
-    return Error(ErrorCategory::usage, "pull of '" + ref.str() + "'",
-                 "Lume's VM directory root is unknown", "set LUME_HOME (default ~/.lume)");
+    return Error(ErrorCategory::usage,
+                 "pull of '" + ref.str() + "'",
+                 "Lume's VM directory root is unknown",
+                 "set LUME_HOME (default ~/.lume)");
   }
   auto resolved = resolve(registry, ref);
   if (!resolved.ok()) {
@@ -126,7 +135,8 @@ Result<ImagePullPlan> plan_image_pull(lume::LumeApi& lume, oci::RegistryClient& 
   auto existing = lume.find(request.vm);
   if (existing.ok()) {
     if (existing.value() && std::holds_alternative<lume::PullProgress>(*existing.value())) {
-      return Error(ErrorCategory::lume_api, what,
+      return Error(ErrorCategory::lume_api,
+                   what,
                    "Lume is already pulling into VM '" + request.vm + "'",
                    "wait for that pull to finish (`lume ls`), then run this again");
     }
@@ -148,7 +158,8 @@ Result<ImagePullPlan> plan_image_pull(lume::LumeApi& lume, oci::RegistryClient& 
     if (!plan.in_place) {
       // Lume would refuse too; its --force (not even offered over HTTP) deletes the VM first.
       plan.conflict = Error(
-          ErrorCategory::usage, what,
+          ErrorCategory::usage,
+          what,
           "VM '" + request.vm + "' already exists" +
               (have.ok() ? " and was pulled from " + have.value() + ", not " + plan.digest.str()
                          : " and was not pulled from a registry"),
@@ -158,8 +169,8 @@ Result<ImagePullPlan> plan_image_pull(lume::LumeApi& lume, oci::RegistryClient& 
   return plan;
 }
 
-Result<PulledImage> pull_image(lume::LumeApi& lume, oci::RegistryClient& registry,
-                               const ImagePullRequest& request) {
+Result<PulledImage>
+pull_image(lume::LumeApi& lume, oci::RegistryClient& registry, const ImagePullRequest& request) {
   auto planned = plan_image_pull(lume, registry, request);
   if (!planned.ok()) {
     return planned.error();
@@ -168,8 +179,8 @@ Result<PulledImage> pull_image(lume::LumeApi& lume, oci::RegistryClient& registr
   if (plan.conflict) {
     return *plan.conflict;
   }
-  PulledImage result{plan.reference, plan.digest, plan.vm_manifest_digest.value_or(""),
-                     !plan.in_place};
+  PulledImage result{
+      plan.reference, plan.digest, plan.vm_manifest_digest.value_or(""), !plan.in_place};
   if (plan.in_place) {
     return result;
   }
@@ -185,6 +196,13 @@ Result<PulledImage> pull_image(lume::LumeApi& lume, oci::RegistryClient& registr
   wait.progress = request.progress;
   auto finished = lume::wait_until(lume, request.vm, lume::is_pull_finished, wait);
   if (!finished.ok()) {
+    if (is_sticky_pull_failure(finished.error())) {
+      return finished.error().with_hint(
+          "Lume keeps answering this for '" + request.vm +
+          "' until another pull under that name starts; fix the cause (a leftover directory "
+          "in " +
+          request.lume_home + ", the registry, the network), then run the pull again");
+    }
     return finished.error();
   }
 
@@ -195,7 +213,8 @@ Result<PulledImage> pull_image(lume::LumeApi& lume, oci::RegistryClient& registr
   result.lume_manifest_digest = pulled.value();
   if (pulled.value() != digest.str()) {
     // Nothing is deleted: the VM is left as Lume pulled it, for the user to inspect.
-    return Error(ErrorCategory::registry, what,
+    return Error(ErrorCategory::registry,
+                 what,
                  "tag moved during pull: resolved " + digest.str() + " but Lume pulled " +
                      pulled.value(),
                  "VM '" + request.vm + "' was left as Lume pulled it (" + request.lume_home + "/" +

@@ -77,7 +77,9 @@ Result<InstalledShim> parse_installed_shim(std::string_view text, const std::str
     }
     return record;
   } catch (const std::exception& e) {
-    return Error(ErrorCategory::verification, "reading " + source, e.what(),
+    return Error(ErrorCategory::verification,
+                 "reading " + source,
+                 e.what(),
                  "reinstall the shim with 'lume-unlock create NAME'");
   }
 }

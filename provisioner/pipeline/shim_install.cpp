@@ -12,7 +12,9 @@ namespace lume_unlock::pipeline {
 
 namespace {
 
-std::string base_name(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+std::string base_name(const std::string& path) {
+  return path.substr(path.find_last_of('/') + 1);
+}
 
 /// path → sha256 from `shasum -a 256` output ("<hex>  <path>" per line).
 std::map<std::string, std::string> parse_shasum(const std::string& output) {
@@ -41,8 +43,17 @@ InstalledShim installed_shim_for(const bundle::LoadedBundle& bundle,
   if (entry.probe) {
     record.probe = InstalledFile{layout.probe_path(), entry.probe->sha256};
   }
+  // Support libraries go next to the shim (injected processes find them through the shim's
+  // directory) and, when there is a probe, next to it too: the probe finds its libraries beside
+  // itself ($ORIGIN), so a stock run without injection works.
   for (const bundle::BundleFile& file : entry.support) {
     record.support.push_back({layout.shim_file_path(base_name(file.path)), file.sha256});
+  }
+  if (entry.probe) {
+    const std::string bin = layout.probe_path().substr(0, layout.probe_path().find_last_of('/'));
+    for (const bundle::BundleFile& file : entry.support) {
+      record.support.push_back({bin + "/" + base_name(file.path), file.sha256});
+    }
   }
   return record;
 }
@@ -56,8 +67,8 @@ Result<ShimInstallReport> install_shim(guest::GuestSession& session,
     return selected.error();
   }
   const bundle::PlatformEntry& entry = selected.value().entry;
-  auto layout = enablement::GuestLayout::make(
-      facts.home, entry.shim.sha256, base_name(entry.shim.path));
+  auto layout =
+      enablement::GuestLayout::make(facts.home, entry.shim.sha256, base_name(entry.shim.path));
   if (!layout.ok()) {
     return layout.error();
   }
@@ -75,8 +86,8 @@ Result<ShimInstallReport> install_shim(guest::GuestSession& session,
     expected[guest_path] = file.sha256;
   };
   add(report.installed.shim.path, entry.shim, 0755);
-  for (std::size_t i = 0; i < entry.support.size(); ++i) {
-    add(report.installed.support[i].path, entry.support[i], 0755);
+  for (std::size_t i = 0; i < report.installed.support.size(); ++i) {
+    add(report.installed.support[i].path, entry.support[i % entry.support.size()], 0755);
   }
   if (entry.probe) {
     add(report.installed.probe->path, *entry.probe, 0755);

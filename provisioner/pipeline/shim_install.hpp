@@ -22,7 +22,8 @@ struct ShimInstallReport {
 
 /// The record install_shim() writes for `bundle`'s platform entry `platform`, with guest paths
 /// from `layout`: the shim in the content-addressed <support>/shim/<sha256>/, support files next
-/// to it, the probe in <support>/bin/.
+/// to it, the probe in <support>/bin/ with a copy of the support files beside it (the probe
+/// finds its libraries through $ORIGIN).
 InstalledShim installed_shim_for(const bundle::LoadedBundle& bundle,
                                  const std::string& platform,
                                  const enablement::GuestLayout& layout);

@@ -17,15 +17,21 @@ namespace lume_unlock::test {
 /// A bundle with a linux-x86_64 entry made of stand-in files (the real shim is not needed to
 /// test installing and applying): `shim_bytes` as the shim, a shell script as the probe, one
 /// support library.
-inline bundle::LoadedBundle stand_in_bundle(const std::string& work, const std::string& shim_bytes,
+inline bundle::LoadedBundle stand_in_bundle(const std::string& work,
+                                            const std::string& shim_bytes,
                                             const std::string& platform = "linux-x86_64") {
   EXPECT_TRUE(util::write_file_atomic(work + "/liblume-unlock-shim.so", shim_bytes, 0755).ok());
-  EXPECT_TRUE(util::write_file_atomic(work + "/lume-unlock-probe", "#!/bin/sh\necho probe\n", 0755).ok());
+  EXPECT_TRUE(
+      util::write_file_atomic(work + "/lume-unlock-probe", "#!/bin/sh\necho probe\n", 0755).ok());
   EXPECT_TRUE(util::write_file_atomic(work + "/libMetalEmu.so", "support", 0755).ok());
-  bundle::BundleSpec spec{"1.2.3", "test", {{platform, platform.rfind("darwin", 0) == 0 ? "DYLD_INSERT_LIBRARIES" : "LD_PRELOAD",
-                                            work + "/liblume-unlock-shim.so",
-                                            work + "/lume-unlock-probe",
-                                            {work + "/libMetalEmu.so"}}}};
+  bundle::BundleSpec spec{
+      "1.2.3",
+      "test",
+      {{platform,
+        platform.rfind("darwin", 0) == 0 ? "DYLD_INSERT_LIBRARIES" : "LD_PRELOAD",
+        work + "/liblume-unlock-shim.so",
+        work + "/lume-unlock-probe",
+        {work + "/libMetalEmu.so"}}}};
   auto built = bundle::build_bundle(spec, work + "/out");
   EXPECT_TRUE(built.ok()) << (built.ok() ? "" : built.error().message());
   auto loaded = bundle::load_bundle_directory(work + "/out/shim-bundle");

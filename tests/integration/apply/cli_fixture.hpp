@@ -32,11 +32,15 @@ protected:
     LUME_UNLOCK_REQUIRE(sim.info().password.has_value(),
                         "guest-sim runs key-only unless it runs as root");
     setenv("LUME_UNLOCK_APPLY_TEST_PW", sim.info().password->c_str(), 1);
-    lume = std::make_unique<LumeSim>(
-        LUME_SIM_BINARY,
-        std::vector<std::string>{"--guest-address", "127.0.0.1", "--guest-ssh-port",
-                                 std::to_string(sim.info().port), "--create-delay-ms", "0",
-                                 "--boot-delay-ms", "0"});
+    lume = std::make_unique<LumeSim>(LUME_SIM_BINARY,
+                                     std::vector<std::string>{"--guest-address",
+                                                              "127.0.0.1",
+                                                              "--guest-ssh-port",
+                                                              std::to_string(sim.info().port),
+                                                              "--create-delay-ms",
+                                                              "0",
+                                                              "--boot-delay-ms",
+                                                              "0"});
     LUME_UNLOCK_REQUIRE(lume->started(), lume->failure());
     lume::ClientOptions options;
     options.base_url = lume->url();
@@ -81,16 +85,19 @@ protected:
   }
 
   /// `lume-unlock [global…] <command…> --ssh-…` in-process.
-  CliRun run(std::vector<std::string> command, std::vector<std::string> tail = {},
+  CliRun run(std::vector<std::string> command,
+             std::vector<std::string> tail = {},
              std::vector<std::string> global = {}) {
-    std::vector<std::string> args = {"lume-unlock", "--lume-url", lume->url(), "--state-dir",
-                                     state.path()};
+    std::vector<std::string> args = {
+        "lume-unlock", "--lume-url", lume->url(), "--state-dir", state.path()};
     args.insert(args.end(), global.begin(), global.end());
     args.insert(args.end(), command.begin(), command.end());
-    for (const std::string& word :
-         {std::string("--ssh-port"), std::to_string(sim.info().port), std::string("--ssh-user"),
-          sim.info().user, std::string("--ssh-password-env"),
-          std::string("LUME_UNLOCK_APPLY_TEST_PW")}) {
+    for (const std::string& word : {std::string("--ssh-port"),
+                                    std::to_string(sim.info().port),
+                                    std::string("--ssh-user"),
+                                    sim.info().user,
+                                    std::string("--ssh-password-env"),
+                                    std::string("LUME_UNLOCK_APPLY_TEST_PW")}) {
       args.push_back(word);
     }
     args.insert(args.end(), tail.begin(), tail.end());

@@ -42,8 +42,9 @@ class ProbeEndToEnd : public test::CliGuestTest {};
 
 TEST_F(ProbeEndToEnd, ProbeAgentSeesTheUnlockedDeviceAndRemoveLeavesNothing) {
   auto loaded = bundle::load_bundle_directory(LUME_UNLOCK_SHIM_BUNDLE_DIR);
-  LUME_UNLOCK_REQUIRE(loaded.ok(), "no shim bundle at " LUME_UNLOCK_SHIM_BUNDLE_DIR ": " +
-                                       (loaded.ok() ? std::string() : loaded.error().message()));
+  LUME_UNLOCK_REQUIRE(loaded.ok(),
+                      "no shim bundle at " LUME_UNLOCK_SHIM_BUNDLE_DIR ": " +
+                          (loaded.ok() ? std::string() : loaded.error().message()));
   const auto& platforms = loaded.value().manifest().platforms;
   LUME_UNLOCK_REQUIRE(platforms.count("linux-x86_64") && platforms.at("linux-x86_64").probe,
                       "the shim bundle has no linux-x86_64 entry with a probe");
@@ -53,8 +54,8 @@ TEST_F(ProbeEndToEnd, ProbeAgentSeesTheUnlockedDeviceAndRemoveLeavesNothing) {
   const std::string label = "dev.lume-unlock.probe";
   const std::string service = "gui/" + std::to_string(facts.uid) + "/" + label;
 
-  auto added = run({"allow", "add", "vm1", "probe", "--program", probe, "--arg=--json",
-                    "--no-keep-alive"});
+  auto added =
+      run({"allow", "add", "vm1", "probe", "--program", probe, "--arg=--json", "--no-keep-alive"});
   ASSERT_EQ(added.exit_code, 0) << added.err;
   EXPECT_NE(added.out.find("add agent 'probe' (" + label + ")"), std::string::npos) << added.out;
 

@@ -96,11 +96,18 @@ TEST_F(EnablementApply, RemovingAnEntryBootsOutAndDeletesOnlyIt) {
 
 TEST_F(EnablementApply, ArgumentsAndEnvironmentWithShellSyntaxArriveVerbatim) {
   const std::string script = facts.home + "/echo args.sh";
-  ASSERT_TRUE(util::write_file_atomic(
-                  script, "#!/bin/sh\nprintf '[%s]\\n' \"$@\"\nprintf 'env=[%s]\\n' \"$ODD\"\n", 0755)
-                  .ok());
-  const std::vector<std::string> args = {"two words", "it's \"quoted\"", "a & b", "<in >out",
-                                         "$(touch /tmp/pwned)", "`id`", "back\\slash", ""};
+  ASSERT_TRUE(
+      util::write_file_atomic(
+          script, "#!/bin/sh\nprintf '[%s]\\n' \"$@\"\nprintf 'env=[%s]\\n' \"$ODD\"\n", 0755)
+          .ok());
+  const std::vector<std::string> args = {"two words",
+                                         "it's \"quoted\"",
+                                         "a & b",
+                                         "<in >out",
+                                         "$(touch /tmp/pwned)",
+                                         "`id`",
+                                         "back\\slash",
+                                         ""};
   auto entry = agent("odd", script, args);
   entry.keep_alive = false;
   entry.env = {{"ODD", "$HOME & 'x' <y> $(z)"}};
@@ -146,9 +153,11 @@ TEST_F(EnablementApply, HardenedRuntimeIsAWarningAndWrongArchitectureAnError) {
   auto wrong = apply(EnablementList{{agent("hard", hardened), agent("e", arm64e)}});
   ASSERT_FALSE(wrong.ok());
   EXPECT_EQ(wrong.error().category(), ErrorCategory::verification);
-  EXPECT_EQ(wrong.error().message(), "enablement entry 'e': program '" + arm64e +
-                                         "' is arm64e but the installed shim is linux-x86_64 (x86_64)");
-  EXPECT_EQ(wrong.error().hint(), "arm64e programs need the darwin-arm64e dylib of the shim bundle");
+  EXPECT_EQ(wrong.error().message(),
+            "enablement entry 'e': program '" + arm64e +
+                "' is arm64e but the installed shim is linux-x86_64 (x86_64)");
+  EXPECT_EQ(wrong.error().hint(),
+            "arm64e programs need the darwin-arm64e dylib of the shim bundle");
 }
 
 TEST_F(EnablementApply, ConnectionDroppedBetweenStepsThenRerunConverges) {
@@ -172,6 +181,30 @@ TEST_F(EnablementApply, ConnectionDroppedBetweenStepsThenRerunConverges) {
     expect_applied(after);
     EXPECT_FALSE(loaded("b"));
   }
+}
+
+TEST_F(EnablementApply, BootstrapIsRetriedWhileLaunchdAnswersInputOutputError) {
+  // launchd refuses a bootstrap for a moment after a bootout of the same label: put a launchctl
+  // in front of guest-sim's that answers so twice, then hands over.
+  const std::string bin = sim.dir() + "/bin";
+  fs::rename(bin + "/launchctl", bin + "/launchctl.real");
+  ASSERT_TRUE(
+      util::write_file_atomic(bin + "/launchctl",
+                              "#!/bin/sh\n"
+                              "count=\"$HOME/.refusals\"\n"
+                              "if [ \"$1\" = bootstrap ]; then\n"
+                              "  n=$(cat \"$count\" 2>/dev/null || echo 0)\n"
+                              "  if [ \"$n\" -lt 2 ]; then echo $((n + 1)) > \"$count\"; "
+                              "echo 'Bootstrap failed: 5: Input/output error' >&2; exit 5; fi\n"
+                              "fi\n"
+                              "exec \"$(dirname \"$0\")/launchctl.real\" \"$@\"\n",
+                              0755)
+          .ok());
+  EnablementList list{{agent("one")}};
+  auto report = apply(list);
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  EXPECT_EQ(slurp(facts.home + "/.refusals"), "2\n");
+  expect_applied(list);
 }
 
 TEST_F(EnablementApply, ShimNotInstalledPointsAtCreate) {

@@ -7,8 +7,9 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <sys/stat.h>
+
+#include <filesystem>
 
 namespace lume_unlock::guest {
 namespace {
@@ -117,7 +118,8 @@ TEST_F(Payload, FileThatDoesNotMatchItsDigestIsNamedAndNothingChanges) {
     changed[0] = 'N';
     std::vector<util::TarEntry> entries;
     for (const std::string name : {"files/0", "files/2", "SHA256SUMS", "install.sh"}) {
-      entries.push_back(util::TarEntry::bytes(name, test::slurp(work / ("x/" + std::string(name)))));
+      entries.push_back(
+          util::TarEntry::bytes(name, test::slurp(work / ("x/" + std::string(name)))));
     }
     entries.push_back(util::TarEntry::bytes("files/1", changed));
     return util::tar_gz_bytes(entries).value();
@@ -142,8 +144,8 @@ TEST_F(Payload, FailedMoveMidwayPutsEarlierFilesBack) {
   const std::string old_path = root() + "/old.txt";
   const std::string new_path = root() + "/new.txt";
   const std::string blocked = root() + "/locked/c.txt";
-  guest_sh("mkdir -p '" + root() + "/locked' && printf old > '" + old_path +
-           "' && chmod 0555 '" + root() + "/locked'");
+  guest_sh("mkdir -p '" + root() + "/locked' && printf old > '" + old_path + "' && chmod 0555 '" +
+           root() + "/locked'");
   std::vector<PayloadFile> files = {
       {old_path, "replaced", {}, 0644}, {new_path, "created", {}, 0644}, {blocked, "c", {}, 0644}};
   auto report = install_payload(*session, files, scratch());
@@ -156,8 +158,9 @@ TEST_F(Payload, FailedMoveMidwayPutsEarlierFilesBack) {
   EXPECT_EQ(report.error().what_failed(), "installing 3 files in the guest");
   EXPECT_EQ(report.error().why().rfind("cannot install '" + blocked + "': ", 0), 0u)
       << report.error().why();
-  EXPECT_EQ(report.error().hint(),
-            "the previous files were put back; check the path's permissions in the guest and retry");
+  EXPECT_EQ(
+      report.error().hint(),
+      "the previous files were put back; check the path's permissions in the guest and retry");
   EXPECT_EQ(slurp(old_path), "old");
   EXPECT_FALSE(fs::exists(new_path));
   EXPECT_FALSE(fs::exists(blocked));
@@ -170,7 +173,8 @@ TEST_F(Payload, RelativeOrDuplicatePathsAreRefusedBeforeAnyCommand) {
   ASSERT_FALSE(relative.ok());
   EXPECT_EQ(relative.error().message(),
             "installing 1 file in the guest: guest path 'rel/x' is not an absolute file path");
-  auto twice = install_payload(*session, {{"/tmp/x", "a", {}, 0644}, {"/tmp/x", "b", {}, 0644}}, scratch());
+  auto twice =
+      install_payload(*session, {{"/tmp/x", "a", {}, 0644}, {"/tmp/x", "b", {}, 0644}}, scratch());
   ASSERT_FALSE(twice.ok());
   EXPECT_EQ(twice.error().message(),
             "installing 2 files in the guest: guest path '/tmp/x' is given twice");

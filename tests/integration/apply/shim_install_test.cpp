@@ -31,7 +31,9 @@ TEST_F(ShimInstall, InstallsThePlatformEntryOnceThenChangesNothing) {
   EXPECT_EQ(slurp(shim_dir + "/liblume-unlock-shim.so"), "shim bytes v1");
   EXPECT_EQ(slurp(shim_dir + "/libMetalEmu.so"), "support");
   EXPECT_EQ(slurp(support + "/bin/lume-unlock-probe"), "#!/bin/sh\necho probe\n");
-  EXPECT_EQ(slurp(installed_shim_record_path(facts.home)), render_installed_shim(first.value().installed));
+  EXPECT_EQ(slurp(support + "/bin/libMetalEmu.so"), "support");
+  EXPECT_EQ(slurp(installed_shim_record_path(facts.home)),
+            render_installed_shim(first.value().installed));
   EXPECT_EQ(first.value().installed.shim.path, shim_dir + "/liblume-unlock-shim.so");
   EXPECT_EQ(first.value().installed.inject_env, "LD_PRELOAD");
 
@@ -68,7 +70,8 @@ TEST_F(ShimInstall, BundleWithoutTheGuestsPlatformIsRefusedBeforeAnyCommand) {
   auto result = install_shim(*session, bundle, facts);
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error().category(), ErrorCategory::verification);
-  EXPECT_NE(result.error().message().find("darwin-arm64"), std::string::npos) << result.error().message();
+  EXPECT_NE(result.error().message().find("darwin-arm64"), std::string::npos)
+      << result.error().message();
   EXPECT_EQ(session->command_count(), before);
 }
 

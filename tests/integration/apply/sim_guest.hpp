@@ -8,11 +8,12 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <memory>
-#include <unistd.h>
 
 namespace lume_unlock::test {
 
@@ -29,7 +30,13 @@ protected:
     if (geteuid() != 0) {
       // Unprivileged guest-sim is key-only: give it the per-VM key up front.
       std::filesystem::create_directories(state.path() + "/vms/vm1");
-      run_command({"/usr/bin/ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f",
+      run_command({"/usr/bin/ssh-keygen",
+                   "-q",
+                   "-t",
+                   "ed25519",
+                   "-N",
+                   "",
+                   "-f",
                    state.path() + "/vms/vm1/ssh_ed25519"});
       extra = {"--authorized-key", state.path() + "/vms/vm1/ssh_ed25519.pub"};
     }
@@ -86,7 +93,8 @@ protected:
 /// or drop the connection (destroy the real session) once `drop_at_command` commands ran.
 class UnreliableSession final : public guest::GuestSession {
 public:
-  explicit UnreliableSession(std::unique_ptr<guest::GuestSession> inner) : m_inner(std::move(inner)) {}
+  explicit UnreliableSession(std::unique_ptr<guest::GuestSession> inner)
+      : m_inner(std::move(inner)) {}
 
   std::function<std::string(std::string)> damage_upload; ///< applied to every upload's bytes
   /// Drop once this many commands ran (counting the inner session's own, e.g. an upload's

@@ -61,7 +61,8 @@ protected:
     std::string why_not;
     m_registry = test::RegistryServer::start(why_not);
     LUME_UNLOCK_REQUIRE(m_registry != nullptr, why_not);
-    LUME_UNLOCK_REQUIRE(access(k_skopeo, X_OK) == 0, "skopeo is not installed (run scripts/bootstrap)");
+    LUME_UNLOCK_REQUIRE(access(k_skopeo, X_OK) == 0,
+                        "skopeo is not installed (run scripts/bootstrap)");
     m_ref = m_registry->host() + "/trycua/macos-tahoe-cua:latest";
     auto image = test::seed_lume_image(m_client, oci::parse_reference(m_ref).value());
     ASSERT_TRUE(image.ok()) << image.error().message();
@@ -84,7 +85,8 @@ protected:
 
   /// sha256 of the manifest bytes skopeo reads (plain `skopeo inspect` refuses Lume images).
   std::string skopeo_digest(const std::string& ref) {
-    auto r = test::run_command({k_skopeo, "inspect", "--raw", "--tls-verify=false", "docker://" + ref});
+    auto r =
+        test::run_command({k_skopeo, "inspect", "--raw", "--tls-verify=false", "docker://" + ref});
     EXPECT_EQ(r.exit_status, 0) << r.stderr_text;
     return "sha256:" + util::sha256_hex(r.stdout_text);
   }
@@ -114,7 +116,8 @@ TEST_F(CliPull, ResolveAndPullPrintAndRecordTheDigestSkopeoReports) {
   auto pulled = cli({"pull", m_ref, "demo"});
   ASSERT_EQ(pulled.exit_code, 0) << pulled.err;
   EXPECT_EQ(pulled.out, expected + "\n");
-  EXPECT_NE(pulled.err.find("pulled " + m_ref + " into VM 'demo'"), std::string::npos) << pulled.err;
+  EXPECT_NE(pulled.err.find("pulled " + m_ref + " into VM 'demo'"), std::string::npos)
+      << pulled.err;
   EXPECT_EQ(util::read_file(vm_file("demo", ".manifest-digest")).value(), expected);
 
   auto record = provenance::read_provenance(m_state.path(), "demo");
@@ -125,17 +128,15 @@ TEST_F(CliPull, ResolveAndPullPrintAndRecordTheDigestSkopeoReports) {
   EXPECT_EQ(doc["updated_at"], doc["created_at"]);
   doc.erase("created_at");
   doc.erase("updated_at");
-  EXPECT_EQ(doc, json({{"schema", "lume-unlock/provenance/v1"},
-                       {"vm", "demo"},
-                       {"lume_url", m_sim->url()},
-                       {"image",
-                        {{"reference", m_ref},
-                         {"digest", expected},
-                         {"lume_manifest_digest", expected}}},
-                       {"hardware",
-                        {{"cpu", 4},
-                         {"memory_bytes", 8ull << 30},
-                         {"disk_bytes", m_image.disk.size()}}}}));
+  EXPECT_EQ(
+      doc,
+      json({{"schema", "lume-unlock/provenance/v1"},
+            {"vm", "demo"},
+            {"lume_url", m_sim->url()},
+            {"image",
+             {{"reference", m_ref}, {"digest", expected}, {"lume_manifest_digest", expected}}},
+            {"hardware",
+             {{"cpu", 4}, {"memory_bytes", 8ull << 30}, {"disk_bytes", m_image.disk.size()}}}}));
 }
 
 TEST_F(CliPull, JsonPullIsOneDocumentAndASecondPullChangesNothing) {
@@ -143,12 +144,13 @@ TEST_F(CliPull, JsonPullIsOneDocumentAndASecondPullChangesNothing) {
   auto first = cli({"--json", "pull", m_ref, "demo"});
   ASSERT_EQ(first.exit_code, 0) << first.err;
   const std::string path = m_state / "vms/demo/provenance.json";
-  EXPECT_EQ(json::parse(first.out), json({{"vm", "demo"},
-                                          {"reference", m_ref},
-                                          {"digest", m_image.digest.str()},
-                                          {"lume_manifest_digest", m_image.digest.str()},
-                                          {"changed", true},
-                                          {"provenance", path}}));
+  EXPECT_EQ(json::parse(first.out),
+            json({{"vm", "demo"},
+                  {"reference", m_ref},
+                  {"digest", m_image.digest.str()},
+                  {"lume_manifest_digest", m_image.digest.str()},
+                  {"changed", true},
+                  {"provenance", path}}));
   const std::string recorded = util::read_file(path).value();
   EXPECT_EQ(pull_requests(), 1u);
 
@@ -167,7 +169,8 @@ TEST_F(CliPull, TagMovedDuringThePullIsExit4AndLeavesTheVm) {
   test::LumeImageSpec spec;
   spec.seed = 5;
   auto moved = test::seed_lume_image(
-      m_client, oci::parse_reference(m_registry->host() + "/trycua/macos-tahoe-cua:next").value(),
+      m_client,
+      oci::parse_reference(m_registry->host() + "/trycua/macos-tahoe-cua:next").value(),
       spec);
   ASSERT_TRUE(moved.ok());
 
@@ -180,13 +183,14 @@ TEST_F(CliPull, TagMovedDuringThePullIsExit4AndLeavesTheVm) {
   bool pulling = false;
   for (int i = 0; i < 500 && !pulling; ++i) {
     auto state = lume.find("demo");
-    pulling = state.ok() && state.value() &&
-              std::holds_alternative<lume::PullProgress>(*state.value());
+    pulling =
+        state.ok() && state.value() && std::holds_alternative<lume::PullProgress>(*state.value());
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_TRUE(pulling);
   EXPECT_TRUE(m_client
-                  .push_manifest(oci::parse_reference(m_ref).value(), moved.value().manifest_bytes,
+                  .push_manifest(oci::parse_reference(m_ref).value(),
+                                 moved.value().manifest_bytes,
                                  oci::media_type::oci_manifest)
                   .ok());
   std::ofstream(gate) << "";
@@ -226,20 +230,22 @@ TEST_F(CliPull, DigestOnlyReferenceNeedsItsSha256Tag) {
   EXPECT_EQ(pull_requests(), 0u);
   EXPECT_FALSE(fs::exists(m_sim->home() + "/pinned"));
 
-  ASSERT_TRUE(m_client
-                  .push_manifest(oci::parse_reference(m_registry->host() +
-                                                      "/trycua/macos-tahoe-cua:" + tag)
-                                     .value(),
-                                 m_image.manifest_bytes, oci::media_type::oci_manifest)
-                  .ok());
+  ASSERT_TRUE(
+      m_client
+          .push_manifest(
+              oci::parse_reference(m_registry->host() + "/trycua/macos-tahoe-cua:" + tag).value(),
+              m_image.manifest_bytes,
+              oci::media_type::oci_manifest)
+          .ok());
   auto pulled = cli({"pull", by_digest, "pinned"});
   ASSERT_EQ(pulled.exit_code, 0) << pulled.err;
-  EXPECT_EQ(pulled.out, skopeo_digest(m_registry->host() + "/trycua/macos-tahoe-cua:" + tag) + "\n");
-  EXPECT_NE(m_sim->process().stderr_text().find("trycua/macos-tahoe-cua:" + tag), std::string::npos);
+  EXPECT_EQ(pulled.out,
+            skopeo_digest(m_registry->host() + "/trycua/macos-tahoe-cua:" + tag) + "\n");
+  EXPECT_NE(m_sim->process().stderr_text().find("trycua/macos-tahoe-cua:" + tag),
+            std::string::npos);
   auto record = provenance::read_provenance(m_state.path(), "pinned");
   ASSERT_TRUE(record.ok());
-  EXPECT_EQ(record.value().image->reference,
-            m_registry->host() + "/trycua/macos-tahoe-cua:" + tag);
+  EXPECT_EQ(record.value().image->reference, m_registry->host() + "/trycua/macos-tahoe-cua:" + tag);
 }
 
 TEST_F(CliPull, LumePullFailureIsExit3WithLumesMessage) {
@@ -251,6 +257,10 @@ TEST_F(CliPull, LumePullFailureIsExit3WithLumesMessage) {
   EXPECT_NE(r.err.find("Pull failed for 'demo': Virtual machine already exists with name: demo"),
             std::string::npos)
       << r.err;
+  EXPECT_NE(r.err.find("\nhint: Lume keeps answering this for 'demo' until another pull under "
+                       "that name starts"),
+            std::string::npos)
+      << r.err;
   EXPECT_FALSE(fs::exists(m_state / "vms/demo/provenance.json"));
 }
 
@@ -258,9 +268,10 @@ TEST_F(CliPull, DryRunResolvesAndReportsButChangesNothing) {
   start_sim();
   auto fresh = cli({"pull", "--dry-run", m_ref, "demo"});
   ASSERT_EQ(fresh.exit_code, 0) << fresh.err;
-  EXPECT_EQ(fresh.out, "resolved " + m_ref + " to " + m_image.digest.str() +
-                           "\nVM 'demo' does not exist: would ask Lume to pull " + m_ref +
-                           " into it and check its .manifest-digest\n");
+  EXPECT_EQ(fresh.out,
+            "resolved " + m_ref + " to " + m_image.digest.str() +
+                "\nVM 'demo' does not exist: would ask Lume to pull " + m_ref +
+                " into it and check its .manifest-digest\n");
   EXPECT_EQ(pull_requests(), 0u);
   EXPECT_FALSE(fs::exists(m_sim->home() + "/demo"));
   EXPECT_FALSE(fs::exists(m_state / "vms"));
@@ -268,14 +279,15 @@ TEST_F(CliPull, DryRunResolvesAndReportsButChangesNothing) {
   ASSERT_EQ(cli({"pull", m_ref, "demo"}).exit_code, 0);
   auto again = cli({"--json", "pull", "--dry-run", m_ref, "demo"});
   ASSERT_EQ(again.exit_code, 0) << again.err;
-  EXPECT_EQ(json::parse(again.out), json({{"dry_run", true},
-                                          {"reference", m_ref},
-                                          {"pull", m_ref},
-                                          {"digest", m_image.digest.str()},
-                                          {"vm", "demo"},
-                                          {"vm_exists", true},
-                                          {"vm_manifest_digest", m_image.digest.str()},
-                                          {"action", "none"}}));
+  EXPECT_EQ(json::parse(again.out),
+            json({{"dry_run", true},
+                  {"reference", m_ref},
+                  {"pull", m_ref},
+                  {"digest", m_image.digest.str()},
+                  {"vm", "demo"},
+                  {"vm_exists", true},
+                  {"vm_manifest_digest", m_image.digest.str()},
+                  {"action", "none"}}));
   EXPECT_EQ(pull_requests(), 1u);
 }
 

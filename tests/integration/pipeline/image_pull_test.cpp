@@ -1,10 +1,9 @@
 // pipeline::pull_image against a real registry (docker-registry on loopback) and a scripted
 // Lume (FakeLume below): the resolve / pull / compare logic, case by case.
+#include "oci/media_types.hpp"
 #include "pipeline/image_pull.hpp"
-
 #include "support/lume_image_seeder.hpp"
 #include "support/registry_server.hpp"
-#include "oci/media_types.hpp"
 #include "util/atomic_file.hpp"
 
 #include <gtest/gtest.h>
@@ -26,9 +25,9 @@ class FakeLume : public lume::LumeApi {
 public:
   explicit FakeLume(std::string home) : m_home(std::move(home)) {}
 
-  std::string writes_digest;              ///< what the pull writes to .manifest-digest
-  std::optional<std::string> fails_with;  ///< the pull fails: sticky "Pull failed for …"
-  std::optional<std::string> sticky;      ///< find() answers this sticky failure from the start
+  std::string writes_digest;             ///< what the pull writes to .manifest-digest
+  std::optional<std::string> fails_with; ///< the pull fails: sticky "Pull failed for …"
+  std::optional<std::string> sticky;     ///< find() answers this sticky failure from the start
   std::vector<lume::PullRequest> pulls;
   int finds = 0;
 
@@ -44,7 +43,8 @@ public:
   Result<std::optional<lume::VmState>> find(const lume::VmRef& vm) override {
     ++finds;
     if (sticky) {
-      return Error(ErrorCategory::lume_api, "get of VM '" + vm.name + "'",
+      return Error(ErrorCategory::lume_api,
+                   "get of VM '" + vm.name + "'",
                    "Lume answered HTTP 400: Pull failed for '" + vm.name + "': " + *sticky);
     }
     if (m_pulling.count(vm.name)) {
@@ -162,8 +162,10 @@ TEST_F(ImagePullTest, MovedTagIsARegistryErrorAndTheVmIsLeftInPlace) {
   ASSERT_FALSE(pulled.ok());
   EXPECT_EQ(pulled.error().category(), ErrorCategory::registry);
   EXPECT_EQ(pulled.error().message(),
-            "pull of '" + m_registry->host() + "/trycua/macos-tahoe-cua:latest' into VM 'demo': "
-            "tag moved during pull: resolved " + m_digest + " but Lume pulled " + other);
+            "pull of '" + m_registry->host() +
+                "/trycua/macos-tahoe-cua:latest' into VM 'demo': "
+                "tag moved during pull: resolved " +
+                m_digest + " but Lume pulled " + other);
   EXPECT_EQ(util::read_file(vm_file(".manifest-digest")).value(), other);
   EXPECT_TRUE(fs::exists(vm_file("config.json")));
 }
@@ -186,7 +188,9 @@ TEST_F(ImagePullTest, ExistingVmFromAnotherDigestOrNoneIsRefusedWithoutPulling) 
   };
   const std::string other = oci::Digest::of_bytes("x").str();
   const std::vector<Case> cases = {
-      {"other digest", other, "VM 'demo' already exists and was pulled from " + other + ", not " + m_digest},
+      {"other digest",
+       other,
+       "VM 'demo' already exists and was pulled from " + other + ", not " + m_digest},
       {"no digest", std::nullopt, "VM 'demo' already exists and was not pulled from a registry"},
   };
   for (const auto& c : cases) {
@@ -224,10 +228,10 @@ TEST_F(ImagePullTest, DigestOnlyReferenceIsPulledThroughItsSha256Tag) {
   EXPECT_TRUE(lume.pulls.empty());
 
   // With it: pulled as name:sha256-<hex>.
-  ASSERT_TRUE(m_client
-                  .push_manifest(ref(":sha256-" + digest.hex()), m_manifest,
-                                 oci::media_type::oci_manifest)
-                  .ok());
+  ASSERT_TRUE(
+      m_client
+          .push_manifest(ref(":sha256-" + digest.hex()), m_manifest, oci::media_type::oci_manifest)
+          .ok());
   auto pulled = pull_image(lume, m_client, request(by_digest));
   ASSERT_TRUE(pulled.ok()) << pulled.error().message();
   ASSERT_EQ(lume.pulls.size(), 1u);
@@ -246,16 +250,16 @@ TEST_F(ImagePullTest, Sha256TagPointingElsewhereIsRefused) {
   }());
   ASSERT_TRUE(other.ok());
   ASSERT_TRUE(m_client
-                  .push_manifest(ref(":sha256-" + digest.hex()), other.value().manifest_bytes,
+                  .push_manifest(ref(":sha256-" + digest.hex()),
+                                 other.value().manifest_bytes,
                                  oci::media_type::oci_manifest)
                   .ok());
   FakeLume lume(m_home.path());
   auto pulled = pull_image(lume, m_client, request(ref("@" + m_digest)));
   ASSERT_FALSE(pulled.ok());
-  EXPECT_EQ(pulled.error().why(), "the tag '" + m_registry->host() +
-                                      "/trycua/macos-tahoe-cua:sha256-" + digest.hex() +
-                                      "' points at " + other.value().digest.str() + ", not at " +
-                                      m_digest);
+  EXPECT_EQ(pulled.error().why(),
+            "the tag '" + m_registry->host() + "/trycua/macos-tahoe-cua:sha256-" + digest.hex() +
+                "' points at " + other.value().digest.str() + ", not at " + m_digest);
   EXPECT_TRUE(lume.pulls.empty());
 }
 
@@ -285,11 +289,11 @@ TEST_F(ImagePullTest, UnknownTagAndSingleComponentRepositoryFailBeforeLume) {
   auto unknown = pull_image(lume, m_client, request(ref(":nope")));
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.error().category(), ErrorCategory::registry);
-  auto image = test::seed_lume_image(m_client,
-                                     oci::parse_reference(m_registry->host() + "/solo:1").value());
+  auto image =
+      test::seed_lume_image(m_client, oci::parse_reference(m_registry->host() + "/solo:1").value());
   ASSERT_TRUE(image.ok());
-  auto solo = pull_image(lume, m_client,
-                         request(oci::parse_reference(m_registry->host() + "/solo:1").value()));
+  auto solo = pull_image(
+      lume, m_client, request(oci::parse_reference(m_registry->host() + "/solo:1").value()));
   ASSERT_FALSE(solo.ok());
   EXPECT_EQ(solo.error().category(), ErrorCategory::usage);
   EXPECT_EQ(solo.error().why(),

@@ -41,7 +41,8 @@ protected:
     std::string why_not;
     m_registry = RegistryServer::start(why_not);
     LUME_UNLOCK_REQUIRE(m_registry != nullptr, why_not);
-    LUME_UNLOCK_REQUIRE(access(k_skopeo, X_OK) == 0, "skopeo is not installed (run scripts/bootstrap)");
+    LUME_UNLOCK_REQUIRE(access(k_skopeo, X_OK) == 0,
+                        "skopeo is not installed (run scripts/bootstrap)");
   }
 
   /// Seeds trycua/<name>:<tag> with 1 MiB chunks (several parts, a short last one).
@@ -58,13 +59,19 @@ protected:
 
   /// The manifest digest an independent client sees: sha256 of `skopeo inspect --raw`.
   std::string skopeo_digest(const std::string& repo_tag) {
-    auto r = lume_unlock::test::run_command({k_skopeo, "inspect", "--raw", "--tls-verify=false",
+    auto r = lume_unlock::test::run_command({k_skopeo,
+                                             "inspect",
+                                             "--raw",
+                                             "--tls-verify=false",
                                              "docker://" + m_registry->host() + "/" + repo_tag});
     EXPECT_EQ(r.exit_status, 0) << r.stderr_text;
     return "sha256:" + lume_unlock::util::sha256_hex(r.stdout_text);
   }
   std::string skopeo_raw(const std::string& repo_tag) {
-    return lume_unlock::test::run_command({k_skopeo, "inspect", "--raw", "--tls-verify=false",
+    return lume_unlock::test::run_command({k_skopeo,
+                                           "inspect",
+                                           "--raw",
+                                           "--tls-verify=false",
                                            "docker://" + m_registry->host() + "/" + repo_tag})
         .stdout_text;
   }
@@ -76,8 +83,8 @@ protected:
   }
 
   /// Polls GET /lume/vms/NAME while it answers the pulling object; returns the last answer.
-  static lume_sim_test::RawResponse await_pull(int port, const std::string& name,
-                                               std::vector<double>* progress = nullptr) {
+  static lume_sim_test::RawResponse
+  await_pull(int port, const std::string& name, std::vector<double>* progress = nullptr) {
     lume_sim_test::RawResponse r;
     for (int i = 0; i < 1500; ++i) {
       r = raw(port, "GET", "/lume/vms/" + name);
@@ -158,14 +165,16 @@ TEST_F(LumeSimRegistryTest, PullIntoAnExistingNameFailsStickyAndMasksTheVm) {
   EXPECT_EQ(again.status, 400);
   EXPECT_EQ(again.body, R"({"message":"Virtual machine already exists with name: demo"})");
   for (int i = 0; i < 2; ++i) {
-    EXPECT_EQ(raw(sim->port(), "GET", "/lume/vms/demo").body,
-              R"({"message":"Pull failed for 'demo': Virtual machine already exists with name: demo"})");
+    EXPECT_EQ(
+        raw(sim->port(), "GET", "/lume/vms/demo").body,
+        R"({"message":"Pull failed for 'demo': Virtual machine already exists with name: demo"})");
   }
   // Async: accepted, then the same sticky failure.
   EXPECT_EQ(raw(sim->port(), "POST", "/lume/pull/start", body).status, 202);
   auto failed = await_pull(sim->port(), "demo");
-  EXPECT_EQ(failed.body,
-            R"({"message":"Pull failed for 'demo': Virtual machine already exists with name: demo"})");
+  EXPECT_EQ(
+      failed.body,
+      R"({"message":"Pull failed for 'demo': Virtual machine already exists with name: demo"})");
 }
 
 TEST_F(LumeSimRegistryTest, MissingTagsDigestsAndUnreachableRegistriesFailLikeLume) {
@@ -178,18 +187,20 @@ TEST_F(LumeSimRegistryTest, MissingTagsDigestsAndUnreachableRegistriesFailLikeLu
     std::string message;
   };
   const std::vector<Case> cases = {
-      {"unknown tag", R"({"image":"macos-tahoe-cua:nope","name":"a","registry":")" + reg + R"("})",
+      {"unknown tag",
+       R"({"image":"macos-tahoe-cua:nope","name":"a","registry":")" + reg + R"("})",
        "Failed to fetch image manifest from registry."},
       {"unknown organization",
-       R"({"image":"macos-tahoe-cua:latest","name":"b","organization":"other","registry":")" +
-           reg + R"("})",
+       R"({"image":"macos-tahoe-cua:latest","name":"b","organization":"other","registry":")" + reg +
+           R"("})",
        "Failed to fetch image manifest from registry."},
       // repo@sha256:<hex> splits into name "repo@sha256" and tag "<hex>" (§1.2).
       {"digest reference",
-       R"({"image":"macos-tahoe-cua@)" + image.digest.str() + R"(","name":"c","registry":")" +
-           reg + R"("})",
+       R"({"image":"macos-tahoe-cua@)" + image.digest.str() + R"(","name":"c","registry":")" + reg +
+           R"("})",
        "Failed to fetch image manifest from registry."},
-      {"remote registry", R"({"image":"macos-tahoe-cua:latest","name":"e","registry":"example.com"})",
+      {"remote registry",
+       R"({"image":"macos-tahoe-cua:latest","name":"e","registry":"example.com"})",
        "Failed to fetch image manifest from registry."},
       {"tag and digest", R"({"image":"m:latest@sha256:00","name":"f"})", "Invalid image format"},
   };
@@ -216,12 +227,13 @@ TEST_F(LumeSimRegistryTest, PullGateHoldsThePullBeforeTheManifestIsFetched) {
   EXPECT_EQ(raw(sim->port(), "GET", "/lume/vms/demo").json_body()["status"], "pulling");
   // Move the tag: :next's manifest bytes PUT under :latest (setup, with our client).
   oci::RegistryClient client;
-  ASSERT_TRUE(client
-                  .push_manifest(oci::parse_reference(m_registry->host() +
-                                                      "/trycua/macos-tahoe-cua:latest")
-                                     .value(),
-                                 moved.manifest_bytes, "application/vnd.oci.image.manifest.v1+json")
-                  .ok());
+  ASSERT_TRUE(
+      client
+          .push_manifest(
+              oci::parse_reference(m_registry->host() + "/trycua/macos-tahoe-cua:latest").value(),
+              moved.manifest_bytes,
+              "application/vnd.oci.image.manifest.v1+json")
+          .ok());
   std::ofstream(gate) << "";
   auto done = await_pull(sim->port(), "demo");
   ASSERT_EQ(done.status, 200) << done.body;
@@ -232,12 +244,15 @@ TEST_F(LumeSimRegistryTest, PushUploadsALumeImageUnderEveryTagWithANewDigestEach
   auto image = seed("macos-tahoe-cua:latest");
   START(sim);
   const std::string reg = m_registry->host();
-  ASSERT_EQ(raw(sim->port(), "POST", "/lume/pull",
+  ASSERT_EQ(raw(sim->port(),
+                "POST",
+                "/lume/pull",
                 R"({"image":"macos-tahoe-cua:latest","name":"demo","registry":")" + reg + R"("})")
                 .status,
             200);
   const std::string push = R"({"name":"demo","imageName":"tahoe-unlocked","tags":["1","latest"],
-      "registry":")" + reg + R"(","organization":"acme","chunkSizeMb":1})";
+      "registry":")" + reg +
+                           R"(","organization":"acme","chunkSizeMb":1})";
   auto r = raw(sim->port(), "POST", "/lume/vms/push", push);
   EXPECT_EQ(r.status, 202);
   auto await_tag = [&](const std::string& repo_tag, const std::string& not_digest) {
@@ -271,9 +286,12 @@ TEST_F(LumeSimRegistryTest, PushUploadsALumeImageUnderEveryTagWithANewDigestEach
             m["annotations"]["org.trycua.lume.upload-time"]);
 
   // What was pushed pulls back into the same disk.
-  auto back = raw(sim->port(), "POST", "/lume/pull",
-                  R"({"image":"tahoe-unlocked:1","name":"again","organization":"acme","registry":")" +
-                      reg + R"("})");
+  auto back =
+      raw(sim->port(),
+          "POST",
+          "/lume/pull",
+          R"({"image":"tahoe-unlocked:1","name":"again","organization":"acme","registry":")" + reg +
+              R"("})");
   ASSERT_EQ(back.status, 200) << back.body;
   EXPECT_EQ(read_all(fs::path(sim->home()) / "again" / "disk.img"), image.disk);
   EXPECT_EQ(read_all(fs::path(sim->home()) / "again" / "nvram.bin"), image.nvram);
@@ -281,15 +299,40 @@ TEST_F(LumeSimRegistryTest, PushUploadsALumeImageUnderEveryTagWithANewDigestEach
 
 TEST_F(LumeSimRegistryTest, PushOfAMissingVmIsAcceptedAndUploadsNothing) {
   START(sim);
-  auto r = raw(sim->port(), "POST", "/lume/vms/push",
+  auto r = raw(sim->port(),
+               "POST",
+               "/lume/vms/push",
                R"({"name":"ghost","imageName":"x","tags":["t"],"registry":")" + m_registry->host() +
                    R"("})");
   EXPECT_EQ(r.status, 202);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_NE(sim->process().stderr_text().find("push 'ghost' failed: Virtual machine not found: ghost"),
-            std::string::npos)
+  EXPECT_NE(
+      sim->process().stderr_text().find("push 'ghost' failed: Virtual machine not found: ghost"),
+      std::string::npos)
       << sim->process().stderr_text();
   EXPECT_TRUE(skopeo_raw("trycua/x:t").empty());
+}
+
+TEST_F(LumeSimRegistryTest, BlobThatDoesNotMatchItsDigestFailsThePullAndLeavesNoVm) {
+  auto image = seed("macos-tahoe-cua:latest");
+  // Corrupt the nvram blob in the registry's storage (the registry does not re-check on reads).
+  const std::string nvram = image.manifest.layers.at(0).digest.hex();
+  const fs::path data = fs::path(m_registry->storage_dir()) / "docker/registry/v2/blobs/sha256" /
+                        nvram.substr(0, 2) / nvram / "data";
+  ASSERT_TRUE(fs::exists(data)) << data;
+  std::string bytes = read_all(data);
+  bytes[0] = static_cast<char>(bytes[0] ^ 0x55);
+  std::ofstream(data, std::ios::binary | std::ios::trunc) << bytes;
+  const std::string actual = "sha256:" + lume_unlock::util::sha256_hex(bytes);
+
+  START(sim);
+  auto r = raw(sim->port(), "POST", "/lume/pull",
+               R"({"image":"macos-tahoe-cua:latest","name":"demo","registry":")" +
+                   m_registry->host() + R"("})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.json_body()["message"], "Layer verification failed: expected sha256:" + nvram +
+                                          ", got " + actual);
+  EXPECT_FALSE(fs::exists(fs::path(sim->home()) / "demo"));
 }
 
 } // namespace

@@ -30,8 +30,8 @@ struct RawResponse {
 };
 
 /// One request on a fresh connection; the request line and target are sent byte for byte.
-inline RawResponse raw(int port, const std::string& method, const std::string& target,
-                const std::string& body = {}) {
+inline RawResponse
+raw(int port, const std::string& method, const std::string& target, const std::string& body = {}) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;

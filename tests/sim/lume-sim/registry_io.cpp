@@ -3,11 +3,11 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 #include <openssl/evp.h>
-#include <zlib.h>
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <atomic>
@@ -86,10 +86,12 @@ std::unique_ptr<httplib::Client> client_for(const RegistryEndpoint& registry) {
 }
 
 /// getToken (§2.1): the hard-coded /token realm; any failure means anonymous for pulls.
-std::string token_for(httplib::Client& c, const RegistryEndpoint& registry,
-                      const std::string& repository, const std::string& scopes) {
-  const std::string path = "/token?scope=repository:" + repository + ":" + scopes +
-                           "&service=" + registry.host;
+std::string token_for(httplib::Client& c,
+                      const RegistryEndpoint& registry,
+                      const std::string& repository,
+                      const std::string& scopes) {
+  const std::string path =
+      "/token?scope=repository:" + repository + ":" + scopes + "&service=" + registry.host;
   auto r = c.Get(path, httplib::Headers{{"Accept", "application/json"}});
   if (!r || r->status != 200) {
     return "";
@@ -148,20 +150,22 @@ std::uint64_t number_or(const std::string& text, std::uint64_t fallback) {
 }
 
 /// downloadLayer (§2.3): the whole blob, SHA-256 checked, up to 5 attempts.
-std::string download_blob(httplib::Client& c, const std::string& repository,
-                          const std::string& token, const Layer& layer) {
+std::string download_blob(httplib::Client& c,
+                          const std::string& repository,
+                          const std::string& token,
+                          const Layer& layer) {
   std::string last_error;
   for (int attempt = 1; attempt <= 5; ++attempt) {
     std::string body;
     Sha256 hash;
-    auto r = c.Get("/v2/" + repository + "/blobs/" + layer.digest,
-                   with_auth({{"Accept", layer.media_type}, {"Accept-Encoding", "identity"}}, token,
-                             false),
-                   [&](const char* data, std::size_t n) {
-                     body.append(data, n);
-                     hash.update(data, n);
-                     return true;
-                   });
+    auto r = c.Get(
+        "/v2/" + repository + "/blobs/" + layer.digest,
+        with_auth({{"Accept", layer.media_type}, {"Accept-Encoding", "identity"}}, token, false),
+        [&](const char* data, std::size_t n) {
+          body.append(data, n);
+          hash.update(data, n);
+          return true;
+        });
     if (!r || r->status != 200) {
       last_error = "Failed to download layer " + layer.digest;
       continue;
@@ -195,9 +199,10 @@ void gunzip_at(const std::string& gz, int fd, std::uint64_t offset) {
       throw RegistryFailure("gunzip failed: corrupt disk chunk");
     }
     const std::size_t n = block.size() - s.avail_out;
-    const bool zero = std::all_of(block.begin(), block.begin() + static_cast<long>(n),
-                                  [](char ch) { return ch == 0; });
-    if (!zero && pwrite(fd, block.data(), n, static_cast<off_t>(offset)) != static_cast<ssize_t>(n)) {
+    const bool zero = std::all_of(
+        block.begin(), block.begin() + static_cast<long>(n), [](char ch) { return ch == 0; });
+    if (!zero &&
+        pwrite(fd, block.data(), n, static_cast<off_t>(offset)) != static_cast<ssize_t>(n)) {
       inflateEnd(&s);
       throw RegistryFailure("cannot write disk.img");
     }
@@ -258,7 +263,8 @@ Chunk make_chunk(int fd, std::uint64_t offset, std::uint64_t size) {
   std::vector<char> block(4 << 20);
   std::uint64_t done = 0;
   while (done < size) {
-    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(block.size(), size - done));
+    const std::size_t n =
+        static_cast<std::size_t>(std::min<std::uint64_t>(block.size(), size - done));
     if (pread(fd, block.data(), n, static_cast<off_t>(offset + done)) != static_cast<ssize_t>(n)) {
       std::fill(block.begin(), block.begin() + static_cast<long>(n), 0);
     }
@@ -308,8 +314,15 @@ std::string upload_time() {
   std::tm tm{};
   gmtime_r(&seconds, &tm);
   char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+  std::snprintf(buffer,
+                sizeof buffer,
+                "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+                tm.tm_year + 1900,
+                tm.tm_mon + 1,
+                tm.tm_mday,
+                tm.tm_hour,
+                tm.tm_min,
+                tm.tm_sec,
                 static_cast<int>(ms % 1000));
   return buffer;
 }
@@ -327,8 +340,15 @@ std::string resolve_location(const std::string& location, const std::string& dig
 std::string random_mac_address() {
   std::uniform_int_distribution<int> byte(0, 255);
   char buffer[18];
-  std::snprintf(buffer, sizeof buffer, "%02x:%02x:%02x:%02x:%02x:%02x", (byte(rng()) & 0xfc) | 0x02,
-                byte(rng()), byte(rng()), byte(rng()), byte(rng()), byte(rng()));
+  std::snprintf(buffer,
+                sizeof buffer,
+                "%02x:%02x:%02x:%02x:%02x:%02x",
+                (byte(rng()) & 0xfc) | 0x02,
+                byte(rng()),
+                byte(rng()),
+                byte(rng()),
+                byte(rng()),
+                byte(rng()));
   return buffer;
 }
 
@@ -353,8 +373,10 @@ std::optional<RegistryEndpoint> registry_endpoint(const std::string& configured_
   return std::nullopt;
 }
 
-std::string pull_oci_image(const RegistryEndpoint& registry, const std::string& repository,
-                           const std::string& tag, const fs::path& staging,
+std::string pull_oci_image(const RegistryEndpoint& registry,
+                           const std::string& repository,
+                           const std::string& tag,
+                           const fs::path& staging,
                            const std::function<void(double)>& progress,
                            std::chrono::milliseconds pace) {
   auto c = client_for(registry);
@@ -392,9 +414,10 @@ std::string pull_oci_image(const RegistryEndpoint& registry, const std::string& 
     auto it = annotations.find(key);
     return it == annotations.end() ? std::string() : it->second;
   };
-  const bool oci_format =
-      (config && config->media_type == k_config_type) ||
-      std::any_of(layers.begin(), layers.end(), [](const Layer& l) { return l.media_type == k_disk_type; });
+  const bool oci_format = (config && config->media_type == k_config_type) ||
+                          std::any_of(layers.begin(), layers.end(), [](const Layer& l) {
+                            return l.media_type == k_disk_type;
+                          });
   if (!oci_format) {
     throw RegistryFailure("lume-sim: legacy-format images (LZ4 chunks) are not simulated");
   }
@@ -424,7 +447,9 @@ std::string pull_oci_image(const RegistryEndpoint& registry, const std::string& 
   std::uint64_t done_bytes = 0;
   auto advance = [&](std::uint64_t bytes) {
     done_bytes += bytes;
-    progress(total_bytes == 0 ? 100.0 : 100.0 * static_cast<double>(done_bytes) / static_cast<double>(total_bytes));
+    progress(total_bytes == 0
+                 ? 100.0
+                 : 100.0 * static_cast<double>(done_bytes) / static_cast<double>(total_bytes));
     std::this_thread::sleep_for(pace / static_cast<int>(steps));
   };
 
@@ -454,12 +479,14 @@ std::string pull_oci_image(const RegistryEndpoint& registry, const std::string& 
   const fs::path disk_path = staging / "disk.img";
   int fd = open(disk_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0 || ftruncate(fd, static_cast<off_t>(disk_size)) != 0) {
-    if (fd >= 0) close(fd);
+    if (fd >= 0)
+      close(fd);
     throw RegistryFailure("cannot create disk.img");
   }
   try {
     for (const std::string& digest : unique) {
-      const auto first = std::find_if(disk.begin(), disk.end(), [&](const Layer& l) { return l.digest == digest; });
+      const auto first = std::find_if(
+          disk.begin(), disk.end(), [&](const Layer& l) { return l.digest == digest; });
       const std::string gz = download_blob(*c, repository, token, *first);
       for (const Layer& l : disk) {
         if (l.digest == digest) {
@@ -477,7 +504,8 @@ std::string pull_oci_image(const RegistryEndpoint& registry, const std::string& 
 
   // config.json synthesized from the config blob and the annotations; then a random MAC.
   if (!vm_config.contains("os")) {
-    vm_config["os"] = annotation("org.trycua.lume.os").empty() ? "macOS" : annotation("org.trycua.lume.os");
+    vm_config["os"] =
+        annotation("org.trycua.lume.os").empty() ? "macOS" : annotation("org.trycua.lume.os");
   }
   if (!annotation("org.trycua.lume.cpu-count").empty()) {
     vm_config["cpuCount"] = number_or(annotation("org.trycua.lume.cpu-count"), 0);
@@ -495,8 +523,10 @@ std::string pull_oci_image(const RegistryEndpoint& registry, const std::string& 
   return manifest_digest;
 }
 
-void push_oci_image(const RegistryEndpoint& registry, const std::string& repository,
-                    const std::vector<std::string>& tags, const fs::path& vm_dir,
+void push_oci_image(const RegistryEndpoint& registry,
+                    const std::string& repository,
+                    const std::vector<std::string>& tags,
+                    const fs::path& vm_dir,
                     std::uint64_t chunk_bytes) {
   if (tags.empty()) {
     throw RegistryFailure("At least one tag is required");
@@ -522,13 +552,17 @@ void push_oci_image(const RegistryEndpoint& registry, const std::string& reposit
     if (head && head->status == 200) {
       return;
     }
-    auto start = c->Post("/v2/" + repository + "/blobs/uploads/", with_auth({}, token, true), "",
+    auto start = c->Post("/v2/" + repository + "/blobs/uploads/",
+                         with_auth({}, token, true),
+                         "",
                          "application/octet-stream");
     if (!start || start->status != 202 || !start->has_header("Location")) {
       throw RegistryFailure("Failed to start blob upload for " + digest);
     }
     auto put = c->Put(resolve_location(start->get_header_value("Location"), digest),
-                      with_auth({}, token, true), bytes, "application/octet-stream");
+                      with_auth({}, token, true),
+                      bytes,
+                      "application/octet-stream");
     if (!put || put->status != 201) {
       throw RegistryFailure("Failed to upload blob " + digest);
     }
@@ -584,17 +618,18 @@ void push_oci_image(const RegistryEndpoint& registry, const std::string& reposit
       if (uploaded.insert(chunk.gz_digest).second) {
         upload(chunk.gz, chunk.gz_digest);
       }
-      layers.push_back({{"mediaType", k_disk_type},
-                        {"digest", chunk.gz_digest},
-                        {"size", chunk.gz.size()},
-                        {"annotations",
-                         {{"org.opencontainers.image.title", "disk.img.part." + std::to_string(part)},
-                          {"org.trycua.lume.chunk.size", std::to_string(size)},
-                          {"org.trycua.lume.content.uncompressed-digest", chunk.raw_digest},
-                          {"org.trycua.lume.content.uncompressed-size", std::to_string(size)},
-                          {"org.trycua.lume.part.number", std::to_string(part)},
-                          {"org.trycua.lume.part.offset", std::to_string(offset)},
-                          {"org.trycua.lume.part.total", std::to_string(parts)}}}});
+      layers.push_back(
+          {{"mediaType", k_disk_type},
+           {"digest", chunk.gz_digest},
+           {"size", chunk.gz.size()},
+           {"annotations",
+            {{"org.opencontainers.image.title", "disk.img.part." + std::to_string(part)},
+             {"org.trycua.lume.chunk.size", std::to_string(size)},
+             {"org.trycua.lume.content.uncompressed-digest", chunk.raw_digest},
+             {"org.trycua.lume.content.uncompressed-size", std::to_string(size)},
+             {"org.trycua.lume.part.number", std::to_string(part)},
+             {"org.trycua.lume.part.offset", std::to_string(offset)},
+             {"org.trycua.lume.part.total", std::to_string(parts)}}}});
     }
   } catch (...) {
     close(fd);
@@ -624,7 +659,9 @@ void push_oci_image(const RegistryEndpoint& registry, const std::string& reposit
                    {"annotations", annotations}};
   const std::string bytes = apple_json(manifest);
   for (const std::string& tag : tags) {
-    auto put = c->Put("/v2/" + repository + "/manifests/" + tag, with_auth({}, token, true), bytes,
+    auto put = c->Put("/v2/" + repository + "/manifests/" + tag,
+                      with_auth({}, token, true),
+                      bytes,
                       k_manifest_type);
     if (!put || put->status != 201) {
       throw RegistryFailure("Failed to push manifest for tag " + tag + " (HTTP " +

@@ -38,10 +38,12 @@ TEST(Payload, ScriptQuotesEveryPathAndUndoesInReverseOrder) {
   auto script = payload_install_script(k_files);
   ASSERT_TRUE(script.ok());
   const std::string& s = script.value();
-  EXPECT_NE(s.find("put 0 '/h/Library/Application Support/a' '/h/Library/Application Support' 0644 || fail 0\nn=1\n"),
+  EXPECT_NE(s.find("put 0 '/h/Library/Application Support/a' '/h/Library/Application Support' 0644 "
+                   "|| fail 0\nn=1\n"),
             std::string::npos)
       << s;
-  EXPECT_NE(s.find("put 1 '/h/it'\\''s/b' '/h/it'\\''s' 0755 || fail 1\nn=2\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("put 1 '/h/it'\\''s/b' '/h/it'\\''s' 0755 || fail 1\nn=2\n"), std::string::npos)
+      << s;
   const auto undo_b = s.find("then back 1 ");
   const auto undo_a = s.find("then back 0 ");
   ASSERT_NE(undo_b, std::string::npos);
@@ -59,14 +61,21 @@ struct FailureCase {
 
 TEST(Payload, FailuresNameTheFileAndSayWhatIsLeft) {
   const std::vector<FailureCase> cases = {
-      {"extract", {10, "", "tar: truncated\n"}, ErrorCategory::guest,
+      {"extract",
+       {10, "", "tar: truncated\n"},
+       ErrorCategory::guest,
        "installing 2 files in the guest: extracting the archive failed: tar: truncated"},
-      {"check", {11, "files/0: OK\nfiles/1: FAILED\n", ""}, ErrorCategory::verification,
+      {"check",
+       {11, "files/0: OK\nfiles/1: FAILED\n", ""},
+       ErrorCategory::verification,
        "installing 2 files in the guest: SHA-256 mismatch after extraction for '/h/it's/b'"},
-      {"install", {12, "lume-unlock-payload-failed 1\n", "mv: Permission denied\n"},
+      {"install",
+       {12, "lume-unlock-payload-failed 1\n", "mv: Permission denied\n"},
        ErrorCategory::guest,
        "installing 2 files in the guest: cannot install '/h/it's/b': mv: Permission denied"},
-      {"other", {2, "", "sh: oops\n"}, ErrorCategory::guest,
+      {"other",
+       {2, "", "sh: oops\n"},
+       ErrorCategory::guest,
        "installing 2 files in the guest: the install command exited with status 2: sh: oops"},
   };
   for (const FailureCase& c : cases) {

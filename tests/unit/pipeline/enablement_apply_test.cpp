@@ -1,8 +1,7 @@
 // The enablement executor's parsing and step handling over a scripted session.
+#include "enablement/enablement_json.hpp"
 #include "pipeline/enablement_apply.hpp"
 #include "pipeline/exec_entry.hpp"
-
-#include "enablement/enablement_json.hpp"
 #include "unit/guest/scripted_session.hpp"
 
 #include <gtest/gtest.h>
@@ -50,8 +49,9 @@ TEST(Observation, AbsentFilesStayAbsentAndUnknownLabelsStayUnknown) {
 TEST(Observation, MalformedOutputIsAGuestError) {
   auto truncated = parse_observation("guard 10 -\nshort");
   ASSERT_FALSE(truncated.ok());
-  EXPECT_EQ(truncated.error().message(),
-            "reading the enablement state of the guest: output ends inside the record 'guard 10 -'");
+  EXPECT_EQ(
+      truncated.error().message(),
+      "reading the enablement state of the guest: output ends inside the record 'guard 10 -'");
   auto garbage = parse_observation("hello\n");
   ASSERT_FALSE(garbage.ok());
   EXPECT_EQ(garbage.error().category(), ErrorCategory::guest);
@@ -60,7 +60,8 @@ TEST(Observation, MalformedOutputIsAGuestError) {
 TEST(Observation, CommandQuotesTheHomeAndAsksLaunchdForTheUsersDomain) {
   auto command = observe_command("/Users/o'brien x", 501);
   ASSERT_TRUE(command.ok());
-  EXPECT_NE(command.value().find("'/Users/o'\\''brien x/Library/Application Support/LumeUnlock/enablement.json'"),
+  EXPECT_NE(command.value().find(
+                "'/Users/o'\\''brien x/Library/Application Support/LumeUnlock/enablement.json'"),
             std::string::npos);
   EXPECT_NE(command.value().find("launchctl print gui/501"), std::string::npos);
 }
@@ -71,8 +72,11 @@ InstalledShim shim_record(const std::string& home) {
   shim.platform = "darwin-arm64";
   shim.inject_env = "DYLD_INSERT_LIBRARIES";
   const std::string sha(64, 'a');
-  shim.shim = {home + "/Library/Application Support/LumeUnlock/shim/" + sha + "/liblume-unlock-shim.dylib", sha};
-  shim.probe = InstalledFile{home + "/Library/Application Support/LumeUnlock/bin/lume-unlock-probe", std::string(64, 'b')};
+  shim.shim = {home + "/Library/Application Support/LumeUnlock/shim/" + sha +
+                   "/liblume-unlock-shim.dylib",
+               sha};
+  shim.probe = InstalledFile{home + "/Library/Application Support/LumeUnlock/bin/lume-unlock-probe",
+                             std::string(64, 'b')};
   return shim;
 }
 
@@ -111,12 +115,14 @@ TEST(EnablementTarget, MissingShimDirectoryPointsAtCreate) {
   ASSERT_FALSE(target.ok());
   EXPECT_EQ(target.error().message(),
             "enablement list of VM 'vm1': the shim is not installed in the guest (its directory "
-            "shim/" + std::string(64, 'a') + " is missing)");
+            "shim/" +
+                std::string(64, 'a') + " is missing)");
   EXPECT_EQ(target.error().hint(), "install it with 'lume-unlock create vm1'");
 }
 
 TEST(ExecCommandLine, CarriesTheAgentEnvironmentQuoted) {
-  auto target = enablement_target(observed_with_shim("/Users/lume"), facts_for("/Users/lume"), "vm1");
+  auto target =
+      enablement_target(observed_with_shim("/Users/lume"), facts_for("/Users/lume"), "vm1");
   ASSERT_TRUE(target.ok()) << target.error().message();
   enablement::EnablementEntry entry;
   entry.name = "x";
@@ -129,18 +135,21 @@ TEST(ExecCommandLine, CarriesTheAgentEnvironmentQuoted) {
   EXPECT_EQ(line.value(),
             "cd / && DYLD_INSERT_LIBRARIES='" + support + "/shim/" + std::string(64, 'a') +
                 "/liblume-unlock-shim.dylib' LUME_METAL_APPLE_FAMILY_MAX='1009' "
-                "LUME_METAL_MAX_THREADGROUP_MEMORY='65536' LUME_UNLOCK_ENABLEMENT='" + support +
-                "/enabled-executables' ODD='$(z) & '\\''q'\\''' '/opt/x y/bin/x' '--a' 'it'\\''s' 'more'");
+                "LUME_METAL_MAX_THREADGROUP_MEMORY='65536' LUME_UNLOCK_ENABLEMENT='" +
+                support +
+                "/enabled-executables' ODD='$(z) & '\\''q'\\''' '/opt/x y/bin/x' '--a' 'it'\\''s' "
+                "'more'");
 }
 
 TEST(ExecutePlan, FailedStepRunsTheRollbackAndNamesTheEntry) {
-  auto target = enablement_target(observed_with_shim("/Users/lume"), facts_for("/Users/lume"), "vm1");
+  auto target =
+      enablement_target(observed_with_shim("/Users/lume"), facts_for("/Users/lume"), "vm1");
   ASSERT_TRUE(target.ok());
   enablement::EnablementEntry entry;
   entry.name = "srv";
   entry.program = "/opt/srv";
-  auto plan = enablement::plan_enablement(enablement::EnablementList{{entry}}, target.value().layout,
-                                          target.value().settings, 501, {});
+  auto plan = enablement::plan_enablement(
+      enablement::EnablementList{{entry}}, target.value().layout, target.value().settings, 501, {});
   ASSERT_TRUE(plan.ok());
   ScriptedSession session;
   // make_directories, stage upload is not a command, payload install, lint, install_files ok;
@@ -148,7 +157,8 @@ TEST(ExecutePlan, FailedStepRunsTheRollbackAndNamesTheEntry) {
   for (int i = 0; i < 4; ++i) {
     session.answers.push_back({0, "", ""});
   }
-  session.answers.push_back({1, "lume-unlock-step-failed 0\n", "Bootstrap failed: 5: Input/output error\n"});
+  session.answers.push_back(
+      {1, "lume-unlock-step-failed 0\n", "Bootstrap failed: 5: Input/output error\n"});
   auto report = execute_plan(session, plan.value());
   ASSERT_FALSE(report.ok());
   EXPECT_EQ(report.error().category(), ErrorCategory::guest);
@@ -164,9 +174,90 @@ TEST(ExecutePlan, FailedStepRunsTheRollbackAndNamesTheEntry) {
       << last;
   bool booted_out = false;
   for (const std::string& command : session.commands) {
-    booted_out = booted_out || command.find("'launchctl' 'bootout' 'gui/501/dev.lume-unlock.srv'") != std::string::npos;
+    booted_out =
+        booted_out ||
+        command.find("'launchctl' 'bootout' 'gui/501/dev.lume-unlock.srv'") != std::string::npos;
   }
   EXPECT_TRUE(booted_out);
+}
+
+TEST(Precheck, OneCommandForAllEntriesAndItsVerdicts) {
+  const InstalledShim shim = shim_record("/Users/lume");
+  enablement::EnablementEntry a;
+  a.name = "a";
+  a.program = "/opt/a";
+  enablement::EnablementEntry b = a;
+  b.name = "b";
+  b.program = "/opt/b";
+  {
+    ScriptedSession session;
+    session.answers.push_back(
+        {0, "entry 0\narchs x86_64 arm64\nentry 1\narchs arm64\nhardened\n", ""});
+    auto warnings = precheck_entries(session, {a, b}, shim);
+    ASSERT_TRUE(warnings.ok()) << warnings.error().message();
+    EXPECT_EQ(session.commands.size(), 1u);
+    EXPECT_EQ(warnings.value(),
+              std::vector<std::string>{"enablement entry 'b': program '/opt/b' has the hardened "
+                                       "runtime; macOS ignores DYLD_INSERT_LIBRARIES for it, so "
+                                       "the shim will not be injected"});
+  }
+  {
+    ScriptedSession session;
+    session.answers.push_back({0, "entry 0\nnot-executable\n", ""});
+    auto result = precheck_entries(session, {a}, shim);
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.error().message(),
+              "enablement entry 'a': program '/opt/a' is not an executable file in the guest");
+  }
+  {
+    ScriptedSession session;
+    session.answers.push_back({0, "entry 0\narchs x86_64\n", ""});
+    auto result = precheck_entries(session, {a}, shim);
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.error().message(),
+              "enablement entry 'a': program '/opt/a' is x86_64 but the "
+              "installed shim is darwin-arm64 (arm64)");
+    EXPECT_EQ(result.error().hint(), "the shim can only be injected into arm64 processes");
+  }
+  {
+    ScriptedSession session;
+    session.answers.push_back({1, "entry 0\n", "sh: killed\n"});
+    auto result = precheck_entries(session, {a, b}, shim);
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.error().message(),
+              "checking the programs of the enablement list: the check ended early: sh: killed");
+  }
+}
+
+TEST(ExecutePlan, BootstrapsAreWrappedInTheRetryAndMayFailCommandsAreSilenced) {
+  auto target =
+      enablement_target(observed_with_shim("/Users/lume"), facts_for("/Users/lume"), "vm1");
+  ASSERT_TRUE(target.ok());
+  enablement::EnablementEntry entry;
+  entry.name = "srv";
+  entry.program = "/opt/srv";
+  enablement::ObservedState observed;
+  observed.loaded_labels = std::set<std::string>{"dev.lume-unlock.old"};
+  auto plan = enablement::plan_enablement(enablement::EnablementList{{entry}},
+                                          target.value().layout,
+                                          target.value().settings,
+                                          501,
+                                          observed);
+  ASSERT_TRUE(plan.ok());
+  ScriptedSession session;
+  auto report = execute_plan(session, plan.value());
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  std::string all;
+  for (const std::string& command : session.commands) {
+    all += command + "\n";
+  }
+  EXPECT_NE(all.find("bootstrap 'launchctl' 'bootstrap' 'gui/501' "
+                     "'/Users/lume/Library/LaunchAgents/dev.lume-unlock.srv.plist' || fail 0"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("'launchctl' 'bootout' 'gui/501/dev.lume-unlock.old' >/dev/null 2>&1 || :"),
+            std::string::npos)
+      << all;
 }
 
 TEST(ExecutePlan, EmptyPlanRunsNothing) {

@@ -1,0 +1,75 @@
+#include "cli/bundle_push.hpp"
+
+#include "cli/registry_options.hpp"
+#include "oci/media_types.hpp"
+#include "oci/reference.hpp"
+#include "pipeline/bundle_publish.hpp"
+
+#include <memory>
+
+namespace lume_unlock::cli {
+
+namespace {
+
+struct BundlePushOptions {
+  std::string archive;
+  std::string reference;
+  RegistryFlags registry;
+};
+
+void run_bundle_push(const BundlePushOptions& options, Context& context) {
+  oci::Reference ref = oci::parse_reference(options.reference).value_or_throw();
+  oci::RegistryClient client(registry_client_options(options.registry));
+  context.debug("pushing " + options.archive + " to " + client.base_url(ref.registry));
+  pipeline::PublishedBundle published =
+      pipeline::publish_bundle(client, options.archive, ref).value_or_throw();
+  // Tag and digest together: readable, and the digest is what counts.
+  const std::string pinned = ref.str() + "@" + published.digest.str();
+  if (context.json()) {
+    context.print_json({{"reference", ref.str()},
+                        {"digest", published.digest.str()},
+                        {"pinned", pinned},
+                        {"version", published.version},
+                        {"artifact_type", oci::media_type::shim_bundle},
+                        {"config", oci::to_json(*published.manifest.config)},
+                        {"layer", oci::to_json(published.manifest.layers.front())}});
+    return;
+  }
+  context.note("published shim bundle " + published.version + " as " + ref.str());
+  context.out << pinned << '\n';
+}
+
+} // namespace
+
+void register_bundle_push(CLI::App& app, Context& context, int& exit_code) {
+  CLI::App* bundle = nullptr;
+  for (CLI::App* existing :
+       app.get_subcommands([](CLI::App* a) { return a->get_name() == "bundle"; })) {
+    bundle = existing;
+  }
+  if (bundle == nullptr) {
+    bundle = app.add_subcommand("bundle", "Work with shim bundles");
+    bundle->require_subcommand(1);
+  }
+  auto options = std::make_shared<BundlePushOptions>();
+  CLI::App* command =
+      bundle->add_subcommand("push", "Publish a shim bundle archive as an OCI artifact");
+  command->footer(
+      std::string("The artifact: artifactType ") + oci::media_type::shim_bundle +
+      ", config = bundle.json (" + oci::media_type::shim_bundle_config +
+      "), one layer = the archive (" + oci::media_type::shim_bundle_layer +
+      "). The archive is verified against bundle.json first. Prints REF@sha256:… for a recipe "
+      "to pin.\nExample: lume-unlock bundle push lume-unlock-shim-bundle-0.1.0.tar.gz "
+      "ghcr.io/acme/lume-unlock-shim:0.1.0");
+  command->add_option("ARCHIVE", options->archive, "lume-unlock-shim-bundle-<version>.tar.gz")
+      ->required()
+      ->check(CLI::ExistingFile);
+  command->add_option("REF", options->reference, "[registry/]repository:tag")->required();
+  add_registry_flags(*command, options->registry);
+  command->callback([options, &context, &exit_code] {
+    run_bundle_push(*options, context);
+    exit_code = 0;
+  });
+}
+
+} // namespace lume_unlock::cli
