@@ -242,7 +242,17 @@ void run_create(const CreateCommandOptions& options, Context& context, int& exit
                   ", Lume requests: " + std::to_string(lume_client.request_count()));
   };
   try {
-    plan.apply(renderer.callback(), "lume-unlock create " + options.vm, reports);
+    // The resume hint repeats what decides the plan, so copying it resumes the same create.
+    std::string resume = "lume-unlock create " + options.vm;
+    for (const auto& [flag, value] :
+         {std::pair<const char*, std::string>{"--recipe", options.recipe},
+          {"--from", options.from},
+          {"--bundle", options.bundle}}) {
+      if (!value.empty()) {
+        resume += std::string(" ") + flag + " " + value;
+      }
+    }
+    plan.apply(renderer.callback(), resume, reports);
   } catch (const Error&) {
     report_counts();
     throw;

@@ -55,7 +55,11 @@ void run_status(const StatusOptions& options, Context& context, int& exit_code) 
     context.warn("drift in VM '" + options.vm + "': " + drifted.front().item +
                  (drifted.size() > 1 ? " and " + std::to_string(drifted.size() - 1) + " more"
                                      : std::string()) +
-                 "; restore it with 'lume-unlock create " + options.vm + " --recipe FILE'");
+                 "; restore it with 'lume-unlock create " + options.vm + " --recipe " +
+                 (record.value().recipe && record.value().recipe->path
+                      ? *record.value().recipe->path
+                      : std::string("FILE")) +
+                 "'");
     exit_code = lume_unlock::exit_code(ErrorCategory::verification);
     return;
   }
