@@ -12,5 +12,10 @@ macro(lume_unlock_enable_sanitizers_here)
   if(LUME_UNLOCK_SANITIZE)
     add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
     add_link_options(-fsanitize=address,undefined)
+    # GCC 12 reports false "maybe-uninitialized" warnings inside libstdc++ (std::regex,
+    # std::function) when instrumented; with -Werror they would break the sanitizer build.
+    if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+      add_compile_options(-Wno-maybe-uninitialized)
+    endif()
   endif()
 endmacro()

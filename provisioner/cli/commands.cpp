@@ -1,6 +1,9 @@
 #include "commands.hpp"
 
+#include "cli/allow.hpp"
 #include "cli/bundle_push.hpp"
+#include "cli/doctor.hpp"
+#include "cli/exec.hpp"
 #include "cli/inspect_log.hpp"
 #include "cli/ssh.hpp"
 #include "cli/lock.hpp"
@@ -13,11 +16,14 @@ namespace lume_unlock::cli {
 // really works, so --help never advertises what does not run.
 void register_commands(CLI::App& app, Context& context, int& exit_code) {
   register_bundle_push(app, context, exit_code);
+  register_doctor(app, context, exit_code);
   register_inspect_log(app, context, exit_code);
   register_ssh(app, context, exit_code);
   register_lock(app, context, exit_code);
   register_pull(app, context, exit_code);
   register_resolve(app, context, exit_code);
+  register_allow(app, context, exit_code);
+  register_exec(app, context, exit_code);
 }
 
 } // namespace lume_unlock::cli

@@ -2,9 +2,7 @@
 
 #include "guest/connection_options.hpp"
 #include "guest/shell_quote.hpp"
-#include "guest/ssh_session.hpp"
-#include "lume/client.hpp"
-#include "lume/guest_address_resolver.hpp"
+#include "cli/vm_guest.hpp"
 
 #include <memory>
 #include <string>
@@ -29,21 +27,7 @@ int run_ssh(const SshCommandOptions& options, Context& context) {
   }
   const std::string command_line = guest::shell_join(options.command).value_or_throw();
 
-  lume::ClientOptions lume_options;
-  lume_options.base_url = context.global.lume_url;
-  lume::LumeClient lume_client(lume_options);
-  lume::LumeGuestAddressResolver resolver(lume_client);
-  const std::string host = resolver.resolve(options.vm).value_or_throw();
-  context.debug("guest of VM '" + options.vm + "' at " + host + ":" +
-                std::to_string(options.connection.port));
-
-  auto session = guest::SshSession::connect(guest::session_options(
-                                                options.connection, options.vm, host,
-                                                context.global.state_dir))
-                     .value_or_throw();
-  if (session->installed_key()) {
-    context.note("installed the per-VM SSH key in the guest; later logins use it");
-  }
+  auto session = connect_vm_guest(context, options.vm, options.connection);
   guest::CommandResult result = session->run(command_line).value_or_throw();
   context.debug("remote commands run: " + std::to_string(session->command_count()));
   if (result.exit_status < 0) {

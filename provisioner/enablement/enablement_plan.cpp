@@ -61,7 +61,9 @@ Step bootout_step(const EnablementPlan& plan, const AgentFilter& filter) {
 /// Agents whose old version must go before the new one is loaded (forward), and that a
 /// rollback loads again from their restored plist.
 bool was_loaded_before(const AgentAction& agent) {
-  return is_one_of(agent.change, {AgentChange::changed, AgentChange::removed}) && agent.was_loaded;
+  return is_one_of(agent.change,
+                   {AgentChange::added, AgentChange::changed, AgentChange::removed}) &&
+         agent.was_loaded;
 }
 
 /// Agents the bootstrap step loads.
@@ -201,6 +203,10 @@ Result<EnablementPlan> plan_enablement(const EnablementList& desired,
     std::optional<std::string> previous;
     if (present == observed.agent_plists.end()) {
       action.change = AgentChange::added;
+      // Loaded without a plist (an interrupted apply, a bootout that failed): known only from
+      // the labels; such a job must go before the new one can be bootstrapped.
+      action.was_loaded =
+          observed.loaded_labels && observed.loaded_labels->count(action.label) != 0;
     } else {
       action.change = AgentChange::changed;
       action.old_sha256 = util::sha256_hex(present->second);

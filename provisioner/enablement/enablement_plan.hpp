@@ -81,7 +81,8 @@ enum class StepKind {
   make_directories, ///< mkdir -p of the support, staging, LaunchAgents and Logs directories
   stage_files,      ///< upload every file in `files` to its staged_path as ONE batch, verify sha256
   lint_plists,      ///< plutil -lint of the staged plists (one command)
-  bootout_agents,   ///< launchctl bootout of changed and removed agents that were loaded
+  bootout_agents,   ///< launchctl bootout of changed and removed agents that were loaded, and of
+                    ///< added ones whose label is loaded without a plist
   install_files,    ///< mv staged → final for writes, rm for removals (all in one round trip)
   bootstrap_agents, ///< launchctl bootstrap of added, changed and not_loaded agents
   clean_staging,    ///< rm -rf the staging directory

@@ -51,8 +51,12 @@ GuestLayout::GuestLayout(std::string home, std::string shim_sha256, std::string 
     : m_home(std::move(home)), m_shim_sha256(std::move(shim_sha256)),
       m_shim_file_name(std::move(shim_file_name)) {}
 
+std::string support_dir_of_home(const std::string& home) {
+  return home + "/Library/Application Support/LumeUnlock";
+}
+
 std::string GuestLayout::support_dir() const {
-  return m_home + "/Library/Application Support/LumeUnlock";
+  return support_dir_of_home(m_home);
 }
 std::string GuestLayout::shim_dir() const {
   return support_dir() + "/shim/" + m_shim_sha256;

@@ -58,6 +58,10 @@ private:
   std::string m_shim_file_name;
 };
 
+/// <home>/Library/Application Support/LumeUnlock, for callers that do not know the shim's digest
+/// yet (they read which shim is installed from there). `home` as GuestLayout::make takes it.
+std::string support_dir_of_home(const std::string& home);
+
 /// "dev.lume-unlock.<name>": the launchd label of an entry's agent.
 std::string agent_label(const std::string& name);
 

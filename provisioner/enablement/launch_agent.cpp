@@ -77,9 +77,9 @@ std::string xml_escape(std::string_view text) {
   return out;
 }
 
-Result<std::string> render_launch_agent(const EnablementEntry& entry,
-                                        const GuestLayout& layout,
-                                        const AgentSettings& settings) {
+Result<std::map<std::string, std::string>> agent_environment(const EnablementEntry& entry,
+                                                             const GuestLayout& layout,
+                                                             const AgentSettings& settings) {
   if (auto status = validate(entry); !status.ok()) {
     return status.error();
   }
@@ -96,6 +96,15 @@ Result<std::string> render_launch_agent(const EnablementEntry& entry,
       {k_env_max_threadgroup_memory, std::to_string(profile.max_threadgroup_memory)},
       {k_env_enablement, layout.guard_file_path()},
   };
+  if (settings.inject_variable == "LD_PRELOAD") {
+    // glibc splits LD_PRELOAD at spaces and colons, with no escape, so "Application Support"
+    // cannot appear in it. A bare file name is looked up like a needed library instead:
+    // through LD_LIBRARY_PATH (split at ':' and ';' only), which also finds the support
+    // libraries installed next to the shim.
+    const std::string shim_path = layout.shim_path();
+    environment[settings.inject_variable] = shim_path.substr(shim_path.find_last_of('/') + 1);
+    environment["LD_LIBRARY_PATH"] = layout.shim_dir();
+  }
   for (const auto& [key, value] : entry.env) {
     if (!environment.emplace(key, value).second) {
       return Error(ErrorCategory::usage,
@@ -103,10 +112,20 @@ Result<std::string> render_launch_agent(const EnablementEntry& entry,
                    "env key " + util::quote_for_message(key) + " is set by lume-unlock");
     }
   }
+  return environment;
+}
+
+Result<std::string> render_launch_agent(const EnablementEntry& entry,
+                                        const GuestLayout& layout,
+                                        const AgentSettings& settings) {
+  auto environment = agent_environment(entry, layout, settings);
+  if (!environment.ok()) {
+    return environment.error();
+  }
 
   // Top-level keys, pre-rendered, emitted in byte order.
   std::map<std::string, std::string> top;
-  top["EnvironmentVariables"] = string_dict(environment, "\t");
+  top["EnvironmentVariables"] = string_dict(environment.value(), "\t");
   top["KeepAlive"] = bool_element(entry.keep_alive, "\t");
   top["Label"] = string_element(agent_label(entry.name), "\t");
   std::string arguments = "\t<array>\n" + string_element(entry.program, "\t\t");

@@ -4,6 +4,7 @@
 #include "enablement/guest_layout.hpp"
 #include "util/result.hpp"
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,7 +31,9 @@ constexpr const char* k_env_enablement = "LUME_UNLOCK_ENABLEMENT";
 ///   EnvironmentVariables  <inject_variable> = layout.shim_path(),
 ///                         LUME_METAL_APPLE_FAMILY_MAX / LUME_METAL_MAX_THREADGROUP_MEMORY = the
 ///                         effective profile (decimal), LUME_UNLOCK_ENABLEMENT = the guard file,
-///                         plus the entry's own env
+///                         plus the entry's own env. For LD_PRELOAD (Linux guests) the shim is
+///                         named by file name and its directory given as LD_LIBRARY_PATH, since
+///                         glibc splits LD_PRELOAD at the space in "Application Support".
 ///   RunAtLoad true, KeepAlive = entry.keep_alive,
 ///   StandardOutPath / StandardErrorPath = layout.stdout_log_path / stderr_log_path.
 /// Every string is XML-escaped (& < > " '); dictionary keys are sorted and the layout is fixed,
@@ -40,6 +43,13 @@ constexpr const char* k_env_enablement = "LUME_UNLOCK_ENABLEMENT";
 Result<std::string> render_launch_agent(const EnablementEntry& entry,
                                         const GuestLayout& layout,
                                         const AgentSettings& settings);
+
+/// The environment an entry's process runs with (the plist's EnvironmentVariables, and what
+/// `lume-unlock exec` sets): the injection variable, the profile, the guard file, then the
+/// entry's env. Fails as render_launch_agent does.
+Result<std::map<std::string, std::string>> agent_environment(const EnablementEntry& entry,
+                                                             const GuestLayout& layout,
+                                                             const AgentSettings& settings);
 
 /// One rendered agent plist, as the plan writes it and the provenance record names it.
 struct RenderedAgent {

@@ -523,3 +523,33 @@ TEST(EnablementPlan, ShimUpgradeRewritesEveryAgent) {
 
 } // namespace
 } // namespace lume_unlock::enablement
+
+namespace lume_unlock::enablement {
+namespace {
+
+TEST(EnablementPlan, AddedAgentWhoseLabelIsStillLoadedIsBootedOutFirst) {
+  EnablementList list;
+  list.entries = {agent_entry("a")};
+  FakeGuest guest;
+  guest.apply(plan_for(list, guest));
+  // An interrupted apply: the plist is gone but launchd still has the job.
+  guest.files.erase(test_layout().agent_plist_path("a"));
+  const EnablementPlan plan = plan_for(list, guest, true);
+  ASSERT_EQ(plan.agents.size(), 1u);
+  EXPECT_EQ(plan.agents[0].change, AgentChange::added);
+  EXPECT_TRUE(plan.agents[0].was_loaded);
+  EXPECT_EQ(kinds(plan),
+            (std::vector<StepKind>{StepKind::make_directories,
+                                   StepKind::stage_files,
+                                   StepKind::lint_plists,
+                                   StepKind::bootout_agents,
+                                   StepKind::install_files,
+                                   StepKind::bootstrap_agents,
+                                   StepKind::clean_staging}));
+  guest.apply(plan);
+  EXPECT_EQ(guest.loaded.count("dev.lume-unlock.a"), 1u);
+  EXPECT_TRUE(plan_for(list, guest, true).empty());
+}
+
+} // namespace
+} // namespace lume_unlock::enablement

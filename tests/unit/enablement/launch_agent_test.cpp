@@ -98,7 +98,8 @@ TEST(LaunchAgent, ProfileOverrideAndInjectionVariable) {
   PARSE_OR_SKIP(parsed_default, with_default);
   const json& env = parsed_default.value["EnvironmentVariables"];
   EXPECT_EQ(env,
-            (json{{"LD_PRELOAD", layout.shim_path()},
+            (json{{"LD_LIBRARY_PATH", layout.shim_dir()},
+                  {"LD_PRELOAD", "liblume-unlock-shim.so"},
                   {"LUME_METAL_APPLE_FAMILY_MAX", "1007"},
                   {"LUME_METAL_MAX_THREADGROUP_MEMORY", "32768"},
                   {"LUME_UNLOCK_ENABLEMENT", layout.guard_file_path()}}));

@@ -1,0 +1,263 @@
+#include "cli/allow.hpp"
+
+#include "cli/vm_guest.hpp"
+#include "enablement/enablement_json.hpp"
+#include "enablement/guest_layout.hpp"
+#include "pipeline/enablement_apply.hpp"
+#include "util/edit_distance.hpp"
+#include "util/text_check.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace lume_unlock::cli {
+
+namespace {
+
+struct AllowOptions {
+  std::string vm;
+  std::string entry;
+  std::string program;
+  std::vector<std::string> args;
+  std::vector<std::string> env;
+  bool no_agent = false;
+  bool no_keep_alive = false;
+  bool dry_run = false;
+  guest::ConnectionOptions connection;
+};
+
+/// "entry 'x' is not on the enablement list of VM 'vm'" with a "did you mean" hint.
+Error unknown_entry(const std::string& what,
+                    const std::string& entry,
+                    const std::string& vm,
+                    const enablement::EnablementList& list) {
+  const auto suggestion = util::closest_match(entry, list.names());
+  return Error(ErrorCategory::usage,
+               what,
+               "entry " + util::quote_for_message(entry) + " is not on the enablement list of VM " +
+                   util::quote_for_message(vm),
+               suggestion ? "did you mean " + util::quote_for_message(*suggestion) + "?"
+                          : "see the list with 'lume-unlock allow list " + vm + "'");
+}
+
+std::map<std::string, std::string> parse_env(const std::vector<std::string>& pairs) {
+  std::map<std::string, std::string> env;
+  for (const std::string& pair : pairs) {
+    const auto equals = pair.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      throw Error(ErrorCategory::usage,
+                  "--env " + util::quote_for_message(pair),
+                  "expected KEY=VALUE",
+                  "e.g. --env GGML_METAL_NO_RESIDENCY=1");
+    }
+    env[pair.substr(0, equals)] = pair.substr(equals + 1);
+  }
+  return env;
+}
+
+void render_apply(const std::string& vm,
+                  const std::string& verb,
+                  const std::string& entry,
+                  bool dry_run,
+                  const pipeline::ApplyReport& report,
+                  Context& context) {
+  for (const std::string& warning : report.warnings) {
+    context.warn(warning);
+  }
+  if (context.json()) {
+    context.print_json({{"vm", vm},
+                        {"action", verb},
+                        {"entry", entry},
+                        {"dry_run", dry_run},
+                        {"changed", report.changed},
+                        {"changes", report.changes},
+                        {"warnings", report.warnings},
+                        {"commands", report.commands}});
+    return;
+  }
+  if (!report.changed) {
+    context.out << "nothing to change: the enablement list of VM '" << vm
+                << "' is already applied\n";
+    return;
+  }
+  for (const std::string& change : report.changes) {
+    context.out << (dry_run ? "would " : "") << change << '\n';
+  }
+}
+
+void apply(const AllowOptions& options,
+           const std::string& verb,
+           const enablement::EnablementList& desired,
+           guest::GuestSession& session,
+           const pipeline::GuestEnablementView& view,
+           Context& context) {
+  const std::string what = "allow " + verb + " " + util::quote_for_message(options.entry) +
+                           " in VM " + util::quote_for_message(options.vm);
+  pipeline::ApplyReport report;
+  if (options.dry_run) {
+    auto prepared = pipeline::prepare_enablement(session, desired, view.target, view.observed);
+    if (!prepared.ok()) {
+      throw prepared.error().with_context(what);
+    }
+    report.changed = !prepared.value().plan.empty();
+    report.changes = prepared.value().plan.describe();
+    report.warnings = prepared.value().warnings;
+  } else {
+    auto applied = pipeline::apply_enablement(session, desired, view.target, view.observed);
+    if (!applied.ok()) {
+      throw applied.error().with_context(what);
+    }
+    report = applied.value();
+  }
+  context.debug("remote commands run: " + std::to_string(session.command_count()));
+  render_apply(options.vm, verb, options.entry, options.dry_run, report, context);
+}
+
+void run_list(const AllowOptions& options, Context& context) {
+  auto session = connect_vm_guest(context, options.vm, options.connection);
+  auto view = pipeline::read_guest_enablement(*session, options.vm).value_or_throw();
+  const auto& loaded = view.observed.state.loaded_labels;
+  if (context.json()) {
+    nlohmann::json document = enablement::enablement_to_json(view.list);
+    document["vm"] = options.vm;
+    document["shim"] = {{"platform", view.target.shim.platform},
+                        {"path", view.target.shim.shim.path}};
+    if (loaded) {
+      nlohmann::json labels = nlohmann::json::array();
+      for (const std::string& label : *loaded) {
+        labels.push_back(label);
+      }
+      document["loaded_agents"] = labels;
+    }
+    context.print_json(document);
+    return;
+  }
+  if (view.list.entries.empty()) {
+    context.out << "no programs are enabled in VM '" << options.vm
+                << "' (add one with 'lume-unlock allow add " << options.vm
+                << " ENTRY --program PATH')\n";
+    return;
+  }
+  for (const enablement::EnablementEntry& entry : view.list.entries) {
+    std::string state = "exec only";
+    if (entry.agent) {
+      const bool is_loaded = !loaded || loaded->count(enablement::agent_label(entry.name)) != 0;
+      state = std::string("agent") + (entry.keep_alive ? ", keep-alive" : "") +
+              (is_loaded ? ", loaded" : ", not loaded");
+    }
+    context.out << entry.name << "  " << entry.program;
+    for (const std::string& arg : entry.args) {
+      context.out << ' ' << util::quote_for_message(arg);
+    }
+    context.out << "  (" << state << ")\n";
+  }
+}
+
+void run_add(const AllowOptions& options, Context& context) {
+  enablement::EnablementEntry entry;
+  entry.name = options.entry;
+  entry.program = options.program;
+  entry.args = options.args;
+  entry.env = parse_env(options.env);
+  entry.agent = !options.no_agent;
+  entry.keep_alive = entry.agent && !options.no_keep_alive;
+  enablement::validate(entry).value_or_throw();
+
+  auto session = connect_vm_guest(context, options.vm, options.connection);
+  auto view = pipeline::read_guest_enablement(*session, options.vm).value_or_throw();
+  enablement::EnablementList desired = view.list;
+  bool replaced = false;
+  for (enablement::EnablementEntry& existing : desired.entries) {
+    if (existing.name == entry.name) {
+      existing = entry;
+      replaced = true;
+    }
+  }
+  if (!replaced) {
+    desired.entries.push_back(entry);
+  }
+  apply(options, "add", desired, *session, view, context);
+}
+
+void run_remove(const AllowOptions& options, Context& context) {
+  auto session = connect_vm_guest(context, options.vm, options.connection);
+  auto view = pipeline::read_guest_enablement(*session, options.vm).value_or_throw();
+  if (view.list.find(options.entry) == nullptr) {
+    throw unknown_entry("allow remove", options.entry, options.vm, view.list);
+  }
+  enablement::EnablementList desired;
+  for (const enablement::EnablementEntry& entry : view.list.entries) {
+    if (entry.name != options.entry) {
+      desired.entries.push_back(entry);
+    }
+  }
+  apply(options, "remove", desired, *session, view, context);
+}
+
+} // namespace
+
+void register_allow(CLI::App& app, Context& context, int& exit_code) {
+  auto* allow = app.add_subcommand("allow", "Show or edit which programs the shim may enable");
+  allow->require_subcommand(1);
+  allow->footer(
+      "The enablement list lives in the guest (~/Library/Application Support/LumeUnlock/\n"
+      "enablement.json). add and remove edit it and re-apply it: agents are written, linted and\n"
+      "(re)loaded, removed ones booted out and deleted, the guard file rewritten; a failure\n"
+      "midway puts the previous state back. The shim must be installed ('lume-unlock create').");
+
+  auto list_options = std::make_shared<AllowOptions>();
+  auto* list = allow->add_subcommand("list", "Show the enabled programs");
+  list->add_option("name", list_options->vm, "The Lume VM")->required();
+  guest::add_connection_options(*list, list_options->connection);
+  list->callback([list_options, &context, &exit_code] {
+    run_list(*list_options, context);
+    exit_code = 0;
+  });
+
+  auto add_options = std::make_shared<AllowOptions>();
+  auto* add = allow->add_subcommand("add", "Enable a program (or update its entry)");
+  add->add_option("name", add_options->vm, "The Lume VM")->required();
+  add->add_option("entry",
+                  add_options->entry,
+                  "Entry name, [a-z0-9][a-z0-9-]{0,62}; the agent is dev.lume-unlock.<entry>")
+      ->required();
+  add->add_option("--program", add_options->program, "Absolute path of the program in the guest")
+      ->required();
+  add->add_option("--arg",
+                  add_options->args,
+                  "One argument (repeat for more), passed verbatim; write --arg=--flag for values "
+                  "that start with -")
+      ->allow_extra_args(false);
+  add->add_option("--env", add_options->env, "Extra environment KEY=VALUE (repeatable)")
+      ->allow_extra_args(false);
+  add->add_flag("--no-agent",
+                add_options->no_agent,
+                "Only list it in the guard file; run it with 'lume-unlock exec'");
+  add->add_flag("--no-keep-alive",
+                add_options->no_keep_alive,
+                "Do not let launchd restart the agent when it exits");
+  add->add_flag("--dry-run",
+                add_options->dry_run,
+                "Check the program and print what would change, without changing anything");
+  guest::add_connection_options(*add, add_options->connection);
+  add->callback([add_options, &context, &exit_code] {
+    run_add(*add_options, context);
+    exit_code = 0;
+  });
+
+  auto remove_options = std::make_shared<AllowOptions>();
+  auto* remove =
+      allow->add_subcommand("remove", "Disable a program: boot out and delete its agent");
+  remove->add_option("name", remove_options->vm, "The Lume VM")->required();
+  remove->add_option("entry", remove_options->entry, "Entry name")->required();
+  remove->add_flag(
+      "--dry-run", remove_options->dry_run, "Print what would change, without changing anything");
+  guest::add_connection_options(*remove, remove_options->connection);
+  remove->callback([remove_options, &context, &exit_code] {
+    run_remove(*remove_options, context);
+    exit_code = 0;
+  });
+}
+
+} // namespace lume_unlock::cli

@@ -1,0 +1,54 @@
+#pragma once
+
+#include "guest/session.hpp"
+#include "util/result.hpp"
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lume_unlock::guest {
+
+/// One file to put into the guest.
+struct PayloadFile {
+  std::string path;        ///< absolute path in the guest where it ends up
+  std::string content;     ///< its bytes, when source_path is empty
+  std::string source_path; ///< a local file to read the bytes from instead
+  mode_t mode = 0644;      ///< set in the guest before the file is moved into place
+};
+
+/// What one install cost.
+struct PayloadReport {
+  std::size_t files = 0;
+  std::uint64_t archive_bytes = 0;
+  std::uint64_t commands = 0; ///< remote commands run (GuestSession::command_count delta)
+};
+
+/// Installs `files` in the guest in a fixed number of round trips, whatever their number:
+///  1. ONE deterministic tar.gz holds the files (as files/<index>), a SHA256SUMS manifest and a
+///     generated install.sh (every guest path in it quoted with shell_quote); it is uploaded once
+///     to <scratch_root>/payload-<random>.tar.gz (GuestSession::upload checks its SHA-256);
+///  2. ONE command extracts it with the guest's tar into <scratch_root>/payload-<random>/,
+///     checks every file with one `shasum -a 256 -c SHA256SUMS`, and runs install.sh: for each
+///     file, mkdir -p of its parent, chmod, keep the previous file as a backup (hard link, or a
+///     copy across volumes), then `mv -f` (an atomic rename) onto the final path. If any file
+///     fails, the files already moved are put back from their backups (new files deleted), so
+///     the guest holds the previous set. Either way the scratch directory and the archive are
+///     removed.
+/// Commands: 2 (3 when <scratch_root> does not exist yet: the upload creates it). `scratch_root`
+/// should be on the same volume as the targets (GuestLayout::staging_dir()), so the renames are
+/// atomic. Errors: a relative or duplicate path (usage); an upload, extraction or install failure
+/// naming the file (guest); a file that does not match its SHA-256 after extraction
+/// (verification). A dropped connection during step 2 can leave the guest half-way; the backups
+/// then stay in the scratch directory.
+Result<PayloadReport> install_payload(GuestSession& session,
+                                      const std::vector<PayloadFile>& files,
+                                      const std::string& scratch_root);
+
+/// The install.sh that install_payload() ships for `files` (each already given its index by
+/// position): exposed for unit tests.
+Result<std::string> payload_install_script(const std::vector<PayloadFile>& files);
+
+} // namespace lume_unlock::guest

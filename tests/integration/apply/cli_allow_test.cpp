@@ -1,0 +1,160 @@
+// `lume-unlock allow …` and `lume-unlock exec …` in-process against guest-sim and lume-sim.
+#include "integration/apply/apply_fixture.hpp"
+#include "integration/apply/cli_fixture.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+namespace lume_unlock::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+class CliAllow : public test::CliGuestTest {
+protected:
+  test::TempDir work{"lume-unlock-bundle"};
+};
+
+TEST_F(CliAllow, WithoutTheShimAllowSaysSoAndPointsAtCreate) {
+  auto r = run({"allow", "list", "vm1"});
+  EXPECT_EQ(r.exit_code, 5) << r.err;
+  EXPECT_NE(r.err.find("the shim is not installed in the guest"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("hint: install it with 'lume-unlock create vm1'"), std::string::npos)
+      << r.err;
+}
+
+TEST_F(CliAllow, AddListExecAndRemoveAnExecOnlyEntry) {
+  const auto facts = install(test::stand_in_bundle(work.path(), "not really a shim"));
+  const std::string script = facts.home + "/show env.sh";
+  ASSERT_TRUE(util::write_file_atomic(
+                  script,
+                  "#!/bin/sh\n"
+                  "printf '[%s]\\n' \"$@\"\n"
+                  "printf 'family=%s guard=%s odd=%s\\n' "
+                  "\"$LUME_METAL_APPLE_FAMILY_MAX\" \"$LUME_UNLOCK_ENABLEMENT\" \"$ODD\"\n"
+                  "case $LD_PRELOAD:$LD_LIBRARY_PATH in liblume-unlock-shim.so:*/shim/*) echo "
+                  "injected ;; esac\n"
+                  "exit 3\n",
+                  0755)
+                  .ok());
+
+  auto added = run({"allow",
+                    "add",
+                    "vm1",
+                    "show-env",
+                    "--program",
+                    script,
+                    "--arg",
+                    "a b",
+                    "--arg=--flag",
+                    "--env",
+                    "ODD=$(x) & 'y'",
+                    "--no-agent"});
+  ASSERT_EQ(added.exit_code, 0) << added.err;
+  const std::string support = facts.home + "/Library/Application Support/LumeUnlock";
+  EXPECT_EQ(added.out,
+            "write " + support + "/enabled-executables\nwrite " + support + "/enablement.json\n");
+
+  auto again = run({"allow",
+                    "add",
+                    "vm1",
+                    "show-env",
+                    "--program",
+                    script,
+                    "--arg",
+                    "a b",
+                    "--arg=--flag",
+                    "--env",
+                    "ODD=$(x) & 'y'",
+                    "--no-agent"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.out, "nothing to change: the enablement list of VM 'vm1' is already applied\n");
+
+  auto listed = run({"allow", "list", "vm1"}, {}, {"--json"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  auto document = nlohmann::json::parse(listed.out);
+  ASSERT_EQ(document["enablement"].size(), 1u);
+  EXPECT_EQ(document["enablement"][0]["program"], script);
+  EXPECT_EQ(document["enablement"][0]["args"], nlohmann::json({"a b", "--flag"}));
+  EXPECT_EQ(document["shim"]["platform"], "linux-x86_64");
+
+  auto ran = run({"exec", "vm1", "show-env"}, {"--", "extra word"});
+  EXPECT_EQ(ran.exit_code, 3) << ran.err;
+  EXPECT_EQ(ran.out,
+            "[a b]\n[--flag]\n[extra word]\nfamily=1009 guard=" + support +
+                "/enabled-executables odd=$(x) & 'y'\ninjected\n");
+
+  auto unknown = run({"exec", "vm1", "show-evn"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_EQ(unknown.err,
+            "lume-unlock: error: exec 'show-evn': it is not on the enablement list of VM 'vm1' (" +
+                support + "/enablement.json)\nhint: did you mean 'show-env'?\n");
+
+  auto wrong = run({"allow", "remove", "vm1", "shwo-env"});
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_EQ(wrong.err,
+            "lume-unlock: error: allow remove: entry 'shwo-env' is not on the "
+            "enablement list of VM 'vm1'\nhint: did you mean 'show-env'?\n");
+
+  auto removed = run({"allow", "remove", "vm1", "show-env"});
+  ASSERT_EQ(removed.exit_code, 0) << removed.err;
+  auto after = run({"exec", "vm1", "show-env"});
+  EXPECT_EQ(after.exit_code, 2);
+}
+
+TEST_F(CliAllow, DryRunPrintsThePlanAndChangesNothing) {
+  const auto facts = install(test::stand_in_bundle(work.path(), "not really a shim"));
+  const std::string support = facts.home + "/Library/Application Support/LumeUnlock";
+  auto r = run(
+      {"allow", "add", "vm1", "sleeper", "--program", "/bin/sleep", "--arg", "300", "--dry-run"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "would add agent 'sleeper' (dev.lume-unlock.sleeper)\nwould write " + facts.home +
+                "/Library/LaunchAgents/dev.lume-unlock.sleeper.plist\n" + "would write " + support +
+                "/enabled-executables\nwould write " + support + "/enablement.json\n");
+  EXPECT_FALSE(fs::exists(support + "/enablement.json"));
+  EXPECT_FALSE(fs::exists(facts.home + "/Library/LaunchAgents/dev.lume-unlock.sleeper.plist"));
+  auto ghost = run({"allow", "add", "vm1", "ghost", "--program", "/opt/ghost", "--dry-run"});
+  EXPECT_EQ(ghost.exit_code, 2) << "the prechecks run in a dry run too";
+}
+
+/// N from the last "remote commands run: N" line of a --verbose run's stderr, or -1.
+long remote_commands(const std::string& err) {
+  const std::string key = "remote commands run: ";
+  const auto at = err.rfind(key);
+  return at == std::string::npos ? -1 : std::stol(err.substr(at + key.size()));
+}
+
+TEST_F(CliAllow, WholeCommandsTakeAHandfulOfRoundTrips) {
+  const auto facts = install(test::stand_in_bundle(work.path(), "not really a shim"));
+  auto add = run({"allow", "add", "vm1", "sleeper", "--program", "/bin/sleep", "--arg", "300"},
+                 {},
+                 {"--verbose"});
+  ASSERT_EQ(add.exit_code, 0) << add.err;
+  auto again = run({"allow", "add", "vm1", "sleeper", "--program", "/bin/sleep", "--arg", "300"},
+                   {},
+                   {"--verbose"});
+  auto remove = run({"allow", "remove", "vm1", "sleeper"}, {}, {"--verbose"});
+  ASSERT_EQ(remove.exit_code, 0) << remove.err;
+  std::cout << "allow add (new agent): " << remote_commands(add.err)
+            << " commands; again (no-op): " << remote_commands(again.err)
+            << "; allow remove: " << remote_commands(remove.err) << "\n";
+  EXPECT_LE(remote_commands(add.err), 10);
+  EXPECT_EQ(remote_commands(again.err), 2) << "facts and observe only";
+  EXPECT_LE(remote_commands(remove.err), 8);
+}
+
+TEST_F(CliAllow, MissingProgramIsRefusedWithUsageExitCode) {
+  install(test::stand_in_bundle(work.path(), "not really a shim"));
+  auto r = run({"allow", "add", "vm1", "ghost", "--program", "/opt/ghost/bin/ghost"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "lume-unlock: error: allow add 'ghost' in VM 'vm1': enablement entry 'ghost': "
+            "program '/opt/ghost/bin/ghost' does not exist in the guest\n"
+            "hint: install the program first, or give its absolute path with --program\n");
+}
+
+} // namespace
+} // namespace lume_unlock::cli

@@ -1,0 +1,185 @@
+// install_payload against guest-sim: one archive, one upload, one extract+verify+install command.
+#include "guest/payload.hpp"
+#include "integration/apply/sim_guest.hpp"
+#include "util/atomic_file.hpp"
+#include "util/safe_extract.hpp"
+#include "util/tar_archive.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <filesystem>
+
+namespace lume_unlock::guest {
+namespace {
+
+namespace fs = std::filesystem;
+using test::slurp;
+
+mode_t mode_of(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0;
+}
+
+class Payload : public test::SimGuestTest {
+protected:
+  std::string root() const { return facts.home + "/Library/Application Support/LumeUnlock"; }
+  std::string scratch() const { return root() + "/staging"; }
+  /// Entries left in the scratch directory (payload-* directories and archives).
+  std::vector<std::string> leftovers() const {
+    std::vector<std::string> names;
+    if (fs::exists(scratch())) {
+      for (const auto& entry : fs::directory_iterator(scratch())) {
+        names.push_back(entry.path().filename().string());
+      }
+    }
+    return names;
+  }
+  std::vector<PayloadFile> three_files() const {
+    return {
+        {root() + "/bin/tool", "#!/bin/sh\necho tool\n", {}, 0755},
+        {root() + "/a dir/it's \"quoted\" $(x) & <y>.txt", "new quoted\n", {}, 0644},
+        {root() + "/shim/abc/lib.so", std::string("\0\x01binary\xff", 10), {}, 0644},
+    };
+  }
+};
+
+TEST_F(Payload, InstallsEveryFileWithItsModeInTwoCommandsAndLeavesNoScratch) {
+  guest_sh("mkdir -p " + std::string("'") + scratch() + "'");
+  const auto files = three_files();
+  const std::uint64_t before = session->command_count();
+  auto report = install_payload(*session, files, scratch());
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  EXPECT_EQ(session->command_count() - before, 2u);
+  EXPECT_EQ(report.value().commands, 2u);
+  EXPECT_EQ(report.value().files, 3u);
+  for (const PayloadFile& file : files) {
+    EXPECT_EQ(slurp(file.path), file.content) << file.path;
+    EXPECT_EQ(mode_of(file.path), file.mode) << file.path;
+  }
+  EXPECT_EQ(leftovers(), std::vector<std::string>{});
+}
+
+TEST_F(Payload, CreatesTheScratchRootWithOneMoreCommand) {
+  auto report = install_payload(*session, three_files(), scratch());
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  EXPECT_EQ(report.value().commands, 3u);
+}
+
+TEST_F(Payload, ReplacesExistingFilesAndReadsLocalSources) {
+  const auto files = three_files();
+  ASSERT_TRUE(install_payload(*session, files, scratch()).ok());
+  test::TempDir local;
+  ASSERT_TRUE(util::write_file_atomic(local / "src", "from a local file\n", 0644).ok());
+  auto report = install_payload(*session, {{files[0].path, {}, local / "src", 0700}}, scratch());
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  EXPECT_EQ(slurp(files[0].path), "from a local file\n");
+  EXPECT_EQ(mode_of(files[0].path), 0700u);
+  EXPECT_EQ(slurp(files[1].path), files[1].content);
+}
+
+TEST_F(Payload, CorruptedUploadChangesNothingAndLeavesNoScratch) {
+  auto files = three_files();
+  ASSERT_TRUE(install_payload(*session, files, scratch()).ok());
+  test::UnreliableSession unreliable(connect());
+  unreliable.damage_upload = [](std::string bytes) {
+    bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x5a);
+    return bytes;
+  };
+  std::vector<PayloadFile> next = files;
+  for (PayloadFile& file : next) {
+    file.content = "next " + file.content;
+  }
+  auto report = install_payload(unreliable, next, scratch());
+  ASSERT_FALSE(report.ok());
+  EXPECT_TRUE(report.error().category() == ErrorCategory::guest ||
+              report.error().category() == ErrorCategory::verification)
+      << report.error().message();
+  EXPECT_EQ(report.error().what_failed(), "installing 3 files in the guest");
+  for (const PayloadFile& file : files) {
+    EXPECT_EQ(slurp(file.path), file.content) << file.path;
+  }
+  EXPECT_EQ(leftovers(), std::vector<std::string>{});
+}
+
+TEST_F(Payload, FileThatDoesNotMatchItsDigestIsNamedAndNothingChanges) {
+  auto files = three_files();
+  ASSERT_TRUE(install_payload(*session, files, scratch()).ok());
+  test::TempDir work;
+  test::UnreliableSession unreliable(connect());
+  // Re-pack the archive with one byte of files/1 changed (SHA256SUMS and install.sh kept): the
+  // archive is valid, only the per-file check can notice.
+  unreliable.damage_upload = [&work](std::string bytes) {
+    const std::string archive = work / "in.tar.gz";
+    EXPECT_TRUE(util::write_file_atomic(archive, bytes, 0600).ok());
+    EXPECT_TRUE(util::safe_extract(archive, work / "x").ok());
+    std::string changed = test::slurp(work / "x/files/1");
+    changed[0] = 'N';
+    std::vector<util::TarEntry> entries;
+    for (const std::string name : {"files/0", "files/2", "SHA256SUMS", "install.sh"}) {
+      entries.push_back(
+          util::TarEntry::bytes(name, test::slurp(work / ("x/" + std::string(name)))));
+    }
+    entries.push_back(util::TarEntry::bytes("files/1", changed));
+    return util::tar_gz_bytes(entries).value();
+  };
+  std::vector<PayloadFile> next = files;
+  for (PayloadFile& file : next) {
+    file.content = "next " + file.content;
+  }
+  auto report = install_payload(unreliable, next, scratch());
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.error().category(), ErrorCategory::verification);
+  EXPECT_EQ(report.error().message(),
+            "installing 3 files in the guest: SHA-256 mismatch after extraction for '" +
+                files[1].path + "'");
+  for (const PayloadFile& file : files) {
+    EXPECT_EQ(slurp(file.path), file.content) << file.path;
+  }
+  EXPECT_EQ(leftovers(), std::vector<std::string>{});
+}
+
+TEST_F(Payload, FailedMoveMidwayPutsEarlierFilesBack) {
+  const std::string old_path = root() + "/old.txt";
+  const std::string new_path = root() + "/new.txt";
+  const std::string blocked = root() + "/locked/c.txt";
+  guest_sh("mkdir -p '" + root() + "/locked' && printf old > '" + old_path + "' && chmod 0555 '" +
+           root() + "/locked'");
+  std::vector<PayloadFile> files = {
+      {old_path, "replaced", {}, 0644}, {new_path, "created", {}, 0644}, {blocked, "c", {}, 0644}};
+  auto report = install_payload(*session, files, scratch());
+  guest_sh("chmod 0755 '" + root() + "/locked'");
+  if (geteuid() != 0 && fs::exists(blocked)) {
+    GTEST_SKIP() << "this user can write into a 0555 directory";
+  }
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.error().category(), ErrorCategory::guest);
+  EXPECT_EQ(report.error().what_failed(), "installing 3 files in the guest");
+  EXPECT_EQ(report.error().why().rfind("cannot install '" + blocked + "': ", 0), 0u)
+      << report.error().why();
+  EXPECT_EQ(
+      report.error().hint(),
+      "the previous files were put back; check the path's permissions in the guest and retry");
+  EXPECT_EQ(slurp(old_path), "old");
+  EXPECT_FALSE(fs::exists(new_path));
+  EXPECT_FALSE(fs::exists(blocked));
+  EXPECT_EQ(leftovers(), std::vector<std::string>{});
+}
+
+TEST_F(Payload, RelativeOrDuplicatePathsAreRefusedBeforeAnyCommand) {
+  const std::uint64_t before = session->command_count();
+  auto relative = install_payload(*session, {{"rel/x", "x", {}, 0644}}, scratch());
+  ASSERT_FALSE(relative.ok());
+  EXPECT_EQ(relative.error().message(),
+            "installing 1 file in the guest: guest path 'rel/x' is not an absolute file path");
+  auto twice =
+      install_payload(*session, {{"/tmp/x", "a", {}, 0644}, {"/tmp/x", "b", {}, 0644}}, scratch());
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.error().message(),
+            "installing 2 files in the guest: guest path '/tmp/x' is given twice");
+  EXPECT_EQ(session->command_count(), before);
+}
+
+} // namespace
+} // namespace lume_unlock::guest
