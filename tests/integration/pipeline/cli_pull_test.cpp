@@ -162,6 +162,25 @@ TEST_F(CliPull, JsonPullIsOneDocumentAndASecondPullChangesNothing) {
   EXPECT_EQ(util::read_file(path).value(), recorded) << "nothing changed, so nothing rewritten";
 }
 
+TEST_F(CliPull, PullKeepsWhatAnEarlierRecordSaysAboutTheGuest) {
+  start_sim();
+  ASSERT_EQ(cli({"pull", m_ref, "demo"}).exit_code, 0);
+  auto record = provenance::read_provenance(m_state.path(), "demo").value();
+  record.guest = provenance::GuestInfo{"macOS", "26.5.2", "25F84", "arm64"};
+  record.created_at = "2026-01-01T00:00:00Z";
+  record.image->lume_manifest_digest = "sha256:" + std::string(64, '0'); // stale
+  ASSERT_TRUE(provenance::write_provenance(m_state.path(), record).ok());
+
+  auto again = cli({"pull", m_ref, "demo"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  auto updated = provenance::read_provenance(m_state.path(), "demo").value();
+  EXPECT_EQ(updated.guest->version, "26.5.2");
+  EXPECT_EQ(updated.created_at, "2026-01-01T00:00:00Z");
+  EXPECT_NE(updated.updated_at, "2026-01-01T00:00:00Z");
+  EXPECT_EQ(updated.image->lume_manifest_digest, m_image.digest.str());
+  EXPECT_EQ(pull_requests(), 1u);
+}
+
 TEST_F(CliPull, TagMovedDuringThePullIsExit4AndLeavesTheVm) {
   test::TempDir gate_dir("cli-pull-gate");
   const std::string gate = gate_dir / "go";
