@@ -1,10 +1,10 @@
 // `lume-unlock resolve` and `lume-unlock pull` driven in-process against lume-sim and a real
 // registry (docker-registry), with skopeo as the independent check of every digest.
-#include "cli/app.hpp"
 #include "lume/client.hpp"
 #include "oci/media_types.hpp"
 #include "oci/registry_client.hpp"
 #include "provenance/provenance.hpp"
+#include "support/cli_run.hpp"
 #include "support/lume_image_seeder.hpp"
 #include "support/lume_sim.hpp"
 #include "support/registry_server.hpp"
@@ -25,27 +25,14 @@
 namespace lume_unlock {
 namespace {
 
+using test::CliRun;
+
+test::CliRun run(const std::vector<std::string>& args) { return test::run_lume_unlock(args); }
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 const char* const k_skopeo = "/usr/bin/skopeo";
-
-struct CliRun {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
-
-CliRun run(std::vector<std::string> args) {
-  std::vector<const char*> argv = {"lume-unlock"};
-  for (const auto& a : args) {
-    argv.push_back(a.c_str());
-  }
-  std::ostringstream out;
-  std::ostringstream err;
-  int code = cli::run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
-  return {code, out.str(), err.str()};
-}
 
 std::size_t count(const std::string& text, const std::string& needle) {
   std::size_t n = 0;
