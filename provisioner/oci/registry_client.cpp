@@ -37,17 +37,6 @@ std::string host_without_port(std::string_view host) {
   return std::string(host.substr(0, host.find(':')));
 }
 
-std::string url_host(std::string_view url) {
-  auto scheme = url.find("://");
-  if (scheme != std::string_view::npos) {
-    url.remove_prefix(scheme + 3);
-  }
-  url = url.substr(0, url.find_first_of("/?#"));
-  if (auto at = url.rfind('@'); at != std::string_view::npos) {
-    url.remove_prefix(at + 1);
-  }
-  return std::string(url);
-}
 
 std::string strip_parameters(const std::string& content_type) {
   std::string out = content_type.substr(0, content_type.find(';'));
@@ -146,7 +135,7 @@ struct RegistryClient::Impl {
       HttpRequest r = request;
       auto auth = authorization.find(scope_key(target));
       // Credentials go only to the registry itself, never to a redirect or upload host elsewhere.
-      if (auth != authorization.end() && url_host(r.url) == target.ref->registry) {
+      if (auth != authorization.end() && util::url_host(r.url) == target.ref->registry) {
         r.headers.push_back({"Authorization", auth->second});
       }
       auto response = http.send(r);
@@ -227,7 +216,7 @@ struct RegistryClient::Impl {
     HttpRequest request{"GET", token_url};
     request.headers.push_back({"Accept", "application/json"});
     const bool realm_is_safe = token_url.rfind("https://", 0) == 0 ||
-                               util::is_loopback_url(token_url) || plain_http(url_host(token_url));
+                               util::is_loopback_url(token_url) || plain_http(util::url_host(token_url));
     if (credentials && realm_is_safe) {
       request.headers.push_back(
           {"Authorization",

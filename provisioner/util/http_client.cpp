@@ -252,18 +252,6 @@ bool is_secret_parameter(std::string_view key) {
   return false;
 }
 
-std::string_view host_of(std::string_view url) {
-  auto scheme = url.find("://");
-  if (scheme != std::string_view::npos) {
-    url.remove_prefix(scheme + 3);
-  }
-  url = url.substr(0, url.find_first_of("/?#"));
-  if (auto at = url.rfind('@'); at != std::string_view::npos) {
-    url.remove_prefix(at + 1);
-  }
-  return url;
-}
-
 } // namespace
 
 std::string redact_url(std::string_view url) {
@@ -340,6 +328,18 @@ bool is_loopback_host(std::string_view host) {
   return dots == 3;
 }
 
-bool is_loopback_url(std::string_view url) { return is_loopback_host(host_of(url)); }
+std::string url_host(std::string_view url) {
+  auto scheme = url.find("://");
+  if (scheme != std::string_view::npos) {
+    url.remove_prefix(scheme + 3);
+  }
+  url = url.substr(0, url.find_first_of("/?#"));
+  if (auto at = url.rfind('@'); at != std::string_view::npos) {
+    url.remove_prefix(at + 1);
+  }
+  return std::string(url);
+}
+
+bool is_loopback_url(std::string_view url) { return is_loopback_host(url_host(url)); }
 
 } // namespace lume_unlock::util

@@ -100,6 +100,9 @@ private:
 /// (token, access_token, password, signature, ...) replaced by REDACTED — for logs and errors.
 std::string redact_url(std::string_view url);
 
+/// The host (with port, without user information) of a URL: "user@127.0.0.1:5000".
+std::string url_host(std::string_view url);
+
 /// True when the URL's host is a loopback address (127.0.0.0/8, ::1, localhost).
 bool is_loopback_url(std::string_view url);
 

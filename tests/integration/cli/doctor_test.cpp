@@ -1,8 +1,8 @@
 // `lume-unlock doctor` against lume-sim, a loopback registry seeded with a Lume image, and the
 // shim bundle of this build tree.
-#include "cli/app.hpp"
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"
+#include "support/cli_run.hpp"
 #include "support/lume_image_seeder.hpp"
 #include "support/lume_sim.hpp"
 #include "support/process.hpp"
@@ -17,22 +17,9 @@
 namespace lume_unlock::cli {
 namespace {
 
-struct CliRun {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
+using test::CliRun;
 
-CliRun run(std::vector<std::string> args) {
-  args.insert(args.begin(), "lume-unlock");
-  std::vector<const char*> argv;
-  for (const auto& a : args) {
-    argv.push_back(a.c_str());
-  }
-  std::ostringstream out, err;
-  int code = run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
-  return {code, out.str(), err.str()};
-}
+test::CliRun run(const std::vector<std::string>& args) { return test::run_lume_unlock(args); }
 
 nlohmann::json check_named(const nlohmann::json& doc, const std::string& name) {
   for (const auto& c : doc["checks"]) {

@@ -3,6 +3,7 @@
 #include "cli/app.hpp"
 #include "lume/client.hpp"
 #include "lume/wait.hpp"
+#include "support/cli_run.hpp"
 #include "support/guest_sim.hpp"
 #include "support/lume_sim.hpp"
 #include "support/process.hpp"
@@ -17,14 +18,10 @@
 namespace lume_unlock::cli {
 namespace {
 
+using test::CliRun;
+
 using test::GuestSim;
 using test::TempDir;
-
-struct CliRun {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
 
 class CliSsh : public ::testing::Test {
 protected:
@@ -62,21 +59,14 @@ protected:
   void TearDown() override { unsetenv("LUME_UNLOCK_CLI_TEST_PW"); }
 
   CliRun run(const std::string& vm, std::vector<std::string> tail, std::vector<std::string> before = {}) {
-    std::vector<std::string> args = {"lume-unlock", "--lume-url", lume->url(), "--state-dir", state.path()};
+    std::vector<std::string> args = {"--lume-url", lume->url(), "--state-dir", state.path()};
     args.insert(args.end(), before.begin(), before.end());
     std::vector<std::string> command = {"ssh", vm, "--ssh-port", std::to_string(sim.info().port),
                                         "--ssh-user", sim.info().user, "--ssh-password-env",
                                         "LUME_UNLOCK_CLI_TEST_PW"};
     args.insert(args.end(), command.begin(), command.end());
     args.insert(args.end(), tail.begin(), tail.end());
-    std::vector<const char*> argv;
-    for (const auto& a : args) {
-      argv.push_back(a.c_str());
-    }
-    std::ostringstream out;
-    std::ostringstream err;
-    int code = run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
-    return {code, out.str(), err.str()};
+    return test::run_lume_unlock(args);
   }
 
   std::unique_ptr<test::LumeSim> lume;

@@ -1,7 +1,7 @@
 // `lume-unlock resolve` and `lume-unlock lock` driven in-process against a real registry.
-#include "cli/app.hpp"
 #include "oci/registry_client.hpp"
 #include "recipe/lock_file.hpp"
+#include "support/cli_run.hpp"
 #include "support/lume_image_seeder.hpp"
 #include "support/registry_server.hpp"
 #include "util/atomic_file.hpp"
@@ -16,22 +16,9 @@
 namespace lume_unlock::cli {
 namespace {
 
-struct Run {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
+using test::CliRun;
 
-Run run(std::vector<std::string> args) {
-  std::vector<const char*> argv = {"lume-unlock"};
-  for (const auto& a : args) {
-    argv.push_back(a.c_str());
-  }
-  std::ostringstream out;
-  std::ostringstream err;
-  int code = run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
-  return {code, out.str(), err.str()};
-}
+test::CliRun run(const std::vector<std::string>& args) { return test::run_lume_unlock(args); }
 
 class CliRegistryTest : public ::testing::Test {
 protected:

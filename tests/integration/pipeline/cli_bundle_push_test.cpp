@@ -1,6 +1,6 @@
 // `lume-unlock bundle push` against a real registry (docker-registry), checked with skopeo.
 #include "bundle/builder.hpp"
-#include "cli/app.hpp"
+#include "support/cli_run.hpp"
 #include "support/process.hpp"
 #include "support/registry_server.hpp"
 #include "util/atomic_file.hpp"
@@ -17,25 +17,12 @@
 namespace lume_unlock {
 namespace {
 
+using test::CliRun;
+
+test::CliRun run(const std::vector<std::string>& args) { return test::run_lume_unlock(args); }
+
 using nlohmann::json;
 const char* const k_skopeo = "/usr/bin/skopeo";
-
-struct CliRun {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
-
-CliRun run(std::vector<std::string> args) {
-  std::vector<const char*> argv = {"lume-unlock"};
-  for (const auto& a : args) {
-    argv.push_back(a.c_str());
-  }
-  std::ostringstream out;
-  std::ostringstream err;
-  int code = cli::run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
-  return {code, out.str(), err.str()};
-}
 
 class CliBundlePush : public ::testing::Test {
 protected:

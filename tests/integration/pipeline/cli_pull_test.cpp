@@ -1,10 +1,10 @@
 // `lume-unlock resolve` and `lume-unlock pull` driven in-process against lume-sim and a real
 // registry (docker-registry), with skopeo as the independent check of every digest.
-#include "cli/app.hpp"
 #include "lume/client.hpp"
 #include "oci/media_types.hpp"
 #include "oci/registry_client.hpp"
 #include "provenance/provenance.hpp"
+#include "support/cli_run.hpp"
 #include "support/lume_image_seeder.hpp"
 #include "support/lume_sim.hpp"
 #include "support/registry_server.hpp"
@@ -25,27 +25,14 @@
 namespace lume_unlock {
 namespace {
 
+using test::CliRun;
+
+test::CliRun run(const std::vector<std::string>& args) { return test::run_lume_unlock(args); }
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 const char* const k_skopeo = "/usr/bin/skopeo";
-
-struct CliRun {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
-
-CliRun run(std::vector<std::string> args) {
-  std::vector<const char*> argv = {"lume-unlock"};
-  for (const auto& a : args) {
-    argv.push_back(a.c_str());
-  }
-  std::ostringstream out;
-  std::ostringstream err;
-  int code = cli::run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
-  return {code, out.str(), err.str()};
-}
 
 std::size_t count(const std::string& text, const std::string& needle) {
   std::size_t n = 0;
@@ -160,6 +147,25 @@ TEST_F(CliPull, JsonPullIsOneDocumentAndASecondPullChangesNothing) {
   EXPECT_EQ(json::parse(second.out)["digest"], m_image.digest.str());
   EXPECT_EQ(pull_requests(), 1u) << "an existing VM at the same digest must not be pulled again";
   EXPECT_EQ(util::read_file(path).value(), recorded) << "nothing changed, so nothing rewritten";
+}
+
+TEST_F(CliPull, PullKeepsWhatAnEarlierRecordSaysAboutTheGuest) {
+  start_sim();
+  ASSERT_EQ(cli({"pull", m_ref, "demo"}).exit_code, 0);
+  auto record = provenance::read_provenance(m_state.path(), "demo").value();
+  record.guest = provenance::GuestInfo{"macOS", "26.5.2", "25F84", "arm64"};
+  record.created_at = "2026-01-01T00:00:00Z";
+  record.image->lume_manifest_digest = "sha256:" + std::string(64, '0'); // stale
+  ASSERT_TRUE(provenance::write_provenance(m_state.path(), record).ok());
+
+  auto again = cli({"pull", m_ref, "demo"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  auto updated = provenance::read_provenance(m_state.path(), "demo").value();
+  EXPECT_EQ(updated.guest->version, "26.5.2");
+  EXPECT_EQ(updated.created_at, "2026-01-01T00:00:00Z");
+  EXPECT_NE(updated.updated_at, "2026-01-01T00:00:00Z");
+  EXPECT_EQ(updated.image->lume_manifest_digest, m_image.digest.str());
+  EXPECT_EQ(pull_requests(), 1u);
 }
 
 TEST_F(CliPull, TagMovedDuringThePullIsExit4AndLeavesTheVm) {

@@ -1,4 +1,4 @@
-#include "cli/app.hpp"
+#include "support/cli_run.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -9,19 +9,7 @@
 namespace lume_unlock::cli {
 namespace {
 
-struct Run {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
-
-Run run(std::vector<const char*> args) {
-  args.insert(args.begin(), "lume-unlock");
-  std::ostringstream out;
-  std::ostringstream err;
-  int code = run_cli(static_cast<int>(args.size()), args.data(), out, err);
-  return {code, out.str(), err.str()};
-}
+test::CliRun run(const std::vector<std::string>& args) { return test::run_lume_unlock(args); }
 
 TEST(Cli, VersionPrintsTheVersion) {
   auto r = run({"--version"});

@@ -1,4 +1,4 @@
-#include "cli/app.hpp"
+#include "support/cli_run.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -9,23 +9,9 @@
 namespace lume_unlock::cli {
 namespace {
 
-struct Run {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
+using test::CliRun;
 
-Run run(std::vector<std::string> args) {
-  args.insert(args.begin(), "lume-unlock");
-  std::vector<const char*> argv;
-  for (const auto& arg : args) {
-    argv.push_back(arg.c_str());
-  }
-  std::ostringstream out;
-  std::ostringstream err;
-  int code = run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
-  return {code, out.str(), err.str()};
-}
+test::CliRun run(const std::vector<std::string>& args) { return test::run_lume_unlock(args); }
 
 std::string log_path(const std::string& name) {
   return std::string(LUME_UNLOCK_FIXTURES_DIR) + "/llama-logs/" + name;

@@ -219,6 +219,12 @@ TEST(RedactUrl, RemovesCredentials) {
   EXPECT_EQ(redact_url("http://127.0.0.1:7777"), "http://127.0.0.1:7777");
 }
 
+TEST(UrlHost, KeepsThePortAndDropsUserInformation) {
+  EXPECT_EQ(url_host("http://user:pw@127.0.0.1:5000/v2/?x=1"), "127.0.0.1:5000");
+  EXPECT_EQ(url_host("https://ghcr.io/token?scope=a"), "ghcr.io");
+  EXPECT_EQ(url_host("[::1]:5000/v2/"), "[::1]:5000");
+}
+
 TEST(Loopback, RecognisesLoopbackHostsOnly) {
   EXPECT_TRUE(is_loopback_url("http://127.0.0.1:5000/v2/"));
   EXPECT_TRUE(is_loopback_url("http://localhost/v2/"));
