@@ -26,7 +26,7 @@ TEST_F(Create, FullCreateInstallsVerifiesEnablesAndRecords) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
-  const auto doc = run.json();
+  const auto doc = json_of(run);
   ASSERT_TRUE(doc.is_object()) << run.out;
   std::cout << "[measure] full create: " << seconds << " s, SSH commands "
             << doc["counts"]["ssh_commands"] << ", Lume requests " << doc["counts"]["lume_requests"]
@@ -89,7 +89,7 @@ TEST_F(Create, SecondCreateChangesNothingInFewerThanTenSshCommands) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   ASSERT_EQ(again.exit_code, 0) << again.err;
-  const auto doc = again.json();
+  const auto doc = json_of(again);
   std::cout << "[measure] no-op create: " << seconds << " s, SSH commands "
             << doc["counts"]["ssh_commands"] << ", Lume requests " << doc["counts"]["lume_requests"]
             << "\n";
@@ -119,7 +119,7 @@ TEST_F(Create, StatusIsCleanThenNamesATamperedFile) {
   ASSERT_TRUE(util::write_file_atomic(shim, bytes, 0755).ok());
   CliRun drift = cli({"status", "vm1"}, true, {"--json"});
   EXPECT_EQ(drift.exit_code, 6) << drift.out << drift.err;
-  const auto doc = drift.json();
+  const auto doc = json_of(drift);
   EXPECT_EQ(doc["drift"], true);
   std::vector<std::string> drifted;
   for (const auto& item : doc["items"]) {
@@ -160,7 +160,7 @@ TEST_F(Create, VerifyPassesAndAcceptsAFastLlamaLog) {
                      true,
                      {"--json"});
   EXPECT_EQ(stock.exit_code, 6) << stock.out;
-  EXPECT_EQ(stock.json()["ok"], false);
+  EXPECT_EQ(json_of(stock)["ok"], false);
 }
 
 TEST_F(Create, RemoveLeavesTheGuestStockAndKeepsARecord) {
@@ -173,12 +173,12 @@ TEST_F(Create, RemoveLeavesTheGuestStockAndKeepsARecord) {
   EXPECT_TRUE(guest_has(state.path() + "/vms/vm1/provenance.json"));
   CliRun removed = cli({"remove", "vm1"}, true, {"--json"});
   ASSERT_EQ(removed.exit_code, 0) << removed.out << removed.err;
-  EXPECT_EQ(removed.json()["removed_agents"], nlohmann::json{"dev.lume-unlock.probe-agent"});
+  EXPECT_EQ(json_of(removed)["removed_agents"], nlohmann::json{"dev.lume-unlock.probe-agent"});
   EXPECT_FALSE(guest_has(plist_path()));
   EXPECT_FALSE(guest_has(support_dir()));
   EXPECT_FALSE(guest_has(support_dir() + "/enabled-executables"));
   EXPECT_FALSE(guest_has(state.path() + "/vms/vm1/provenance.json"));
-  const std::string record = removed.json()["removal_record"].get<std::string>();
+  const std::string record = json_of(removed)["removal_record"].get<std::string>();
   EXPECT_EQ(record.rfind(state.path() + "/vms/vm1/removed-", 0), 0u) << record;
   EXPECT_TRUE(guest_has(record));
   // launchd no longer has the agent.
@@ -218,7 +218,7 @@ TEST_F(Create, LockedRecipeIsPulledByItsPinnedDigest) {
   ASSERT_EQ(lock.exit_code, 0) << lock.err;
   CliRun run = create();
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
-  const auto doc = run.json();
+  const auto doc = json_of(run);
   EXPECT_EQ(doc["locked"], true);
   EXPECT_EQ(doc["reference"], image_ref.pinned(manifest.value().digest).str());
   EXPECT_EQ(doc["image"]["digest"], image_digest);
@@ -230,7 +230,7 @@ TEST_F(Create, RefusesWhenLumeRunsTheMaximumOfVms) {
        R"(GET /lume/host/status=200:{"status":"healthy","vm_count":2,"max_vms":2,"available_slots":0,"version":"1.0.0"})"});
   CliRun run = create();
   EXPECT_EQ(run.exit_code, 3) << run.out;
-  EXPECT_EQ(run.json()["error"]["message"],
+  EXPECT_EQ(json_of(run)["error"]["message"],
             "create 'vm1': Lume already runs 2 of at most 2 macOS VMs");
   EXPECT_FALSE(guest_has(lume->home() + "/vm1"));
 }
@@ -247,7 +247,7 @@ TEST_F(Create, RefusesAVmThatIsNotOursWithAnotherImage) {
   ASSERT_TRUE(seed_lume_image(client, image_ref, spec).ok());
   CliRun run = create();
   EXPECT_EQ(run.exit_code, 2) << run.out;
-  const std::string message = run.json()["error"]["message"].get<std::string>();
+  const std::string message = json_of(run)["error"]["message"].get<std::string>();
   EXPECT_EQ(message.rfind("create 'vm1': a VM of that name exists and was not created by "
                           "lume-unlock (it holds " +
                               image_digest,
@@ -268,7 +268,7 @@ TEST_F(Create, DryRunChangesNothing) {
                     true,
                     {"--json"});
   ASSERT_EQ(json.exit_code, 0);
-  EXPECT_EQ(json.json()["steps"].size(), 10u);
+  EXPECT_EQ(json_of(json)["steps"].size(), 10u);
   EXPECT_EQ(run_command({"/usr/bin/find", lume->home(), guest.info().home}).stdout_text, before);
   EXPECT_FALSE(guest_has(state.path() + "/vms/vm1/provenance.json"));
   EXPECT_FALSE(guest_has(state.path() + "/vms/vm1/known_host")); // no SSH contact at all

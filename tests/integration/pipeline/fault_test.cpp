@@ -15,7 +15,7 @@ namespace {
 class CreateFault : public PipelineWorld {
 protected:
   /// The error document of a failed --json run.
-  static nlohmann::json error_of(const CliRun& run) { return run.json()["error"]; }
+  static nlohmann::json error_of(const CliRun& run) { return json_of(run)["error"]; }
 
   /// Every final path of the shim install is either absent or exactly the bundle's file, and no
   /// temporary or staged file is left.

@@ -4,9 +4,9 @@
 // guest-sim's address and pulling from the registry, a recipe naming the registry image with
 // the installed probe enabled as an agent, and the CLI run in-process.
 #include "bundle/loader.hpp"
-#include "cli/app.hpp"
 #include "dropping_proxy.hpp"
 #include "oci/registry_client.hpp"
+#include "support/cli_run.hpp"
 #include "support/guest_sim.hpp"
 #include "support/lume_image_seeder.hpp"
 #include "support/lume_sim.hpp"
@@ -27,12 +27,10 @@
 
 namespace lume_unlock::test {
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-  nlohmann::json json() const { return nlohmann::json::parse(out, nullptr, false); }
-};
+/// The one JSON document a --json run printed (discarded when it printed none).
+inline nlohmann::json json_of(const CliRun& run) {
+  return nlohmann::json::parse(run.out, nullptr, false);
+}
 
 class PipelineWorld : public ::testing::Test {
 protected:
@@ -136,14 +134,7 @@ protected:
         args.push_back(a);
       }
     }
-    std::vector<const char*> argv;
-    for (const auto& a : args) {
-      argv.push_back(a.c_str());
-    }
-    std::ostringstream out;
-    std::ostringstream err;
-    const int code = cli::run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
-    return {code, out.str(), err.str()};
+    return run_lume_unlock(std::vector<std::string>(args.begin() + 1, args.end()));
   }
 
   CliRun create(std::vector<std::string> extra = {}) {
