@@ -83,6 +83,12 @@ failures other than the manifest fetch use lume-sim's own wording; unattended cr
 `stopped` without the boot phases; the guest IP is --guest-address once --boot-delay-ms has
 passed after run, and sshAvailable probes --guest-ssh-port; cpp-httplib adds Keep-Alive headers
 and answers a bodiless 400 to unknown methods and to POST/PATCH without Content-Length.
+--guest-home DIR is a simulation device, not Lume behaviour (Lume never looks inside disk.img):
+the guest's home stands in for its disk. A push first replaces the VM's disk.img with a
+deterministic pax tar of DIR (directories, files, symlinks; permission bits kept; marked by a
+"LUMESIM.guest-home=1" global header); a pull whose disk.img is such an archive replaces DIR's
+contents (DIR itself stays) after checking every path and link stays inside DIR, and fails
+otherwise; a pull of any other disk (e.g. from lume-image-seed) leaves DIR alone.
 Pull timing: --pull-delay-ms is spent half before the manifest fetch (progress 0) and half
 spread over the blobs (downloadProgress rises with the bytes); --pull-gate FILE holds every
 pull before its manifest fetch until FILE exists (tests move a tag meanwhile).
@@ -114,6 +120,8 @@ int main(int argc, char** argv) {
                  "time an async pull reports progress before it ends")->capture_default_str();
   app.add_option("--pull-gate", options.pull_gate,
                  "test hook: pulls wait for this file to exist before fetching the manifest");
+  app.add_option("--guest-home", options.guest_home,
+                 "simulation device: the guest's home, carried in disk.img by pushes and pulls");
   app.add_option("--latency-ms", options.latency_ms, "delay before every answer")
       ->capture_default_str();
   app.add_option("--fault", fault_specs, "'METHOD PATH=STATUS[xN][:BODY]' (see below)");

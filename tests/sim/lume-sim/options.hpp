@@ -36,6 +36,10 @@ struct Options {
   /// Test hook: a started pull waits until this file exists (at most 60 s) before it fetches
   /// the manifest, so a test can move the tag after lume-unlock resolved it.
   std::string pull_gate;
+  /// Simulation device, not Lume: the guest's home directory, which stands in for its disk.
+  /// A push first archives it into the VM's disk.img; a pull whose disk.img is such an archive
+  /// restores it (guest_home_archive.hpp).
+  std::string guest_home;
   int latency_ms = 0;
   std::vector<Fault> faults;
   std::vector<Drop> drops;

@@ -1,5 +1,6 @@
 #include "sim.hpp"
 
+#include "guest_home_archive.hpp"
 #include "registry_io.hpp"
 
 #include <arpa/inet.h>
@@ -1187,6 +1188,9 @@ std::string Simulator::run_pull(const std::string& key, const std::string& image
       fs::remove_all(staging);
       throw RegistryFailure("Virtual machine already exists with name: " + vm_name);
     }
+    if (!m_options.guest_home.empty()) {
+      restore_guest_home_from(staging, key);
+    }
     move_directory(staging, target);
     // Written after the move, the digest exactly as the header said, no newline (§4.3).
     std::ofstream(target / ".manifest-digest", std::ios::binary) << digest;
@@ -1199,6 +1203,19 @@ std::string Simulator::run_pull(const std::string& key, const std::string& image
   std::lock_guard<std::mutex> lock(m_mutex);
   fail_pull(key, why);
   return why;
+}
+
+void Simulator::restore_guest_home_from(const fs::path& staging, const std::string& key) {
+  // Before the VM is moved into place, so an unsafe archive fails the pull and leaves no VM.
+  try {
+    if (restore_guest_home(staging / "disk.img", m_options.guest_home)) {
+      log("pull '" + key + "': guest home " + m_options.guest_home + " restored from disk.img");
+    }
+  } catch (const std::exception& e) { // GuestHomeError, or a std::filesystem error
+    std::error_code ec;
+    fs::remove_all(staging, ec);
+    throw RegistryFailure(std::string("lume-sim --guest-home: ") + e.what());
+  }
 }
 
 Reply Simulator::pull_sync(const Params&, const std::map<std::string, std::string>&,
@@ -1249,6 +1266,19 @@ Reply Simulator::push(const Params&, const std::map<std::string, std::string>&,
   const std::vector<std::string> tag_list = tags->get<std::vector<std::string>>();
   std::string error;
   auto vm = find_vm(name, storage, error);
+  if (vm && !m_options.guest_home.empty()) {
+    // The guest's disk is its home: snapshot it now, before the 202, like a disk that is
+    // pushed as it was when the request came in.
+    try {
+      const std::size_t entries =
+          write_guest_home_archive(m_options.guest_home, vm->dir / "disk.img");
+      log("push '" + name + "': disk.img is now the guest home " + m_options.guest_home + " (" +
+          std::to_string(entries) + " entries)");
+    } catch (const std::exception& e) { // GuestHomeError, or a std::filesystem error
+      error = std::string("lume-sim --guest-home: ") + e.what();
+      vm.reset();
+    }
+  }
   const std::string repository = organization.value_or("trycua") + "/" + image_name;
   const std::uint64_t chunk_bytes =
       static_cast<std::uint64_t>(chunk_mb && *chunk_mb > 0 ? *chunk_mb : 512) << 20;

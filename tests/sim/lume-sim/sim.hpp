@@ -144,6 +144,9 @@ private:
                        const std::optional<std::string>& registry,
                        const std::optional<std::string>& organization,
                        const std::optional<std::string>& storage);
+  /// With --guest-home: replaces the home's contents when the pulled disk.img in `staging` is
+  /// a guest-home archive. Throws RegistryFailure (and removes `staging`) when it is unsafe.
+  void restore_guest_home_from(const std::filesystem::path& staging, const std::string& key);
   void log(const std::string& line) const;
 
   Options m_options;
