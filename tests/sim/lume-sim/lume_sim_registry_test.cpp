@@ -1,6 +1,7 @@
 // lume-sim's pulls and pushes against a real registry (Debian's docker-registry on loopback),
 // driven with raw HTTP and checked with skopeo, held to reference/lume-oci.md and
 // reference/lume-api.md §3.11-§3.13.
+#include "home_snapshot.hpp"
 #include "raw_http.hpp"
 #include "support/lume_image_seeder.hpp"
 #include "support/lume_sim.hpp"
@@ -20,6 +21,7 @@
 namespace {
 
 using lume_sim_test::raw;
+using lume_sim_test::snapshot;
 using lume_unlock::test::LumeSim;
 using lume_unlock::test::RegistryServer;
 using nlohmann::json;
@@ -33,6 +35,11 @@ std::string read_all(const fs::path& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+void write_file(const fs::path& path, const std::string& bytes, unsigned mode) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  fs::permissions(path, static_cast<fs::perms>(mode));
 }
 
 class LumeSimRegistryTest : public ::testing::Test {
@@ -74,6 +81,20 @@ protected:
                                            "--tls-verify=false",
                                            "docker://" + m_registry->host() + "/" + repo_tag})
         .stdout_text;
+  }
+
+  /// Waits for a push to land: the manifest under `repo_tag`, once its digest is not
+  /// `not_digest`. Returns its bytes (empty, with a failure, when it never appears).
+  std::string await_manifest(const std::string& repo_tag, const std::string& not_digest = "") {
+    for (int i = 0; i < 500; ++i) {
+      const std::string bytes = skopeo_raw(repo_tag);
+      if (!bytes.empty() && "sha256:" + lume_unlock::util::sha256_hex(bytes) != not_digest) {
+        return bytes;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ADD_FAILURE() << repo_tag << " never appeared";
+    return std::string();
   }
 
   std::unique_ptr<LumeSim> start_sim(std::vector<std::string> extra = {}) {
@@ -255,18 +276,7 @@ TEST_F(LumeSimRegistryTest, PushUploadsALumeImageUnderEveryTagWithANewDigestEach
                            R"(","organization":"acme","chunkSizeMb":1})";
   auto r = raw(sim->port(), "POST", "/lume/vms/push", push);
   EXPECT_EQ(r.status, 202);
-  auto await_tag = [&](const std::string& repo_tag, const std::string& not_digest) {
-    for (int i = 0; i < 500; ++i) {
-      const std::string bytes = skopeo_raw(repo_tag);
-      if (!bytes.empty() && "sha256:" + lume_unlock::util::sha256_hex(bytes) != not_digest) {
-        return bytes;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    ADD_FAILURE() << repo_tag << " never appeared";
-    return std::string();
-  };
-  const std::string first = await_tag("acme/tahoe-unlocked:latest", "");
+  const std::string first = await_manifest("acme/tahoe-unlocked:latest");
   EXPECT_EQ(skopeo_raw("acme/tahoe-unlocked:1"), first);
   json m = json::parse(first);
   EXPECT_EQ(m["mediaType"], "application/vnd.oci.image.manifest.v1+json");
@@ -281,7 +291,7 @@ TEST_F(LumeSimRegistryTest, PushUploadsALumeImageUnderEveryTagWithANewDigestEach
   // Same VM pushed again: a new upload-time, so a new digest.
   const std::string first_digest = "sha256:" + lume_unlock::util::sha256_hex(first);
   ASSERT_EQ(raw(sim->port(), "POST", "/lume/vms/push", push).status, 202);
-  const std::string second = await_tag("acme/tahoe-unlocked:latest", first_digest);
+  const std::string second = await_manifest("acme/tahoe-unlocked:latest", first_digest);
   EXPECT_NE(json::parse(second)["annotations"]["org.trycua.lume.upload-time"],
             m["annotations"]["org.trycua.lume.upload-time"]);
 
@@ -333,6 +343,113 @@ TEST_F(LumeSimRegistryTest, BlobThatDoesNotMatchItsDigestFailsThePullAndLeavesNo
   EXPECT_EQ(r.json_body()["message"], "Layer verification failed: expected sha256:" + nvram +
                                           ", got " + actual);
   EXPECT_FALSE(fs::exists(fs::path(sim->home()) / "demo"));
+}
+
+TEST_F(LumeSimRegistryTest, GuestHomeTravelsInPushedImagesAndSeededDisksLeaveItAlone) {
+  auto image = seed("macos-tahoe-cua:latest");
+  lume_unlock::test::TempDir dir("lume-sim-guest-home");
+  const fs::path home = dir / "home";
+  fs::create_directories(home / "projects" / "deep");
+  write_file(home / "run.sh", "#!/bin/sh\necho run\n", 0755);
+  write_file(home / "projects" / "deep" / "notes.txt", "nested\n", 0600);
+  write_file(home / "my notes.txt", "spaced\n", 0644);
+  fs::create_symlink("projects/deep/notes.txt", home / "notes link");
+  START(sim, {"--guest-home", home.string()});
+  const std::string reg = m_registry->host();
+  const fs::path vms = sim->home();
+  auto pull = [&](const std::string& ref, const std::string& org, const std::string& name) {
+    return raw(sim->port(),
+               "POST",
+               "/lume/pull",
+               R"({"image":")" + ref + R"(","name":")" + name + R"(","organization":")" + org +
+                   R"(","registry":")" + reg + R"("})");
+  };
+
+  // A seeded image's disk holds arbitrary bytes: pulling it leaves the home as it is.
+  const auto original = snapshot(home);
+  ASSERT_EQ(original.size(), 6u);
+  ASSERT_EQ(pull("macos-tahoe-cua:latest", "trycua", "demo").status, 200);
+  EXPECT_EQ(snapshot(home), original);
+  EXPECT_EQ(read_all(vms / "demo" / "disk.img"), image.disk);
+
+  // The push takes the home as it is when the request is answered.
+  ASSERT_EQ(raw(sim->port(),
+                "POST",
+                "/lume/vms/push",
+                R"({"name":"demo","imageName":"with-home","tags":["1"],"registry":")" + reg +
+                    R"(","organization":"acme","chunkSizeMb":1})")
+                .status,
+            202);
+  write_file(home / "run.sh", "#!/bin/sh\necho changed\n", 0644);
+  fs::remove(home / "my notes.txt");
+  fs::remove_all(home / "projects" / "deep");
+  write_file(home / "stray file", "stray\n", 0600);
+  ASSERT_NE(snapshot(home), original);
+  ASSERT_FALSE(await_manifest("acme/with-home:1").empty());
+  const std::string pushed_disk = read_all(vms / "demo" / "disk.img");
+  EXPECT_NE(pushed_disk, image.disk);
+  // The disk is a tar any tool can list.
+  auto listing = lume_unlock::test::run_command({"/usr/bin/tar", "-tf", vms / "demo" / "disk.img"});
+  EXPECT_EQ(listing.exit_status, 0) << listing.stderr_text;
+  EXPECT_EQ(listing.stdout_text,
+            "my notes.txt\nnotes link\nprojects/\nprojects/deep/\nprojects/deep/notes.txt\n"
+            "run.sh\n");
+  EXPECT_EQ(listing.stderr_text, "") << "the marker record is a vendor pax keyword tar ignores";
+
+  // Pulled into another VM, the image brings the pushed home back exactly.
+  auto back = pull("with-home:1", "acme", "restored");
+  ASSERT_EQ(back.status, 200) << back.body;
+  EXPECT_EQ(snapshot(home), original);
+  EXPECT_EQ(read_all(vms / "restored" / "disk.img"), pushed_disk);
+  EXPECT_NE(sim->process().stderr_text().find("pull 'restored': guest home " + home.string() +
+                                              " restored from disk.img"),
+            std::string::npos);
+
+  // Changed again, the home survives a pull of a seeded image untouched.
+  write_file(home / "run.sh", "after\n", 0700);
+  const auto changed = snapshot(home);
+  ASSERT_EQ(pull("macos-tahoe-cua:latest", "trycua", "plain").status, 200);
+  EXPECT_EQ(snapshot(home), changed);
+}
+
+TEST_F(LumeSimRegistryTest, GuestHomeArchiveLeadingOutOfTheHomeFailsThePullAndLeavesNoVm) {
+  seed("macos-tahoe-cua:latest");
+  lume_unlock::test::TempDir dir("lume-sim-guest-home");
+  const fs::path home = dir / "home";
+  fs::create_directories(home);
+  write_file(home / "keep", "keep\n", 0644);
+  // Pushing archives any symlink; restoring refuses one that points out of the home.
+  fs::create_symlink("/etc/hostname", home / "outside");
+  START(sim, {"--guest-home", home.string()});
+  const std::string reg = m_registry->host();
+  ASSERT_EQ(raw(sim->port(),
+                "POST",
+                "/lume/pull",
+                R"({"image":"macos-tahoe-cua:latest","name":"demo","registry":")" + reg + R"("})")
+                .status,
+            200);
+  ASSERT_EQ(raw(sim->port(),
+                "POST",
+                "/lume/vms/push",
+                R"({"name":"demo","imageName":"escape","tags":["1"],"registry":")" + reg +
+                    R"(","organization":"acme"})")
+                .status,
+            202);
+  ASSERT_FALSE(await_manifest("acme/escape:1").empty());
+  fs::remove(home / "outside");
+  const auto before = snapshot(home);
+
+  auto r = raw(sim->port(),
+               "POST",
+               "/lume/pull",
+               R"({"image":"escape:1","name":"back","organization":"acme","registry":")" + reg +
+                   R"("})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(
+      r.json_body()["message"],
+      "lume-sim --guest-home: symlink 'outside' -> '/etc/hostname' points to an absolute path");
+  EXPECT_FALSE(fs::exists(fs::path(sim->home()) / "back"));
+  EXPECT_EQ(snapshot(home), before);
 }
 
 } // namespace
