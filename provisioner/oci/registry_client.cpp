@@ -284,6 +284,21 @@ std::uint64_t RegistryClient::request_count() const {
 }
 
 Result<ManifestHead> RegistryClient::head_manifest(const Reference& ref) {
+  auto found = find_manifest(ref);
+  if (!found.ok()) {
+    return found.error();
+  }
+  if (!found.value()) {
+    const std::string url = m_impl->repository_url(ref) + "/manifests/" + ref.identifier();
+    return Error(ErrorCategory::registry,
+                 "cannot check manifest '" + ref.str() + "'",
+                 "HEAD " + util::redact_url(url) + " answered HTTP 404: the registry has no such manifest",
+                 "check the reference (repository and tag or digest)");
+  }
+  return *found.value();
+}
+
+Result<std::optional<ManifestHead>> RegistryClient::find_manifest(const Reference& ref) {
   const std::string what = "cannot check manifest '" + ref.str() + "'";
   HttpRequest request{"HEAD", m_impl->repository_url(ref) + "/manifests/" + ref.identifier()};
   request.headers.push_back({"Accept", manifest_accept});
@@ -292,6 +307,9 @@ Result<ManifestHead> RegistryClient::head_manifest(const Reference& ref) {
     return response.error();
   }
   const auto& got = response.value();
+  if (got.status == 404) {
+    return std::optional<ManifestHead>();
+  }
   if (got.status != 200) {
     return make_http_error("HEAD", request.url, got).to_error(what);
   }
@@ -312,7 +330,7 @@ Result<ManifestHead> RegistryClient::head_manifest(const Reference& ref) {
   head.digest = digest.value();
   head.media_type = strip_parameters(got.header("Content-Type").value_or(""));
   head.size = std::strtoull(got.header("Content-Length").value_or("0").c_str(), nullptr, 10);
-  return head;
+  return std::optional<ManifestHead>(head);
 }
 
 Result<FetchedManifest> RegistryClient::get_manifest(const Reference& ref) {

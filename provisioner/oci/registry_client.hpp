@@ -62,6 +62,8 @@ public:
 
   /// HEAD of a manifest: the registry's digest claim, media type and size.
   Result<ManifestHead> head_manifest(const Reference& ref);
+  /// The same, with nullopt when the registry does not have it (404): for watching a tag.
+  Result<std::optional<ManifestHead>> find_manifest(const Reference& ref);
 
   /// GET of a manifest with the full Accept list. The digest is computed from the bytes; it
   /// must equal Docker-Content-Digest when sent, and the requested digest for a by-digest

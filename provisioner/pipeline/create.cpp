@@ -6,13 +6,13 @@
 #include "lume/vm_name.hpp"
 #include "lume/wait.hpp"
 #include "pipeline/enablement_apply.hpp"
+#include "pipeline/vm_boot.hpp"
 #include "recipe/lock_file.hpp"
 #include "util/atomic_file.hpp"
 
 #include <sys/stat.h>
 
 #include <cstdio>
-#include <thread>
 
 namespace lume_unlock::pipeline {
 
@@ -287,43 +287,11 @@ StepResult CreatePipeline::step_resize() {
 }
 
 StepResult CreatePipeline::step_boot() {
-  lume::VmDetails vm = current_details();
-  if (vm.ssh_ready()) {
-    return {false, "running at " + vm.ip_address.value_or("?")};
-  }
-  bool started = false;
-  if (vm.status != lume::VmStatus::running) {
-    lume::RunOptions run;
-    run.no_display = true;
-    m_services.lume.run(lume::VmRef{m_options.vm}, run).value_or_throw();
-    started = true;
-  }
-  lume::WaitOptions wait;
-  wait.what = "VM '" + m_options.vm + "' to be running with SSH reachable";
-  wait.timeout = m_options.boot_timeout;
-  wait.first_interval = std::chrono::milliseconds(100);
-  wait.progress = m_services.progress;
-  const lume::VmState state =
-      lume::wait_until(m_services.lume, lume::VmRef{m_options.vm}, lume::is_ssh_ready, wait)
-          .value_or_throw();
-  return {started, std::string(started ? "booted, " : "") + lume::describe(state)};
+  return boot_vm(m_services.lume, m_options.vm, m_options.boot_timeout, m_services.progress);
 }
 
 StepResult CreatePipeline::step_connect() {
-  const auto deadline = std::chrono::steady_clock::now() + m_options.ssh_wait;
-  for (;;) {
-    try {
-      m_session = m_services.connect();
-      break;
-    } catch (const Error& error) {
-      // Lume's sshAvailable only means the port answered: sshd may still be starting.
-      if (error.category() != ErrorCategory::guest ||
-          std::chrono::steady_clock::now() >= deadline) {
-        throw;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    }
-  }
+  m_session = connect_when_ready(m_services.connect, m_options.ssh_wait);
   return {false, "connected"};
 }
 

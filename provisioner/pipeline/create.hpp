@@ -10,6 +10,7 @@
 #include "pipeline/probe_check.hpp"
 #include "pipeline/probe_run.hpp"
 #include "pipeline/shim_install.hpp"
+#include "pipeline/vm_boot.hpp"
 #include "provenance/provenance.hpp"
 #include "recipe/recipe.hpp"
 #include "util/progress.hpp"
@@ -43,9 +44,6 @@ struct CreateOptions {
   /// How long a refused or dropped SSH login is retried after Lume reports SSH open.
   std::chrono::milliseconds ssh_wait{std::chrono::seconds(60)};
 };
-
-/// Opens the session to the VM's guest (the CLI's connect_vm_guest). Throws Error.
-using GuestConnector = std::function<std::unique_ptr<guest::GuestSession>()>;
 
 /// The collaborators a create runs with (all outlive the pipeline).
 struct CreateServices {

@@ -1,6 +1,7 @@
 #include "pipeline/image_pull.hpp"
 
 #include "lume/wait.hpp"
+#include "pipeline/lume_image.hpp"
 #include "util/atomic_file.hpp"
 
 #include <filesystem>
@@ -9,35 +10,6 @@
 namespace lume_unlock::pipeline {
 
 namespace {
-
-/// The immutable tag a digest-only reference is pulled through (lume-oci.md §1.2).
-std::string digest_tag(const oci::Digest& digest) {
-  return "sha256-" + digest.hex();
-}
-
-/// What Lume is asked to pull: `name:tag` under `organization` on `registry` (Lume builds the
-/// repository as <organization>/<name> and takes no digests).
-struct LumeImage {
-  std::string registry;
-  std::string organization;
-  std::string name;
-  std::string tag;
-  std::string reference() const { return registry + "/" + organization + "/" + name + ":" + tag; }
-};
-
-Result<LumeImage> lume_image_for(const oci::Reference& ref, const std::string& tag) {
-  const auto slash = ref.repository.find('/');
-  if (slash == std::string::npos) {
-    return Error(ErrorCategory::usage,
-                 "pull of '" + ref.str() + "'",
-                 "Lume pulls only <organization>/<name> repositories, and '" + ref.repository +
-                     "' has no organization",
-                 "push the image under a repository with two components, e.g. " + ref.registry +
-                     "/myorg/" + ref.repository);
-  }
-  return LumeImage{
-      ref.registry, ref.repository.substr(0, slash), ref.repository.substr(slash + 1), tag};
-}
 
 /// The digest to pin and the tag Lume pulls. A tag is resolved (verified GET); a digest is
 /// fetched by digest (verified) and pulled through its `sha256-<hex>` tag, which must exist and
@@ -121,7 +93,7 @@ Result<ImagePullPlan> plan_image_pull(lume::LumeApi& lume,
   if (!resolved.ok()) {
     return resolved.error();
   }
-  auto image = lume_image_for(ref, resolved.value().tag);
+  auto image = lume_image_for(ref, resolved.value().tag, "pull of '" + ref.str() + "'");
   if (!image.ok()) {
     return image.error();
   }

@@ -1,6 +1,8 @@
 #include "plan.hpp"
 
 #include <chrono>
+#include <iomanip>
+#include <sstream>
 
 namespace lume_unlock::pipeline {
 
@@ -105,6 +107,22 @@ nlohmann::json reports_to_json(const std::vector<StepReport>& reports) {
                      {"seconds", r.seconds}});
   }
   return {{"steps", steps}, {"changed", changed}};
+}
+
+std::string reports_to_text(const std::string& title, const std::vector<StepReport>& reports) {
+  int changed = 0;
+  for (const auto& r : reports) {
+    changed += r.outcome == StepOutcome::changed ? 1 : 0;
+  }
+  std::ostringstream out;
+  out << title << ": "
+      << (changed == 0 ? std::string("no changes") : std::to_string(changed) + " step(s) changed")
+      << "\n";
+  for (const auto& r : reports) {
+    out << "  " << std::left << std::setw(10) << outcome_name(r.outcome) << std::right << r.id
+        << ": " << r.summary << "\n";
+  }
+  return out.str();
 }
 
 } // namespace lume_unlock::pipeline

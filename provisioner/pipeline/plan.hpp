@@ -72,5 +72,7 @@ const char* outcome_name(StepOutcome outcome);
 
 /// {"steps": [{"id","description","outcome","summary","seconds"}], "changed": n}
 nlohmann::json reports_to_json(const std::vector<StepReport>& reports);
+/// "<title>: N step(s) changed" (or "no changes"), then one line per step: outcome, id, summary.
+std::string reports_to_text(const std::string& title, const std::vector<StepReport>& reports);
 
 } // namespace lume_unlock::pipeline

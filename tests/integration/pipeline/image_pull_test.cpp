@@ -297,7 +297,7 @@ TEST_F(ImagePullTest, UnknownTagAndSingleComponentRepositoryFailBeforeLume) {
   ASSERT_FALSE(solo.ok());
   EXPECT_EQ(solo.error().category(), ErrorCategory::usage);
   EXPECT_EQ(solo.error().why(),
-            "Lume pulls only <organization>/<name> repositories, and 'solo' has no organization");
+            "Lume uses only <organization>/<name> repositories, and 'solo' has no organization");
   EXPECT_EQ(lume.finds, 0);
   EXPECT_TRUE(lume.pulls.empty());
 }
