@@ -6,6 +6,7 @@
 #include "provenance/provenance.hpp"
 #include "recipe/lock_file.hpp"
 #include "recipe/recipe.hpp"
+#include "util/atomic_file.hpp"
 
 #include <memory>
 #include <vector>
@@ -51,6 +52,12 @@ void run_lock(const LockOptions& options, Context& context) {
     lock.references.push_back(locked);
   }
   const std::string lock_path = recipe::lock_path_for(options.recipe_path);
+  // Re-locking pins the references again; the images baked from this recipe stay on record.
+  if (auto existing = util::read_file(lock_path); existing.ok()) {
+    if (auto parsed = recipe::parse_lock_file(existing.value(), lock_path); parsed.ok()) {
+      lock.baked = parsed.value().baked;
+    }
+  }
   recipe::write_lock_file(lock_path, lock).value_or_throw();
   if (context.json()) {
     nlohmann::json document = recipe::to_json(lock);

@@ -25,7 +25,74 @@ Result<std::string> required_string(const nlohmann::json& object,
   return it->get<std::string>();
 }
 
+bool is_digest(const std::string& digest) {
+  return digest.rfind("sha256:", 0) == 0 && util::is_sha256_hex(digest.substr(7));
+}
+
 } // namespace
+
+nlohmann::json to_json(const BakedImage& baked) {
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& f : baked.shim_files) {
+    files.push_back({{"path", f.path}, {"sha256", f.sha256}});
+  }
+  return {{"reference", baked.reference},
+          {"digest", baked.digest},
+          {"pinned", baked.pinned},
+          {"pushed_at", baked.pushed_at},
+          {"recipe_sha256", baked.recipe_sha256},
+          {"shim_files", files}};
+}
+
+Result<BakedImage> parse_baked_image(const nlohmann::json& entry,
+                                     const std::string& at,
+                                     const std::string& path) {
+  if (!entry.is_object()) {
+    return invalid(path, "'" + at.substr(0, at.size() - 1) + "' must be an object");
+  }
+  BakedImage baked;
+  for (auto [key, out] : {std::pair<const char*, std::string*>{"reference", &baked.reference},
+                          {"digest", &baked.digest},
+                          {"pinned", &baked.pinned},
+                          {"pushed_at", &baked.pushed_at},
+                          {"recipe_sha256", &baked.recipe_sha256}}) {
+    auto value = required_string(entry, key, at, path);
+    if (!value) {
+      return value.error();
+    }
+    *out = value.value();
+  }
+  if (!is_digest(baked.digest)) {
+    return invalid(path, "'" + at + "digest' must be 'sha256:' and 64 lower-case hex characters");
+  }
+  if (!util::is_sha256_hex(baked.recipe_sha256)) {
+    return invalid(path, "'" + at + "recipe_sha256' must be 64 lower-case hex characters");
+  }
+  auto files = entry.find("shim_files");
+  if (files == entry.end() || !files->is_array()) {
+    return invalid(path, "'" + at + "shim_files' must be an array");
+  }
+  for (std::size_t i = 0; i < files->size(); ++i) {
+    const std::string file_at = at + "shim_files[" + std::to_string(i) + "].";
+    const auto& file = (*files)[i];
+    if (!file.is_object()) {
+      return invalid(path, "'" + file_at.substr(0, file_at.size() - 1) + "' must be an object");
+    }
+    auto file_path = required_string(file, "path", file_at, path);
+    if (!file_path) {
+      return file_path.error();
+    }
+    auto sha = required_string(file, "sha256", file_at, path);
+    if (!sha) {
+      return sha.error();
+    }
+    if (!util::is_sha256_hex(sha.value())) {
+      return invalid(path, "'" + file_at + "sha256' must be 64 lower-case hex characters");
+    }
+    baked.shim_files.push_back({file_path.value(), sha.value()});
+  }
+  return baked;
+}
 
 const LockedReference* LockFile::find(const std::string& field) const {
   for (const auto& r : references) {
@@ -51,6 +118,12 @@ nlohmann::json to_json(const LockFile& lock) {
       entry["media_type"] = *r.media_type;
     }
     out["references"].push_back(entry);
+  }
+  if (!lock.baked.empty()) {
+    out["baked"] = nlohmann::json::array();
+    for (const auto& b : lock.baked) {
+      out["baked"].push_back(to_json(b));
+    }
   }
   if (lock.created_at) {
     out["created_at"] = *lock.created_at;
@@ -105,13 +178,25 @@ Result<LockFile> parse_lock_file(std::string_view text, const std::string& path)
       }
       *out = value.value();
     }
-    if (r.digest.rfind("sha256:", 0) != 0 || !util::is_sha256_hex(r.digest.substr(7))) {
+    if (!is_digest(r.digest)) {
       return invalid(path, "'" + at + "digest' must be 'sha256:' and 64 lower-case hex characters");
     }
     if (auto mt = entry.find("media_type"); mt != entry.end() && mt->is_string()) {
       r.media_type = mt->get<std::string>();
     }
     lock.references.push_back(r);
+  }
+  if (auto baked = json.find("baked"); baked != json.end()) {
+    if (!baked->is_array()) {
+      return invalid(path, "'baked' must be an array");
+    }
+    for (std::size_t i = 0; i < baked->size(); ++i) {
+      auto entry = parse_baked_image((*baked)[i], "baked[" + std::to_string(i) + "].", path);
+      if (!entry) {
+        return entry.error();
+      }
+      lock.baked.push_back(entry.value());
+    }
   }
   if (auto created = json.find("created_at"); created != json.end() && created->is_string()) {
     lock.created_at = created->get<std::string>();

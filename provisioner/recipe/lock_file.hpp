@@ -28,12 +28,47 @@ struct LockedReference {
   }
 };
 
+/// One file of a baked image's shim, as recorded when it was baked.
+struct BakedFile {
+  std::string path;   ///< absolute path in the guest
+  std::string sha256; ///< 64 hex
+
+  friend bool operator==(const BakedFile& a, const BakedFile& b) {
+    return a.path == b.path && a.sha256 == b.sha256;
+  }
+};
+
+/// An image `lume-unlock bake` pushed from this recipe: where it went, the manifest digest the
+/// registry holds for it (resolved after the push, since Lume never reports one), when, from
+/// which recipe bytes, and the shim files inside it.
+struct BakedImage {
+  std::string reference;     ///< as pushed: "registry/org/name:tag"
+  std::string digest;        ///< "sha256:..."
+  std::string pinned;        ///< "registry/org/name@sha256:..."
+  std::string pushed_at;     ///< RFC 3339
+  std::string recipe_sha256; ///< the recipe bytes it was baked from
+  std::vector<BakedFile> shim_files;
+
+  friend bool operator==(const BakedImage& a, const BakedImage& b) {
+    return a.reference == b.reference && a.digest == b.digest && a.pinned == b.pinned &&
+           a.pushed_at == b.pushed_at && a.recipe_sha256 == b.recipe_sha256 &&
+           a.shim_files == b.shim_files;
+  }
+};
+
+nlohmann::json to_json(const BakedImage& baked);
+/// Parses one baked entry; `at` names it in errors ("baked[0].").
+Result<BakedImage> parse_baked_image(const nlohmann::json& entry,
+                                     const std::string& at,
+                                     const std::string& path);
+
 /// The lock file of DESIGN §7: the recipe's SHA-256 and every reference resolved to a digest, so
 /// that a create from a locked recipe is reproducible.
 struct LockFile {
   std::string recipe_path;   ///< as given to `lume-unlock lock`
   std::string recipe_sha256; ///< 64 hex of the recipe's bytes
   std::vector<LockedReference> references;
+  std::vector<BakedImage> baked; ///< newest last; absent from the file when empty
   std::optional<std::string> created_at;
 
   /// The entry for a field, or nullptr.
@@ -43,7 +78,7 @@ struct LockFile {
 
   friend bool operator==(const LockFile& a, const LockFile& b) {
     return a.recipe_path == b.recipe_path && a.recipe_sha256 == b.recipe_sha256 &&
-           a.references == b.references && a.created_at == b.created_at;
+           a.references == b.references && a.baked == b.baked && a.created_at == b.created_at;
   }
 };
 

@@ -21,11 +21,33 @@ LockFile sample() {
   return lock;
 }
 
+BakedImage sample_bake() {
+  BakedImage baked;
+  baked.reference = "127.0.0.1:5000/acme/tahoe-llm:1";
+  baked.digest = "sha256:" + std::string(64, 'a');
+  baked.pinned = "127.0.0.1:5000/acme/tahoe-llm@sha256:" + std::string(64, 'a');
+  baked.pushed_at = "2026-12-03T06:00:00Z";
+  baked.recipe_sha256 = std::string(64, 'b');
+  baked.shim_files = {{"/Users/lume/Library/Application Support/LumeUnlock/shim/x/lib.dylib",
+                       std::string(64, 'c')}};
+  return baked;
+}
+
 TEST(LockFile, RoundTripsThroughJson) {
   auto parsed = parse_lock_file(to_json(sample()).dump(), "x.lock.json");
   ASSERT_TRUE(parsed.ok()) << parsed.error().message();
   EXPECT_EQ(parsed.value(), sample());
   EXPECT_EQ(to_json(sample())["schema"], "lume-unlock/recipe-lock/v1");
+}
+
+TEST(LockFile, KeepsBakedImagesAndLeavesTheKeyOutWhenThereAreNone) {
+  EXPECT_FALSE(to_json(sample()).contains("baked"));
+  LockFile lock = sample();
+  lock.baked.push_back(sample_bake());
+  auto parsed = parse_lock_file(to_json(lock).dump(), "x.lock.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  EXPECT_EQ(parsed.value(), lock);
+  EXPECT_EQ(to_json(lock)["baked"][0]["shim_files"][0]["sha256"], std::string(64, 'c'));
 }
 
 TEST(LockFile, MatchesOnlyTheRecipeBytesItWasMadeFrom) {
@@ -37,7 +59,9 @@ TEST(LockFile, MatchesOnlyTheRecipeBytesItWasMadeFrom) {
 }
 
 TEST(LockFile, RejectsMalformedLocksNamingTheKey) {
-  auto base = to_json(sample());
+  LockFile with_bake = sample();
+  with_bake.baked.push_back(sample_bake());
+  auto base = to_json(with_bake);
   struct Case {
     nlohmann::json doc;
     std::string why;
@@ -55,6 +79,13 @@ TEST(LockFile, RejectsMalformedLocksNamingTheKey) {
       {with("/references/0/digest", "sha256:x"),
        "'references[0].digest' must be 'sha256:' and 64 lower-case hex characters"},
       {with("/references/0/field", ""), "'references[0].field' must be a non-empty string"},
+      {with("/baked", "x"), "'baked' must be an array"},
+      {with("/baked/0/digest", "sha256:"),
+       "'baked[0].digest' must be 'sha256:' and 64 lower-case hex characters"},
+      {with("/baked/0/pushed_at", 5), "'baked[0].pushed_at' must be a non-empty string"},
+      {with("/baked/0/shim_files/0/sha256", "zz"),
+       "'baked[0].shim_files[0].sha256' must be 64 lower-case hex characters"},
+      {with("/baked/0/shim_files", nullptr), "'baked[0].shim_files' must be an array"},
   };
   for (const auto& c : cases) {
     auto parsed = parse_lock_file(c.doc.dump(), "r.lock.json");
