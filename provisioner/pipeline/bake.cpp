@@ -1,0 +1,156 @@
+#include "pipeline/bake.hpp"
+
+#include "pipeline/vm_boot.hpp"
+#include "provenance/provenance.hpp"
+#include "util/atomic_file.hpp"
+
+#include <filesystem>
+
+namespace lume_unlock::pipeline {
+
+namespace {
+
+std::optional<recipe::LockFile> read_lock(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    return std::nullopt;
+  }
+  const std::string text = util::read_file(path).value_or_throw();
+  return recipe::parse_lock_file(text, path).value_or_throw();
+}
+
+} // namespace
+
+recipe::LockFile lock_after_bake(const std::optional<recipe::LockFile>& existing,
+                                 const std::string& recipe_path,
+                                 const std::string& recipe_sha256,
+                                 const std::optional<recipe::LockedReference>& source_pin,
+                                 const recipe::BakedImage& baked,
+                                 const std::string& now) {
+  recipe::LockFile lock;
+  if (existing) {
+    lock = *existing;
+  }
+  if (!existing || existing->recipe_sha256 != recipe_sha256) {
+    // A lock of other recipe bytes pins nothing for this recipe: pin what the bake used.
+    lock.recipe_path = recipe_path;
+    lock.recipe_sha256 = recipe_sha256;
+    lock.references.clear();
+    if (source_pin) {
+      lock.references.push_back(*source_pin);
+    }
+    lock.created_at = now;
+  }
+  lock.baked.push_back(baked);
+  return lock;
+}
+
+BakePipeline::BakePipeline(BakeOptions options, CreateServices services)
+    : m_options(std::move(options)), m_services(services), m_create(m_options.create, services) {}
+
+Plan BakePipeline::plan() {
+  if (!m_options.create.recipe_path) {
+    throw Error(
+        ErrorCategory::usage, "bake", "no recipe given", "lume-unlock bake RECIPE --push REF");
+  }
+  Plan create_plan = m_create.plan();
+  Plan plan("bake");
+  for (const Step& step : create_plan.steps()) {
+    plan.add(step);
+  }
+  const std::string& vm = m_options.create.vm;
+  plan.add({"stop", "stop '" + vm + "' so its disk is consistent", std::nullopt, "", [this] {
+              return step_stop();
+            }});
+  plan.add({"push",
+            "push '" + vm + "' to " + m_options.target.str() +
+                " through Lume, resolve the digest, check it against the VM's disk, tag it "
+                "sha256-<hex>",
+            false,
+            "",
+            [this] { return step_push(); }});
+  plan.add({"record",
+            "record the digest in " + recipe::lock_path_for(*m_options.create.recipe_path) +
+                " and the host state",
+            false,
+            "",
+            [this] { return step_record(); }});
+  return plan;
+}
+
+StepResult BakePipeline::step_stop() {
+  return stop_vm(m_services.lume, m_options.create.vm, m_options.stop_timeout, m_services.progress);
+}
+
+StepResult BakePipeline::step_push() {
+  ImagePushRequest request;
+  request.vm = m_options.create.vm;
+  request.target = m_options.target;
+  request.lume_home = m_options.create.lume_home;
+  request.chunk_size_mb = m_options.chunk_size_mb;
+  request.timeout = m_options.push_timeout;
+  request.poll_interval = m_options.push_poll_interval;
+  request.progress = m_services.progress;
+  PushedImage pushed = push_image(m_services.lume, m_services.registry, request).value_or_throw();
+  m_outcome.pushed = pushed;
+  return {true, "pushed " + pushed.pinned + " (also tagged " + pushed.immutable_tag + ")"};
+}
+
+StepResult BakePipeline::step_record() {
+  const PushedImage& pushed = *m_outcome.pushed;
+  const CreateOutcome& created = m_create.outcome();
+  const std::string& recipe_path = *m_options.create.recipe_path;
+
+  recipe::BakedImage baked;
+  baked.reference = pushed.reference.str();
+  baked.digest = pushed.digest.str();
+  baked.pinned = pushed.pinned;
+  baked.pushed_at = pushed.pushed_at;
+  baked.recipe_sha256 = m_create.recipe().sha256;
+  if (created.record && created.record->shim && created.record->shim->files) {
+    for (const auto& file : *created.record->shim->files) {
+      baked.shim_files.push_back({file.path, file.sha256});
+    }
+  }
+
+  std::optional<recipe::LockedReference> source_pin;
+  if (!m_options.create.from && m_create.recipe().source.image && created.image) {
+    recipe::LockedReference pin;
+    pin.field = "source.image";
+    pin.reference = *m_create.recipe().source.image;
+    pin.digest = created.image->digest.str();
+    pin.pinned = oci::parse_reference(created.image->reference)
+                     .value_or_throw()
+                     .pinned(created.image->digest)
+                     .str();
+    source_pin = pin;
+  }
+  const std::string lock_path = recipe::lock_path_for(recipe_path);
+  const recipe::LockFile lock = lock_after_bake(read_lock(lock_path),
+                                                recipe_path,
+                                                m_create.recipe().sha256,
+                                                source_pin,
+                                                baked,
+                                                provenance::rfc3339_now());
+
+  // Host state first: a crash between the two writes leaves the lock untouched, and a re-run
+  // pushes again anyway (Lume's upload-time makes every push a new digest).
+  const std::string record_path =
+      std::filesystem::path(
+          provenance::provenance_path(m_options.create.state_dir, m_options.create.vm)
+              .value_or_throw())
+          .replace_filename("bake.json")
+          .string();
+  nlohmann::json host = recipe::to_json(baked);
+  host["vm"] = m_options.create.vm;
+  host["recipe_path"] = recipe_path;
+  util::write_file_atomic(record_path, host.dump(2) + "\n").value_or_throw();
+  recipe::write_lock_file(lock_path, lock).value_or_throw();
+
+  m_outcome.baked = baked;
+  m_outcome.lock_path = lock_path;
+  m_outcome.host_record_path = record_path;
+  return {true, "recorded in " + lock_path + " and " + record_path};
+}
+
+} // namespace lume_unlock::pipeline
