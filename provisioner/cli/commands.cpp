@@ -1,6 +1,7 @@
 #include "commands.hpp"
 
 #include "cli/allow.hpp"
+#include "cli/bake.hpp"
 #include "cli/bundle_push.hpp"
 #include "cli/create.hpp"
 #include "cli/doctor.hpp"
@@ -27,6 +28,7 @@ void register_commands(CLI::App& app, Context& context, int& exit_code) {
   register_allow(app, context, exit_code);
   register_exec(app, context, exit_code);
   register_ssh(app, context, exit_code);
+  register_bake(app, context, exit_code);
   register_lock(app, context, exit_code);
   register_resolve(app, context, exit_code);
   register_doctor(app, context, exit_code);

@@ -34,26 +34,6 @@ struct CreateCommandOptions {
   guest::ConnectionOptions connection;
 };
 
-std::string env_or_empty(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? std::string(value) : std::string();
-}
-
-/// $LUME_UNLOCK_TEST_PROBE_ENV ("K=V[,K=V]…"): extra environment for the unlocked probe run,
-/// for tests that need a shim that stays inert. Not a user feature.
-std::map<std::string, std::string> test_probe_env() {
-  std::map<std::string, std::string> env;
-  std::stringstream list(env_or_empty("LUME_UNLOCK_TEST_PROBE_ENV"));
-  std::string item;
-  while (std::getline(list, item, ',')) {
-    const auto eq = item.find('=');
-    if (eq != std::string::npos && eq > 0) {
-      env[item.substr(0, eq)] = item.substr(eq + 1);
-    }
-  }
-  return env;
-}
-
 nlohmann::json probe_summary(const nlohmann::json& doc) {
   int highest = 0;
   if (doc.contains("families")) {
@@ -118,19 +98,9 @@ void print_summary(Context& context,
                    const std::vector<pipeline::StepReport>& reports,
                    const std::string& vm,
                    const std::string& bundle_source) {
-  int changed = 0;
-  for (const auto& r : reports) {
-    changed += r.outcome == pipeline::StepOutcome::changed ? 1 : 0;
-  }
   const pipeline::CreateOutcome& o = pipeline.outcome();
   std::ostream& out = context.out;
-  out << "create '" << vm << "': "
-      << (changed == 0 ? std::string("no changes") : std::to_string(changed) + " step(s) changed")
-      << "\n";
-  for (const auto& r : reports) {
-    out << "  " << std::left << std::setw(10) << pipeline::outcome_name(r.outcome) << std::right
-        << r.id << ": " << r.summary << "\n";
-  }
+  out << pipeline::reports_to_text("create '" + vm + "'", reports);
   if (o.image) {
     out << "image: " << o.image->reference << " " << o.image->digest.str() << "\n";
   }
@@ -168,57 +138,15 @@ void print_summary(Context& context,
   out << "\n";
 }
 
-void run_create(const CreateCommandOptions& options, Context& context, int& exit_code) {
-  std::optional<recipe::Recipe> recipe_for_bundle;
-  if (!options.recipe.empty()) {
-    recipe_for_bundle = recipe::load_recipe(options.recipe).value_or_throw();
-  }
-  const BundleLocation choice = locate_bundle(
-      options.bundle.empty() ? std::nullopt : std::optional<std::string>(options.bundle),
-      recipe_for_bundle ? recipe_for_bundle->shim.bundle : std::nullopt);
-  const bundle::LoadedBundle bundle = load_located_bundle(choice).value_or_throw();
-  context.debug("shim bundle " + bundle.manifest().version + " from " + choice.source + ": " +
-                choice.path);
-
-  lume::ClientOptions lume_options;
-  lume_options.base_url = context.global.lume_url;
-  lume::LumeClient lume_client(lume_options);
-  oci::RegistryClient registry(registry_client_options(options.registry));
-  ProgressRenderer renderer(context);
-
-  pipeline::CreateOptions create;
-  create.vm = options.vm;
-  if (!options.recipe.empty()) {
-    create.recipe_path = options.recipe;
-  }
-  if (!options.from.empty()) {
-    create.from = options.from;
-  }
-  if (options.cpu != 0) {
-    create.cpu = options.cpu;
-  }
-  if (!options.memory.empty()) {
-    create.memory_bytes = lume::parse_size(options.memory).value_or_throw();
-  }
-  create.lume_url = context.global.lume_url;
-  create.lume_home = lume_home_directory();
-  create.state_dir = context.global.state_dir;
-  create.bundle_source = choice.source;
-  create.probe_extra_env = test_probe_env();
-  create.ssh_wait = std::chrono::seconds(options.ssh_wait_seconds);
-
-  pipeline::CreateServices services{lume_client,
-                                    registry,
-                                    bundle,
-                                    [&]() -> std::unique_ptr<guest::GuestSession> {
-                                      return connect_vm_guest(
-                                          context, options.vm, options.connection, lume_client);
-                                    },
-                                    renderer.callback(),
-                                    [&](const std::string& warning) { context.warn(warning); }};
-  pipeline::CreatePipeline pipeline(create, services);
-  pipeline::Plan plan = pipeline.plan();
-
+void run_planned_create(const CreateCommandOptions& options,
+                        Context& context,
+                        int& exit_code,
+                        pipeline::CreatePipeline& pipeline,
+                        pipeline::Plan& plan,
+                        CreateServicesInUse& use) {
+  const BundleLocation& choice = use.bundle_location;
+  lume::LumeClient& lume_client = use.lume;
+  ProgressRenderer& renderer = use.renderer;
   if (options.dry_run) {
     if (context.json()) {
       nlohmann::json doc = plan.to_json();
@@ -273,7 +201,93 @@ void run_create(const CreateCommandOptions& options, Context& context, int& exit
   exit_code = 0;
 }
 
+void run_create(const CreateCommandOptions& options, Context& context, int& exit_code) {
+  CreateSetup setup{options.vm,
+                    options.recipe,
+                    options.from,
+                    options.bundle,
+                    options.ssh_wait_seconds,
+                    options.registry,
+                    options.connection};
+  with_create_services(setup, context, [&](CreateServicesInUse& use) {
+    pipeline::CreateOptions& create = use.options;
+    if (options.cpu != 0) {
+      create.cpu = options.cpu;
+    }
+    if (!options.memory.empty()) {
+      create.memory_bytes = lume::parse_size(options.memory).value_or_throw();
+    }
+    pipeline::CreatePipeline pipeline(create, use.services);
+    pipeline::Plan plan = pipeline.plan();
+    run_planned_create(options, context, exit_code, pipeline, plan, use);
+  });
+}
+
+/// $LUME_UNLOCK_TEST_PROBE_ENV ("K=V[,K=V]…"): extra environment for the unlocked probe run,
+/// for tests that need a shim that stays inert. Not a user feature.
+std::map<std::string, std::string> test_probe_env() {
+  std::map<std::string, std::string> env;
+  const char* value = std::getenv("LUME_UNLOCK_TEST_PROBE_ENV");
+  std::stringstream list(value != nullptr ? value : "");
+  std::string item;
+  while (std::getline(list, item, ',')) {
+    const auto eq = item.find('=');
+    if (eq != std::string::npos && eq > 0) {
+      env[item.substr(0, eq)] = item.substr(eq + 1);
+    }
+  }
+  return env;
+}
+
 } // namespace
+
+void with_create_services(const CreateSetup& setup,
+                          Context& context,
+                          const std::function<void(CreateServicesInUse&)>& body) {
+  std::optional<recipe::Recipe> recipe_for_bundle;
+  if (!setup.recipe.empty()) {
+    recipe_for_bundle = recipe::load_recipe(setup.recipe).value_or_throw();
+  }
+  const BundleLocation choice = locate_bundle(
+      setup.bundle.empty() ? std::nullopt : std::optional<std::string>(setup.bundle),
+      recipe_for_bundle ? recipe_for_bundle->shim.bundle : std::nullopt);
+  const bundle::LoadedBundle bundle = load_located_bundle(choice).value_or_throw();
+  context.debug("shim bundle " + bundle.manifest().version + " from " + choice.source + ": " +
+                choice.path);
+
+  lume::ClientOptions lume_options;
+  lume_options.base_url = context.global.lume_url;
+  lume::LumeClient lume_client(lume_options);
+  oci::RegistryClient registry(registry_client_options(setup.registry));
+  ProgressRenderer renderer(context);
+
+  pipeline::CreateOptions create;
+  create.vm = setup.vm;
+  if (!setup.recipe.empty()) {
+    create.recipe_path = setup.recipe;
+  }
+  if (!setup.from.empty()) {
+    create.from = setup.from;
+  }
+  create.lume_url = context.global.lume_url;
+  create.lume_home = lume_home_directory();
+  create.state_dir = context.global.state_dir;
+  create.bundle_source = choice.source;
+  create.probe_extra_env = test_probe_env();
+  create.ssh_wait = std::chrono::seconds(setup.ssh_wait_seconds);
+
+  pipeline::CreateServices services{lume_client,
+                                    registry,
+                                    bundle,
+                                    [&]() -> std::unique_ptr<guest::GuestSession> {
+                                      return connect_vm_guest(
+                                          context, setup.vm, setup.connection, lume_client);
+                                    },
+                                    renderer.callback(),
+                                    [&](const std::string& warning) { context.warn(warning); }};
+  CreateServicesInUse use{create, services, choice, lume_client, registry, renderer};
+  body(use);
+}
 
 void register_create(CLI::App& app, Context& context, int& exit_code) {
   auto options = std::make_shared<CreateCommandOptions>();

@@ -2,11 +2,15 @@
 
 #include "cli/progress_renderer.hpp"
 #include "cli/registry_options.hpp"
+#include "cli/vm_guest.hpp"
+#include "guest/connection_options.hpp"
 #include "lume/client.hpp"
 #include "lume/vm_name.hpp"
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"
+#include "pipeline/baked_guest_check.hpp"
 #include "pipeline/image_pull.hpp"
+#include "pipeline/vm_boot.hpp"
 #include "provenance/provenance.hpp"
 
 #include <cstdlib>
@@ -20,8 +24,51 @@ struct PullOptions {
   std::string reference;
   std::string vm;
   bool dry_run = false;
+  bool verify = false;
+  int boot_timeout_seconds = 600;
+  int ssh_wait_seconds = 60;
   RegistryFlags registry;
+  guest::ConnectionOptions connection;
 };
+
+/// --verify: boots the pulled VM and checks its guest against the record the bake left in it.
+/// Returns the exit code (0 verified, 6 differences).
+int verify_pulled_guest(const PullOptions& options,
+                        Context& context,
+                        lume::LumeClient& lume,
+                        const util::ProgressCallback& progress,
+                        nlohmann::json& doc) {
+  const pipeline::StepResult booted = pipeline::boot_vm(
+      lume, options.vm, std::chrono::seconds(options.boot_timeout_seconds), progress);
+  context.debug("boot: " + booted.summary);
+  auto session = pipeline::connect_when_ready(
+      [&]() -> std::unique_ptr<guest::GuestSession> {
+        return connect_vm_guest(context, options.vm, options.connection, lume);
+      },
+      std::chrono::seconds(options.ssh_wait_seconds));
+  const pipeline::BakedGuestCheck check =
+      pipeline::check_baked_guest(*session).value_or_throw();
+  const auto drifted = check.report.drifted();
+  doc["verify"] = pipeline::to_json(check.report);
+  doc["verify"]["verified"] = check.verified();
+  if (check.record.image && check.record.image->reference) {
+    doc["verify"]["baked_from"] = *check.record.image->reference;
+  }
+  if (!context.json()) {
+    if (check.verified()) {
+      context.out << "verified: " << check.report.items.size()
+                  << " items of the baked record match the guest\n";
+    } else {
+      context.out << "not verified: " << drifted.size() << " of " << check.report.items.size()
+                  << " items differ from the baked record\n";
+      for (const auto& item : drifted) {
+        context.out << "  " << item.item << ": expected " << item.expected << ", found "
+                    << item.found << "\n";
+      }
+    }
+  }
+  return check.verified() ? 0 : exit_code(ErrorCategory::verification);
+}
 
 /// The provenance record after a pull: image, VM, Lume URL and hardware replaced, every other
 /// section of an existing record kept; nullopt when nothing but the times would change.
@@ -97,7 +144,7 @@ void run_dry(const PullOptions& options,
   }
 }
 
-void run_pull(const PullOptions& options, Context& context) {
+int run_pull(const PullOptions& options, Context& context) {
   lume::check_vm_name(options.vm).value_or_throw();
   oci::Reference ref = oci::parse_reference(options.reference).value_or_throw();
   oci::RegistryClient registry(registry_client_options(options.registry));
@@ -111,7 +158,7 @@ void run_pull(const PullOptions& options, Context& context) {
   context.debug("Lume's VM directories: " + request.lume_home);
   if (options.dry_run) {
     run_dry(options, context, lume, registry, request);
-    return;
+    return 0;
   }
   pipeline::PulledImage pulled = pipeline::pull_image(lume, registry, request).value_or_throw();
 
@@ -130,19 +177,26 @@ void run_pull(const PullOptions& options, Context& context) {
   }
   const std::string path =
       provenance::provenance_path(context.global.state_dir, options.vm).value_or_throw();
-  if (context.json()) {
-    context.print_json({{"vm", options.vm},
+  nlohmann::json doc = {{"vm", options.vm},
                         {"reference", pulled.reference},
                         {"digest", pulled.digest.str()},
                         {"lume_manifest_digest", pulled.lume_manifest_digest},
                         {"changed", pulled.changed},
-                        {"provenance", path}});
-    return;
+                        {"provenance", path}};
+  if (!context.json()) {
+    context.note(pulled.changed ? "pulled " + pulled.reference + " into VM '" + options.vm + "'"
+                                : "VM '" + options.vm + "' already holds " +
+                                      pulled.digest.str() + ": nothing to do");
+    context.out << pulled.digest.str() << '\n';
   }
-  context.note(pulled.changed ? "pulled " + pulled.reference + " into VM '" + options.vm + "'"
-                              : "VM '" + options.vm + "' already holds " + pulled.digest.str() +
-                                    ": nothing to do");
-  context.out << pulled.digest.str() << '\n';
+  int code = 0;
+  if (options.verify) {
+    code = verify_pulled_guest(options, context, lume, renderer.callback(), doc);
+  }
+  if (context.json()) {
+    context.print_json(doc);
+  }
+  return code;
 }
 
 } // namespace
@@ -170,11 +224,23 @@ void register_pull(CLI::App& app, Context& context, int& exit_code) {
   command->add_option("NAME", options->vm, "local VM name ([A-Za-z0-9._-])")->required();
   command->add_flag(
       "--dry-run", options->dry_run, "resolve and show what would happen; change nothing");
+  command->add_flag("--verify",
+                    options->verify,
+                    "boot the VM and check its shim files and agents against the record baked "
+                    "into it (exit 6 on a difference)");
+  command
+      ->add_option("--boot-timeout",
+                   options->boot_timeout_seconds,
+                   "with --verify: seconds to wait for the VM to boot with SSH open")
+      ->capture_default_str();
+  command
+      ->add_option("--ssh-wait",
+                   options->ssh_wait_seconds,
+                   "with --verify: seconds to retry the first SSH login")
+      ->capture_default_str();
   add_registry_flags(*command, options->registry);
-  command->callback([options, &context, &exit_code] {
-    run_pull(*options, context);
-    exit_code = 0;
-  });
+  guest::add_connection_options(*command, options->connection);
+  command->callback([options, &context, &exit_code] { exit_code = run_pull(*options, context); });
 }
 
 } // namespace lume_unlock::cli

@@ -76,6 +76,9 @@ protected:
                                      "0",
                                      "--pull-delay-ms",
                                      "0"};
+    if (guest_home_in_images) {
+      args.insert(args.end(), {"--guest-home", guest.info().home});
+    }
     args.insert(args.end(), extra.begin(), extra.end());
     lume = std::make_unique<LumeSim>(LUME_SIM_BINARY, args);
     LUME_UNLOCK_REQUIRE(lume->started(), lume->failure());
@@ -164,6 +167,8 @@ protected:
   std::unique_ptr<LumeSim> lume;
   std::unique_ptr<DroppingProxy> proxy;
   int ssh_port = 0;
+  /// lume-sim packs guest-sim's home into pushed images and restores it on pull (bake tests).
+  bool guest_home_in_images = false;
   oci::Reference image_ref;
   std::string image_digest;
   std::string recipe;

@@ -1,0 +1,158 @@
+#include "cli/bake.hpp"
+
+#include "cli/create.hpp"
+#include "lume/vm_name.hpp"
+#include "oci/reference.hpp"
+#include "pipeline/bake.hpp"
+
+#include <filesystem>
+#include <memory>
+
+namespace lume_unlock::cli {
+
+namespace {
+
+struct BakeCommandOptions {
+  std::string recipe;
+  std::string push;
+  std::string from;
+  std::string vm;
+  std::string bundle;
+  std::uint32_t chunk_size_mb = 0;
+  int push_timeout_seconds = 3 * 60 * 60;
+  int ssh_wait_seconds = 60;
+  bool dry_run = false;
+  RegistryFlags registry;
+  guest::ConnectionOptions connection;
+};
+
+/// The build VM's default name: "<recipe file stem>-bake" ("tahoe-llm-bake").
+std::string default_vm_name(const std::string& recipe) {
+  return std::filesystem::path(recipe).stem().string() + "-bake";
+}
+
+nlohmann::json outcome_json(const pipeline::BakePipeline& bake,
+                            const std::vector<pipeline::StepReport>& reports) {
+  nlohmann::json doc = pipeline::reports_to_json(reports);
+  const pipeline::BakeOutcome& o = bake.outcome();
+  if (o.pushed) {
+    doc["reference"] = o.pushed->reference.str();
+    doc["digest"] = o.pushed->digest.str();
+    doc["pinned"] = o.pushed->pinned;
+    doc["immutable_tag"] = o.pushed->immutable_tag;
+    doc["pushed_at"] = o.pushed->pushed_at;
+    doc["disk_bytes_verified"] = o.pushed->disk_bytes_verified;
+  }
+  if (o.baked) {
+    doc["shim_files"] = recipe::to_json(*o.baked)["shim_files"];
+    doc["lock_file"] = o.lock_path;
+    doc["host_record"] = o.host_record_path;
+  }
+  return doc;
+}
+
+void run_bake(const BakeCommandOptions& options, Context& context, int& exit_code) {
+  const std::string vm = options.vm.empty() ? default_vm_name(options.recipe) : options.vm;
+  lume::check_vm_name(vm).value_or_throw();
+  const oci::Reference target = oci::parse_reference(options.push).value_or_throw();
+  if (!target.tag || target.digest) {
+    throw Error(ErrorCategory::usage,
+                "--push '" + options.push + "'",
+                "it needs a tag and no digest: Lume pushes tags, and the digest is known only "
+                "after the push",
+                "use REGISTRY/ORG/NAME:TAG, e.g. 127.0.0.1:5000/acme/tahoe-llm:1");
+  }
+  CreateSetup setup{vm,
+                    options.recipe,
+                    options.from,
+                    options.bundle,
+                    options.ssh_wait_seconds,
+                    options.registry,
+                    options.connection};
+  with_create_services(setup, context, [&](CreateServicesInUse& use) {
+    pipeline::BakeOptions bake_options;
+    bake_options.create = use.options;
+    bake_options.target = target;
+    if (options.chunk_size_mb != 0) {
+      bake_options.chunk_size_mb = options.chunk_size_mb;
+    }
+    bake_options.push_timeout = std::chrono::seconds(options.push_timeout_seconds);
+    pipeline::BakePipeline bake(bake_options, use.services);
+    pipeline::Plan plan = bake.plan();
+    if (options.dry_run) {
+      if (context.json()) {
+        nlohmann::json doc = plan.to_json();
+        doc["vm"] = vm;
+        doc["dry_run"] = true;
+        context.print_json(doc);
+      } else {
+        context.out << "bake of '" << options.recipe << "' in VM '" << vm
+                    << "' would run (dry run, nothing changed):\n"
+                    << plan.to_text();
+      }
+      exit_code = 0;
+      return;
+    }
+    std::vector<pipeline::StepReport> reports;
+    std::string resume =
+        "lume-unlock bake " + options.recipe + " --push " + options.push + " --name " + vm;
+    if (!options.from.empty()) {
+      resume += " --from " + options.from;
+    }
+    if (!options.bundle.empty()) {
+      resume += " --bundle " + options.bundle;
+    }
+    plan.apply(use.renderer.callback(), resume, reports);
+    if (context.json()) {
+      nlohmann::json doc = outcome_json(bake, reports);
+      doc["vm"] = vm;
+      context.print_json(doc);
+    } else {
+      const pipeline::BakeOutcome& o = bake.outcome();
+      context.out << pipeline::reports_to_text("bake '" + vm + "'", reports);
+      context.out << "recorded in " << o.lock_path << " and " << o.host_record_path << "\n";
+      context.out << o.pushed->pinned << "\n";
+    }
+    exit_code = 0;
+  });
+}
+
+} // namespace
+
+void register_bake(CLI::App& app, Context& context, int& exit_code) {
+  auto options = std::make_shared<BakeCommandOptions>();
+  auto* command =
+      app.add_subcommand("bake", "Build a VM from a recipe and push it as a digest-pinned image");
+  command->footer(
+      "Runs every create step in the build VM (default <recipe stem>-bake), stops it, pushes it\n"
+      "through Lume, then resolves the pushed tag to its manifest digest, checks that manifest\n"
+      "against the VM's own disk and NVRAM (so a tag moved by someone else is never recorded),\n"
+      "adds the immutable tag sha256-<hex> and records {reference, digest, pushed_at,\n"
+      "recipe_sha256, shim files} in <recipe>.lock.json and <state>/vms/<vm>/bake.json.\n"
+      "Lume reports push failures only in its log, so a failed push is noticed when\n"
+      "--push-timeout passes. Pull the result anywhere with\n"
+      "  lume-unlock pull REGISTRY/ORG/NAME@sha256:… VM --verify");
+  command->add_option("recipe", options->recipe, "Image recipe (YAML)")->required();
+  command->add_option("--push", options->push, "Where to push: REGISTRY/ORG/NAME:TAG")->required();
+  command->add_option("--from", options->from, "Image reference (overrides the recipe's)");
+  command->add_option("--name", options->vm, "The build VM (default <recipe stem>-bake)");
+  command->add_option("--bundle", options->bundle, "Shim bundle directory or archive");
+  command->add_option("--chunk-size-mb", options->chunk_size_mb, "Lume's disk chunk size (512)");
+  command
+      ->add_option("--push-timeout",
+                   options->push_timeout_seconds,
+                   "Seconds to wait for the pushed image to appear in the registry")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--ssh-wait",
+                   options->ssh_wait_seconds,
+                   "Seconds to retry the first SSH login after Lume reports SSH open")
+      ->capture_default_str();
+  command->add_flag("--dry-run", options->dry_run, "Print the plan; change nothing");
+  add_registry_flags(*command, options->registry);
+  guest::add_connection_options(*command, options->connection);
+  command->callback([options, &context, &exit_code] { run_bake(*options, context, exit_code); });
+}
+
+} // namespace lume_unlock::cli

@@ -1,0 +1,181 @@
+// lume-unlock bake and pull --verify end to end: lume-sim (packing guest-sim's home into the
+// images it pushes, restoring it on pull), guest-sim and a real docker-registry; digests
+// cross-checked with skopeo.
+#include "pipeline_fixture.hpp"
+#include "provenance/provenance.hpp"
+#include "recipe/lock_file.hpp"
+#include "util/sha256.hpp"
+
+#include <chrono>
+#include <thread>
+
+namespace lume_unlock::test {
+namespace {
+
+class Bake : public PipelineWorld {
+protected:
+  void SetUp() override { guest_home_in_images = true; }
+
+  std::string target(const std::string& tag = "1") const {
+    return registry->host() + "/acme/tahoe-llm:" + tag;
+  }
+  CliRun bake(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> command = {"bake",
+                                        recipe,
+                                        "--push",
+                                        target(),
+                                        "--name",
+                                        "vm1",
+                                        "--bundle",
+                                        SHIM_BUNDLE_DIR,
+                                        "--ssh-wait",
+                                        "2"};
+    command.insert(command.end(), extra.begin(), extra.end());
+    return cli(command, true, {"--json"});
+  }
+  std::string lock_path() const { return recipe::lock_path_for(recipe); }
+  /// sha256 of the manifest bytes skopeo fetches: an independent digest.
+  std::string skopeo_digest(const std::string& reference) const {
+    auto run = run_command({"/bin/sh",
+                            "-c",
+                            "skopeo inspect --tls-verify=false --raw \"docker://$1\" | sha256sum",
+                            "sh",
+                            reference});
+    return "sha256:" + run.stdout_text.substr(0, 64);
+  }
+};
+
+TEST_F(Bake, PushesTheVmPrintsTheRegistrysDigestTagsItAndRecordsIt) {
+  start_world();
+  const auto started = std::chrono::steady_clock::now();
+  CliRun run = bake();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  const auto doc = json_of(run);
+  ASSERT_TRUE(doc.is_object()) << run.out;
+  std::cout << "[measure] bake (create + stop + push + verify + tag + record): " << seconds
+            << " s, disk bytes verified " << doc["disk_bytes_verified"] << "\n";
+  const std::string digest = doc["digest"];
+  EXPECT_EQ(digest, skopeo_digest(target()));
+  EXPECT_EQ(doc["pinned"], registry->host() + "/acme/tahoe-llm@" + digest);
+  // The immutable tag holds the same manifest bytes.
+  EXPECT_EQ(doc["immutable_tag"], "sha256-" + digest.substr(7));
+  EXPECT_EQ(skopeo_digest(target("sha256-" + digest.substr(7))), digest);
+  // The lock file: the source image pinned by the digest the bake used, and the bake.
+  auto lock = recipe::parse_lock_file(util::read_file(lock_path()).value(), lock_path());
+  ASSERT_TRUE(lock.ok()) << lock.error().message();
+  ASSERT_NE(lock.value().find("source.image"), nullptr);
+  EXPECT_EQ(lock.value().find("source.image")->digest, image_digest);
+  ASSERT_EQ(lock.value().baked.size(), 1u);
+  const recipe::BakedImage& baked = lock.value().baked[0];
+  EXPECT_EQ(baked.digest, digest);
+  EXPECT_EQ(baked.reference, target());
+  EXPECT_EQ(baked.recipe_sha256, util::sha256_file_hex(recipe).value());
+  // The shim files recorded are the ones the provenance record lists.
+  auto record = provenance::read_provenance(state.path(), "vm1").value();
+  ASSERT_TRUE(record.shim && record.shim->files);
+  ASSERT_EQ(baked.shim_files.size(), record.shim->files->size());
+  for (std::size_t i = 0; i < baked.shim_files.size(); ++i) {
+    EXPECT_EQ(baked.shim_files[i].sha256, (*record.shim->files)[i].sha256);
+  }
+  auto host = nlohmann::json::parse(util::read_file(state.path() + "/vms/vm1/bake.json").value());
+  EXPECT_EQ(host["digest"], digest);
+  // The guest password reaches neither output.
+  EXPECT_EQ(run.err.find(*guest.info().password), std::string::npos);
+  EXPECT_EQ(run.out.find(*guest.info().password), std::string::npos);
+}
+
+TEST_F(Bake, PulledByDigestVerifiesThenNamesATamperedShimFile) {
+  start_world();
+  CliRun baked = bake();
+  ASSERT_EQ(baked.exit_code, 0) << baked.err << baked.out;
+  const std::string pinned = json_of(baked)["pinned"];
+  // Change the guest after the bake: the pull must bring the baked state back.
+  const std::string shim = shim_dir() + "/liblume-unlock-shim.so";
+  ASSERT_EQ(::unlink(shim.c_str()), 0);
+
+  CliRun pulled = cli({"pull", pinned, "vm2", "--verify", "--ssh-wait", "2"}, true, {"--json"});
+  ASSERT_EQ(pulled.exit_code, 0) << pulled.err << pulled.out;
+  const auto doc = json_of(pulled);
+  EXPECT_EQ(doc["digest"], json_of(baked)["digest"]);
+  EXPECT_EQ(doc["verify"]["verified"], true) << doc.dump(2);
+  EXPECT_TRUE(guest_has(shim));
+
+  // Tamper with the shim inside the pulled guest: --verify fails naming the file.
+  std::string bytes = util::read_file(shim).value();
+  bytes[bytes.size() / 2] ^= 0x5a;
+  ASSERT_TRUE(util::write_file_atomic(shim, bytes, 0755).ok());
+  CliRun tampered = cli({"pull", pinned, "vm2", "--verify", "--ssh-wait", "2"});
+  EXPECT_EQ(tampered.exit_code, 6) << tampered.err << tampered.out;
+  EXPECT_NE(tampered.out.find("not verified: 1 of "), std::string::npos) << tampered.out;
+  EXPECT_NE(tampered.out.find("  shim file " + shim + ": expected "), std::string::npos)
+      << tampered.out;
+}
+
+TEST_F(Bake, ALumeThatRefusesThePushRecordsNothing) {
+  start_world({"--fault", "POST /lume/vms/push=400"});
+  CliRun run = bake();
+  EXPECT_EQ(run.exit_code, 3) << run.err << run.out;
+  EXPECT_NE(json_of(run)["error"].dump().find("push"), std::string::npos) << run.out;
+  EXPECT_FALSE(guest_has(lock_path()));
+  EXPECT_FALSE(guest_has(state.path() + "/vms/vm1/bake.json"));
+}
+
+TEST_F(Bake, APushThatNeverArrivesTimesOutPointingAtLumesLogAndRecordsNothing) {
+  // Lume accepts a push (202) and reports its failure only in its log: here it accepts and
+  // never pushes.
+  start_world(
+      {"--fault", "POST /lume/vms/push=202:{\"message\":\"Push initiated in background\"}"});
+  CliRun run = bake({"--push-timeout", "3"});
+  EXPECT_EQ(run.exit_code, 3) << run.err << run.out;
+  // With --json the error is the JSON document on stdout.
+  const std::string error = json_of(run)["error"].dump();
+  EXPECT_NE(error.find("the tag did not move within"), std::string::npos) << run.out;
+  EXPECT_NE(error.find("lume serve"), std::string::npos) << run.out;
+  EXPECT_FALSE(guest_has(lock_path()));
+}
+
+TEST_F(Bake, ATagMovedBySomeoneElseIsDetectedAndNotRecorded) {
+  start_world(
+      {"--fault", "POST /lume/vms/push=202:{\"message\":\"Push initiated in background\"}"});
+  // Someone else pushes another Lume image to the tag while the bake waits.
+  std::thread other([&] {
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    oci::RegistryClient client;
+    LumeImageSpec spec;
+    spec.seed = 7;
+    auto seeded = seed_lume_image(client, oci::parse_reference(target()).value(), spec);
+    EXPECT_TRUE(seeded.ok()) << seeded.error().message();
+  });
+  CliRun run = bake({"--push-timeout", "60"});
+  other.join();
+  EXPECT_EQ(run.exit_code, 4) << run.err << run.out;
+  const std::string error = json_of(run)["error"].dump();
+  EXPECT_NE(error.find("which is not this VM's push"), std::string::npos) << run.out;
+  EXPECT_NE(error.find("nvram.bin: sha256:"), std::string::npos) << run.out;
+  EXPECT_FALSE(guest_has(lock_path()));
+  EXPECT_FALSE(guest_has(state.path() + "/vms/vm1/bake.json"));
+}
+
+TEST_F(Bake, RejectsATargetWithoutATagBeforeTouchingAnything) {
+  start_world();
+  CliRun run =
+      cli({"bake", recipe, "--push", registry->host() + "/acme/x@sha256:" + std::string(64, 'a')});
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("it needs a tag and no digest"), std::string::npos) << run.err;
+}
+
+TEST_F(Bake, DryRunListsCreateAndBakeStepsAndChangesNothing) {
+  start_world();
+  CliRun run = cli({"bake", recipe, "--push", target(), "--bundle", SHIM_BUNDLE_DIR, "--dry-run"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  for (const char* step : {"image", "install-shim", "provenance", "stop", "push", "record"}) {
+    EXPECT_NE(run.out.find(std::string(" ") + step + ": "), std::string::npos) << step << run.out;
+  }
+  EXPECT_NE(run.out.find("VM 'recipe-bake'"), std::string::npos) << run.out;
+  EXPECT_FALSE(guest_has(lock_path()));
+}
+
+} // namespace
+} // namespace lume_unlock::test
