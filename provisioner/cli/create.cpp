@@ -248,9 +248,9 @@ void with_create_services(const CreateSetup& setup,
   if (!setup.recipe.empty()) {
     recipe_for_bundle = recipe::load_recipe(setup.recipe).value_or_throw();
   }
-  const BundleLocation choice = locate_bundle(
-      setup.bundle.empty() ? std::nullopt : std::optional<std::string>(setup.bundle),
-      recipe_for_bundle ? recipe_for_bundle->shim.bundle : std::nullopt);
+  const BundleLocation choice =
+      locate_bundle(setup.bundle.empty() ? std::nullopt : std::optional<std::string>(setup.bundle),
+                    recipe_for_bundle ? recipe_for_bundle->shim.bundle : std::nullopt);
   const bundle::LoadedBundle bundle = load_located_bundle(choice).value_or_throw();
   context.debug("shim bundle " + bundle.manifest().version + " from " + choice.source + ": " +
                 choice.path);

@@ -46,8 +46,7 @@ int verify_pulled_guest(const PullOptions& options,
         return connect_vm_guest(context, options.vm, options.connection, lume);
       },
       std::chrono::seconds(options.ssh_wait_seconds));
-  const pipeline::BakedGuestCheck check =
-      pipeline::check_baked_guest(*session).value_or_throw();
+  const pipeline::BakedGuestCheck check = pipeline::check_baked_guest(*session).value_or_throw();
   const auto drifted = check.report.drifted();
   doc["verify"] = pipeline::to_json(check.report);
   doc["verify"]["verified"] = check.verified();
@@ -185,8 +184,8 @@ int run_pull(const PullOptions& options, Context& context) {
                         {"provenance", path}};
   if (!context.json()) {
     context.note(pulled.changed ? "pulled " + pulled.reference + " into VM '" + options.vm + "'"
-                                : "VM '" + options.vm + "' already holds " +
-                                      pulled.digest.str() + ": nothing to do");
+                                : "VM '" + options.vm + "' already holds " + pulled.digest.str() +
+                                      ": nothing to do");
     context.out << pulled.digest.str() << '\n';
   }
   int code = 0;

@@ -44,9 +44,8 @@ nlohmann::json to_json(const BakedImage& baked) {
           {"shim_files", files}};
 }
 
-Result<BakedImage> parse_baked_image(const nlohmann::json& entry,
-                                     const std::string& at,
-                                     const std::string& path) {
+Result<BakedImage>
+parse_baked_image(const nlohmann::json& entry, const std::string& at, const std::string& path) {
   if (!entry.is_object()) {
     return invalid(path, "'" + at.substr(0, at.size() - 1) + "' must be an object");
   }
