@@ -30,6 +30,7 @@ struct CreateCommandOptions {
   std::string bundle;
   bool dry_run = false;
   int ssh_wait_seconds = 60;
+  int install_settle_seconds = 90;
   RegistryFlags registry;
   guest::ConnectionOptions connection;
 };
@@ -217,6 +218,7 @@ void run_create(const CreateCommandOptions& options, Context& context, int& exit
     if (!options.memory.empty()) {
       create.memory_bytes = lume::parse_size(options.memory).value_or_throw();
     }
+    create.install_settle = std::chrono::seconds(options.install_settle_seconds);
     pipeline::CreatePipeline pipeline(create, use.services);
     pipeline::Plan plan = pipeline.plan();
     run_planned_create(options, context, exit_code, pipeline, plan, use);
@@ -312,6 +314,13 @@ void register_create(CLI::App& app, Context& context, int& exit_code) {
                    options->ssh_wait_seconds,
                    "Seconds to retry the first SSH login after Lume reports SSH open")
       ->capture_default_str();
+  command
+      ->add_option("--install-settle",
+                   options->install_settle_seconds,
+                   "IPSW recipes: seconds the VM must stay stopped before Lume's unattended "
+                   "setup counts as finished")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   add_registry_flags(*command, options->registry);
   guest::add_connection_options(*command, options->connection);
   command->callback([options, &context, &exit_code] { run_create(*options, context, exit_code); });

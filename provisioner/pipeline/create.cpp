@@ -6,6 +6,7 @@
 #include "lume/vm_name.hpp"
 #include "lume/wait.hpp"
 #include "pipeline/enablement_apply.hpp"
+#include "pipeline/ipsw_install.hpp"
 #include "pipeline/vm_boot.hpp"
 #include "recipe/lock_file.hpp"
 #include "util/atomic_file.hpp"
@@ -121,14 +122,21 @@ Plan CreatePipeline::plan() {
         m_outcome.locked = true;
       }
     }
-  } else {
+  } else if (!m_recipe.source.unattended) {
     throw Error(ErrorCategory::usage,
                 "create '" + vm + "'",
-                "the recipe installs from an IPSW, which create does not do yet",
-                "give --from REF with a registry image");
+                "the recipe installs from an IPSW without 'source.unattended', so the guest would "
+                "have no SSH account",
+                "add 'unattended: tahoe' under 'source' (Lume then creates the user lume/lume "
+                "with Remote Login on)");
   }
-  m_reference = oci::parse_reference(reference_text).value_or_throw();
-  m_outcome.reference = m_reference.str();
+  if (!reference_text.empty()) {
+    m_reference = oci::parse_reference(reference_text).value_or_throw();
+    m_outcome.reference = m_reference.str();
+  } else {
+    m_outcome.reference = "ipsw:" + *m_recipe.source.ipsw;
+  }
+  const bool from_ipsw = reference_text.empty();
 
   // Lume: reachable, VM absent or ours, running-VM limit.
   const lume::HostStatus host = m_services.lume.host_status().value_or_throw();
@@ -142,6 +150,12 @@ Plan CreatePipeline::plan() {
       m_observed_vm = *details;
     }
     vm_observed = lume::describe(*found) + (ours ? ", ours" : "");
+    if (!ours && from_ipsw) {
+      throw Error(ErrorCategory::usage,
+                  "create '" + vm + "'",
+                  "a VM of that name exists and was not created by lume-unlock",
+                  "choose another name, or delete it first with 'lume delete " + vm + "'");
+    }
     if (!ours) {
       const auto fetched = m_services.registry.get_manifest(m_reference).value_or_throw();
       const auto lume_digest = read_lume_manifest_digest(m_options.lume_home, vm);
@@ -186,12 +200,21 @@ Plan CreatePipeline::plan() {
             true,
             "VM " + vm_observed,
             {}});
-  plan.add(
-      {"image",
-       "pull " + m_reference.str() + (m_outcome.locked ? " (locked)" : "") + " into '" + vm + "'",
-       found ? std::optional<bool>() : std::optional<bool>(false),
-       vm_observed,
-       [this] { return step_image(); }});
+  if (from_ipsw) {
+    plan.add({"image",
+              "install macOS from IPSW " + *m_recipe.source.ipsw + " with unattended setup " +
+                  *m_recipe.source.unattended + " into '" + vm + "' (Lume: POST /lume/vms)",
+              found.has_value(),
+              vm_observed,
+              [this] { return step_install_ipsw(); }});
+  } else {
+    plan.add(
+        {"image",
+         "pull " + m_reference.str() + (m_outcome.locked ? " (locked)" : "") + " into '" + vm + "'",
+         found ? std::optional<bool>() : std::optional<bool>(false),
+         vm_observed,
+         [this] { return step_image(); }});
+  }
   std::optional<bool> resize_in_place = false;
   std::string resize_observed;
   if (m_observed_vm) {
@@ -260,19 +283,29 @@ StepResult CreatePipeline::step_image() {
   return {pulled.changed, (pulled.changed ? "pulled " : "already holds ") + pulled.digest.str()};
 }
 
+StepResult CreatePipeline::step_install_ipsw() {
+  IpswInstallRequest request;
+  request.vm = m_options.vm;
+  request.ipsw = *m_recipe.source.ipsw;
+  request.unattended = *m_recipe.source.unattended;
+  request.cpu = desired_cpu();
+  request.memory_bytes = desired_memory();
+  if (m_recipe.vm.disk_bytes) {
+    request.disk_bytes = *m_recipe.vm.disk_bytes;
+  }
+  request.display = m_recipe.vm.display;
+  request.timeout = m_options.install_timeout;
+  request.settle = m_options.install_settle;
+  request.progress = m_services.progress;
+  return install_from_ipsw(m_services.lume, request);
+}
+
 StepResult CreatePipeline::step_resize() {
   lume::VmDetails vm = current_details();
   if (vm.cpu_count == desired_cpu() && vm.memory_size == desired_memory()) {
     return {false, std::to_string(vm.cpu_count) + " vCPU, " + lume::format_size(vm.memory_size)};
   }
-  if (vm.status != lume::VmStatus::stopped) {
-    m_services.lume.stop(lume::VmRef{m_options.vm}).value_or_throw();
-    lume::WaitOptions wait;
-    wait.what = "VM '" + m_options.vm + "' to stop";
-    wait.timeout = std::chrono::minutes(2);
-    lume::wait_until(m_services.lume, lume::VmRef{m_options.vm}, lume::is_stopped, wait)
-        .value_or_throw();
-  }
+  stop_vm(m_services.lume, m_options.vm, std::chrono::minutes(2), m_services.progress);
   lume::PatchRequest patch;
   if (vm.cpu_count != desired_cpu()) {
     patch.cpu = desired_cpu();

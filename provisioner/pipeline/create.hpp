@@ -41,6 +41,10 @@ struct CreateOptions {
   /// the probe step see an inert shim); empty in normal use.
   std::map<std::string, std::string> probe_extra_env;
   std::chrono::milliseconds boot_timeout{std::chrono::minutes(10)};
+  /// An IPSW source: the whole download + install + unattended setup, and how long "stopped"
+  /// must hold before the unattended setup counts as finished (ipsw_install.hpp).
+  std::chrono::milliseconds install_timeout{std::chrono::hours(3)};
+  std::chrono::milliseconds install_settle{std::chrono::seconds(90)};
   /// How long a refused or dropped SSH login is retried after Lume reports SSH open.
   std::chrono::milliseconds ssh_wait{std::chrono::seconds(60)};
 };
@@ -90,6 +94,7 @@ public:
 
 private:
   StepResult step_image();
+  StepResult step_install_ipsw();
   StepResult step_resize();
   StepResult step_boot();
   StepResult step_connect();

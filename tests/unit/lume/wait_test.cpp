@@ -1,73 +1,23 @@
 #include "lume/wait.hpp"
+#include "support/scripted_lume.hpp"
 
 #include <gtest/gtest.h>
 
-#include <deque>
 
 namespace lume_unlock::lume {
 namespace {
 
 using namespace std::chrono_literals;
 
-/// Time that only moves when wait_until sleeps.
-class FakeClock : public WaitClock {
-public:
-  std::chrono::steady_clock::time_point now() override { return m_now; }
-  void sleep_for(std::chrono::milliseconds d) override {
-    sleeps.push_back(d);
-    m_now += d;
-  }
-  std::vector<std::chrono::milliseconds> sleeps;
-
-private:
-  std::chrono::steady_clock::time_point m_now{};
-};
-
-/// Answers find() from a script; the last answer repeats. Everything else is unused here.
-class ScriptedApi : public LumeApi {
-public:
-  std::deque<Result<std::optional<VmState>>> answers;
-  int finds = 0;
-
-  Result<std::optional<VmState>> find(const VmRef&) override {
-    ++finds;
-    auto answer = answers.front();
-    if (answers.size() > 1) {
-      answers.pop_front();
-    }
-    return answer;
-  }
-  Result<std::vector<VmDetails>> list() override { return unused(); }
-  Result<VmState> get(const VmRef&) override { return unused(); }
-  Status create(const CreateRequest&) override { return unused(); }
-  Status patch(const VmRef&, const PatchRequest&) override { return unused(); }
-  Status run(const VmRef&, const RunOptions&) override { return unused(); }
-  Status stop(const VmRef&) override { return unused(); }
-  Status remove(const VmRef&) override { return unused(); }
-  Status clone(const CloneRequest&) override { return unused(); }
-  Status pull(const PullRequest&) override { return unused(); }
-  Status pull_start(const PullRequest&) override { return unused(); }
-  Status push(const PushRequest&) override { return unused(); }
-  Result<std::vector<ImageInfo>> images() override { return unused(); }
-  Result<LumeConfig> config() override { return unused(); }
-  Result<HostStatus> host_status() override { return unused(); }
-
-private:
-  static Error unused() { return Error(ErrorCategory::failure, "scripted api", "not scripted"); }
-};
+using ScriptedApi = test::ScriptedLume;
+using test::FakeClock;
 
 Result<std::optional<VmState>> vm(const std::string& status, std::optional<std::string> ip = {},
                                   std::optional<bool> ssh = {}) {
-  VmDetails d;
-  d.name = "dev";
-  d.status_text = status;
-  d.status = parse_status(status);
-  d.ip_address = ip;
-  d.ssh_available = ssh;
-  return std::optional<VmState>(VmState(d));
+  return test::scripted_vm(status, std::move(ip), ssh);
 }
 
-Result<std::optional<VmState>> gone() { return std::optional<VmState>(); }
+Result<std::optional<VmState>> gone() { return test::scripted_gone(); }
 
 Result<std::optional<VmState>> pulling(double progress) {
   return std::optional<VmState>(VmState(PullProgress{"dev", progress}));
