@@ -203,8 +203,17 @@ Check check_registry(const DoctorOptions& options, std::optional<recipe::Recipe>
 Check check_bundle(const DoctorOptions& options, const std::optional<recipe::Recipe>& loaded) {
   const BundleLocation location =
       locate_bundle(options.bundle, loaded ? loaded->shim.bundle : std::nullopt);
-  oci::RegistryClient registry(registry_client_options(options.registry));
-  auto located = load_located_bundle(location, registry);
+  std::optional<oci::RegistryClient> registry;
+  try {
+    // Credentials matter only for a bundle in a registry: a broken Docker config must not turn
+    // the check of a local bundle into a failure, nor stop the other checks.
+    registry.emplace(location_kind(location.path) == LocationKind::reference
+                         ? registry_client_options(options.registry)
+                         : oci::RegistryClientOptions{});
+  } catch (const Error& e) {
+    return {"bundle", Verdict::fail, e.message(), e.hint()};
+  }
+  auto located = load_located_bundle(location, *registry);
   if (!located) {
     return {"bundle", Verdict::fail, located.error().message(), located.error().hint()};
   }

@@ -219,28 +219,52 @@ TEST_F(BundleFetch, ManifestsThatAreNotAShimBundleAreRefusedBeforeAnyDownload) {
   EXPECT_TRUE(entries_of(m_work.path()).empty());
 }
 
-// The command line: --bundle takes REF@sha256:… (doctor loads it like create does).
-TEST_F(BundleFetch, CommandsTakeAPinnedReferenceAndExitWithTheRightCode) {
+/// The "bundle" check of `lume-unlock --json doctor --bundle BUNDLE` (Lume is not needed). The
+/// recipe installs from an IPSW, so the registry check never builds a client of its own.
+nlohmann::json doctor_bundle_check(const std::string& bundle) {
   test::TempDir state("bundle-fetch-state");
+  const std::string recipe = state / "ipsw.yaml";
+  EXPECT_TRUE(util::write_file_atomic(recipe, "source: {ipsw: latest}\n", 0644).ok());
   auto doctor = test::run_lume_unlock({"--json",
                                        "--lume-url",
                                        "http://127.0.0.1:1",
                                        "--state-dir",
                                        state.path(),
                                        "doctor",
+                                       "--recipe",
+                                       recipe,
                                        "--bundle",
-                                       m_pinned});
-  const nlohmann::json report = nlohmann::json::parse(doctor.out);
-  nlohmann::json bundle_check = nlohmann::json::object();
-  for (const auto& check : report["checks"]) {
-    if (check["name"] == "bundle") {
-      bundle_check = check;
+                                       bundle});
+  const nlohmann::json report = nlohmann::json::parse(doctor.out, nullptr, false);
+  if (report.is_object() && report.contains("checks")) {
+    for (const auto& check : report["checks"]) {
+      if (check["name"] == "bundle") {
+        return check;
+      }
     }
   }
-  EXPECT_NE(bundle_check.value("status", ""), "fail") << doctor.out;
+  ADD_FAILURE() << "no bundle check in: " << doctor.out << doctor.err;
+  return nlohmann::json::object();
+}
+
+TEST_F(BundleFetch, DoctorReadsCredentialsOnlyForARegistryBundle) {
+  ASSERT_TRUE(util::write_file_atomic(m_files / "config.json", "{not json", 0600).ok());
+  setenv("DOCKER_CONFIG", m_files.path().c_str(), 1);
+  const nlohmann::json local = doctor_bundle_check(SHIM_BUNDLE_DIR);
+  const nlohmann::json remote = doctor_bundle_check(m_pinned);
+  unsetenv("DOCKER_CONFIG");
+  EXPECT_NE(local.value("status", ""), "fail") << local;
+  EXPECT_EQ(remote.value("status", ""), "fail") << remote;
+  EXPECT_NE(remote.value("detail", "").find(m_files / "config.json"), std::string::npos) << remote;
+}
+
+// The command line: --bundle takes REF@sha256:… (doctor loads it like create does).
+TEST_F(BundleFetch, CommandsTakeAPinnedReferenceAndExitWithTheRightCode) {
+  const nlohmann::json bundle_check = doctor_bundle_check(m_pinned);
+  EXPECT_NE(bundle_check.value("status", ""), "fail") << bundle_check;
   EXPECT_NE(bundle_check.value("detail", "").find(m_pinned + " (--bundle): version "),
             std::string::npos)
-      << doctor.out;
+      << bundle_check;
   EXPECT_NE(bundle_check.value("detail", "").find("files verified"), std::string::npos);
 
   // create fails on the bundle before it talks to Lume: the exit code is the bundle's.
