@@ -1,5 +1,7 @@
 #include "bundle_location.hpp"
 
+#include "pipeline/bundle_fetch.hpp"
+
 #include <cstdlib>
 #include <filesystem>
 
@@ -8,7 +10,12 @@ namespace lume_unlock::cli {
 namespace {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool is_archive_name(const std::string& path) {
+  return ends_with(path, ".tar.gz") || ends_with(path, ".tgz");
 }
 
 } // namespace
@@ -27,19 +34,70 @@ BundleLocation locate_bundle(const std::optional<std::string>& flag,
   return {LUME_UNLOCK_DEFAULT_BUNDLE_DIR, "build tree"};
 }
 
-Result<bundle::LoadedBundle> load_located_bundle(const BundleLocation& location) {
+LocationKind location_kind(const std::string& location) {
+  std::error_code ec;
+  if (location.empty() || std::filesystem::exists(location, ec)) {
+    return LocationKind::path;
+  }
+  if (location.find("@sha256:") != std::string::npos) {
+    return LocationKind::reference;
+  }
+  if (location[0] == '/' || location[0] == '.' || location[0] == '~' || is_archive_name(location)) {
+    return LocationKind::path;
+  }
+  const auto last_slash = location.rfind('/');
+  const bool tagged =
+      location.find(':', last_slash == std::string::npos ? 0 : last_slash) != std::string::npos;
+  if (tagged) {
+    return LocationKind::reference;
+  }
+  if (last_slash == std::string::npos) {
+    return LocationKind::path;
+  }
+  // The same test parse_reference uses to tell a registry from a repository component.
+  const std::string first = location.substr(0, location.find('/'));
+  const bool registry_host = first == "localhost" || first.find('.') != std::string::npos ||
+                             first.find(':') != std::string::npos;
+  return registry_host ? LocationKind::reference : LocationKind::path;
+}
+
+Result<LocatedBundle> load_located_bundle(const BundleLocation& location,
+                                          oci::RegistryClient& registry) {
+  const std::string named = "shim bundle '" + location.path + "' (from " + location.source + ")";
+  if (location_kind(location.path) == LocationKind::reference) {
+    auto ref = oci::parse_reference(location.path);
+    if (!ref) {
+      return ref.error().with_context(named);
+    }
+    // A tag can move between two creates from one recipe; a digest cannot.
+    if (!ref.value().digest) {
+      return Error(ErrorCategory::usage,
+                   named,
+                   "it is not a local path, and a registry reference must be pinned by digest",
+                   "pin it by digest: lume-unlock resolve " + location.path + " prints it; write " +
+                       location.path + "@sha256:<hex>");
+    }
+    auto fetched = pipeline::fetch_bundle(registry, ref.value());
+    if (!fetched) {
+      return fetched.error().with_context(location.source);
+    }
+    return LocatedBundle{std::move(fetched.value().bundle), ref.value()};
+  }
   std::error_code ec;
   if (!std::filesystem::exists(location.path, ec)) {
     return Error(ErrorCategory::usage,
-                 "shim bundle '" + location.path + "' (from " + location.source + ")",
+                 named,
                  "it does not exist",
                  "build it with 'cmake --build build --target shim-bundle', or pass --bundle "
-                 "DIR|ARCHIVE (or set LUME_UNLOCK_BUNDLE)");
+                 "DIR|ARCHIVE|REF@sha256:… (or set LUME_UNLOCK_BUNDLE)");
   }
-  if (ends_with(location.path, ".tar.gz") || ends_with(location.path, ".tgz")) {
-    return bundle::load_bundle_archive(location.path, "", util::ExtractLimits{});
+  auto loaded = is_archive_name(location.path)
+                    ? bundle::load_bundle_archive(location.path, "", util::ExtractLimits{})
+                    : bundle::load_bundle_directory(location.path);
+  if (!loaded) {
+    return loaded.error();
   }
-  return bundle::load_bundle_directory(location.path);
+  return LocatedBundle{std::move(loaded).value(), std::nullopt};
 }
 
 } // namespace lume_unlock::cli

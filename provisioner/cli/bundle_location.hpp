@@ -1,6 +1,8 @@
 #pragma once
 
 #include "bundle/loader.hpp"
+#include "oci/reference.hpp"
+#include "oci/registry_client.hpp"
 
 #include <optional>
 #include <string>
@@ -9,7 +11,7 @@ namespace lume_unlock::cli {
 
 /// Which shim bundle a command uses, and why that one.
 struct BundleLocation {
-  std::string path;   ///< a bundle directory or a lume-unlock-shim-bundle-*.tar.gz
+  std::string path;   ///< a bundle directory, a lume-unlock-shim-bundle-*.tar.gz, or REF@sha256:…
   std::string source; ///< "--bundle", "recipe shim.bundle", "$LUME_UNLOCK_BUNDLE", "build tree"
 };
 
@@ -18,8 +20,25 @@ struct BundleLocation {
 BundleLocation locate_bundle(const std::optional<std::string>& flag,
                              const std::optional<std::string>& recipe_bundle);
 
-/// Loads and verifies the bundle at `location` (a directory, or an archive extracted safely into
-/// a temporary directory that lives as long as the returned bundle).
-Result<bundle::LoadedBundle> load_located_bundle(const BundleLocation& location);
+/// How a location is read. A path that exists is a path. Otherwise it is a registry reference
+/// when it has a digest ("…@sha256:…"), or when it does not start like a path ('/', '.', '~'),
+/// does not end like an archive (.tar.gz, .tgz) and either tags its last component
+/// ("repo:1.0") or starts with a registry host ("ghcr.io/…", "localhost/…", "host:5000/…").
+/// Everything else is a path (that does not exist).
+enum class LocationKind { path, reference };
+LocationKind location_kind(const std::string& location);
+
+/// A bundle ready to install, and the registry artifact it came from when it did.
+struct LocatedBundle {
+  bundle::LoadedBundle bundle;
+  std::optional<oci::Reference> artifact; ///< pinned by digest; absent for local bundles
+};
+
+/// Loads and verifies the bundle at `location`: a directory; an archive extracted safely into a
+/// temporary directory that lives as long as the returned bundle; or a registry reference,
+/// fetched by digest through `registry` (pipeline::fetch_bundle). A reference without a digest
+/// is a usage error whose hint says how to pin it. Errors name the location's source.
+Result<LocatedBundle> load_located_bundle(const BundleLocation& location,
+                                          oci::RegistryClient& registry);
 
 } // namespace lume_unlock::cli

@@ -146,6 +146,7 @@ void run_planned_create(const CreateCommandOptions& options,
                         pipeline::Plan& plan,
                         CreateServicesInUse& use) {
   const BundleLocation& choice = use.bundle_location;
+  const LocatedBundle& located = use.bundle;
   lume::LumeClient& lume_client = use.lume;
   ProgressRenderer& renderer = use.renderer;
   if (options.dry_run) {
@@ -189,6 +190,9 @@ void run_planned_create(const CreateCommandOptions& options,
   report_counts();
   if (context.json()) {
     nlohmann::json doc = outcome_json(pipeline, choice.source);
+    if (located.artifact && doc.contains("shim")) {
+      doc["shim"]["bundle_reference"] = located.artifact->str();
+    }
     doc["vm"] = options.vm;
     nlohmann::json steps = pipeline::reports_to_json(reports);
     doc["steps"] = steps["steps"];
@@ -197,7 +201,11 @@ void run_planned_create(const CreateCommandOptions& options,
                      {"lume_requests", lume_client.request_count()}};
     context.print_json(doc);
   } else {
-    print_summary(context, pipeline, reports, options.vm, choice.source);
+    print_summary(context,
+                  pipeline,
+                  reports,
+                  options.vm,
+                  located.artifact ? choice.source + " " + located.artifact->str() : choice.source);
   }
   exit_code = 0;
 }
@@ -253,14 +261,15 @@ void with_create_services(const CreateSetup& setup,
   const BundleLocation choice =
       locate_bundle(setup.bundle.empty() ? std::nullopt : std::optional<std::string>(setup.bundle),
                     recipe_for_bundle ? recipe_for_bundle->shim.bundle : std::nullopt);
-  const bundle::LoadedBundle bundle = load_located_bundle(choice).value_or_throw();
+  oci::RegistryClient registry(registry_client_options(setup.registry));
+  const LocatedBundle located = load_located_bundle(choice, registry).value_or_throw();
+  const bundle::LoadedBundle& bundle = located.bundle;
   context.debug("shim bundle " + bundle.manifest().version + " from " + choice.source + ": " +
                 choice.path);
 
   lume::ClientOptions lume_options;
   lume_options.base_url = context.global.lume_url;
   lume::LumeClient lume_client(lume_options);
-  oci::RegistryClient registry(registry_client_options(setup.registry));
   ProgressRenderer renderer(context);
 
   pipeline::CreateOptions create;
@@ -275,6 +284,7 @@ void with_create_services(const CreateSetup& setup,
   create.lume_home = lume_home_directory();
   create.state_dir = context.global.state_dir;
   create.bundle_source = choice.source;
+  create.bundle_artifact = located.artifact;
   create.probe_extra_env = test_probe_env();
   create.ssh_wait = std::chrono::seconds(setup.ssh_wait_seconds);
 
@@ -287,7 +297,7 @@ void with_create_services(const CreateSetup& setup,
                                     },
                                     renderer.callback(),
                                     [&](const std::string& warning) { context.warn(warning); }};
-  CreateServicesInUse use{create, services, choice, lume_client, registry, renderer};
+  CreateServicesInUse use{create, services, choice, located, lume_client, registry, renderer};
   body(use);
 }
 
@@ -300,14 +310,16 @@ void register_create(CLI::App& app, Context& context, int& exit_code) {
       "provenance. Every step is idempotent: running create again changes nothing and says so,\n"
       "and after a failure it resumes. --dry-run prints the plan and changes nothing.\n"
       "The shim bundle comes from --bundle, else the recipe's shim.bundle, else\n"
-      "$LUME_UNLOCK_BUNDLE, else this build's shim-bundle/ directory. A recipe with a lock file\n"
+      "$LUME_UNLOCK_BUNDLE, else this build's shim-bundle/ directory; a registry bundle (made\n"
+      "by 'lume-unlock bundle push') is named REF@sha256:<hex>. A recipe with a lock file\n"
       "(<recipe>.lock.json made from the same recipe bytes) is pulled by its pinned digest.");
   command->add_option("name", options->vm, "The Lume VM to create")->required();
   command->add_option("--recipe", options->recipe, "Image recipe (YAML)");
   command->add_option("--from", options->from, "Image reference (overrides the recipe's)");
   command->add_option("--cpu", options->cpu, "vCPUs (overrides the recipe's)");
   command->add_option("--memory", options->memory, "Memory, e.g. 16GB (overrides the recipe's)");
-  command->add_option("--bundle", options->bundle, "Shim bundle directory or archive");
+  command->add_option(
+      "--bundle", options->bundle, "Shim bundle directory, archive, or REF@sha256:… in a registry");
   command->add_flag("--dry-run", options->dry_run, "Print the plan; change nothing");
   command
       ->add_option("--ssh-wait",

@@ -38,6 +38,7 @@ struct CreateServicesInUse {
   pipeline::CreateOptions& options;
   pipeline::CreateServices& services;
   const BundleLocation& bundle_location;
+  const LocatedBundle& bundle; ///< loaded and verified; `artifact` when it came from a registry
   lume::LumeClient& lume;
   oci::RegistryClient& registry;
   ProgressRenderer& renderer;

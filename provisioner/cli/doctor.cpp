@@ -203,19 +203,31 @@ Check check_registry(const DoctorOptions& options, std::optional<recipe::Recipe>
 Check check_bundle(const DoctorOptions& options, const std::optional<recipe::Recipe>& loaded) {
   const BundleLocation location =
       locate_bundle(options.bundle, loaded ? loaded->shim.bundle : std::nullopt);
-  auto bundle = load_located_bundle(location);
-  if (!bundle) {
-    return {"bundle", Verdict::fail, bundle.error().message(), bundle.error().hint()};
+  std::optional<oci::RegistryClient> registry;
+  try {
+    // Credentials matter only for a bundle in a registry: a broken Docker config must not turn
+    // the check of a local bundle into a failure, nor stop the other checks.
+    registry.emplace(location_kind(location.path) == LocationKind::reference
+                         ? registry_client_options(options.registry)
+                         : oci::RegistryClientOptions{});
+  } catch (const Error& e) {
+    return {"bundle", Verdict::fail, e.message(), e.hint()};
   }
+  auto located = load_located_bundle(location, *registry);
+  if (!located) {
+    return {"bundle", Verdict::fail, located.error().message(), located.error().hint()};
+  }
+  const bundle::BundleManifest& manifest = located.value().bundle.manifest();
   std::string platforms;
-  for (const auto& [name, entry] : bundle.value().manifest().platforms) {
+  for (const auto& [name, entry] : manifest.platforms) {
     platforms += (platforms.empty() ? "" : ", ") + name;
   }
-  Check check{"bundle", Verdict::ok,
-              location.path + " (" + location.source + "): version " +
-                  bundle.value().manifest().version + ", files verified, platforms " + platforms,
+  Check check{"bundle",
+              Verdict::ok,
+              location.path + " (" + location.source + "): version " + manifest.version +
+                  ", files verified, platforms " + platforms,
               ""};
-  if (bundle.value().manifest().platforms.count("darwin-arm64") == 0) {
+  if (manifest.platforms.count("darwin-arm64") == 0) {
     check.verdict = Verdict::warn;
     check.fix = "macOS guests need the darwin-arm64 entry: build on a Mac, or on Linux with zig "
                 "(scripts/bootstrap installs it)";
@@ -270,7 +282,8 @@ void register_doctor(CLI::App& app, Context& context, int& exit_code) {
                   "The host preference is only read, never changed.");
   command->add_option("--recipe", options->recipe,
                       "Recipe whose image to resolve (default: image-recipes/tahoe-llm.yaml when present)");
-  command->add_option("--bundle", options->bundle, "Shim bundle directory or archive to verify");
+  command->add_option(
+      "--bundle", options->bundle, "Shim bundle directory, archive or REF@sha256:… to verify");
   add_registry_flags(*command, options->registry);
   command->callback([options, &context, &exit_code] { exit_code = run_doctor(*options, context); });
 }

@@ -474,6 +474,10 @@ provenance::Provenance build_provenance(const CreateOptions& options,
     const InstalledShim& installed = outcome.shim->installed;
     provenance::ShimInfo shim;
     shim.bundle_version = installed.bundle_version;
+    if (options.bundle_artifact && options.bundle_artifact->digest) {
+      shim.bundle_reference = options.bundle_artifact->str();
+      shim.bundle_digest = options.bundle_artifact->digest->str();
+    }
     shim.platform = installed.platform;
     shim.profile = provenance::ShimProfile{
         static_cast<std::int64_t>(recipe.shim.profile.apple_family_max),

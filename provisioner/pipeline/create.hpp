@@ -37,6 +37,9 @@ struct CreateOptions {
   std::string lume_home;     ///< Lume's VM directory root (.manifest-digest lives there)
   std::string state_dir;     ///< host records (provenance) live in <state_dir>/vms/<vm>/
   std::string bundle_source; ///< where the bundle came from, for the record and the summary
+  /// The registry artifact the bundle was fetched from (pinned by digest), for the record;
+  /// absent for a bundle from a local directory or archive.
+  std::optional<oci::Reference> bundle_artifact;
   /// Extra environment for the unlocked probe run only. A test hook (LUME_UNLOCK_DISABLE=1 makes
   /// the probe step see an inert shim); empty in normal use.
   std::map<std::string, std::string> probe_extra_env;

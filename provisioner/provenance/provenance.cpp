@@ -165,6 +165,8 @@ json to_json(const Provenance& r) {
   if (r.shim) {
     json shim = json::object();
     put(shim, "bundle_version", r.shim->bundle_version);
+    put(shim, "bundle_reference", r.shim->bundle_reference);
+    put(shim, "bundle_digest", r.shim->bundle_digest);
     put(shim, "platform", r.shim->platform);
     if (r.shim->profile) {
       json profile = json::object();
@@ -263,6 +265,8 @@ Result<Provenance> provenance_from_json(const json& in) {
     const json& s = *shim.value();
     ShimInfo info;
     LUME_UNLOCK_TRY(read(s, "bundle_version", "shim.", info.bundle_version));
+    LUME_UNLOCK_TRY(read(s, "bundle_reference", "shim.", info.bundle_reference));
+    LUME_UNLOCK_TRY(read(s, "bundle_digest", "shim.", info.bundle_digest));
     LUME_UNLOCK_TRY(read(s, "platform", "shim.", info.platform));
     auto profile = sub_object(s, "profile", "shim.");
     LUME_UNLOCK_TRY(profile);

@@ -48,6 +48,10 @@ struct ShimInfo {
   std::optional<std::string> platform;
   std::optional<ShimProfile> profile;
   std::optional<std::vector<FileHash>> files;
+  /// The registry artifact the bundle came from ("registry/repository@sha256:…") and its
+  /// manifest digest; absent for a bundle from a local directory or archive.
+  std::optional<std::string> bundle_reference;
+  std::optional<std::string> bundle_digest;
 };
 
 struct EnablementRecord {

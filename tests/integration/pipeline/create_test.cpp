@@ -1,5 +1,6 @@
 // lume-unlock create / status / verify / remove end to end against lume-sim, guest-sim and a
 // real docker-registry (see pipeline_fixture.hpp).
+#include "pipeline/bundle_publish.hpp"
 #include "pipeline_fixture.hpp"
 #include "provenance/provenance.hpp"
 #include "util/sha256.hpp"
@@ -254,6 +255,59 @@ TEST_F(Create, RefusesAVmThatIsNotOursWithAnotherImage) {
                           0),
             0u)
       << message;
+}
+
+TEST_F(Create, ARecipeBundlePinnedInARegistryIsFetchedInstalledAndRecorded) {
+  start_world();
+  // Publish the build tree's archive as `lume-unlock bundle push` does, and pin it in the recipe.
+  oci::RegistryClient client;
+  const auto tagged = oci::parse_reference(registry->host() + "/acme/lume-unlock-shim:build");
+  auto published = pipeline::publish_bundle(client, SHIM_BUNDLE_ARCHIVE, tagged.value());
+  ASSERT_TRUE(published.ok()) << published.error().message();
+  const std::string digest = published.value().digest.str();
+  const std::string pinned = tagged.value().repository_path() + "@" + digest;
+  std::string text = util::read_file(recipe).value();
+  text.replace(
+      text.find("shim:\n"), 6, "shim:\n  bundle: " + tagged.value().str() + "@" + digest + "\n");
+  ASSERT_TRUE(util::write_file_atomic(recipe, text, 0644).ok());
+
+  const std::vector<std::string> command = {"create", "vm1", "--recipe", recipe, "--ssh-wait", "2"};
+  CliRun run = cli(command, true, {"--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  const auto doc = json_of(run);
+  EXPECT_EQ(doc["shim"]["bundle_source"], "recipe shim.bundle");
+  EXPECT_EQ(doc["shim"]["bundle_reference"], pinned);
+  // What landed in the guest is the build tree's bundle, byte for byte.
+  auto bundle = bundle::load_bundle_directory(SHIM_BUNDLE_DIR).value();
+  const auto& entry = bundle.manifest().platforms.at("linux-x86_64");
+  EXPECT_EQ(util::sha256_file_hex(shim_dir() + "/liblume-unlock-shim.so").value(),
+            entry.shim.sha256);
+  EXPECT_EQ(util::sha256_file_hex(probe_path()).value(), entry.probe->sha256);
+  EXPECT_EQ(doc["probe"]["changed_families"], (nlohmann::json{"1006", "1007", "1008", "1009"}));
+
+  // The record says which artifact the shim came from, on the host and in the guest.
+  const std::string host = util::read_file(state.path() + "/vms/vm1/provenance.json").value();
+  EXPECT_EQ(host, util::read_file(support_dir() + "/provenance.json").value());
+  const auto record = nlohmann::json::parse(host);
+  EXPECT_EQ(record["shim"]["bundle_reference"], pinned);
+  EXPECT_EQ(record["shim"]["bundle_digest"], digest);
+  EXPECT_EQ(record["shim"]["bundle_version"], published.value().version);
+
+  // Same recipe again: nothing changes. The human summary names the artifact.
+  CliRun again = cli(command);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.out.rfind("create 'vm1': no changes\n", 0), 0u) << again.out;
+  EXPECT_NE(again.out.find("bundle from recipe shim.bundle " + pinned + "):"), std::string::npos)
+      << again.out;
+
+  // The same bundle from the build tree: the files stay, the record forgets the registry.
+  CliRun local = create();
+  ASSERT_EQ(local.exit_code, 0) << local.err;
+  const auto local_record =
+      nlohmann::json::parse(util::read_file(state.path() + "/vms/vm1/provenance.json").value());
+  EXPECT_FALSE(local_record["shim"].contains("bundle_reference")) << local_record["shim"];
+  EXPECT_FALSE(local_record["shim"].contains("bundle_digest"));
+  EXPECT_EQ(local_record["shim"]["files"], record["shim"]["files"]);
 }
 
 TEST_F(Create, DryRunChangesNothing) {

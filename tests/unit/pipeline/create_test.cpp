@@ -88,6 +88,39 @@ TEST(CreateProvenance, AMacGuestWithEverythingKnownFillsEveryKey) {
   EXPECT_EQ(record["updated_at"], "2026-12-02T18:00:00Z");
 }
 
+TEST(CreateProvenance, ABundleFromARegistryIsRecordedByReferenceAndDigest) {
+  CreateOptions options;
+  options.vm = "vm1";
+  recipe::Recipe recipe;
+  CreateOutcome outcome;
+  ShimInstallReport shim;
+  shim.installed.bundle_version = "0.1.0";
+  shim.installed.platform = "linux-x86_64";
+  shim.installed.shim = {"/home/lume/x.so", std::string(64, 'a')};
+  outcome.shim = shim;
+  guest::GuestFacts facts;
+  auto shim_record = [&] {
+    return provenance::to_json(build_provenance(options,
+                                                recipe,
+                                                outcome,
+                                                vm_details(),
+                                                facts,
+                                                {},
+                                                std::nullopt,
+                                                "2026-12-02T18:00:00Z"))["shim"];
+  };
+  // From a directory or archive: nothing to say about a registry, so the keys are absent.
+  EXPECT_FALSE(shim_record().contains("bundle_reference"));
+  EXPECT_FALSE(shim_record().contains("bundle_digest"));
+
+  const oci::Digest digest = oci::Digest::of_bytes("bundle manifest");
+  options.bundle_artifact =
+      oci::parse_reference("127.0.0.1:5000/acme/shim:0.1.0@" + digest.str()).value();
+  EXPECT_EQ(shim_record()["bundle_reference"], "127.0.0.1:5000/acme/shim@" + digest.str());
+  EXPECT_EQ(shim_record()["bundle_digest"], digest.str());
+  EXPECT_EQ(shim_record()["bundle_version"], "0.1.0");
+}
+
 TEST(CreateProvenance, SameProvenanceIgnoresOnlyTheTimestamps) {
   provenance::Provenance a;
   a.vm = "vm1";

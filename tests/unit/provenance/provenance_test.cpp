@@ -24,7 +24,9 @@ Provenance full_record() {
       ShimProfile{1009, 65536},
       std::vector<FileHash>{
           {"/Users/lume/Library/Application Support/LumeUnlock/shim/x/liblume-unlock-shim.dylib",
-           std::string(64, 'b')}}};
+           std::string(64, 'b')}},
+      "ghcr.io/acme/lume-unlock-shim@sha256:" + std::string(64, 'e'),
+      "sha256:" + std::string(64, 'e')};
   r.enablement = std::vector<EnablementRecord>{
       {"llama-server", "/opt/llama.cpp/bin/llama-server", true, std::string(64, 'c')}};
   r.probe =
@@ -65,6 +67,9 @@ TEST(Provenance, FullRecordHasExactlyTheDesignKeys) {
   EXPECT_EQ(json["shim"]["profile"],
             (nlohmann::json{{"apple_family_max", 1009}, {"max_threadgroup_memory", 65536}}));
   EXPECT_EQ(json["shim"]["files"][0].size(), 2u);
+  EXPECT_EQ(json["shim"]["bundle_reference"],
+            "ghcr.io/acme/lume-unlock-shim@sha256:" + std::string(64, 'e'));
+  EXPECT_EQ(json["shim"]["bundle_digest"], "sha256:" + std::string(64, 'e'));
   EXPECT_EQ(json["enablement"][0],
             (nlohmann::json{{"name", "llama-server"},
                             {"program", "/opt/llama.cpp/bin/llama-server"},
@@ -117,6 +122,8 @@ TEST(Provenance, RejectsWrongSchemaTypesAndTimes) {
         {"vm", "a"},
         {"shim", {{"files", {{{"path", "/x"}}}}}}},
        "invalid provenance record: 'shim.files[0].sha256' is missing"},
+      {{{"schema", "lume-unlock/provenance/v1"}, {"vm", "a"}, {"shim", {{"bundle_digest", 1}}}},
+       "invalid provenance record: 'shim.bundle_digest' must be a string"},
       {{{"schema", "lume-unlock/provenance/v1"},
         {"vm", "a"},
         {"enablement", {{{"name", "x"}, {"agent", "yes"}}}}},
