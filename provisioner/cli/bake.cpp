@@ -13,17 +13,11 @@ namespace lume_unlock::cli {
 namespace {
 
 struct BakeCommandOptions {
-  std::string recipe;
+  CreateSetup setup; ///< setup.vm empty: <recipe stem>-bake
   std::string push;
-  std::string from;
-  std::string vm;
-  std::string bundle;
   std::uint32_t chunk_size_mb = 0;
   int push_timeout_seconds = 3 * 60 * 60;
-  int ssh_wait_seconds = 60;
   bool dry_run = false;
-  RegistryFlags registry;
-  guest::ConnectionOptions connection;
 };
 
 /// The build VM's default name: "<recipe file stem>-bake" ("tahoe-llm-bake").
@@ -52,7 +46,8 @@ nlohmann::json outcome_json(const pipeline::BakePipeline& bake,
 }
 
 void run_bake(const BakeCommandOptions& options, Context& context, int& exit_code) {
-  const std::string vm = options.vm.empty() ? default_vm_name(options.recipe) : options.vm;
+  const std::string vm =
+      options.setup.vm.empty() ? default_vm_name(options.setup.recipe) : options.setup.vm;
   lume::check_vm_name(vm).value_or_throw();
   const oci::Reference target = oci::parse_reference(options.push).value_or_throw();
   if (!target.tag || target.digest) {
@@ -62,13 +57,8 @@ void run_bake(const BakeCommandOptions& options, Context& context, int& exit_cod
                 "after the push",
                 "use REGISTRY/ORG/NAME:TAG, e.g. 127.0.0.1:5000/acme/tahoe-llm:1");
   }
-  CreateSetup setup{vm,
-                    options.recipe,
-                    options.from,
-                    options.bundle,
-                    options.ssh_wait_seconds,
-                    options.registry,
-                    options.connection};
+  CreateSetup setup = options.setup;
+  setup.vm = vm;
   with_create_services(setup, context, [&](CreateServicesInUse& use) {
     pipeline::BakeOptions bake_options;
     bake_options.create = use.options;
@@ -86,7 +76,7 @@ void run_bake(const BakeCommandOptions& options, Context& context, int& exit_cod
         doc["dry_run"] = true;
         context.print_json(doc);
       } else {
-        context.out << "bake of '" << options.recipe << "' in VM '" << vm
+        context.out << "bake of '" << options.setup.recipe << "' in VM '" << vm
                     << "' would run (dry run, nothing changed):\n"
                     << plan.to_text();
       }
@@ -95,12 +85,12 @@ void run_bake(const BakeCommandOptions& options, Context& context, int& exit_cod
     }
     std::vector<pipeline::StepReport> reports;
     std::string resume =
-        "lume-unlock bake " + options.recipe + " --push " + options.push + " --name " + vm;
-    if (!options.from.empty()) {
-      resume += " --from " + options.from;
+        "lume-unlock bake " + options.setup.recipe + " --push " + options.push + " --name " + vm;
+    if (!options.setup.from.empty()) {
+      resume += " --from " + options.setup.from;
     }
-    if (!options.bundle.empty()) {
-      resume += " --bundle " + options.bundle;
+    if (!options.setup.bundle.empty()) {
+      resume += " --bundle " + options.setup.bundle;
     }
     plan.apply(use.renderer.callback(), resume, reports);
     if (context.json()) {
@@ -132,11 +122,9 @@ void register_bake(CLI::App& app, Context& context, int& exit_code) {
       "Lume reports push failures only in its log, so a failed push is noticed when\n"
       "--push-timeout passes. Pull the result anywhere with\n"
       "  lume-unlock pull REGISTRY/ORG/NAME@sha256:… VM --verify");
-  command->add_option("recipe", options->recipe, "Image recipe (YAML)")->required();
+  command->add_option("recipe", options->setup.recipe, "Image recipe (YAML)")->required();
   command->add_option("--push", options->push, "Where to push: REGISTRY/ORG/NAME:TAG")->required();
-  command->add_option("--from", options->from, "Image reference (overrides the recipe's)");
-  command->add_option("--name", options->vm, "The build VM (default <recipe stem>-bake)");
-  command->add_option("--bundle", options->bundle, "Shim bundle directory or archive");
+  command->add_option("--name", options->setup.vm, "The build VM (default <recipe stem>-bake)");
   command->add_option("--chunk-size-mb", options->chunk_size_mb, "Lume's disk chunk size (512)");
   command
       ->add_option("--push-timeout",
@@ -144,14 +132,8 @@ void register_bake(CLI::App& app, Context& context, int& exit_code) {
                    "Seconds to wait for the pushed image to appear in the registry")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  command
-      ->add_option("--ssh-wait",
-                   options->ssh_wait_seconds,
-                   "Seconds to retry the first SSH login after Lume reports SSH open")
-      ->capture_default_str();
   command->add_flag("--dry-run", options->dry_run, "Print the plan; change nothing");
-  add_registry_flags(*command, options->registry);
-  guest::add_connection_options(*command, options->connection);
+  add_create_setup_options(*command, options->setup);
   command->callback([options, &context, &exit_code] { run_bake(*options, context, exit_code); });
 }
 

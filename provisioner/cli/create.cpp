@@ -22,17 +22,11 @@ namespace lume_unlock::cli {
 namespace {
 
 struct CreateCommandOptions {
-  std::string vm;
-  std::string recipe;
-  std::string from;
+  CreateSetup setup;
   std::uint32_t cpu = 0;
   std::string memory;
-  std::string bundle;
   bool dry_run = false;
-  int ssh_wait_seconds = 60;
   int install_settle_seconds = 90;
-  RegistryFlags registry;
-  guest::ConnectionOptions connection;
 };
 
 nlohmann::json probe_summary(const nlohmann::json& doc) {
@@ -152,12 +146,13 @@ void run_planned_create(const CreateCommandOptions& options,
   if (options.dry_run) {
     if (context.json()) {
       nlohmann::json doc = plan.to_json();
-      doc["vm"] = options.vm;
+      doc["vm"] = options.setup.vm;
       doc["dry_run"] = true;
       doc["bundle_source"] = choice.source;
       context.print_json(doc);
     } else {
-      context.out << "create '" << options.vm << "' would run (dry run, nothing changed; bundle "
+      context.out << "create '" << options.setup.vm
+                  << "' would run (dry run, nothing changed; bundle "
                   << "from " << choice.source << "):\n"
                   << plan.to_text();
     }
@@ -173,11 +168,11 @@ void run_planned_create(const CreateCommandOptions& options,
   };
   try {
     // The resume hint repeats what decides the plan, so copying it resumes the same create.
-    std::string resume = "lume-unlock create " + options.vm;
+    std::string resume = "lume-unlock create " + options.setup.vm;
     for (const auto& [flag, value] :
-         {std::pair<const char*, std::string>{"--recipe", options.recipe},
-          {"--from", options.from},
-          {"--bundle", options.bundle}}) {
+         {std::pair<const char*, std::string>{"--recipe", options.setup.recipe},
+          {"--from", options.setup.from},
+          {"--bundle", options.setup.bundle}}) {
       if (!value.empty()) {
         resume += std::string(" ") + flag + " " + value;
       }
@@ -193,7 +188,7 @@ void run_planned_create(const CreateCommandOptions& options,
     if (located.artifact && doc.contains("shim")) {
       doc["shim"]["bundle_reference"] = located.artifact->str();
     }
-    doc["vm"] = options.vm;
+    doc["vm"] = options.setup.vm;
     nlohmann::json steps = pipeline::reports_to_json(reports);
     doc["steps"] = steps["steps"];
     doc["changed"] = steps["changed"];
@@ -204,21 +199,14 @@ void run_planned_create(const CreateCommandOptions& options,
     print_summary(context,
                   pipeline,
                   reports,
-                  options.vm,
+                  options.setup.vm,
                   located.artifact ? choice.source + " " + located.artifact->str() : choice.source);
   }
   exit_code = 0;
 }
 
 void run_create(const CreateCommandOptions& options, Context& context, int& exit_code) {
-  CreateSetup setup{options.vm,
-                    options.recipe,
-                    options.from,
-                    options.bundle,
-                    options.ssh_wait_seconds,
-                    options.registry,
-                    options.connection};
-  with_create_services(setup, context, [&](CreateServicesInUse& use) {
+  with_create_services(options.setup, context, [&](CreateServicesInUse& use) {
     pipeline::CreateOptions& create = use.options;
     if (options.cpu != 0) {
       create.cpu = options.cpu;
@@ -250,6 +238,19 @@ std::map<std::string, std::string> test_probe_env() {
 }
 
 } // namespace
+
+void add_create_setup_options(CLI::App& command, CreateSetup& setup) {
+  command.add_option("--from", setup.from, "Image reference (overrides the recipe's)");
+  command.add_option(
+      "--bundle", setup.bundle, "Shim bundle directory, archive, or REF@sha256:… in a registry");
+  command
+      .add_option("--ssh-wait",
+                  setup.ssh_wait_seconds,
+                  "Seconds to retry the first SSH login after Lume reports SSH open")
+      ->capture_default_str();
+  add_registry_flags(command, setup.registry);
+  guest::add_connection_options(command, setup.connection);
+}
 
 void with_create_services(const CreateSetup& setup,
                           Context& context,
@@ -313,19 +314,12 @@ void register_create(CLI::App& app, Context& context, int& exit_code) {
       "$LUME_UNLOCK_BUNDLE, else this build's shim-bundle/ directory; a registry bundle (made\n"
       "by 'lume-unlock bundle push') is named REF@sha256:<hex>. A recipe with a lock file\n"
       "(<recipe>.lock.json made from the same recipe bytes) is pulled by its pinned digest.");
-  command->add_option("name", options->vm, "The Lume VM to create")->required();
-  command->add_option("--recipe", options->recipe, "Image recipe (YAML)");
-  command->add_option("--from", options->from, "Image reference (overrides the recipe's)");
+  command->add_option("name", options->setup.vm, "The Lume VM to create")->required();
+  command->add_option("--recipe", options->setup.recipe, "Image recipe (YAML)");
   command->add_option("--cpu", options->cpu, "vCPUs (overrides the recipe's)");
   command->add_option("--memory", options->memory, "Memory, e.g. 16GB (overrides the recipe's)");
-  command->add_option(
-      "--bundle", options->bundle, "Shim bundle directory, archive, or REF@sha256:… in a registry");
   command->add_flag("--dry-run", options->dry_run, "Print the plan; change nothing");
-  command
-      ->add_option("--ssh-wait",
-                   options->ssh_wait_seconds,
-                   "Seconds to retry the first SSH login after Lume reports SSH open")
-      ->capture_default_str();
+  add_create_setup_options(*command, options->setup);
   command
       ->add_option("--install-settle",
                    options->install_settle_seconds,
@@ -333,8 +327,6 @@ void register_create(CLI::App& app, Context& context, int& exit_code) {
                    "setup counts as finished")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  add_registry_flags(*command, options->registry);
-  guest::add_connection_options(*command, options->connection);
   command->callback([options, &context, &exit_code] { run_create(*options, context, exit_code); });
 }
 

@@ -33,6 +33,10 @@ struct CreateSetup {
   guest::ConnectionOptions connection;
 };
 
+/// The options create and bake share: --from, --bundle, --ssh-wait, the registry flags and the
+/// guest connection options (the VM name and recipe are each command's own).
+void add_create_setup_options(CLI::App& command, CreateSetup& setup);
+
 /// The collaborators of a create, alive while the body of with_create_services runs.
 struct CreateServicesInUse {
   pipeline::CreateOptions& options;

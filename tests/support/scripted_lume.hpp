@@ -26,9 +26,33 @@ private:
   std::chrono::steady_clock::time_point m_now{};
 };
 
+/// A LumeApi on which every call fails as "not scripted": test doubles derive from it and
+/// override only what the code under test calls.
+class LumeApiStub : public lume::LumeApi {
+public:
+  Result<std::vector<lume::VmDetails>> list() override { return unused(); }
+  Result<lume::VmState> get(const lume::VmRef&) override { return unused(); }
+  Result<std::optional<lume::VmState>> find(const lume::VmRef&) override { return unused(); }
+  Status create(const lume::CreateRequest&) override { return unused(); }
+  Status patch(const lume::VmRef&, const lume::PatchRequest&) override { return unused(); }
+  Status run(const lume::VmRef&, const lume::RunOptions&) override { return unused(); }
+  Status stop(const lume::VmRef&) override { return unused(); }
+  Status remove(const lume::VmRef&) override { return unused(); }
+  Status clone(const lume::CloneRequest&) override { return unused(); }
+  Status pull(const lume::PullRequest&) override { return unused(); }
+  Status pull_start(const lume::PullRequest&) override { return unused(); }
+  Status push(const lume::PushRequest&) override { return unused(); }
+  Result<std::vector<lume::ImageInfo>> images() override { return unused(); }
+  Result<lume::LumeConfig> config() override { return unused(); }
+  Result<lume::HostStatus> host_status() override { return unused(); }
+
+protected:
+  static Error unused() { return Error(ErrorCategory::failure, "test lume", "not scripted"); }
+};
+
 /// Answers find() (and get()) from `answers`, the last answer repeating; records create()
-/// requests. Every other call fails as "not scripted".
-class ScriptedLume : public lume::LumeApi {
+/// requests.
+class ScriptedLume : public LumeApiStub {
 public:
   std::deque<Result<std::optional<lume::VmState>>> answers;
   std::vector<lume::CreateRequest> creates;
@@ -56,21 +80,6 @@ public:
     creates.push_back(request);
     return ok_status();
   }
-  Result<std::vector<lume::VmDetails>> list() override { return unused(); }
-  Status patch(const lume::VmRef&, const lume::PatchRequest&) override { return unused(); }
-  Status run(const lume::VmRef&, const lume::RunOptions&) override { return unused(); }
-  Status stop(const lume::VmRef&) override { return unused(); }
-  Status remove(const lume::VmRef&) override { return unused(); }
-  Status clone(const lume::CloneRequest&) override { return unused(); }
-  Status pull(const lume::PullRequest&) override { return unused(); }
-  Status pull_start(const lume::PullRequest&) override { return unused(); }
-  Status push(const lume::PushRequest&) override { return unused(); }
-  Result<std::vector<lume::ImageInfo>> images() override { return unused(); }
-  Result<lume::LumeConfig> config() override { return unused(); }
-  Result<lume::HostStatus> host_status() override { return unused(); }
-
-private:
-  static Error unused() { return Error(ErrorCategory::failure, "scripted api", "not scripted"); }
 };
 
 /// A scripted answer: the VM with this status (and address / SSH state).

@@ -4,6 +4,7 @@
 #include "pipeline/image_pull.hpp"
 #include "support/lume_image_seeder.hpp"
 #include "support/registry_server.hpp"
+#include "support/scripted_lume.hpp"
 #include "util/atomic_file.hpp"
 
 #include <gtest/gtest.h>
@@ -21,7 +22,7 @@ using namespace std::chrono_literals;
 
 /// A Lume that "pulls" by writing <home>/<vm>/.manifest-digest after a few polls. Only find()
 /// and pull_start() are used by pull_image.
-class FakeLume : public lume::LumeApi {
+class FakeLume : public test::LumeApiStub {
 public:
   explicit FakeLume(std::string home) : m_home(std::move(home)) {}
 
@@ -74,22 +75,7 @@ public:
     return ok_status();
   }
 
-  Result<std::vector<lume::VmDetails>> list() override { return unused(); }
-  Result<lume::VmState> get(const lume::VmRef&) override { return unused(); }
-  Status create(const lume::CreateRequest&) override { return unused(); }
-  Status patch(const lume::VmRef&, const lume::PatchRequest&) override { return unused(); }
-  Status run(const lume::VmRef&, const lume::RunOptions&) override { return unused(); }
-  Status stop(const lume::VmRef&) override { return unused(); }
-  Status remove(const lume::VmRef&) override { return unused(); }
-  Status clone(const lume::CloneRequest&) override { return unused(); }
-  Status pull(const lume::PullRequest&) override { return unused(); }
-  Status push(const lume::PushRequest&) override { return unused(); }
-  Result<std::vector<lume::ImageInfo>> images() override { return unused(); }
-  Result<lume::LumeConfig> config() override { return unused(); }
-  Result<lume::HostStatus> host_status() override { return unused(); }
-
 private:
-  static Error unused() { return Error(ErrorCategory::failure, "fake lume", "not used by pull"); }
   std::string m_home;
   std::set<std::string> m_vms;
   std::set<std::string> m_pulling;
