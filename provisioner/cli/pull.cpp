@@ -31,12 +31,14 @@ struct PullOptions {
   guest::ConnectionOptions connection;
 };
 
-/// --verify: boots the pulled VM and checks its guest against the record the bake left in it.
-/// Returns the exit code (0 verified, 6 differences).
+/// --verify: boots the pulled VM and checks its guest against the record the bake left in it;
+/// a verified guest's record becomes this VM's (guest and host). Returns the exit code (0
+/// verified, 6 differences).
 int verify_pulled_guest(const PullOptions& options,
                         Context& context,
                         lume::LumeClient& lume,
                         const util::ProgressCallback& progress,
+                        const provenance::Provenance& pulled,
                         nlohmann::json& doc) {
   const pipeline::StepResult booted = pipeline::boot_vm(
       lume, options.vm, std::chrono::seconds(options.boot_timeout_seconds), progress);
@@ -52,6 +54,11 @@ int verify_pulled_guest(const PullOptions& options,
   doc["verify"]["verified"] = check.verified();
   if (check.record.image && check.record.image->reference) {
     doc["verify"]["baked_from"] = *check.record.image->reference;
+  }
+  if (check.verified()) {
+    pipeline::adopt_baked_record(
+        *session, check, pulled, context.global.state_dir, provenance::rfc3339_now())
+        .value_or_throw();
   }
   if (!context.json()) {
     if (check.verified()) {
@@ -190,7 +197,7 @@ int run_pull(const PullOptions& options, Context& context) {
   }
   int code = 0;
   if (options.verify) {
-    code = verify_pulled_guest(options, context, lume, renderer.callback(), doc);
+    code = verify_pulled_guest(options, context, lume, renderer.callback(), fresh, doc);
   }
   if (context.json()) {
     context.print_json(doc);

@@ -1,6 +1,7 @@
 #include "pipeline/baked_guest_check.hpp"
 
 #include "enablement/guest_layout.hpp"
+#include "pipeline/create.hpp"
 
 namespace lume_unlock::pipeline {
 
@@ -31,7 +32,33 @@ Result<BakedGuestCheck> check_baked_guest(guest::GuestSession& session) {
   if (!report.ok()) {
     return report.error();
   }
-  return BakedGuestCheck{record.value(), report.value()};
+  return BakedGuestCheck{record.value(), path, report.value()};
+}
+
+Result<provenance::Provenance> adopt_baked_record(guest::GuestSession& session,
+                                                  const BakedGuestCheck& check,
+                                                  const provenance::Provenance& pulled,
+                                                  const std::string& state_dir,
+                                                  const std::string& now) {
+  provenance::Provenance adopted = check.record;
+  adopted.vm = pulled.vm;
+  adopted.lume_url = pulled.lume_url;
+  adopted.image = pulled.image;
+  adopted.hardware = pulled.hardware;
+  if (!same_provenance(adopted, check.record)) {
+    adopted.created_at = now;
+    adopted.updated_at = now;
+    auto uploaded =
+        session.upload(provenance::to_json(adopted).dump(2) + "\n", check.record_path, 0644);
+    if (!uploaded.ok()) {
+      return uploaded.error();
+    }
+  }
+  auto written = provenance::write_provenance(state_dir, adopted);
+  if (!written.ok()) {
+    return written.error();
+  }
+  return adopted;
 }
 
 } // namespace lume_unlock::pipeline

@@ -101,6 +101,15 @@ TEST_F(Bake, PulledByDigestVerifiesThenNamesATamperedShimFile) {
   EXPECT_EQ(doc["digest"], json_of(baked)["digest"]);
   EXPECT_EQ(doc["verify"]["verified"], true) << doc.dump(2);
   EXPECT_TRUE(guest_has(shim));
+  // The verified record became vm2's own: status checks the pulled VM like a created one.
+  CliRun status = cli({"status", "vm2"});
+  EXPECT_EQ(status.exit_code, 0) << status.out << status.err;
+  auto adopted = provenance::read_provenance(state.path(), "vm2");
+  ASSERT_TRUE(adopted.ok()) << adopted.error().message();
+  EXPECT_EQ(adopted.value().vm, "vm2");
+  ASSERT_TRUE(adopted.value().image && adopted.value().image->digest);
+  EXPECT_EQ(*adopted.value().image->digest, json_of(baked)["digest"]);
+  ASSERT_TRUE(adopted.value().shim && adopted.value().shim->files);
 
   // Tamper with the shim inside the pulled guest: --verify fails naming the file.
   std::string bytes = util::read_file(shim).value();
