@@ -53,6 +53,12 @@ Plan BakePipeline::plan() {
     throw Error(
         ErrorCategory::usage, "bake", "no recipe given", "lume-unlock bake RECIPE --push REF");
   }
+  // Read access to the target before anything else: a registry that needs credentials fails
+  // now, not after the create and an hour of upload.
+  const auto current = m_services.registry.find_manifest(m_options.target).value_or_throw();
+  const std::string target_observed = current
+                                          ? "the tag points at " + current->digest.str() + " now"
+                                          : "the tag does not exist yet";
   Plan create_plan = m_create.plan();
   Plan plan("bake");
   for (const Step& step : create_plan.steps()) {
@@ -67,7 +73,7 @@ Plan BakePipeline::plan() {
                 " through Lume, resolve the digest, check it against the VM's disk, tag it "
                 "sha256-<hex>",
             false,
-            "",
+            target_observed,
             [this] { return step_push(); }});
   plan.add({"record",
             "record the digest in " + recipe::lock_path_for(*m_options.create.recipe_path) +

@@ -6,6 +6,8 @@
 #include "recipe/lock_file.hpp"
 #include "util/sha256.hpp"
 
+#include <httplib.h>
+
 #include <chrono>
 #include <thread>
 
@@ -165,6 +167,38 @@ TEST_F(Bake, ATagMovedBySomeoneElseIsDetectedAndNotRecorded) {
   EXPECT_NE(error.find("nvram.bin: sha256:"), std::string::npos) << run.out;
   EXPECT_FALSE(guest_has(lock_path()));
   EXPECT_FALSE(guest_has(state.path() + "/vms/vm1/bake.json"));
+}
+
+TEST_F(Bake, ARegistryThatNeedsCredentialsFailsBeforeTheVmIsBuilt) {
+  start_world();
+  // A registry that answers every request with a Basic challenge.
+  httplib::Server locked;
+  locked.Get(".*", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 401;
+    res.set_header("WWW-Authenticate", "Basic realm=\"locked\"");
+    res.set_content(R"({"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]})",
+                    "application/json");
+  });
+  const int port = locked.bind_to_any_port("127.0.0.1");
+  std::thread server([&] { locked.listen_after_bind(); });
+  while (!locked.is_running()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  CliRun run = cli({"bake",
+                    recipe,
+                    "--push",
+                    "127.0.0.1:" + std::to_string(port) + "/acme/tahoe-llm:1",
+                    "--name",
+                    "vm1",
+                    "--bundle",
+                    SHIM_BUNDLE_DIR});
+  locked.stop();
+  server.join();
+  EXPECT_EQ(run.exit_code, 4) << run.err << run.out;
+  EXPECT_NE(run.err.find("requires a username and password"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("'auths' of your Docker config.json"), std::string::npos) << run.err;
+  EXPECT_FALSE(guest_has(lume->home() + "/vm1")) << "the VM was built before the check";
+  EXPECT_FALSE(guest_has(lock_path()));
 }
 
 TEST_F(Bake, RejectsATargetWithoutATagBeforeTouchingAnything) {
