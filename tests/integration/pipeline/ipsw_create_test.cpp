@@ -14,20 +14,8 @@ protected:
     yaml.replace(start, end - start, "source:\n" + source);
     ASSERT_TRUE(util::write_file_atomic(recipe, yaml).ok());
   }
-  CliRun create_ipsw() {
-    return cli({"create",
-                "vm1",
-                "--recipe",
-                recipe,
-                "--bundle",
-                SHIM_BUNDLE_DIR,
-                "--ssh-wait",
-                "2",
-                "--install-settle",
-                "1"},
-               true,
-               {"--json"});
-  }
+  /// The fixture's create, with a one-second settle time for Lume's unattended phases.
+  CliRun create_ipsw() { return create({"--install-settle", "1"}); }
 };
 
 TEST_F(IpswCreate, InstallsThroughLumeThenProvisionsAndRecordsNoImageDigest) {
