@@ -37,7 +37,8 @@ void add_global_options(CLI::App& app, GlobalOptions& global, bool& quiet, bool&
   global.state_dir = env_or("LUME_UNLOCK_STATE_DIR", default_state_dir());
   app.add_option("--lume-url", global.lume_url, "Lume API base URL (env LUME_API_URL)")
       ->capture_default_str();
-  app.add_option("--state-dir", global.state_dir,
+  app.add_option("--state-dir",
+                 global.state_dir,
                  "Where lume-unlock keeps keys, pins and records (env LUME_UNLOCK_STATE_DIR)")
       ->capture_default_str();
   app.add_flag("--json", global.json, "Print machine-readable JSON on stdout");
@@ -80,12 +81,16 @@ Error unknown_command(const std::string& word, const CLI::App& app) {
 
 } // namespace
 
-int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
-            bool out_is_terminal, bool err_is_terminal) {
+int run_cli(int argc,
+            const char* const* argv,
+            std::ostream& out,
+            std::ostream& err,
+            bool out_is_terminal,
+            bool err_is_terminal) {
   Context context(out, err, out_is_terminal, err_is_terminal);
   CLI::App app(k_description, "lume-unlock");
-  app.set_version_flag("--version", std::string("lume-unlock ") + k_version + " (" +
-                                        k_source_revision + ")");
+  app.set_version_flag("--version",
+                       std::string("lume-unlock ") + k_version + " (" + k_source_revision + ")");
   app.require_subcommand(1);
   app.fallthrough(); // global options may also follow the command name
   bool quiet = false;
@@ -129,7 +134,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   } catch (const Error& e) {
     return context.report(e);
   } catch (const std::exception& e) {
-    return context.report(Error(ErrorCategory::failure, "internal error", e.what(),
+    return context.report(Error(ErrorCategory::failure,
+                                "internal error",
+                                e.what(),
                                 "please report this with the command you ran"));
   }
   return exit_code;

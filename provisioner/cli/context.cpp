@@ -8,9 +8,7 @@ Context::Context(std::ostream& out_stream,
                  std::ostream& err_stream,
                  bool out_terminal,
                  bool err_terminal)
-    : out(out_stream),
-      err(err_stream),
-      out_is_terminal(out_terminal),
+    : out(out_stream), err(err_stream), out_is_terminal(out_terminal),
       err_is_terminal(err_terminal) {}
 
 bool Context::color() const {

@@ -8,13 +8,14 @@
 #include "recipe/recipe.hpp"
 #include "util/atomic_file.hpp"
 
+#include <sys/statvfs.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
-#include <sys/statvfs.h>
-#include <unistd.h>
 #include <vector>
 
 namespace lume_unlock::cli {
@@ -81,9 +82,11 @@ Check check_lume(const Context& context) {
   if (!vms) {
     return {"lume", Verdict::fail, vms.error().message(), vms.error().hint()};
   }
-  Check check{"lume", Verdict::ok,
-              "reachable at " + context.global.lume_url + ": " + std::to_string(vms.value().size()) +
-                  " VMs, " + std::to_string(status.value().vm_count) + " of " +
+  Check check{"lume",
+              Verdict::ok,
+              "reachable at " + context.global.lume_url + ": " +
+                  std::to_string(vms.value().size()) + " VMs, " +
+                  std::to_string(status.value().vm_count) + " of " +
                   std::to_string(status.value().max_vms) + " allowed running",
               ""};
   if (status.value().max_vms > 0 && status.value().vm_count >= status.value().max_vms) {
@@ -96,12 +99,16 @@ Check check_lume(const Context& context) {
 Check check_state_dir(const Context& context) {
   const std::string& dir = context.global.state_dir;
   if (auto made = util::make_directories(dir, 0700); !made) {
-    return {"state-dir", Verdict::fail, made.error().message(),
+    return {"state-dir",
+            Verdict::fail,
+            made.error().message(),
             "pass a writable --state-dir or set LUME_UNLOCK_STATE_DIR"};
   }
   const std::string probe = dir + "/.doctor-write-test";
   if (auto written = util::write_file_atomic(probe, "ok\n", 0600); !written) {
-    return {"state-dir", Verdict::fail, written.error().message(),
+    return {"state-dir",
+            Verdict::fail,
+            written.error().message(),
             "pass a writable --state-dir or set LUME_UNLOCK_STATE_DIR"};
   }
   std::remove(probe.c_str());
@@ -131,13 +138,16 @@ Check check_host_preference() {
   if (value == "1") {
     return {"host-preference", Verdict::ok, "ForceUnrestrictedDeviceFeatureLevel is set", ""};
   }
-  return {"host-preference", Verdict::warn,
+  return {"host-preference",
+          Verdict::warn,
           value.empty() ? "ForceUnrestrictedDeviceFeatureLevel is not set"
                         : "ForceUnrestrictedDeviceFeatureLevel is '" + value + "'",
           set_it};
 #else
-  return {"host-preference", Verdict::skip,
-          "not macOS: the ParavirtualizedGraphics preference is read on the Mac host", ""};
+  return {"host-preference",
+          Verdict::skip,
+          "not macOS: the ParavirtualizedGraphics preference is read on the Mac host",
+          ""};
 #endif
 }
 
@@ -154,10 +164,16 @@ Check check_disk() {
   const std::uint64_t free_bytes = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
   const std::string detail = gigabytes(free_bytes) + " free under " + lume_home() + " (LUME_HOME)";
   if (free_bytes < k_disk_minimum) {
-    return {"disk", Verdict::fail, detail, "a macOS image needs 50-80 GB: free space or move LUME_HOME"};
+    return {"disk",
+            Verdict::fail,
+            detail,
+            "a macOS image needs 50-80 GB: free space or move LUME_HOME"};
   }
   if (free_bytes < k_disk_comfortable) {
-    return {"disk", Verdict::warn, detail, "a pull needs room for the whole disk image; 100 GB is comfortable"};
+    return {"disk",
+            Verdict::warn,
+            detail,
+            "a pull needs room for the whole disk image; 100 GB is comfortable"};
   }
   return {"disk", Verdict::ok, detail, ""};
 }
@@ -197,7 +213,8 @@ Check check_registry(const DoctorOptions& options, std::optional<recipe::Recipe>
   if (!head) {
     return {"registry", Verdict::fail, head.error().message(), head.error().hint()};
   }
-  return {"registry", Verdict::ok, ref.value().str() + " resolves to " + head.value().digest.str(), ""};
+  return {
+      "registry", Verdict::ok, ref.value().str() + " resolves to " + head.value().digest.str(), ""};
 }
 
 Check check_bundle(const DoctorOptions& options, const std::optional<recipe::Recipe>& loaded) {
@@ -252,7 +269,8 @@ int run_doctor(const DoctorOptions& options, Context& context) {
   if (context.json()) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& c : checks) {
-      nlohmann::json item = {{"name", c.name}, {"status", verdict_name(c.verdict)}, {"detail", c.detail}};
+      nlohmann::json item = {
+          {"name", c.name}, {"status", verdict_name(c.verdict)}, {"detail", c.detail}};
       if (!c.fix.empty()) {
         item["fix"] = c.fix;
       }
@@ -263,8 +281,9 @@ int run_doctor(const DoctorOptions& options, Context& context) {
     for (const auto& c : checks) {
       char name[20];
       std::snprintf(name, sizeof name, "%-16s", c.name.c_str());
-      context.out << verdict_name(c.verdict) << std::string(5 - std::string(verdict_name(c.verdict)).size(), ' ')
-                  << name << c.detail << '\n';
+      context.out << verdict_name(c.verdict)
+                  << std::string(5 - std::string(verdict_name(c.verdict)).size(), ' ') << name
+                  << c.detail << '\n';
       if (!c.fix.empty()) {
         context.out << "     " << std::string(16, ' ') << "fix: " << c.fix << '\n';
       }
@@ -277,11 +296,15 @@ int run_doctor(const DoctorOptions& options, Context& context) {
 
 void register_doctor(CLI::App& app, Context& context, int& exit_code) {
   auto options = std::make_shared<DoctorOptions>();
-  auto* command = app.add_subcommand("doctor", "Check this host: Lume, state dir, host preference, disk, registry, shim bundle");
-  command->footer("Each check prints ok, warn, fail or skip, and how to fix it. Exit 1 when any check fails.\n"
-                  "The host preference is only read, never changed.");
-  command->add_option("--recipe", options->recipe,
-                      "Recipe whose image to resolve (default: image-recipes/tahoe-llm.yaml when present)");
+  auto* command = app.add_subcommand(
+      "doctor", "Check this host: Lume, state dir, host preference, disk, registry, shim bundle");
+  command->footer(
+      "Each check prints ok, warn, fail or skip, and how to fix it. Exit 1 when any check fails.\n"
+      "The host preference is only read, never changed.");
+  command->add_option(
+      "--recipe",
+      options->recipe,
+      "Recipe whose image to resolve (default: image-recipes/tahoe-llm.yaml when present)");
   command->add_option(
       "--bundle", options->bundle, "Shim bundle directory, archive or REF@sha256:… to verify");
   add_registry_flags(*command, options->registry);

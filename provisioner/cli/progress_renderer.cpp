@@ -77,8 +77,8 @@ void ProgressRenderer::operator()(const util::ProgressEvent& event) {
     return;
   }
   const auto now = m_clock();
-  const bool throttled = !new_step && !event.finished &&
-                         now - m_last_print < std::chrono::seconds(1);
+  const bool throttled =
+      !new_step && !event.finished && now - m_last_print < std::chrono::seconds(1);
 
   if (m_context.json()) {
     if (throttled) {

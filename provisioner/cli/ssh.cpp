@@ -1,8 +1,8 @@
 #include "cli/ssh.hpp"
 
+#include "cli/vm_guest.hpp"
 #include "guest/connection_options.hpp"
 #include "guest/shell_quote.hpp"
-#include "cli/vm_guest.hpp"
 
 #include <memory>
 #include <string>
@@ -20,10 +20,13 @@ struct SshCommandOptions {
 
 int run_ssh(const SshCommandOptions& options, Context& context) {
   if (options.command.empty()) {
-    throw Error(ErrorCategory::usage, "ssh '" + options.vm + "'", "no command given",
+    throw Error(ErrorCategory::usage,
+                "ssh '" + options.vm + "'",
+                "no command given",
                 "interactive shells are out of scope: give a command after '--', e.g. "
-                "'lume-unlock ssh " + options.vm + " -- uname -a' (or use 'lume ssh " +
-                    options.vm + "' for a shell)");
+                "'lume-unlock ssh " +
+                    options.vm + " -- uname -a' (or use 'lume ssh " + options.vm +
+                    "' for a shell)");
   }
   const std::string command_line = guest::shell_join(options.command).value_or_throw();
 
@@ -31,7 +34,8 @@ int run_ssh(const SshCommandOptions& options, Context& context) {
   guest::CommandResult result = session->run(command_line).value_or_throw();
   context.debug("remote commands run: " + std::to_string(session->command_count()));
   if (result.exit_status < 0) {
-    throw Error(ErrorCategory::guest, "command in VM '" + options.vm + "'",
+    throw Error(ErrorCategory::guest,
+                "command in VM '" + options.vm + "'",
                 "it ended without an exit status (killed by a signal?)",
                 "run it again; check the guest's logs if it keeps happening");
   }

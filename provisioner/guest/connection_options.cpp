@@ -15,20 +15,24 @@ void add_connection_options(CLI::App& command, ConnectionOptions& options) {
       ->check(CLI::Range(1, 65535))
       ->group("Guest connection");
   command
-      .add_option("--ssh-password-env", options.password_env,
+      .add_option("--ssh-password-env",
+                  options.password_env,
                   "Environment variable holding the guest password for the first login (when "
                   "unset, the image default 'lume'); never pass passwords on the command line")
       ->capture_default_str()
       ->group("Guest connection");
   command
-      .add_flag("--ssh-accept-new-host-key", options.accept_new_host_key,
+      .add_flag("--ssh-accept-new-host-key",
+                options.accept_new_host_key,
                 "Pin the guest's host key even if it differs from the one pinned before (after "
                 "recreating the VM)")
       ->group("Guest connection");
 }
 
-SshSessionOptions session_options(const ConnectionOptions& options, const std::string& vm,
-                                  const std::string& host, const std::string& state_dir) {
+SshSessionOptions session_options(const ConnectionOptions& options,
+                                  const std::string& vm,
+                                  const std::string& host,
+                                  const std::string& state_dir) {
   SshSessionOptions session;
   session.vm = vm;
   session.host = host;
@@ -37,7 +41,8 @@ SshSessionOptions session_options(const ConnectionOptions& options, const std::s
   session.state_dir = state_dir;
   session.password_env = options.password_env;
   session.accept_new_host_key = options.accept_new_host_key;
-  const char* secret = options.password_env.empty() ? nullptr : std::getenv(options.password_env.c_str());
+  const char* secret =
+      options.password_env.empty() ? nullptr : std::getenv(options.password_env.c_str());
   session.password_from_environment = secret != nullptr && *secret != '\0';
   session.password = session.password_from_environment ? secret : k_default_guest_password;
   return session;

@@ -29,7 +29,9 @@ void add_connection_options(CLI::App& command, ConnectionOptions& options);
 
 /// Session options for `vm` at `host`: the password is read here from the environment variable
 /// the options name (the image default when it is unset or empty), never from argv.
-SshSessionOptions session_options(const ConnectionOptions& options, const std::string& vm,
-                                  const std::string& host, const std::string& state_dir);
+SshSessionOptions session_options(const ConnectionOptions& options,
+                                  const std::string& vm,
+                                  const std::string& host,
+                                  const std::string& state_dir);
 
 } // namespace lume_unlock::guest

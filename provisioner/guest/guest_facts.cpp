@@ -26,7 +26,9 @@ const std::string& guest_facts_command() {
 namespace {
 
 Error bad_facts(const std::string& why) {
-  return Error(ErrorCategory::guest, "reading the guest's facts (sw_vers, uname, id, $HOME)", why,
+  return Error(ErrorCategory::guest,
+               "reading the guest's facts (sw_vers, uname, id, $HOME)",
+               why,
                "check that the guest user's login shell is a POSIX shell (zsh, bash, sh)");
 }
 
@@ -66,7 +68,8 @@ Result<GuestFacts> parse_guest_facts(std::string_view output) {
   GuestFacts facts;
   facts.product_version = optional("product_version");
   facts.build_version = optional("build_version");
-  for (auto [key, field] : {std::pair{"kernel", &facts.kernel}, std::pair{"machine", &facts.machine},
+  for (auto [key, field] : {std::pair{"kernel", &facts.kernel},
+                            std::pair{"machine", &facts.machine},
                             std::pair{"home", &facts.home}}) {
     auto value = required(key);
     if (!value.ok()) {
@@ -95,7 +98,8 @@ Result<GuestFacts> gather_guest_facts(GuestSession& session) {
   }
   if (result.value().exit_status != 0) {
     return bad_facts("the command exited with status " +
-                     std::to_string(result.value().exit_status) + ": " + result.value().stderr_text);
+                     std::to_string(result.value().exit_status) + ": " +
+                     result.value().stderr_text);
   }
   return parse_guest_facts(result.value().stdout_text);
 }

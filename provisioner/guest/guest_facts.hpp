@@ -11,12 +11,13 @@ namespace lume_unlock::guest {
 
 /// What the provisioner needs to know about a guest, gathered with one command.
 struct GuestFacts {
-  std::optional<std::string> product_version; ///< `sw_vers -productVersion` ("26.5.2"); absent off macOS
-  std::optional<std::string> build_version;   ///< `sw_vers -buildVersion` ("25F84")
-  std::string kernel;                         ///< `uname -s` ("Darwin"; guest-sim says "Linux")
-  std::string machine;                        ///< `uname -m` ("arm64", "x86_64")
-  unsigned long uid = 0;                      ///< `id -u` (the launchd domain is gui/<uid>)
-  std::string home;                           ///< `echo "$HOME"`: never assume /Users/lume
+  std::optional<std::string>
+      product_version; ///< `sw_vers -productVersion` ("26.5.2"); absent off macOS
+  std::optional<std::string> build_version; ///< `sw_vers -buildVersion` ("25F84")
+  std::string kernel;                       ///< `uname -s` ("Darwin"; guest-sim says "Linux")
+  std::string machine;                      ///< `uname -m` ("arm64", "x86_64")
+  unsigned long uid = 0;                    ///< `id -u` (the launchd domain is gui/<uid>)
+  std::string home;                         ///< `echo "$HOME"`: never assume /Users/lume
 
   bool operator==(const GuestFacts& other) const;
 };

@@ -2,10 +2,11 @@
 
 #include "util/result.hpp"
 
+#include <sys/types.h>
+
+#include <cstdint>
 #include <string>
 #include <string_view>
-#include <cstdint>
-#include <sys/types.h>
 
 namespace lume_unlock::guest {
 

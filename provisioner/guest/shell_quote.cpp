@@ -5,7 +5,8 @@ namespace lume_unlock::guest {
 Result<std::string> shell_quote(std::string_view word) {
   auto nul = word.find('\0');
   if (nul != std::string_view::npos) {
-    return Error(ErrorCategory::usage, "cannot pass a value to the guest's shell",
+    return Error(ErrorCategory::usage,
+                 "cannot pass a value to the guest's shell",
                  "it contains a NUL byte at offset " + std::to_string(nul) + " of " +
                      std::to_string(word.size()),
                  "remove the NUL byte; shell arguments are C strings");

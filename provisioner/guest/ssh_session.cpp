@@ -7,8 +7,9 @@
 #include <libssh/libssh.h>
 #include <libssh/sftp.h>
 
-#include <cstdio>
 #include <fcntl.h>
+
+#include <cstdio>
 #include <filesystem>
 #include <random>
 
@@ -77,14 +78,22 @@ std::string pinned_fingerprint(const std::string& line) {
 
 std::string sftp_error_text(int code) {
   switch (code) {
-  case SSH_FX_EOF: return "end of file";
-  case SSH_FX_NO_SUCH_FILE: return "no such file or directory";
-  case SSH_FX_PERMISSION_DENIED: return "permission denied";
-  case SSH_FX_FAILURE: return "the guest's SFTP server reported a failure";
-  case SSH_FX_NO_CONNECTION: return "no connection";
-  case SSH_FX_CONNECTION_LOST: return "connection lost";
-  case SSH_FX_FILE_ALREADY_EXISTS: return "file already exists";
-  default: return "SFTP error " + std::to_string(code);
+  case SSH_FX_EOF:
+    return "end of file";
+  case SSH_FX_NO_SUCH_FILE:
+    return "no such file or directory";
+  case SSH_FX_PERMISSION_DENIED:
+    return "permission denied";
+  case SSH_FX_FAILURE:
+    return "the guest's SFTP server reported a failure";
+  case SSH_FX_NO_CONNECTION:
+    return "no connection";
+  case SSH_FX_CONNECTION_LOST:
+    return "connection lost";
+  case SSH_FX_FILE_ALREADY_EXISTS:
+    return "file already exists";
+  default:
+    return "SFTP error " + std::to_string(code);
   }
 }
 
@@ -100,7 +109,8 @@ std::string random_suffix() {
 Result<VmKeyPaths> vm_key_paths(const std::string& state_dir, const std::string& vm) {
   if (vm.empty() || vm == "." || vm == ".." || vm.find('/') != std::string::npos ||
       vm.find('\0') != std::string::npos) {
-    return Error(ErrorCategory::usage, "VM name '" + vm + "'",
+    return Error(ErrorCategory::usage,
+                 "VM name '" + vm + "'",
                  "not usable as a directory name under the state directory",
                  "use a Lume VM name made of letters, digits, '.', '_' and '-'");
   }
@@ -140,7 +150,8 @@ struct SshSession::Impl {
 SshSession::SshSession(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
 SshSession::~SshSession() = default;
 
-Error SshSession::failure(const std::string& what, const std::string& why,
+Error SshSession::failure(const std::string& what,
+                          const std::string& why,
                           const std::string& hint) const {
   return Error(ErrorCategory::guest, what + " " + m_impl->target(), why, hint);
 }
@@ -155,7 +166,8 @@ Result<std::unique_ptr<SshSession>> SshSession::connect(const SshSessionOptions&
   impl->paths = paths.value();
   impl->session = ssh_new();
   if (impl->session == nullptr) {
-    return Error(ErrorCategory::guest, "connecting to " + impl->target(),
+    return Error(ErrorCategory::guest,
+                 "connecting to " + impl->target(),
                  "libssh could not allocate a session");
   }
   std::unique_ptr<SshSession> self(new SshSession(std::move(impl)));
@@ -184,10 +196,13 @@ Result<std::unique_ptr<SshSession>> SshSession::connect(const SshSessionOptions&
     std::string why = s.ssh_error();
     std::string hint;
     if (why.find("refused") != std::string::npos) {
-      hint = "nothing listens on port " + std::to_string(options.port) +
-             ": check that Remote Login (sshd) is on in the guest and the port (--ssh-port) is right";
-    } else if (why.find("imeout") != std::string::npos || why.find("timed out") != std::string::npos) {
-      why = "no answer within " + std::to_string(options.connect_timeout.count()) + " ms (" + why + ")";
+      hint =
+          "nothing listens on port " + std::to_string(options.port) +
+          ": check that Remote Login (sshd) is on in the guest and the port (--ssh-port) is right";
+    } else if (why.find("imeout") != std::string::npos ||
+               why.find("timed out") != std::string::npos) {
+      why = "no answer within " + std::to_string(options.connect_timeout.count()) + " ms (" + why +
+            ")";
       hint = "check that the VM is running and has finished booting ('lume-unlock status " +
              options.vm + "'), then retry";
     } else {
@@ -209,7 +224,8 @@ Status SshSession::check_host_key() {
   Impl& s = *m_impl;
   KeyHandle server_key;
   if (ssh_get_server_publickey(s.session, &server_key.key) != SSH_OK) {
-    return failure("connecting to", "the guest sent no host key (" + s.ssh_error() + ")",
+    return failure("connecting to",
+                   "the guest sent no host key (" + s.ssh_error() + ")",
                    "retry; if it persists the guest's sshd is misconfigured");
   }
   m_host_key_fingerprint = fingerprint(server_key.key);
@@ -233,7 +249,8 @@ Status SshSession::check_host_key() {
                      "the guest's host key changed: pinned " + pinned_fingerprint(pinned_line) +
                          " (in '" + s.paths.known_host + "'), offered " + m_host_key_fingerprint,
                      "if VM '" + s.options.vm +
-                         "' was recreated or reinstalled on purpose, rerun with " + k_override_flag +
+                         "' was recreated or reinstalled on purpose, rerun with " +
+                         k_override_flag +
                          " to pin the new key; otherwise another machine may be answering at " +
                          s.options.host);
     }
@@ -250,7 +267,8 @@ Result<bool> SshSession::load_or_create_key(bool create, ssh_key* key) {
   if (std::filesystem::exists(s.paths.private_key, ec)) {
     if (ssh_pki_import_privkey_file(s.paths.private_key.c_str(), nullptr, nullptr, nullptr, key) !=
         SSH_OK) {
-      return Error(ErrorCategory::guest, "per-VM SSH key '" + s.paths.private_key + "'",
+      return Error(ErrorCategory::guest,
+                   "per-VM SSH key '" + s.paths.private_key + "'",
                    "cannot be read as an OpenSSH private key",
                    "move it away; lume-unlock makes a new one at the next password login");
     }
@@ -260,12 +278,14 @@ Result<bool> SshSession::load_or_create_key(bool create, ssh_key* key) {
     return false;
   }
   if (ssh_pki_generate(SSH_KEYTYPE_ED25519, 0, key) != SSH_OK) {
-    return Error(ErrorCategory::guest, "per-VM SSH key for VM '" + s.options.vm + "'",
+    return Error(ErrorCategory::guest,
+                 "per-VM SSH key for VM '" + s.options.vm + "'",
                  "libssh could not generate an ed25519 key");
   }
   char* private_text = nullptr;
   if (ssh_pki_export_privkey_base64(*key, nullptr, nullptr, nullptr, &private_text) != SSH_OK) {
-    return Error(ErrorCategory::guest, "per-VM SSH key for VM '" + s.options.vm + "'",
+    return Error(ErrorCategory::guest,
+                 "per-VM SSH key for VM '" + s.options.vm + "'",
                  "libssh could not export the new key");
   }
   std::string private_pem = private_text;
@@ -277,7 +297,8 @@ Result<bool> SshSession::load_or_create_key(bool create, ssh_key* key) {
   if (auto made = util::make_directories(s.paths.directory, 0700); !made.ok()) {
     return made.error();
   }
-  if (auto written = util::write_file_atomic(s.paths.private_key, private_pem, 0600); !written.ok()) {
+  if (auto written = util::write_file_atomic(s.paths.private_key, private_pem, 0600);
+      !written.ok()) {
     return written.error();
   }
   if (auto written = util::write_file_atomic(
@@ -320,29 +341,32 @@ Status SshSession::authenticate() {
   }
 
   const std::string key_state =
-      existing.value() ? (key_rejected ? "the guest rejected the per-VM key '" + s.paths.private_key + "'"
-                                       : "the guest does not offer public-key login")
-                       : "there is no per-VM key yet";
+      existing.value()
+          ? (key_rejected ? "the guest rejected the per-VM key '" + s.paths.private_key + "'"
+                          : "the guest does not offer public-key login")
+          : "there is no per-VM key yet";
   if (s.options.password.empty() || (methods & SSH_AUTH_METHOD_PASSWORD) == 0) {
-    return failure(authenticating,
-                   key_state + (s.options.password.empty() ? " and no password was given"
-                                                           : " and the guest does not accept passwords"),
-                   "enable password login for '" + s.options.user +
-                       "' in the guest once, or add '" + s.paths.public_key +
-                       "' to its ~/.ssh/authorized_keys");
+    return failure(
+        authenticating,
+        key_state + (s.options.password.empty() ? " and no password was given"
+                                                : " and the guest does not accept passwords"),
+        "enable password login for '" + s.options.user + "' in the guest once, or add '" +
+            s.paths.public_key + "' to its ~/.ssh/authorized_keys");
   }
   rc = ssh_userauth_password(s.session, nullptr, s.options.password.c_str());
   if (rc == SSH_AUTH_ERROR) {
     return failure(authenticating, s.ssh_error(), "retry; the connection was lost during login");
   }
   if (rc != SSH_AUTH_SUCCESS) {
-    const std::string source = s.options.password_from_environment
-                                   ? "the password in $" + s.options.password_env
-                                   : "the image default password ($" + s.options.password_env +
-                                         " is not set)";
-    return failure(authenticating, key_state + ", and the guest rejected " + source,
-                   "put the guest user's password in $" + s.options.password_env +
-                       " (or name another variable with --ssh-password-env; --ssh-user sets the user)");
+    const std::string source =
+        s.options.password_from_environment
+            ? "the password in $" + s.options.password_env
+            : "the image default password ($" + s.options.password_env + " is not set)";
+    return failure(
+        authenticating,
+        key_state + ", and the guest rejected " + source,
+        "put the guest user's password in $" + s.options.password_env +
+            " (or name another variable with --ssh-password-env; --ssh-user sets the user)");
   }
   m_auth_method = AuthMethod::password;
 
@@ -370,9 +394,12 @@ Status SshSession::install_public_key(const std::string& authorized_line) {
   const std::string command =
       "umask 077 && mkdir -p \"$HOME/.ssh\" && chmod 700 \"$HOME/.ssh\" && "
       "f=\"$HOME/.ssh/authorized_keys\" && touch \"$f\" && chmod 600 \"$f\" && "
-      "if ! grep -qF " + quoted_key.value() + " \"$f\"; then "
+      "if ! grep -qF " +
+      quoted_key.value() +
+      " \"$f\"; then "
       "if [ -s \"$f\" ] && [ -n \"$(tail -c 1 \"$f\")\" ]; then echo >> \"$f\"; fi; "
-      "printf '%s\\n' " + quoted_line.value() + " >> \"$f\"; fi";
+      "printf '%s\\n' " +
+      quoted_line.value() + " >> \"$f\"; fi";
   auto result = run(command);
   if (!result.ok()) {
     return result.error();
@@ -404,8 +431,8 @@ Result<CommandResult> SshSession::run(const std::string& command) {
   } guard{channel};
   if (ssh_channel_open_session(channel) != SSH_OK ||
       ssh_channel_request_exec(channel, command.c_str()) != SSH_OK) {
-    return failure(what, "cannot start it: " + s.ssh_error(),
-                   "retry; the SSH connection may have dropped");
+    return failure(
+        what, "cannot start it: " + s.ssh_error(), "retry; the SSH connection may have dropped");
   }
   ssh_channel_send_eof(channel); // no stdin: commands that read it see end of file
 
@@ -422,7 +449,8 @@ Result<CommandResult> SshSession::run(const std::string& command) {
       result.stderr_text.append(buffer, static_cast<std::size_t>(err));
     }
     if (out == SSH_ERROR || err == SSH_ERROR) {
-      return failure(what, "the connection broke while it ran: " + s.ssh_error(),
+      return failure(what,
+                     "the connection broke while it ran: " + s.ssh_error(),
                      "retry; check that the VM is still running");
     }
     if (out <= 0 && err <= 0 && ssh_channel_is_eof(channel)) {
@@ -450,7 +478,8 @@ Status SshSession::ensure_sftp() {
       sftp_free(s.sftp);
       s.sftp = nullptr;
     }
-    return failure("starting SFTP on", "cannot start the SFTP subsystem: " + why,
+    return failure("starting SFTP on",
+                   "cannot start the SFTP subsystem: " + why,
                    "enable the sftp subsystem in the guest's sshd (macOS has it by default)");
   }
   return ok_status();
@@ -463,7 +492,8 @@ Status SshSession::upload(std::string_view bytes, const std::string& remote_path
   const std::string directory = slash == std::string::npos ? "" : remote_path.substr(0, slash + 1);
   const std::string name = slash == std::string::npos ? remote_path : remote_path.substr(slash + 1);
   if (name.empty()) {
-    return Error(ErrorCategory::usage, "upload of '" + remote_path + "'",
+    return Error(ErrorCategory::usage,
+                 "upload of '" + remote_path + "'",
                  "the path names a directory, not a file");
   }
   const std::string temporary = directory + "." + name + ".lume-unlock-" + random_suffix() + ".tmp";
@@ -485,14 +515,16 @@ Status SshSession::upload(std::string_view bytes, const std::string& remote_path
       return made.error();
     }
     if (made.value().exit_status != 0) {
-      return failure(what, "cannot create its directory: " + trim(made.value().stderr_text),
+      return failure(what,
+                     "cannot create its directory: " + trim(made.value().stderr_text),
                      "check the path and the guest user's permissions");
     }
     file = sftp_open(s.sftp, temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
   }
   if (file == nullptr) {
-    return failure(what, "cannot create the temporary file '" + temporary +
-                             "': " + sftp_error_text(sftp_get_error(s.sftp)),
+    return failure(what,
+                   "cannot create the temporary file '" + temporary +
+                       "': " + sftp_error_text(sftp_get_error(s.sftp)),
                    "check that the directory exists and the guest user may write to it");
   }
   std::size_t offset = 0;
@@ -504,8 +536,10 @@ Status SshSession::upload(std::string_view bytes, const std::string& remote_path
                               std::to_string(bytes.size()) + " bytes: " + s.ssh_error();
       sftp_close(file);
       sftp_unlink(s.sftp, temporary.c_str()); // best effort; the connection may be gone
-      return failure(what, why,
-                     "the previous file is untouched; check that the VM is still running and retry");
+      return failure(
+          what,
+          why,
+          "the previous file is untouched; check that the VM is still running and retry");
     }
     offset += static_cast<std::size_t>(written);
   }
@@ -523,12 +557,18 @@ Status SshSession::upload(std::string_view bytes, const std::string& remote_path
   const std::string expected = util::sha256_hex(bytes);
   const std::string command =
       "t=" + quoted_tmp.value() + "; d=" + quoted_dst.value() +
-      "; s=$(shasum -a 256 \"$t\" 2>&1) || { rm -f \"$t\"; printf 'shasum failed: %s\\n' \"$s\" >&2; exit 1; }"
+      "; s=$(shasum -a 256 \"$t\" 2>&1) || { rm -f \"$t\"; printf 'shasum failed: %s\\n' \"$s\" "
+      ">&2; exit 1; }"
       "; s=${s%% *}"
-      "; if [ \"$s\" != " + expected + " ]; then rm -f \"$t\"; "
-      "printf 'SHA-256 in the guest is %s, expected " + expected + "\\n' \"$s\" >&2; exit 1; fi"
+      "; if [ \"$s\" != " +
+      expected +
+      " ]; then rm -f \"$t\"; "
+      "printf 'SHA-256 in the guest is %s, expected " +
+      expected +
+      "\\n' \"$s\" >&2; exit 1; fi"
       "; if [ -d \"$d\" ]; then rm -f \"$t\"; echo 'the target is a directory' >&2; exit 1; fi"
-      "; chmod " + mode_text + " \"$t\" && mv -f \"$t\" \"$d\" || { rm -f \"$t\"; exit 1; }";
+      "; chmod " +
+      mode_text + " \"$t\" && mv -f \"$t\" \"$d\" || { rm -f \"$t\"; exit 1; }";
   auto checked = run(command);
   if (!checked.ok()) {
     return checked.error().with_hint(
@@ -554,7 +594,8 @@ Result<std::string> SshSession::read_file(const std::string& remote_path) {
   ++m_sftp_transfer_count;
   sftp_file file = sftp_open(s.sftp, remote_path.c_str(), O_RDONLY, 0);
   if (file == nullptr) {
-    return failure(what, sftp_error_text(sftp_get_error(s.sftp)),
+    return failure(what,
+                   sftp_error_text(sftp_get_error(s.sftp)),
                    "check the path with 'lume-unlock ssh " + s.options.vm + " -- ls -l PATH'");
   }
   std::string content;
@@ -565,8 +606,8 @@ Result<std::string> SshSession::read_file(const std::string& remote_path) {
       break;
     }
     if (got < 0) {
-      const std::string why = "reading failed after " + std::to_string(content.size()) +
-                              " bytes: " + s.ssh_error();
+      const std::string why =
+          "reading failed after " + std::to_string(content.size()) + " bytes: " + s.ssh_error();
       sftp_close(file);
       return failure(what, why, "check that the VM is still running and retry");
     }

@@ -14,8 +14,8 @@ namespace lume_unlock::guest {
 
 /// Where and as whom to reach one VM's guest, and what to trust.
 struct SshSessionOptions {
-  std::string vm;                ///< the Lume VM name: names the per-VM state and every error
-  std::string host;              ///< the guest's address (Lume's ipAddress)
+  std::string vm;   ///< the Lume VM name: names the per-VM state and every error
+  std::string host; ///< the guest's address (Lume's ipAddress)
   int port = 22;
   std::string user = "lume";
   /// The host's state directory (--state-dir); the VM's files live in <state_dir>/vms/<vm>/:

@@ -76,14 +76,15 @@ Status to_status(Result<json> r) {
 }
 
 template <class T>
-Result<T> parsed(Result<json> body, const std::string& operation,
-                 Result<T> (*reader)(const json&)) {
+Result<T>
+parsed(Result<json> body, const std::string& operation, Result<T> (*reader)(const json&)) {
   if (!body.ok()) {
     return body.error();
   }
   Result<T> value = reader(body.value());
   if (!value.ok()) {
-    return Error(ErrorCategory::lume_api, operation,
+    return Error(ErrorCategory::lume_api,
+                 operation,
                  "unexpected answer from Lume: " + value.error().why(),
                  "check that --lume-url points at Lume 0.5.3 (`lume --version`)");
   }
@@ -120,7 +121,9 @@ LumeClient::LumeClient(ClientOptions options) : m_options(std::move(options)) {
   }
 }
 
-LumeClient::Call LumeClient::make(std::string operation, std::string method, std::string path,
+LumeClient::Call LumeClient::make(std::string operation,
+                                  std::string method,
+                                  std::string path,
                                   std::vector<long> expected) const {
   Call c;
   c.operation = std::move(operation);
@@ -155,16 +158,20 @@ Result<util::HttpResponse> LumeClient::send_with_retries(const Call& call) {
     using Kind = util::TransportError::Kind;
     switch (e.kind) {
     case Kind::connection_refused:
-      return Error(ErrorCategory::lume_api, call.operation,
+      return Error(ErrorCategory::lume_api,
+                   call.operation,
                    "cannot connect to Lume at " + where + ": connection refused",
                    "start Lume with `lume serve` (or pass --lume-url)");
     case Kind::timeout:
-      return Error(ErrorCategory::lume_api, call.operation,
+      return Error(ErrorCategory::lume_api,
+                   call.operation,
                    "no answer from Lume at " + where + " within " + seconds_text(call.timeout),
                    "Lume handles one request at a time and may be busy; check that `lume serve` "
-                   "is responsive (`curl " + where + "/lume/host/status`) and retry");
+                   "is responsive (`curl " +
+                       where + "/lume/host/status`) and retry");
     case Kind::resolve:
-      return Error(ErrorCategory::lume_api, call.operation,
+      return Error(ErrorCategory::lume_api,
+                   call.operation,
                    "cannot resolve the host of " + where + ": " + e.detail,
                    "pass --lume-url http://127.0.0.1:7777 (Lume listens on IPv4 loopback only)");
     default:
@@ -172,7 +179,8 @@ Result<util::HttpResponse> LumeClient::send_with_retries(const Call& call) {
     }
     if (last) {
       std::string tries = attempts > 1 ? " (" + std::to_string(attempts) + " attempts)" : "";
-      return Error(ErrorCategory::lume_api, call.operation,
+      return Error(ErrorCategory::lume_api,
+                   call.operation,
                    "the connection to Lume at " + where + " failed: " + e.detail + tries,
                    "check that --lume-url points at `lume serve` and retry");
     }
@@ -185,10 +193,12 @@ Result<json> LumeClient::call(const Call& call) {
   // on a literal-terminated route is a 404 (reference §1.4). Only /lume/vms/:name takes one.
   if (auto query = call.path.find('?'); query != std::string::npos) {
     const std::string route = call.path.substr(0, query);
-    const bool name_terminated = route.rfind("/lume/vms/", 0) == 0 &&
-                                 route.find('/', std::string("/lume/vms/").size()) == std::string::npos;
+    const bool name_terminated =
+        route.rfind("/lume/vms/", 0) == 0 &&
+        route.find('/', std::string("/lume/vms/").size()) == std::string::npos;
     if (!name_terminated) {
-      return Error(ErrorCategory::failure, call.operation,
+      return Error(ErrorCategory::failure,
+                   call.operation,
                    "internal error: a query string on " + call.method + " " + route +
                        " would reach no route in Lume");
     }
@@ -199,22 +209,24 @@ Result<json> LumeClient::call(const Call& call) {
   }
   const util::HttpResponse& response = sent.value();
   const std::string status = "HTTP " + std::to_string(response.status);
-  const bool expected = std::find(call.expected.begin(), call.expected.end(), response.status) !=
-                        call.expected.end();
+  const bool expected =
+      std::find(call.expected.begin(), call.expected.end(), response.status) != call.expected.end();
   if (!expected) {
     const std::string where = util::redact_url(m_options.base_url);
     if (response.status == 404) {
       // Lume's router answers a bare "Not found" for any route it does not know (§1.4).
       const std::string route = call.method + " " + call.path;
       if (response.body == "Not found") {
-        return Error(ErrorCategory::lume_api, call.operation,
+        return Error(ErrorCategory::lume_api,
+                     call.operation,
                      "Lume answered HTTP 404 \"Not found\": the server at " + where +
                          " has no route " + route,
                      "check that --lume-url points at Lume 0.5.3 or newer (`lume --version`)");
       }
-      return Error(ErrorCategory::lume_api, call.operation,
-                   "HTTP 404 from " + where + " for " + route + ", which is not Lume's answer: " +
-                       preview(response.body),
+      return Error(ErrorCategory::lume_api,
+                   call.operation,
+                   "HTTP 404 from " + where + " for " + route +
+                       ", which is not Lume's answer: " + preview(response.body),
                    "check that --lume-url points at `lume serve`");
     }
     if (auto message = lume_message(response.body)) {
@@ -224,10 +236,13 @@ Result<json> LumeClient::call(const Call& call) {
       } else if (response.status >= 500) {
         hint = "see Lume's log (/tmp/lume_daemon.error.log when started at login) and retry";
       }
-      return Error(ErrorCategory::lume_api, call.operation,
-                   "Lume answered " + status + ": " + *message, hint);
+      return Error(ErrorCategory::lume_api,
+                   call.operation,
+                   "Lume answered " + status + ": " + *message,
+                   hint);
     }
-    return Error(ErrorCategory::lume_api, call.operation,
+    return Error(ErrorCategory::lume_api,
+                 call.operation,
                  "Lume answered " + status + " with an unexpected body: '" +
                      preview(response.body) + "'",
                  "check that --lume-url points at `lume serve`");
@@ -240,10 +255,12 @@ Result<json> LumeClient::call(const Call& call) {
     return json::parse(response.body);
   } catch (const json::parse_error& e) {
     // nlohmann reports one past the end when the text stops early (a truncated body).
-    const std::string where = e.byte > response.body.size()
-                                  ? "it ends early, after " + std::to_string(response.body.size()) + " bytes"
-                                  : "error at byte " + std::to_string(e.byte);
-    return Error(ErrorCategory::lume_api, call.operation,
+    const std::string where =
+        e.byte > response.body.size()
+            ? "it ends early, after " + std::to_string(response.body.size()) + " bytes"
+            : "error at byte " + std::to_string(e.byte);
+    return Error(ErrorCategory::lume_api,
+                 call.operation,
                  "Lume answered " + status + " with a body that is not valid JSON (" + where +
                      "): '" + preview(response.body) + "'",
                  "check that --lume-url points at Lume 0.5.3 (`lume --version`)");
@@ -252,8 +269,8 @@ Result<json> LumeClient::call(const Call& call) {
 
 Result<std::vector<VmDetails>> LumeClient::list() {
   const std::string op = "list of VMs";
-  return parsed<std::vector<VmDetails>>(call(make(op, "GET", "/lume/vms", {200})), op,
-                                        &vm_list_from_json);
+  return parsed<std::vector<VmDetails>>(
+      call(make(op, "GET", "/lume/vms", {200})), op, &vm_list_from_json);
 }
 
 Result<VmState> LumeClient::get(const VmRef& vm) {
@@ -262,7 +279,8 @@ Result<VmState> LumeClient::get(const VmRef& vm) {
   }
   const std::string op = vm_operation("status", vm.name);
   return parsed<VmState>(call(make(op, "GET", "/lume/vms/" + vm.name + storage_query(vm), {200})),
-                         op, &vm_state_from_json);
+                         op,
+                         &vm_state_from_json);
 }
 
 Result<std::optional<VmState>> LumeClient::find(const VmRef& vm) {
@@ -289,8 +307,10 @@ Status LumeClient::patch(const VmRef& vm, const PatchRequest& request) {
   if (auto checked = check_vm_name(vm.name); !checked.ok()) {
     return checked;
   }
-  Call c = make(vm_operation("settings change", vm.name), "PATCH",
-                "/lume/vms/" + vm.name + storage_query(vm), {200});
+  Call c = make(vm_operation("settings change", vm.name),
+                "PATCH",
+                "/lume/vms/" + vm.name + storage_query(vm),
+                {200});
   c.body = to_json(request);
   c.timeout = m_options.long_timeout;
   return to_status(call(c));
@@ -304,8 +324,8 @@ Status LumeClient::run(const VmRef& vm, const RunOptions& options) {
   if (vm.storage && !with_storage.storage) {
     with_storage.storage = vm.storage;
   }
-  Call c = make(vm_operation("start", vm.name), "POST", "/lume/vms/" + vm.name + "/run",
-                {202, 200});
+  Call c =
+      make(vm_operation("start", vm.name), "POST", "/lume/vms/" + vm.name + "/run", {202, 200});
   c.body = to_json(with_storage);
   return to_status(call(c));
 }
@@ -324,8 +344,8 @@ Status LumeClient::remove(const VmRef& vm) {
   if (auto checked = check_vm_name(vm.name); !checked.ok()) {
     return checked;
   }
-  Call c = make(vm_operation("delete", vm.name), "DELETE",
-                "/lume/vms/" + vm.name + storage_query(vm), {200});
+  Call c = make(
+      vm_operation("delete", vm.name), "DELETE", "/lume/vms/" + vm.name + storage_query(vm), {200});
   c.timeout = m_options.stop_timeout;
   return to_status(call(c));
 }
@@ -334,8 +354,10 @@ Status LumeClient::clone(const CloneRequest& request) {
   if (auto checked = check_names({&request.name, &request.new_name}); !checked.ok()) {
     return checked;
   }
-  Call c = make("clone of VM '" + request.name + "' to '" + request.new_name + "'", "POST",
-                "/lume/vms/clone", {200});
+  Call c = make("clone of VM '" + request.name + "' to '" + request.new_name + "'",
+                "POST",
+                "/lume/vms/clone",
+                {200});
   c.body = to_json(request);
   c.timeout = m_options.long_timeout;
   return to_status(call(c));
@@ -345,8 +367,10 @@ Status LumeClient::pull(const PullRequest& request) {
   if (auto checked = check_vm_name(request.name); !checked.ok()) {
     return checked;
   }
-  Call c = make("pull of '" + request.image + "' into VM '" + request.name + "'", "POST",
-                "/lume/pull", {200});
+  Call c = make("pull of '" + request.image + "' into VM '" + request.name + "'",
+                "POST",
+                "/lume/pull",
+                {200});
   c.body = to_json(request);
   c.timeout = m_options.pull_timeout;
   return to_status(call(c));
@@ -356,8 +380,10 @@ Status LumeClient::pull_start(const PullRequest& request) {
   if (auto checked = check_vm_name(request.name); !checked.ok()) {
     return checked;
   }
-  Call c = make("pull of '" + request.image + "' into VM '" + request.name + "'", "POST",
-                "/lume/pull/start", {202, 200});
+  Call c = make("pull of '" + request.image + "' into VM '" + request.name + "'",
+                "POST",
+                "/lume/pull/start",
+                {202, 200});
   c.body = to_json(request);
   return to_status(call(c));
 }
@@ -366,16 +392,18 @@ Status LumeClient::push(const PushRequest& request) {
   if (auto checked = check_vm_name(request.name); !checked.ok()) {
     return checked;
   }
-  Call c = make("push of VM '" + request.name + "' as '" + request.image_name + "'", "POST",
-                "/lume/vms/push", {202, 200});
+  Call c = make("push of VM '" + request.name + "' as '" + request.image_name + "'",
+                "POST",
+                "/lume/vms/push",
+                {202, 200});
   c.body = to_json(request);
   return to_status(call(c));
 }
 
 Result<std::vector<ImageInfo>> LumeClient::images() {
   const std::string op = "list of cached images";
-  return parsed<std::vector<ImageInfo>>(call(make(op, "GET", "/lume/images", {200})), op,
-                                        &images_from_json);
+  return parsed<std::vector<ImageInfo>>(
+      call(make(op, "GET", "/lume/images", {200})), op, &images_from_json);
 }
 
 Result<LumeConfig> LumeClient::config() {
@@ -385,8 +413,8 @@ Result<LumeConfig> LumeClient::config() {
 
 Result<HostStatus> LumeClient::host_status() {
   const std::string op = "host status";
-  return parsed<HostStatus>(call(make(op, "GET", "/lume/host/status", {200})), op,
-                            &host_status_from_json);
+  return parsed<HostStatus>(
+      call(make(op, "GET", "/lume/host/status", {200})), op, &host_status_from_json);
 }
 
 } // namespace lume_unlock::lume

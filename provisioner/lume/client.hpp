@@ -67,7 +67,9 @@ public:
 
 private:
   Result<util::HttpResponse> send_with_retries(const Call& call);
-  Call make(std::string operation, std::string method, std::string path,
+  Call make(std::string operation,
+            std::string method,
+            std::string path,
             std::vector<long> expected) const;
 
   ClientOptions m_options;

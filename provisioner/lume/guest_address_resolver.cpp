@@ -16,7 +16,8 @@ Result<std::string> LumeGuestAddressResolver::resolve(const std::string& vm) {
   }
   if (const auto* details = std::get_if<VmDetails>(&current.value())) {
     if (details->status != VmStatus::running) {
-      return Error(ErrorCategory::lume_api, "guest of VM '" + vm + "'",
+      return Error(ErrorCategory::lume_api,
+                   "guest of VM '" + vm + "'",
                    "the VM is " + details->status_text + ", not running",
                    "start it with 'lume run " + vm + " --no-display' (or 'lume-unlock create " +
                        vm + "', which boots it)");

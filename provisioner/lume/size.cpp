@@ -28,7 +28,8 @@ std::string lower_trimmed(std::string_view text) {
 }
 
 bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 } // namespace
@@ -49,7 +50,9 @@ std::string format_size(std::uint64_t bytes) {
 Result<std::uint64_t> parse_size(std::string_view text) {
   const std::string s = lower_trimmed(text);
   auto fail = [&](const std::string& why) {
-    return Error(ErrorCategory::usage, "invalid size '" + std::string(text) + "'", why,
+    return Error(ErrorCategory::usage,
+                 "invalid size '" + std::string(text) + "'",
+                 why,
                  "write a size like '16GB', '8192MB' or '80' (GB)");
   };
   struct Suffix {

@@ -43,8 +43,8 @@ class ObjectReader {
 public:
   ObjectReader(const json& j, std::string path) : m_j(j), m_path(std::move(path)) {
     if (!j.is_object()) {
-      throw ShapeError{(m_path.empty() ? std::string("the body") : "'" + m_path + "'") +
-                       " is " + type_name(j) + ", expected an object"};
+      throw ShapeError{(m_path.empty() ? std::string("the body") : "'" + m_path + "'") + " is " +
+                       type_name(j) + ", expected an object"};
     }
   }
 
@@ -113,7 +113,8 @@ private:
     return v->get<std::string>();
   }
   ShapeError wrong(const char* key, const json& v, const char* expected) const {
-    return ShapeError{"key '" + child_path(key) + "' is " + type_name(v) + ", expected " + expected};
+    return ShapeError{"key '" + child_path(key) + "' is " + type_name(v) + ", expected " +
+                      expected};
   }
 
   const json& m_j;
@@ -189,8 +190,11 @@ const char* status_text(VmStatus status) {
 }
 
 VmStatus parse_status(const std::string& text) {
-  for (VmStatus s : {VmStatus::provisioning, VmStatus::provisioning_stale, VmStatus::running,
-                     VmStatus::stopped, VmStatus::pulling}) {
+  for (VmStatus s : {VmStatus::provisioning,
+                     VmStatus::provisioning_stale,
+                     VmStatus::running,
+                     VmStatus::stopped,
+                     VmStatus::pulling}) {
     if (text == status_text(s)) {
       return s;
     }

@@ -29,13 +29,13 @@ struct DiskSize {
 /// One VM as GET /lume/vms[/:name] describes it: all 15 keys of reference §3.1.
 struct VmDetails {
   std::string name;
-  std::string os;                   ///< "macOS", "linux" (raw request value during create)
-  std::uint64_t cpu_count = 0;      ///< cpuCount
-  std::uint64_t memory_size = 0;    ///< memorySize, bytes
-  DiskSize disk_size;               ///< diskSize
-  std::string display;              ///< "WIDTHxHEIGHT"
+  std::string os;                ///< "macOS", "linux" (raw request value during create)
+  std::uint64_t cpu_count = 0;   ///< cpuCount
+  std::uint64_t memory_size = 0; ///< memorySize, bytes
+  DiskSize disk_size;            ///< diskSize
+  std::string display;           ///< "WIDTHxHEIGHT"
   VmStatus status = VmStatus::other;
-  std::string status_text;          ///< the raw status string
+  std::string status_text; ///< the raw status string
   std::optional<std::string> provisioning_operation;
   std::optional<std::string> vnc_url;
   std::optional<std::string> ip_address;

@@ -25,7 +25,9 @@ std::string describe(char c) {
 }
 
 Error name_error(std::string_view name, const std::string& why) {
-  return Error(ErrorCategory::usage, "invalid VM name '" + std::string(name) + "'", why,
+  return Error(ErrorCategory::usage,
+               "invalid VM name '" + std::string(name) + "'",
+               why,
                "use only letters, digits, '.', '_' and '-' (for example 'ci-tahoe')");
 }
 

@@ -47,13 +47,14 @@ WaitClock& system_wait_clock() {
   return clock;
 }
 
-Result<VmState> wait_until(LumeApi& api, const VmRef& vm, const VmPredicate& done,
-                           const WaitOptions& options) {
+Result<VmState>
+wait_until(LumeApi& api, const VmRef& vm, const VmPredicate& done, const WaitOptions& options) {
   WaitClock& clock = options.clock != nullptr ? *options.clock : system_wait_clock();
   const auto started = clock.now();
   const auto deadline = started + options.timeout;
   const std::string what_failed = "waiting for " + options.what;
-  std::chrono::milliseconds interval = std::max(options.first_interval, std::chrono::milliseconds(1));
+  std::chrono::milliseconds interval =
+      std::max(options.first_interval, std::chrono::milliseconds(1));
   std::optional<std::string> last_seen;
   std::optional<std::chrono::steady_clock::time_point> missing_since;
   while (true) {
@@ -84,16 +85,18 @@ Result<VmState> wait_until(LumeApi& api, const VmRef& vm, const VmPredicate& don
       report(options, "not found", nullptr);
       if (now - *missing_since >= options.vanish_grace) {
         const std::string before = last_seen ? "last seen " + *last_seen : "never seen";
-        return Error(ErrorCategory::lume_api, what_failed,
+        return Error(ErrorCategory::lume_api,
+                     what_failed,
                      "VM '" + vm.name + "' disappeared (Lume no longer knows it; " + before + ")",
                      "a failed create or pull deletes the VM; see Lume's log "
                      "(/tmp/lume_daemon.log when started at login)");
       }
     }
     if (now >= deadline) {
-      return Error(ErrorCategory::lume_api, what_failed,
-                   "gave up after " + seconds_text(options.timeout) + "; last status: " +
-                       last_seen.value_or(missing_since ? "not found" : "none"),
+      return Error(ErrorCategory::lume_api,
+                   what_failed,
+                   "gave up after " + seconds_text(options.timeout) +
+                       "; last status: " + last_seen.value_or(missing_since ? "not found" : "none"),
                    "check the VM with `lume ls`; if it is still working, wait longer");
     }
     auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
@@ -102,12 +105,18 @@ Result<VmState> wait_until(LumeApi& api, const VmRef& vm, const VmPredicate& don
   }
 }
 
-bool is_stopped(const VmState& state) { return status_of(state) == VmStatus::stopped; }
-bool is_running(const VmState& state) { return status_of(state) == VmStatus::running; }
+bool is_stopped(const VmState& state) {
+  return status_of(state) == VmStatus::stopped;
+}
+bool is_running(const VmState& state) {
+  return status_of(state) == VmStatus::running;
+}
 bool is_ssh_ready(const VmState& state) {
   const auto* d = std::get_if<VmDetails>(&state);
   return d != nullptr && d->ssh_ready();
 }
-bool is_pull_finished(const VmState& state) { return std::holds_alternative<VmDetails>(state); }
+bool is_pull_finished(const VmState& state) {
+  return std::holds_alternative<VmDetails>(state);
+}
 
 } // namespace lume_unlock::lume

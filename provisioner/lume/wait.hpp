@@ -41,13 +41,13 @@ using VmPredicate = std::function<bool(const VmState&)>;
 /// the deadline passes (naming what was awaited and the last status seen), when the VM
 /// disappears (missing for longer than vanish_grace, e.g. a failed create deletes it), or when
 /// a GET fails (after the client's own bounded retries). Never busy-loops.
-Result<VmState> wait_until(LumeApi& api, const VmRef& vm, const VmPredicate& done,
-                           const WaitOptions& options);
+Result<VmState>
+wait_until(LumeApi& api, const VmRef& vm, const VmPredicate& done, const WaitOptions& options);
 
 /// Common predicates.
-bool is_stopped(const VmState& state);         ///< status "stopped" (create or stop finished)
-bool is_running(const VmState& state);         ///< status "running"
-bool is_ssh_ready(const VmState& state);       ///< running + ipAddress + sshAvailable
-bool is_pull_finished(const VmState& state);   ///< full details (no longer "pulling")
+bool is_stopped(const VmState& state);       ///< status "stopped" (create or stop finished)
+bool is_running(const VmState& state);       ///< status "running"
+bool is_ssh_ready(const VmState& state);     ///< running + ipAddress + sshAvailable
+bool is_pull_finished(const VmState& state); ///< full details (no longer "pulling")
 
 } // namespace lume_unlock::lume

@@ -37,7 +37,6 @@ std::string host_without_port(std::string_view host) {
   return std::string(host.substr(0, host.find(':')));
 }
 
-
 std::string strip_parameters(const std::string& content_type) {
   std::string out = content_type.substr(0, content_type.find(';'));
   while (!out.empty() && out.back() == ' ') {
@@ -216,7 +215,8 @@ struct RegistryClient::Impl {
     HttpRequest request{"GET", token_url};
     request.headers.push_back({"Accept", "application/json"});
     const bool realm_is_safe = token_url.rfind("https://", 0) == 0 ||
-                               util::is_loopback_url(token_url) || plain_http(util::url_host(token_url));
+                               util::is_loopback_url(token_url) ||
+                               plain_http(util::url_host(token_url));
     if (credentials && realm_is_safe) {
       request.headers.push_back(
           {"Authorization",
@@ -292,7 +292,8 @@ Result<ManifestHead> RegistryClient::head_manifest(const Reference& ref) {
     const std::string url = m_impl->repository_url(ref) + "/manifests/" + ref.identifier();
     return Error(ErrorCategory::registry,
                  "cannot check manifest '" + ref.str() + "'",
-                 "HEAD " + util::redact_url(url) + " answered HTTP 404: the registry has no such manifest",
+                 "HEAD " + util::redact_url(url) +
+                     " answered HTTP 404: the registry has no such manifest",
                  "check the reference (repository and tag or digest)");
   }
   return *found.value();

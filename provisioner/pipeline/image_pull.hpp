@@ -13,9 +13,9 @@ namespace lume_unlock::pipeline {
 
 /// Pull an image into a Lume VM, pinned by digest (DESIGN §8 step 2; lume-oci.md §6.3).
 struct ImagePullRequest {
-  oci::Reference reference;   ///< as the user wrote it (tag and/or digest)
-  std::string vm;             ///< local VM name
-  std::string lume_home;      ///< Lume's VM directory root ($LUME_HOME, default ~/.lume)
+  oci::Reference reference; ///< as the user wrote it (tag and/or digest)
+  std::string vm;           ///< local VM name
+  std::string lume_home;    ///< Lume's VM directory root ($LUME_HOME, default ~/.lume)
   std::chrono::milliseconds timeout{std::chrono::hours(6)};
   util::ProgressCallback progress;
 };
@@ -29,12 +29,12 @@ struct PulledImage {
 
 /// What pull_image would do, observed without changing anything (for --dry-run).
 struct ImagePullPlan {
-  std::string reference;     ///< what Lume is asked to pull ("registry/org/name:tag")
-  oci::Digest digest;        ///< the verified manifest digest of the reference
+  std::string reference;          ///< what Lume is asked to pull ("registry/org/name:tag")
+  oci::Digest digest;             ///< the verified manifest digest of the reference
   lume::PullRequest lume_request; ///< the body of POST /lume/pull/start
   bool vm_exists = false;
   std::optional<std::string> vm_manifest_digest; ///< the existing VM's .manifest-digest
-  bool in_place = false;     ///< the VM already holds exactly `digest`: nothing to do
+  bool in_place = false;         ///< the VM already holds exactly `digest`: nothing to do
   std::optional<Error> conflict; ///< why the pull would be refused (VM exists otherwise)
 };
 
@@ -52,9 +52,8 @@ Result<ImagePullPlan> plan_image_pull(lume::LumeApi& lume,
 /// `downloadProgress`, and compares Lume's `.manifest-digest` with the resolved digest. A
 /// mismatch is a registry error ("tag moved during pull", exit 4) that deletes nothing the user
 /// had. Implemented in image_pull.cpp (issue 7).
-Result<PulledImage> pull_image(lume::LumeApi& lume,
-                               oci::RegistryClient& registry,
-                               const ImagePullRequest& request);
+Result<PulledImage>
+pull_image(lume::LumeApi& lume, oci::RegistryClient& registry, const ImagePullRequest& request);
 
 /// Reads `<lume_home>/<vm>/.manifest-digest` (no trailing newline, as Lume writes it).
 Result<std::string> read_lume_manifest_digest(const std::string& lume_home, const std::string& vm);

@@ -23,10 +23,11 @@ const char* outcome_name(StepOutcome outcome) {
 nlohmann::json Plan::to_json() const {
   nlohmann::json steps = nlohmann::json::array();
   for (const auto& step : m_steps) {
-    steps.push_back({{"id", step.id},
-                     {"description", step.description},
-                     {"in_place", step.in_place ? nlohmann::json(*step.in_place) : nlohmann::json()},
-                     {"observed", step.observed}});
+    steps.push_back(
+        {{"id", step.id},
+         {"description", step.description},
+         {"in_place", step.in_place ? nlohmann::json(*step.in_place) : nlohmann::json()},
+         {"observed", step.observed}});
   }
   return {{"plan", m_name}, {"steps", steps}};
 }
@@ -34,7 +35,8 @@ nlohmann::json Plan::to_json() const {
 std::string Plan::to_text() const {
   std::string text;
   for (const auto& step : m_steps) {
-    const char* mark = !step.in_place ? "[check]   " : (*step.in_place ? "[in place]" : "[to do]   ");
+    const char* mark =
+        !step.in_place ? "[check]   " : (*step.in_place ? "[in place]" : "[to do]   ");
     text += "  " + std::string(mark) + " " + step.id + ": " + step.description;
     if (!step.observed.empty()) {
       text += " (" + step.observed + ")";
@@ -80,13 +82,15 @@ void Plan::apply(const util::ProgressCallback& progress,
     } catch (const Error& error) {
       report.outcome = StepOutcome::failed;
       report.summary = error.message();
-      report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      report.seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       std::string hint = error.hint();
       const std::string resume = "re-run '" + resume_command + "' to resume from this step";
       hint = hint.empty() ? resume : hint + "; then " + resume;
       throw error.with_context(m_name + " step '" + step.id + "'").with_hint(hint);
     }
-    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    report.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     event.detail = report.summary;
     event.finished = true;
     if (progress) {

@@ -27,7 +27,7 @@ struct Step {
   std::string id;          ///< stable, for --json and resume hints ("image", "install-shim")
   std::string description; ///< what it does, with the concrete values
   std::optional<bool> in_place;
-  std::string observed;    ///< what was observed (why it is or is not in place)
+  std::string observed; ///< what was observed (why it is or is not in place)
   std::function<StepResult()> apply;
 };
 

@@ -25,7 +25,9 @@ class Parser {
 public:
   explicit Parser(std::string source_name) : m_source(std::move(source_name)) {}
 
-  [[noreturn]] void fail(const YAML::Node& node, const std::string& field, const std::string& why,
+  [[noreturn]] void fail(const YAML::Node& node,
+                         const std::string& field,
+                         const std::string& why,
                          const std::string& hint = {}) const {
     const YAML::Mark mark = node.Mark();
     std::string where = m_source;
@@ -42,7 +44,8 @@ public:
   };
 
   /// Walks a mapping with a key table: every key must be known, each handled once.
-  void mapping(const YAML::Node& node, const std::string& field, const std::vector<Key>& keys) const {
+  void
+  mapping(const YAML::Node& node, const std::string& field, const std::vector<Key>& keys) const {
     if (!node.IsMap()) {
       fail(node, field, "must be a mapping of keys to values");
     }
@@ -80,20 +83,27 @@ public:
     return node.Scalar();
   }
 
-  long long integer(const YAML::Node& node, const std::string& field, long long min, long long max) const {
+  long long
+  integer(const YAML::Node& node, const std::string& field, long long min, long long max) const {
     if (!node.IsScalar() || node.Tag() == "!") {
-      fail(node, field, "must be a whole number from " + std::to_string(min) + " to " + std::to_string(max));
+      fail(node,
+           field,
+           "must be a whole number from " + std::to_string(min) + " to " + std::to_string(max));
     }
     const std::string text = node.Scalar();
     static const std::regex k_integer("(0|[1-9][0-9]{0,17}|0x[0-9A-Fa-f]{1,15})");
     if (!std::regex_match(text, k_integer)) {
-      fail(node, field,
-           "'" + text + "' is not a whole number from " + std::to_string(min) + " to " + std::to_string(max));
+      fail(node,
+           field,
+           "'" + text + "' is not a whole number from " + std::to_string(min) + " to " +
+               std::to_string(max));
     }
     const long long value = std::stoll(text, nullptr, 0);
     if (value < min || value > max) {
-      fail(node, field,
-           std::to_string(value) + " is out of range (" + std::to_string(min) + " to " + std::to_string(max) + ")");
+      fail(node,
+           field,
+           std::to_string(value) + " is out of range (" + std::to_string(min) + " to " +
+               std::to_string(max) + ")");
     }
     return value;
   }
@@ -137,89 +147,104 @@ Result<Recipe> parse_recipe(std::string_view text, const std::string& source_nam
                    "invalid YAML: " + e.msg);
     }
     if (!root || root.IsNull()) {
-      return Error(ErrorCategory::usage, source_name, "the recipe is empty",
+      return Error(ErrorCategory::usage,
+                   source_name,
+                   "the recipe is empty",
                    "see image-recipes/README.md for the fields");
     }
-    p.mapping(root, "",
-              {
-                  {"source",
-                   [&](const YAML::Node& n, const std::string& f) {
-                     p.mapping(n, f,
-                               {{"image", [&](auto& v, auto& g) { recipe.source.image = p.string(v, g); }},
-                                {"ipsw", [&](auto& v, auto& g) { recipe.source.ipsw = p.string(v, g); }},
-                                {"unattended",
-                                 [&](auto& v, auto& g) { recipe.source.unattended = p.string(v, g); }}});
-                     const bool image = recipe.source.image.has_value();
-                     const bool ipsw = recipe.source.ipsw.has_value();
-                     if (image == ipsw) {
-                       p.fail(n, f, "needs exactly one of 'image' or 'ipsw'");
-                     }
-                     if (recipe.source.unattended && !ipsw) {
-                       p.fail(n, f + ".unattended", "only applies to 'ipsw' sources");
-                     }
-                   }},
-                  {"vm",
-                   [&](const YAML::Node& n, const std::string& f) {
-                     p.mapping(
-                         n, f,
-                         {{"cpu", [&](auto& v, auto& g) { recipe.vm.cpu = static_cast<int>(p.integer(v, g, 1, 64)); }},
-                          {"memory", [&](auto& v, auto& g) { recipe.vm.memory_bytes = p.size(v, g); }},
-                          {"disk", [&](auto& v, auto& g) { recipe.vm.disk_bytes = p.size(v, g); }},
-                          {"display", [&](auto& v, auto& g) {
-                             std::string d = p.string(v, g);
-                             static const std::regex k_display("[1-9][0-9]{1,4}x[1-9][0-9]{1,4}");
-                             if (!std::regex_match(d, k_display)) {
-                               p.fail(v, g, "'" + d + "' is not WIDTHxHEIGHT", "for example 1920x1080");
-                             }
-                             recipe.vm.display = d;
-                           }}});
-                     if (recipe.vm.memory_bytes < (1ULL << 30)) {
-                       p.fail(n, f + ".memory", "must be at least 1GB for a macOS guest");
-                     }
-                   }},
-                  {"guest",
-                   [&](const YAML::Node& n, const std::string& f) {
-                     p.mapping(n, f, {{"user", [&](auto& v, auto& g) {
-                                         std::string user = p.string(v, g);
-                                         static const std::regex k_user("[a-z_][a-z0-9_.-]{0,31}");
-                                         if (!std::regex_match(user, k_user)) {
-                                           p.fail(v, g, "'" + user + "' is not a valid account name");
-                                         }
-                                         recipe.guest.user = user;
-                                       }}});
-                   }},
-                  {"shim",
-                   [&](const YAML::Node& n, const std::string& f) {
-                     p.mapping(n, f,
-                               {{"profile",
-                                 [&](const YAML::Node& pn, const std::string& pf) {
-                                   p.mapping(pn, pf,
-                                             {{"apple_family_max",
-                                               [&](auto& v, auto& g) {
-                                                 recipe.shim.profile.apple_family_max =
-                                                     static_cast<std::uint64_t>(p.integer(v, g, 1001, 1999));
-                                               }},
-                                              {"max_threadgroup_memory", [&](auto& v, auto& g) {
-                                                 recipe.shim.profile.max_threadgroup_memory =
-                                                     static_cast<std::uint64_t>(p.integer(v, g, 1, 1LL << 30));
-                                               }}});
-                                 }},
-                                {"bundle", [&](auto& v, auto& g) { recipe.shim.bundle = p.string(v, g); }}});
-                   }},
-                  {"enablement",
-                   [&](const YAML::Node& n, const std::string& f) {
-                     if (!n.IsSequence()) {
-                       p.fail(n, f, "must be a list of entries");
-                     }
-                     auto list = enablement::enablement_from_yaml(n, source_name);
-                     if (!list) {
-                       throw RecipeError{list.error()};
-                     }
-                     recipe.enablement = std::move(list.value());
-                   }},
-              });
+    p.mapping(
+        root,
+        "",
+        {
+            {"source",
+             [&](const YAML::Node& n, const std::string& f) {
+               p.mapping(
+                   n,
+                   f,
+                   {{"image", [&](auto& v, auto& g) { recipe.source.image = p.string(v, g); }},
+                    {"ipsw", [&](auto& v, auto& g) { recipe.source.ipsw = p.string(v, g); }},
+                    {"unattended",
+                     [&](auto& v, auto& g) { recipe.source.unattended = p.string(v, g); }}});
+               const bool image = recipe.source.image.has_value();
+               const bool ipsw = recipe.source.ipsw.has_value();
+               if (image == ipsw) {
+                 p.fail(n, f, "needs exactly one of 'image' or 'ipsw'");
+               }
+               if (recipe.source.unattended && !ipsw) {
+                 p.fail(n, f + ".unattended", "only applies to 'ipsw' sources");
+               }
+             }},
+            {"vm",
+             [&](const YAML::Node& n, const std::string& f) {
+               p.mapping(
+                   n,
+                   f,
+                   {{"cpu",
+                     [&](auto& v, auto& g) {
+                       recipe.vm.cpu = static_cast<int>(p.integer(v, g, 1, 64));
+                     }},
+                    {"memory", [&](auto& v, auto& g) { recipe.vm.memory_bytes = p.size(v, g); }},
+                    {"disk", [&](auto& v, auto& g) { recipe.vm.disk_bytes = p.size(v, g); }},
+                    {"display", [&](auto& v, auto& g) {
+                       std::string d = p.string(v, g);
+                       static const std::regex k_display("[1-9][0-9]{1,4}x[1-9][0-9]{1,4}");
+                       if (!std::regex_match(d, k_display)) {
+                         p.fail(v, g, "'" + d + "' is not WIDTHxHEIGHT", "for example 1920x1080");
+                       }
+                       recipe.vm.display = d;
+                     }}});
+               if (recipe.vm.memory_bytes < (1ULL << 30)) {
+                 p.fail(n, f + ".memory", "must be at least 1GB for a macOS guest");
+               }
+             }},
+            {"guest",
+             [&](const YAML::Node& n, const std::string& f) {
+               p.mapping(n, f, {{"user", [&](auto& v, auto& g) {
+                                   std::string user = p.string(v, g);
+                                   static const std::regex k_user("[a-z_][a-z0-9_.-]{0,31}");
+                                   if (!std::regex_match(user, k_user)) {
+                                     p.fail(v, g, "'" + user + "' is not a valid account name");
+                                   }
+                                   recipe.guest.user = user;
+                                 }}});
+             }},
+            {"shim",
+             [&](const YAML::Node& n, const std::string& f) {
+               p.mapping(
+                   n,
+                   f,
+                   {{"profile",
+                     [&](const YAML::Node& pn, const std::string& pf) {
+                       p.mapping(pn,
+                                 pf,
+                                 {{"apple_family_max",
+                                   [&](auto& v, auto& g) {
+                                     recipe.shim.profile.apple_family_max =
+                                         static_cast<std::uint64_t>(p.integer(v, g, 1001, 1999));
+                                   }},
+                                  {"max_threadgroup_memory", [&](auto& v, auto& g) {
+                                     recipe.shim.profile.max_threadgroup_memory =
+                                         static_cast<std::uint64_t>(p.integer(v, g, 1, 1LL << 30));
+                                   }}});
+                     }},
+                    {"bundle", [&](auto& v, auto& g) { recipe.shim.bundle = p.string(v, g); }}});
+             }},
+            {"enablement",
+             [&](const YAML::Node& n, const std::string& f) {
+               if (!n.IsSequence()) {
+                 p.fail(n, f, "must be a list of entries");
+               }
+               auto list = enablement::enablement_from_yaml(n, source_name);
+               if (!list) {
+                 throw RecipeError{list.error()};
+               }
+               recipe.enablement = std::move(list.value());
+             }},
+        });
     if (!recipe.source.image && !recipe.source.ipsw) {
-      return Error(ErrorCategory::usage, source_name + ": source", "is required",
+      return Error(ErrorCategory::usage,
+                   source_name + ": source",
+                   "is required",
                    "add 'source: {image: ghcr.io/trycua/macos-tahoe-cua:latest}'");
     }
   } catch (const RecipeError& e) {
@@ -233,7 +258,9 @@ Result<Recipe> parse_recipe(std::string_view text, const std::string& source_nam
 Result<Recipe> load_recipe(const std::string& path) {
   auto text = util::read_file(path);
   if (!text) {
-    return Error(ErrorCategory::usage, "cannot read recipe '" + path + "'", text.error().why(),
+    return Error(ErrorCategory::usage,
+                 "cannot read recipe '" + path + "'",
+                 text.error().why(),
                  "pass an existing file, e.g. --recipe image-recipes/tahoe-llm.yaml");
   }
   auto recipe = parse_recipe(text.value(), path);

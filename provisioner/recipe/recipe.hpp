@@ -12,8 +12,8 @@ namespace lume_unlock::recipe {
 
 /// Where the VM comes from: a registry image, or an IPSW installed unattended.
 struct SourceSpec {
-  std::optional<std::string> image;      ///< OCI reference, e.g. ghcr.io/trycua/macos-tahoe-cua:latest
-  std::optional<std::string> ipsw;       ///< "latest" or a host path to an .ipsw
+  std::optional<std::string> image; ///< OCI reference, e.g. ghcr.io/trycua/macos-tahoe-cua:latest
+  std::optional<std::string> ipsw;  ///< "latest" or a host path to an .ipsw
   std::optional<std::string> unattended; ///< preset ("tahoe") or host path, with ipsw only
 };
 

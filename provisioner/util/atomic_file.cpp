@@ -1,13 +1,14 @@
 #include "atomic_file.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace lume_unlock::util {
 
@@ -43,15 +44,15 @@ AtomicFile::AtomicFile(std::string path, std::string tmp_path, int fd)
     : m_path(std::move(path)), m_tmp_path(std::move(tmp_path)), m_fd(fd) {}
 
 AtomicFile::AtomicFile(AtomicFile&& other) noexcept
-    : m_path(std::move(other.m_path)),
-      m_tmp_path(std::move(other.m_tmp_path)),
-      m_fd(other.m_fd),
+    : m_path(std::move(other.m_path)), m_tmp_path(std::move(other.m_tmp_path)), m_fd(other.m_fd),
       m_committed(other.m_committed) {
   other.m_fd = -1;
   other.m_committed = true; // the moved-from object owns nothing to clean up
 }
 
-AtomicFile::~AtomicFile() { discard(); }
+AtomicFile::~AtomicFile() {
+  discard();
+}
 
 void AtomicFile::discard() {
   if (m_fd >= 0) {

@@ -2,9 +2,10 @@
 
 #include "result.hpp"
 
+#include <sys/types.h>
+
 #include <string>
 #include <string_view>
-#include <sys/types.h>
 
 namespace lume_unlock::util {
 

@@ -16,7 +16,9 @@ std::string join_message(const std::string& what_failed, const std::string& why)
 
 } // namespace
 
-int exit_code(ErrorCategory category) { return static_cast<int>(category); }
+int exit_code(ErrorCategory category) {
+  return static_cast<int>(category);
+}
 
 const char* category_name(ErrorCategory category) {
   switch (category) {
@@ -37,13 +39,12 @@ const char* category_name(ErrorCategory category) {
 }
 
 Error::Error(ErrorCategory category, std::string what_failed, std::string why, std::string hint)
-    : std::runtime_error(join_message(what_failed, why)),
-      m_category(category),
-      m_what_failed(std::move(what_failed)),
-      m_why(std::move(why)),
-      m_hint(std::move(hint)) {}
+    : std::runtime_error(join_message(what_failed, why)), m_category(category),
+      m_what_failed(std::move(what_failed)), m_why(std::move(why)), m_hint(std::move(hint)) {}
 
-std::string Error::message() const { return join_message(m_what_failed, m_why); }
+std::string Error::message() const {
+  return join_message(m_what_failed, m_why);
+}
 
 Error Error::with_context(const std::string& context) const {
   std::string what = m_what_failed.empty() ? context : context + ": " + m_what_failed;

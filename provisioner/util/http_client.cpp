@@ -26,8 +26,8 @@ std::string trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
     s.remove_prefix(1);
   }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' ||
-                        s.back() == '\n')) {
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
     s.remove_suffix(1);
   }
   return std::string(s);
@@ -168,7 +168,8 @@ Result<HttpResponse, TransportError> HttpClient::send(const HttpRequest& request
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &transfer);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &transfer);
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(request.connect_timeout.count()));
+  curl_easy_setopt(
+      curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(request.connect_timeout.count()));
   if (request.timeout.count() > 0) {
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
   } else {
@@ -241,9 +242,15 @@ Result<HttpResponse, TransportError> HttpClient::send(const HttpRequest& request
 namespace {
 
 bool is_secret_parameter(std::string_view key) {
-  static const char* const k_secret_keys[] = {"token",     "access_token", "password", "secret",
-                                              "signature", "sig",          "x-amz-signature",
-                                              "x-amz-credential", "x-amz-security-token"};
+  static const char* const k_secret_keys[] = {"token",
+                                              "access_token",
+                                              "password",
+                                              "secret",
+                                              "signature",
+                                              "sig",
+                                              "x-amz-signature",
+                                              "x-amz-credential",
+                                              "x-amz-security-token"};
   for (const char* secret : k_secret_keys) {
     if (iequals(key, secret)) {
       return true;
@@ -306,8 +313,8 @@ bool is_loopback_host(std::string_view host) {
   if (!host.empty() && host.front() == '[') {
     auto close = host.find(']');
     host = host.substr(1, close == std::string_view::npos ? host.size() - 1 : close - 1);
-  } else if (auto colon = host.rfind(':'); colon != std::string_view::npos &&
-                                          host.find(':') == colon) {
+  } else if (auto colon = host.rfind(':');
+             colon != std::string_view::npos && host.find(':') == colon) {
     host = host.substr(0, colon);
   }
   if (iequals(host, "localhost") || host == "::1") {
@@ -340,6 +347,8 @@ std::string url_host(std::string_view url) {
   return std::string(url);
 }
 
-bool is_loopback_url(std::string_view url) { return is_loopback_host(url_host(url)); }
+bool is_loopback_url(std::string_view url) {
+  return is_loopback_host(url_host(url));
+}
 
 } // namespace lume_unlock::util

@@ -14,8 +14,8 @@ struct ProgressEvent {
   std::string step;                  ///< "pull", "install shim", ...
   std::optional<std::uint64_t> done; ///< units done (bytes, percent, files)
   std::optional<std::uint64_t> total;
-  std::string unit;                  ///< "bytes", "%", "" for none
-  std::string detail;                ///< short free text ("waiting for SSH on 192.168.64.9")
+  std::string unit;   ///< "bytes", "%", "" for none
+  std::string detail; ///< short free text ("waiting for SSH on 192.168.64.9")
   bool finished = false;
 };
 

@@ -38,6 +38,8 @@ private:
 /// Result of an operation that produces nothing but may fail.
 struct Unit {};
 using Status = Result<Unit>;
-inline Status ok_status() { return Status(Unit{}); }
+inline Status ok_status() {
+  return Status(Unit{});
+}
 
 } // namespace lume_unlock

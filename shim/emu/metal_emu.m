@@ -46,10 +46,10 @@ __attribute__((objc_root_class))
 @end
 
 @interface _MTLDevice : MTLEmuRoot {
- @public
+@public
   const char* deviceName;
-  unsigned long appleFamilyMax;   /* highest true Apple family, 0 = none */
-  unsigned long commonFamilyMax;  /* highest true Common family, 0 = none */
+  unsigned long appleFamilyMax;  /* highest true Apple family, 0 = none */
+  unsigned long commonFamilyMax; /* highest true Common family, 0 = none */
   unsigned long threadgroupMemory;
   uint64_t workingSet;
 }
@@ -71,8 +71,10 @@ __attribute__((objc_root_class))
   __atomic_add_fetch(&g_family_support_inits, 1, __ATOMIC_RELAXED);
 }
 - (BOOL)supportsFamily:(long)family {
-  if (family >= 1001 && family <= 1999) return (unsigned long)family <= appleFamilyMax;
-  if (family >= 3001 && family <= 3999) return (unsigned long)family <= commonFamilyMax;
+  if (family >= 1001 && family <= 1999)
+    return (unsigned long)family <= appleFamilyMax;
+  if (family >= 3001 && family <= 3999)
+    return (unsigned long)family <= commonFamilyMax;
   return NO;
 }
 - (unsigned long)maxThreadgroupMemoryLength {
@@ -158,7 +160,8 @@ EMU_EXPORT unsigned long MTLEmuFamilySupportInitCount(void) {
  * LUME_METAL_EMU_CREATES=sibling (a class that never runs _MTLDevice's initGPUFamilySupport). */
 static id new_created_device(void) {
   const char* kind = getenv("LUME_METAL_EMU_CREATES");
-  if (kind != NULL && strcmp(kind, "sibling") == 0) return MTLEmuNewSiblingDevice();
+  if (kind != NULL && strcmp(kind, "sibling") == 0)
+    return MTLEmuNewSiblingDevice();
   return MTLEmuNewParavirtualDevice();
 }
 

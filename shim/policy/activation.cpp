@@ -11,7 +11,8 @@ ConfigResult decide(const ActivationInput& input) noexcept {
     return result;
   }
   result = parse_config(input.env);
-  if (result.reason != Reason::active || !input.env.enablement.has_value()) return result;
+  if (result.reason != Reason::active || !input.env.enablement.has_value())
+    return result;
   if (!input.guard_text.has_value()) {
     result.reason = Reason::enablement_unreadable;
   } else if (!input.executable_path.has_value() || input.executable_path->empty()) {
@@ -22,4 +23,4 @@ ConfigResult decide(const ActivationInput& input) noexcept {
   return result;
 }
 
-}  // namespace lume_unlock::policy
+} // namespace lume_unlock::policy

@@ -1,9 +1,9 @@
 #pragma once
 // The whole activation decision: kill switch, configuration, then the enablement guard.
+#include "policy/config.hpp"
+
 #include <optional>
 #include <string_view>
-
-#include "policy/config.hpp"
 
 namespace lume_unlock::policy {
 
@@ -21,4 +21,4 @@ struct ActivationInput {
 /// the configuration (parse_config), then the guard (only when LUME_UNLOCK_ENABLEMENT is set).
 ConfigResult decide(const ActivationInput& input) noexcept;
 
-}  // namespace lume_unlock::policy
+} // namespace lume_unlock::policy

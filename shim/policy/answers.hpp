@@ -1,9 +1,9 @@
 #pragma once
 // The answers an active shim gives (DESIGN §4.1). Called on every hooked Metal query: no
 // allocation, no branches beyond the rule itself.
-#include <cstdint>
-
 #include "policy/config.hpp"
+
+#include <cstdint>
 
 namespace lume_unlock::policy {
 
@@ -20,4 +20,4 @@ inline std::uint64_t raise_limit(std::uint64_t original, std::uint64_t configure
   return original < configured ? configured : original;
 }
 
-}  // namespace lume_unlock::policy
+} // namespace lume_unlock::policy

@@ -8,16 +8,19 @@ namespace {
 using lume_unlock::policy::Reason;
 
 std::optional<std::string_view> view(const lume_unlock_text& text) noexcept {
-  if (text.data == nullptr) return std::nullopt;
+  if (text.data == nullptr)
+    return std::nullopt;
   return std::string_view(text.data, text.size);
 }
 
-}  // namespace
+} // namespace
 
-extern "C" lume_unlock_decision lume_unlock_policy_decide(const lume_unlock_activation_input* input) {
+extern "C" lume_unlock_decision
+lume_unlock_policy_decide(const lume_unlock_activation_input* input) {
   lume_unlock_decision decision{};
   decision.reason = static_cast<std::uint32_t>(Reason::apple_family_max_unset);
-  if (input == nullptr) return decision;
+  if (input == nullptr)
+    return decision;
   lume_unlock::policy::ActivationInput in;
   in.env.apple_family_max = view(input->apple_family_max);
   in.env.max_threadgroup_memory = view(input->max_threadgroup_memory);
@@ -44,7 +47,7 @@ extern "C" const char* lume_unlock_policy_reason_description(std::uint32_t reaso
 }
 
 extern "C" int lume_unlock_policy_family_forced_true(const lume_unlock_profile* profile,
-                                                      std::uint64_t family) {
+                                                     std::uint64_t family) {
   lume_unlock::policy::Profile p;
   p.apple_family_max = profile->apple_family_max;
   return lume_unlock::policy::family_forced_true(p, family) ? 1 : 0;

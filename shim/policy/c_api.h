@@ -18,13 +18,13 @@ typedef struct lume_unlock_text {
 } lume_unlock_text;
 
 typedef struct lume_unlock_activation_input {
-  lume_unlock_text apple_family_max;       /* LUME_METAL_APPLE_FAMILY_MAX */
-  lume_unlock_text max_threadgroup_memory; /* LUME_METAL_MAX_THREADGROUP_MEMORY */
-  lume_unlock_text recommended_working_set;/* LUME_METAL_RECOMMENDED_WORKING_SET_SIZE */
-  lume_unlock_text enablement;             /* LUME_UNLOCK_ENABLEMENT */
-  lume_unlock_text disable;                /* LUME_UNLOCK_DISABLE */
-  lume_unlock_text guard_text;             /* the guard file's bytes; data NULL = unreadable */
-  lume_unlock_text executable_path;        /* resolved; data NULL = unknown */
+  lume_unlock_text apple_family_max;        /* LUME_METAL_APPLE_FAMILY_MAX */
+  lume_unlock_text max_threadgroup_memory;  /* LUME_METAL_MAX_THREADGROUP_MEMORY */
+  lume_unlock_text recommended_working_set; /* LUME_METAL_RECOMMENDED_WORKING_SET_SIZE */
+  lume_unlock_text enablement;              /* LUME_UNLOCK_ENABLEMENT */
+  lume_unlock_text disable;                 /* LUME_UNLOCK_DISABLE */
+  lume_unlock_text guard_text;              /* the guard file's bytes; data NULL = unreadable */
+  lume_unlock_text executable_path;         /* resolved; data NULL = unknown */
 } lume_unlock_activation_input;
 
 typedef struct lume_unlock_profile {

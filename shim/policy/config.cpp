@@ -45,4 +45,4 @@ ConfigResult parse_config(const Environment& env) noexcept {
   return result;
 }
 
-}  // namespace lume_unlock::policy
+} // namespace lume_unlock::policy

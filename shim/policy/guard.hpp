@@ -10,4 +10,4 @@ namespace lume_unlock::policy {
 /// or relative `executable_path`. Never allocates or throws.
 bool guard_lists(std::string_view guard_text, std::string_view executable_path) noexcept;
 
-}  // namespace lume_unlock::policy
+} // namespace lume_unlock::policy

@@ -15,7 +15,7 @@ int digit_value(char c, unsigned base) noexcept {
   return v;
 }
 
-}  // namespace
+} // namespace
 
 ParsedNumber parse_unsigned(std::string_view text) noexcept {
   ParsedNumber result;
@@ -29,7 +29,7 @@ ParsedNumber parse_unsigned(std::string_view text) noexcept {
     base = 16;
     start = 2;
   }
-  if (start == text.size()) {  // "0x" with no digits
+  if (start == text.size()) { // "0x" with no digits
     result.error = NumberError::invalid_character;
     return result;
   }
@@ -51,4 +51,4 @@ ParsedNumber parse_unsigned(std::string_view text) noexcept {
   return result;
 }
 
-}  // namespace lume_unlock::policy
+} // namespace lume_unlock::policy

@@ -15,7 +15,8 @@ struct ParsedNumber {
 
 /// Parses `text` as a decimal ("1009") or 0x/0X-prefixed hexadecimal ("0x3F1") unsigned 64-bit
 /// number. The whole string must be digits: signs, spaces, a bare "0x" or trailing characters are
-/// `invalid_character`, "" is `empty`, values above 2^64-1 are `overflow`. Never allocates or throws.
+/// `invalid_character`, "" is `empty`, values above 2^64-1 are `overflow`. Never allocates or
+/// throws.
 ParsedNumber parse_unsigned(std::string_view text) noexcept;
 
-}  // namespace lume_unlock::policy
+} // namespace lume_unlock::policy

@@ -1,8 +1,8 @@
 #include "probe/device_query.h"
 
-#include <string.h>
-
 #include "runtime/objc_call.h"
+
+#include <string.h>
 
 typedef unsigned long (*count_fn)(id, SEL);
 typedef id (*object_at_index_fn)(id, SEL, unsigned long);
@@ -22,14 +22,16 @@ static id first_of(id list) {
   SEL at_sel = sel_registerName("objectAtIndex:");
   IMP count = lume_unlock_objc_lookup(list, count_sel);
   IMP at = lume_unlock_objc_lookup(list, at_sel);
-  if (count == (IMP)0 || at == (IMP)0 || ((count_fn)count)(list, count_sel) == 0) return nil;
+  if (count == (IMP)0 || at == (IMP)0 || ((count_fn)count)(list, count_sel) == 0)
+    return nil;
   return ((object_at_index_fn)at)(list, at_sel, 0);
 }
 
 void* lume_unlock_probe_open_device(int from_list, lume_unlock_probe_device* out) {
   memset(out, 0, sizeof *out);
   id device = from_list ? first_of(MTLCopyAllDevices()) : MTLCreateSystemDefaultDevice();
-  if (device == nil) return NULL;
+  if (device == nil)
+    return NULL;
   out->found = 1;
 
   SEL name_sel = sel_registerName("name");
@@ -42,10 +44,12 @@ void* lume_unlock_probe_open_device(int from_list, lume_unlock_probe_device* out
 
   SEL memory_sel = sel_registerName("maxThreadgroupMemoryLength");
   IMP memory = lume_unlock_objc_lookup(device, memory_sel);
-  if (memory != (IMP)0) out->max_threadgroup_memory = ((ulong_fn)memory)(device, memory_sel);
+  if (memory != (IMP)0)
+    out->max_threadgroup_memory = ((ulong_fn)memory)(device, memory_sel);
   SEL working_sel = sel_registerName("recommendedMaxWorkingSetSize");
   IMP working = lume_unlock_objc_lookup(device, working_sel);
-  if (working != (IMP)0) out->recommended_max_working_set_size = ((u64_fn)working)(device, working_sel);
+  if (working != (IMP)0)
+    out->recommended_max_working_set_size = ((u64_fn)working)(device, working_sel);
   return (void*)device;
 }
 

@@ -1,14 +1,14 @@
 // lume-unlock-probe [--json] [--from-list]: every capability answer of the Metal device, as this
 // process sees it (DESIGN §4.5). Exit 0 when a device was found, 1 when none, 2 on bad usage.
+#include "probe/device_query.h"
+#include "probe/report.hpp"
+
 #include <dlfcn.h>
 
 #include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <string>
-
-#include "probe/device_query.h"
-#include "probe/report.hpp"
 
 namespace {
 
@@ -19,11 +19,12 @@ std::string base_name(const char* path) {
 
 const lume_unlock_shim_state_v1* find_shim_state() {
   void* symbol = dlsym(RTLD_DEFAULT, "lume_unlock_shim_state");
-  if (symbol == nullptr) return nullptr;
+  if (symbol == nullptr)
+    return nullptr;
   return reinterpret_cast<lume_unlock_shim_state_fn>(symbol)();
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char** argv) {
   bool json = false;

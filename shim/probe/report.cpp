@@ -7,9 +7,12 @@ namespace {
 
 const char* state_name(ShimState state) {
   switch (state) {
-    case ShimState::inert: return "inert";
-    case ShimState::active: return "active";
-    case ShimState::absent: break;
+  case ShimState::inert:
+    return "inert";
+  case ShimState::active:
+    return "active";
+  case ShimState::absent:
+    break;
   }
   return "absent";
 }
@@ -18,20 +21,39 @@ nlohmann::ordered_json optional_number(const std::optional<std::uint64_t>& value
   return value.has_value() ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
 }
 
-const char* yes_no(bool value) { return value ? "true" : "false"; }
+const char* yes_no(bool value) {
+  return value ? "true" : "false";
+}
 
-}  // namespace
+} // namespace
 
 const std::array<long, 19>& probe_family_codes() {
-  static const std::array<long, 19> codes = {1001, 1002, 1003, 1004, 1005, 1006, 1007,
-                                             1008, 1009, 1010, 2001, 2002, 3001, 3002,
-                                             3003, 4001, 4002, 5001, 5002};
+  static const std::array<long, 19> codes = {1001,
+                                             1002,
+                                             1003,
+                                             1004,
+                                             1005,
+                                             1006,
+                                             1007,
+                                             1008,
+                                             1009,
+                                             1010,
+                                             2001,
+                                             2002,
+                                             3001,
+                                             3002,
+                                             3003,
+                                             4001,
+                                             4002,
+                                             5001,
+                                             5002};
   return codes;
 }
 
 ShimStatus shim_status_from(const lume_unlock_shim_state_v1* state) {
   ShimStatus status;
-  if (state == nullptr) return status;
+  if (state == nullptr)
+    return status;
   status.reason = state->reason_name != nullptr ? state->reason_name : "unknown";
   if (state->state == LUME_UNLOCK_SHIM_ACTIVE) {
     status.state = ShimState::active;
@@ -45,7 +67,8 @@ ShimStatus shim_status_from(const lume_unlock_shim_state_v1* state) {
 
 bool family_supported(const Report& report, long code) {
   for (const FamilyAnswer& answer : report.families) {
-    if (answer.code == code) return answer.supported;
+    if (answer.code == code)
+      return answer.supported;
   }
   return false;
 }
@@ -105,9 +128,10 @@ std::string render_text(const Report& report) {
   out += "arch: " + report.arch + "\n";
   out += std::string("shim: ") + state_name(report.shim.state);
   if (report.shim.state == ShimState::active) {
-    out += " (appleFamilyMax=" + std::to_string(report.shim.apple_family_max.value_or(0)) +
-           " maxThreadgroupMemory=" + std::to_string(report.shim.max_threadgroup_memory.value_or(0)) +
-           ")";
+    out +=
+        " (appleFamilyMax=" + std::to_string(report.shim.apple_family_max.value_or(0)) +
+        " maxThreadgroupMemory=" + std::to_string(report.shim.max_threadgroup_memory.value_or(0)) +
+        ")";
   } else {
     out += " (" + report.shim.reason + ")";
   }
@@ -120,8 +144,9 @@ std::string render_text(const Report& report) {
   const std::uint64_t ws = report.recommended_max_working_set_size;
   // Same "X MB" (bytes / 10^6, two decimals) as llama.cpp's recommendedMaxWorkingSetSize line.
   const std::uint64_t hundredths = (ws % 1000000) / 10000;
-  out += "recommendedMaxWorkingSetSize: " + std::to_string(ws) + " (" + std::to_string(ws / 1000000) +
-         "." + (hundredths < 10 ? "0" : "") + std::to_string(hundredths) + " MB)\n";
+  out += "recommendedMaxWorkingSetSize: " + std::to_string(ws) + " (" +
+         std::to_string(ws / 1000000) + "." + (hundredths < 10 ? "0" : "") +
+         std::to_string(hundredths) + " MB)\n";
   const Derived d = derive(report);
   out += std::string("llama.cpp: simdgroup_reduction=") + yes_no(d.simdgroup_reduction) +
          " simdgroup_matrix=" + yes_no(d.simdgroup_matrix) + " bfloat=" + yes_no(d.bfloat) + "\n";
@@ -129,4 +154,4 @@ std::string render_text(const Report& report) {
   return out;
 }
 
-}  // namespace lume_unlock::probe
+} // namespace lume_unlock::probe

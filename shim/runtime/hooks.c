@@ -3,11 +3,11 @@
  * atomics. Installation is serialized by one mutex. */
 #include "runtime/hooks.h"
 
+#include "runtime/objc_call.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
-
-#include "runtime/objc_call.h"
 
 enum { SLOT_SUPPORTS_FAMILY, SLOT_MAX_THREADGROUP_MEMORY, SLOT_WORKING_SET, SLOT_COUNT };
 enum { MAX_HOOKED_CLASSES = 64 };
@@ -37,24 +37,31 @@ static uint64_t hook_working_set(id self, SEL cmd);
 
 static const char* slot_selector_name(int slot) {
   switch (slot) {
-    case SLOT_SUPPORTS_FAMILY: return "supportsFamily:";
-    case SLOT_MAX_THREADGROUP_MEMORY: return "maxThreadgroupMemoryLength";
-    default: return "recommendedMaxWorkingSetSize";
+  case SLOT_SUPPORTS_FAMILY:
+    return "supportsFamily:";
+  case SLOT_MAX_THREADGROUP_MEMORY:
+    return "maxThreadgroupMemoryLength";
+  default:
+    return "recommendedMaxWorkingSetSize";
   }
 }
 
 static IMP slot_hook(int slot) {
   switch (slot) {
-    case SLOT_SUPPORTS_FAMILY: return (IMP)hook_supports_family;
-    case SLOT_MAX_THREADGROUP_MEMORY: return (IMP)hook_max_threadgroup_memory;
-    default: return (IMP)hook_working_set;
+  case SLOT_SUPPORTS_FAMILY:
+    return (IMP)hook_supports_family;
+  case SLOT_MAX_THREADGROUP_MEMORY:
+    return (IMP)hook_max_threadgroup_memory;
+  default:
+    return (IMP)hook_working_set;
   }
 }
 
 static const hooked_class* find_exact(Class cls) {
   const size_t count = atomic_load_explicit(&g_class_count, memory_order_acquire);
   for (size_t i = 0; i < count; ++i) {
-    if (g_classes[i].cls == cls) return &g_classes[i];
+    if (g_classes[i].cls == cls)
+      return &g_classes[i];
   }
   return NULL;
 }
@@ -68,20 +75,25 @@ static const hooked_class* find_exact(Class cls) {
 static IMP stock_implementation(Class cls, int slot) {
   for (Class k = cls; k != (Class)0; k = class_getSuperclass(k)) {
     const hooked_class* entry = find_exact(k);
-    if (entry != NULL && entry->original[slot] != (IMP)0) return entry->original[slot];
+    if (entry != NULL && entry->original[slot] != (IMP)0)
+      return entry->original[slot];
   }
   const size_t count = atomic_load_explicit(&g_class_count, memory_order_acquire);
   IMP replaced = (IMP)0;
   int unambiguous = 1;
   for (size_t i = 0; i < count; ++i) {
     const IMP original = g_classes[i].original[slot];
-    if (original == (IMP)0) continue;
-    if (replaced != (IMP)0 && original != replaced) unambiguous = 0;
+    if (original == (IMP)0)
+      continue;
+    if (replaced != (IMP)0 && original != replaced)
+      unambiguous = 0;
     replaced = original;
   }
-  if (replaced != (IMP)0 && unambiguous) return replaced;
+  if (replaced != (IMP)0 && unambiguous)
+    return replaced;
   SEL sel = sel_registerName(slot_selector_name(slot));
-  if (cls == (Class)0 || !class_respondsToSelector(cls, sel)) return (IMP)0;
+  if (cls == (Class)0 || !class_respondsToSelector(cls, sel))
+    return (IMP)0;
   IMP current = class_getMethodImplementation(cls, sel);
   return current == slot_hook(slot) ? (IMP)0 : current;
 }
@@ -90,7 +102,8 @@ static BOOL hook_supports_family(id self, SEL cmd, long family) {
   const Class cls = object_getClass(self);
   const hooked_class* entry = find_exact(cls);
   if (entry != NULL) {
-    if (lume_unlock_policy_family_forced_true(&g_profile, (uint64_t)family)) return YES;
+    if (lume_unlock_policy_family_forced_true(&g_profile, (uint64_t)family))
+      return YES;
     return ((supports_family_fn)entry->original[SLOT_SUPPORTS_FAMILY])(self, cmd, family);
   }
   /* Reached by a class we did not install for: exactly the stock answer. */
@@ -104,7 +117,8 @@ static unsigned long hook_max_threadgroup_memory(id self, SEL cmd) {
   if (entry != NULL) {
     const unsigned long original =
         ((max_threadgroup_memory_fn)entry->original[SLOT_MAX_THREADGROUP_MEMORY])(self, cmd);
-    return (unsigned long)lume_unlock_policy_raise_limit(original, g_profile.max_threadgroup_memory);
+    return (unsigned long)lume_unlock_policy_raise_limit(original,
+                                                         g_profile.max_threadgroup_memory);
   }
   IMP stock = stock_implementation(cls, SLOT_MAX_THREADGROUP_MEMORY);
   return stock != (IMP)0 ? ((max_threadgroup_memory_fn)stock)(self, cmd) : 0;
@@ -135,14 +149,17 @@ void lume_unlock_hooks_configure(const lume_unlock_profile* profile) {
 static void point_at_hook(Class cls, SEL sel, IMP hook, const char* types) {
   if (!class_addMethod(cls, sel, hook, types)) {
     Method own = class_getInstanceMethod(cls, sel); /* cls owns it, so this is cls's own */
-    if (own != (Method)0) method_setImplementation(own, hook);
+    if (own != (Method)0)
+      method_setImplementation(own, hook);
   }
 }
 
 static int install_locked(Class cls) {
-  if (find_exact(cls) != NULL) return 1;
+  if (find_exact(cls) != NULL)
+    return 1;
   const size_t count = atomic_load_explicit(&g_class_count, memory_order_relaxed);
-  if (count >= MAX_HOOKED_CLASSES) return 0;
+  if (count >= MAX_HOOKED_CLASSES)
+    return 0;
 
   const int slots = g_profile.raise_working_set ? SLOT_COUNT : SLOT_WORKING_SET;
   hooked_class entry = {cls, {(IMP)0, (IMP)0, (IMP)0}};
@@ -150,11 +167,13 @@ static int install_locked(Class cls) {
   /* Check everything before changing anything: a missing method leaves the class stock. */
   for (int slot = 0; slot < slots; ++slot) {
     Method method = class_getInstanceMethod(cls, sel_registerName(slot_selector_name(slot)));
-    if (method == (Method)0) return 0;
+    if (method == (Method)0)
+      return 0;
     IMP current = method_getImplementation(method);
     entry.original[slot] = current == slot_hook(slot) ? stock_implementation(cls, slot) : current;
     types[slot] = method_getTypeEncoding(method);
-    if (entry.original[slot] == (IMP)0 || types[slot] == NULL) return 0;
+    if (entry.original[slot] == (IMP)0 || types[slot] == NULL)
+      return 0;
   }
   /* Publish the originals before any hook can be reached through cls. */
   g_classes[count] = entry;
@@ -166,8 +185,10 @@ static int install_locked(Class cls) {
 }
 
 int lume_unlock_hooks_install_for_class(Class cls) {
-  if (cls == (Class)0 || !atomic_load(&g_configured)) return 0;
-  if (find_exact(cls) != NULL) return 1;
+  if (cls == (Class)0 || !atomic_load(&g_configured))
+    return 0;
+  if (find_exact(cls) != NULL)
+    return 1;
   pthread_mutex_lock(&g_install_lock);
   const int installed = install_locked(cls);
   pthread_mutex_unlock(&g_install_lock);
@@ -179,12 +200,14 @@ int lume_unlock_hooks_install_for_object(id device) {
 }
 
 static void hook_init_family_support(id self, SEL cmd) {
-  if (g_init_original != (IMP)0) ((init_family_support_fn)g_init_original)(self, cmd);
+  if (g_init_original != (IMP)0)
+    ((init_family_support_fn)g_init_original)(self, cmd);
   lume_unlock_hooks_install_for_object(self);
 }
 
 int lume_unlock_hooks_install_init_hook(Class owner) {
-  if (owner == (Class)0 || !atomic_load(&g_configured)) return 0;
+  if (owner == (Class)0 || !atomic_load(&g_configured))
+    return 0;
   int hooked = 0;
   pthread_mutex_lock(&g_install_lock);
   if (atomic_load(&g_init_hooked)) {

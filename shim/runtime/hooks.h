@@ -2,9 +2,9 @@
 #ifndef LUME_UNLOCK_SHIM_HOOKS_H
 #define LUME_UNLOCK_SHIM_HOOKS_H
 
-#include <objc/runtime.h>
-
 #include "policy/c_api.h"
+
+#include <objc/runtime.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -34,7 +34,8 @@ static void hook_device_list(id devices) {
   SEL at_sel = sel_registerName("objectAtIndex:");
   IMP count = lume_unlock_objc_lookup(devices, count_sel);
   IMP at = lume_unlock_objc_lookup(devices, at_sel);
-  if (count == (IMP)0 || at == (IMP)0) return;
+  if (count == (IMP)0 || at == (IMP)0)
+    return;
   const unsigned long n = ((count_fn)count)(devices, count_sel);
   for (unsigned long i = 0; i < n; ++i) {
     lume_unlock_hooks_install_for_object(((object_at_index_fn)at)(devices, at_sel, i));
@@ -42,12 +43,14 @@ static void hook_device_list(id devices) {
 }
 
 static id after_create(id device) {
-  if (device != nil && shim_active()) lume_unlock_hooks_install_for_object(device);
+  if (device != nil && shim_active())
+    lume_unlock_hooks_install_for_object(device);
   return device;
 }
 
 static id after_copy_all(id devices) {
-  if (devices != nil && shim_active()) hook_device_list(devices);
+  if (devices != nil && shim_active())
+    hook_device_list(devices);
   return devices;
 }
 
@@ -60,7 +63,9 @@ static id lume_unlock_create_system_default_device(void) {
   return after_create(MTLCreateSystemDefaultDevice());
 }
 
-static id lume_unlock_copy_all_devices(void) { return after_copy_all(MTLCopyAllDevices()); }
+static id lume_unlock_copy_all_devices(void) {
+  return after_copy_all(MTLCopyAllDevices());
+}
 
 typedef struct interpose_pair {
   const void* replacement;
@@ -68,7 +73,8 @@ typedef struct interpose_pair {
 } interpose_pair;
 
 __attribute__((used, section("__DATA,__interpose"))) static const interpose_pair k_interposers[] = {
-    {(const void*)&lume_unlock_create_system_default_device, (const void*)&MTLCreateSystemDefaultDevice},
+    {(const void*)&lume_unlock_create_system_default_device,
+     (const void*)&MTLCreateSystemDefaultDevice},
     {(const void*)&lume_unlock_copy_all_devices, (const void*)&MTLCopyAllDevices},
 };
 
@@ -100,7 +106,8 @@ LUME_UNLOCK_EXPORT id MTLCopyAllDevices(void) {
 /* Hooks initGPUFamilySupport once _MTLDevice is registered; 1 when done (or not possible). */
 static int try_hook_device_base(void) {
   Class base = objc_getClass(k_device_base_class);
-  if (base == (Class)0) return 0;
+  if (base == (Class)0)
+    return 0;
   lume_unlock_hooks_install_init_hook(base); /* absent method: the creation path still works */
   return 1;
 }
@@ -111,15 +118,19 @@ static atomic_int g_base_seen;
 static void on_image_added(const struct mach_header* header, intptr_t slide) {
   (void)header;
   (void)slide;
-  if (!atomic_load(&g_base_seen) && try_hook_device_base()) atomic_store(&g_base_seen, 1);
+  if (!atomic_load(&g_base_seen) && try_hook_device_base())
+    atomic_store(&g_base_seen, 1);
 }
-static void watch_for_device_base(void) { _dyld_register_func_for_add_image(on_image_added); }
+static void watch_for_device_base(void) {
+  _dyld_register_func_for_add_image(on_image_added);
+}
 #else
 /* GNU libobjc registers a module's classes from that module's own constructor, which may run
  * after ours (e.g. classes in the main executable): catch _MTLDevice as it is loaded. */
 static void (*g_previous_load_callback)(Class, struct objc_category*);
 static void on_class_loaded(Class cls, struct objc_category* category) {
-  if (g_previous_load_callback != NULL) g_previous_load_callback(cls, category);
+  if (g_previous_load_callback != NULL)
+    g_previous_load_callback(cls, category);
   if (category == NULL && cls != (Class)0 && strcmp(class_getName(cls), k_device_base_class) == 0) {
     lume_unlock_hooks_install_init_hook(cls);
   }
@@ -131,6 +142,8 @@ static void watch_for_device_base(void) {
 #endif
 
 __attribute__((constructor)) static void lume_unlock_shim_load(void) {
-  if (!shim_active()) return;
-  if (!try_hook_device_base()) watch_for_device_base();
+  if (!shim_active())
+    return;
+  if (!try_hook_device_base())
+    watch_for_device_base();
 }

@@ -13,9 +13,11 @@
 /* The implementation `receiver` would run for `selector`, or NULL when it does not respond
  * (NULL receiver included): calling an unknown selector would abort on GNU. */
 static inline IMP lume_unlock_objc_lookup(id receiver, SEL selector) {
-  if (receiver == nil) return (IMP)0;
+  if (receiver == nil)
+    return (IMP)0;
   Class cls = object_getClass(receiver);
-  if (cls == (Class)0 || !class_respondsToSelector(cls, selector)) return (IMP)0;
+  if (cls == (Class)0 || !class_respondsToSelector(cls, selector))
+    return (IMP)0;
   return class_getMethodImplementation(cls, selector);
 }
 

@@ -1,5 +1,6 @@
 /* The shim's exported state, so a probe can tell "not loaded" (symbol absent), "inert (why)" and
- * "active (profile)" (DESIGN §4.2). Look it up with dlsym(RTLD_DEFAULT, "lume_unlock_shim_state"). */
+ * "active (profile)" (DESIGN §4.2). Look it up with dlsym(RTLD_DEFAULT, "lume_unlock_shim_state").
+ */
 #ifndef LUME_UNLOCK_SHIM_STATE_H
 #define LUME_UNLOCK_SHIM_STATE_H
 
@@ -13,13 +14,13 @@ enum { LUME_UNLOCK_SHIM_STATE_VERSION = 1 };
 enum { LUME_UNLOCK_SHIM_INERT = 1, LUME_UNLOCK_SHIM_ACTIVE = 2 };
 
 typedef struct lume_unlock_shim_state_v1 {
-  uint32_t version;          /* LUME_UNLOCK_SHIM_STATE_VERSION */
-  uint32_t state;            /* LUME_UNLOCK_SHIM_INERT or LUME_UNLOCK_SHIM_ACTIVE */
-  uint32_t reason;           /* lume_unlock::policy::Reason (0 = active) */
-  const char* reason_name;   /* "active", "disabled", "apple_family_max_out_of_range", ... */
-  uint64_t apple_family_max;         /* meaningful when active */
-  uint64_t max_threadgroup_memory;   /* meaningful when active */
-  uint64_t recommended_working_set;  /* meaningful when active and raise_working_set */
+  uint32_t version;                 /* LUME_UNLOCK_SHIM_STATE_VERSION */
+  uint32_t state;                   /* LUME_UNLOCK_SHIM_INERT or LUME_UNLOCK_SHIM_ACTIVE */
+  uint32_t reason;                  /* lume_unlock::policy::Reason (0 = active) */
+  const char* reason_name;          /* "active", "disabled", "apple_family_max_out_of_range", ... */
+  uint64_t apple_family_max;        /* meaningful when active */
+  uint64_t max_threadgroup_memory;  /* meaningful when active */
+  uint64_t recommended_working_set; /* meaningful when active and raise_working_set */
   uint32_t raise_working_set;
 } lume_unlock_shim_state_v1;
 

@@ -36,15 +36,19 @@ static lume_unlock_text env_text(const char* name) {
 
 /* The whole file, NUL-terminated, or NULL when it cannot be read or exceeds the limit. */
 static char* read_guard_file(const char* path, size_t* size) {
-  if (path == NULL || path[0] == '\0') return NULL;
+  if (path == NULL || path[0] == '\0')
+    return NULL;
   const int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return NULL;
+  if (fd < 0)
+    return NULL;
   char* buffer = malloc(GUARD_FILE_LIMIT + 1);
   size_t used = 0;
   while (buffer != NULL) {
     const ssize_t n = read(fd, buffer + used, GUARD_FILE_LIMIT + 1 - used);
-    if (n == 0) break;
-    if (n < 0 && errno == EINTR) continue;
+    if (n == 0)
+      break;
+    if (n < 0 && errno == EINTR)
+      continue;
     if (n < 0 || used + (size_t)n > GUARD_FILE_LIMIT) {
       free(buffer);
       buffer = NULL;
@@ -64,12 +68,14 @@ static int resolve_executable(char* out, size_t out_size) {
 #ifdef __APPLE__
   char raw[PATH_MAX];
   uint32_t raw_size = sizeof raw;
-  if (_NSGetExecutablePath(raw, &raw_size) != 0) return 0;
+  if (_NSGetExecutablePath(raw, &raw_size) != 0)
+    return 0;
 #else
   const char* raw = "/proc/self/exe";
 #endif
   char resolved[PATH_MAX];
-  if (realpath(raw, resolved) == NULL || strlen(resolved) >= out_size) return 0;
+  if (realpath(raw, resolved) == NULL || strlen(resolved) >= out_size)
+    return 0;
   memcpy(out, resolved, strlen(resolved) + 1);
   return 1;
 }
@@ -94,8 +100,8 @@ static void decide_once(void) {
     input.executable_path.size = strlen(executable);
   }
   size_t guard_size = 0;
-  char* guard = input.enablement.data != NULL ? read_guard_file(input.enablement.data, &guard_size)
-                                               : NULL;
+  char* guard =
+      input.enablement.data != NULL ? read_guard_file(input.enablement.data, &guard_size) : NULL;
   input.guard_text.data = guard;
   input.guard_text.size = guard_size;
 
@@ -113,14 +119,19 @@ static void decide_once(void) {
     g_state.recommended_working_set = decision.profile.recommended_working_set;
     g_state.raise_working_set = (uint32_t)decision.profile.raise_working_set;
     lume_unlock_hooks_configure(&decision.profile);
-    fprintf(stderr, "[lume-unlock-shim] enabled for %s (appleFamilyMax=%llu maxThreadgroupMemory=%llu)\n",
-            name, (unsigned long long)decision.profile.apple_family_max,
+    fprintf(stderr,
+            "[lume-unlock-shim] enabled for %s (appleFamilyMax=%llu maxThreadgroupMemory=%llu)\n",
+            name,
+            (unsigned long long)decision.profile.apple_family_max,
             (unsigned long long)decision.profile.max_threadgroup_memory);
   } else {
     g_state.state = LUME_UNLOCK_SHIM_INERT;
     const char* log = getenv("LUME_UNLOCK_LOG");
     if (log != NULL && strcmp(log, "1") == 0) {
-      fprintf(stderr, "[lume-unlock-shim] inert for %s: %s (%s)\n", name, g_state.reason_name,
+      fprintf(stderr,
+              "[lume-unlock-shim] inert for %s: %s (%s)\n",
+              name,
+              g_state.reason_name,
               lume_unlock_policy_reason_description(decision.reason));
     }
   }

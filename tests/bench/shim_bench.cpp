@@ -4,7 +4,11 @@
 //  - the pure activation decision;
 //  - load/activation cost: the probe process with and without the shim in LD_PRELOAD.
 // The stock benchmarks must run before the hooked ones (registration order): hooking is for good.
+#include "policy/activation.hpp"
+#include "shim_dispatch.h"
+
 #include <benchmark/benchmark.h>
+
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -13,15 +17,14 @@
 #include <string>
 #include <vector>
 
-#include "policy/activation.hpp"
-#include "shim_dispatch.h"
-
 extern char** environ;
 
 // Under LUME_UNLOCK_SANITIZE: the emulated devices benchmarked here live as long as the process
 // and GNU libobjc never frees its runtime tables, so a leak report says nothing about
 // lume-unlock. Memory errors are still reported.
-extern "C" const char* __lsan_default_options() { return "detect_leaks=0"; }
+extern "C" const char* __lsan_default_options() {
+  return "detect_leaks=0";
+}
 
 namespace {
 
@@ -41,19 +44,27 @@ void supports_family(benchmark::State& state, bool hooked) {
     return;
   }
   const long family = state.range(0);
-  for (auto _ : state) benchmark::DoNotOptimize(bench_supports_family(d, family));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(bench_supports_family(d, family));
 }
 
-void BM_SupportsFamilyStock(benchmark::State& state) { supports_family(state, false); }
+void BM_SupportsFamilyStock(benchmark::State& state) {
+  supports_family(state, false);
+}
 void BM_MaxThreadgroupMemoryStock(benchmark::State& state) {
   void* d = device();
-  for (auto _ : state) benchmark::DoNotOptimize(bench_max_threadgroup_memory(d));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(bench_max_threadgroup_memory(d));
 }
-void BM_SupportsFamilyHooked(benchmark::State& state) { supports_family(state, true); }
+void BM_SupportsFamilyHooked(benchmark::State& state) {
+  supports_family(state, true);
+}
 void BM_MaxThreadgroupMemoryHooked(benchmark::State& state) {
   void* d = device();
-  if (!bench_device_is_hooked(d)) bench_hook_device(d, 1009);
-  for (auto _ : state) benchmark::DoNotOptimize(bench_max_threadgroup_memory(d));
+  if (!bench_device_is_hooked(d))
+    bench_hook_device(d, 1009);
+  for (auto _ : state)
+    benchmark::DoNotOptimize(bench_max_threadgroup_memory(d));
 }
 
 void BM_PolicyDecideWithGuard(benchmark::State& state) {
@@ -65,16 +76,19 @@ void BM_PolicyDecideWithGuard(benchmark::State& state) {
   in.env.enablement = "/guard";
   in.guard_text = guard;
   in.executable_path = "/opt/llama/bin/llama-server";
-  for (auto _ : state) benchmark::DoNotOptimize(decide(in));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(decide(in));
 }
 
 // Runs the probe once; adds the child's user+system CPU time (robust against a busy machine,
 // unlike wall time) to *cpu_us.
 int run_probe(bool with_shim, double* cpu_us) {
   std::vector<std::string> env_strings = {"PATH=/usr/bin:/bin", "LUME_METAL_APPLE_FAMILY_MAX=1009"};
-  if (with_shim) env_strings.push_back(std::string("LD_PRELOAD=") + LUME_UNLOCK_BENCH_SHIM);
+  if (with_shim)
+    env_strings.push_back(std::string("LD_PRELOAD=") + LUME_UNLOCK_BENCH_SHIM);
   std::vector<char*> env;
-  for (std::string& e : env_strings) env.push_back(e.data());
+  for (std::string& e : env_strings)
+    env.push_back(e.data());
   env.push_back(nullptr);
   std::string probe = LUME_UNLOCK_BENCH_PROBE;
   std::string json = "--json";
@@ -86,8 +100,10 @@ int run_probe(bool with_shim, double* cpu_us) {
   pid_t pid = 0;
   int status = -1;
   struct rusage usage {};
-  if (posix_spawn(&pid, argv[0], &actions, nullptr, argv, env.data()) == 0) wait4(pid, &status, 0, &usage);
-  *cpu_us += (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6 + usage.ru_utime.tv_usec + usage.ru_stime.tv_usec;
+  if (posix_spawn(&pid, argv[0], &actions, nullptr, argv, env.data()) == 0)
+    wait4(pid, &status, 0, &usage);
+  *cpu_us += (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6 + usage.ru_utime.tv_usec +
+             usage.ru_stime.tv_usec;
   posix_spawn_file_actions_destroy(&actions);
   return status;
 }
@@ -104,7 +120,7 @@ void BM_ProbeProcess(benchmark::State& state) {
   state.counters["child_cpu_us"] = benchmark::Counter(cpu_us, benchmark::Counter::kAvgIterations);
 }
 
-}  // namespace
+} // namespace
 
 BENCHMARK(BM_SupportsFamilyStock)->Arg(1007)->Arg(3003);
 BENCHMARK(BM_MaxThreadgroupMemoryStock);

@@ -14,7 +14,9 @@ GuestSim::~GuestSim() {
   }
 }
 
-std::string GuestSim::script() { return LUME_UNLOCK_GUEST_SIM; }
+std::string GuestSim::script() {
+  return LUME_UNLOCK_GUEST_SIM;
+}
 
 std::optional<std::string> GuestSim::start(const std::vector<std::string>& extra) {
   std::vector<std::string> argv = {"/bin/bash", script(), "start", "--dir", m_dir};

@@ -1,20 +1,21 @@
 #include "support/process.hpp"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
-#include <netinet/in.h>
 #include <sstream>
 #include <stdexcept>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <thread>
-#include <unistd.h>
 
 extern char** environ;
 
@@ -74,8 +75,8 @@ ChildProcess::ChildProcess(Options options) : m_options(std::move(options)) {
     throw std::invalid_argument("ChildProcess needs an argv");
   }
   std::filesystem::create_directories(m_options.log_dir.empty() ? "." : m_options.log_dir);
-  const std::string base = (m_options.log_dir.empty() ? std::string(".") : m_options.log_dir) +
-                           "/" + m_options.name;
+  const std::string base =
+      (m_options.log_dir.empty() ? std::string(".") : m_options.log_dir) + "/" + m_options.name;
   m_stdout_path = base + ".stdout";
   m_stderr_path = base + ".stderr";
   auto argv_strings = m_options.argv;
@@ -160,8 +161,12 @@ std::optional<std::string> ChildProcess::wait_for_stdout_line(std::chrono::milli
   }
 }
 
-std::string ChildProcess::stdout_text() const { return slurp(m_stdout_path); }
-std::string ChildProcess::stderr_text() const { return slurp(m_stderr_path); }
+std::string ChildProcess::stdout_text() const {
+  return slurp(m_stdout_path);
+}
+std::string ChildProcess::stderr_text() const {
+  return slurp(m_stderr_path);
+}
 
 CommandOutput run_command(const std::vector<std::string>& argv_in,
                           const std::map<std::string, std::string>& env,
@@ -228,8 +233,8 @@ bool wait_for_tcp(int port, std::chrono::milliseconds timeout) {
 
 TempDir::TempDir(const std::string& prefix) {
   const char* base = std::getenv("TMPDIR");
-  std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/" +
-                        prefix + ".XXXXXX";
+  std::string pattern =
+      std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/" + prefix + ".XXXXXX";
   if (mkdtemp(pattern.data()) == nullptr) {
     throw std::runtime_error("mkdtemp failed: " + std::string(std::strerror(errno)));
   }

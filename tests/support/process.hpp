@@ -1,10 +1,11 @@
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <map>
 #include <optional>
 #include <string>
-#include <sys/types.h>
 #include <vector>
 
 namespace lume_unlock::test {
@@ -19,7 +20,7 @@ public:
     std::map<std::string, std::string> env; ///< added to (or overriding) the parent environment
     std::string log_dir;                    ///< where <name>.stdout / <name>.stderr go
     std::string name = "child";
-    std::string working_dir;                ///< empty = inherit
+    std::string working_dir; ///< empty = inherit
   };
 
   explicit ChildProcess(Options options);
@@ -82,13 +83,13 @@ bool running_in_ci();
 } // namespace lume_unlock::test
 
 /// For tests that need an external server or tool: fails under CI, skips with the reason elsewhere.
-#define LUME_UNLOCK_REQUIRE(condition, reason)                                                   \
-  do {                                                                                           \
-    if (!(condition)) {                                                                          \
-      if (::lume_unlock::test::running_in_ci()) {                                                \
-        FAIL() << "required for this test under CI: " << (reason);                               \
-      } else {                                                                                   \
-        GTEST_SKIP() << (reason);                                                                \
-      }                                                                                          \
-    }                                                                                            \
+#define LUME_UNLOCK_REQUIRE(condition, reason)                                                     \
+  do {                                                                                             \
+    if (!(condition)) {                                                                            \
+      if (::lume_unlock::test::running_in_ci()) {                                                  \
+        FAIL() << "required for this test under CI: " << (reason);                                 \
+      } else {                                                                                     \
+        GTEST_SKIP() << (reason);                                                                  \
+      }                                                                                            \
+    }                                                                                              \
   } while (false)

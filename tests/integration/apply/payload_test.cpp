@@ -40,7 +40,12 @@ protected:
     return {
         {root() + "/bin/tool", "#!/bin/sh\necho tool\n", {}, 0755},
         {root() + "/a dir/it's \"quoted\" $(x) & <y>.txt", "new quoted\n", {}, 0644},
-        {root() + "/shim/abc/lib.so", std::string("\0\x01" "binary\xff", 9) /* split: \x01b would be one escape */, {}, 0644},
+        {root() + "/shim/abc/lib.so",
+         std::string("\0\x01"
+                     "binary\xff",
+                     9) /* split: \x01b would be one escape */,
+         {},
+         0644},
     };
   }
 };

@@ -19,7 +19,9 @@ namespace {
 
 using test::CliRun;
 
-test::CliRun run(const std::vector<std::string>& args) { return test::run_lume_unlock(args); }
+test::CliRun run(const std::vector<std::string>& args) {
+  return test::run_lume_unlock(args);
+}
 
 nlohmann::json check_named(const nlohmann::json& doc, const std::string& name) {
   for (const auto& c : doc["checks"]) {
@@ -40,7 +42,8 @@ protected:
     LUME_UNLOCK_REQUIRE(lume->started(), lume->failure());
     image = registry->host() + "/trycua/macos-tahoe-cua:latest";
     oci::RegistryClient client;
-    seeded = test::seed_lume_image(client, oci::parse_reference(image).value()).value().digest.str();
+    seeded =
+        test::seed_lume_image(client, oci::parse_reference(image).value()).value().digest.str();
     ASSERT_TRUE(util::write_file_atomic(dir / "r.yaml", "source: {image: " + image + "}\n").ok());
   }
 
@@ -52,8 +55,16 @@ protected:
 };
 
 TEST_F(DoctorTest, AllChecksPassAgainstWorkingServices) {
-  auto r = run({"--json", "--lume-url", lume->url(), "--state-dir", dir / "state", "doctor",
-                "--recipe", dir / "r.yaml", "--bundle", LUME_UNLOCK_BUNDLE_DIR});
+  auto r = run({"--json",
+                "--lume-url",
+                lume->url(),
+                "--state-dir",
+                dir / "state",
+                "doctor",
+                "--recipe",
+                dir / "r.yaml",
+                "--bundle",
+                LUME_UNLOCK_BUNDLE_DIR});
   auto doc = nlohmann::json::parse(r.out);
   EXPECT_EQ(check_named(doc, "lume")["status"], "ok") << r.out;
   EXPECT_EQ(check_named(doc, "lume")["detail"],
@@ -64,7 +75,8 @@ TEST_F(DoctorTest, AllChecksPassAgainstWorkingServices) {
   EXPECT_EQ(check_named(doc, "registry")["detail"], image + " resolves to " + seeded);
   const std::string bundle = check_named(doc, "bundle")["status"];
   EXPECT_TRUE(bundle == "ok" || bundle == "warn") << r.out;
-  EXPECT_NE(check_named(doc, "bundle")["detail"].get<std::string>().find("files verified"), std::string::npos);
+  EXPECT_NE(check_named(doc, "bundle")["detail"].get<std::string>().find("files verified"),
+            std::string::npos);
   const bool any_fail = check_named(doc, "disk")["status"] == "fail";
   EXPECT_EQ(doc["ok"], !any_fail);
   EXPECT_EQ(r.exit_code, any_fail ? 1 : 0);
@@ -75,11 +87,22 @@ TEST_F(DoctorTest, StoppedLumeAndMissingImageFailWithTheFix) {
   ASSERT_TRUE(util::write_file_atomic(dir / "missing.yaml",
                                       "source: {image: " + registry->host() + "/trycua/none:1}\n")
                   .ok());
-  auto r = run({"--lume-url", lume->url(), "--state-dir", dir / "state", "doctor", "--recipe",
-                dir / "missing.yaml", "--bundle", dir / "no-bundle"});
+  auto r = run({"--lume-url",
+                lume->url(),
+                "--state-dir",
+                dir / "state",
+                "doctor",
+                "--recipe",
+                dir / "missing.yaml",
+                "--bundle",
+                dir / "no-bundle"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.out.find("fail lume            host status: cannot connect to Lume at " + lume->url() + ": connection refused"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("fix: start Lume with `lume serve` (or pass --lume-url)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fail lume            host status: cannot connect to Lume at " +
+                       lume->url() + ": connection refused"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("fix: start Lume with `lume serve` (or pass --lume-url)"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("fail registry        "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("fail bundle          shim bundle '" + (dir / "no-bundle") +
                        "' (from --bundle): it does not exist"),

@@ -31,11 +31,15 @@ protected:
     LUME_UNLOCK_REQUIRE(sim.info().password.has_value(),
                         "guest-sim runs key-only unless it runs as root");
     setenv("LUME_UNLOCK_CLI_TEST_PW", sim.info().password->c_str(), 1);
-    lume = std::make_unique<test::LumeSim>(
-        LUME_SIM_BINARY,
-        std::vector<std::string>{"--guest-address", "127.0.0.1", "--guest-ssh-port",
-                                 std::to_string(sim.info().port), "--create-delay-ms", "0",
-                                 "--boot-delay-ms", "0"});
+    lume = std::make_unique<test::LumeSim>(LUME_SIM_BINARY,
+                                           std::vector<std::string>{"--guest-address",
+                                                                    "127.0.0.1",
+                                                                    "--guest-ssh-port",
+                                                                    std::to_string(sim.info().port),
+                                                                    "--create-delay-ms",
+                                                                    "0",
+                                                                    "--boot-delay-ms",
+                                                                    "0"});
     LUME_UNLOCK_REQUIRE(lume->started(), lume->failure());
     // "vm1" runs (at guest-sim's address), "off" stays stopped.
     lume::ClientOptions options;
@@ -58,11 +62,17 @@ protected:
   }
   void TearDown() override { unsetenv("LUME_UNLOCK_CLI_TEST_PW"); }
 
-  CliRun run(const std::string& vm, std::vector<std::string> tail, std::vector<std::string> before = {}) {
+  CliRun
+  run(const std::string& vm, std::vector<std::string> tail, std::vector<std::string> before = {}) {
     std::vector<std::string> args = {"--lume-url", lume->url(), "--state-dir", state.path()};
     args.insert(args.end(), before.begin(), before.end());
-    std::vector<std::string> command = {"ssh", vm, "--ssh-port", std::to_string(sim.info().port),
-                                        "--ssh-user", sim.info().user, "--ssh-password-env",
+    std::vector<std::string> command = {"ssh",
+                                        vm,
+                                        "--ssh-port",
+                                        std::to_string(sim.info().port),
+                                        "--ssh-user",
+                                        sim.info().user,
+                                        "--ssh-password-env",
                                         "LUME_UNLOCK_CLI_TEST_PW"};
     args.insert(args.end(), command.begin(), command.end());
     args.insert(args.end(), tail.begin(), tail.end());
@@ -94,7 +104,9 @@ TEST_F(CliSsh, JsonOutputCarriesTheStreamsAndStatus) {
   auto r = run("vm1", {"--", "sh", "-c", "printf out; printf err >&2; exit 4"}, {"--json"});
   EXPECT_EQ(r.exit_code, 4);
   auto doc = nlohmann::json::parse(r.out);
-  EXPECT_EQ(doc, (nlohmann::json{{"vm", "vm1"}, {"exit_status", 4}, {"stdout", "out"}, {"stderr", "err"}}));
+  EXPECT_EQ(
+      doc,
+      (nlohmann::json{{"vm", "vm1"}, {"exit_status", 4}, {"stdout", "out"}, {"stderr", "err"}}));
 }
 
 TEST_F(CliSsh, NoCommandIsAUsageError) {
@@ -127,7 +139,10 @@ TEST_F(CliSsh, HelpSaysInteractiveShellsAreOutOfScope) {
   std::ostringstream out;
   std::ostringstream err;
   EXPECT_EQ(run_cli(3, argv.data(), out, err), 0);
-  for (const char* text : {"Interactive", "--ssh-user", "--ssh-port", "--ssh-password-env",
+  for (const char* text : {"Interactive",
+                           "--ssh-user",
+                           "--ssh-port",
+                           "--ssh-password-env",
                            "--ssh-accept-new-host-key"}) {
     EXPECT_NE(out.str().find(text), std::string::npos) << text << " missing from:\n" << out.str();
   }

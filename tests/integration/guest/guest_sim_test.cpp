@@ -6,13 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
-#include <pwd.h>
 #include <thread>
-#include <unistd.h>
 
 namespace lume_unlock::guest {
 namespace {
@@ -42,7 +43,9 @@ bool alive(pid_t pid) {
   return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] != 'Z';
 }
 
-std::string q(const std::string& word) { return shell_quote(word).value(); }
+std::string q(const std::string& word) {
+  return shell_quote(word).value();
+}
 
 class GuestSimUserland : public ::testing::Test {
 protected:
@@ -113,7 +116,8 @@ TEST_F(GuestSimUserland, SwVersClaimsTahoe) {
 
 TEST_F(GuestSimUserland, ShasumComputesAndChecks) {
   auto sum = run("printf abc > f && shasum -a 256 f");
-  EXPECT_EQ(sum.stdout_text, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad  f\n");
+  EXPECT_EQ(sum.stdout_text,
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad  f\n");
   auto ok = run("shasum -a 256 f > f.sha && shasum -a 256 -c f.sha");
   EXPECT_EQ(ok.exit_status, 0);
   EXPECT_EQ(ok.stdout_text, "f: OK\n");
@@ -137,7 +141,8 @@ TEST_F(GuestSimUserland, LipoReadsElfAndCodesignHonoursTheHardenedMarker) {
   EXPECT_EQ(run("lipo -archs /bin/ls").stdout_text, run("uname -m").stdout_text);
   auto not_binary = run("echo text > t && lipo -archs t");
   EXPECT_EQ(not_binary.exit_status, 1);
-  EXPECT_EQ(not_binary.stderr_text, "fatal error: lipo: can't figure out the architecture type of: t\n");
+  EXPECT_EQ(not_binary.stderr_text,
+            "fatal error: lipo: can't figure out the architecture type of: t\n");
   auto plain = run("cp /bin/true prog && codesign -d -v prog");
   EXPECT_EQ(plain.exit_status, 0);
   EXPECT_NE(plain.stderr_text.find("flags=0x2(adhoc)"), std::string::npos) << plain.stderr_text;
@@ -154,23 +159,33 @@ struct BadPlist {
 
 TEST_F(GuestSimUserland, BootstrapValidatesLikeLaunchd) {
   const std::vector<BadPlist> cases = {
-      {"no-label", "<key>ProgramArguments</key><array><string>/bin/true</string></array>\n",
+      {"no-label",
+       "<key>ProgramArguments</key><array><string>/bin/true</string></array>\n",
        "missing required key 'Label' (a non-empty string)"},
-      {"no-program", "<key>Label</key><string>dev.t.a</string>\n",
+      {"no-program",
+       "<key>Label</key><string>dev.t.a</string>\n",
        "missing required key 'ProgramArguments' (or 'Program')"},
-      {"args-not-array", "<key>Label</key><string>dev.t.b</string><key>ProgramArguments</key><string>/bin/true</string>\n",
+      {"args-not-array",
+       "<key>Label</key><string>dev.t.b</string><key>ProgramArguments</key><string>/bin/true</"
+       "string>\n",
        "'ProgramArguments' must be a non-empty array of strings"},
-      {"args-not-strings", "<key>Label</key><string>dev.t.c</string><key>ProgramArguments</key><array><integer>1</integer></array>\n",
+      {"args-not-strings",
+       "<key>Label</key><string>dev.t.c</string><key>ProgramArguments</key><array><integer>1</"
+       "integer></array>\n",
        "'ProgramArguments' must be a non-empty array of strings"},
-      {"env-not-strings", "<key>Label</key><string>dev.t.d</string><key>ProgramArguments</key><array><string>/bin/true</string></array><key>EnvironmentVariables</key><dict><key>A</key><integer>1</integer></dict>\n",
+      {"env-not-strings",
+       "<key>Label</key><string>dev.t.d</string><key>ProgramArguments</key><array><string>/bin/"
+       "true</string></array><key>EnvironmentVariables</key><dict><key>A</key><integer>1</"
+       "integer></dict>\n",
        "'EnvironmentVariables' must be a dictionary of strings"},
   };
   for (const auto& c : cases) {
     auto path = agent(c.name, c.body);
     auto r = run("launchctl bootstrap " + domain() + " " + q(path));
     EXPECT_EQ(r.exit_status, 5) << c.name;
-    EXPECT_EQ(r.stderr_text, "Bootstrap failed: 5: Input/output error\nguest-sim launchctl: " + path +
-                                 ": " + c.detail + "\n")
+    EXPECT_EQ(r.stderr_text,
+              "Bootstrap failed: 5: Input/output error\nguest-sim launchctl: " + path + ": " +
+                  c.detail + "\n")
         << c.name;
   }
   auto malformed = agent("malformed", "<key>Label</key><key>x</key>\n");
@@ -178,7 +193,10 @@ TEST_F(GuestSimUserland, BootstrapValidatesLikeLaunchd) {
   EXPECT_EQ(r.exit_status, 5);
   EXPECT_NE(r.stderr_text.find(": invalid property list: "), std::string::npos) << r.stderr_text;
 
-  auto writable = agent("writable", "<key>Label</key><string>dev.t.w</string><key>ProgramArguments</key><array><string>/bin/true</string></array>\n", 0666);
+  auto writable = agent("writable",
+                        "<key>Label</key><string>dev.t.w</string><key>ProgramArguments</"
+                        "key><array><string>/bin/true</string></array>\n",
+                        0666);
   auto w = run("launchctl bootstrap " + domain() + " " + q(writable));
   EXPECT_EQ(w.exit_status, 5);
   EXPECT_NE(w.stderr_text.find("bad ownership/permissions"), std::string::npos) << w.stderr_text;
@@ -186,27 +204,36 @@ TEST_F(GuestSimUserland, BootstrapValidatesLikeLaunchd) {
   auto missing = run("launchctl bootstrap " + domain() + " /nonexistent.plist");
   EXPECT_EQ(missing.exit_status, 2);
 
-  auto good = agent("good", "<key>Label</key><string>dev.t.ok</string><key>ProgramArguments</key><array><string>/bin/true</string></array>\n");
+  auto good = agent("good",
+                    "<key>Label</key><string>dev.t.ok</string><key>ProgramArguments</"
+                    "key><array><string>/bin/true</string></array>\n");
   EXPECT_EQ(run("launchctl bootstrap " + domain() + " " + q(good)).exit_status, 0);
   auto twice = run("launchctl bootstrap " + domain() + " " + q(good));
   EXPECT_EQ(twice.exit_status, 5);
   EXPECT_EQ(twice.stderr_text,
-            "Bootstrap failed: 5: Input/output error\nguest-sim launchctl: service already loaded: dev.t.ok\n");
+            "Bootstrap failed: 5: Input/output error\nguest-sim launchctl: service already loaded: "
+            "dev.t.ok\n");
   auto other_user = run("launchctl bootstrap gui/0 " + q(good));
   EXPECT_EQ(other_user.exit_status, 5);
 }
 
 TEST_F(GuestSimUserland, KickstartRunsTheJobWithItsEnvironmentAndLdPreload) {
   const std::string home = sim.info().home;
-  auto path = agent("dev.lume-unlock.echo",
-                    "<key>Label</key><string>dev.lume-unlock.echo</string>\n"
-                    "<key>ProgramArguments</key><array><string>/bin/sh</string><string>-c</string>"
-                    "<string>printf '%s|%s|%s|%s' \"$LD_PRELOAD\" \"${DYLD_INSERT_LIBRARIES-unset}\" \"$FOO\" \"$1\"; echo oops &gt;&amp;2</string>"
-                    "<string>sh</string><string>arg one</string></array>\n"
-                    "<key>EnvironmentVariables</key><dict><key>DYLD_INSERT_LIBRARIES</key><string>/opt/shim.so</string>"
-                    "<key>FOO</key><string>bar baz</string></dict>\n"
-                    "<key>StandardOutPath</key><string>" + home + "/job.out</string>\n"
-                    "<key>StandardErrorPath</key><string>" + home + "/job.err</string>\n");
+  auto path =
+      agent("dev.lume-unlock.echo",
+            "<key>Label</key><string>dev.lume-unlock.echo</string>\n"
+            "<key>ProgramArguments</key><array><string>/bin/sh</string><string>-c</string>"
+            "<string>printf '%s|%s|%s|%s' \"$LD_PRELOAD\" \"${DYLD_INSERT_LIBRARIES-unset}\" "
+            "\"$FOO\" \"$1\"; echo oops &gt;&amp;2</string>"
+            "<string>sh</string><string>arg one</string></array>\n"
+            "<key>EnvironmentVariables</key><dict><key>DYLD_INSERT_LIBRARIES</key><string>/opt/"
+            "shim.so</string>"
+            "<key>FOO</key><string>bar baz</string></dict>\n"
+            "<key>StandardOutPath</key><string>" +
+                home +
+                "/job.out</string>\n"
+                "<key>StandardErrorPath</key><string>" +
+                home + "/job.err</string>\n");
   ASSERT_EQ(run("launchctl bootstrap " + domain() + " " + q(path)).exit_status, 0);
   EXPECT_FALSE(fs::exists(home + "/job.out")) << "no RunAtLoad: nothing runs before kickstart";
   auto kick = run("launchctl kickstart -k " + domain() + "/dev.lume-unlock.echo");
@@ -214,9 +241,10 @@ TEST_F(GuestSimUserland, KickstartRunsTheJobWithItsEnvironmentAndLdPreload) {
   EXPECT_TRUE(wait_for_file(home + "/job.out", "/opt/shim.so|unset|bar baz|arg one"))
       << slurp(home + "/job.out");
   // The loader really got LD_PRELOAD: it complains that /opt/shim.so does not exist.
-  EXPECT_TRUE(wait_for_file(home + "/job.err",
-                            "ERROR: ld.so: object '/opt/shim.so' from LD_PRELOAD cannot be preloaded "
-                            "(cannot open shared object file): ignored.\noops\n"))
+  EXPECT_TRUE(
+      wait_for_file(home + "/job.err",
+                    "ERROR: ld.so: object '/opt/shim.so' from LD_PRELOAD cannot be preloaded "
+                    "(cannot open shared object file): ignored.\noops\n"))
       << slurp(home + "/job.err");
 
   // print shows the job; its exit is recorded once the job ends.
@@ -229,23 +257,28 @@ TEST_F(GuestSimUserland, KickstartRunsTheJobWithItsEnvironmentAndLdPreload) {
   EXPECT_NE(printed.find(domain() + "/dev.lume-unlock.echo = {"), std::string::npos) << printed;
   EXPECT_NE(printed.find("\tstate = not running\n"), std::string::npos) << printed;
   EXPECT_NE(printed.find("\tlast exit code = 0\n"), std::string::npos) << printed;
-  EXPECT_NE(printed.find("\t\tDYLD_INSERT_LIBRARIES => /opt/shim.so\n"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("\t\tDYLD_INSERT_LIBRARIES => /opt/shim.so\n"), std::string::npos)
+      << printed;
 }
 
 TEST_F(GuestSimUserland, PrintBootoutAndSetenvBehaveLikeLaunchd) {
   auto unknown = run("launchctl print " + domain() + "/dev.nope");
   EXPECT_EQ(unknown.exit_status, 113);
-  EXPECT_EQ(unknown.stderr_text, "Could not find service \"dev.nope\" in domain for user gui: " + uid + "\n");
+  EXPECT_EQ(unknown.stderr_text,
+            "Could not find service \"dev.nope\" in domain for user gui: " + uid + "\n");
   auto kick_unknown = run("launchctl kickstart -k " + domain() + "/dev.nope");
   EXPECT_EQ(kick_unknown.exit_status, 113);
 
-  auto path = agent("dev.t.sleep", "<key>Label</key><string>dev.t.sleep</string>"
-                                   "<key>ProgramArguments</key><array><string>/bin/sleep</string><string>300</string></array>"
-                                   "<key>RunAtLoad</key><true/>\n");
+  auto path = agent(
+      "dev.t.sleep",
+      "<key>Label</key><string>dev.t.sleep</string>"
+      "<key>ProgramArguments</key><array><string>/bin/sleep</string><string>300</string></array>"
+      "<key>RunAtLoad</key><true/>\n");
   ASSERT_EQ(run("launchctl bootstrap " + domain() + " " + q(path)).exit_status, 0);
   auto printed = run("launchctl print " + domain() + "/dev.t.sleep");
   EXPECT_EQ(printed.exit_status, 0);
-  EXPECT_NE(printed.stdout_text.find("\tstate = running\n"), std::string::npos) << printed.stdout_text;
+  EXPECT_NE(printed.stdout_text.find("\tstate = running\n"), std::string::npos)
+      << printed.stdout_text;
   const auto pid_at = printed.stdout_text.find("\tpid = ");
   ASSERT_NE(pid_at, std::string::npos);
   const pid_t first_pid = std::stoi(printed.stdout_text.substr(pid_at + 7));
@@ -253,7 +286,8 @@ TEST_F(GuestSimUserland, PrintBootoutAndSetenvBehaveLikeLaunchd) {
 
   // kickstart without -k leaves a running job alone; with -k it restarts it.
   EXPECT_EQ(run("launchctl kickstart " + domain() + "/dev.t.sleep").exit_status, 0);
-  EXPECT_NE(run("launchctl print " + domain() + "/dev.t.sleep").stdout_text.find("\truns = 1\n"), std::string::npos);
+  EXPECT_NE(run("launchctl print " + domain() + "/dev.t.sleep").stdout_text.find("\truns = 1\n"),
+            std::string::npos);
   EXPECT_EQ(run("launchctl kickstart -k " + domain() + "/dev.t.sleep").exit_status, 0);
   auto restarted = run("launchctl print " + domain() + "/dev.t.sleep").stdout_text;
   EXPECT_NE(restarted.find("\truns = 2\n"), std::string::npos) << restarted;
@@ -272,9 +306,11 @@ TEST_F(GuestSimUserland, PrintBootoutAndSetenvBehaveLikeLaunchd) {
 }
 
 TEST_F(GuestSimUserland, StopLeavesNothingRunning) {
-  auto path = agent("dev.t.long", "<key>Label</key><string>dev.t.long</string>"
-                                  "<key>ProgramArguments</key><array><string>/bin/sleep</string><string>300</string></array>"
-                                  "<key>RunAtLoad</key><true/>\n");
+  auto path = agent(
+      "dev.t.long",
+      "<key>Label</key><string>dev.t.long</string>"
+      "<key>ProgramArguments</key><array><string>/bin/sleep</string><string>300</string></array>"
+      "<key>RunAtLoad</key><true/>\n");
   ASSERT_EQ(run("launchctl bootstrap " + domain() + " " + q(path)).exit_status, 0);
   auto printed = run("launchctl print " + domain() + "/dev.t.long").stdout_text;
   const auto pid_at = printed.find("\tpid = ");

@@ -9,18 +9,19 @@
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <netinet/in.h>
-#include <pwd.h>
 #include <random>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/utsname.h>
 #include <thread>
-#include <unistd.h>
 
 namespace lume_unlock::guest {
 namespace {
@@ -41,7 +42,8 @@ mode_t mode_of(const std::string& path) {
 
 /// "SHA256:…" of a public key file, computed by OpenSSH's ssh-keygen (an independent check).
 std::string openssh_fingerprint(const std::string& public_key_file) {
-  auto out = test::run_command({"/usr/bin/ssh-keygen", "-l", "-E", "sha256", "-f", public_key_file});
+  auto out =
+      test::run_command({"/usr/bin/ssh-keygen", "-l", "-E", "sha256", "-f", public_key_file});
   auto start = out.stdout_text.find("SHA256:");
   return out.stdout_text.substr(start, out.stdout_text.find(' ', start) - start);
 }
@@ -95,7 +97,7 @@ protected:
   GuestSim sim{sim_dir.path()}; // declared last: stopped before the directories go
 };
 
-#define REQUIRE_PASSWORD_LOGIN() \
+#define REQUIRE_PASSWORD_LOGIN()                                                                   \
   LUME_UNLOCK_REQUIRE(has_password(), "guest-sim runs key-only unless it runs as root")
 
 TEST_F(GuestSsh, FirstContactUsesThePasswordThenInstallsAKeyThatTheNextLoginUses) {
@@ -174,10 +176,11 @@ TEST_F(GuestSsh, RejectedKeyWithoutPasswordNamesTheKey) {
   EXPECT_EQ(refused.error().category(), ErrorCategory::guest);
   EXPECT_EQ(refused.error().message(),
             "logging in as '" + sim.info().user + "' to " + target() +
-                ": the guest rejected the per-VM key '" + key_path() + "' and no password was given");
-  EXPECT_EQ(refused.error().hint(), "enable password login for '" + sim.info().user +
-                                        "' in the guest once, or add '" + key_path() +
-                                        ".pub' to its ~/.ssh/authorized_keys");
+                ": the guest rejected the per-VM key '" + key_path() +
+                "' and no password was given");
+  EXPECT_EQ(refused.error().hint(),
+            "enable password login for '" + sim.info().user + "' in the guest once, or add '" +
+                key_path() + ".pub' to its ~/.ssh/authorized_keys");
 }
 
 TEST_F(GuestSsh, WrongPasswordIsRefusedWithoutRevealingIt) {
@@ -187,9 +190,10 @@ TEST_F(GuestSsh, WrongPasswordIsRefusedWithoutRevealingIt) {
   auto refused = SshSession::connect(o);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().category(), ErrorCategory::guest);
-  EXPECT_EQ(refused.error().message(),
-            "logging in as '" + sim.info().user + "' to " + target() +
-                ": there is no per-VM key yet, and the guest rejected the password in $MY_GUEST_PW");
+  EXPECT_EQ(
+      refused.error().message(),
+      "logging in as '" + sim.info().user + "' to " + target() +
+          ": there is no per-VM key yet, and the guest rejected the password in $MY_GUEST_PW");
   EXPECT_EQ(refused.error().hint(),
             "put the guest user's password in $MY_GUEST_PW (or name another variable with "
             "--ssh-password-env; --ssh-user sets the user)");
@@ -407,7 +411,8 @@ TEST_F(GuestSsh, DroppedConnectionDuringUploadLeavesTheOldFile) {
       std::error_code ec;
       for (const auto& entry : fs::directory_iterator(home(), ec)) {
         const auto name = entry.path().filename().string();
-        if (name.rfind(".model.bin.lume-unlock-", 0) == 0 && fs::file_size(entry.path(), ec) > (4u << 20)) {
+        if (name.rfind(".model.bin.lume-unlock-", 0) == 0 &&
+            fs::file_size(entry.path(), ec) > (4u << 20)) {
           sim.stop();
           killed = true;
           return;
@@ -431,9 +436,10 @@ TEST_F(GuestSsh, DroppedConnectionDuringUploadLeavesTheOldFile) {
 TEST_F(GuestSsh, QuotedWordsArriveByteForByte) {
   auto s = connect(options());
   ASSERT_TRUE(s);
-  std::vector<std::string> words = {"", "'", "''", "\"", "\\", "$HOME", "`id`", "$(id)", "*", "?",
-                                    "[a-z]", "~", "-n", "--", "%s", "a b'c", "\n", " ", "\t",
-                                    "!", "#", ";", "&&", "|", "\xc3\xa9", "\xff\xfe", "\x01"};
+  std::vector<std::string> words = {"",      "'",     "''", "\"",       "\\",       "$HOME", "`id`",
+                                    "$(id)", "*",     "?",  "[a-z]",    "~",        "-n",    "--",
+                                    "%s",    "a b'c", "\n", " ",        "\t",       "!",     "#",
+                                    ";",     "&&",    "|",  "\xc3\xa9", "\xff\xfe", "\x01"};
   std::mt19937 rng(20261202);
   const std::string specials = "'\"$`\\*?[]{}~!#&;|<>() \t\n%-=";
   while (words.size() < 250) {

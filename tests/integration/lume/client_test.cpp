@@ -59,7 +59,8 @@ WaitOptions quick_wait(std::string what, std::chrono::milliseconds timeout = 10s
 
 /// The whole error as the user sees it: message, hint, category.
 std::string shown(const Error& e) {
-  return e.message() + " | hint: " + e.hint() + " | exit " + std::to_string(exit_code(e.category()));
+  return e.message() + " | hint: " + e.hint() + " | exit " +
+         std::to_string(exit_code(e.category()));
 }
 
 /// A listening socket standing in for the guest's sshd.
@@ -97,7 +98,8 @@ TEST(LumeClient, CallAgainstAStoppedLumeFailsWithExitCode3AndSaysHowToStartIt) {
   EXPECT_EQ(exit_code(listed.error().category()), 3);
   EXPECT_EQ(shown(listed.error()),
             "list of VMs: cannot connect to Lume at " + url +
-                ": connection refused | hint: start Lume with `lume serve` (or pass --lume-url) | exit 3");
+                ": connection refused | hint: start Lume with `lume serve` (or pass --lume-url) | "
+                "exit 3");
   EXPECT_EQ(client.request_count(), 1u) << "connection refused is not retried";
 
   // As the CLI renders it (run_cli reports every Error through Context::report).
@@ -105,15 +107,25 @@ TEST(LumeClient, CallAgainstAStoppedLumeFailsWithExitCode3AndSaysHowToStartIt) {
   std::ostringstream err;
   cli::Context context(out, err, false, false);
   EXPECT_EQ(context.report(listed.error()), 3);
-  EXPECT_EQ(err.str(), "lume-unlock: error: list of VMs: cannot connect to Lume at " + url +
-                           ": connection refused\nhint: start Lume with `lume serve` (or pass "
-                           "--lume-url)\n");
+  EXPECT_EQ(err.str(),
+            "lume-unlock: error: list of VMs: cannot connect to Lume at " + url +
+                ": connection refused\nhint: start Lume with `lume serve` (or pass "
+                "--lume-url)\n");
 }
 
 TEST(LumeClient, FullLifecycleAgainstTheSimulator) {
   Listener sshd;
-  START_SIM(sim, {"--create-delay-ms", "1000", "--boot-delay-ms", "200", "--stop-delay-ms", "10",
-                  "--guest-address", "127.0.0.1", "--guest-ssh-port", std::to_string(sshd.port())});
+  START_SIM(sim,
+            {"--create-delay-ms",
+             "1000",
+             "--boot-delay-ms",
+             "200",
+             "--stop-delay-ms",
+             "10",
+             "--guest-address",
+             "127.0.0.1",
+             "--guest-ssh-port",
+             std::to_string(sshd.port())});
   LumeClient client(options_for(*sim));
 
   ASSERT_TRUE(client.list().ok());
@@ -204,9 +216,10 @@ TEST(LumeClient, MissingVmNamesTheOperationStatusAndLumesMessage) {
   LumeClient client(options_for(*sim));
   auto got = client.get("ghost");
   ASSERT_FALSE(got.ok());
-  EXPECT_EQ(shown(got.error()),
-            "status of VM 'ghost': Lume answered HTTP 400: Virtual machine not found: ghost | hint: "
-            "list the VMs Lume knows with `lume ls` | exit 3");
+  EXPECT_EQ(
+      shown(got.error()),
+      "status of VM 'ghost': Lume answered HTTP 400: Virtual machine not found: ghost | hint: "
+      "list the VMs Lume knows with `lume ls` | exit 3");
   EXPECT_TRUE(is_vm_not_found(got.error()));
   auto stopped = client.stop("ghost");
   EXPECT_EQ(stopped.error().message(),
@@ -244,8 +257,8 @@ TEST(LumeClient, SlowLumeTimesOutNamingTheWait) {
   EXPECT_EQ(shown(listed.error()),
             "list of VMs: no answer from Lume at " + sim->url() +
                 " within 0.3 s | hint: Lume handles one request at a time and may be busy; check "
-                "that `lume serve` is responsive (`curl " + sim->url() +
-                "/lume/host/status`) and retry | exit 3");
+                "that `lume serve` is responsive (`curl " +
+                sim->url() + "/lume/host/status`) and retry | exit 3");
   EXPECT_EQ(client.request_count(), 1u) << "timeouts are not retried";
 }
 
@@ -303,22 +316,27 @@ TEST(LumeClient, DroppedCreateIsNotRetried) {
   LumeClient client(options_for(*sim));
   auto created = client.create(linux_vm("dev"));
   ASSERT_FALSE(created.ok());
-  EXPECT_EQ(created.error().message(), "create of VM 'dev': the connection to Lume at " +
-                                           sim->url() + " failed: Empty reply from server");
+  EXPECT_EQ(created.error().message(),
+            "create of VM 'dev': the connection to Lume at " + sim->url() +
+                " failed: Empty reply from server");
   EXPECT_EQ(client.request_count(), 1u);
   EXPECT_FALSE(client.find("dev").value().has_value()) << "a retry would have created it";
 }
 
 TEST(LumeClient, MalformedJsonIsReportedWithItsPosition) {
-  START_SIM(sim, {"--fault", R"(GET /lume/vms/dev=200:{"name":"dev","os":)", "--fault",
-                  "GET /lume/vms=200:[x]"});
+  START_SIM(sim,
+            {"--fault",
+             R"(GET /lume/vms/dev=200:{"name":"dev","os":)",
+             "--fault",
+             "GET /lume/vms=200:[x]"});
   LumeClient client(options_for(*sim));
   auto got = client.get("dev");
   ASSERT_FALSE(got.ok());
-  EXPECT_EQ(shown(got.error()),
-            "status of VM 'dev': Lume answered HTTP 200 with a body that is not valid JSON (it ends "
-            "early, after 19 bytes): '{\"name\":\"dev\",\"os\":' | hint: check that --lume-url "
-            "points at Lume 0.5.3 (`lume --version`) | exit 3");
+  EXPECT_EQ(
+      shown(got.error()),
+      "status of VM 'dev': Lume answered HTTP 200 with a body that is not valid JSON (it ends "
+      "early, after 19 bytes): '{\"name\":\"dev\",\"os\":' | hint: check that --lume-url "
+      "points at Lume 0.5.3 (`lume --version`) | exit 3");
   EXPECT_EQ(client.list().error().message(),
             "list of VMs: Lume answered HTTP 200 with a body that is not valid JSON (error at byte "
             "2): '[x]'");
@@ -329,14 +347,17 @@ TEST(LumeClient, WrongJsonTypesNameTheKey) {
       R"({"name":"dev","os":"linux","cpuCount":"4","memorySize":1,"diskSize":{"allocated":0,"total":1},)"
       R"("display":"1x1","status":"stopped","provisioningOperation":null,"vncUrl":null,"ipAddress":null,)"
       R"("sshAvailable":null,"locationName":"home","sharedDirectories":null,"networkMode":"nat","downloadProgress":null})";
-  START_SIM(sim, {"--fault", "GET /lume/vms/dev=200:" + body, "--fault", R"(GET /lume/vms=200:{"vms":[]})"});
+  START_SIM(
+      sim,
+      {"--fault", "GET /lume/vms/dev=200:" + body, "--fault", R"(GET /lume/vms=200:{"vms":[]})"});
   LumeClient client(options_for(*sim));
   auto got = client.get("dev");
   ASSERT_FALSE(got.ok());
-  EXPECT_EQ(shown(got.error()),
-            "status of VM 'dev': unexpected answer from Lume: key 'cpuCount' is a string, expected a "
-            "non-negative integer | hint: check that --lume-url points at Lume 0.5.3 (`lume "
-            "--version`) | exit 3");
+  EXPECT_EQ(
+      shown(got.error()),
+      "status of VM 'dev': unexpected answer from Lume: key 'cpuCount' is a string, expected a "
+      "non-negative integer | hint: check that --lume-url points at Lume 0.5.3 (`lume "
+      "--version`) | exit 3");
   EXPECT_EQ(client.list().error().message(),
             "list of VMs: unexpected answer from Lume: the body is an object, expected an array");
 }
@@ -380,12 +401,14 @@ TEST(LumeClient, VmThatDisappearsWhileAwaitedIsAClearError) {
   r.os = "macOS";
   r.ipsw = "/nonexistent/restore.ipsw"; // the background install fails and deletes the VM
   ASSERT_TRUE(client.create(r).ok());
-  auto waited = wait_until(client, "mac", is_stopped, quick_wait("VM 'mac' to finish provisioning"));
+  auto waited =
+      wait_until(client, "mac", is_stopped, quick_wait("VM 'mac' to finish provisioning"));
   ASSERT_FALSE(waited.ok());
-  EXPECT_EQ(shown(waited.error()),
-            "waiting for VM 'mac' to finish provisioning: VM 'mac' disappeared (Lume no longer knows "
-            "it; last seen provisioning) | hint: a failed create or pull deletes the VM; see Lume's "
-            "log (/tmp/lume_daemon.log when started at login) | exit 3");
+  EXPECT_EQ(
+      shown(waited.error()),
+      "waiting for VM 'mac' to finish provisioning: VM 'mac' disappeared (Lume no longer knows "
+      "it; last seen provisioning) | hint: a failed create or pull deletes the VM; see Lume's "
+      "log (/tmp/lume_daemon.log when started at login) | exit 3");
 }
 
 TEST(LumeClient, CreateStuckInProvisioningTimesOutWithTheLastStatus) {
@@ -422,8 +445,9 @@ TEST(LumeClient, FailedAsyncPullEndsTheWaitWithLumesMessage) {
             "waiting for pull of 'base': status of VM 'base': Lume answered HTTP 400: Pull failed "
             "for 'base': Failed to fetch image manifest from registry.");
   auto sync = client.pull(pull);
-  EXPECT_EQ(sync.error().message(), "pull of 'macos-tahoe:latest' into VM 'base': Lume answered "
-                                    "HTTP 400: Failed to fetch image manifest from registry.");
+  EXPECT_EQ(sync.error().message(),
+            "pull of 'macos-tahoe:latest' into VM 'base': Lume answered "
+            "HTTP 400: Failed to fetch image manifest from registry.");
 }
 
 TEST(LumeClient, PushIsAccepted) {

@@ -18,7 +18,9 @@ namespace {
 
 using test::CliRun;
 
-test::CliRun run(const std::vector<std::string>& args) { return test::run_lume_unlock(args); }
+test::CliRun run(const std::vector<std::string>& args) {
+  return test::run_lume_unlock(args);
+}
 
 class CliRegistryTest : public ::testing::Test {
 protected:

@@ -19,7 +19,9 @@ namespace {
 
 using test::CliRun;
 
-test::CliRun run(const std::vector<std::string>& args) { return test::run_lume_unlock(args); }
+test::CliRun run(const std::vector<std::string>& args) {
+  return test::run_lume_unlock(args);
+}
 
 using nlohmann::json;
 const char* const k_skopeo = "/usr/bin/skopeo";

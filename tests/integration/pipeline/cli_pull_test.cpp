@@ -27,7 +27,9 @@ namespace {
 
 using test::CliRun;
 
-test::CliRun run(const std::vector<std::string>& args) { return test::run_lume_unlock(args); }
+test::CliRun run(const std::vector<std::string>& args) {
+  return test::run_lume_unlock(args);
+}
 
 namespace fs = std::filesystem;
 using nlohmann::json;

@@ -4,12 +4,12 @@
  * shim does not interpose, so only the initGPUFamilySupport path can hook them.
  * Usage: hook_paths_driver LIBMETALEMU. Prints one "name=value" line per fact. */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
+#include "runtime/objc_call.h"
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
-
-#include "runtime/objc_call.h"
 
 typedef id (*new_device_fn)(void);
 typedef unsigned long (*count_fn)(void);
@@ -48,7 +48,8 @@ static new_device_fn g_new_paravirtual;
 static void* create_and_check(void* arg) {
   (void)arg;
   int ok = 1;
-  for (int i = 0; i < 200; ++i) ok &= supports(g_new_paravirtual(), 1009) == supports(g_new_paravirtual(), 1009);
+  for (int i = 0; i < 200; ++i)
+    ok &= supports(g_new_paravirtual(), 1009) == supports(g_new_paravirtual(), 1009);
   return ok ? (void*)1 : (void*)0;
 }
 
@@ -83,8 +84,9 @@ int main(int argc, char** argv) {
   /* A sibling class: its methods are _MTLDevice's, which the shim must not have rewritten. */
   id sibling = new_sibling();
   print_device("sibling", sibling);
-  printf("base_unchanged=%d\n", class_getMethodImplementation(base, g_memory) == base_memory_before &&
-                                    class_getMethodImplementation(base, g_supports) == base_supports_before);
+  printf("base_unchanged=%d\n",
+         class_getMethodImplementation(base, g_memory) == base_memory_before &&
+             class_getMethodImplementation(base, g_supports) == base_supports_before);
 
   /* The paravirtual class's (possibly hooked) implementations reached with a sibling receiver. */
   Class paravirtual_class = object_getClass(paravirtual);
@@ -103,7 +105,8 @@ int main(int argc, char** argv) {
 
   pthread_t threads[4];
   int threads_ok = 1;
-  for (int i = 0; i < 4; ++i) pthread_create(&threads[i], NULL, create_and_check, NULL);
+  for (int i = 0; i < 4; ++i)
+    pthread_create(&threads[i], NULL, create_and_check, NULL);
   for (int i = 0; i < 4; ++i) {
     void* result = NULL;
     pthread_join(threads[i], &result);

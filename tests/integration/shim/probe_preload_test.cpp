@@ -1,16 +1,16 @@
 // End to end on Linux: lume-unlock-probe over libMetalEmu, with and without the shim in
 // LD_PRELOAD (DESIGN §4.1, §4.3, §4.5). Every run gets exactly the environment the test gives.
+#include "probe/report.hpp"
+#include "process_runner.hpp"
+
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <string>
-
-#include "probe/report.hpp"
-#include "process_runner.hpp"
 
 namespace lume_unlock::test {
 namespace {
@@ -43,9 +43,13 @@ json families(long apple_max, long common_max) {
   return f;
 }
 
-json shim_field(const std::string& state, const std::string& reason, json apple = nullptr,
+json shim_field(const std::string& state,
+                const std::string& reason,
+                json apple = nullptr,
                 json memory = nullptr) {
-  return {{"state", state}, {"reason", reason}, {"apple_family_max", apple},
+  return {{"state", state},
+          {"reason", reason},
+          {"apple_family_max", apple},
           {"max_threadgroup_memory", memory}};
 }
 
@@ -57,7 +61,8 @@ json stock_document(const json& shim) {
           {"families", families(1005, 3003)},
           {"max_threadgroup_memory", 32768},
           {"recommended_max_working_set_size", 11453250000ULL},
-          {"llama_cpp", {{"simdgroup_reduction", false}, {"simdgroup_matrix", false}, {"bfloat", false}}},
+          {"llama_cpp",
+           {{"simdgroup_reduction", false}, {"simdgroup_matrix", false}, {"bfloat", false}}},
           {"mlx", {{"residency_sets", false}}}};
 }
 
@@ -66,8 +71,8 @@ json unlocked_document(long apple_max, unsigned long memory) {
   doc["families"] = families(apple_max, 3003);
   doc["max_threadgroup_memory"] = memory;
   const bool apple7 = apple_max >= 1007;
-  doc["llama_cpp"] = {{"simdgroup_reduction", apple7}, {"simdgroup_matrix", apple7},
-                      {"bfloat", apple_max >= 1006}};
+  doc["llama_cpp"] = {
+      {"simdgroup_reduction", apple7}, {"simdgroup_matrix", apple7}, {"bfloat", apple_max >= 1006}};
   return doc;
 }
 
@@ -76,8 +81,8 @@ json parse(const ProcessResult& r) {
 }
 
 std::string activation_line(long apple_max, unsigned long memory) {
-  return "[lume-unlock-shim] enabled for lume-unlock-probe (appleFamilyMax=" + std::to_string(apple_max) +
-         " maxThreadgroupMemory=" + std::to_string(memory) + ")\n";
+  return "[lume-unlock-shim] enabled for lume-unlock-probe (appleFamilyMax=" +
+         std::to_string(apple_max) + " maxThreadgroupMemory=" + std::to_string(memory) + ")\n";
 }
 
 TEST(ShimPreload, WithoutTheShimTheProbeSeesTheStockDeviceAndNoShim) {
@@ -105,14 +110,15 @@ TEST(ShimPreload, DeviceListIsHookedToo) {
   const ProcessResult stock = probe({}, {"--json", "--from-list"});
   ASSERT_EQ(stock.exit_code, 0) << stock.err;
   EXPECT_EQ(parse(stock), stock_document(shim_field("absent", "not_loaded")));
-  const ProcessResult r = probe(shimmed({{"LUME_METAL_APPLE_FAMILY_MAX", "0x3F1"}}), {"--json", "--from-list"});
+  const ProcessResult r =
+      probe(shimmed({{"LUME_METAL_APPLE_FAMILY_MAX", "0x3F1"}}), {"--json", "--from-list"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(parse(r), unlocked_document(1009, 65536));
 }
 
 TEST(ShimPreload, LowerCeilingAndThreadgroupMemoryAreHonoured) {
-  const ProcessResult r = probe(shimmed({{"LUME_METAL_APPLE_FAMILY_MAX", "1007"},
-                                         {"LUME_METAL_MAX_THREADGROUP_MEMORY", "0x10000"}}));
+  const ProcessResult r = probe(shimmed(
+      {{"LUME_METAL_APPLE_FAMILY_MAX", "1007"}, {"LUME_METAL_MAX_THREADGROUP_MEMORY", "0x10000"}}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(parse(r), unlocked_document(1007, 65536));
 }
@@ -127,8 +133,9 @@ TEST(ShimPreload, LimitsAreRaisedNeverLowered) {
   EXPECT_EQ(parse(r), expected);
   EXPECT_EQ(r.err, activation_line(1009, 16384));
 
-  const ProcessResult raised = probe(shimmed({{"LUME_METAL_APPLE_FAMILY_MAX", "1009"},
-                                              {"LUME_METAL_RECOMMENDED_WORKING_SET_SIZE", "12009492480"}}));
+  const ProcessResult raised =
+      probe(shimmed({{"LUME_METAL_APPLE_FAMILY_MAX", "1009"},
+                     {"LUME_METAL_RECOMMENDED_WORKING_SET_SIZE", "12009492480"}}));
   ASSERT_EQ(raised.exit_code, 0) << raised.err;
   EXPECT_EQ(parse(raised)["recommended_max_working_set_size"], 12009492480ULL);
 }
@@ -143,23 +150,41 @@ struct InertCase {
 TEST(ShimPreload, BadConfigurationOrKillSwitchLeavesTheDeviceStock) {
   const InertCase cases[] = {
       {"unset", {}, "apple_family_max_unset", "LUME_METAL_APPLE_FAMILY_MAX is not set"},
-      {"trailing space", {{"LUME_METAL_APPLE_FAMILY_MAX", "1009 "}}, "apple_family_max_malformed",
+      {"trailing space",
+       {{"LUME_METAL_APPLE_FAMILY_MAX", "1009 "}},
+       "apple_family_max_malformed",
        "LUME_METAL_APPLE_FAMILY_MAX is not a decimal or 0x-hex number"},
-      {"plus sign", {{"LUME_METAL_APPLE_FAMILY_MAX", "+1009"}}, "apple_family_max_malformed",
+      {"plus sign",
+       {{"LUME_METAL_APPLE_FAMILY_MAX", "+1009"}},
+       "apple_family_max_malformed",
        "LUME_METAL_APPLE_FAMILY_MAX is not a decimal or 0x-hex number"},
-      {"overflow", {{"LUME_METAL_APPLE_FAMILY_MAX", "18446744073709551616"}}, "apple_family_max_malformed",
+      {"overflow",
+       {{"LUME_METAL_APPLE_FAMILY_MAX", "18446744073709551616"}},
+       "apple_family_max_malformed",
        "LUME_METAL_APPLE_FAMILY_MAX is not a decimal or 0x-hex number"},
-      {"empty", {{"LUME_METAL_APPLE_FAMILY_MAX", ""}}, "apple_family_max_malformed",
+      {"empty",
+       {{"LUME_METAL_APPLE_FAMILY_MAX", ""}},
+       "apple_family_max_malformed",
        "LUME_METAL_APPLE_FAMILY_MAX is not a decimal or 0x-hex number"},
-      {"1000", {{"LUME_METAL_APPLE_FAMILY_MAX", "1000"}}, "apple_family_max_out_of_range",
+      {"1000",
+       {{"LUME_METAL_APPLE_FAMILY_MAX", "1000"}},
+       "apple_family_max_out_of_range",
        "LUME_METAL_APPLE_FAMILY_MAX must be 1001..1999"},
-      {"metal3", {{"LUME_METAL_APPLE_FAMILY_MAX", "5001"}}, "apple_family_max_out_of_range",
+      {"metal3",
+       {{"LUME_METAL_APPLE_FAMILY_MAX", "5001"}},
+       "apple_family_max_out_of_range",
        "LUME_METAL_APPLE_FAMILY_MAX must be 1001..1999"},
-      {"threadgroup", {{"LUME_METAL_APPLE_FAMILY_MAX", "1009"}, {"LUME_METAL_MAX_THREADGROUP_MEMORY", "64k"}},
-       "max_threadgroup_memory_malformed", "LUME_METAL_MAX_THREADGROUP_MEMORY is not a decimal or 0x-hex number"},
-      {"working set", {{"LUME_METAL_APPLE_FAMILY_MAX", "1009"}, {"LUME_METAL_RECOMMENDED_WORKING_SET_SIZE", "-1"}},
-       "working_set_size_malformed", "LUME_METAL_RECOMMENDED_WORKING_SET_SIZE is not a decimal or 0x-hex number"},
-      {"kill switch", {{"LUME_METAL_APPLE_FAMILY_MAX", "1009"}, {"LUME_UNLOCK_DISABLE", "1"}}, "disabled",
+      {"threadgroup",
+       {{"LUME_METAL_APPLE_FAMILY_MAX", "1009"}, {"LUME_METAL_MAX_THREADGROUP_MEMORY", "64k"}},
+       "max_threadgroup_memory_malformed",
+       "LUME_METAL_MAX_THREADGROUP_MEMORY is not a decimal or 0x-hex number"},
+      {"working set",
+       {{"LUME_METAL_APPLE_FAMILY_MAX", "1009"}, {"LUME_METAL_RECOMMENDED_WORKING_SET_SIZE", "-1"}},
+       "working_set_size_malformed",
+       "LUME_METAL_RECOMMENDED_WORKING_SET_SIZE is not a decimal or 0x-hex number"},
+      {"kill switch",
+       {{"LUME_METAL_APPLE_FAMILY_MAX", "1009"}, {"LUME_UNLOCK_DISABLE", "1"}},
+       "disabled",
        "LUME_UNLOCK_DISABLE=1 is set"},
   };
   for (const InertCase& c : cases) {
@@ -171,14 +196,15 @@ TEST(ShimPreload, BadConfigurationOrKillSwitchLeavesTheDeviceStock) {
 
     env["LUME_UNLOCK_LOG"] = "1";
     const ProcessResult logged = probe(env);
-    EXPECT_EQ(logged.err, std::string("[lume-unlock-shim] inert for lume-unlock-probe: ") + c.reason + " (" +
-                              c.description + ")\n")
+    EXPECT_EQ(logged.err,
+              std::string("[lume-unlock-shim] inert for lume-unlock-probe: ") + c.reason + " (" +
+                  c.description + ")\n")
         << c.name;
   }
 }
 
 class ShimGuard : public ::testing::Test {
- protected:
+protected:
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() /
            ("lume-unlock-guard-" + std::to_string(::getpid()) + "-" +
@@ -190,7 +216,8 @@ class ShimGuard : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
   void write_guard(const std::string& text) { std::ofstream(guard_, std::ios::binary) << text; }
   Env env() const {
-    return shimmed({{"LUME_METAL_APPLE_FAMILY_MAX", "1009"}, {"LUME_UNLOCK_ENABLEMENT", guard_},
+    return shimmed({{"LUME_METAL_APPLE_FAMILY_MAX", "1009"},
+                    {"LUME_UNLOCK_ENABLEMENT", guard_},
                     {"LUME_UNLOCK_LOG", "1"}});
   }
 
@@ -200,7 +227,8 @@ class ShimGuard : public ::testing::Test {
 };
 
 TEST_F(ShimGuard, ListedExecutableIsUnlocked) {
-  write_guard("# lume-unlock enabled executables\r\n\r\n/opt/other/bin/tool\r\n" + probe_real_ + "\r\n");
+  write_guard("# lume-unlock enabled executables\r\n\r\n/opt/other/bin/tool\r\n" + probe_real_ +
+              "\r\n");
   const ProcessResult r = probe(env());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(parse(r), unlocked_document(1009, 65536));
@@ -213,12 +241,13 @@ TEST_F(ShimGuard, UnlistedExecutableStaysStock) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(parse(r), stock_document(shim_field("inert", "executable_not_enabled")));
   EXPECT_EQ(r.err,
-            "[lume-unlock-shim] inert for lume-unlock-probe: executable_not_enabled (this executable is not "
+            "[lume-unlock-shim] inert for lume-unlock-probe: executable_not_enabled (this "
+            "executable is not "
             "listed in the LUME_UNLOCK_ENABLEMENT file)\n");
 }
 
 TEST_F(ShimGuard, UnreadableGuardFileStaysStock) {
-  const ProcessResult r = probe(env());  // the guard file was never written
+  const ProcessResult r = probe(env()); // the guard file was never written
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(parse(r), stock_document(shim_field("inert", "enablement_unreadable")));
 }
@@ -235,8 +264,9 @@ TEST(ShimPreload, CreationFunctionsAloneHookADevice) {
     EXPECT_EQ(before["families"], families(1004, 3002));
     EXPECT_EQ(before["max_threadgroup_memory"], 16384);
 
-    const ProcessResult r =
-        probe(shimmed({{"LUME_METAL_EMU_CREATES", "sibling"}, {"LUME_METAL_APPLE_FAMILY_MAX", "1009"}}), args);
+    const ProcessResult r = probe(
+        shimmed({{"LUME_METAL_EMU_CREATES", "sibling"}, {"LUME_METAL_APPLE_FAMILY_MAX", "1009"}}),
+        args);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const json after = parse(r);
     EXPECT_EQ(after["families"], families(1009, 3002)) << args.size();
@@ -252,7 +282,8 @@ std::map<std::string, std::string> facts(const ProcessResult& r) {
     const std::size_t end = r.out.find('\n', start);
     const std::string line = r.out.substr(start, end - start);
     const std::size_t eq = line.find('=');
-    if (eq != std::string::npos) out[line.substr(0, eq)] = line.substr(eq + 1);
+    if (eq != std::string::npos)
+      out[line.substr(0, eq)] = line.substr(eq + 1);
     start = end == std::string::npos ? r.out.size() : end + 1;
   }
   return out;
@@ -262,10 +293,12 @@ std::map<std::string, std::string> facts(const ProcessResult& r) {
 // loaded after start so GNU's load callback is what finds _MTLDevice), siblings, foreign
 // receivers and never-hooked subclasses.
 TEST(ShimHookPaths, InitPathHooksOnlyTheConcreteClass) {
-  const ProcessResult stock = run_process({k_driver, k_emu}, {{"LUME_METAL_EMU_CREATES", "sibling"}});
+  const ProcessResult stock =
+      run_process({k_driver, k_emu}, {{"LUME_METAL_EMU_CREATES", "sibling"}});
   ASSERT_EQ(stock.exit_code, 0) << stock.err;
   const ProcessResult hooked = run_process(
-      {k_driver, k_emu}, shimmed({{"LUME_METAL_APPLE_FAMILY_MAX", "1009"}, {"LUME_METAL_EMU_CREATES", "sibling"}}));
+      {k_driver, k_emu},
+      shimmed({{"LUME_METAL_APPLE_FAMILY_MAX", "1009"}, {"LUME_METAL_EMU_CREATES", "sibling"}}));
   ASSERT_EQ(hooked.exit_code, 0) << hooked.err;
   auto before = facts(stock);
   auto after = facts(hooked);
@@ -290,24 +323,26 @@ TEST(ShimHookPaths, InitPathHooksOnlyTheConcreteClass) {
   EXPECT_EQ(before["subclass.1009"], "0");
   std::size_t compared = 0;
   for (const auto& [key, value] : before) {
-    if (key.rfind("sibling.", 0) == 0 || key.rfind("subclass.", 0) == 0 || key.rfind("foreign.", 0) == 0 ||
-        key == "base_unchanged" || key == "threads_ok") {
+    if (key.rfind("sibling.", 0) == 0 || key.rfind("subclass.", 0) == 0 ||
+        key.rfind("foreign.", 0) == 0 || key == "base_unchanged" || key == "threads_ok") {
       EXPECT_EQ(after[key], value) << key;
       ++compared;
     }
   }
-  EXPECT_EQ(compared, 24u);  // sibling.* 9, subclass.* 9, foreign.* 4, base_unchanged, threads_ok
+  EXPECT_EQ(compared, 24u); // sibling.* 9, subclass.* 9, foreign.* 4, base_unchanged, threads_ok
   // A class hooked after its instances already dispatched messages: old instances see it too.
   EXPECT_EQ(before["created.1009"], "0");
   EXPECT_EQ(before["created.max_threadgroup_memory"], "16384");
   EXPECT_EQ(after["created.1005"], "1");
   EXPECT_EQ(after["created.1009"], "1");
-  EXPECT_EQ(after["created.3003"], "0");  // the sibling's own Common answer stays
+  EXPECT_EQ(after["created.3003"], "0"); // the sibling's own Common answer stays
   EXPECT_EQ(after["created.max_threadgroup_memory"], "65536");
   EXPECT_EQ(after["sibling_after.1009"], "1");
   EXPECT_EQ(after["sibling_after.max_threadgroup_memory"], "65536");
-  EXPECT_EQ(hooked.err, "[lume-unlock-shim] enabled for hook_paths_driver (appleFamilyMax=1009 maxThreadgroupMemory=65536)\n");
+  EXPECT_EQ(hooked.err,
+            "[lume-unlock-shim] enabled for hook_paths_driver (appleFamilyMax=1009 "
+            "maxThreadgroupMemory=65536)\n");
 }
 
-}  // namespace
-}  // namespace lume_unlock::test
+} // namespace
+} // namespace lume_unlock::test

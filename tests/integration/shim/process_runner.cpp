@@ -25,7 +25,7 @@ int temp_file(std::string& path) {
   return ::mkstemp(path.data());
 }
 
-}  // namespace
+} // namespace
 
 ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::map<std::string, std::string>& env) {
@@ -33,13 +33,17 @@ ProcessResult run_process(const std::vector<std::string>& argv,
   std::string out_path, err_path;
   const int out_fd = temp_file(out_path);
   const int err_fd = temp_file(err_path);
-  if (out_fd < 0 || err_fd < 0 || argv.empty()) return result;
+  if (out_fd < 0 || err_fd < 0 || argv.empty())
+    return result;
 
   std::vector<std::string> env_strings;
-  for (const auto& [key, value] : env) env_strings.push_back(key + "=" + value);
+  for (const auto& [key, value] : env)
+    env_strings.push_back(key + "=" + value);
   std::vector<char*> c_argv, c_env;
-  for (const std::string& a : argv) c_argv.push_back(const_cast<char*>(a.c_str()));
-  for (const std::string& e : env_strings) c_env.push_back(const_cast<char*>(e.c_str()));
+  for (const std::string& a : argv)
+    c_argv.push_back(const_cast<char*>(a.c_str()));
+  for (const std::string& e : env_strings)
+    c_env.push_back(const_cast<char*>(e.c_str()));
   c_argv.push_back(nullptr);
   c_env.push_back(nullptr);
 
@@ -61,4 +65,4 @@ ProcessResult run_process(const std::vector<std::string>& argv,
   return result;
 }
 
-}  // namespace lume_unlock::test
+} // namespace lume_unlock::test

@@ -8,7 +8,7 @@
 namespace lume_unlock::test {
 
 struct ProcessResult {
-  int exit_code = -1;  // -1 when the program could not be started or did not exit normally
+  int exit_code = -1; // -1 when the program could not be started or did not exit normally
   std::string out;
   std::string err;
 };
@@ -16,4 +16,4 @@ struct ProcessResult {
 ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::map<std::string, std::string>& env);
 
-}  // namespace lume_unlock::test
+} // namespace lume_unlock::test

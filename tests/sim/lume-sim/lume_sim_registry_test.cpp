@@ -336,12 +336,14 @@ TEST_F(LumeSimRegistryTest, BlobThatDoesNotMatchItsDigestFailsThePullAndLeavesNo
   const std::string actual = "sha256:" + lume_unlock::util::sha256_hex(bytes);
 
   START(sim);
-  auto r = raw(sim->port(), "POST", "/lume/pull",
+  auto r = raw(sim->port(),
+               "POST",
+               "/lume/pull",
                R"({"image":"macos-tahoe-cua:latest","name":"demo","registry":")" +
                    m_registry->host() + R"("})");
   EXPECT_EQ(r.status, 400);
-  EXPECT_EQ(r.json_body()["message"], "Layer verification failed: expected sha256:" + nvram +
-                                          ", got " + actual);
+  EXPECT_EQ(r.json_body()["message"],
+            "Layer verification failed: expected sha256:" + nvram + ", got " + actual);
   EXPECT_FALSE(fs::exists(fs::path(sim->home()) / "demo"));
 }
 

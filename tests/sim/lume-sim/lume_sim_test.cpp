@@ -21,16 +21,27 @@
 
 namespace {
 
-using lume_unlock::test::LumeSim;
 using lume_sim_test::raw;
 using lume_sim_test::RawResponse;
+using lume_unlock::test::LumeSim;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-const std::set<std::string> k_detail_keys = {
-    "name",        "os",        "cpuCount",         "memorySize",        "diskSize",
-    "display",     "status",    "provisioningOperation", "vncUrl",       "ipAddress",
-    "sshAvailable", "locationName", "sharedDirectories", "networkMode", "downloadProgress"};
+const std::set<std::string> k_detail_keys = {"name",
+                                             "os",
+                                             "cpuCount",
+                                             "memorySize",
+                                             "diskSize",
+                                             "display",
+                                             "status",
+                                             "provisioningOperation",
+                                             "vncUrl",
+                                             "ipAddress",
+                                             "sshAvailable",
+                                             "locationName",
+                                             "sharedDirectories",
+                                             "networkMode",
+                                             "downloadProgress"};
 
 std::set<std::string> keys_of(const json& j) {
   std::set<std::string> out;
@@ -111,9 +122,14 @@ TEST_F(LumeSimTest, QueryStringOnNameTerminatedRouteIsRouted) {
 TEST_F(LumeSimTest, UnknownRoutesAndWrongMethodsAreNotFoundNever405) {
   START_SIM(sim);
   const std::pair<std::string, std::string> cases[] = {
-      {"PUT", "/lume/vms"},          {"DELETE", "/lume/vms"},  {"GET", "/lume/vms/dev/run"},
-      {"GET", "/lume"},              {"GET", "/"},             {"OPTIONS", "/lume/vms"},
-      {"GET", "/lume/vms/a/b/c/d"},  {"POST", "/lume/host/status"},
+      {"PUT", "/lume/vms"},
+      {"DELETE", "/lume/vms"},
+      {"GET", "/lume/vms/dev/run"},
+      {"GET", "/lume"},
+      {"GET", "/"},
+      {"OPTIONS", "/lume/vms"},
+      {"GET", "/lume/vms/a/b/c/d"},
+      {"POST", "/lume/host/status"},
       {"GET", "http://127.0.0.1/lume/vms"},
   };
   for (const auto& [method, target] : cases) {
@@ -149,7 +165,8 @@ TEST_F(LumeSimTest, RunOfMissingVmIsAcceptedAndOnlyLogged) {
   START_SIM(sim);
   auto r = raw(sim->port(), "POST", "/lume/vms/ghost/run", R"({"noDisplay":true})");
   EXPECT_EQ(r.status, 202);
-  EXPECT_EQ(r.json_body(), json::parse(R"({"message":"VM start initiated","name":"ghost","status":"pending"})"));
+  EXPECT_EQ(r.json_body(),
+            json::parse(R"({"message":"VM start initiated","name":"ghost","status":"pending"})"));
   EXPECT_EQ(raw(sim->port(), "GET", "/lume/vms/ghost").status, 400);
 }
 
@@ -157,14 +174,16 @@ TEST_F(LumeSimTest, CreateAnswers202ThenProvisionsThenStops) {
   START_SIM(sim, {"--create-delay-ms", "1000"});
   auto r = raw(sim->port(), "POST", "/lume/vms", k_linux_create);
   EXPECT_EQ(r.status, 202);
-  EXPECT_EQ(r.json_body(),
-            json::parse(R"({"message":"VM creation started","name":"dev","status":"provisioning"})"));
+  EXPECT_EQ(
+      r.json_body(),
+      json::parse(R"({"message":"VM creation started","name":"dev","status":"provisioning"})"));
 
   const fs::path dir = fs::path(sim->home()) / "dev";
   EXPECT_TRUE(fs::exists(dir / ".provisioning"));
   auto config = json::parse(std::ifstream(dir / "config.json"));
   EXPECT_EQ(keys_of(config),
-            (std::set<std::string>{"os", "cpuCount", "memorySize", "diskSize", "display", "networkMode"}));
+            (std::set<std::string>{
+                "os", "cpuCount", "memorySize", "diskSize", "display", "networkMode"}));
   EXPECT_EQ(config["memorySize"], 4ull << 30);
   EXPECT_EQ(config["diskSize"], 10ull << 30);
   auto marker = json::parse(std::ifstream(dir / ".provisioning"));
@@ -179,8 +198,12 @@ TEST_F(LumeSimTest, CreateAnswers202ThenProvisionsThenStops) {
 
   auto stopped = await_status(sim->port(), "dev", "stopped");
   EXPECT_EQ(keys_of(stopped), k_detail_keys);
-  for (const char* key : {"provisioningOperation", "vncUrl", "ipAddress", "sshAvailable",
-                          "sharedDirectories", "downloadProgress"}) {
+  for (const char* key : {"provisioningOperation",
+                          "vncUrl",
+                          "ipAddress",
+                          "sshAvailable",
+                          "sharedDirectories",
+                          "downloadProgress"}) {
     EXPECT_TRUE(stopped[key].is_null()) << key;
   }
   EXPECT_EQ(stopped["os"], "linux");
@@ -193,7 +216,8 @@ TEST_F(LumeSimTest, CreateAnswers202ThenProvisionsThenStops) {
   struct stat st {};
   ASSERT_EQ(::stat((dir / "disk.img").c_str(), &st), 0);
   EXPECT_EQ(static_cast<std::uint64_t>(st.st_size), 10ull << 30);
-  EXPECT_LT(static_cast<std::uint64_t>(st.st_blocks) * 512, 1ull << 20) << "disk.img must be sparse";
+  EXPECT_LT(static_cast<std::uint64_t>(st.st_blocks) * 512, 1ull << 20)
+      << "disk.img must be sparse";
   auto final_config = json::parse(std::ifstream(dir / "config.json"));
   EXPECT_TRUE(final_config["macAddress"].is_string());
 
@@ -248,7 +272,8 @@ TEST_F(LumeSimTest, ForwardSlashesAreEscapedLikeFoundation) {
   EXPECT_EQ(config.status, 200);
   EXPECT_NE(config.body.find("\\/"), std::string::npos);
   EXPECT_EQ(config.body.find_first_of(" \n"), std::string::npos) << "compact";
-  for (std::size_t i = config.body.find('/'); i != std::string::npos; i = config.body.find('/', i + 1)) {
+  for (std::size_t i = config.body.find('/'); i != std::string::npos;
+       i = config.body.find('/', i + 1)) {
     EXPECT_EQ(config.body[i - 1], '\\') << config.body;
   }
   EXPECT_EQ(config.json_body()["vmLocations"][0]["path"], fs::absolute(sim->home()).string());
@@ -284,8 +309,15 @@ private:
 
 TEST_F(LumeSimTest, RunIsRunningAtOnceAndReportsTheGuestAfterTheBootDelay) {
   Listener sshd;
-  START_SIM(sim, {"--create-delay-ms", "0", "--boot-delay-ms", "1000", "--guest-address", "127.0.0.1",
-                  "--guest-ssh-port", std::to_string(sshd.port())});
+  START_SIM(sim,
+            {"--create-delay-ms",
+             "0",
+             "--boot-delay-ms",
+             "1000",
+             "--guest-address",
+             "127.0.0.1",
+             "--guest-ssh-port",
+             std::to_string(sshd.port())});
   ASSERT_EQ(raw(sim->port(), "POST", "/lume/vms", k_linux_create).status, 202);
   await_status(sim->port(), "dev", "stopped");
   ASSERT_EQ(raw(sim->port(), "POST", "/lume/vms/dev/run", R"({"noDisplay":true})").status, 202);
@@ -301,13 +333,23 @@ TEST_F(LumeSimTest, RunIsRunningAtOnceAndReportsTheGuestAfterTheBootDelay) {
   EXPECT_EQ(booted["ipAddress"], "127.0.0.1");
   EXPECT_EQ(booted["sshAvailable"], true);
   auto host = raw(sim->port(), "GET", "/lume/host/status").json_body();
-  EXPECT_EQ(host, json::parse(R"({"status":"healthy","vm_count":1,"max_vms":2,"available_slots":1,"version":"1.0.0"})"));
+  EXPECT_EQ(
+      host,
+      json::parse(
+          R"({"status":"healthy","vm_count":1,"max_vms":2,"available_slots":1,"version":"1.0.0"})"));
 }
 
 TEST_F(LumeSimTest, SshAvailableIsFalseWhenNothingListensOnTheGuestPort) {
   const int closed_port = lume_unlock::test::free_loopback_port();
-  START_SIM(sim, {"--create-delay-ms", "0", "--boot-delay-ms", "0", "--guest-address", "127.0.0.1",
-                  "--guest-ssh-port", std::to_string(closed_port)});
+  START_SIM(sim,
+            {"--create-delay-ms",
+             "0",
+             "--boot-delay-ms",
+             "0",
+             "--guest-address",
+             "127.0.0.1",
+             "--guest-ssh-port",
+             std::to_string(closed_port)});
   ASSERT_EQ(raw(sim->port(), "POST", "/lume/vms", k_linux_create).status, 202);
   await_status(sim->port(), "dev", "stopped");
   ASSERT_EQ(raw(sim->port(), "POST", "/lume/vms/dev/run", R"({"noDisplay":true})").status, 202);
@@ -322,7 +364,8 @@ TEST_F(LumeSimTest, PatchChangesAStoppedVmAndRefusesARunningOne) {
   await_status(sim->port(), "dev", "stopped");
   auto empty = raw(sim->port(), "PATCH", "/lume/vms/dev", "");
   EXPECT_EQ(empty.body, R"({"message":"Invalid request body"})");
-  auto ok = raw(sim->port(), "PATCH", "/lume/vms/dev", R"({"cpu":8,"memory":"16GB","display":"1440x900"})");
+  auto ok = raw(
+      sim->port(), "PATCH", "/lume/vms/dev", R"({"cpu":8,"memory":"16GB","display":"1440x900"})");
   EXPECT_EQ(ok.status, 200);
   EXPECT_EQ(ok.body, R"({"message":"VM settings updated successfully"})");
   auto d = raw(sim->port(), "GET", "/lume/vms/dev").json_body();
@@ -357,7 +400,8 @@ TEST_F(LumeSimTest, RunWithVncDisabledNeedsNoDisplay) {
   START_SIM(sim);
   auto r = raw(sim->port(), "POST", "/lume/vms/dev/run", R"({"vnc":"disabled"})");
   EXPECT_EQ(r.status, 400);
-  EXPECT_EQ(r.body, R"({"message":"VNC is disabled for this run, so '--display vnc' cannot be used."})");
+  EXPECT_EQ(r.body,
+            R"({"message":"VNC is disabled for this run, so '--display vnc' cannot be used."})");
 }
 
 TEST_F(LumeSimTest, NamesAreUsedVerbatimAsReferenceSection7Says) {
@@ -389,10 +433,12 @@ TEST_F(LumeSimTest, NamesAreUsedVerbatimAsReferenceSection7Says) {
 
 TEST_F(LumeSimTest, AsyncPullReportsProgressThenAStickyFailure) {
   START_SIM(sim, {"--pull-delay-ms", "1000"});
-  auto r = raw(sim->port(), "POST", "/lume/pull/start", R"({"image":"macos-tahoe:latest","name":"base"})");
+  auto r = raw(
+      sim->port(), "POST", "/lume/pull/start", R"({"image":"macos-tahoe:latest","name":"base"})");
   EXPECT_EQ(r.status, 202);
-  EXPECT_EQ(r.json_body(),
-            json::parse(R"({"message":"Pull started","name":"base","image":"macos-tahoe:latest"})"));
+  EXPECT_EQ(
+      r.json_body(),
+      json::parse(R"({"message":"Pull started","name":"base","image":"macos-tahoe:latest"})"));
   auto pulling = raw(sim->port(), "GET", "/lume/vms/base").json_body();
   EXPECT_EQ(pulling, json::parse(R"({"name":"base","status":"pulling","downloadProgress":0})"));
   for (int i = 0; i < 250 && raw(sim->port(), "GET", "/lume/vms/base").status == 200; ++i) {
@@ -401,8 +447,9 @@ TEST_F(LumeSimTest, AsyncPullReportsProgressThenAStickyFailure) {
   for (int i = 0; i < 2; ++i) {
     auto failed = raw(sim->port(), "GET", "/lume/vms/base");
     EXPECT_EQ(failed.status, 400);
-    EXPECT_EQ(failed.body,
-              R"({"message":"Pull failed for 'base': Failed to fetch image manifest from registry."})");
+    EXPECT_EQ(
+        failed.body,
+        R"({"message":"Pull failed for 'base': Failed to fetch image manifest from registry."})");
   }
 }
 
@@ -415,17 +462,21 @@ TEST_F(LumeSimTest, PullStartKeyIsTheImageNameWithoutName) {
 
 TEST_F(LumeSimTest, SyncPullFailsLikeLumeAndRejectsDigests) {
   START_SIM(sim);
-  auto r = raw(sim->port(), "POST", "/lume/pull", R"({"image":"macos-tahoe:latest","name":"base"})");
+  auto r =
+      raw(sim->port(), "POST", "/lume/pull", R"({"image":"macos-tahoe:latest","name":"base"})");
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(r.body, R"({"message":"Failed to fetch image manifest from registry."})");
   auto digest = raw(sim->port(), "POST", "/lume/pull", R"({"image":"a:b@sha256:00","name":"d"})");
   EXPECT_EQ(digest.body, R"({"message":"Invalid image format"})");
-  EXPECT_EQ(raw(sim->port(), "POST", "/lume/pull", "{}").body, R"({"message":"Invalid request body"})");
+  EXPECT_EQ(raw(sim->port(), "POST", "/lume/pull", "{}").body,
+            R"({"message":"Invalid request body"})");
 }
 
 TEST_F(LumeSimTest, PushIsAcceptedWith202) {
   START_SIM(sim);
-  auto r = raw(sim->port(), "POST", "/lume/vms/push",
+  auto r = raw(sim->port(),
+               "POST",
+               "/lume/vms/push",
                R"({"name":"dev","imageName":"tahoe-unlocked","tags":["1","latest"]})");
   EXPECT_EQ(r.status, 202);
   EXPECT_EQ(r.json_body(), json::parse(R"({"message":"Push initiated in background","name":"dev",
@@ -439,8 +490,9 @@ TEST_F(LumeSimTest, CloneCopiesWithANewMacAddress) {
   await_status(sim->port(), "dev", "stopped");
   auto r = raw(sim->port(), "POST", "/lume/vms/clone", R"({"name":"dev","newName":"dev2"})");
   EXPECT_EQ(r.status, 200);
-  EXPECT_EQ(r.json_body(),
-            json::parse(R"({"message":"VM cloned successfully","source":"dev","destination":"dev2"})"));
+  EXPECT_EQ(
+      r.json_body(),
+      json::parse(R"({"message":"VM cloned successfully","source":"dev","destination":"dev2"})"));
   auto a = json::parse(std::ifstream(fs::path(sim->home()) / "dev" / "config.json"));
   auto b = json::parse(std::ifstream(fs::path(sim->home()) / "dev2" / "config.json"));
   EXPECT_NE(a["macAddress"], b["macAddress"]);
@@ -456,8 +508,10 @@ TEST_F(LumeSimTest, CloneCopiesWithANewMacAddress) {
 TEST_F(LumeSimTest, SmallRoutesAnswerTheReferenceShapes) {
   START_SIM(sim);
   EXPECT_EQ(raw(sim->port(), "GET", "/lume/images").body, "[]");
-  EXPECT_EQ(raw(sim->port(), "GET", "/lume/host/status").json_body(),
-            json::parse(R"({"status":"healthy","vm_count":0,"max_vms":2,"available_slots":2,"version":"1.0.0"})"));
+  EXPECT_EQ(
+      raw(sim->port(), "GET", "/lume/host/status").json_body(),
+      json::parse(
+          R"({"status":"healthy","vm_count":0,"max_vms":2,"available_slots":2,"version":"1.0.0"})"));
   EXPECT_EQ(keys_of(raw(sim->port(), "GET", "/lume/logs").json_body()),
             (std::set<std::string>{"info", "error"}));
   EXPECT_EQ(raw(sim->port(), "POST", "/lume/prune", "").body,
@@ -466,7 +520,8 @@ TEST_F(LumeSimTest, SmallRoutesAnswerTheReferenceShapes) {
   EXPECT_EQ(config["defaultLocationName"], "home");
   EXPECT_EQ(raw(sim->port(), "POST", "/lume/vms/dev/setup", "").body,
             R"({"message":"Request body is required"})");
-  EXPECT_EQ(raw(sim->port(), "POST", "/lume/vms/dev/setup", R"({"configPath":"tahoe"})").status, 202);
+  EXPECT_EQ(raw(sim->port(), "POST", "/lume/vms/dev/setup", R"({"configPath":"tahoe"})").status,
+            202);
 }
 
 TEST_F(LumeSimTest, InjectedFaultsAnswerInsteadOfTheRouteForNRequests) {

@@ -106,21 +106,27 @@ int main(int argc, char** argv) {
   app.add_option("--home", options.home, "directory holding the VM directories (location 'home')")
       ->required();
   app.add_option("--registry", options.registry, "OCI registry URL for pulls and pushes");
-  app.add_option("--guest-address", options.guest_address,
+  app.add_option("--guest-address",
+                 options.guest_address,
                  "ipAddress reported for running VMs (e.g. 127.0.0.1)");
-  app.add_option("--guest-ssh-port", options.guest_ssh_port,
-                 "port probed for sshAvailable")->capture_default_str();
-  app.add_option("--boot-delay-ms", options.boot_delay_ms,
-                 "time from run until ipAddress is reported")->capture_default_str();
-  app.add_option("--create-delay-ms", options.create_delay_ms,
-                 "time a create stays provisioning")->capture_default_str();
-  app.add_option("--stop-delay-ms", options.stop_delay_ms,
-                 "pause before stop answers (Lume: 5000)")->capture_default_str();
-  app.add_option("--pull-delay-ms", options.pull_delay_ms,
-                 "time an async pull reports progress before it ends")->capture_default_str();
-  app.add_option("--pull-gate", options.pull_gate,
+  app.add_option("--guest-ssh-port", options.guest_ssh_port, "port probed for sshAvailable")
+      ->capture_default_str();
+  app.add_option(
+         "--boot-delay-ms", options.boot_delay_ms, "time from run until ipAddress is reported")
+      ->capture_default_str();
+  app.add_option("--create-delay-ms", options.create_delay_ms, "time a create stays provisioning")
+      ->capture_default_str();
+  app.add_option("--stop-delay-ms", options.stop_delay_ms, "pause before stop answers (Lume: 5000)")
+      ->capture_default_str();
+  app.add_option("--pull-delay-ms",
+                 options.pull_delay_ms,
+                 "time an async pull reports progress before it ends")
+      ->capture_default_str();
+  app.add_option("--pull-gate",
+                 options.pull_gate,
                  "test hook: pulls wait for this file to exist before fetching the manifest");
-  app.add_option("--guest-home", options.guest_home,
+  app.add_option("--guest-home",
+                 options.guest_home,
                  "simulation device: the guest's home, carried in disk.img by pushes and pulls");
   app.add_option("--latency-ms", options.latency_ms, "delay before every answer")
       ->capture_default_str();
@@ -188,9 +194,8 @@ int main(int argc, char** argv) {
     Reply reply;
     if (faulting) {
       reply.status = fault.status;
-      reply.body = fault.body.value_or(fault.status >= 400
-                                           ? R"({"message":"lume-sim injected fault"})"
-                                           : "");
+      reply.body = fault.body.value_or(
+          fault.status >= 400 ? R"({"message":"lume-sim injected fault"})" : "");
       if (fault.status == 404 && !fault.body) {
         reply.content_type = "text/plain";
         reply.body = "Not found";

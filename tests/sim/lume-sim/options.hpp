@@ -10,9 +10,9 @@ namespace lume_sim {
 /// match get `status` and `body` instead of the real answer.
 struct Fault {
   std::string method;
-  std::string path;               ///< exact path (query excluded); a trailing '*' matches a prefix
+  std::string path; ///< exact path (query excluded); a trailing '*' matches a prefix
   int status = 500;
-  std::optional<int> remaining;   ///< from "xN"
+  std::optional<int> remaining;    ///< from "xN"
   std::optional<std::string> body; ///< from ":BODY"; default {"message":"..."} for >= 400
 };
 

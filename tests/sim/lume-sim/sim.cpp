@@ -41,7 +41,9 @@ Reply json_reply(int status, const json& j) {
   return r;
 }
 
-Reply message(int status, const std::string& text) { return json_reply(status, {{"message", text}}); }
+Reply message(int status, const std::string& text) {
+  return json_reply(status, {{"message", text}});
+}
 
 Reply not_found_route() {
   Reply r;
@@ -189,7 +191,8 @@ std::string normalized_name(std::string name) {
 std::string percent_decode(const std::string& s) {
   std::string out;
   for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() + 0 && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+    if (s[i] == '%' && i + 2 < s.size() + 0 &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
         std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
       out.push_back(static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16)));
       i += 2;
@@ -282,13 +285,21 @@ std::string random_mac() {
   std::uniform_int_distribution<int> byte(0, 255);
   char buffer[18];
   // Locally administered, unicast.
-  std::snprintf(buffer, sizeof buffer, "%02x:%02x:%02x:%02x:%02x:%02x", (byte(rng()) & 0xfc) | 0x02,
-                byte(rng()), byte(rng()), byte(rng()), byte(rng()), byte(rng()));
+  std::snprintf(buffer,
+                sizeof buffer,
+                "%02x:%02x:%02x:%02x:%02x:%02x",
+                (byte(rng()) & 0xfc) | 0x02,
+                byte(rng()),
+                byte(rng()),
+                byte(rng()),
+                byte(rng()),
+                byte(rng()));
   return buffer;
 }
 
 std::string random_base64(std::size_t bytes) {
-  static const char* k_alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  static const char* k_alphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::uniform_int_distribution<int> six(0, 63);
   std::string out;
   for (std::size_t i = 0; i < (bytes * 4 + 2) / 3; ++i) {
@@ -301,8 +312,18 @@ std::string random_base64(std::size_t bytes) {
 }
 
 std::string vnc_password() {
-  static const char* k_words[] = {"amber", "pilot", "river", "stone", "cedar", "maple",
-                                  "orbit", "delta", "lunar", "quill", "tiger", "ember"};
+  static const char* k_words[] = {"amber",
+                                  "pilot",
+                                  "river",
+                                  "stone",
+                                  "cedar",
+                                  "maple",
+                                  "orbit",
+                                  "delta",
+                                  "lunar",
+                                  "quill",
+                                  "tiger",
+                                  "ember"};
   std::uniform_int_distribution<std::size_t> pick(0, std::size(k_words) - 1);
   std::string out;
   for (int i = 0; i < 4; ++i) {
@@ -345,8 +366,10 @@ void copy_sparse(const fs::path& from, const fs::path& to) {
   int in = open(from.c_str(), O_RDONLY | O_CLOEXEC);
   int out = open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (in < 0 || out < 0) {
-    if (in >= 0) close(in);
-    if (out >= 0) close(out);
+    if (in >= 0)
+      close(in);
+    if (out >= 0)
+      close(out);
     throw std::runtime_error("cannot copy " + from.string());
   }
   struct stat st {};
@@ -356,7 +379,8 @@ void copy_sparse(const fs::path& from, const fs::path& to) {
   while ((data = lseek(in, data, SEEK_DATA)) >= 0) {
     off_t hole = lseek(in, data, SEEK_HOLE);
     for (off_t at = data; at < hole;) {
-      ssize_t n = pread(in, buffer.data(), std::min<off_t>(hole - at, static_cast<off_t>(buffer.size())), at);
+      ssize_t n = pread(
+          in, buffer.data(), std::min<off_t>(hole - at, static_cast<off_t>(buffer.size())), at);
       if (n <= 0 || pwrite(out, buffer.data(), static_cast<std::size_t>(n), at) != n) {
         break;
       }
@@ -382,26 +406,33 @@ bool is_vm_dir(const fs::path& dir) {
 bool natural_less(const std::string& a, const std::string& b) {
   std::size_t i = 0, j = 0;
   while (i < a.size() && j < b.size()) {
-    if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
+    if (std::isdigit(static_cast<unsigned char>(a[i])) &&
+        std::isdigit(static_cast<unsigned char>(b[j]))) {
       std::size_t i2 = i, j2 = j;
-      while (i2 < a.size() && std::isdigit(static_cast<unsigned char>(a[i2]))) ++i2;
-      while (j2 < b.size() && std::isdigit(static_cast<unsigned char>(b[j2]))) ++j2;
+      while (i2 < a.size() && std::isdigit(static_cast<unsigned char>(a[i2])))
+        ++i2;
+      while (j2 < b.size() && std::isdigit(static_cast<unsigned char>(b[j2])))
+        ++j2;
       std::string na = a.substr(i, i2 - i), nb = b.substr(j, j2 - j);
       na.erase(0, std::min(na.find_first_not_of('0'), na.size()));
       nb.erase(0, std::min(nb.find_first_not_of('0'), nb.size()));
-      if (na.size() != nb.size()) return na.size() < nb.size();
-      if (na != nb) return na < nb;
+      if (na.size() != nb.size())
+        return na.size() < nb.size();
+      if (na != nb)
+        return na < nb;
       i = i2;
       j = j2;
       continue;
     }
     int ca = std::tolower(static_cast<unsigned char>(a[i]));
     int cb = std::tolower(static_cast<unsigned char>(b[j]));
-    if (ca != cb) return ca < cb;
+    if (ca != cb)
+      return ca < cb;
     ++i;
     ++j;
   }
-  if (a.size() - i != b.size() - j) return a.size() - i < b.size() - j;
+  if (a.size() - i != b.size() - j)
+    return a.size() - i < b.size() - j;
   return a < b;
 }
 
@@ -482,7 +513,8 @@ Simulator::Simulator(Options options) : m_options(std::move(options)), m_schedul
       {"POST", {"lume", "config", "locations"}, &Simulator::add_location},
       {"DELETE", {"lume", "config", "locations", ":name"}, &Simulator::remove_location},
       {"GET", {"lume", "logs"}, &Simulator::get_logs},
-      {"POST", {"lume", "config", "locations", "default", ":name"},
+      {"POST",
+       {"lume", "config", "locations", "default", ":name"},
        &Simulator::set_default_location},
       {"POST", {"lume", "vms", "push"}, &Simulator::push},
       {"GET", {"lume", "host", "status"}, &Simulator::host_status},
@@ -504,9 +536,12 @@ std::string Simulator::encode(const json& j) {
   return out;
 }
 
-void Simulator::log(const std::string& line) const { std::cerr << "lume-sim: " << line << std::endl; }
+void Simulator::log(const std::string& line) const {
+  std::cerr << "lume-sim: " << line << std::endl;
+}
 
-Reply Simulator::handle(const std::string& method, const std::string& target,
+Reply Simulator::handle(const std::string& method,
+                        const std::string& target,
                         const std::string& body) {
   // Route matching on the raw target, query included (§1.4): a query string makes the last
   // piece differ from a literal, so only ":name"-terminated routes tolerate one.
@@ -538,8 +573,8 @@ Reply Simulator::handle(const std::string& method, const std::string& target,
   return not_found_route();
 }
 
-std::optional<Simulator::Found> Simulator::resolve_storage(const std::optional<std::string>& storage,
-                                                           std::string& error) {
+std::optional<Simulator::Found>
+Simulator::resolve_storage(const std::optional<std::string>& storage, std::string& error) {
   if (!storage) {
     for (const auto& l : m_locations) {
       if (l.name == m_default_location) {
@@ -592,12 +627,15 @@ bool Simulator::is_running(const fs::path& dir) const {
   return m_running.count(fs::weakly_canonical(dir).string()) != 0;
 }
 
-std::size_t Simulator::running_count() const { return m_running.size(); }
+std::size_t Simulator::running_count() const {
+  return m_running.size();
+}
 
 std::string Simulator::status_of(const fs::path& dir) {
   std::error_code ec;
-  const bool provisioning = fs::exists(dir / ".provisioning", ec) &&
-                            !(fs::exists(dir / "disk.img", ec) && fs::exists(dir / "nvram.bin", ec));
+  const bool provisioning =
+      fs::exists(dir / ".provisioning", ec) &&
+      !(fs::exists(dir / "disk.img", ec) && fs::exists(dir / "nvram.bin", ec));
   if (provisioning) {
     auto marker = read_json(dir / ".provisioning");
     if (marker && marker->contains("startedAt") && (*marker)["startedAt"].is_number() &&
@@ -612,10 +650,13 @@ std::string Simulator::status_of(const fs::path& dir) {
 json Simulator::details(const Found& vm) {
   json config = read_json(vm.dir / "config.json").value_or(json::object());
   auto number = [&](const char* key) -> std::uint64_t {
-    return config.contains(key) && config[key].is_number_unsigned() ? config[key].get<std::uint64_t>() : 0;
+    return config.contains(key) && config[key].is_number_unsigned()
+               ? config[key].get<std::uint64_t>()
+               : 0;
   };
   auto text = [&](const char* key, const char* fallback) -> std::string {
-    return config.contains(key) && config[key].is_string() ? config[key].get<std::string>() : fallback;
+    return config.contains(key) && config[key].is_string() ? config[key].get<std::string>()
+                                                           : fallback;
   };
   std::error_code ec;
   json disk = {{"allocated", 0}, {"total", number("diskSize")}};
@@ -660,7 +701,8 @@ json Simulator::details(const Found& vm) {
 
 // --- VMs ------------------------------------------------------------------------------------
 
-Reply Simulator::list_vms(const Params&, const std::map<std::string, std::string>&,
+Reply Simulator::list_vms(const Params&,
+                          const std::map<std::string, std::string>&,
                           const std::string&) {
   std::vector<std::pair<std::string, Found>> vms;
   for (const auto& l : m_locations) {
@@ -673,8 +715,9 @@ Reply Simulator::list_vms(const Params&, const std::map<std::string, std::string
       }
     }
   }
-  std::sort(vms.begin(), vms.end(),
-            [](const auto& a, const auto& b) { return natural_less(a.first, b.first); });
+  std::sort(vms.begin(), vms.end(), [](const auto& a, const auto& b) {
+    return natural_less(a.first, b.first);
+  });
   json out = json::array();
   for (const auto& [name, vm] : vms) {
     out.push_back(details(vm));
@@ -682,7 +725,8 @@ Reply Simulator::list_vms(const Params&, const std::map<std::string, std::string
   return json_reply(200, out);
 }
 
-Reply Simulator::get_vm(const Params& p, const std::map<std::string, std::string>& q,
+Reply Simulator::get_vm(const Params& p,
+                        const std::map<std::string, std::string>& q,
                         const std::string&) {
   const std::string& key = p[0];
   if (auto it = m_pulls.find(key); it != m_pulls.end()) {
@@ -690,7 +734,8 @@ Reply Simulator::get_vm(const Params& p, const std::map<std::string, std::string
       return message(400, "Pull failed for '" + key + "': " + it->second.failure);
     }
     if (it->second.in_progress) {
-      return json_reply(200, {{"name", key}, {"status", "pulling"}, {"downloadProgress", it->second.progress}});
+      return json_reply(
+          200, {{"name", key}, {"status", "pulling"}, {"downloadProgress", it->second.progress}});
     }
   }
   std::string error;
@@ -701,7 +746,8 @@ Reply Simulator::get_vm(const Params& p, const std::map<std::string, std::string
   return json_reply(200, details(*vm));
 }
 
-Reply Simulator::delete_vm(const Params& p, const std::map<std::string, std::string>& q,
+Reply Simulator::delete_vm(const Params& p,
+                           const std::map<std::string, std::string>& q,
                            const std::string&) {
   std::string error;
   auto vm = find_vm(p[0], query_value(q, "storage"), error);
@@ -716,7 +762,8 @@ Reply Simulator::delete_vm(const Params& p, const std::map<std::string, std::str
   return r; // empty body, application/json
 }
 
-Reply Simulator::create_vm(const Params&, const std::map<std::string, std::string>&,
+Reply Simulator::create_vm(const Params&,
+                           const std::map<std::string, std::string>&,
                            const std::string& text) {
   Body b(text);
   const std::string name = b.string("name");
@@ -776,13 +823,15 @@ Reply Simulator::create_vm(const Params&, const std::map<std::string, std::strin
               {"display", display},
               {"networkMode", *network_mode}},
              true);
-  write_json(dir / ".provisioning", {{"operation", "ipsw_install"}, {"startedAt", unix_now()}}, false);
+  write_json(
+      dir / ".provisioning", {{"operation", "ipsw_install"}, {"startedAt", unix_now()}}, false);
   // An IPSW path that does not exist fails the install in the background, which deletes the VM.
   const bool fail = macos && *ipsw != "latest" && !fs::is_regular_file(*ipsw);
   m_scheduler.after(std::chrono::milliseconds(m_options.create_delay_ms),
                     [this, dir, fail] { finish_create(dir, fail); });
   log("create '" + name + "' started in " + dir.string());
-  return json_reply(202, {{"message", "VM creation started"}, {"name", name}, {"status", "provisioning"}});
+  return json_reply(
+      202, {{"message", "VM creation started"}, {"name", name}, {"status", "provisioning"}});
 }
 
 void Simulator::finish_create(const fs::path& dir, bool fail) {
@@ -815,7 +864,8 @@ void Simulator::finish_create(const fs::path& dir, bool fail) {
   log("create in " + dir.string() + " finished");
 }
 
-Reply Simulator::clone_vm(const Params&, const std::map<std::string, std::string>&,
+Reply Simulator::clone_vm(const Params&,
+                          const std::map<std::string, std::string>&,
                           const std::string& text) {
   Body b(text);
   const std::string raw_name = b.string("name");
@@ -857,10 +907,13 @@ Reply Simulator::clone_vm(const Params&, const std::map<std::string, std::string
     config["machineIdentifier"] = random_base64(24);
   }
   write_json(target / "config.json", config, true);
-  return json_reply(200, {{"message", "VM cloned successfully"}, {"source", raw_name}, {"destination", new_name}});
+  return json_reply(
+      200,
+      {{"message", "VM cloned successfully"}, {"source", raw_name}, {"destination", new_name}});
 }
 
-Reply Simulator::patch_vm(const Params& p, const std::map<std::string, std::string>&,
+Reply Simulator::patch_vm(const Params& p,
+                          const std::map<std::string, std::string>&,
                           const std::string& text) {
   Body b(text);
   const auto cpu = b.optional_int("cpu");
@@ -910,7 +963,8 @@ Reply Simulator::patch_vm(const Params& p, const std::map<std::string, std::stri
     if (running) {
       return message(400, "Cannot modify " + name + ": the VM is running. Stop it first.");
     }
-    const std::uint64_t current = fs::exists(vm->dir / "disk.img") ? fs::file_size(vm->dir / "disk.img") : 0;
+    const std::uint64_t current =
+        fs::exists(vm->dir / "disk.img") ? fs::file_size(vm->dir / "disk.img") : 0;
     if (*bytes < current) {
       return message(400, "New disk size must be larger than the current size");
     }
@@ -930,7 +984,8 @@ Reply Simulator::patch_vm(const Params& p, const std::map<std::string, std::stri
   return message(200, "VM settings updated successfully");
 }
 
-Reply Simulator::run_vm(const Params& p, const std::map<std::string, std::string>&,
+Reply Simulator::run_vm(const Params& p,
+                        const std::map<std::string, std::string>&,
                         const std::string& text) {
   bool no_display = false;
   std::optional<std::string> storage;
@@ -974,10 +1029,12 @@ Reply Simulator::run_vm(const Params& p, const std::map<std::string, std::string
   }
   // Existence and state are checked only after answering; failures are only logged (§3.8).
   start_vm(p[0], storage, vnc == "enabled");
-  return json_reply(202, {{"message", "VM start initiated"}, {"name", p[0]}, {"status", "pending"}});
+  return json_reply(202,
+                    {{"message", "VM start initiated"}, {"name", p[0]}, {"status", "pending"}});
 }
 
-void Simulator::start_vm(const std::string& name, const std::optional<std::string>& storage,
+void Simulator::start_vm(const std::string& name,
+                         const std::optional<std::string>& storage,
                          bool vnc_enabled) {
   std::string error;
   auto vm = find_vm(name, storage, error);
@@ -999,20 +1056,23 @@ void Simulator::start_vm(const std::string& name, const std::optional<std::strin
     return;
   }
   RunningVm run;
-  run.booted_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(m_options.boot_delay_ms);
+  run.booted_at =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(m_options.boot_delay_ms);
   json session;
   if (vnc_enabled) {
     run.vnc_url = "vnc://:" + vnc_password() + "@127.0.0.1:" + std::to_string(m_next_vnc_port++);
     session = {{"url", *run.vnc_url}};
   } else {
-    session = {{"vncEnabled", false}, {"pid", static_cast<int>(getpid())}, {"startedAt", unix_now()}};
+    session = {
+        {"vncEnabled", false}, {"pid", static_cast<int>(getpid())}, {"startedAt", unix_now()}};
   }
   write_json(vm->dir / "sessions.json", session, false);
   m_running[fs::weakly_canonical(vm->dir).string()] = run;
   log("run '" + vm_name + "': running");
 }
 
-Reply Simulator::stop_vm(const Params& p, const std::map<std::string, std::string>&,
+Reply Simulator::stop_vm(const Params& p,
+                         const std::map<std::string, std::string>&,
                          const std::string& text) {
   std::optional<std::string> storage;
   // Malformed JSON or a non-string storage is silently ignored (§3.9).
@@ -1040,18 +1100,21 @@ Reply Simulator::stop_vm(const Params& p, const std::map<std::string, std::strin
   return r;
 }
 
-Reply Simulator::setup_vm(const Params& p, const std::map<std::string, std::string>&,
+Reply Simulator::setup_vm(const Params& p,
+                          const std::map<std::string, std::string>&,
                           const std::string& text) {
   if (text.empty()) {
     return message(400, "Request body is required");
   }
   json j = json::parse(text, nullptr, false);
   if (!j.is_object()) {
-    return message(400, "The data couldn\u2019t be read because it isn\u2019t in the correct format.");
+    return message(400,
+                   "The data couldn\u2019t be read because it isn\u2019t in the correct format.");
   }
   auto text_of = [&](const char* key) -> std::optional<std::string> {
-    return j.contains(key) && j[key].is_string() ? std::optional<std::string>(j[key].get<std::string>())
-                                                 : std::nullopt;
+    return j.contains(key) && j[key].is_string()
+               ? std::optional<std::string>(j[key].get<std::string>())
+               : std::nullopt;
   };
   auto path = text_of("configPath");
   auto yaml = text_of("configYaml");
@@ -1065,9 +1128,11 @@ Reply Simulator::setup_vm(const Params& p, const std::map<std::string, std::stri
   return json_reply(202, {{"message", "Setup started"}, {"name", p[0]}});
 }
 
-Reply Simulator::get_ipsw(const Params&, const std::map<std::string, std::string>&,
+Reply Simulator::get_ipsw(const Params&,
+                          const std::map<std::string, std::string>&,
                           const std::string&) {
-  return json_reply(200, {{"url", "https://updates.cdn-apple.com/lume-sim/UniversalMac_Restore.ipsw"}});
+  return json_reply(200,
+                    {{"url", "https://updates.cdn-apple.com/lume-sim/UniversalMac_Restore.ipsw"}});
 }
 
 // --- pulls and pushes -----------------------------------------------------------------------
@@ -1127,7 +1192,8 @@ void move_directory(const fs::path& from, const fs::path& to) {
 
 } // namespace
 
-std::string Simulator::run_pull(const std::string& key, const std::string& image,
+std::string Simulator::run_pull(const std::string& key,
+                                const std::string& image,
                                 const std::optional<std::string>& name,
                                 const std::optional<std::string>& registry,
                                 const std::optional<std::string>& organization,
@@ -1174,7 +1240,8 @@ std::string Simulator::run_pull(const std::string& key, const std::string& image
     // Organization "trycua" is Lume's default; the repository is always <organization>/<name>.
     const std::string repository = organization.value_or("trycua") + "/" + image_name;
     const char* tmp = std::getenv("TMPDIR");
-    const fs::path staging = fs::path(tmp != nullptr ? tmp : "/tmp") / ("lume_vm_" + random_suffix());
+    const fs::path staging =
+        fs::path(tmp != nullptr ? tmp : "/tmp") / ("lume_vm_" + random_suffix());
     std::string digest;
     try {
       digest = pull_oci_image(*endpoint, repository, tag, staging, set_progress, delay / 2);
@@ -1195,7 +1262,8 @@ std::string Simulator::run_pull(const std::string& key, const std::string& image
     // Written after the move, the digest exactly as the header said, no newline (§4.3).
     std::ofstream(target / ".manifest-digest", std::ios::binary) << digest;
     m_pulls.erase(key);
-    log("pull '" + key + "': " + repository + ":" + tag + " (" + digest + ") into " + target.string());
+    log("pull '" + key + "': " + repository + ":" + tag + " (" + digest + ") into " +
+        target.string());
     return "";
   } catch (const std::exception& e) {
     why = e.what();
@@ -1218,7 +1286,8 @@ void Simulator::restore_guest_home_from(const fs::path& staging, const std::stri
   }
 }
 
-Reply Simulator::pull_sync(const Params&, const std::map<std::string, std::string>&,
+Reply Simulator::pull_sync(const Params&,
+                           const std::map<std::string, std::string>&,
                            const std::string& text) {
   PullBody p = read_pull(text);
   const auto colons = std::count(p.image.begin(), p.image.end(), ':');
@@ -1232,23 +1301,27 @@ Reply Simulator::pull_sync(const Params&, const std::map<std::string, std::strin
     if (!why.empty()) {
       return message(400, why);
     }
-    return json_reply(200, {{"message", "Image pulled successfully"},
-                            {"image", p.image},
-                            {"name", p.name.value_or("default")}});
+    return json_reply(200,
+                      {{"message", "Image pulled successfully"},
+                       {"image", p.image},
+                       {"name", p.name.value_or("default")}});
   };
   return r;
 }
 
-Reply Simulator::pull_start(const Params&, const std::map<std::string, std::string>&,
+Reply Simulator::pull_start(const Params&,
+                            const std::map<std::string, std::string>&,
                             const std::string& text) {
   PullBody p = read_pull(text);
   m_pulls[p.key] = PullRecord{true, 0, ""};
-  std::thread([this, p] { run_pull(p.key, p.image, p.name, p.registry, p.organization, p.storage); })
-      .detach();
+  std::thread([this, p] {
+    run_pull(p.key, p.image, p.name, p.registry, p.organization, p.storage);
+  }).detach();
   return json_reply(202, {{"message", "Pull started"}, {"name", p.key}, {"image", p.image}});
 }
 
-Reply Simulator::push(const Params&, const std::map<std::string, std::string>&,
+Reply Simulator::push(const Params&,
+                      const std::map<std::string, std::string>&,
                       const std::string& text) {
   Body b(text);
   const std::string name = b.string("name");
@@ -1299,38 +1372,47 @@ Reply Simulator::push(const Params&, const std::map<std::string, std::string>&,
       log("push '" + name + "' failed: " + e.what());
     }
   }).detach();
-  return json_reply(202, {{"message", "Push initiated in background"},
-                          {"name", name},
-                          {"imageName", image_name},
-                          {"tags", *tags}});
+  return json_reply(202,
+                    {{"message", "Push initiated in background"},
+                     {"name", name},
+                     {"imageName", image_name},
+                     {"tags", *tags}});
 }
 
-Reply Simulator::prune(const Params&, const std::map<std::string, std::string>&, const std::string&) {
+Reply Simulator::prune(const Params&,
+                       const std::map<std::string, std::string>&,
+                       const std::string&) {
   return message(200, "Successfully removed cached images");
 }
 
-Reply Simulator::list_images(const Params&, const std::map<std::string, std::string>&,
+Reply Simulator::list_images(const Params&,
+                             const std::map<std::string, std::string>&,
                              const std::string&) {
   return json_reply(200, json::array());
 }
 
 // --- configuration --------------------------------------------------------------------------
 
-Reply Simulator::get_config(const Params&, const std::map<std::string, std::string>&,
+Reply Simulator::get_config(const Params&,
+                            const std::map<std::string, std::string>&,
                             const std::string&) {
   json locations = json::array();
   for (const auto& l : m_locations) {
     locations.push_back({{"name", l.name}, {"path", l.path.string()}});
   }
-  return json_reply(200, {{"vmLocations", locations},
-                          {"defaultLocationName", m_default_location},
-                          {"cacheDirectory", m_cache_directory},
-                          {"cachingEnabled", m_caching_enabled},
-                          {"registry", {{"type", "ghcr"}, {"ghcr", {{"registry", "ghcr.io"}, {"organization", "trycua"}}}}},
-                          {"telemetryEnabled", false}});
+  return json_reply(
+      200,
+      {{"vmLocations", locations},
+       {"defaultLocationName", m_default_location},
+       {"cacheDirectory", m_cache_directory},
+       {"cachingEnabled", m_caching_enabled},
+       {"registry",
+        {{"type", "ghcr"}, {"ghcr", {{"registry", "ghcr.io"}, {"organization", "trycua"}}}}},
+       {"telemetryEnabled", false}});
 }
 
-Reply Simulator::post_config(const Params&, const std::map<std::string, std::string>&,
+Reply Simulator::post_config(const Params&,
+                             const std::map<std::string, std::string>&,
                              const std::string& text) {
   Body b(text);
   auto home = b.optional_string("homeDirectory");
@@ -1353,10 +1435,12 @@ Reply Simulator::post_config(const Params&, const std::map<std::string, std::str
   return message(200, "Configuration updated successfully");
 }
 
-Reply Simulator::list_locations(const Params&, const std::map<std::string, std::string>&,
+Reply Simulator::list_locations(const Params&,
+                                const std::map<std::string, std::string>&,
                                 const std::string&) {
   auto sorted = m_locations;
-  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  std::sort(
+      sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   json out = json::array();
   for (const auto& l : sorted) {
     out.push_back({{"name", l.name}, {"path", l.path.string()}});
@@ -1364,7 +1448,8 @@ Reply Simulator::list_locations(const Params&, const std::map<std::string, std::
   return json_reply(200, out);
 }
 
-Reply Simulator::add_location(const Params&, const std::map<std::string, std::string>&,
+Reply Simulator::add_location(const Params&,
+                              const std::map<std::string, std::string>&,
                               const std::string& text) {
   Body b(text);
   const std::string name = b.string("name");
@@ -1380,10 +1465,12 @@ Reply Simulator::add_location(const Params&, const std::map<std::string, std::st
   }
   fs::create_directories(path);
   m_locations.push_back({name, fs::absolute(path)});
-  return json_reply(200, {{"message", "Location added successfully"}, {"name", name}, {"path", path}});
+  return json_reply(200,
+                    {{"message", "Location added successfully"}, {"name", name}, {"path", path}});
 }
 
-Reply Simulator::remove_location(const Params& p, const std::map<std::string, std::string>&,
+Reply Simulator::remove_location(const Params& p,
+                                 const std::map<std::string, std::string>&,
                                  const std::string&) {
   if (p[0] == m_default_location) {
     return message(400, "Cannot remove the default location: " + p[0]);
@@ -1397,7 +1484,8 @@ Reply Simulator::remove_location(const Params& p, const std::map<std::string, st
   return message(400, "VM location not found: " + p[0]);
 }
 
-Reply Simulator::set_default_location(const Params& p, const std::map<std::string, std::string>&,
+Reply Simulator::set_default_location(const Params& p,
+                                      const std::map<std::string, std::string>&,
                                       const std::string&) {
   for (const auto& l : m_locations) {
     if (l.name == p[0]) {
@@ -1408,18 +1496,23 @@ Reply Simulator::set_default_location(const Params& p, const std::map<std::strin
   return message(400, "VM location not found: " + p[0]);
 }
 
-Reply Simulator::get_logs(const Params&, const std::map<std::string, std::string>&, const std::string&) {
-  return json_reply(200, {{"info", "Info log file not found"}, {"error", "Error log file not found"}});
+Reply Simulator::get_logs(const Params&,
+                          const std::map<std::string, std::string>&,
+                          const std::string&) {
+  return json_reply(200,
+                    {{"info", "Info log file not found"}, {"error", "Error log file not found"}});
 }
 
-Reply Simulator::host_status(const Params&, const std::map<std::string, std::string>&,
+Reply Simulator::host_status(const Params&,
+                             const std::map<std::string, std::string>&,
                              const std::string&) {
   const std::uint64_t count = running_count();
-  return json_reply(200, {{"status", "healthy"},
-                          {"vm_count", count},
-                          {"max_vms", 2},
-                          {"available_slots", count >= 2 ? 0 : 2 - count},
-                          {"version", "1.0.0"}});
+  return json_reply(200,
+                    {{"status", "healthy"},
+                     {"vm_count", count},
+                     {"max_vms", 2},
+                     {"available_slots", count >= 2 ? 0 : 2 - count},
+                     {"version", "1.0.0"}});
 }
 
 } // namespace lume_sim

@@ -31,9 +31,7 @@ private:
     std::chrono::steady_clock::time_point when;
     std::uint64_t order;
     std::function<void()> run;
-    bool operator>(const Task& o) const {
-      return when != o.when ? when > o.when : order > o.order;
-    }
+    bool operator>(const Task& o) const { return when != o.when ? when > o.when : order > o.order; }
   };
   void loop();
   std::mutex& m_state_mutex;
@@ -88,7 +86,8 @@ private:
     std::string failure;
   };
   using Params = std::vector<std::string>;
-  using Handler = Reply (Simulator::*)(const Params&, const std::map<std::string, std::string>&,
+  using Handler = Reply (Simulator::*)(const Params&,
+                                       const std::map<std::string, std::string>&,
                                        const std::string&);
   struct Route {
     std::string method;
@@ -113,33 +112,35 @@ private:
   Reply list_images(const Params&, const std::map<std::string, std::string>&, const std::string&);
   Reply get_config(const Params&, const std::map<std::string, std::string>&, const std::string&);
   Reply post_config(const Params&, const std::map<std::string, std::string>&, const std::string&);
-  Reply list_locations(const Params&, const std::map<std::string, std::string>&,
-                       const std::string&);
+  Reply
+  list_locations(const Params&, const std::map<std::string, std::string>&, const std::string&);
   Reply add_location(const Params&, const std::map<std::string, std::string>&, const std::string&);
-  Reply remove_location(const Params&, const std::map<std::string, std::string>&,
-                        const std::string&);
+  Reply
+  remove_location(const Params&, const std::map<std::string, std::string>&, const std::string&);
   Reply get_logs(const Params&, const std::map<std::string, std::string>&, const std::string&);
-  Reply set_default_location(const Params&, const std::map<std::string, std::string>&,
+  Reply set_default_location(const Params&,
+                             const std::map<std::string, std::string>&,
                              const std::string&);
   Reply push(const Params&, const std::map<std::string, std::string>&, const std::string&);
   Reply host_status(const Params&, const std::map<std::string, std::string>&, const std::string&);
 
   // Lookups and state.
-  std::optional<Found> find_vm(const std::string& name, const std::optional<std::string>& storage,
-                               std::string& error);
+  std::optional<Found>
+  find_vm(const std::string& name, const std::optional<std::string>& storage, std::string& error);
   std::optional<Found> resolve_storage(const std::optional<std::string>& storage,
                                        std::string& error);
   nlohmann::json details(const Found& vm);
   std::string status_of(const std::filesystem::path& dir);
   bool is_running(const std::filesystem::path& dir) const;
   std::size_t running_count() const;
-  void start_vm(const std::string& name, const std::optional<std::string>& storage,
-                bool vnc_enabled);
+  void
+  start_vm(const std::string& name, const std::optional<std::string>& storage, bool vnc_enabled);
   void finish_create(const std::filesystem::path& dir, bool fail);
   void fail_pull(const std::string& key, const std::string& why);
   /// The pull itself, run without the state lock (it takes it for every state change). Returns
   /// the failure text, empty on success.
-  std::string run_pull(const std::string& key, const std::string& image,
+  std::string run_pull(const std::string& key,
+                       const std::string& image,
                        const std::optional<std::string>& name,
                        const std::optional<std::string>& registry,
                        const std::optional<std::string>& organization,

@@ -9,7 +9,9 @@
 namespace lume_unlock::cli {
 namespace {
 
-test::CliRun run(const std::vector<std::string>& args) { return test::run_lume_unlock(args); }
+test::CliRun run(const std::vector<std::string>& args) {
+  return test::run_lume_unlock(args);
+}
 
 TEST(Cli, VersionPrintsTheVersion) {
   auto r = run({"--version"});
@@ -20,7 +22,8 @@ TEST(Cli, VersionPrintsTheVersion) {
 TEST(Cli, HelpListsTheGlobalOptions) {
   auto r = run({"--help"});
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* option : {"--lume-url", "--state-dir", "--json", "--quiet", "--verbose", "--version"}) {
+  for (const char* option :
+       {"--lume-url", "--state-dir", "--json", "--quiet", "--verbose", "--version"}) {
     EXPECT_NE(r.out.find(option), std::string::npos) << option << " missing from:\n" << r.out;
   }
 }

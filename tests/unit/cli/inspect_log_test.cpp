@@ -11,7 +11,9 @@ namespace {
 
 using test::CliRun;
 
-test::CliRun run(const std::vector<std::string>& args) { return test::run_lume_unlock(args); }
+test::CliRun run(const std::vector<std::string>& args) {
+  return test::run_lume_unlock(args);
+}
 
 std::string log_path(const std::string& name) {
   return std::string(LUME_UNLOCK_FIXTURES_DIR) + "/llama-logs/" + name;

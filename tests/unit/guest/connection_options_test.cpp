@@ -26,8 +26,13 @@ TEST(ConnectionOptions, DefaultsFollowTheDesign) {
 }
 
 TEST(ConnectionOptions, FlagsOverrideTheDefaults) {
-  auto options = parse({"--ssh-user", "admin", "--ssh-port", "2222", "--ssh-password-env",
-                        "MY_PW", "--ssh-accept-new-host-key"});
+  auto options = parse({"--ssh-user",
+                        "admin",
+                        "--ssh-port",
+                        "2222",
+                        "--ssh-password-env",
+                        "MY_PW",
+                        "--ssh-accept-new-host-key"});
   EXPECT_EQ(options.user, "admin");
   EXPECT_EQ(options.port, 2222);
   EXPECT_EQ(options.password_env, "MY_PW");

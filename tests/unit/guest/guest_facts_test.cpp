@@ -48,10 +48,8 @@ TEST(GuestFacts, MissingSwVersLeavesTheVersionsAbsent) {
 }
 
 TEST(GuestFacts, HomeWithSpacesAndNewlinesSurvives) {
-  auto facts = parse_guest_facts(records({{"kernel", "Darwin"},
-                                          {"machine", "arm64"},
-                                          {"uid", "501"},
-                                          {"home", "/Users/a b\nc=d"}}));
+  auto facts = parse_guest_facts(records(
+      {{"kernel", "Darwin"}, {"machine", "arm64"}, {"uid", "501"}, {"home", "/Users/a b\nc=d"}}));
   ASSERT_TRUE(facts.ok()) << facts.error().message();
   EXPECT_EQ(facts.value().home, "/Users/a b\nc=d");
 }
@@ -65,11 +63,14 @@ TEST(GuestFacts, BadOutputNamesTheProblem) {
   const std::string base = records({{"kernel", "Darwin"}, {"machine", "arm64"}});
   const Case cases[] = {
       {"no uid", base + records({{"home", "/Users/lume"}}), "no value for 'uid'"},
-      {"uid not a number", base + records({{"uid", "x1"}, {"home", "/h"}}),
+      {"uid not a number",
+       base + records({{"uid", "x1"}, {"home", "/h"}}),
        "'id -u' printed 'x1', not a number"},
-      {"relative home", base + records({{"uid", "1"}, {"home", "h"}}),
+      {"relative home",
+       base + records({{"uid", "1"}, {"home", "h"}}),
        "$HOME is 'h', not an absolute path"},
-      {"no kernel", records({{"machine", "arm64"}, {"uid", "1"}, {"home", "/h"}}),
+      {"no kernel",
+       records({{"machine", "arm64"}, {"uid", "1"}, {"home", "/h"}}),
        "no value for 'kernel'"},
       {"truncated", base + "uid=5", "the output ends in the middle of a record (33 bytes)"},
       {"no equals", std::string("garbage\0", 8), "a record without '=' in the output"},

@@ -19,9 +19,10 @@ TEST(VmKeyPaths, NamesThatEscapeTheStateDirectoryAreRejected) {
     auto paths = vm_key_paths("/s", name);
     ASSERT_FALSE(paths.ok()) << name;
     EXPECT_EQ(paths.error().category(), ErrorCategory::usage);
-    EXPECT_EQ(paths.error().message(), "VM name '" + std::string(name) +
-                                           "': not usable as a directory name under the state "
-                                           "directory");
+    EXPECT_EQ(paths.error().message(),
+              "VM name '" + std::string(name) +
+                  "': not usable as a directory name under the state "
+                  "directory");
   }
 }
 

@@ -7,8 +7,13 @@ namespace {
 
 TEST(Size, FormatsTheWayLumeParses) {
   const std::pair<std::uint64_t, std::string> cases[] = {
-      {16ull << 30, "16GB"},  {1ull << 40, "1024GB"}, {8192ull << 20, "8GB"},
-      {1536ull << 20, "1536MB"}, {3ull << 10, "3KB"},  {1000, "1000b"}, {0, "0b"},
+      {16ull << 30, "16GB"},
+      {1ull << 40, "1024GB"},
+      {8192ull << 20, "8GB"},
+      {1536ull << 20, "1536MB"},
+      {3ull << 10, "3KB"},
+      {1000, "1000b"},
+      {0, "0b"},
   };
   for (const auto& [bytes, text] : cases) {
     EXPECT_EQ(format_size(bytes), text) << bytes;
@@ -18,9 +23,15 @@ TEST(Size, FormatsTheWayLumeParses) {
 
 TEST(Size, ParsesLumeSizeStrings) {
   const std::pair<std::string, std::uint64_t> cases[] = {
-      {"16GB", 16ull << 30},  {"16 gb", 16ull << 30}, {" 8.5GB ", 8704ull << 20},
-      {"8192MB", 8ull << 30}, {"1TB", 1ull << 40},    {"0.5tb", 512ull << 30},
-      {"1024KB", 1ull << 20}, {"1073741824b", 1ull << 30}, {"16", 16ull << 30},
+      {"16GB", 16ull << 30},
+      {"16 gb", 16ull << 30},
+      {" 8.5GB ", 8704ull << 20},
+      {"8192MB", 8ull << 30},
+      {"1TB", 1ull << 40},
+      {"0.5tb", 512ull << 30},
+      {"1024KB", 1ull << 20},
+      {"1073741824b", 1ull << 30},
+      {"16", 16ull << 30},
   };
   for (const auto& [text, bytes] : cases) {
     auto parsed = parse_size(text);

@@ -42,9 +42,12 @@ TEST(VmDetailsJson, ReadsAllFifteenKeys) {
 
 TEST(VmDetailsJson, StatusStringsMapExactly) {
   const std::pair<std::string, VmStatus> cases[] = {
-      {"provisioning", VmStatus::provisioning}, {"provisioning (stale)", VmStatus::provisioning_stale},
-      {"running", VmStatus::running},           {"stopped", VmStatus::stopped},
-      {"pulling", VmStatus::pulling},           {"provisioning (ipsw_install)", VmStatus::other},
+      {"provisioning", VmStatus::provisioning},
+      {"provisioning (stale)", VmStatus::provisioning_stale},
+      {"running", VmStatus::running},
+      {"stopped", VmStatus::stopped},
+      {"pulling", VmStatus::pulling},
+      {"provisioning (ipsw_install)", VmStatus::other},
       {"starting", VmStatus::other},
   };
   for (const auto& [text, status] : cases) {
@@ -72,16 +75,21 @@ TEST(VmDetailsJson, ToleratesUnknownKeysAndMissingOptionalKeys) {
 
 TEST(VmDetailsJson, WrongTypesAndMissingKeysNameTheKey) {
   const std::pair<std::function<void(json&)>, std::string> cases[] = {
-      {[](json& j) { j["cpuCount"] = "4"; }, "key 'cpuCount' is a string, expected a non-negative integer"},
-      {[](json& j) { j["cpuCount"] = -1; }, "key 'cpuCount' is an integer, expected a non-negative integer"},
-      {[](json& j) { j["memorySize"] = 1.5; }, "key 'memorySize' is a fractional number, expected a non-negative integer"},
+      {[](json& j) { j["cpuCount"] = "4"; },
+       "key 'cpuCount' is a string, expected a non-negative integer"},
+      {[](json& j) { j["cpuCount"] = -1; },
+       "key 'cpuCount' is an integer, expected a non-negative integer"},
+      {[](json& j) { j["memorySize"] = 1.5; },
+       "key 'memorySize' is a fractional number, expected a non-negative integer"},
       {[](json& j) { j["diskSize"] = 5; }, "'diskSize' is an integer, expected an object"},
       {[](json& j) { j["diskSize"].erase("total"); }, "key 'diskSize.total' is missing"},
       {[](json& j) { j["status"] = nullptr; }, "key 'status' is null"},
       {[](json& j) { j.erase("name"); }, "key 'name' is missing"},
-      {[](json& j) { j["sshAvailable"] = "yes"; }, "key 'sshAvailable' is a string, expected a boolean or null"},
+      {[](json& j) { j["sshAvailable"] = "yes"; },
+       "key 'sshAvailable' is a string, expected a boolean or null"},
       {[](json& j) { j["ipAddress"] = 7; }, "key 'ipAddress' is an integer, expected a string"},
-      {[](json& j) { j["downloadProgress"] = "0"; }, "key 'downloadProgress' is a string, expected a number or null"},
+      {[](json& j) { j["downloadProgress"] = "0"; },
+       "key 'downloadProgress' is a string, expected a number or null"},
       {[](json& j) { j = json::array(); }, "the body is an array, expected an object"},
   };
   for (const auto& [mutate, why] : cases) {
@@ -95,14 +103,16 @@ TEST(VmDetailsJson, WrongTypesAndMissingKeysNameTheKey) {
 }
 
 TEST(VmStateJson, PullingObjectHasThreeKeys) {
-  auto s = vm_state_from_json(json::parse(R"({"name":"base","status":"pulling","downloadProgress":42.5})"));
+  auto s = vm_state_from_json(
+      json::parse(R"({"name":"base","status":"pulling","downloadProgress":42.5})"));
   ASSERT_TRUE(s.ok()) << s.error().message();
   ASSERT_TRUE(std::holds_alternative<PullProgress>(s.value()));
   EXPECT_EQ(std::get<PullProgress>(s.value()).download_progress, 42.5);
   EXPECT_EQ(name_of(s.value()), "base");
   EXPECT_EQ(status_of(s.value()), VmStatus::pulling);
   EXPECT_EQ(describe(s.value()), "pulling 43%");
-  auto zero = vm_state_from_json(json::parse(R"({"name":"b","status":"pulling","downloadProgress":0})"));
+  auto zero =
+      vm_state_from_json(json::parse(R"({"name":"b","status":"pulling","downloadProgress":0})"));
   EXPECT_EQ(std::get<PullProgress>(zero.value()).download_progress, 0);
 }
 
@@ -128,7 +138,8 @@ TEST(SmallBodiesJson, HostStatusImagesAndConfig) {
       R"({"status":"healthy","vm_count":1,"max_vms":2,"available_slots":1,"version":"1.0.0"})"));
   ASSERT_TRUE(host.ok());
   EXPECT_EQ(host.value().available_slots, 1u);
-  auto images = images_from_json(json::parse(R"([{"repository":"macos-tahoe:latest","imageId":"0123456789ab"}])"));
+  auto images = images_from_json(
+      json::parse(R"([{"repository":"macos-tahoe:latest","imageId":"0123456789ab"}])"));
   ASSERT_TRUE(images.ok());
   EXPECT_EQ(images.value()[0].image_id, "0123456789ab");
   auto config = config_from_json(json::parse(
@@ -174,13 +185,16 @@ TEST(RequestJson, PullPushAndClone) {
   pull.image = "macos-tahoe:latest";
   pull.name = "base";
   pull.registry = "127.0.0.1:5000";
-  EXPECT_EQ(to_json(pull), json::parse(R"({"image":"macos-tahoe:latest","name":"base","registry":"127.0.0.1:5000"})"));
+  EXPECT_EQ(
+      to_json(pull),
+      json::parse(R"({"image":"macos-tahoe:latest","name":"base","registry":"127.0.0.1:5000"})"));
   PushRequest push;
   push.name = "dev";
   push.image_name = "img";
   push.tags = {"1"};
   push.single_layer = true;
-  EXPECT_EQ(to_json(push), json::parse(R"({"name":"dev","imageName":"img","tags":["1"],"singleLayer":true})"));
+  EXPECT_EQ(to_json(push),
+            json::parse(R"({"name":"dev","imageName":"img","tags":["1"],"singleLayer":true})"));
   CloneRequest clone;
   clone.name = "a";
   clone.new_name = "b";

@@ -29,7 +29,8 @@ TEST(VmName, UnsafeNamesAreUsageErrorsNamingTheProblem) {
       {"a#b", "invalid VM name 'a#b': '#' is not allowed"},
       {"tab\t", "invalid VM name 'tab\t': byte 0x09 is not allowed"},
       {"caf\xc3\xa9", "invalid VM name 'caf\xc3\xa9': byte 0xc3 is not allowed"},
-      {std::string(256, 'a'), "invalid VM name '" + std::string(256, 'a') + "': longer than 255 bytes"},
+      {std::string(256, 'a'),
+       "invalid VM name '" + std::string(256, 'a') + "': longer than 255 bytes"},
   };
   for (const auto& c : cases) {
     auto checked = check_vm_name(c.name);

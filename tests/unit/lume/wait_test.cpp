@@ -3,7 +3,6 @@
 
 #include <gtest/gtest.h>
 
-
 namespace lume_unlock::lume {
 namespace {
 
@@ -12,12 +11,14 @@ using namespace std::chrono_literals;
 using ScriptedApi = test::ScriptedLume;
 using test::FakeClock;
 
-Result<std::optional<VmState>> vm(const std::string& status, std::optional<std::string> ip = {},
-                                  std::optional<bool> ssh = {}) {
+Result<std::optional<VmState>>
+vm(const std::string& status, std::optional<std::string> ip = {}, std::optional<bool> ssh = {}) {
   return test::scripted_vm(status, std::move(ip), ssh);
 }
 
-Result<std::optional<VmState>> gone() { return test::scripted_gone(); }
+Result<std::optional<VmState>> gone() {
+  return test::scripted_gone();
+}
 
 Result<std::optional<VmState>> pulling(double progress) {
   return std::optional<VmState>(VmState(PullProgress{"dev", progress}));
@@ -89,8 +90,9 @@ TEST(WaitUntil, AVmMissingLongerThanTheGraceHasDisappeared) {
   EXPECT_EQ(r.error().message(),
             "waiting for VM 'dev' to be ready: VM 'dev' disappeared (Lume no longer knows it; last "
             "seen provisioning)");
-  EXPECT_EQ(r.error().hint(), "a failed create or pull deletes the VM; see Lume's log "
-                              "(/tmp/lume_daemon.log when started at login)");
+  EXPECT_EQ(r.error().hint(),
+            "a failed create or pull deletes the VM; see Lume's log "
+            "(/tmp/lume_daemon.log when started at login)");
 }
 
 TEST(WaitUntil, AVmNeverSeenIsReportedAsNeverSeen) {
@@ -104,13 +106,15 @@ TEST(WaitUntil, AVmNeverSeenIsReportedAsNeverSeen) {
 
 TEST(WaitUntil, ALumeErrorEndsTheWaitWithContext) {
   ScriptedApi api;
-  api.answers = {Error(ErrorCategory::lume_api, "status of VM 'dev'",
+  api.answers = {Error(ErrorCategory::lume_api,
+                       "status of VM 'dev'",
                        "Lume answered HTTP 400: Pull failed for 'dev': boom")};
   FakeClock clock;
   auto r = wait_until(api, "dev", is_pull_finished, options(clock));
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().message(), "waiting for VM 'dev' to be ready: status of VM 'dev': Lume "
-                                 "answered HTTP 400: Pull failed for 'dev': boom");
+  EXPECT_EQ(r.error().message(),
+            "waiting for VM 'dev' to be ready: status of VM 'dev': Lume "
+            "answered HTTP 400: Pull failed for 'dev': boom");
   EXPECT_TRUE(clock.sleeps.empty());
 }
 

@@ -11,13 +11,14 @@ Plan three_step_plan(std::vector<std::string>& ran, bool fail_second) {
               ran.push_back("image");
               return StepResult{};
             }});
-  plan.add({"resize", "set 8 vCPU / 16GB", false, "4 vCPU / 8GB now", [&, fail_second]() -> StepResult {
-              ran.push_back("resize");
-              if (fail_second) {
-                throw Error(ErrorCategory::lume_api, "PATCH /lume/vms/vm", "HTTP 500: boom");
-              }
-              return {true, "8 vCPU / 16GB"};
-            }});
+  plan.add(
+      {"resize", "set 8 vCPU / 16GB", false, "4 vCPU / 8GB now", [&, fail_second]() -> StepResult {
+         ran.push_back("resize");
+         if (fail_second) {
+           throw Error(ErrorCategory::lume_api, "PATCH /lume/vms/vm", "HTTP 500: boom");
+         }
+         return {true, "8 vCPU / 16GB"};
+       }});
   plan.add({"shim", "install the shim", std::nullopt, "", [&] {
               ran.push_back("shim");
               return StepResult{false, "already installed"};
@@ -30,8 +31,10 @@ TEST(Plan, SkipsStepsInPlaceAndReportsOutcomes) {
   Plan plan = three_step_plan(ran, false);
   std::vector<StepReport> reports;
   std::vector<std::string> events;
-  plan.apply([&](const util::ProgressEvent& e) { events.push_back(e.step + (e.finished ? " done" : "")); },
-             "lume-unlock create vm", reports);
+  plan.apply(
+      [&](const util::ProgressEvent& e) { events.push_back(e.step + (e.finished ? " done" : "")); },
+      "lume-unlock create vm",
+      reports);
   EXPECT_EQ(ran, (std::vector<std::string>{"resize", "shim"}));
   ASSERT_EQ(reports.size(), 3u);
   EXPECT_EQ(reports[0].outcome, StepOutcome::unchanged);
@@ -39,7 +42,8 @@ TEST(Plan, SkipsStepsInPlaceAndReportsOutcomes) {
   EXPECT_EQ(reports[1].outcome, StepOutcome::changed);
   EXPECT_EQ(reports[2].outcome, StepOutcome::unchanged);
   EXPECT_EQ(reports_to_json(reports)["changed"], 1);
-  EXPECT_EQ(events, (std::vector<std::string>{"image done", "resize", "resize done", "shim", "shim done"}));
+  EXPECT_EQ(events,
+            (std::vector<std::string>{"image done", "resize", "resize done", "shim", "shim done"}));
 }
 
 TEST(Plan, FailureNamesTheStepAndHowToResume) {

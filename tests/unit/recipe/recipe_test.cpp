@@ -26,7 +26,9 @@ enablement:
 std::string error_of(const std::string& text) {
   auto r = parse_recipe(text, "r.yaml");
   EXPECT_FALSE(r.ok()) << "accepted:\n" << text;
-  return r.ok() ? std::string() : r.error().message() + (r.error().hint().empty() ? "" : " | hint: " + r.error().hint());
+  return r.ok() ? std::string()
+                : r.error().message() +
+                      (r.error().hint().empty() ? "" : " | hint: " + r.error().hint());
 }
 
 TEST(Recipe, ParsesEveryField) {
@@ -63,39 +65,56 @@ struct BadCase {
 
 TEST(Recipe, RejectsBadInputWithFileLineAndColumn) {
   const BadCase cases[] = {
-      {"memory without B", "source: {image: a.io/b/c:1}\nvm:\n  memory: 16G\n",
+      {"memory without B",
+       "source: {image: a.io/b/c:1}\nvm:\n  memory: 16G\n",
        "r.yaml:3:11: vm.memory: invalid size '16G': unknown unit (use TB, GB, MB, KB or b) | hint: "
        "write it like 16GB or 8192MB (units: TB, GB, MB, KB, B)"},
-      {"memory without unit", "source: {image: a.io/b/c:1}\nvm:\n  memory: 16\n",
-       "r.yaml:3:11: vm.memory: '16' has no unit | hint: write it like 16GB or 8192MB (units: TB, GB, "
+      {"memory without unit",
+       "source: {image: a.io/b/c:1}\nvm:\n  memory: 16\n",
+       "r.yaml:3:11: vm.memory: '16' has no unit | hint: write it like 16GB or 8192MB (units: TB, "
+       "GB, "
        "MB, KB, B)"},
-      {"cpu zero", "source: {image: a.io/b/c:1}\nvm: {cpu: 0}\n",
+      {"cpu zero",
+       "source: {image: a.io/b/c:1}\nvm: {cpu: 0}\n",
        "r.yaml:2:11: vm.cpu: 0 is out of range (1 to 64)"},
-      {"cpu as text", "source: {image: a.io/b/c:1}\nvm: {cpu: eight}\n",
+      {"cpu as text",
+       "source: {image: a.io/b/c:1}\nvm: {cpu: eight}\n",
        "r.yaml:2:11: vm.cpu: 'eight' is not a whole number from 1 to 64"},
-      {"unknown key with suggestion", "source: {image: a.io/b/c:1}\nvm: {memroy: 16GB}\n",
+      {"unknown key with suggestion",
+       "source: {image: a.io/b/c:1}\nvm: {memroy: 16GB}\n",
        "r.yaml:2:6: vm.memroy: unknown key | hint: did you mean 'memory'? (known keys here: cpu, "
        "memory, disk, display)"},
-      {"unknown top-level key", "source: {image: a.io/b/c:1}\nimages: []\n",
-       "r.yaml:2:1: images: unknown key | hint: known keys here: source, vm, guest, shim, enablement"},
-      {"vm not a mapping", "source: {image: a.io/b/c:1}\nvm: 8\n",
+      {"unknown top-level key",
+       "source: {image: a.io/b/c:1}\nimages: []\n",
+       "r.yaml:2:1: images: unknown key | hint: known keys here: source, vm, guest, shim, "
+       "enablement"},
+      {"vm not a mapping",
+       "source: {image: a.io/b/c:1}\nvm: 8\n",
        "r.yaml:2:5: vm: must be a mapping of keys to values"},
-      {"both sources", "source: {image: a.io/b/c:1, ipsw: latest}\n",
+      {"both sources",
+       "source: {image: a.io/b/c:1, ipsw: latest}\n",
        "r.yaml:1:9: source: needs exactly one of 'image' or 'ipsw'"},
-      {"no source", "vm: {cpu: 4}\n",
+      {"no source",
+       "vm: {cpu: 4}\n",
        "r.yaml: source: is required | hint: add 'source: {image: "
        "ghcr.io/trycua/macos-tahoe-cua:latest}'"},
-      {"ceiling out of range", "source: {image: a.io/b/c:1}\nshim: {profile: {apple_family_max: 5001}}\n",
+      {"ceiling out of range",
+       "source: {image: a.io/b/c:1}\nshim: {profile: {apple_family_max: 5001}}\n",
        "r.yaml:2:36: shim.profile.apple_family_max: 5001 is out of range (1001 to 1999)"},
-      {"bad display", "source: {image: a.io/b/c:1}\nvm: {display: big}\n",
+      {"bad display",
+       "source: {image: a.io/b/c:1}\nvm: {display: big}\n",
        "r.yaml:2:15: vm.display: 'big' is not WIDTHxHEIGHT | hint: for example 1920x1080"},
-      {"enablement not a list", "source: {image: a.io/b/c:1}\nenablement: {a: 1}\n",
+      {"enablement not a list",
+       "source: {image: a.io/b/c:1}\nenablement: {a: 1}\n",
        "r.yaml:2:13: enablement: must be a list of entries"},
-          {"relative program path", "source: {image: a.io/b/c:1}\nenablement:\n  - {name: x, program: bin/x}\n",
-       "r.yaml:3:24: enablement entry 'x': program 'bin/x' is not an absolute path | hint: give the "
+      {"relative program path",
+       "source: {image: a.io/b/c:1}\nenablement:\n  - {name: x, program: bin/x}\n",
+       "r.yaml:3:24: enablement entry 'x': program 'bin/x' is not an absolute path | hint: give "
+       "the "
        "program's full path in the guest, e.g. '/opt/llama.cpp/bin/llama-server'"},
       {"duplicate entry names",
-       "source: {image: a.io/b/c:1}\nenablement:\n  - {name: x, program: /a}\n  - {name: x, program: /b}\n",
+       "source: {image: a.io/b/c:1}\nenablement:\n  - {name: x, program: /a}\n  - {name: x, "
+       "program: /b}\n",
        "r.yaml:4:12: enablement entry 'x': name is used twice (entries 1 and 2) | hint: give every "
        "entry its own name"},
       {"invalid yaml", "source: [\n", "r.yaml:2:1: invalid YAML: end of sequence flow not found"},
@@ -118,7 +137,8 @@ TEST(Recipe, MissingFileIsBadUsage) {
   auto r = load_recipe("/nonexistent/recipe.yaml");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().category(), ErrorCategory::usage);
-  EXPECT_EQ(r.error().message(), "cannot read recipe '/nonexistent/recipe.yaml': No such file or directory");
+  EXPECT_EQ(r.error().message(),
+            "cannot read recipe '/nonexistent/recipe.yaml': No such file or directory");
 }
 
 } // namespace

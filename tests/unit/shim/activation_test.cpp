@@ -1,10 +1,9 @@
 #include "policy/activation.hpp"
+#include "policy/c_api.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
-
-#include "policy/c_api.h"
 
 namespace lume_unlock::policy {
 namespace {
@@ -29,7 +28,7 @@ TEST(Decide, KillSwitchWinsOverEverything) {
   ActivationInput in = configured();
   in.env.disable = "1";
   EXPECT_EQ(decide(in).reason, Reason::disabled);
-  in.env.apple_family_max = "junk";  // even a bad configuration reports the kill switch
+  in.env.apple_family_max = "junk"; // even a bad configuration reports the kill switch
   EXPECT_EQ(decide(in).reason, Reason::disabled);
   in.env.apple_family_max = "1009";
   in.env.disable = "0";
@@ -39,7 +38,7 @@ TEST(Decide, KillSwitchWinsOverEverything) {
 TEST(Decide, GuardListingTheExecutableActivates) {
   ActivationInput in = configured();
   in.env.enablement = "/guard";
-  const std::string guard = "# guard\r\n" + k_exe + "\r\n";  // outlives the view
+  const std::string guard = "# guard\r\n" + k_exe + "\r\n"; // outlives the view
   in.guard_text = guard;
   EXPECT_EQ(decide(in).reason, Reason::active);
 }
@@ -81,7 +80,9 @@ TEST(Decide, ConfigurationErrorsComeBeforeTheGuard) {
   EXPECT_EQ(decide(in).reason, Reason::apple_family_max_out_of_range);
 }
 
-lume_unlock_text text(const char* s) { return lume_unlock_text{s, std::char_traits<char>::length(s)}; }
+lume_unlock_text text(const char* s) {
+  return lume_unlock_text{s, std::char_traits<char>::length(s)};
+}
 
 TEST(PolicyCApi, DecidesLikeTheCppInterface) {
   lume_unlock_activation_input in{};
@@ -112,5 +113,5 @@ TEST(PolicyCApi, AnswersLikeTheCppInterface) {
   EXPECT_EQ(lume_unlock_policy_raise_limit(131072, 65536), 131072u);
 }
 
-}  // namespace
-}  // namespace lume_unlock::policy
+} // namespace
+} // namespace lume_unlock::policy

@@ -94,8 +94,14 @@ TEST(KillSwitch, OnlyExactlyOneDisables) {
     std::optional<std::string_view> value;
     bool disabled;
   };
-  const Case cases[] = {{std::nullopt, false}, {"1", true},    {"0", false}, {"", false},
-                        {"true", false},       {" 1", false},  {"1 ", false}, {"01", false}};
+  const Case cases[] = {{std::nullopt, false},
+                        {"1", true},
+                        {"0", false},
+                        {"", false},
+                        {"true", false},
+                        {" 1", false},
+                        {"1 ", false},
+                        {"01", false}};
   for (const Case& c : cases) {
     Environment env;
     env.disable = c.value;
@@ -115,5 +121,5 @@ TEST(Reason, NamesAndDescriptionsAreStable) {
                "the file named by LUME_UNLOCK_ENABLEMENT cannot be read");
 }
 
-}  // namespace
-}  // namespace lume_unlock::policy
+} // namespace
+} // namespace lume_unlock::policy

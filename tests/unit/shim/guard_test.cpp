@@ -44,5 +44,5 @@ TEST(GuardLists, AnEmptyOrRelativeExecutableNeverMatches) {
   EXPECT_FALSE(guard_lists("llama-server\n", "llama-server"));
 }
 
-}  // namespace
-}  // namespace lume_unlock::policy
+} // namespace
+} // namespace lume_unlock::policy

@@ -48,5 +48,5 @@ TEST(ParseUnsigned, FollowsTheWholeStringRules) {
   }
 }
 
-}  // namespace
-}  // namespace lume_unlock::policy
+} // namespace
+} // namespace lume_unlock::policy

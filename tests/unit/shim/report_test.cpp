@@ -1,7 +1,6 @@
 #include "probe/report.hpp"
 
 #include <gtest/gtest.h>
-
 #include <nlohmann/json.hpp>
 
 namespace lume_unlock::probe {
@@ -24,7 +23,8 @@ Report stock_guest() {
 Report unlocked_guest() {
   Report r = stock_guest();
   for (FamilyAnswer& a : r.families) {
-    if (a.code >= 1001 && a.code <= 1009) a.supported = true;
+    if (a.code >= 1001 && a.code <= 1009)
+      a.supported = true;
   }
   r.max_threadgroup_memory = 65536;
   r.shim.state = ShimState::active;
@@ -35,31 +35,52 @@ Report unlocked_guest() {
 }
 
 TEST(ProbeReport, AsksTheNineteenFamiliesInOrder) {
-  const std::array<long, 19> expected = {1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008, 1009, 1010,
-                                         2001, 2002, 3001, 3002, 3003, 4001, 4002, 5001, 5002};
+  const std::array<long, 19> expected = {1001,
+                                         1002,
+                                         1003,
+                                         1004,
+                                         1005,
+                                         1006,
+                                         1007,
+                                         1008,
+                                         1009,
+                                         1010,
+                                         2001,
+                                         2002,
+                                         3001,
+                                         3002,
+                                         3003,
+                                         4001,
+                                         4002,
+                                         5001,
+                                         5002};
   EXPECT_EQ(probe_family_codes(), expected);
 }
 
 TEST(ProbeReport, StockGuestJsonMatchesTheContract) {
-  EXPECT_EQ(render_json(stock_guest()),
-            R"({"process":"lume-unlock-probe","arch":"arm64",)"
-            R"("shim":{"state":"absent","reason":"not_loaded","apple_family_max":null,"max_threadgroup_memory":null},)"
-            R"("device":"Apple Paravirtual device",)"
-            R"("families":{"1001":true,"1002":true,"1003":true,"1004":true,"1005":true,"1006":false,)"
-            R"("1007":false,"1008":false,"1009":false,"1010":false,"2001":false,"2002":false,"3001":true,)"
-            R"("3002":true,"3003":true,"4001":false,"4002":false,"5001":false,"5002":false},)"
-            R"("max_threadgroup_memory":32768,"recommended_max_working_set_size":11453250000,)"
-            R"("llama_cpp":{"simdgroup_reduction":false,"simdgroup_matrix":false,"bfloat":false},)"
-            R"("mlx":{"residency_sets":false}})"
-            "\n");
+  EXPECT_EQ(
+      render_json(stock_guest()),
+      R"({"process":"lume-unlock-probe","arch":"arm64",)"
+      R"("shim":{"state":"absent","reason":"not_loaded","apple_family_max":null,"max_threadgroup_memory":null},)"
+      R"("device":"Apple Paravirtual device",)"
+      R"("families":{"1001":true,"1002":true,"1003":true,"1004":true,"1005":true,"1006":false,)"
+      R"("1007":false,"1008":false,"1009":false,"1010":false,"2001":false,"2002":false,"3001":true,)"
+      R"("3002":true,"3003":true,"4001":false,"4002":false,"5001":false,"5002":false},)"
+      R"("max_threadgroup_memory":32768,"recommended_max_working_set_size":11453250000,)"
+      R"("llama_cpp":{"simdgroup_reduction":false,"simdgroup_matrix":false,"bfloat":false},)"
+      R"("mlx":{"residency_sets":false}})"
+      "\n");
 }
 
 TEST(ProbeReport, UnlockedGuestDerivesLlamaCppFlagsButNotResidencySets) {
   const nlohmann::json doc = nlohmann::json::parse(render_json(unlocked_guest()));
-  EXPECT_EQ(doc["shim"], nlohmann::json::parse(
-                             R"({"state":"active","reason":"active","apple_family_max":1009,"max_threadgroup_memory":65536})"));
-  EXPECT_EQ(doc["llama_cpp"], nlohmann::json::parse(
-                                  R"({"simdgroup_reduction":true,"simdgroup_matrix":true,"bfloat":true})"));
+  EXPECT_EQ(
+      doc["shim"],
+      nlohmann::json::parse(
+          R"({"state":"active","reason":"active","apple_family_max":1009,"max_threadgroup_memory":65536})"));
+  EXPECT_EQ(doc["llama_cpp"],
+            nlohmann::json::parse(
+                R"({"simdgroup_reduction":true,"simdgroup_matrix":true,"bfloat":true})"));
   EXPECT_EQ(doc["mlx"]["residency_sets"], false);
 }
 
@@ -80,7 +101,8 @@ TEST(ProbeReport, DerivedFlagsFollowLlamaCppsRules) {
     Report r;
     for (long code : probe_family_codes()) {
       bool yes = false;
-      for (long t : c.true_codes) yes = yes || t == code;
+      for (long t : c.true_codes)
+        yes = yes || t == code;
       r.families.push_back({code, yes});
     }
     const Derived d = derive(r);
@@ -118,12 +140,14 @@ TEST(ProbeReport, ShimStatusFromTheExportedState) {
 TEST(ProbeReport, TextNamesEveryFact) {
   const std::string text = render_text(unlocked_guest());
   EXPECT_NE(text.find("process: lume-unlock-probe\n"), std::string::npos);
-  EXPECT_NE(text.find("shim: active (appleFamilyMax=1009 maxThreadgroupMemory=65536)\n"), std::string::npos);
+  EXPECT_NE(text.find("shim: active (appleFamilyMax=1009 maxThreadgroupMemory=65536)\n"),
+            std::string::npos);
   EXPECT_NE(text.find("device: Apple Paravirtual device\n"), std::string::npos);
   EXPECT_NE(text.find("supportsFamily 1009: true\n"), std::string::npos);
   EXPECT_NE(text.find("supportsFamily 5001: false\n"), std::string::npos);
   EXPECT_NE(text.find("maxThreadgroupMemoryLength: 65536\n"), std::string::npos);
-  EXPECT_NE(text.find("recommendedMaxWorkingSetSize: 11453250000 (11453.25 MB)\n"), std::string::npos);
+  EXPECT_NE(text.find("recommendedMaxWorkingSetSize: 11453250000 (11453.25 MB)\n"),
+            std::string::npos);
   EXPECT_NE(text.find("llama.cpp: simdgroup_reduction=true simdgroup_matrix=true bfloat=true\n"),
             std::string::npos);
   EXPECT_NE(text.find("mlx: residency_sets=false\n"), std::string::npos);
@@ -139,5 +163,5 @@ TEST(ProbeReport, NoDeviceRendersNull) {
   EXPECT_NE(render_text(r).find("device: (none)\n"), std::string::npos);
 }
 
-}  // namespace
-}  // namespace lume_unlock::probe
+} // namespace
+} // namespace lume_unlock::probe

@@ -2,8 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <sys/stat.h>
+
+#include <filesystem>
 
 namespace lume_unlock::util {
 namespace {
@@ -14,14 +15,16 @@ class AtomicFileTest : public ::testing::Test {
 protected:
   void SetUp() override {
     m_dir = fs::path(::testing::TempDir()) /
-            ("atomic_file_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+            ("atomic_file_" +
+             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(m_dir);
     fs::create_directories(m_dir);
   }
   void TearDown() override { fs::remove_all(m_dir); }
 
   std::size_t entries() const {
-    return static_cast<std::size_t>(std::distance(fs::directory_iterator(m_dir), fs::directory_iterator()));
+    return static_cast<std::size_t>(
+        std::distance(fs::directory_iterator(m_dir), fs::directory_iterator()));
   }
 
   fs::path m_dir;

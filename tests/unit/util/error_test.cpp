@@ -16,7 +16,9 @@ TEST(Error, ExitCodesFollowTheCliContract) {
 }
 
 TEST(Error, MessageJoinsWhatAndWhy) {
-  Error e(ErrorCategory::lume_api, "get of VM 'demo'", "HTTP 400: Virtual machine not found: demo",
+  Error e(ErrorCategory::lume_api,
+          "get of VM 'demo'",
+          "HTTP 400: Virtual machine not found: demo",
           "list VMs with 'lume ls'");
   EXPECT_EQ(e.message(), "get of VM 'demo': HTTP 400: Virtual machine not found: demo");
   EXPECT_STREQ(e.what(), "get of VM 'demo': HTTP 400: Virtual machine not found: demo");

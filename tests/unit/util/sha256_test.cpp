@@ -33,7 +33,8 @@ TEST(Sha256, OneMillionAsStreamedInUnevenChunks) {
   }
   hasher.update(std::string(1000000 - fed, 'a'));
   EXPECT_EQ(hasher.size(), 1000000u);
-  EXPECT_EQ(hasher.finish_hex(), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  EXPECT_EQ(hasher.finish_hex(),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
 TEST(Sha256, ChunkingDoesNotChangeTheDigest) {
