@@ -64,12 +64,8 @@ copy_in(const std::string& source, const std::string& stage, const std::string& 
   }
   const mode_t mode = (st.st_mode & 0111) != 0 ? 0755 : 0644;
   const std::string target = stage + "/" + relative;
-  if (auto made = util::make_directories(fs::path(target).parent_path().string()); !made) {
-    return made.error();
-  }
-  if (auto written = util::write_file_atomic(target, content.value(), mode); !written) {
-    return written.error();
-  }
+  LUME_UNLOCK_TRY(util::make_directories(fs::path(target).parent_path().string()));
+  LUME_UNLOCK_TRY(util::write_file_atomic(target, content.value(), mode));
   return BundleFile{relative, util::sha256_hex(content.value())};
 }
 
@@ -141,12 +137,8 @@ std::string bundle_archive_name(const std::string& version) {
 }
 
 Result<BuiltBundle> build_bundle(const BundleSpec& spec, const std::string& out) {
-  if (auto checked = check_spec(spec); !checked) {
-    return checked.error();
-  }
-  if (auto made = util::make_directories(out); !made) {
-    return made.error();
-  }
+  LUME_UNLOCK_TRY(check_spec(spec));
+  LUME_UNLOCK_TRY(util::make_directories(out));
   const std::string final_path = out + "/" + k_directory_name;
   std::string pattern = final_path + ".partial.XXXXXX";
   if (mkdtemp(pattern.data()) == nullptr) {
@@ -168,44 +160,29 @@ Result<BuiltBundle> build_bundle(const BundleSpec& spec, const std::string& out)
       }
       return copy_in(source, staging.path(), platform.name + "/" + name);
     };
-    auto shim = add(platform.shim, k_shim_stem + fs::path(platform.shim).extension().string());
-    if (!shim) {
-      return shim.error();
-    }
-    entry.shim = shim.value();
+    LUME_UNLOCK_TRY_ASSIGN(
+        auto shim, add(platform.shim, k_shim_stem + fs::path(platform.shim).extension().string()));
+    entry.shim = shim;
     if (platform.probe) {
-      auto probe = add(*platform.probe, k_probe_name);
-      if (!probe) {
-        return probe.error();
-      }
-      entry.probe = probe.value();
+      LUME_UNLOCK_TRY_ASSIGN(auto probe, add(*platform.probe, k_probe_name));
+      entry.probe = probe;
     }
     for (const auto& source : platform.support) {
-      auto file = add(source, fs::path(source).filename().string());
-      if (!file) {
-        return file.error();
-      }
-      entry.support.push_back(file.value());
+      LUME_UNLOCK_TRY_ASSIGN(auto file, add(source, fs::path(source).filename().string()));
+      entry.support.push_back(file);
     }
     manifest.platforms.emplace(platform.name, entry);
   }
 
   const std::string manifest_text = render_bundle_manifest(manifest);
-  if (auto written = util::write_file_atomic(staging.path() + "/" + k_manifest_name, manifest_text);
-      !written) {
-    return written.error();
-  }
+  LUME_UNLOCK_TRY(util::write_file_atomic(staging.path() + "/" + k_manifest_name, manifest_text));
   std::vector<util::TarEntry> entries{util::TarEntry::bytes(k_manifest_name, manifest_text)};
   for (const auto& file : manifest.files()) {
     entries.push_back(util::TarEntry::file(file.path, staging.path() + "/" + file.path));
   }
   const std::string archive = out + "/" + bundle_archive_name(spec.version);
-  if (auto written = util::write_tar_gz_file(archive, std::move(entries)); !written) {
-    return written.error();
-  }
-  if (auto swapped = swap_in(staging, final_path); !swapped) {
-    return swapped.error();
-  }
+  LUME_UNLOCK_TRY(util::write_tar_gz_file(archive, std::move(entries)));
+  LUME_UNLOCK_TRY(swap_in(staging, final_path));
   return BuiltBundle{final_path, archive, std::move(manifest)};
 }
 

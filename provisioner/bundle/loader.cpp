@@ -36,14 +36,11 @@ Status verify_bundle_files(const std::string& root, const BundleManifest& manife
                    "",
                    k_rebuild_hint);
     }
-    auto digest = util::sha256_file_hex(path);
-    if (!digest) {
-      return digest.error();
-    }
-    if (digest.value() != file.sha256) {
+    LUME_UNLOCK_TRY_ASSIGN(auto digest, util::sha256_file_hex(path));
+    if (digest != file.sha256) {
       return Error(ErrorCategory::verification,
                    "bundle file '" + file.path + "' does not match bundle.json",
-                   "expected sha256 " + file.sha256 + ", found " + digest.value(),
+                   "expected sha256 " + file.sha256 + ", found " + digest,
                    k_rebuild_hint);
     }
   }
@@ -94,9 +91,7 @@ Result<LoadedBundle> load_bundle_archive(const std::string& archive,
     delete path;
   });
   const std::string root = pattern + "/bundle";
-  if (auto extracted = util::safe_extract(archive, root, limits); !extracted) {
-    return extracted.error();
-  }
+  LUME_UNLOCK_TRY(util::safe_extract(archive, root, limits));
   auto bundle = load_verified(root, "cannot load shim bundle '" + archive + "'");
   if (!bundle) {
     return bundle.error();

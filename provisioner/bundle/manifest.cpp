@@ -56,59 +56,38 @@ string_at(const json& object, const std::string& where, const std::string& key) 
 }
 
 Result<BundleFile> parse_file(const json& value, const std::string& where) {
-  if (auto keys = check_keys(value, where, {"path", "sha256"}, {"path", "sha256"}); !keys) {
-    return keys.error();
+  LUME_UNLOCK_TRY(check_keys(value, where, {"path", "sha256"}, {"path", "sha256"}));
+  LUME_UNLOCK_TRY_ASSIGN(auto path, string_at(value, where, "path"));
+  LUME_UNLOCK_TRY_ASSIGN(auto digest, string_at(value, where, "sha256"));
+  if (auto problem = util::relative_path_problem(path)) {
+    return invalid(child(where, "path"), "'" + path + "' " + util::describe(*problem));
   }
-  auto path = string_at(value, where, "path");
-  if (!path) {
-    return path.error();
-  }
-  auto digest = string_at(value, where, "sha256");
-  if (!digest) {
-    return digest.error();
-  }
-  if (auto problem = util::relative_path_problem(path.value())) {
-    return invalid(child(where, "path"), "'" + path.value() + "' " + util::describe(*problem));
-  }
-  if (util::normalize_relative_path(path.value()) != path.value()) {
+  if (util::normalize_relative_path(path) != path) {
     return invalid(child(where, "path"),
-                   "'" + path.value() + "' is not written canonically (expected '" +
-                       util::normalize_relative_path(path.value()) + "')");
+                   "'" + path + "' is not written canonically (expected '" +
+                       util::normalize_relative_path(path) + "')");
   }
-  if (!util::is_sha256_hex(digest.value())) {
-    return invalid(child(where, "sha256"),
-                   "'" + digest.value() + "' is not 64 lower-case hex characters");
+  if (!util::is_sha256_hex(digest)) {
+    return invalid(child(where, "sha256"), "'" + digest + "' is not 64 lower-case hex characters");
   }
-  return BundleFile{path.value(), digest.value()};
+  return BundleFile{path, digest};
 }
 
 Result<PlatformEntry> parse_platform(const json& value, const std::string& where) {
-  if (auto keys = check_keys(
-          value, where, {"inject_env", "shim", "probe", "support"}, {"inject_env", "shim"});
-      !keys) {
-    return keys.error();
-  }
+  LUME_UNLOCK_TRY(
+      check_keys(value, where, {"inject_env", "shim", "probe", "support"}, {"inject_env", "shim"}));
   PlatformEntry entry;
-  auto inject = string_at(value, where, "inject_env");
-  if (!inject) {
-    return inject.error();
-  }
-  if (inject.value() != "DYLD_INSERT_LIBRARIES" && inject.value() != "LD_PRELOAD") {
+  LUME_UNLOCK_TRY_ASSIGN(auto inject, string_at(value, where, "inject_env"));
+  if (inject != "DYLD_INSERT_LIBRARIES" && inject != "LD_PRELOAD") {
     return invalid(child(where, "inject_env"),
-                   "'" + inject.value() + "' is neither 'DYLD_INSERT_LIBRARIES' nor 'LD_PRELOAD'");
+                   "'" + inject + "' is neither 'DYLD_INSERT_LIBRARIES' nor 'LD_PRELOAD'");
   }
-  entry.inject_env = inject.value();
-  auto shim = parse_file(value.at("shim"), child(where, "shim"));
-  if (!shim) {
-    return shim.error();
-  }
-  entry.shim = shim.value();
+  entry.inject_env = inject;
+  LUME_UNLOCK_TRY_ASSIGN(auto shim, parse_file(value.at("shim"), child(where, "shim")));
+  entry.shim = shim;
   if (value.contains("probe")) {
-    auto probe = parse_file(value.at("probe"), child(where, "probe"));
-    if (!probe) {
-      return probe.error();
-    }
-    entry.probe = probe.value();
+    LUME_UNLOCK_TRY_ASSIGN(auto probe, parse_file(value.at("probe"), child(where, "probe")));
+    entry.probe = probe;
   }
   if (value.contains("support")) {
     const auto& support = value.at("support");
@@ -116,11 +95,10 @@ Result<PlatformEntry> parse_platform(const json& value, const std::string& where
       return invalid(child(where, "support"), "expected an array");
     }
     for (std::size_t i = 0; i < support.size(); ++i) {
-      auto file = parse_file(support[i], child(where, "support") + "[" + std::to_string(i) + "]");
-      if (!file) {
-        return file.error();
-      }
-      entry.support.push_back(file.value());
+      LUME_UNLOCK_TRY_ASSIGN(
+          auto file,
+          parse_file(support[i], child(where, "support") + "[" + std::to_string(i) + "]"));
+      entry.support.push_back(file);
     }
   }
   return entry;
@@ -177,36 +155,23 @@ Result<BundleManifest> parse_bundle_manifest(std::string_view text) {
   if (document.is_discarded()) {
     return invalid("", "not valid JSON");
   }
-  if (auto keys = check_keys(document,
+  LUME_UNLOCK_TRY(check_keys(document,
                              "",
                              {"schema", "version", "source_revision", "platforms"},
-                             {"schema", "version", "source_revision", "platforms"});
-      !keys) {
-    return keys.error();
-  }
-  auto schema = string_at(document, "", "schema");
-  if (!schema) {
-    return schema.error();
-  }
-  if (schema.value() != k_bundle_schema) {
-    return invalid("schema", "'" + schema.value() + "' is not '" + k_bundle_schema + "'");
+                             {"schema", "version", "source_revision", "platforms"}));
+  LUME_UNLOCK_TRY_ASSIGN(auto schema, string_at(document, "", "schema"));
+  if (schema != k_bundle_schema) {
+    return invalid("schema", "'" + schema + "' is not '" + k_bundle_schema + "'");
   }
   BundleManifest manifest;
-  auto version = string_at(document, "", "version");
-  if (!version) {
-    return version.error();
-  }
-  if (!is_bundle_version(version.value())) {
+  LUME_UNLOCK_TRY_ASSIGN(auto version, string_at(document, "", "version"));
+  if (!is_bundle_version(version)) {
     return invalid("version",
-                   "'" + version.value() +
-                       "' may only hold letters, digits, '.', '_', '+' and '-'");
+                   "'" + version + "' may only hold letters, digits, '.', '_', '+' and '-'");
   }
-  manifest.version = version.value();
-  auto revision = string_at(document, "", "source_revision");
-  if (!revision) {
-    return revision.error();
-  }
-  manifest.source_revision = revision.value();
+  manifest.version = version;
+  LUME_UNLOCK_TRY_ASSIGN(auto revision, string_at(document, "", "source_revision"));
+  manifest.source_revision = revision;
   const auto& platforms = document.at("platforms");
   if (!platforms.is_object() || platforms.empty()) {
     return invalid("platforms", "expected an object with at least one platform");
@@ -216,11 +181,8 @@ Result<BundleManifest> parse_bundle_manifest(std::string_view text) {
       return invalid("platforms",
                      "'" + item.key() + "' is not a platform name like 'darwin-arm64'");
     }
-    auto entry = parse_platform(item.value(), "platforms." + item.key());
-    if (!entry) {
-      return entry.error();
-    }
-    manifest.platforms.emplace(item.key(), entry.value());
+    LUME_UNLOCK_TRY_ASSIGN(auto entry, parse_platform(item.value(), "platforms." + item.key()));
+    manifest.platforms.emplace(item.key(), entry);
   }
   return manifest;
 }

@@ -1,10 +1,10 @@
 #include "cli/allow.hpp"
 
+#include "cli/connection_flags.hpp"
 #include "cli/vm_guest.hpp"
 #include "enablement/enablement_json.hpp"
 #include "enablement/guest_layout.hpp"
-#include "pipeline/enablement_apply.hpp"
-#include "util/edit_distance.hpp"
+#include "pipeline/allow.hpp"
 #include "util/text_check.hpp"
 
 #include <memory>
@@ -27,20 +27,6 @@ struct AllowOptions {
   guest::ConnectionOptions connection;
 };
 
-/// "entry 'x' is not on the enablement list of VM 'vm'" with a "did you mean" hint.
-Error unknown_entry(const std::string& what,
-                    const std::string& entry,
-                    const std::string& vm,
-                    const enablement::EnablementList& list) {
-  const auto suggestion = util::closest_match(entry, list.names());
-  return Error(ErrorCategory::usage,
-               what,
-               "entry " + util::quote_for_message(entry) + " is not on the enablement list of VM " +
-                   util::quote_for_message(vm),
-               suggestion ? "did you mean " + util::quote_for_message(*suggestion) + "?"
-                          : "see the list with 'lume-unlock allow list " + vm + "'");
-}
-
 std::map<std::string, std::string> parse_env(const std::vector<std::string>& pairs) {
   std::map<std::string, std::string> env;
   for (const std::string& pair : pairs) {
@@ -56,20 +42,21 @@ std::map<std::string, std::string> parse_env(const std::vector<std::string>& pai
   return env;
 }
 
-void render_apply(const std::string& vm,
+/// Prints what `allow add` or `allow remove` changed (or, with --dry-run, would change).
+void render_apply(const AllowOptions& options,
                   const std::string& verb,
-                  const std::string& entry,
-                  bool dry_run,
-                  const pipeline::ApplyReport& report,
+                  const guest::GuestSession& session,
+                  const apply::ApplyReport& report,
                   Context& context) {
+  context.debug("remote commands run: " + std::to_string(session.command_count()));
   for (const std::string& warning : report.warnings) {
     context.warn(warning);
   }
   if (context.json()) {
-    context.print_json({{"vm", vm},
+    context.print_json({{"vm", options.vm},
                         {"action", verb},
-                        {"entry", entry},
-                        {"dry_run", dry_run},
+                        {"entry", options.entry},
+                        {"dry_run", options.dry_run},
                         {"changed", report.changed},
                         {"changes", report.changes},
                         {"warnings", report.warnings},
@@ -77,46 +64,18 @@ void render_apply(const std::string& vm,
     return;
   }
   if (!report.changed) {
-    context.out << "nothing to change: the enablement list of VM '" << vm
+    context.out << "nothing to change: the enablement list of VM '" << options.vm
                 << "' is already applied\n";
     return;
   }
   for (const std::string& change : report.changes) {
-    context.out << (dry_run ? "would " : "") << change << '\n';
+    context.out << (options.dry_run ? "would " : "") << change << '\n';
   }
-}
-
-void apply(const AllowOptions& options,
-           const std::string& verb,
-           const enablement::EnablementList& desired,
-           guest::GuestSession& session,
-           const pipeline::GuestEnablementView& view,
-           Context& context) {
-  const std::string what = "allow " + verb + " " + util::quote_for_message(options.entry) +
-                           " in VM " + util::quote_for_message(options.vm);
-  pipeline::ApplyReport report;
-  if (options.dry_run) {
-    auto prepared = pipeline::prepare_enablement(session, desired, view.target, view.observed);
-    if (!prepared.ok()) {
-      throw prepared.error().with_context(what);
-    }
-    report.changed = !prepared.value().plan.empty();
-    report.changes = prepared.value().plan.describe();
-    report.warnings = prepared.value().warnings;
-  } else {
-    auto applied = pipeline::apply_enablement(session, desired, view.target, view.observed);
-    if (!applied.ok()) {
-      throw applied.error().with_context(what);
-    }
-    report = applied.value();
-  }
-  context.debug("remote commands run: " + std::to_string(session.command_count()));
-  render_apply(options.vm, verb, options.entry, options.dry_run, report, context);
 }
 
 void run_list(const AllowOptions& options, Context& context) {
   auto session = connect_vm_guest(context, options.vm, options.connection);
-  auto view = pipeline::read_guest_enablement(*session, options.vm).value_or_throw();
+  auto view = pipeline::allow_list(*session, options.vm).value_or_throw();
   const auto& loaded = view.observed.state.loaded_labels;
   if (context.json()) {
     nlohmann::json document = enablement::enablement_to_json(view.list);
@@ -124,11 +83,7 @@ void run_list(const AllowOptions& options, Context& context) {
     document["shim"] = {{"platform", view.target.shim.platform},
                         {"path", view.target.shim.shim.path}};
     if (loaded) {
-      nlohmann::json labels = nlohmann::json::array();
-      for (const std::string& label : *loaded) {
-        labels.push_back(label);
-      }
-      document["loaded_agents"] = labels;
+      document["loaded_agents"] = *loaded;
     }
     context.print_json(document);
     return;
@@ -165,34 +120,16 @@ void run_add(const AllowOptions& options, Context& context) {
   enablement::validate(entry).value_or_throw();
 
   auto session = connect_vm_guest(context, options.vm, options.connection);
-  auto view = pipeline::read_guest_enablement(*session, options.vm).value_or_throw();
-  enablement::EnablementList desired = view.list;
-  bool replaced = false;
-  for (enablement::EnablementEntry& existing : desired.entries) {
-    if (existing.name == entry.name) {
-      existing = entry;
-      replaced = true;
-    }
-  }
-  if (!replaced) {
-    desired.entries.push_back(entry);
-  }
-  apply(options, "add", desired, *session, view, context);
+  const auto report =
+      pipeline::allow_add(*session, options.vm, entry, options.dry_run).value_or_throw();
+  render_apply(options, "add", *session, report, context);
 }
 
 void run_remove(const AllowOptions& options, Context& context) {
   auto session = connect_vm_guest(context, options.vm, options.connection);
-  auto view = pipeline::read_guest_enablement(*session, options.vm).value_or_throw();
-  if (view.list.find(options.entry) == nullptr) {
-    throw unknown_entry("allow remove", options.entry, options.vm, view.list);
-  }
-  enablement::EnablementList desired;
-  for (const enablement::EnablementEntry& entry : view.list.entries) {
-    if (entry.name != options.entry) {
-      desired.entries.push_back(entry);
-    }
-  }
-  apply(options, "remove", desired, *session, view, context);
+  const auto report =
+      pipeline::allow_remove(*session, options.vm, options.entry, options.dry_run).value_or_throw();
+  render_apply(options, "remove", *session, report, context);
 }
 
 } // namespace
@@ -206,14 +143,19 @@ void register_allow(CLI::App& app, Context& context, int& exit_code) {
       "(re)loaded, removed ones booted out and deleted, the guard file rewritten; a failure\n"
       "midway puts the previous state back. The shim must be installed ('lume-unlock create').");
 
+  // Each subcommand runs with its own options and exits 0 when it returns.
+  const auto run = [&context, &exit_code](auto command, std::shared_ptr<AllowOptions> options) {
+    return [command, options, &context, &exit_code] {
+      command(*options, context);
+      exit_code = 0;
+    };
+  };
+
   auto list_options = std::make_shared<AllowOptions>();
   auto* list = allow->add_subcommand("list", "Show the enabled programs");
   list->add_option("name", list_options->vm, "The Lume VM")->required();
-  guest::add_connection_options(*list, list_options->connection);
-  list->callback([list_options, &context, &exit_code] {
-    run_list(*list_options, context);
-    exit_code = 0;
-  });
+  add_connection_options(*list, list_options->connection);
+  list->callback(run(run_list, list_options));
 
   auto add_options = std::make_shared<AllowOptions>();
   auto* add = allow->add_subcommand("add", "Enable a program (or update its entry)");
@@ -240,11 +182,8 @@ void register_allow(CLI::App& app, Context& context, int& exit_code) {
   add->add_flag("--dry-run",
                 add_options->dry_run,
                 "Check the program and print what would change, without changing anything");
-  guest::add_connection_options(*add, add_options->connection);
-  add->callback([add_options, &context, &exit_code] {
-    run_add(*add_options, context);
-    exit_code = 0;
-  });
+  add_connection_options(*add, add_options->connection);
+  add->callback(run(run_add, add_options));
 
   auto remove_options = std::make_shared<AllowOptions>();
   auto* remove =
@@ -253,11 +192,8 @@ void register_allow(CLI::App& app, Context& context, int& exit_code) {
   remove->add_option("entry", remove_options->entry, "Entry name")->required();
   remove->add_flag(
       "--dry-run", remove_options->dry_run, "Print what would change, without changing anything");
-  guest::add_connection_options(*remove, remove_options->connection);
-  remove->callback([remove_options, &context, &exit_code] {
-    run_remove(*remove_options, context);
-    exit_code = 0;
-  });
+  add_connection_options(*remove, remove_options->connection);
+  remove->callback(run(run_remove, remove_options));
 }
 
 } // namespace lume_unlock::cli

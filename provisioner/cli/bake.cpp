@@ -1,6 +1,6 @@
 #include "cli/bake.hpp"
 
-#include "cli/create.hpp"
+#include "cli/create_setup.hpp"
 #include "lume/vm_name.hpp"
 #include "oci/reference.hpp"
 #include "pipeline/bake.hpp"
@@ -47,8 +47,10 @@ nlohmann::json outcome_json(const pipeline::BakePipeline& bake,
 
 void run_bake(const BakeCommandOptions& options, Context& context, int& exit_code) {
   const std::string vm =
-      options.setup.vm.empty() ? default_vm_name(options.setup.recipe) : options.setup.vm;
-  lume::check_vm_name(vm).value_or_throw();
+      lume::VmName::parse(options.setup.vm.empty() ? default_vm_name(options.setup.recipe)
+                                                   : options.setup.vm)
+          .value_or_throw()
+          .str();
   const oci::Reference target = oci::parse_reference(options.push).value_or_throw();
   if (!target.tag || target.digest) {
     throw Error(ErrorCategory::usage,

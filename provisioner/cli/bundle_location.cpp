@@ -1,6 +1,6 @@
 #include "bundle_location.hpp"
 
-#include "pipeline/bundle_fetch.hpp"
+#include "transfer/bundle_fetch.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -77,7 +77,7 @@ Result<LocatedBundle> load_located_bundle(const BundleLocation& location,
                    "pin it by digest: lume-unlock resolve " + location.path + " prints it; write " +
                        location.path + "@sha256:<hex>");
     }
-    auto fetched = pipeline::fetch_bundle(registry, ref.value());
+    auto fetched = transfer::fetch_bundle(registry, ref.value());
     if (!fetched) {
       return fetched.error().with_context(location.source);
     }
@@ -91,13 +91,11 @@ Result<LocatedBundle> load_located_bundle(const BundleLocation& location,
                  "build it with 'cmake --build build --target shim-bundle', or pass --bundle "
                  "DIR|ARCHIVE|REF@sha256:… (or set LUME_UNLOCK_BUNDLE)");
   }
-  auto loaded = is_archive_name(location.path)
-                    ? bundle::load_bundle_archive(location.path, "", util::ExtractLimits{})
-                    : bundle::load_bundle_directory(location.path);
-  if (!loaded) {
-    return loaded.error();
-  }
-  return LocatedBundle{std::move(loaded).value(), std::nullopt};
+  LUME_UNLOCK_TRY_ASSIGN(auto loaded,
+                         is_archive_name(location.path)
+                             ? bundle::load_bundle_archive(location.path, "", util::ExtractLimits{})
+                             : bundle::load_bundle_directory(location.path));
+  return LocatedBundle{std::move(loaded), std::nullopt};
 }
 
 } // namespace lume_unlock::cli

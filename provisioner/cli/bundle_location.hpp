@@ -36,7 +36,7 @@ struct LocatedBundle {
 
 /// Loads and verifies the bundle at `location`: a directory; an archive extracted safely into a
 /// temporary directory that lives as long as the returned bundle; or a registry reference,
-/// fetched by digest through `registry` (pipeline::fetch_bundle). A reference without a digest
+/// fetched by digest through `registry` (transfer::fetch_bundle). A reference without a digest
 /// is a usage error whose hint says how to pin it. Errors name the location's source.
 Result<LocatedBundle> load_located_bundle(const BundleLocation& location,
                                           oci::RegistryClient& registry);

@@ -3,7 +3,7 @@
 #include "cli/registry_options.hpp"
 #include "oci/media_types.hpp"
 #include "oci/reference.hpp"
-#include "pipeline/bundle_publish.hpp"
+#include "transfer/bundle_publish.hpp"
 
 #include <memory>
 
@@ -21,8 +21,8 @@ void run_bundle_push(const BundlePushOptions& options, Context& context) {
   oci::Reference ref = oci::parse_reference(options.reference).value_or_throw();
   oci::RegistryClient client(registry_client_options(options.registry));
   context.debug("pushing " + options.archive + " to " + client.base_url(ref.registry));
-  pipeline::PublishedBundle published =
-      pipeline::publish_bundle(client, options.archive, ref).value_or_throw();
+  transfer::PublishedBundle published =
+      transfer::publish_bundle(client, options.archive, ref).value_or_throw();
   // Tag and digest together: readable, and the digest is what counts.
   const std::string pinned = ref.str() + "@" + published.digest.str();
   if (context.json()) {

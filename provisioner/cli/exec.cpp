@@ -1,8 +1,10 @@
 #include "cli/exec.hpp"
 
+#include "apply/enablement_apply.hpp"
+#include "apply/exec_command.hpp"
+#include "cli/connection_flags.hpp"
+#include "cli/remote_command.hpp"
 #include "cli/vm_guest.hpp"
-#include "pipeline/enablement_apply.hpp"
-#include "pipeline/exec_entry.hpp"
 #include "util/edit_distance.hpp"
 #include "util/text_check.hpp"
 
@@ -23,7 +25,7 @@ struct ExecOptions {
 
 int run_exec(const ExecOptions& options, Context& context) {
   auto session = connect_vm_guest(context, options.vm, options.connection);
-  auto view = pipeline::read_guest_enablement(*session, options.vm).value_or_throw();
+  auto view = apply::read_guest_enablement(*session, options.vm).value_or_throw();
   const enablement::EnablementEntry* entry = view.list.find(options.entry);
   if (entry == nullptr) {
     const auto suggestion = util::closest_match(options.entry, view.list.names());
@@ -36,27 +38,12 @@ int run_exec(const ExecOptions& options, Context& context) {
                                  options.entry + " --no-agent --program PATH'");
   }
   const std::string command =
-      pipeline::exec_command_line(*entry, view.target, options.args).value_or_throw();
-  guest::CommandResult result = session->run(command).value_or_throw();
-  context.debug("remote commands run: " + std::to_string(session->command_count()));
-  if (result.exit_status < 0) {
-    throw Error(ErrorCategory::guest,
-                "exec " + util::quote_for_message(options.entry),
-                "it ended without an exit status (killed by a signal?)",
-                "run it again; check the guest's logs if it keeps happening");
-  }
-  if (context.json()) {
-    nlohmann::json document = {{"vm", options.vm},
-                               {"entry", options.entry},
-                               {"exit_status", result.exit_status},
-                               {"stdout", result.stdout_text},
-                               {"stderr", result.stderr_text}};
-    context.out << document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-  } else {
-    context.out << result.stdout_text;
-    context.err << result.stderr_text;
-  }
-  return result.exit_status;
+      apply::exec_command_line(*entry, view.target, options.args).value_or_throw();
+  return run_remote_command(context,
+                            *session,
+                            command,
+                            "exec " + util::quote_for_message(options.entry),
+                            {{"vm", options.vm}, {"entry", options.entry}});
 }
 
 } // namespace
@@ -73,7 +60,7 @@ void register_exec(CLI::App& app, Context& context, int& exit_code) {
   command->add_option("name", options->vm, "The Lume VM")->required();
   command->add_option("entry", options->entry, "The entry of the enablement list")->required();
   command->add_option("args", options->args, "Extra arguments, after '--'");
-  guest::add_connection_options(*command, options->connection);
+  add_connection_options(*command, options->connection);
   command->callback([options, &context, &exit_code] { exit_code = run_exec(*options, context); });
 }
 

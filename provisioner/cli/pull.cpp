@@ -1,26 +1,24 @@
 #include "cli/pull.hpp"
 
+#include "cli/connection_flags.hpp"
 #include "cli/progress_renderer.hpp"
 #include "cli/registry_options.hpp"
 #include "cli/vm_guest.hpp"
-#include "guest/connection_options.hpp"
 #include "lume/client.hpp"
 #include "lume/vm_name.hpp"
+#include "lume/vm_storage.hpp"
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"
-#include "pipeline/baked_guest_check.hpp"
-#include "pipeline/image_pull.hpp"
-#include "pipeline/vm_boot.hpp"
-#include "provenance/provenance.hpp"
+#include "pipeline/pull.hpp"
 
-#include <cstdlib>
+#include <chrono>
 #include <memory>
 
 namespace lume_unlock::cli {
 
 namespace {
 
-struct PullOptions {
+struct PullCommandOptions {
   std::string reference;
   std::string vm;
   bool dry_run = false;
@@ -31,34 +29,16 @@ struct PullOptions {
   guest::ConnectionOptions connection;
 };
 
-/// --verify: boots the pulled VM and checks its guest against the record the bake left in it;
-/// a verified guest's record becomes this VM's (guest and host). Returns the exit code (0
-/// verified, 6 differences).
-int verify_pulled_guest(const PullOptions& options,
-                        Context& context,
-                        lume::LumeClient& lume,
-                        const util::ProgressCallback& progress,
-                        const provenance::Provenance& pulled,
+/// Renders the --verify check into `doc` (and, without --json, as text). Returns the exit code
+/// (0 verified, 6 differences).
+int render_verification(Context& context,
+                        const pipeline::BakedGuestCheck& check,
                         nlohmann::json& doc) {
-  const pipeline::StepResult booted = pipeline::boot_vm(
-      lume, options.vm, std::chrono::seconds(options.boot_timeout_seconds), progress);
-  context.debug("boot: " + booted.summary);
-  auto session = pipeline::connect_when_ready(
-      [&]() -> std::unique_ptr<guest::GuestSession> {
-        return connect_vm_guest(context, options.vm, options.connection, lume);
-      },
-      std::chrono::seconds(options.ssh_wait_seconds));
-  const pipeline::BakedGuestCheck check = pipeline::check_baked_guest(*session).value_or_throw();
   const auto drifted = check.report.drifted();
   doc["verify"] = pipeline::to_json(check.report);
   doc["verify"]["verified"] = check.verified();
   if (check.record.image && check.record.image->reference) {
     doc["verify"]["baked_from"] = *check.record.image->reference;
-  }
-  if (check.verified()) {
-    pipeline::adopt_baked_record(
-        *session, check, pulled, context.global.state_dir, provenance::rfc3339_now())
-        .value_or_throw();
   }
   if (!context.json()) {
     if (check.verified()) {
@@ -76,50 +56,9 @@ int verify_pulled_guest(const PullOptions& options,
   return check.verified() ? 0 : exit_code(ErrorCategory::verification);
 }
 
-/// The provenance record after a pull: image, VM, Lume URL and hardware replaced, every other
-/// section of an existing record kept; nullopt when nothing but the times would change.
-std::optional<provenance::Provenance> updated_record(const std::string& state_dir,
-                                                     const provenance::Provenance& fresh) {
-  auto existing = provenance::read_provenance(state_dir, fresh.vm);
-  provenance::Provenance record = existing.ok() ? existing.value() : provenance::Provenance{};
-  const nlohmann::json before = existing.ok() ? provenance::to_json(record) : nlohmann::json();
-  record.vm = fresh.vm;
-  record.lume_url = fresh.lume_url;
-  record.image = fresh.image;
-  record.hardware = fresh.hardware;
-  if (existing.ok() && provenance::to_json(record) == before) {
-    return std::nullopt;
-  }
-  const std::string now = provenance::rfc3339_now();
-  if (!record.created_at) {
-    record.created_at = now;
-  }
-  record.updated_at = now;
-  return record;
-}
-
-provenance::HardwareInfo hardware_of(const lume::VmDetails& details) {
-  // Lume reports 0 for a key its config.json lacks: unknown, so absent rather than invented.
-  provenance::HardwareInfo hw;
-  if (details.cpu_count > 0) {
-    hw.cpu = static_cast<std::int64_t>(details.cpu_count);
-  }
-  if (details.memory_size > 0) {
-    hw.memory_bytes = details.memory_size;
-  }
-  if (details.disk_size.total > 0) {
-    hw.disk_bytes = details.disk_size.total;
-  }
-  return hw;
-}
-
-void run_dry(const PullOptions& options,
+void run_dry(const PullCommandOptions& options,
              Context& context,
-             lume::LumeApi& lume,
-             oci::RegistryClient& registry,
-             const pipeline::ImagePullRequest& request) {
-  pipeline::ImagePullPlan plan =
-      pipeline::plan_image_pull(lume, registry, request).value_or_throw();
+             const transfer::ImagePullPlan& plan) {
   const char* action = plan.in_place ? "none" : plan.conflict ? "refuse" : "pull";
   if (context.json()) {
     nlohmann::json doc = {{"dry_run", true},
@@ -150,54 +89,52 @@ void run_dry(const PullOptions& options,
   }
 }
 
-int run_pull(const PullOptions& options, Context& context) {
-  lume::check_vm_name(options.vm).value_or_throw();
-  oci::Reference ref = oci::parse_reference(options.reference).value_or_throw();
+int run_pull(const PullCommandOptions& options, Context& context) {
+  pipeline::PullOptions pull;
+  pull.vm = lume::VmName::parse(options.vm).value_or_throw();
+  pull.reference = oci::parse_reference(options.reference).value_or_throw();
+  pull.lume_url = context.global.lume_url;
+  pull.lume_home = lume::vm_storage_root();
+  pull.state_dir = context.global.state_dir;
+  pull.boot_timeout = std::chrono::seconds(options.boot_timeout_seconds);
+  pull.ssh_wait = std::chrono::seconds(options.ssh_wait_seconds);
   oci::RegistryClient registry(registry_client_options(options.registry));
   lume::ClientOptions lume_options;
   lume_options.base_url = context.global.lume_url;
   lume::LumeClient lume(lume_options);
-
   ProgressRenderer renderer(context);
-  pipeline::ImagePullRequest request{
-      ref, options.vm, lume_home_directory(), std::chrono::hours(6), renderer.callback()};
-  context.debug("Lume's VM directories: " + request.lume_home);
+  pipeline::PullServices services{lume,
+                                  registry,
+                                  [&]() -> std::unique_ptr<guest::GuestSession> {
+                                    return connect_vm_guest(
+                                        context, options.vm, options.connection, lume);
+                                  },
+                                  renderer.callback(),
+                                  [&](const std::string& line) { context.debug(line); }};
+
+  context.debug("Lume's VM directories: " + pull.lume_home);
   if (options.dry_run) {
-    run_dry(options, context, lume, registry, request);
+    run_dry(options, context, pipeline::plan_pull(pull, services));
     return 0;
   }
-  pipeline::PulledImage pulled = pipeline::pull_image(lume, registry, request).value_or_throw();
-
-  provenance::Provenance fresh;
-  fresh.vm = options.vm;
-  fresh.lume_url = context.global.lume_url;
-  fresh.image =
-      provenance::ImageInfo{pulled.reference, pulled.digest.str(), pulled.lume_manifest_digest};
-  auto state = lume.get(options.vm).value_or_throw();
-  if (const auto* details = std::get_if<lume::VmDetails>(&state)) {
-    fresh.hardware = hardware_of(*details);
-  }
-  auto record = updated_record(context.global.state_dir, fresh);
-  if (record) {
-    provenance::write_provenance(context.global.state_dir, *record).value_or_throw();
-  }
-  const std::string path =
-      provenance::provenance_path(context.global.state_dir, options.vm).value_or_throw();
+  const pipeline::PullOutcome pulled = pipeline::pull_vm(pull, services);
+  const transfer::PulledImage& image = pulled.image;
   nlohmann::json doc = {{"vm", options.vm},
-                        {"reference", pulled.reference},
-                        {"digest", pulled.digest.str()},
-                        {"lume_manifest_digest", pulled.lume_manifest_digest},
-                        {"changed", pulled.changed},
-                        {"provenance", path}};
+                        {"reference", image.reference},
+                        {"digest", image.digest.str()},
+                        {"lume_manifest_digest", image.lume_manifest_digest},
+                        {"changed", image.changed},
+                        {"provenance", pulled.record_path}};
   if (!context.json()) {
-    context.note(pulled.changed ? "pulled " + pulled.reference + " into VM '" + options.vm + "'"
-                                : "VM '" + options.vm + "' already holds " + pulled.digest.str() +
-                                      ": nothing to do");
-    context.out << pulled.digest.str() << '\n';
+    context.note(image.changed ? "pulled " + image.reference + " into VM '" + options.vm + "'"
+                               : "VM '" + options.vm + "' already holds " + image.digest.str() +
+                                     ": nothing to do");
+    context.out << image.digest.str() << '\n';
   }
   int code = 0;
   if (options.verify) {
-    code = verify_pulled_guest(options, context, lume, renderer.callback(), fresh, doc);
+    code = render_verification(
+        context, pipeline::verify_pulled_vm(pull, services, pulled.pulled), doc);
   }
   if (context.json()) {
     context.print_json(doc);
@@ -207,24 +144,17 @@ int run_pull(const PullOptions& options, Context& context) {
 
 } // namespace
 
-std::string lume_home_directory() {
-  if (const char* home = std::getenv("LUME_HOME"); home != nullptr && *home != '\0') {
-    return home;
-  }
-  const char* user_home = std::getenv("HOME");
-  return std::string(user_home != nullptr ? user_home : "") + "/.lume";
-}
-
 void register_pull(CLI::App& app, Context& context, int& exit_code) {
-  auto options = std::make_shared<PullOptions>();
+  auto options = std::make_shared<PullCommandOptions>();
   CLI::App* command = app.add_subcommand(
       "pull", "Pull an image into a Lume VM, pinned to a verified digest, and record provenance");
   command->footer(
       "REF is [registry/]organization/name[:tag] or …@sha256:<hex>. Lume pulls only by tag, so a "
       "tag is resolved first and Lume's .manifest-digest must match it afterwards (a tag moved "
       "meanwhile fails with exit 4 and leaves the VM for inspection); a digest is pulled "
-      "through its immutable tag sha256-<hex>.\nLUME_HOME tells where Lume keeps its VM "
-      "directories (default ~/.lume).\nExample: lume-unlock pull "
+      "through its immutable tag sha256-<hex>.\n" +
+      std::string(lume::k_vm_storage_variable) +
+      " tells where Lume keeps its VM directories (default ~/.lume).\nExample: lume-unlock pull "
       "ghcr.io/trycua/macos-tahoe-cua:latest demo");
   command->add_option("REF", options->reference, "image reference")->required();
   command->add_option("NAME", options->vm, "local VM name ([A-Za-z0-9._-])")->required();
@@ -245,7 +175,7 @@ void register_pull(CLI::App& app, Context& context, int& exit_code) {
                    "with --verify: seconds to retry the first SSH login")
       ->capture_default_str();
   add_registry_flags(*command, options->registry);
-  guest::add_connection_options(*command, options->connection);
+  add_connection_options(*command, options->connection);
   command->callback([options, &context, &exit_code] { exit_code = run_pull(*options, context); });
 }
 

@@ -13,7 +13,4 @@ namespace lume_unlock::cli {
 /// the provenance at <state>/vms/NAME/provenance.json (DESIGN §7, §8 step 2).
 void register_pull(CLI::App& app, Context& context, int& exit_code);
 
-/// Lume's VM directory root: $LUME_HOME, else ~/.lume.
-std::string lume_home_directory();
-
 } // namespace lume_unlock::cli

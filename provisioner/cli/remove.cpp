@@ -1,9 +1,10 @@
 #include "cli/remove.hpp"
 
+#include "cli/connection_flags.hpp"
 #include "cli/progress_renderer.hpp"
 #include "cli/vm_guest.hpp"
-#include "guest/connection_options.hpp"
 #include "lume/client.hpp"
+#include "lume/vm_name.hpp"
 #include "pipeline/remove.hpp"
 
 #include <iomanip>
@@ -24,7 +25,9 @@ void run_remove(const RemoveCommandOptions& options, Context& context, int& exit
   lume::ClientOptions lume_options;
   lume_options.base_url = context.global.lume_url;
   lume::LumeClient lume_client(lume_options);
-  pipeline::RemoveOptions remove{options.vm, context.global.state_dir, options.delete_vm};
+  pipeline::RemoveOptions remove{lume::VmName::parse(options.vm).value_or_throw(),
+                                 context.global.state_dir,
+                                 options.delete_vm};
   pipeline::RemoveServices services{lume_client, [&]() -> std::unique_ptr<guest::GuestSession> {
                                       return connect_vm_guest(
                                           context, options.vm, options.connection, lume_client);
@@ -80,7 +83,7 @@ void register_remove(CLI::App& app, Context& context, int& exit_code) {
   command->add_option("name", options->vm, "The Lume VM")->required();
   command->add_flag("--delete-vm", options->delete_vm, "Also delete the VM through Lume");
   command->add_flag("--dry-run", options->dry_run, "Print the plan; change nothing");
-  guest::add_connection_options(*command, options->connection);
+  add_connection_options(*command, options->connection);
   command->callback([options, &context, &exit_code] { run_remove(*options, context, exit_code); });
 }
 

@@ -1,7 +1,8 @@
 #include "cli/ssh.hpp"
 
+#include "cli/connection_flags.hpp"
+#include "cli/remote_command.hpp"
 #include "cli/vm_guest.hpp"
-#include "guest/connection_options.hpp"
 #include "guest/shell_quote.hpp"
 
 #include <memory>
@@ -31,26 +32,8 @@ int run_ssh(const SshCommandOptions& options, Context& context) {
   const std::string command_line = guest::shell_join(options.command).value_or_throw();
 
   auto session = connect_vm_guest(context, options.vm, options.connection);
-  guest::CommandResult result = session->run(command_line).value_or_throw();
-  context.debug("remote commands run: " + std::to_string(session->command_count()));
-  if (result.exit_status < 0) {
-    throw Error(ErrorCategory::guest,
-                "command in VM '" + options.vm + "'",
-                "it ended without an exit status (killed by a signal?)",
-                "run it again; check the guest's logs if it keeps happening");
-  }
-  if (context.json()) {
-    nlohmann::json document = {{"vm", options.vm},
-                               {"exit_status", result.exit_status},
-                               {"stdout", result.stdout_text},
-                               {"stderr", result.stderr_text}};
-    // Remote output need not be UTF-8: invalid bytes become U+FFFD rather than failing.
-    context.out << document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-  } else {
-    context.out << result.stdout_text;
-    context.err << result.stderr_text;
-  }
-  return result.exit_status;
+  return run_remote_command(
+      context, *session, command_line, "command in VM '" + options.vm + "'", {{"vm", options.vm}});
 }
 
 } // namespace
@@ -68,7 +51,7 @@ void register_ssh(CLI::App& app, Context& context, int& exit_code) {
       "from the state directory; the guest's host key is pinned on first use.");
   command->add_option("name", options->vm, "The Lume VM")->required();
   command->add_option("command", options->command, "The command and its arguments, after '--'");
-  guest::add_connection_options(*command, options->connection);
+  add_connection_options(*command, options->connection);
   command->callback([options, &context, &exit_code] { exit_code = run_ssh(*options, context); });
 }
 

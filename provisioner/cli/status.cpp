@@ -1,7 +1,7 @@
 #include "cli/status.hpp"
 
+#include "cli/connection_flags.hpp"
 #include "cli/vm_guest.hpp"
-#include "guest/connection_options.hpp"
 #include "lume/client.hpp"
 #include "pipeline/status.hpp"
 #include "provenance/provenance.hpp"
@@ -73,7 +73,7 @@ void register_status(CLI::App& app, Context& context, int& exit_code) {
   auto* command = app.add_subcommand(
       "status", "Compare a VM's guest with lume-unlock's record of it (exit 6 on drift)");
   command->add_option("name", options->vm, "The Lume VM")->required();
-  guest::add_connection_options(*command, options->connection);
+  add_connection_options(*command, options->connection);
   command->callback([options, &context, &exit_code] { run_status(*options, context, exit_code); });
 }
 

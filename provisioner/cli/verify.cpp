@@ -1,13 +1,13 @@
 #include "cli/verify.hpp"
 
+#include "apply/enablement_apply.hpp"
+#include "apply/probe_runner.hpp"
+#include "apply/probe_verdict.hpp"
+#include "apply/shim_record.hpp"
+#include "cli/connection_flags.hpp"
 #include "cli/vm_guest.hpp"
-#include "guest/connection_options.hpp"
 #include "guest/guest_facts.hpp"
 #include "lume/client.hpp"
-#include "pipeline/enablement_apply.hpp"
-#include "pipeline/installed_shim.hpp"
-#include "pipeline/probe_check.hpp"
-#include "pipeline/probe_run.hpp"
 #include "provenance/provenance.hpp"
 #include "util/atomic_file.hpp"
 #include "verify/llama_log.hpp"
@@ -54,13 +54,12 @@ void run_verify(const VerifyOptions& options, Context& context, int& exit_code) 
   lume::LumeClient lume_client(lume_options);
   auto session = connect_vm_guest(context, options.vm, options.connection, lume_client);
   const guest::GuestFacts facts = guest::gather_guest_facts(*session).value_or_throw();
-  const pipeline::GuestEnablement observed =
-      pipeline::observe_enablement(*session, facts).value_or_throw();
-  const pipeline::EnablementTarget target =
-      pipeline::enablement_target(observed, facts, options.vm).value_or_throw();
-  const pipeline::ProbeRun run =
-      pipeline::run_probes(*session, target.shim, profile).value_or_throw();
-  const pipeline::ProbeVerdict verdict = pipeline::judge_probe(run.stock, run.unlocked, profile);
+  const apply::GuestEnablement observed =
+      apply::observe_enablement(*session, facts).value_or_throw();
+  const apply::EnablementTarget target =
+      apply::enablement_target(observed, facts, options.vm).value_or_throw();
+  const apply::ProbeRun run = apply::run_probes(*session, target.shim, profile).value_or_throw();
+  const apply::ProbeVerdict verdict = apply::judge_probe(run.stock, run.unlocked, profile);
   context.debug("SSH commands: " + std::to_string(session->command_count()) +
                 ", Lume requests: " + std::to_string(lume_client.request_count()));
 
@@ -116,7 +115,7 @@ void register_verify(CLI::App& app, Context& context, int& exit_code) {
   command->add_option("--llama-log",
                       options->llama_log,
                       "Also classify this llama.cpp stderr log (must be 'fast')");
-  guest::add_connection_options(*command, options->connection);
+  add_connection_options(*command, options->connection);
   command->callback([options, &context, &exit_code] { run_verify(*options, context, exit_code); });
 }
 

@@ -1,7 +1,7 @@
 #include "vm_guest.hpp"
 
+#include "apply/guest_address_resolver.hpp"
 #include "lume/client.hpp"
-#include "lume/guest_address_resolver.hpp"
 
 namespace lume_unlock::cli {
 
@@ -18,7 +18,7 @@ std::unique_ptr<guest::SshSession> connect_vm_guest(const Context& context,
                                                     const std::string& vm,
                                                     const guest::ConnectionOptions& connection,
                                                     lume::LumeApi& lume) {
-  lume::LumeGuestAddressResolver resolver(lume);
+  apply::LumeGuestAddressResolver resolver(lume);
   const std::string host = resolver.resolve(vm).value_or_throw();
   context.debug("guest of VM '" + vm + "' at " + host + ":" + std::to_string(connection.port));
   auto session = guest::SshSession::connect(

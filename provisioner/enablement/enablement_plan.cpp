@@ -166,9 +166,7 @@ Result<EnablementPlan> plan_enablement(const EnablementList& desired,
                                        const AgentSettings& settings,
                                        std::uint32_t uid,
                                        const ObservedState& observed) {
-  if (auto status = validate(desired); !status.ok()) {
-    return status.error();
-  }
+  LUME_UNLOCK_TRY(validate(desired));
   EnablementPlan plan;
   plan.uid = uid;
   plan.staging_dir = layout.staging_dir();
@@ -180,11 +178,8 @@ Result<EnablementPlan> plan_enablement(const EnablementList& desired,
   // Agents: desired ones by name, compared with the plists present; the rest of ours are removed.
   std::map<std::string, AgentAction> agents;
   std::set<std::string> staged_plists; // final paths of the plists this plan writes
-  Result<std::vector<RenderedAgent>> rendered = render_agents(desired, layout, settings);
-  if (!rendered.ok()) {
-    return rendered.error();
-  }
-  for (RenderedAgent& agent : rendered.value()) {
+  LUME_UNLOCK_TRY_ASSIGN(auto rendered, render_agents(desired, layout, settings));
+  for (RenderedAgent& agent : rendered) {
     const auto present = observed.agent_plists.find(agent_plist_file_name(agent.name));
     AgentAction action;
     action.name = agent.name;

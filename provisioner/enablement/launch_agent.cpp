@@ -80,9 +80,7 @@ std::string xml_escape(std::string_view text) {
 Result<std::map<std::string, std::string>> agent_environment(const EnablementEntry& entry,
                                                              const GuestLayout& layout,
                                                              const AgentSettings& settings) {
-  if (auto status = validate(entry); !status.ok()) {
-    return status.error();
-  }
+  LUME_UNLOCK_TRY(validate(entry));
   if (!is_env_name(settings.inject_variable)) {
     return Error(ErrorCategory::usage,
                  "launch agent of " + entry_label(entry.name),
@@ -118,14 +116,11 @@ Result<std::map<std::string, std::string>> agent_environment(const EnablementEnt
 Result<std::string> render_launch_agent(const EnablementEntry& entry,
                                         const GuestLayout& layout,
                                         const AgentSettings& settings) {
-  auto environment = agent_environment(entry, layout, settings);
-  if (!environment.ok()) {
-    return environment.error();
-  }
+  LUME_UNLOCK_TRY_ASSIGN(auto environment, agent_environment(entry, layout, settings));
 
   // Top-level keys, pre-rendered, emitted in byte order.
   std::map<std::string, std::string> top;
-  top["EnvironmentVariables"] = string_dict(environment.value(), "\t");
+  top["EnvironmentVariables"] = string_dict(environment, "\t");
   top["KeepAlive"] = bool_element(entry.keep_alive, "\t");
   top["Label"] = string_element(agent_label(entry.name), "\t");
   std::string arguments = "\t<array>\n" + string_element(entry.program, "\t\t");
@@ -155,16 +150,13 @@ Result<std::vector<RenderedAgent>> render_agents(const EnablementList& list,
     if (!entry.agent) {
       continue;
     }
-    Result<std::string> plist = render_launch_agent(entry, layout, settings);
-    if (!plist.ok()) {
-      return plist.error();
-    }
+    LUME_UNLOCK_TRY_ASSIGN(auto plist, render_launch_agent(entry, layout, settings));
     RenderedAgent agent;
     agent.name = entry.name;
     agent.label = agent_label(entry.name);
     agent.plist_path = layout.agent_plist_path(entry.name);
-    agent.sha256 = util::sha256_hex(plist.value());
-    agent.content = std::move(plist).value();
+    agent.sha256 = util::sha256_hex(plist);
+    agent.content = std::move(plist);
     agents.push_back(std::move(agent));
   }
   return agents;

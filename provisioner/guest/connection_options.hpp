@@ -4,14 +4,11 @@
 
 #include <string>
 
-namespace CLI {
-class App;
-}
-
 namespace lume_unlock::guest {
 
 /// The guest connection options of DESIGN §9, accepted after the name of every command that
-/// reaches a guest (`lume-unlock ssh vm1 --ssh-port 2222 -- uname -m`).
+/// reaches a guest (`lume-unlock ssh vm1 --ssh-port 2222 -- uname -m`); the flags are
+/// registered by cli/connection_flags.hpp.
 struct ConnectionOptions {
   std::string user = "lume";                               ///< --ssh-user
   int port = 22;                                           ///< --ssh-port
@@ -22,10 +19,6 @@ struct ConnectionOptions {
 /// The image's default guest password, used when the variable named by --ssh-password-env is
 /// unset (Lume's unattended setup creates lume/lume).
 inline constexpr const char* k_default_guest_password = "lume";
-
-/// Adds --ssh-user, --ssh-port, --ssh-password-env and --ssh-accept-new-host-key to `command`,
-/// bound to `options`.
-void add_connection_options(CLI::App& command, ConnectionOptions& options);
 
 /// Session options for `vm` at `host`: the password is read here from the environment variable
 /// the options name (the image default when it is unset or empty), never from argv.

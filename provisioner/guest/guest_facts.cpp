@@ -71,37 +71,27 @@ Result<GuestFacts> parse_guest_facts(std::string_view output) {
   for (auto [key, field] : {std::pair{"kernel", &facts.kernel},
                             std::pair{"machine", &facts.machine},
                             std::pair{"home", &facts.home}}) {
-    auto value = required(key);
-    if (!value.ok()) {
-      return value.error();
-    }
-    *field = value.value();
+    LUME_UNLOCK_TRY_ASSIGN(auto value, required(key));
+    *field = value;
   }
   if (facts.home.front() != '/') {
     return bad_facts("$HOME is '" + facts.home + "', not an absolute path");
   }
-  auto uid = required("uid");
-  if (!uid.ok()) {
-    return uid.error();
+  LUME_UNLOCK_TRY_ASSIGN(auto uid, required("uid"));
+  if (uid.find_first_not_of("0123456789") != std::string::npos || uid.size() > 10) {
+    return bad_facts("'id -u' printed '" + uid + "', not a number");
   }
-  if (uid.value().find_first_not_of("0123456789") != std::string::npos || uid.value().size() > 10) {
-    return bad_facts("'id -u' printed '" + uid.value() + "', not a number");
-  }
-  facts.uid = std::stoul(uid.value());
+  facts.uid = std::stoul(uid);
   return facts;
 }
 
 Result<GuestFacts> gather_guest_facts(GuestSession& session) {
-  auto result = session.run(guest_facts_command());
-  if (!result.ok()) {
-    return result.error();
+  LUME_UNLOCK_TRY_ASSIGN(auto result, session.run(guest_facts_command()));
+  if (result.exit_status != 0) {
+    return bad_facts("the command exited with status " + std::to_string(result.exit_status) + ": " +
+                     result.stderr_text);
   }
-  if (result.value().exit_status != 0) {
-    return bad_facts("the command exited with status " +
-                     std::to_string(result.value().exit_status) + ": " +
-                     result.value().stderr_text);
-  }
-  return parse_guest_facts(result.value().stdout_text);
+  return parse_guest_facts(result.stdout_text);
 }
 
 } // namespace lume_unlock::guest

@@ -105,16 +105,13 @@ Result<std::string> payload_install_script(const std::vector<PayloadFile>& files
   std::string undo; // built back to front: the last file moved is the first put back
   std::string puts = "n=0\n";
   for (std::size_t i = 0; i < files.size(); ++i) {
-    auto target = shell_quote(files[i].path);
-    if (!target.ok()) {
-      return target.error();
-    }
+    LUME_UNLOCK_TRY_ASSIGN(auto target, shell_quote(files[i].path));
     auto parent = shell_quote(parent_of(files[i].path));
     const std::string index = std::to_string(i);
-    undo = "  if [ \"$n\" -gt " + index + " ]; then back " + index + " " + target.value() +
+    undo = "  if [ \"$n\" -gt " + index + " ]; then back " + index + " " + target +
            " || r=1; fi\n" + undo;
-    puts += "put " + index + " " + target.value() + " " + parent.value() + " " +
-            octal_mode(files[i].mode) + " || fail " + index + "\nn=" + std::to_string(i + 1) + "\n";
+    puts += "put " + index + " " + target + " " + parent.value() + " " + octal_mode(files[i].mode) +
+            " || fail " + index + "\nn=" + std::to_string(i + 1) + "\n";
   }
   undo = "undo() {\n  r=0\n" + undo;
   undo += "  return $r\n}\n";
@@ -155,30 +152,21 @@ Result<PayloadReport> install_payload(GuestSession& session,
     }
     std::string content = file.content;
     if (!file.source_path.empty()) {
-      auto read = util::read_file(file.source_path);
-      if (!read.ok()) {
-        return read.error();
-      }
-      content = std::move(read.value());
+      LUME_UNLOCK_TRY_ASSIGN(auto read, util::read_file(file.source_path));
+      content = std::move(read);
     }
     sums += util::sha256_hex(content) + "  " + member_name(i) + "\n";
     entries.push_back(util::TarEntry::bytes(member_name(i), std::move(content), file.mode));
   }
-  auto script = payload_install_script(files);
-  if (!script.ok()) {
-    return script.error();
-  }
+  LUME_UNLOCK_TRY_ASSIGN(auto script, payload_install_script(files));
   entries.push_back(util::TarEntry::bytes("SHA256SUMS", sums));
-  entries.push_back(util::TarEntry::bytes("install.sh", script.value()));
-  auto archive = util::tar_gz_bytes(std::move(entries));
-  if (!archive.ok()) {
-    return archive.error();
-  }
-  report.archive_bytes = archive.value().size();
+  entries.push_back(util::TarEntry::bytes("install.sh", script));
+  LUME_UNLOCK_TRY_ASSIGN(auto archive, util::tar_gz_bytes(std::move(entries)));
+  report.archive_bytes = archive.size();
 
   const std::string scratch = scratch_root + "/" + random_name();
   const std::string archive_path = scratch + ".tar.gz";
-  if (auto uploaded = session.upload(archive.value(), archive_path, 0600); !uploaded.ok()) {
+  if (auto uploaded = session.upload(archive, archive_path, 0600); !uploaded.ok()) {
     return uploaded.error().with_context(what);
   }
 

@@ -28,14 +28,11 @@ Result<std::string> shell_quote(std::string_view word) {
 Result<std::string> shell_join(const std::vector<std::string>& words) {
   std::string line;
   for (const auto& word : words) {
-    auto quoted = shell_quote(word);
-    if (!quoted.ok()) {
-      return quoted.error();
-    }
+    LUME_UNLOCK_TRY_ASSIGN(auto quoted, shell_quote(word));
     if (!line.empty()) {
       line += ' ';
     }
-    line += quoted.value();
+    line += quoted;
   }
   return line;
 }

@@ -157,13 +157,10 @@ Error SshSession::failure(const std::string& what,
 }
 
 Result<std::unique_ptr<SshSession>> SshSession::connect(const SshSessionOptions& options) {
-  auto paths = vm_key_paths(options.state_dir, options.vm);
-  if (!paths.ok()) {
-    return paths.error();
-  }
+  LUME_UNLOCK_TRY_ASSIGN(auto paths, vm_key_paths(options.state_dir, options.vm));
   auto impl = std::make_unique<Impl>();
   impl->options = options;
-  impl->paths = paths.value();
+  impl->paths = paths;
   impl->session = ssh_new();
   if (impl->session == nullptr) {
     return Error(ErrorCategory::guest,
@@ -211,12 +208,8 @@ Result<std::unique_ptr<SshSession>> SshSession::connect(const SshSessionOptions&
     return self->failure(connecting, why, hint);
   }
 
-  if (auto pinned = self->check_host_key(); !pinned.ok()) {
-    return pinned.error();
-  }
-  if (auto authenticated = self->authenticate(); !authenticated.ok()) {
-    return authenticated.error();
-  }
+  LUME_UNLOCK_TRY(self->check_host_key());
+  LUME_UNLOCK_TRY(self->authenticate());
   return self;
 }
 
@@ -229,19 +222,13 @@ Status SshSession::check_host_key() {
                    "retry; if it persists the guest's sshd is misconfigured");
   }
   m_host_key_fingerprint = fingerprint(server_key.key);
-  auto offered = public_key_line(server_key.key);
-  if (!offered.ok()) {
-    return offered.error();
-  }
+  LUME_UNLOCK_TRY_ASSIGN(auto offered, public_key_line(server_key.key));
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::exists(s.paths.known_host, ec)) {
-    auto pinned = util::read_file(s.paths.known_host);
-    if (!pinned.ok()) {
-      return pinned.error();
-    }
-    const std::string pinned_line = trim(pinned.value());
-    if (pinned_line == offered.value()) {
+    LUME_UNLOCK_TRY_ASSIGN(auto pinned, util::read_file(s.paths.known_host));
+    const std::string pinned_line = trim(pinned);
+    if (pinned_line == offered) {
       return ok_status();
     }
     if (!s.options.accept_new_host_key) {
@@ -255,10 +242,8 @@ Status SshSession::check_host_key() {
                          s.options.host);
     }
   }
-  if (auto made = util::make_directories(s.paths.directory, 0700); !made.ok()) {
-    return made.error();
-  }
-  return util::write_file_atomic(s.paths.known_host, offered.value() + "\n", 0644);
+  LUME_UNLOCK_TRY(util::make_directories(s.paths.directory, 0700));
+  return util::write_file_atomic(s.paths.known_host, offered + "\n", 0644);
 }
 
 Result<bool> SshSession::load_or_create_key(bool create, ssh_key* key) {
@@ -290,22 +275,11 @@ Result<bool> SshSession::load_or_create_key(bool create, ssh_key* key) {
   }
   std::string private_pem = private_text;
   ssh_string_free_char(private_text);
-  auto public_line = public_key_line(*key);
-  if (!public_line.ok()) {
-    return public_line.error();
-  }
-  if (auto made = util::make_directories(s.paths.directory, 0700); !made.ok()) {
-    return made.error();
-  }
-  if (auto written = util::write_file_atomic(s.paths.private_key, private_pem, 0600);
-      !written.ok()) {
-    return written.error();
-  }
-  if (auto written = util::write_file_atomic(
-          s.paths.public_key, public_line.value() + " lume-unlock@" + s.options.vm + "\n", 0644);
-      !written.ok()) {
-    return written.error();
-  }
+  LUME_UNLOCK_TRY_ASSIGN(auto public_line, public_key_line(*key));
+  LUME_UNLOCK_TRY(util::make_directories(s.paths.directory, 0700));
+  LUME_UNLOCK_TRY(util::write_file_atomic(s.paths.private_key, private_pem, 0600));
+  LUME_UNLOCK_TRY(util::write_file_atomic(
+      s.paths.public_key, public_line + " lume-unlock@" + s.options.vm + "\n", 0644));
   return true;
 }
 
@@ -323,12 +297,9 @@ Status SshSession::authenticate() {
   const int methods = ssh_userauth_list(s.session, nullptr);
 
   KeyHandle key;
-  auto existing = load_or_create_key(false, &key.key);
-  if (!existing.ok()) {
-    return existing.error();
-  }
+  LUME_UNLOCK_TRY_ASSIGN(auto existing, load_or_create_key(false, &key.key));
   bool key_rejected = false;
-  if (existing.value() && (methods & SSH_AUTH_METHOD_PUBLICKEY) != 0) {
+  if (existing && (methods & SSH_AUTH_METHOD_PUBLICKEY) != 0) {
     rc = ssh_userauth_publickey(s.session, nullptr, key.key);
     if (rc == SSH_AUTH_SUCCESS) {
       m_auth_method = AuthMethod::public_key;
@@ -341,10 +312,9 @@ Status SshSession::authenticate() {
   }
 
   const std::string key_state =
-      existing.value()
-          ? (key_rejected ? "the guest rejected the per-VM key '" + s.paths.private_key + "'"
-                          : "the guest does not offer public-key login")
-          : "there is no per-VM key yet";
+      existing ? (key_rejected ? "the guest rejected the per-VM key '" + s.paths.private_key + "'"
+                               : "the guest does not offer public-key login")
+               : "there is no per-VM key yet";
   if (s.options.password.empty() || (methods & SSH_AUTH_METHOD_PASSWORD) == 0) {
     return failure(
         authenticating,
@@ -372,15 +342,9 @@ Status SshSession::authenticate() {
 
   // First contact: make (or reuse) the per-VM key and install it for the next connections.
   KeyHandle install_key;
-  auto created = load_or_create_key(true, &install_key.key);
-  if (!created.ok()) {
-    return created.error();
-  }
-  auto line = public_key_line(install_key.key);
-  if (!line.ok()) {
-    return line.error();
-  }
-  return install_public_key(line.value() + " lume-unlock@" + s.options.vm);
+  LUME_UNLOCK_TRY(load_or_create_key(true, &install_key.key));
+  LUME_UNLOCK_TRY_ASSIGN(auto line, public_key_line(install_key.key));
+  return install_public_key(line + " lume-unlock@" + s.options.vm);
 }
 
 Status SshSession::install_public_key(const std::string& authorized_line) {
@@ -400,14 +364,11 @@ Status SshSession::install_public_key(const std::string& authorized_line) {
       "if [ -s \"$f\" ] && [ -n \"$(tail -c 1 \"$f\")\" ]; then echo >> \"$f\"; fi; "
       "printf '%s\\n' " +
       quoted_line.value() + " >> \"$f\"; fi";
-  auto result = run(command);
-  if (!result.ok()) {
-    return result.error();
-  }
-  if (result.value().exit_status != 0) {
+  LUME_UNLOCK_TRY_ASSIGN(auto result, run(command));
+  if (result.exit_status != 0) {
     return failure("installing the per-VM key in ~/.ssh/authorized_keys on",
-                   "exit status " + std::to_string(result.value().exit_status) + ": " +
-                       trim(result.value().stderr_text),
+                   "exit status " + std::to_string(result.exit_status) + ": " +
+                       trim(result.stderr_text),
                    "check that the guest user's home is writable, then retry");
   }
   m_installed_key = true;
@@ -502,21 +463,16 @@ Status SshSession::upload(std::string_view bytes, const std::string& remote_path
   if (!quoted_tmp.ok() || !quoted_dst.ok()) {
     return quoted_tmp.ok() ? quoted_dst.error() : quoted_tmp.error();
   }
-  if (auto started = ensure_sftp(); !started.ok()) {
-    return started.error();
-  }
+  LUME_UNLOCK_TRY(ensure_sftp());
 
   ++m_sftp_transfer_count;
   sftp_file file = sftp_open(s.sftp, temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
   if (file == nullptr && sftp_get_error(s.sftp) == SSH_FX_NO_SUCH_FILE && !directory.empty()) {
     // The parent directory is missing: one extra command, only on the first upload into it.
-    auto made = run("mkdir -p " + shell_quote(directory).value());
-    if (!made.ok()) {
-      return made.error();
-    }
-    if (made.value().exit_status != 0) {
+    LUME_UNLOCK_TRY_ASSIGN(auto made, run("mkdir -p " + shell_quote(directory).value()));
+    if (made.exit_status != 0) {
       return failure(what,
-                     "cannot create its directory: " + trim(made.value().stderr_text),
+                     "cannot create its directory: " + trim(made.stderr_text),
                      "check the path and the guest user's permissions");
     }
     file = sftp_open(s.sftp, temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
@@ -588,9 +544,7 @@ Status SshSession::upload(std::string_view bytes, const std::string& remote_path
 Result<std::string> SshSession::read_file(const std::string& remote_path) {
   Impl& s = *m_impl;
   const std::string what = "reading '" + remote_path + "' from";
-  if (auto started = ensure_sftp(); !started.ok()) {
-    return started.error();
-  }
+  LUME_UNLOCK_TRY(ensure_sftp());
   ++m_sftp_transfer_count;
   sftp_file file = sftp_open(s.sftp, remote_path.c_str(), O_RDONLY, 0);
   if (file == nullptr) {

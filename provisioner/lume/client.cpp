@@ -1,6 +1,8 @@
 #include "lume/client.hpp"
 
 #include "lume/vm_name.hpp"
+#include "util/body_preview.hpp"
+#include "util/percent_encode.hpp"
 
 #include <algorithm>
 #include <sstream>
@@ -25,18 +27,6 @@ std::string seconds_text(std::chrono::milliseconds ms) {
   return s.str();
 }
 
-/// At most 200 characters of a body, control characters shown as '?', for error messages.
-std::string preview(const std::string& body) {
-  std::string out;
-  for (char c : body.substr(0, 200)) {
-    out.push_back(static_cast<unsigned char>(c) < 0x20 ? '?' : c);
-  }
-  if (body.size() > 200) {
-    out += "...";
-  }
-  return out;
-}
-
 std::string vm_operation(const char* verb, const std::string& name) {
   return std::string(verb) + " of VM '" + name + "'";
 }
@@ -54,7 +44,7 @@ Status check_names(std::initializer_list<const std::string*> names) {
 /// "?storage=..." for the routes whose last piece is :name (the only ones where Lume's router
 /// tolerates a query, reference §1.4).
 std::string storage_query(const VmRef& vm) {
-  return vm.storage ? "?storage=" + percent_encode(*vm.storage) : std::string();
+  return vm.storage ? "?storage=" + util::percent_encode(*vm.storage) : std::string();
 }
 
 std::optional<std::string> lume_message(const std::string& body) {
@@ -92,23 +82,6 @@ parsed(Result<json> body, const std::string& operation, Result<T> (*reader)(cons
 }
 
 } // namespace
-
-std::string percent_encode(std::string_view text) {
-  static const char* const k_hex = "0123456789ABCDEF";
-  std::string out;
-  for (char c : text) {
-    auto b = static_cast<unsigned char>(c);
-    if ((b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9') || b == '-' ||
-        b == '.' || b == '_' || b == '~') {
-      out.push_back(c);
-    } else {
-      out.push_back('%');
-      out.push_back(k_hex[b >> 4]);
-      out.push_back(k_hex[b & 15]);
-    }
-  }
-  return out;
-}
 
 bool is_vm_not_found(const Error& error) {
   return error.category() == ErrorCategory::lume_api &&
@@ -203,11 +176,8 @@ Result<json> LumeClient::call(const Call& call) {
                        " would reach no route in Lume");
     }
   }
-  auto sent = send_with_retries(call);
-  if (!sent.ok()) {
-    return sent.error();
-  }
-  const util::HttpResponse& response = sent.value();
+  LUME_UNLOCK_TRY_ASSIGN(auto sent, send_with_retries(call));
+  const util::HttpResponse& response = sent;
   const std::string status = "HTTP " + std::to_string(response.status);
   const bool expected =
       std::find(call.expected.begin(), call.expected.end(), response.status) != call.expected.end();
@@ -226,7 +196,7 @@ Result<json> LumeClient::call(const Call& call) {
       return Error(ErrorCategory::lume_api,
                    call.operation,
                    "HTTP 404 from " + where + " for " + route +
-                       ", which is not Lume's answer: " + preview(response.body),
+                       ", which is not Lume's answer: " + util::body_preview(response.body),
                    "check that --lume-url points at `lume serve`");
     }
     if (auto message = lume_message(response.body)) {
@@ -244,7 +214,7 @@ Result<json> LumeClient::call(const Call& call) {
     return Error(ErrorCategory::lume_api,
                  call.operation,
                  "Lume answered " + status + " with an unexpected body: '" +
-                     preview(response.body) + "'",
+                     util::body_preview(response.body) + "'",
                  "check that --lume-url points at `lume serve`");
   }
   // DELETE answers 200 with an empty body: success, nothing to parse.
@@ -262,7 +232,7 @@ Result<json> LumeClient::call(const Call& call) {
     return Error(ErrorCategory::lume_api,
                  call.operation,
                  "Lume answered " + status + " with a body that is not valid JSON (" + where +
-                     "): '" + preview(response.body) + "'",
+                     "): '" + util::body_preview(response.body) + "'",
                  "check that --lume-url points at Lume 0.5.3 (`lume --version`)");
   }
 }
@@ -274,9 +244,7 @@ Result<std::vector<VmDetails>> LumeClient::list() {
 }
 
 Result<VmState> LumeClient::get(const VmRef& vm) {
-  if (auto checked = check_vm_name(vm.name); !checked.ok()) {
-    return checked.error();
-  }
+  LUME_UNLOCK_TRY(check_vm_name(vm.name));
   const std::string op = vm_operation("status", vm.name);
   return parsed<VmState>(call(make(op, "GET", "/lume/vms/" + vm.name + storage_query(vm), {200})),
                          op,

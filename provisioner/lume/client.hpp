@@ -76,10 +76,6 @@ private:
   util::HttpClient m_http;
 };
 
-/// Percent-encodes everything but RFC 3986 unreserved characters (so '/' becomes %2F, as Lume's
-/// router needs for query values).
-std::string percent_encode(std::string_view text);
-
 /// True when Lume's error means "no such VM" (400 "Virtual machine not found: NAME").
 bool is_vm_not_found(const Error& error);
 

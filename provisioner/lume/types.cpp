@@ -1,6 +1,6 @@
 #include "lume/types.hpp"
 
-#include "lume/size.hpp"
+#include "util/size.hpp"
 
 #include <cmath>
 #include <sstream>
@@ -308,8 +308,8 @@ json to_json(const CreateRequest& r) {
   json j = {{"name", r.name},
             {"os", r.os},
             {"cpu", r.cpu},
-            {"memory", format_size(r.memory_bytes)},
-            {"diskSize", format_size(r.disk_bytes)},
+            {"memory", util::format_size(r.memory_bytes)},
+            {"diskSize", util::format_size(r.disk_bytes)},
             {"display", r.display}};
   put_optional(j, "ipsw", r.ipsw);
   put_optional(j, "storage", r.storage);
@@ -324,10 +324,10 @@ json to_json(const PatchRequest& r) {
     j["cpu"] = *r.cpu;
   }
   if (r.memory_bytes) {
-    j["memory"] = format_size(*r.memory_bytes);
+    j["memory"] = util::format_size(*r.memory_bytes);
   }
   if (r.disk_bytes) {
-    j["diskSize"] = format_size(*r.disk_bytes);
+    j["diskSize"] = util::format_size(*r.disk_bytes);
   }
   put_optional(j, "display", r.display);
   put_optional(j, "storage", r.storage);

@@ -33,12 +33,15 @@ Error name_error(std::string_view name, const std::string& why) {
 
 } // namespace
 
-Status check_vm_name(std::string_view name) {
+Result<VmName> VmName::parse(std::string_view name) {
   if (name.empty()) {
     return name_error(name, "the name is empty");
   }
   if (name == "." || name == "..") {
     return name_error(name, "'.' and '..' name directories, not VMs");
+  }
+  if (name.front() == '-') {
+    return name_error(name, "it starts with '-', which reads as an option");
   }
   if (name.size() > 255) {
     return name_error(name, "longer than 255 bytes");
@@ -48,6 +51,13 @@ Status check_vm_name(std::string_view name) {
       return name_error(name, describe(c) + " is not allowed");
     }
   }
+  return VmName(std::string(name));
+}
+
+VmName::VmName(const char* literal) : VmName(parse(literal).value_or_throw()) {}
+
+Status check_vm_name(std::string_view name) {
+  LUME_UNLOCK_TRY(VmName::parse(name));
   return ok_status();
 }
 

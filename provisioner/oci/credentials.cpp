@@ -116,11 +116,8 @@ Result<DockerConfigCredentials> DockerConfigCredentials::load(const EnvironmentR
   if (stat(path.c_str(), &st) != 0) {
     return DockerConfigCredentials();
   }
-  auto text = util::read_file(path);
-  if (!text) {
-    return text.error();
-  }
-  return parse(text.value(), path);
+  LUME_UNLOCK_TRY_ASSIGN(auto text, util::read_file(path));
+  return parse(text, path);
 }
 
 std::optional<Credentials> DockerConfigCredentials::lookup(const std::string& registry) const {
@@ -145,13 +142,10 @@ std::optional<Credentials> ChainedCredentials::lookup(const std::string& registr
 }
 
 Result<std::shared_ptr<const CredentialSource>> default_credentials(const EnvironmentReader& env) {
-  auto docker = DockerConfigCredentials::load(env);
-  if (!docker) {
-    return docker.error();
-  }
+  LUME_UNLOCK_TRY_ASSIGN(auto docker, DockerConfigCredentials::load(env));
   std::vector<std::shared_ptr<const CredentialSource>> sources = {
       std::make_shared<EnvironmentCredentials>(env),
-      std::make_shared<DockerConfigCredentials>(std::move(docker).value())};
+      std::make_shared<DockerConfigCredentials>(std::move(docker))};
   return std::shared_ptr<const CredentialSource>(
       std::make_shared<ChainedCredentials>(std::move(sources)));
 }

@@ -45,16 +45,10 @@ Result<Descriptor> descriptor_at(const nlohmann::json& json, const std::string& 
     return invalid(where + "must be an object");
   }
   Descriptor d;
-  auto media_type = string_field(json, "mediaType", where);
-  if (!media_type) {
-    return media_type.error();
-  }
-  d.media_type = media_type.value();
-  auto digest_text = string_field(json, "digest", where);
-  if (!digest_text) {
-    return digest_text.error();
-  }
-  auto digest = Digest::parse(digest_text.value());
+  LUME_UNLOCK_TRY_ASSIGN(auto media_type, string_field(json, "mediaType", where));
+  d.media_type = media_type;
+  LUME_UNLOCK_TRY_ASSIGN(auto digest_text, string_field(json, "digest", where));
+  auto digest = Digest::parse(digest_text);
   if (!digest) {
     return invalid(where + "'digest': " + digest.error().why());
   }
@@ -70,11 +64,8 @@ Result<Descriptor> descriptor_at(const nlohmann::json& json, const std::string& 
     }
     d.artifact_type = at->get<std::string>();
   }
-  auto annotations = annotations_field(json, where);
-  if (!annotations) {
-    return annotations.error();
-  }
-  d.annotations = annotations.value();
+  LUME_UNLOCK_TRY_ASSIGN(auto annotations, annotations_field(json, where));
+  d.annotations = annotations;
   return d;
 }
 
@@ -88,11 +79,9 @@ Result<std::vector<Descriptor>> descriptor_list(const nlohmann::json& json, cons
     return invalid(std::string("'") + key + "' must be an array");
   }
   for (std::size_t i = 0; i < it->size(); ++i) {
-    auto d = descriptor_at((*it)[i], std::string(key) + "[" + std::to_string(i) + "]: ");
-    if (!d) {
-      return d.error();
-    }
-    out.push_back(std::move(d).value());
+    LUME_UNLOCK_TRY_ASSIGN(
+        auto d, descriptor_at((*it)[i], std::string(key) + "[" + std::to_string(i) + "]: "));
+    out.push_back(std::move(d));
   }
   return out;
 }
@@ -178,27 +167,15 @@ Result<Manifest> parse_manifest(std::string_view bytes) {
     m.artifact_type = at->get<std::string>();
   }
   if (auto config = json.find("config"); config != json.end() && !config->is_null()) {
-    auto d = descriptor_at(*config, "config: ");
-    if (!d) {
-      return d.error();
-    }
-    m.config = std::move(d).value();
+    LUME_UNLOCK_TRY_ASSIGN(auto d, descriptor_at(*config, "config: "));
+    m.config = std::move(d);
   }
-  auto layers = descriptor_list(json, "layers");
-  if (!layers) {
-    return layers.error();
-  }
-  m.layers = std::move(layers).value();
-  auto manifests = descriptor_list(json, "manifests");
-  if (!manifests) {
-    return manifests.error();
-  }
-  m.manifests = std::move(manifests).value();
-  auto annotations = annotations_field(json, "");
-  if (!annotations) {
-    return annotations.error();
-  }
-  m.annotations = annotations.value();
+  LUME_UNLOCK_TRY_ASSIGN(auto layers, descriptor_list(json, "layers"));
+  m.layers = std::move(layers);
+  LUME_UNLOCK_TRY_ASSIGN(auto manifests, descriptor_list(json, "manifests"));
+  m.manifests = std::move(manifests);
+  LUME_UNLOCK_TRY_ASSIGN(auto annotations, annotations_field(json, ""));
+  m.annotations = annotations;
   return m;
 }
 

@@ -5,6 +5,7 @@
 #include "oci/registry_error.hpp"
 #include "util/atomic_file.hpp"
 #include "util/base64.hpp"
+#include "util/percent_encode.hpp"
 #include "util/sha256.hpp"
 
 #include <nlohmann/json.hpp>
@@ -41,23 +42,6 @@ std::string strip_parameters(const std::string& content_type) {
   std::string out = content_type.substr(0, content_type.find(';'));
   while (!out.empty() && out.back() == ' ') {
     out.pop_back();
-  }
-  return out;
-}
-
-std::string percent_encode_query(std::string_view value) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (char c : value) {
-    auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) || c == '-' || c == '_' || c == '.' || c == '~' || c == '/' || c == ':' ||
-        c == ',') {
-      out += c;
-    } else {
-      out += '%';
-      out += hex[u >> 4];
-      out += hex[u & 15];
-    }
   }
   return out;
 }
@@ -127,9 +111,7 @@ struct RegistryClient::Impl {
     while (true) {
       ++attempt;
       if (reset) {
-        if (auto s = reset(); !s) {
-          return s.error();
-        }
+        LUME_UNLOCK_TRY(reset());
       }
       HttpRequest r = request;
       auto auth = authorization.find(scope_key(target));
@@ -160,10 +142,7 @@ struct RegistryClient::Impl {
                        "the registry requires authentication it does not describe; check the "
                        "registry URL");
         }
-        auto status = authenticate(target, *challenge, what_failed);
-        if (!status) {
-          return status.error();
-        }
+        LUME_UNLOCK_TRY(authenticate(target, *challenge, what_failed));
         authenticated_now = true;
         --attempt; // answering the challenge is not a failed attempt
         continue;
@@ -205,11 +184,12 @@ struct RegistryClient::Impl {
     std::string token_url = *realm;
     std::string query;
     if (auto service = challenge.param("service")) {
-      query += "service=" + percent_encode_query(*service);
+      query += "service=" + util::percent_encode(*service, "/:,");
     }
     const std::string scope =
         "repository:" + target.ref->repository + ":" + (target.push ? "pull,push" : "pull");
-    query += (query.empty() ? "" : "&") + std::string("scope=") + percent_encode_query(scope);
+    query +=
+        (query.empty() ? "" : "&") + std::string("scope=") + util::percent_encode(scope, "/:,");
     token_url = with_query(token_url, query);
 
     HttpRequest request{"GET", token_url};
@@ -284,11 +264,8 @@ std::uint64_t RegistryClient::request_count() const {
 }
 
 Result<ManifestHead> RegistryClient::head_manifest(const Reference& ref) {
-  auto found = find_manifest(ref);
-  if (!found.ok()) {
-    return found.error();
-  }
-  if (!found.value()) {
+  LUME_UNLOCK_TRY_ASSIGN(auto found, find_manifest(ref));
+  if (!found) {
     const std::string url = m_impl->repository_url(ref) + "/manifests/" + ref.identifier();
     return Error(ErrorCategory::registry,
                  "cannot check manifest '" + ref.str() + "'",
@@ -296,18 +273,15 @@ Result<ManifestHead> RegistryClient::head_manifest(const Reference& ref) {
                      " answered HTTP 404: the registry has no such manifest",
                  "check the reference (repository and tag or digest)");
   }
-  return *found.value();
+  return *found;
 }
 
 Result<std::optional<ManifestHead>> RegistryClient::find_manifest(const Reference& ref) {
   const std::string what = "cannot check manifest '" + ref.str() + "'";
   HttpRequest request{"HEAD", m_impl->repository_url(ref) + "/manifests/" + ref.identifier()};
   request.headers.push_back({"Accept", manifest_accept});
-  auto response = m_impl->send({&ref, false}, request, true, what);
-  if (!response) {
-    return response.error();
-  }
-  const auto& got = response.value();
+  LUME_UNLOCK_TRY_ASSIGN(auto response, m_impl->send({&ref, false}, request, true, what));
+  const auto& got = response;
   if (got.status == 404) {
     return std::optional<ManifestHead>();
   }
@@ -409,11 +383,8 @@ Result<std::optional<std::uint64_t>> RegistryClient::stat_blob(const Reference& 
       "cannot check blob '" + digest.str() + "' in '" + repository.repository_path() + "'";
   HttpRequest request{"HEAD", m_impl->repository_url(repository) + "/blobs/" + digest.str()};
   request.follow_redirects = true;
-  auto response = m_impl->send({&repository, false}, request, true, what);
-  if (!response) {
-    return response.error();
-  }
-  const auto& got = response.value();
+  LUME_UNLOCK_TRY_ASSIGN(auto response, m_impl->send({&repository, false}, request, true, what));
+  const auto& got = response;
   if (got.status == 404) {
     return std::optional<std::uint64_t>();
   }
@@ -547,23 +518,17 @@ Result<Descriptor> RegistryClient::Impl::push_blob(const Reference& repo,
   if (known_digest) {
     descriptor.digest = *known_digest;
     HttpRequest head{"HEAD", repository_url(repo) + "/blobs/" + known_digest->str()};
-    auto response = send(target, head, true, what);
-    if (!response) {
-      return response.error();
-    }
-    if (response.value().status == 200 &&
-        response.value().header("Content-Length") == std::to_string(source.size)) {
+    LUME_UNLOCK_TRY_ASSIGN(auto response, send(target, head, true, what));
+    if (response.status == 200 &&
+        response.header("Content-Length") == std::to_string(source.size)) {
       return descriptor;
     }
   }
 
   HttpRequest start{"POST", repository_url(repo) + "/blobs/uploads/"};
-  auto started = send(target, start, false, what);
-  if (!started) {
-    return started.error();
-  }
-  if (started.value().status != 202) {
-    return make_http_error("POST", start.url, started.value()).to_error(what);
+  LUME_UNLOCK_TRY_ASSIGN(auto started, send(target, start, false, what));
+  if (started.status != 202) {
+    return make_http_error("POST", start.url, started).to_error(what);
   }
   auto resolve_location = [&](const HttpResponse& response,
                               const std::string& method,
@@ -579,11 +544,8 @@ Result<Descriptor> RegistryClient::Impl::push_blob(const Reference& repo,
     }
     return base_url(repo.registry) + (location->front() == '/' ? "" : "/") + *location;
   };
-  auto location = resolve_location(started.value(), "POST", start.url);
-  if (!location) {
-    return location.error();
-  }
-  std::string upload_url = location.value();
+  LUME_UNLOCK_TRY_ASSIGN(auto location, resolve_location(started, "POST", start.url));
+  std::string upload_url = location;
 
   // The bytes are hashed as they are sent (one pass over the file). A resend after a 401
   // re-reads a range already hashed; `hashed` keeps each byte from being hashed twice.
@@ -640,12 +602,12 @@ Result<Descriptor> RegistryClient::Impl::push_blob(const Reference& repo,
   HttpRequest finish;
   if (monolithic) {
     // Monolithic: POST, then one PUT carrying the whole body and the digest.
-    finish =
-        make_request("PUT",
-                     with_query(upload_url, "digest=" + percent_encode_query(known_digest->str())),
-                     0,
-                     source.size,
-                     &position);
+    finish = make_request(
+        "PUT",
+        with_query(upload_url, "digest=" + util::percent_encode(known_digest->str(), "/:,")),
+        0,
+        source.size,
+        &position);
   } else {
     // PATCH chunks (one chunk when the digest is unknown and the blob is small), then a PUT
     // with the digest computed while sending.
@@ -659,20 +621,15 @@ Result<Descriptor> RegistryClient::Impl::push_blob(const Reference& repo,
       patch.headers.push_back(
           {"Content-Range", std::to_string(offset) + "-" + std::to_string(end - 1)});
       auto response = send(target, patch, false, what, rewind);
-      if (auto sent = check_sent(); !sent) {
-        return sent.error();
-      }
+      LUME_UNLOCK_TRY(check_sent());
       if (!response) {
         return response.error();
       }
       if (response.value().status != 202) {
         return make_http_error("PATCH", upload_url, response.value()).to_error(what);
       }
-      auto next = resolve_location(response.value(), "PATCH", upload_url);
-      if (!next) {
-        return next.error();
-      }
-      upload_url = next.value();
+      LUME_UNLOCK_TRY_ASSIGN(auto next, resolve_location(response.value(), "PATCH", upload_url));
+      upload_url = next;
       offset = end;
     }
     const Digest computed = Digest::from_sha256_hex(hasher.finish_hex()).value();
@@ -684,15 +641,13 @@ Result<Descriptor> RegistryClient::Impl::push_blob(const Reference& repo,
     }
     descriptor.digest = computed;
     what = "cannot upload blob '" + computed.str() + "' to '" + repo.repository_path() + "'";
-    finish = HttpRequest{"PUT",
-                         with_query(upload_url, "digest=" + percent_encode_query(computed.str()))};
+    finish = HttpRequest{
+        "PUT", with_query(upload_url, "digest=" + util::percent_encode(computed.str(), "/:,"))};
     finish.headers.push_back({"Content-Type", media_type::octet_stream});
   }
   position = 0;
   auto finished = send(target, finish, false, what, rewind);
-  if (auto sent = check_sent(); !sent) {
-    return sent.error();
-  }
+  LUME_UNLOCK_TRY(check_sent());
   if (!finished) {
     return finished.error();
   }
@@ -708,16 +663,12 @@ Result<Descriptor> RegistryClient::Impl::push_blob(const Reference& repo,
   }
   // Cross-check: the registry must now serve the blob with the uploaded size.
   HttpRequest check{"HEAD", repository_url(repo) + "/blobs/" + descriptor.digest.str()};
-  auto checked = send(target, check, true, what);
-  if (!checked) {
-    return checked.error();
-  }
-  if (checked.value().status != 200 ||
-      checked.value().header("Content-Length") != std::to_string(source.size)) {
+  LUME_UNLOCK_TRY_ASSIGN(auto checked, send(target, check, true, what));
+  if (checked.status != 200 || checked.header("Content-Length") != std::to_string(source.size)) {
     return Error(ErrorCategory::registry,
                  what,
-                 "after the upload, HEAD answered HTTP " + std::to_string(checked.value().status) +
-                     " with size " + checked.value().header("Content-Length").value_or("none") +
+                 "after the upload, HEAD answered HTTP " + std::to_string(checked.status) +
+                     " with size " + checked.header("Content-Length").value_or("none") +
                      " instead of 200 with size " + std::to_string(source.size));
   }
   report("upload blob", source.size, source.size, true);
@@ -799,15 +750,11 @@ Result<Digest> RegistryClient::push_manifest(const Reference& ref,
   HttpRequest request{"PUT", m_impl->repository_url(ref) + "/manifests/" + ref.identifier()};
   request.headers.push_back({"Content-Type", media_type});
   request.body = bytes;
-  auto response = m_impl->send({&ref, true}, request, true, what);
-  if (!response) {
-    return response.error();
+  LUME_UNLOCK_TRY_ASSIGN(auto response, m_impl->send({&ref, true}, request, true, what));
+  if (response.status != 201) {
+    return make_http_error("PUT", request.url, response).to_error(what);
   }
-  if (response.value().status != 201) {
-    return make_http_error("PUT", request.url, response.value()).to_error(what);
-  }
-  if (auto header = response.value().header("Docker-Content-Digest");
-      header && *header != digest.str()) {
+  if (auto header = response.header("Docker-Content-Digest"); header && *header != digest.str()) {
     return Error(ErrorCategory::registry,
                  what,
                  "the registry's Docker-Content-Digest '" + *header +

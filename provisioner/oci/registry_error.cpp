@@ -1,5 +1,7 @@
 #include "oci/registry_error.hpp"
 
+#include "util/body_preview.hpp"
+
 #include <nlohmann/json.hpp>
 
 namespace lume_unlock::oci {
@@ -51,19 +53,7 @@ std::string registry_error_message(const std::string& body) {
     }
     out += (out.empty() ? "" : "; ") + item;
   }
-  return body_preview(out);
-}
-
-std::string body_preview(const std::string& body) {
-  std::string out;
-  for (std::size_t i = 0; i < body.size() && i < k_body_preview_limit; ++i) {
-    auto c = static_cast<unsigned char>(body[i]);
-    out += (c < 0x20 || c >= 0x7f) ? '.' : static_cast<char>(c);
-  }
-  if (body.size() > k_body_preview_limit) {
-    out += "... (" + std::to_string(body.size()) + " bytes)";
-  }
-  return out;
+  return util::body_preview(out);
 }
 
 RegistryHttpError make_http_error(const std::string& method,
@@ -75,7 +65,7 @@ RegistryHttpError make_http_error(const std::string& method,
   e.status = response.status;
   e.registry_message = registry_error_message(response.body);
   if (e.registry_message.empty()) {
-    e.body_preview = body_preview(response.body);
+    e.body_preview = util::body_preview(response.body);
   }
   return e;
 }

@@ -25,19 +25,12 @@ struct RegistryHttpError {
   Error to_error(const std::string& what_failed) const;
 };
 
-/// Longest body preview kept in errors.
-inline constexpr std::size_t k_body_preview_limit = 256;
-
 RegistryHttpError make_http_error(const std::string& method,
                                   const std::string& url,
                                   const util::HttpResponse& response);
 
 /// The registry's errors[] as "CODE: message; ..." (empty when the body has none).
 std::string registry_error_message(const std::string& body);
-
-/// A printable preview of a body: control bytes as '.', at most k_body_preview_limit bytes,
-/// then "... (N bytes)".
-std::string body_preview(const std::string& body);
 
 /// An Error (category registry) for a request that got no HTTP response.
 Error transport_error(const std::string& what_failed,

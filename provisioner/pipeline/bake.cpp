@@ -1,6 +1,6 @@
 #include "pipeline/bake.hpp"
 
-#include "pipeline/vm_boot.hpp"
+#include "lume/vm_power.hpp"
 #include "provenance/provenance.hpp"
 #include "util/atomic_file.hpp"
 
@@ -49,7 +49,7 @@ BakePipeline::BakePipeline(BakeOptions options, CreateServices services)
     : m_options(std::move(options)), m_services(services), m_create(m_options.create, services) {}
 
 Plan BakePipeline::plan() {
-  if (!m_options.create.recipe_path) {
+  if (!m_options.create.recipe) {
     throw Error(
         ErrorCategory::usage, "bake", "no recipe given", "lume-unlock bake RECIPE --push REF");
   }
@@ -76,7 +76,7 @@ Plan BakePipeline::plan() {
             target_observed,
             [this] { return step_push(); }});
   plan.add({"record",
-            "record the digest in " + recipe::lock_path_for(*m_options.create.recipe_path) +
+            "record the digest in " + recipe::lock_path_for(m_options.create.recipe->path) +
                 " and the host state",
             false,
             "",
@@ -85,11 +85,14 @@ Plan BakePipeline::plan() {
 }
 
 StepResult BakePipeline::step_stop() {
-  return stop_vm(m_services.lume, m_options.create.vm, m_options.stop_timeout, m_services.progress);
+  return step_result(
+      lume::stop_vm(
+          m_services.lume, m_options.create.vm, m_options.stop_timeout, m_services.progress)
+          .value_or_throw());
 }
 
 StepResult BakePipeline::step_push() {
-  ImagePushRequest request;
+  transfer::ImagePushRequest request;
   request.vm = m_options.create.vm;
   request.target = m_options.target;
   request.lume_home = m_options.create.lume_home;
@@ -97,15 +100,16 @@ StepResult BakePipeline::step_push() {
   request.timeout = m_options.push_timeout;
   request.poll_interval = m_options.push_poll_interval;
   request.progress = m_services.progress;
-  PushedImage pushed = push_image(m_services.lume, m_services.registry, request).value_or_throw();
+  transfer::PushedImage pushed =
+      transfer::push_image(m_services.lume, m_services.registry, request).value_or_throw();
   m_outcome.pushed = pushed;
   return {true, "pushed " + pushed.pinned + " (also tagged " + pushed.immutable_tag + ")"};
 }
 
 StepResult BakePipeline::step_record() {
-  const PushedImage& pushed = *m_outcome.pushed;
+  const transfer::PushedImage& pushed = *m_outcome.pushed;
   const CreateOutcome& created = m_create.outcome();
-  const std::string& recipe_path = *m_options.create.recipe_path;
+  const std::string& recipe_path = m_create.recipe().path;
 
   recipe::BakedImage baked;
   baked.reference = pushed.reference.str();

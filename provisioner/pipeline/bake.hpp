@@ -1,9 +1,9 @@
 #pragma once
 
 #include "pipeline/create.hpp"
-#include "pipeline/image_push.hpp"
 #include "pipeline/plan.hpp"
 #include "recipe/lock_file.hpp"
+#include "transfer/image_push.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -14,7 +14,7 @@ namespace lume_unlock::pipeline {
 
 /// What `lume-unlock bake RECIPE --push REF` was asked for.
 struct BakeOptions {
-  CreateOptions create;  ///< the VM to build; recipe_path is required
+  CreateOptions create;  ///< the VM to build; a recipe is required
   oci::Reference target; ///< registry/org/name:tag
   std::optional<std::uint32_t> chunk_size_mb;
   std::chrono::milliseconds push_timeout{std::chrono::hours(3)};
@@ -23,7 +23,7 @@ struct BakeOptions {
 };
 
 struct BakeOutcome {
-  std::optional<PushedImage> pushed;
+  std::optional<transfer::PushedImage> pushed;
   std::optional<recipe::BakedImage> baked; ///< as recorded
   std::string lock_path;                   ///< the recipe's lock file, updated
   std::string host_record_path;            ///< <state>/vms/<vm>/bake.json

@@ -1,19 +1,20 @@
 #include "pipeline/create.hpp"
 
+#include "apply/enablement_apply.hpp"
 #include "enablement/launch_agent.hpp"
 #include "guest/shell_quote.hpp"
-#include "lume/size.hpp"
+#include "lume/host_preference.hpp"
+#include "lume/ipsw_install.hpp"
 #include "lume/vm_name.hpp"
+#include "lume/vm_power.hpp"
+#include "lume/vm_storage.hpp"
 #include "lume/wait.hpp"
-#include "pipeline/enablement_apply.hpp"
-#include "pipeline/ipsw_install.hpp"
-#include "pipeline/vm_boot.hpp"
+#include "provenance/record_merge.hpp"
 #include "recipe/lock_file.hpp"
 #include "util/atomic_file.hpp"
+#include "util/size.hpp"
 
 #include <sys/stat.h>
-
-#include <cstdio>
 
 namespace lume_unlock::pipeline {
 
@@ -28,42 +29,12 @@ const lume::VmDetails* details_of(const lume::VmState& state) {
   return std::get_if<lume::VmDetails>(&state);
 }
 
-/// The host preference that lifts the paravirtual device's feature level (macOS hosts only).
-/// Read, never written: the tool does not change the host.
-std::optional<std::string> host_preference_warning() {
-#ifdef __APPLE__
-  FILE* pipe = ::popen("defaults read com.apple.gpusw.ParavirtualizedGraphics "
-                       "ForceUnrestrictedDeviceFeatureLevel 2>/dev/null",
-                       "r");
-  std::string value;
-  if (pipe != nullptr) {
-    char buffer[64];
-    while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) {
-      value += buffer;
-    }
-    ::pclose(pipe);
-  }
-  while (!value.empty() && (value.back() == '\n' || value.back() == ' ')) {
-    value.pop_back();
-  }
-  if (value != "1") {
-    return std::string("the host preference com.apple.gpusw.ParavirtualizedGraphics "
-                       "ForceUnrestrictedDeviceFeatureLevel is ") +
-           (value.empty() ? "unset" : "'" + value + "'") +
-           "; set it yourself with 'defaults write com.apple.gpusw.ParavirtualizedGraphics "
-           "ForceUnrestrictedDeviceFeatureLevel -int 1' and restart the VM (lume-unlock never "
-           "changes the host)";
-  }
-#endif
-  return std::nullopt;
-}
-
 std::string short_digest(const std::string& digest) {
   return digest.size() > 19 ? digest.substr(0, 19) + "…" : digest;
 }
 
 /// "1006-1009" style ranges of the changed family codes.
-std::string describe_changes(const ProbeVerdict& verdict) {
+std::string describe_changes(const apply::ProbeVerdict& verdict) {
   if (verdict.changed_families.empty()) {
     return "no family answer changed";
   }
@@ -90,12 +61,11 @@ std::uint64_t CreatePipeline::desired_memory() const {
 }
 
 Plan CreatePipeline::plan() {
-  const std::string& vm = m_options.vm;
-  lume::check_vm_name(vm).value_or_throw();
+  const std::string& vm = m_options.vm; // a lume::VmName: checked where it was parsed
 
   // Recipe and lock.
-  if (m_options.recipe_path) {
-    m_recipe = recipe::load_recipe(*m_options.recipe_path).value_or_throw();
+  if (m_options.recipe) {
+    m_recipe = *m_options.recipe;
   } else if (!m_options.from) {
     throw Error(ErrorCategory::usage,
                 "create '" + vm + "'",
@@ -107,16 +77,16 @@ Plan CreatePipeline::plan() {
     reference_text = *m_options.from;
   } else if (m_recipe.source.image) {
     reference_text = *m_recipe.source.image;
-    const std::string lock_path = recipe::lock_path_for(*m_options.recipe_path);
+    const std::string lock_path = recipe::lock_path_for(m_recipe.path);
     if (file_exists(lock_path)) {
       const std::string lock_text = util::read_file(lock_path).value_or_throw();
       const recipe::LockFile lock = recipe::parse_lock_file(lock_text, lock_path).value_or_throw();
-      const std::string recipe_bytes = util::read_file(*m_options.recipe_path).value_or_throw();
-      if (!lock.matches_recipe(recipe_bytes)) {
+      // The recipe's sha256 is of the bytes it was loaded from: no need to read them again.
+      if (lock.recipe_sha256 != m_recipe.sha256) {
         m_outcome.warnings.push_back("'" + lock_path +
                                      "' was made from other recipe bytes; using the recipe's "
                                      "reference (refresh the lock with 'lume-unlock lock " +
-                                     *m_options.recipe_path + "')");
+                                     m_recipe.path + "')");
       } else if (const auto* pinned = lock.find("source.image")) {
         reference_text = pinned->pinned;
         m_outcome.locked = true;
@@ -158,7 +128,7 @@ Plan CreatePipeline::plan() {
     }
     if (!ours) {
       const auto fetched = m_services.registry.get_manifest(m_reference).value_or_throw();
-      const auto lume_digest = read_lume_manifest_digest(m_options.lume_home, vm);
+      const auto lume_digest = lume::read_manifest_digest(m_options.lume_home, vm);
       if (!lume_digest.ok() || lume_digest.value() != fetched.digest.str()) {
         throw Error(ErrorCategory::usage,
                     "create '" + vm + "'",
@@ -179,7 +149,7 @@ Plan CreatePipeline::plan() {
                     std::to_string(host.max_vms) + " macOS VMs",
                 "stop one with 'lume stop NAME' and run create again");
   }
-  if (auto warning = host_preference_warning()) {
+  if (auto warning = lume::host_preference_warning(lume::read_host_preference())) {
     m_outcome.warnings.push_back(*warning);
   }
   for (const auto& warning : m_outcome.warnings) {
@@ -190,11 +160,10 @@ Plan CreatePipeline::plan() {
 
   Plan plan("create");
   const std::string sizes =
-      std::to_string(desired_cpu()) + " vCPU, " + lume::format_size(desired_memory());
+      std::to_string(desired_cpu()) + " vCPU, " + util::format_size(desired_memory());
   plan.add({"preflight",
             "recipe " +
-                (m_options.recipe_path ? "'" + *m_options.recipe_path + "'"
-                                       : std::string("(none: --from)")) +
+                (m_options.recipe ? "'" + m_recipe.path + "'" : std::string("(none: --from)")) +
                 ", Lume " + host.status + " (" + std::to_string(host.vm_count) + "/" +
                 std::to_string(host.max_vms) + " running), VM '" + vm + "'",
             true,
@@ -221,7 +190,7 @@ Plan CreatePipeline::plan() {
     resize_in_place =
         m_observed_vm->cpu_count == desired_cpu() && m_observed_vm->memory_size == desired_memory();
     resize_observed = std::to_string(m_observed_vm->cpu_count) + " vCPU, " +
-                      lume::format_size(m_observed_vm->memory_size);
+                      util::format_size(m_observed_vm->memory_size);
   }
   plan.add({"resize", "set " + sizes + " while stopped", resize_in_place, resize_observed, [this] {
               return step_resize();
@@ -270,21 +239,22 @@ lume::VmDetails CreatePipeline::current_details() {
     return *details;
   }
   throw Error(ErrorCategory::lume_api,
-              "VM '" + m_options.vm + "'",
+              "VM '" + m_options.vm.str() + "'",
               "Lume still reports a pull (" + lume::describe(state) + ")",
               "wait for the pull to finish, then run create again");
 }
 
 StepResult CreatePipeline::step_image() {
-  ImagePullRequest request{
+  transfer::ImagePullRequest request{
       m_reference, m_options.vm, m_options.lume_home, std::chrono::hours(6), m_services.progress};
-  PulledImage pulled = pull_image(m_services.lume, m_services.registry, request).value_or_throw();
+  transfer::PulledImage pulled =
+      transfer::pull_image(m_services.lume, m_services.registry, request).value_or_throw();
   m_outcome.image = pulled;
   return {pulled.changed, (pulled.changed ? "pulled " : "already holds ") + pulled.digest.str()};
 }
 
 StepResult CreatePipeline::step_install_ipsw() {
-  IpswInstallRequest request;
+  lume::IpswInstallRequest request;
   request.vm = m_options.vm;
   request.ipsw = *m_recipe.source.ipsw;
   request.unattended = *m_recipe.source.unattended;
@@ -297,15 +267,16 @@ StepResult CreatePipeline::step_install_ipsw() {
   request.timeout = m_options.install_timeout;
   request.settle = m_options.install_settle;
   request.progress = m_services.progress;
-  return install_from_ipsw(m_services.lume, request);
+  return step_result(lume::install_from_ipsw(m_services.lume, request).value_or_throw());
 }
 
 StepResult CreatePipeline::step_resize() {
   lume::VmDetails vm = current_details();
   if (vm.cpu_count == desired_cpu() && vm.memory_size == desired_memory()) {
-    return {false, std::to_string(vm.cpu_count) + " vCPU, " + lume::format_size(vm.memory_size)};
+    return {false, std::to_string(vm.cpu_count) + " vCPU, " + util::format_size(vm.memory_size)};
   }
-  stop_vm(m_services.lume, m_options.vm, std::chrono::minutes(2), m_services.progress);
+  lume::stop_vm(m_services.lume, m_options.vm, std::chrono::minutes(2), m_services.progress)
+      .value_or_throw();
   lume::PatchRequest patch;
   if (vm.cpu_count != desired_cpu()) {
     patch.cpu = desired_cpu();
@@ -315,16 +286,18 @@ StepResult CreatePipeline::step_resize() {
   }
   m_services.lume.patch(lume::VmRef{m_options.vm}, patch).value_or_throw();
   return {true,
-          std::to_string(vm.cpu_count) + " vCPU, " + lume::format_size(vm.memory_size) + " -> " +
-              std::to_string(desired_cpu()) + " vCPU, " + lume::format_size(desired_memory())};
+          std::to_string(vm.cpu_count) + " vCPU, " + util::format_size(vm.memory_size) + " -> " +
+              std::to_string(desired_cpu()) + " vCPU, " + util::format_size(desired_memory())};
 }
 
 StepResult CreatePipeline::step_boot() {
-  return boot_vm(m_services.lume, m_options.vm, m_options.boot_timeout, m_services.progress);
+  return step_result(
+      lume::boot_vm(m_services.lume, m_options.vm, m_options.boot_timeout, m_services.progress)
+          .value_or_throw());
 }
 
 StepResult CreatePipeline::step_connect() {
-  m_session = connect_when_ready(m_services.connect, m_options.ssh_wait);
+  m_session = apply::connect_when_ready(m_services.connect, m_options.ssh_wait);
   return {false, "connected"};
 }
 
@@ -336,7 +309,8 @@ StepResult CreatePipeline::step_facts() {
 }
 
 StepResult CreatePipeline::step_install_shim() {
-  ShimInstallReport report = install_shim(*m_session, m_services.bundle, *m_facts).value_or_throw();
+  apply::ShimInstallReport report =
+      apply::install_shim(*m_session, m_services.bundle, *m_facts).value_or_throw();
   m_outcome.shim = report;
   const std::size_t files = 1 + report.installed.support.size() + (report.installed.probe ? 1 : 0);
   return {report.changed,
@@ -345,13 +319,13 @@ StepResult CreatePipeline::step_install_shim() {
 }
 
 StepResult CreatePipeline::step_probe() {
-  ProbeRun run =
-      run_probes(*m_session, m_outcome.shim->installed, profile(), m_options.probe_extra_env)
+  apply::ProbeRun run =
+      apply::run_probes(*m_session, m_outcome.shim->installed, profile(), m_options.probe_extra_env)
           .value_or_throw();
-  ProbeVerdict verdict = judge_probe(run.stock, run.unlocked, profile());
+  apply::ProbeVerdict verdict = apply::judge_probe(run.stock, run.unlocked, profile());
   m_outcome.probe = run;
   m_outcome.verdict = verdict;
-  require_probe_pass(verdict, m_options.vm).value_or_throw();
+  apply::require_probe_pass(verdict, m_options.vm).value_or_throw();
   return {false,
           describe_changes(verdict) + ", threadgroup memory " +
               std::to_string(verdict.stock_threadgroup_memory) + " -> " +
@@ -359,11 +333,13 @@ StepResult CreatePipeline::step_probe() {
 }
 
 StepResult CreatePipeline::step_enablement() {
-  const GuestEnablement observed = observe_enablement(*m_session, *m_facts).value_or_throw();
-  EnablementTarget target = enablement_target(observed, *m_facts, m_options.vm).value_or_throw();
+  const apply::GuestEnablement observed =
+      apply::observe_enablement(*m_session, *m_facts).value_or_throw();
+  apply::EnablementTarget target =
+      apply::enablement_target(observed, *m_facts, m_options.vm).value_or_throw();
   target.settings.default_profile = profile();
-  const ApplyReport report =
-      apply_enablement(*m_session, m_recipe.enablement, target, observed).value_or_throw();
+  const apply::ApplyReport report =
+      apply::apply_enablement(*m_session, m_recipe.enablement, target, observed).value_or_throw();
   m_outcome.enablement_changes = report.changes;
   for (const auto& warning : report.warnings) {
     m_outcome.warnings.push_back(warning);
@@ -415,8 +391,8 @@ StepResult CreatePipeline::step_provenance() {
                                                    m_enablement_records,
                                                    previous ? previous : host_previous,
                                                    provenance::rfc3339_now());
-  if (previous && host_previous && same_provenance(record, *previous) &&
-      same_provenance(record, *host_previous)) {
+  if (previous && host_previous && provenance::same_provenance(record, *previous) &&
+      provenance::same_provenance(record, *host_previous)) {
     m_outcome.record = *host_previous;
     return {false, "guest and host records up to date"};
   }
@@ -471,7 +447,7 @@ provenance::Provenance build_provenance(const CreateOptions& options,
   }
   record.guest = guest;
   if (outcome.shim) {
-    const InstalledShim& installed = outcome.shim->installed;
+    const apply::InstalledShim& installed = outcome.shim->installed;
     provenance::ShimInfo shim;
     shim.bundle_version = installed.bundle_version;
     if (options.bundle_artifact && options.bundle_artifact->digest) {
@@ -502,16 +478,6 @@ provenance::Provenance build_provenance(const CreateOptions& options,
   record.created_at = previous && previous->created_at ? previous->created_at : now;
   record.updated_at = now;
   return record;
-}
-
-bool same_provenance(const provenance::Provenance& a, const provenance::Provenance& b) {
-  nlohmann::json left = provenance::to_json(a);
-  nlohmann::json right = provenance::to_json(b);
-  for (auto* doc : {&left, &right}) {
-    doc->erase("created_at");
-    doc->erase("updated_at");
-  }
-  return left == right;
 }
 
 } // namespace lume_unlock::pipeline

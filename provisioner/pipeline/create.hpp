@@ -1,18 +1,20 @@
 #pragma once
 
+#include "apply/guest_connect.hpp"
+#include "apply/probe_runner.hpp"
+#include "apply/probe_verdict.hpp"
+#include "apply/shim_installer.hpp"
 #include "bundle/loader.hpp"
 #include "guest/guest_facts.hpp"
 #include "guest/session.hpp"
 #include "lume/api.hpp"
+#include "lume/vm_name.hpp"
+#include "lume/vm_power.hpp"
 #include "oci/registry_client.hpp"
-#include "pipeline/image_pull.hpp"
 #include "pipeline/plan.hpp"
-#include "pipeline/probe_check.hpp"
-#include "pipeline/probe_run.hpp"
-#include "pipeline/shim_install.hpp"
-#include "pipeline/vm_boot.hpp"
 #include "provenance/provenance.hpp"
 #include "recipe/recipe.hpp"
+#include "transfer/image_pull.hpp"
 #include "util/progress.hpp"
 
 #include <chrono>
@@ -28,10 +30,14 @@ namespace lume_unlock::pipeline {
 
 /// What `lume-unlock create` was asked for.
 struct CreateOptions {
-  std::string vm;
-  std::optional<std::string> recipe_path; ///< required unless `from` is given
-  std::optional<std::string> from;        ///< image reference overriding the recipe's
-  std::optional<std::uint32_t> cpu;       ///< overrides the recipe's vm.cpu
+  lume::VmName vm = "vm"; ///< a placeholder until the caller sets the parsed name
+  /// The recipe, loaded once by the caller (recipe::load_recipe); required unless `from` is
+  /// given. Its sha256 is matched against the recipe's lock file.
+  std::optional<recipe::Recipe> recipe;
+  /// The recipe file as given, for the provenance record: `recipe->path` when there is a recipe.
+  std::optional<std::string> recipe_path;
+  std::optional<std::string> from;  ///< image reference overriding the recipe's
+  std::optional<std::uint32_t> cpu; ///< overrides the recipe's vm.cpu
   std::optional<std::uint64_t> memory_bytes;
   std::string lume_url;      ///< recorded in the provenance
   std::string lume_home;     ///< Lume's VM directory root (.manifest-digest lives there)
@@ -57,7 +63,7 @@ struct CreateServices {
   lume::LumeApi& lume;
   oci::RegistryClient& registry;
   const bundle::LoadedBundle& bundle;
-  GuestConnector connect;
+  apply::GuestConnector connect;
   util::ProgressCallback progress;
   std::function<void(const std::string&)> warn; ///< warnings for the user (host preference…)
 };
@@ -66,10 +72,10 @@ struct CreateServices {
 struct CreateOutcome {
   std::string reference; ///< the image reference used (the lock's pinned one when locked)
   bool locked = false;   ///< the reference came from <recipe>.lock.json
-  std::optional<PulledImage> image;
-  std::optional<ShimInstallReport> shim;
-  std::optional<ProbeRun> probe;
-  std::optional<ProbeVerdict> verdict;
+  std::optional<transfer::PulledImage> image;
+  std::optional<apply::ShimInstallReport> shim;
+  std::optional<apply::ProbeRun> probe;
+  std::optional<apply::ProbeVerdict> verdict;
   std::vector<std::string> enablement_changes;
   std::vector<std::string> warnings;
   std::optional<provenance::Provenance> record;
@@ -84,9 +90,9 @@ public:
   CreatePipeline(CreateOptions options, CreateServices services);
   ~CreatePipeline();
 
-  /// Runs the preflight (recipe and lock, name, Lume reachable, VM absent or ours, running-VM
-  /// limit, host preference) and builds the plan. Sends no POST/PATCH and opens no SSH session,
-  /// so --dry-run can print it. Throws Error (the preflight's category).
+  /// Runs the preflight (the options' recipe and its lock, name, Lume reachable, VM absent or ours,
+  /// running-VM limit, host preference) and builds the plan. Sends no POST/PATCH and opens no SSH
+  /// session, so --dry-run can print it. Throws Error (the preflight's category).
   Plan plan();
 
   const CreateOutcome& outcome() const { return m_outcome; }
@@ -131,8 +137,5 @@ provenance::Provenance build_provenance(const CreateOptions& options,
                                         const std::vector<provenance::EnablementRecord>& enablement,
                                         const std::optional<provenance::Provenance>& previous,
                                         const std::string& now);
-
-/// True when two records say the same thing, timestamps aside.
-bool same_provenance(const provenance::Provenance& a, const provenance::Provenance& b);
 
 } // namespace lume_unlock::pipeline

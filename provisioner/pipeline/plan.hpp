@@ -31,6 +31,13 @@ struct Step {
   std::function<StepResult()> apply;
 };
 
+/// A step's result from a lower layer's report of the same shape (`changed`, `summary`), such as
+/// lume::VmTransition.
+template <typename Report>
+StepResult step_result(const Report& report) {
+  return {report.changed, report.summary};
+}
+
 enum class StepOutcome { unchanged, changed, failed, not_run };
 
 struct StepReport {

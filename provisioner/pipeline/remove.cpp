@@ -95,7 +95,7 @@ StepResult RemovePipeline::step_guest() {
   const guest::CommandResult result = m_session->run(command).value_or_throw();
   if (result.exit_status != 0) {
     throw Error(ErrorCategory::guest,
-                "cleaning the guest of VM '" + m_options.vm + "'",
+                "cleaning the guest of VM '" + m_options.vm.str() + "'",
                 "the cleanup command exited with " + std::to_string(result.exit_status) +
                     (result.stderr_text.empty() ? "" : ": " + result.stderr_text),
                 "check the guest's permissions on ~/Library");
@@ -129,7 +129,7 @@ StepResult RemovePipeline::step_host_record() {
       record_path.substr(0, record_path.find_last_of('/')) + "/removed-" + stamp + ".json";
   if (std::rename(record_path.c_str(), target.c_str()) != 0) {
     throw Error(ErrorCategory::failure,
-                "keeping the record of VM '" + m_options.vm + "'",
+                "keeping the record of VM '" + m_options.vm.str() + "'",
                 "rename of '" + record_path + "' failed: " + std::strerror(errno),
                 "check the state directory's permissions");
   }
@@ -139,7 +139,7 @@ StepResult RemovePipeline::step_host_record() {
 
 StepResult RemovePipeline::step_delete_vm() {
   m_services.lume.remove(lume::VmRef{m_options.vm}).value_or_throw();
-  return {true, "deleted VM '" + m_options.vm + "'"};
+  return {true, "deleted VM '" + m_options.vm.str() + "'"};
 }
 
 } // namespace lume_unlock::pipeline

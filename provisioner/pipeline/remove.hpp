@@ -2,6 +2,7 @@
 
 #include "guest/session.hpp"
 #include "lume/api.hpp"
+#include "lume/vm_name.hpp"
 #include "pipeline/create.hpp"
 #include "pipeline/plan.hpp"
 
@@ -12,14 +13,14 @@
 namespace lume_unlock::pipeline {
 
 struct RemoveOptions {
-  std::string vm;
+  lume::VmName vm = "vm"; ///< a placeholder until the caller sets the parsed name
   std::string state_dir;
   bool delete_vm = false;
 };
 
 struct RemoveServices {
   lume::LumeApi& lume;
-  GuestConnector connect; ///< only called when the guest must be cleaned
+  apply::GuestConnector connect; ///< only called when the guest must be cleaned
 };
 
 /// What a remove did.

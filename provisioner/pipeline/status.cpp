@@ -1,12 +1,12 @@
 #include "pipeline/status.hpp"
 
+#include "apply/enablement_apply.hpp"
 #include "enablement/enablement_json.hpp"
 #include "enablement/guard_file.hpp"
 #include "enablement/guest_layout.hpp"
 #include "guest/guest_facts.hpp"
 #include "guest/shell_quote.hpp"
-#include "pipeline/create.hpp"
-#include "pipeline/enablement_apply.hpp"
+#include "provenance/record_merge.hpp"
 #include "util/sha256.hpp"
 
 #include <map>
@@ -43,15 +43,9 @@ Result<StatusReport> check_status(guest::GuestSession& session,
                                   const provenance::Provenance& record) {
   const std::uint64_t before = session.command_count();
   StatusReport report;
-  auto facts = guest::gather_guest_facts(session);
-  if (!facts.ok()) {
-    return facts.error();
-  }
-  auto observed = observe_enablement(session, facts.value());
-  if (!observed.ok()) {
-    return observed.error();
-  }
-  const enablement::ObservedState& state = observed.value().state;
+  LUME_UNLOCK_TRY_ASSIGN(auto facts, guest::gather_guest_facts(session));
+  LUME_UNLOCK_TRY_ASSIGN(auto observed, apply::observe_enablement(session, facts));
+  const enablement::ObservedState& state = observed.state;
 
   // Shim files: one shasum of every recorded path (missing ones print nothing).
   std::vector<provenance::FileHash> files;
@@ -63,16 +57,10 @@ Result<StatusReport> check_status(guest::GuestSession& session,
     for (const auto& file : files) {
       words.push_back(file.path);
     }
-    auto command = guest::shell_join(words);
-    if (!command.ok()) {
-      return command.error();
-    }
-    auto result = session.run(command.value() + " 2>/dev/null");
-    if (!result.ok()) {
-      return result.error();
-    }
+    LUME_UNLOCK_TRY_ASSIGN(auto command, guest::shell_join(words));
+    LUME_UNLOCK_TRY_ASSIGN(auto result, session.run(command + " 2>/dev/null"));
     std::map<std::string, std::string> found;
-    std::istringstream lines(result.value().stdout_text);
+    std::istringstream lines(result.stdout_text);
     std::string line;
     while (std::getline(lines, line)) {
       if (line.size() > 66 && util::is_sha256_hex(line.substr(0, 64))) {
@@ -140,14 +128,14 @@ Result<StatusReport> check_status(guest::GuestSession& session,
   }
 
   // The guest's own record.
-  const std::string guest_record =
-      enablement::support_dir_of_home(facts.value().home) + "/provenance.json";
+  const std::string guest_record = enablement::support_dir_of_home(facts.home) + "/provenance.json";
   std::string found_record = k_missing;
   if (auto text = session.read_file(guest_record); text.ok()) {
     auto parsed = provenance::parse_provenance(text.value());
-    found_record = !parsed.ok()                              ? "unreadable"
-                   : same_provenance(parsed.value(), record) ? "same as the host record"
-                                                             : "different from the host record";
+    found_record = !parsed.ok() ? "unreadable"
+                   : provenance::same_provenance(parsed.value(), record)
+                       ? "same as the host record"
+                       : "different from the host record";
   }
   report.items.push_back({"guest provenance.json", "same as the host record", found_record});
   report.commands = session.command_count() - before;

@@ -1,5 +1,6 @@
 #include "provenance/provenance.hpp"
 
+#include "lume/vm_name.hpp"
 #include "util/atomic_file.hpp"
 
 #include <cctype>
@@ -114,25 +115,6 @@ Result<const json*> sub_object(const json& object, const char* key, const std::s
     return bad(path + key, "must be an object");
   }
   return &*it;
-}
-
-#define LUME_UNLOCK_TRY(expression)                                                                \
-  do {                                                                                             \
-    if (auto status_ = (expression); !status_) {                                                   \
-      return status_.error();                                                                      \
-    }                                                                                              \
-  } while (false)
-
-bool valid_vm_name(const std::string& vm) {
-  if (vm.empty() || vm == "." || vm == "..") {
-    return false;
-  }
-  for (char c : vm) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) {
-      return false;
-    }
-  }
-  return true;
 }
 
 } // namespace
@@ -361,7 +343,8 @@ Result<Provenance> parse_provenance(std::string_view text) {
 }
 
 Result<std::string> provenance_path(const std::string& state_dir, const std::string& vm) {
-  if (!valid_vm_name(vm)) {
+  // Lume's name rule (lume::VmName) keeps the path inside <state>/vms/: no "..", no '/'.
+  if (!lume::check_vm_name(vm).ok()) {
     return Error(ErrorCategory::usage,
                  "invalid VM name '" + vm + "'",
                  "use letters, digits, '.', '_' and '-' (not '.' or '..')",
@@ -371,33 +354,22 @@ Result<std::string> provenance_path(const std::string& state_dir, const std::str
 }
 
 Status write_provenance(const std::string& state_dir, const Provenance& record) {
-  auto path = provenance_path(state_dir, record.vm);
-  if (!path) {
-    return path.error();
-  }
-  const std::string dir = path.value().substr(0, path.value().rfind('/'));
-  if (auto made = util::make_directories(dir, 0700); !made) {
-    return made.error();
-  }
-  return util::write_file_atomic(path.value(), to_json(record).dump(2) + "\n", 0644);
+  LUME_UNLOCK_TRY_ASSIGN(auto path, provenance_path(state_dir, record.vm));
+  const std::string dir = path.substr(0, path.rfind('/'));
+  LUME_UNLOCK_TRY(util::make_directories(dir, 0700));
+  return util::write_file_atomic(path, to_json(record).dump(2) + "\n", 0644);
 }
 
 Result<Provenance> read_provenance(const std::string& state_dir, const std::string& vm) {
-  auto path = provenance_path(state_dir, vm);
-  if (!path) {
-    return path.error();
-  }
-  auto text = util::read_file(path.value());
-  if (!text) {
-    return text.error();
-  }
-  auto parsed = parse_provenance(text.value());
+  LUME_UNLOCK_TRY_ASSIGN(auto path, provenance_path(state_dir, vm));
+  LUME_UNLOCK_TRY_ASSIGN(auto text, util::read_file(path));
+  auto parsed = parse_provenance(text);
   if (!parsed) {
-    return parsed.error().with_context("'" + path.value() + "'");
+    return parsed.error().with_context("'" + path + "'");
   }
   if (parsed.value().vm != vm) {
     return Error(ErrorCategory::verification,
-                 "invalid provenance record '" + path.value() + "'",
+                 "invalid provenance record '" + path + "'",
                  "it names VM '" + parsed.value().vm + "', not '" + vm + "'");
   }
   return parsed;

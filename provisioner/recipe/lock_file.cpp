@@ -55,11 +55,8 @@ parse_baked_image(const nlohmann::json& entry, const std::string& at, const std:
                           {"pinned", &baked.pinned},
                           {"pushed_at", &baked.pushed_at},
                           {"recipe_sha256", &baked.recipe_sha256}}) {
-    auto value = required_string(entry, key, at, path);
-    if (!value) {
-      return value.error();
-    }
-    *out = value.value();
+    LUME_UNLOCK_TRY_ASSIGN(auto value, required_string(entry, key, at, path));
+    *out = value;
   }
   if (!is_digest(baked.digest)) {
     return invalid(path, "'" + at + "digest' must be 'sha256:' and 64 lower-case hex characters");
@@ -77,18 +74,12 @@ parse_baked_image(const nlohmann::json& entry, const std::string& at, const std:
     if (!file.is_object()) {
       return invalid(path, "'" + file_at.substr(0, file_at.size() - 1) + "' must be an object");
     }
-    auto file_path = required_string(file, "path", file_at, path);
-    if (!file_path) {
-      return file_path.error();
-    }
-    auto sha = required_string(file, "sha256", file_at, path);
-    if (!sha) {
-      return sha.error();
-    }
-    if (!util::is_sha256_hex(sha.value())) {
+    LUME_UNLOCK_TRY_ASSIGN(auto file_path, required_string(file, "path", file_at, path));
+    LUME_UNLOCK_TRY_ASSIGN(auto sha, required_string(file, "sha256", file_at, path));
+    if (!util::is_sha256_hex(sha)) {
       return invalid(path, "'" + file_at + "sha256' must be 64 lower-case hex characters");
     }
-    baked.shim_files.push_back({file_path.value(), sha.value()});
+    baked.shim_files.push_back({file_path, sha});
   }
   return baked;
 }
@@ -143,19 +134,13 @@ Result<LockFile> parse_lock_file(std::string_view text, const std::string& path)
   if (recipe == json.end() || !recipe->is_object()) {
     return invalid(path, "'recipe' must be an object");
   }
-  auto recipe_path = required_string(*recipe, "path", "recipe.", path);
-  if (!recipe_path) {
-    return recipe_path.error();
-  }
-  lock.recipe_path = recipe_path.value();
-  auto sha = required_string(*recipe, "sha256", "recipe.", path);
-  if (!sha) {
-    return sha.error();
-  }
-  if (!util::is_sha256_hex(sha.value())) {
+  LUME_UNLOCK_TRY_ASSIGN(auto recipe_path, required_string(*recipe, "path", "recipe.", path));
+  lock.recipe_path = recipe_path;
+  LUME_UNLOCK_TRY_ASSIGN(auto sha, required_string(*recipe, "sha256", "recipe.", path));
+  if (!util::is_sha256_hex(sha)) {
     return invalid(path, "'recipe.sha256' must be 64 lower-case hex characters");
   }
-  lock.recipe_sha256 = sha.value();
+  lock.recipe_sha256 = sha;
   auto references = json.find("references");
   if (references == json.end() || !references->is_array()) {
     return invalid(path, "'references' must be an array");
@@ -171,11 +156,8 @@ Result<LockFile> parse_lock_file(std::string_view text, const std::string& path)
                             {"reference", &r.reference},
                             {"digest", &r.digest},
                             {"pinned", &r.pinned}}) {
-      auto value = required_string(entry, key, at, path);
-      if (!value) {
-        return value.error();
-      }
-      *out = value.value();
+      LUME_UNLOCK_TRY_ASSIGN(auto value, required_string(entry, key, at, path));
+      *out = value;
     }
     if (!is_digest(r.digest)) {
       return invalid(path, "'" + at + "digest' must be 'sha256:' and 64 lower-case hex characters");
@@ -190,11 +172,9 @@ Result<LockFile> parse_lock_file(std::string_view text, const std::string& path)
       return invalid(path, "'baked' must be an array");
     }
     for (std::size_t i = 0; i < baked->size(); ++i) {
-      auto entry = parse_baked_image((*baked)[i], "baked[" + std::to_string(i) + "].", path);
-      if (!entry) {
-        return entry.error();
-      }
-      lock.baked.push_back(entry.value());
+      LUME_UNLOCK_TRY_ASSIGN(
+          auto entry, parse_baked_image((*baked)[i], "baked[" + std::to_string(i) + "].", path));
+      lock.baked.push_back(entry);
     }
   }
   if (auto created = json.find("created_at"); created != json.end() && created->is_string()) {

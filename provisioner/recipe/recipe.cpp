@@ -1,10 +1,10 @@
 #include "recipe.hpp"
 
 #include "enablement/enablement_yaml.hpp"
-#include "lume/size.hpp"
 #include "util/atomic_file.hpp"
 #include "util/edit_distance.hpp"
 #include "util/sha256.hpp"
+#include "util/size.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -116,7 +116,7 @@ public:
     if (text.find_first_not_of("0123456789. ") == std::string::npos) {
       fail(node, field, "'" + text + "' has no unit", k_hint);
     }
-    auto bytes = lume::parse_size(text);
+    auto bytes = util::parse_size(text);
     if (!bytes) {
       fail(node, field, bytes.error().message(), k_hint);
     }

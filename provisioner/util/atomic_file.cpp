@@ -107,14 +107,9 @@ Status AtomicFile::commit() {
 }
 
 Status write_file_atomic(const std::string& path, std::string_view content, mode_t mode) {
-  auto file = AtomicFile::create(path, mode);
-  if (!file) {
-    return file.error();
-  }
-  if (auto written = file.value().write(content); !written) {
-    return written.error();
-  }
-  return file.value().commit();
+  LUME_UNLOCK_TRY_ASSIGN(AtomicFile file, AtomicFile::create(path, mode));
+  LUME_UNLOCK_TRY(file.write(content));
+  return file.commit();
 }
 
 Result<std::string> read_file(const std::string& path) {

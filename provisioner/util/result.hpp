@@ -43,3 +43,26 @@ inline Status ok_status() {
 }
 
 } // namespace lume_unlock
+
+/// Propagation, the one idiom for it: evaluates `expression` (a Result or Status) and returns its
+/// error from the enclosing function when it failed; the value, if any, is dropped.
+///   LUME_UNLOCK_TRY(util::write_file_atomic(path, text));
+#define LUME_UNLOCK_TRY(expression)                                                                \
+  do {                                                                                             \
+    if (auto lume_unlock_try_ = (expression); !lume_unlock_try_) {                                 \
+      return lume_unlock_try_.error();                                                             \
+    }                                                                                              \
+  } while (false)
+
+#define LUME_UNLOCK_TRY_CONCAT_(a, b) a##b
+#define LUME_UNLOCK_TRY_NAME_(line) LUME_UNLOCK_TRY_CONCAT_(lume_unlock_try_, line)
+
+/// Propagation with a value: evaluates `expression` (a Result<T>); on failure returns its error
+/// from the enclosing function, otherwise moves the value into `declaration`.
+///   LUME_UNLOCK_TRY_ASSIGN(std::string text, util::read_file(path));
+#define LUME_UNLOCK_TRY_ASSIGN(declaration, expression)                                            \
+  auto LUME_UNLOCK_TRY_NAME_(__LINE__) = (expression);                                             \
+  if (!LUME_UNLOCK_TRY_NAME_(__LINE__)) {                                                          \
+    return LUME_UNLOCK_TRY_NAME_(__LINE__).error();                                                \
+  }                                                                                                \
+  declaration = std::move(LUME_UNLOCK_TRY_NAME_(__LINE__)).value()

@@ -207,10 +207,7 @@ TarEntry TarEntry::directory(std::string path) {
 }
 
 Status write_tar_gz(std::vector<TarEntry> entries, const ByteSink& sink) {
-  auto planned = plan(entries);
-  if (!planned) {
-    return planned.error();
-  }
+  LUME_UNLOCK_TRY_ASSIGN(auto planned, plan(entries));
   std::unique_ptr<struct archive, ArchiveDeleter> a(archive_write_new());
   SinkState state{&sink, std::nullopt};
   // pax_restricted writes plain ustar headers and adds a pax header only for what ustar cannot
@@ -233,7 +230,7 @@ Status write_tar_gz(std::vector<TarEntry> entries, const ByteSink& sink) {
   }
 
   std::unique_ptr<archive_entry, EntryDeleter> header(archive_entry_new());
-  for (const auto& [path, item] : planned.value()) {
+  for (const auto& [path, item] : planned) {
     archive_entry_clear(header.get());
     archive_entry_set_pathname(header.get(), path.c_str());
     archive_entry_set_mtime(header.get(), 0, 0);
@@ -244,11 +241,8 @@ Status write_tar_gz(std::vector<TarEntry> entries, const ByteSink& sink) {
       archive_entry_set_filetype(header.get(), AE_IFDIR);
       facts.mode = 0755;
     } else {
-      auto got = file_facts(*item.entry);
-      if (!got) {
-        return got.error();
-      }
-      facts = got.value();
+      LUME_UNLOCK_TRY_ASSIGN(auto got, file_facts(*item.entry));
+      facts = got;
       archive_entry_set_filetype(header.get(), AE_IFREG);
     }
     archive_entry_set_perm(header.get(), normalized_mode(item.kind, facts.mode));
@@ -277,9 +271,7 @@ Result<std::string> tar_gz_bytes(std::vector<TarEntry> entries) {
     bytes.append(chunk);
     return ok_status();
   };
-  if (auto status = write_tar_gz(std::move(entries), sink); !status) {
-    return status.error();
-  }
+  LUME_UNLOCK_TRY(write_tar_gz(std::move(entries), sink));
   return bytes;
 }
 

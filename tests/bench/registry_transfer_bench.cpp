@@ -6,6 +6,7 @@
 #include "oci/media_types.hpp"
 #include "oci/registry_client.hpp"
 #include "support/registry_server.hpp"
+#include "support/temp_dir.hpp"
 #include "util/sha256.hpp"
 
 #include <nlohmann/json.hpp>

@@ -63,20 +63,6 @@ int free_loopback_port();
 /// Polls until something accepts TCP connections on 127.0.0.1:port.
 bool wait_for_tcp(int port, std::chrono::milliseconds timeout);
 
-/// A fresh directory under the test temp dir, removed (recursively) on destruction.
-class TempDir {
-public:
-  explicit TempDir(const std::string& prefix = "lume-unlock-test");
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return m_path; }
-  std::string operator/(const std::string& child) const { return m_path + "/" + child; }
-
-private:
-  std::string m_path;
-};
-
 /// True when running under CI (env CI=true), where a missing test server is a failure.
 bool running_in_ci();
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "support/process.hpp"
+#include "support/temp_dir.hpp"
 
 #include <memory>
 #include <string>

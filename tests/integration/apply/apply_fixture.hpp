@@ -1,11 +1,12 @@
 #pragma once
 // A guest-sim guest with a (stand-in) shim bundle installed, for enablement apply tests.
+#include "apply/enablement_apply.hpp"
+#include "apply/shim_installer.hpp"
 #include "bundle/builder.hpp"
 #include "bundle/loader.hpp"
 #include "enablement/launchctl.hpp"
 #include "integration/apply/sim_guest.hpp"
-#include "pipeline/enablement_apply.hpp"
-#include "pipeline/shim_install.hpp"
+#include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"
 
 #include <gtest/gtest.h>
@@ -47,23 +48,23 @@ protected:
       return;
     }
     bundle_ = stand_in_bundle(work.path(), "not really a shim");
-    auto installed = pipeline::install_shim(*session, *bundle_, facts);
+    auto installed = apply::install_shim(*session, *bundle_, facts);
     ASSERT_TRUE(installed.ok()) << installed.error().message();
   }
 
   /// Observes and applies `list` through `through` (default: the fixture's session).
-  Result<pipeline::ApplyReport> apply(const enablement::EnablementList& list,
-                                      guest::GuestSession* through = nullptr) {
+  Result<apply::ApplyReport> apply(const enablement::EnablementList& list,
+                                   guest::GuestSession* through = nullptr) {
     guest::GuestSession& s = through != nullptr ? *through : *session;
-    auto view = pipeline::read_guest_enablement(s, "vm1");
+    auto view = apply::read_guest_enablement(s, "vm1");
     if (!view.ok()) {
       return view.error();
     }
-    return pipeline::apply_enablement(s, list, view.value().target, view.value().observed);
+    return apply::apply_enablement(s, list, view.value().target, view.value().observed);
   }
 
-  pipeline::GuestEnablementView view() {
-    auto read = pipeline::read_guest_enablement(*session, "vm1");
+  apply::GuestEnablementView view() {
+    auto read = apply::read_guest_enablement(*session, "vm1");
     EXPECT_TRUE(read.ok()) << (read.ok() ? "" : read.error().message());
     return read.value();
   }

@@ -1,6 +1,7 @@
 // `lume-unlock allow …` and `lume-unlock exec …` in-process against guest-sim and lume-sim.
 #include "integration/apply/apply_fixture.hpp"
 #include "integration/apply/cli_fixture.hpp"
+#include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -1,15 +1,16 @@
 #pragma once
 // The lume-unlock CLI in-process against guest-sim and lume-sim ("vm1" runs at guest-sim's
 // address), with a helper to install a shim bundle into the guest first.
+#include "apply/shim_installer.hpp"
 #include "bundle/loader.hpp"
 #include "cli/app.hpp"
 #include "guest/ssh_session.hpp"
 #include "lume/client.hpp"
 #include "lume/wait.hpp"
-#include "pipeline/shim_install.hpp"
 #include "support/guest_sim.hpp"
 #include "support/lume_sim.hpp"
 #include "support/process.hpp"
+#include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 
@@ -79,7 +80,7 @@ protected:
   guest::GuestFacts install(const bundle::LoadedBundle& bundle) {
     auto session = connect();
     auto facts = guest::gather_guest_facts(*session).value();
-    auto installed = pipeline::install_shim(*session, bundle, facts);
+    auto installed = apply::install_shim(*session, bundle, facts);
     EXPECT_TRUE(installed.ok()) << (installed.ok() ? "" : installed.error().message());
     return facts;
   }

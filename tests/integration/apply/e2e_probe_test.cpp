@@ -2,6 +2,7 @@
 // the installed probe enabled as an agent with `lume-unlock allow add`, kickstarted, its answers
 // unlocked and the shim's activation line logged; `allow remove` then leaves nothing behind.
 #include "integration/apply/cli_fixture.hpp"
+#include "support/file_io.hpp"
 #include "util/atomic_file.hpp"
 
 #include <gtest/gtest.h>
@@ -9,18 +10,14 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
+#include <sstream>
 #include <thread>
 
 namespace lume_unlock::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using test::slurp;
 
 /// Every JSON document in `text`, in order (the agent's log gets one per run).
 std::vector<nlohmann::json> documents(const std::string& text) {

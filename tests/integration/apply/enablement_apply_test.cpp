@@ -2,6 +2,7 @@
 #include "enablement/enablement_json.hpp"
 #include "enablement/guard_file.hpp"
 #include "integration/apply/apply_fixture.hpp"
+#include "support/file_io.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +10,7 @@
 #include <filesystem>
 #include <thread>
 
-namespace lume_unlock::pipeline {
+namespace lume_unlock::apply {
 namespace {
 
 namespace fs = std::filesystem;
@@ -218,4 +219,4 @@ TEST_F(EnablementApply, ShimNotInstalledPointsAtCreate) {
 }
 
 } // namespace
-} // namespace lume_unlock::pipeline
+} // namespace lume_unlock::apply

@@ -1,13 +1,13 @@
 // install_payload against guest-sim: one archive, one upload, one extract+verify+install command.
 #include "guest/payload.hpp"
 #include "integration/apply/sim_guest.hpp"
+#include "support/file_io.hpp"
+#include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"
 #include "util/safe_extract.hpp"
 #include "util/tar_archive.hpp"
 
 #include <gtest/gtest.h>
-
-#include <sys/stat.h>
 
 #include <filesystem>
 
@@ -15,12 +15,8 @@ namespace lume_unlock::guest {
 namespace {
 
 namespace fs = std::filesystem;
+using test::mode_of;
 using test::slurp;
-
-mode_t mode_of(const std::string& path) {
-  struct stat st {};
-  return stat(path.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0;
-}
 
 class Payload : public test::SimGuestTest {
 protected:

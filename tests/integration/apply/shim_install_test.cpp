@@ -1,11 +1,13 @@
 // install_shim against guest-sim: content-addressed install, idempotence, command counts.
 #include "integration/apply/apply_fixture.hpp"
+#include "support/file_io.hpp"
+#include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
-namespace lume_unlock::pipeline {
+namespace lume_unlock::apply {
 namespace {
 
 namespace fs = std::filesystem;
@@ -76,4 +78,4 @@ TEST_F(ShimInstall, BundleWithoutTheGuestsPlatformIsRefusedBeforeAnyCommand) {
 }
 
 } // namespace
-} // namespace lume_unlock::pipeline
+} // namespace lume_unlock::apply

@@ -3,24 +3,20 @@
 // wrapper that can damage uploads or drop the connection.
 #include "guest/guest_facts.hpp"
 #include "guest/ssh_session.hpp"
+#include "support/file_io.hpp"
 #include "support/guest_sim.hpp"
 #include "support/process.hpp"
+#include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <memory>
 
 namespace lume_unlock::test {
-
-inline std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 /// guest-sim started per test, with a connected SshSession.
 class SimGuestTest : public ::testing::Test {

@@ -7,6 +7,7 @@
 #include "support/guest_sim.hpp"
 #include "support/lume_sim.hpp"
 #include "support/process.hpp"
+#include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -1,8 +1,10 @@
 // guest-sim's fake macOS userland, exercised through a real SSH session as lume-unlock will.
 #include "guest/shell_quote.hpp"
 #include "guest/ssh_session.hpp"
+#include "support/file_io.hpp"
 #include "support/guest_sim.hpp"
 #include "support/process.hpp"
+#include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 
@@ -20,12 +22,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using test::GuestSim;
+using test::slurp;
 using test::TempDir;
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 std::string plist(const std::string& body) {
   return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"

@@ -2,8 +2,10 @@
 #include "guest/guest_facts.hpp"
 #include "guest/shell_quote.hpp"
 #include "guest/ssh_session.hpp"
+#include "support/file_io.hpp"
 #include "support/guest_sim.hpp"
 #include "support/process.hpp"
+#include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"
 
 #include <gtest/gtest.h>
@@ -12,14 +14,12 @@
 #include <netinet/in.h>
 #include <pwd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <random>
 #include <thread>
 
@@ -28,17 +28,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using test::GuestSim;
+using test::mode_of;
+using test::slurp;
 using test::TempDir;
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-mode_t mode_of(const std::string& path) {
-  struct stat st {};
-  return stat(path.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0;
-}
 
 /// "SHA256:…" of a public key file, computed by OpenSSH's ssh-keygen (an independent check).
 std::string openssh_fingerprint(const std::string& public_key_file) {

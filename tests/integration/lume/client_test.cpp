@@ -3,14 +3,10 @@
 #include "cli/context.hpp"
 #include "lume/client.hpp"
 #include "lume/wait.hpp"
+#include "support/loopback_listener.hpp"
 #include "support/lume_sim.hpp"
 
 #include <gtest/gtest.h>
-
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <regex>
 #include <set>
@@ -19,6 +15,7 @@
 namespace lume_unlock::lume {
 namespace {
 
+using test::LoopbackListener;
 using test::LumeSim;
 using namespace std::chrono_literals;
 
@@ -63,28 +60,6 @@ std::string shown(const Error& e) {
          std::to_string(exit_code(e.category()));
 }
 
-/// A listening socket standing in for the guest's sshd.
-class Listener {
-public:
-  Listener() {
-    m_fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(m_fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-    listen(m_fd, 8);
-    socklen_t len = sizeof addr;
-    getsockname(m_fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    m_port = ntohs(addr.sin_port);
-  }
-  ~Listener() { close(m_fd); }
-  int port() const { return m_port; }
-
-private:
-  int m_fd = -1;
-  int m_port = 0;
-};
-
 TEST(LumeClient, CallAgainstAStoppedLumeFailsWithExitCode3AndSaysHowToStartIt) {
   START_SIM(sim);
   const std::string url = sim->url();
@@ -114,7 +89,7 @@ TEST(LumeClient, CallAgainstAStoppedLumeFailsWithExitCode3AndSaysHowToStartIt) {
 }
 
 TEST(LumeClient, FullLifecycleAgainstTheSimulator) {
-  Listener sshd;
+  LoopbackListener sshd; // stands in for the guest's sshd
   START_SIM(sim,
             {"--create-delay-ms",
              "1000",

@@ -2,7 +2,8 @@
 // Error of category registry with an exact message, and nothing is left half-written.
 #include "oci/media_types.hpp"
 #include "oci/registry_client.hpp"
-#include "support/process.hpp"
+#include "support/loopback_http_server.hpp"
+#include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"
 #include "util/base64.hpp"
 
@@ -10,35 +11,19 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
-#include <thread>
 
 namespace lume_unlock::oci {
 namespace {
 
-class FaultServer {
+/// The misbehaving registry: a loopback HTTP server whose handlers each test sets.
+class FaultServer : public test::LoopbackHttpServer {
 public:
-  FaultServer() {
-    m_port = m_server.bind_to_any_port("127.0.0.1");
-    m_thread = std::thread([this] { m_server.listen_after_bind(); });
-    while (!m_server.is_running()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-  }
-  ~FaultServer() {
-    m_server.stop();
-    m_thread.join();
-  }
-  httplib::Server& server() { return m_server; }
-  std::string host() const { return "127.0.0.1:" + std::to_string(m_port); }
+  std::string host() const { return "127.0.0.1:" + std::to_string(port()); }
   Reference ref(const std::string& path) const {
     return parse_reference(host() + "/" + path).value_or_throw();
   }
-
-private:
-  httplib::Server m_server;
-  int m_port = 0;
-  std::thread m_thread;
 };
 
 RegistryClientOptions fast_options() {

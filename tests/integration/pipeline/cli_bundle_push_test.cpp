@@ -3,6 +3,7 @@
 #include "support/cli_run.hpp"
 #include "support/process.hpp"
 #include "support/registry_server.hpp"
+#include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
 

@@ -8,6 +8,7 @@
 #include "support/lume_image_seeder.hpp"
 #include "support/lume_sim.hpp"
 #include "support/registry_server.hpp"
+#include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
 

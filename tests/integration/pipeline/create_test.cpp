@@ -1,8 +1,8 @@
 // lume-unlock create / status / verify / remove end to end against lume-sim, guest-sim and a
 // real docker-registry (see pipeline_fixture.hpp).
-#include "pipeline/bundle_publish.hpp"
 #include "pipeline_fixture.hpp"
 #include "provenance/provenance.hpp"
+#include "transfer/bundle_publish.hpp"
 #include "util/sha256.hpp"
 
 #include <chrono>
@@ -262,7 +262,7 @@ TEST_F(Create, ARecipeBundlePinnedInARegistryIsFetchedInstalledAndRecorded) {
   // Publish the build tree's archive as `lume-unlock bundle push` does, and pin it in the recipe.
   oci::RegistryClient client;
   const auto tagged = oci::parse_reference(registry->host() + "/acme/lume-unlock-shim:build");
-  auto published = pipeline::publish_bundle(client, SHIM_BUNDLE_ARCHIVE, tagged.value());
+  auto published = transfer::publish_bundle(client, SHIM_BUNDLE_ARCHIVE, tagged.value());
   ASSERT_TRUE(published.ok()) << published.error().message();
   const std::string digest = published.value().digest.str();
   const std::string pinned = tagged.value().repository_path() + "@" + digest;

@@ -12,6 +12,7 @@
 #include "support/lume_sim.hpp"
 #include "support/process.hpp"
 #include "support/registry_server.hpp"
+#include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"
 
 #include <gtest/gtest.h>

@@ -1,22 +1,20 @@
 #include "process_runner.hpp"
 
+#include "support/file_io.hpp"
+
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 namespace lume_unlock::test {
 namespace {
 
 std::string slurp_and_remove(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream content;
-  content << in.rdbuf();
+  std::string content = slurp(path);
   ::unlink(path.c_str());
-  return content.str();
+  return content;
 }
 
 int temp_file(std::string& path) {

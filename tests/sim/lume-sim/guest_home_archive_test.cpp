@@ -3,7 +3,9 @@
 // malformed archives are refused before the home changes.
 #include "guest_home_archive.hpp"
 #include "home_snapshot.hpp"
+#include "support/file_io.hpp"
 #include "support/process.hpp"
+#include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +14,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 namespace {
 
@@ -21,22 +22,12 @@ using lume_sim::is_guest_home_archive;
 using lume_sim::restore_guest_home;
 using lume_sim::write_guest_home_archive;
 using lume_sim_test::snapshot;
+using lume_unlock::test::slurp;
 using lume_unlock::test::TempDir;
+using lume_unlock::test::write_file;
 namespace fs = std::filesystem;
 
 const char* const k_tar = "/usr/bin/tar";
-
-void write_file(const fs::path& path, const std::string& bytes, unsigned mode = 0644) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-  fs::permissions(path, static_cast<fs::perms>(mode));
-}
-
-std::string read_all(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 /// Octal digits filling `width` bytes of `block` at `at`, the last one NUL.
 void octal(std::string& block, std::size_t at, std::size_t width, unsigned long value) {
@@ -79,7 +70,7 @@ std::string marker() {
   TempDir dir("guest-home-marker");
   fs::create_directory(dir / "home");
   write_guest_home_archive(dir / "home", dir / "disk.img");
-  const std::string bytes = read_all(dir / "disk.img");
+  const std::string bytes = slurp(dir / "disk.img");
   EXPECT_EQ(bytes.size(), 1024u + 1024u) << "marker blocks and the end blocks";
   return bytes.substr(0, 1024);
 }
@@ -152,7 +143,7 @@ TEST(GuestHomeArchive, SameHomeGivesSameBytes) {
   write_guest_home_archive(home, dir / "first.img");
   fs::last_write_time(home / "a", fs::file_time_type::clock::now() - std::chrono::hours(5));
   write_guest_home_archive(home, dir / "second.img");
-  EXPECT_EQ(read_all(dir / "first.img"), read_all(dir / "second.img"));
+  EXPECT_EQ(slurp(dir / "first.img"), slurp(dir / "second.img"));
   // Writing replaces the target (no temporary file is left behind).
   write_guest_home_archive(home, dir / "first.img");
   EXPECT_FALSE(fs::exists(dir / "first.img.lume-sim-tmp"));
@@ -262,7 +253,7 @@ TEST(GuestHomeArchive, UnsafeOrMalformedArchivesAreRefusedBeforeTheHomeChanges) 
       << head << member("a/", '5') << member("a/l", '2', "", "../keep")
       << member("keep", '0', "new") << k_end;
   ASSERT_TRUE(restore_guest_home(dir / "disk.img", home));
-  EXPECT_EQ(read_all(home / "a" / "l"), "new");
+  EXPECT_EQ(slurp(home / "a" / "l"), "new");
 }
 
 } // namespace

@@ -3,9 +3,11 @@
 // reference/lume-api.md §3.11-§3.13.
 #include "home_snapshot.hpp"
 #include "raw_http.hpp"
+#include "support/file_io.hpp"
 #include "support/lume_image_seeder.hpp"
 #include "support/lume_sim.hpp"
 #include "support/registry_server.hpp"
+#include "support/temp_dir.hpp"
 #include "util/sha256.hpp"
 
 #include <gtest/gtest.h>
@@ -15,7 +17,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <thread>
 
 namespace {
@@ -24,23 +25,13 @@ using lume_sim_test::raw;
 using lume_sim_test::snapshot;
 using lume_unlock::test::LumeSim;
 using lume_unlock::test::RegistryServer;
+using lume_unlock::test::slurp;
+using lume_unlock::test::write_file;
 using nlohmann::json;
 namespace fs = std::filesystem;
 namespace oci = lume_unlock::oci;
 
 const char* const k_skopeo = "/usr/bin/skopeo";
-
-std::string read_all(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void write_file(const fs::path& path, const std::string& bytes, unsigned mode) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-  fs::permissions(path, static_cast<fs::perms>(mode));
-}
 
 class LumeSimRegistryTest : public ::testing::Test {
 protected:
@@ -148,11 +139,11 @@ TEST_F(LumeSimRegistryTest, AsyncPullWritesTheVmAndTheManifestDigestFromTheRegis
 
   const fs::path vm = fs::path(sim->home()) / "demo";
   // Exactly the registry's digest, no newline; an independent client agrees.
-  EXPECT_EQ(read_all(vm / ".manifest-digest"), skopeo_digest("trycua/macos-tahoe-cua:latest"));
-  EXPECT_EQ(read_all(vm / ".manifest-digest"), image.digest.str());
-  EXPECT_EQ(read_all(vm / "disk.img"), image.disk);
-  EXPECT_EQ(read_all(vm / "nvram.bin"), image.nvram);
-  json config = json::parse(read_all(vm / "config.json"));
+  EXPECT_EQ(slurp(vm / ".manifest-digest"), skopeo_digest("trycua/macos-tahoe-cua:latest"));
+  EXPECT_EQ(slurp(vm / ".manifest-digest"), image.digest.str());
+  EXPECT_EQ(slurp(vm / "disk.img"), image.disk);
+  EXPECT_EQ(slurp(vm / "nvram.bin"), image.nvram);
+  json config = json::parse(slurp(vm / "config.json"));
   EXPECT_EQ(config["os"], "macOS");
   EXPECT_EQ(config["cpuCount"], 4);
   EXPECT_EQ(config["memorySize"], 8ull << 30);
@@ -172,7 +163,7 @@ TEST_F(LumeSimRegistryTest, DefaultRegistryIsTheConfiguredOneAndSyncPullAnswers2
   EXPECT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.json_body(), json::parse(R"({"message":"Image pulled successfully",
       "image":"macos-tahoe-cua:v2","name":"d2"})"));
-  EXPECT_EQ(read_all(fs::path(sim->home()) / "d2" / ".manifest-digest"), image.digest.str());
+  EXPECT_EQ(slurp(fs::path(sim->home()) / "d2" / ".manifest-digest"), image.digest.str());
   EXPECT_EQ(raw(sim->port(), "GET", "/lume/vms/d2").json_body()["status"], "stopped");
 }
 
@@ -258,7 +249,7 @@ TEST_F(LumeSimRegistryTest, PullGateHoldsThePullBeforeTheManifestIsFetched) {
   std::ofstream(gate) << "";
   auto done = await_pull(sim->port(), "demo");
   ASSERT_EQ(done.status, 200) << done.body;
-  EXPECT_EQ(read_all(fs::path(sim->home()) / "demo" / ".manifest-digest"), moved.digest.str());
+  EXPECT_EQ(slurp(fs::path(sim->home()) / "demo" / ".manifest-digest"), moved.digest.str());
 }
 
 TEST_F(LumeSimRegistryTest, PushUploadsALumeImageUnderEveryTagWithANewDigestEachTime) {
@@ -303,8 +294,8 @@ TEST_F(LumeSimRegistryTest, PushUploadsALumeImageUnderEveryTagWithANewDigestEach
           R"({"image":"tahoe-unlocked:1","name":"again","organization":"acme","registry":")" + reg +
               R"("})");
   ASSERT_EQ(back.status, 200) << back.body;
-  EXPECT_EQ(read_all(fs::path(sim->home()) / "again" / "disk.img"), image.disk);
-  EXPECT_EQ(read_all(fs::path(sim->home()) / "again" / "nvram.bin"), image.nvram);
+  EXPECT_EQ(slurp(fs::path(sim->home()) / "again" / "disk.img"), image.disk);
+  EXPECT_EQ(slurp(fs::path(sim->home()) / "again" / "nvram.bin"), image.nvram);
 }
 
 TEST_F(LumeSimRegistryTest, PushOfAMissingVmIsAcceptedAndUploadsNothing) {
@@ -330,7 +321,7 @@ TEST_F(LumeSimRegistryTest, BlobThatDoesNotMatchItsDigestFailsThePullAndLeavesNo
   const fs::path data = fs::path(m_registry->storage_dir()) / "docker/registry/v2/blobs/sha256" /
                         nvram.substr(0, 2) / nvram / "data";
   ASSERT_TRUE(fs::exists(data)) << data;
-  std::string bytes = read_all(data);
+  std::string bytes = slurp(data);
   bytes[0] = static_cast<char>(bytes[0] ^ 0x55);
   std::ofstream(data, std::ios::binary | std::ios::trunc) << bytes;
   const std::string actual = "sha256:" + lume_unlock::util::sha256_hex(bytes);
@@ -372,7 +363,7 @@ TEST_F(LumeSimRegistryTest, GuestHomeTravelsInPushedImagesAndSeededDisksLeaveItA
   ASSERT_EQ(original.size(), 6u);
   ASSERT_EQ(pull("macos-tahoe-cua:latest", "trycua", "demo").status, 200);
   EXPECT_EQ(snapshot(home), original);
-  EXPECT_EQ(read_all(vms / "demo" / "disk.img"), image.disk);
+  EXPECT_EQ(slurp(vms / "demo" / "disk.img"), image.disk);
 
   // The push takes the home as it is when the request is answered.
   ASSERT_EQ(raw(sim->port(),
@@ -388,7 +379,7 @@ TEST_F(LumeSimRegistryTest, GuestHomeTravelsInPushedImagesAndSeededDisksLeaveItA
   write_file(home / "stray file", "stray\n", 0600);
   ASSERT_NE(snapshot(home), original);
   ASSERT_FALSE(await_manifest("acme/with-home:1").empty());
-  const std::string pushed_disk = read_all(vms / "demo" / "disk.img");
+  const std::string pushed_disk = slurp(vms / "demo" / "disk.img");
   EXPECT_NE(pushed_disk, image.disk);
   // The disk is a tar any tool can list.
   auto listing = lume_unlock::test::run_command({"/usr/bin/tar", "-tf", vms / "demo" / "disk.img"});
@@ -402,7 +393,7 @@ TEST_F(LumeSimRegistryTest, GuestHomeTravelsInPushedImagesAndSeededDisksLeaveItA
   auto back = pull("with-home:1", "acme", "restored");
   ASSERT_EQ(back.status, 200) << back.body;
   EXPECT_EQ(snapshot(home), original);
-  EXPECT_EQ(read_all(vms / "restored" / "disk.img"), pushed_disk);
+  EXPECT_EQ(slurp(vms / "restored" / "disk.img"), pushed_disk);
   EXPECT_NE(sim->process().stderr_text().find("pull 'restored': guest home " + home.string() +
                                               " restored from disk.img"),
             std::string::npos);

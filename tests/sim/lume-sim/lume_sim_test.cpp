@@ -1,16 +1,13 @@
 // lume-sim held to reference/lume-api.md with raw HTTP (a plain socket, not our Lume client).
 #include "options.hpp"
 #include "raw_http.hpp"
+#include "support/loopback_listener.hpp"
 #include "support/lume_sim.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -23,6 +20,7 @@ namespace {
 
 using lume_sim_test::raw;
 using lume_sim_test::RawResponse;
+using lume_unlock::test::LoopbackListener;
 using lume_unlock::test::LumeSim;
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -285,30 +283,8 @@ TEST_F(LumeSimTest, ForwardSlashesAreEscapedLikeFoundation) {
   EXPECT_NE(details.body.find(R"("vncUrl":"vnc:\/\/:)"), std::string::npos) << details.body;
 }
 
-/// A listening socket standing in for the guest's sshd.
-class Listener {
-public:
-  Listener() {
-    m_fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(m_fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-    listen(m_fd, 8);
-    socklen_t len = sizeof addr;
-    getsockname(m_fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    m_port = ntohs(addr.sin_port);
-  }
-  ~Listener() { close(m_fd); }
-  int port() const { return m_port; }
-
-private:
-  int m_fd = -1;
-  int m_port = 0;
-};
-
 TEST_F(LumeSimTest, RunIsRunningAtOnceAndReportsTheGuestAfterTheBootDelay) {
-  Listener sshd;
+  LoopbackListener sshd; // stands in for the guest's sshd
   START_SIM(sim,
             {"--create-delay-ms",
              "0",

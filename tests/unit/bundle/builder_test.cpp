@@ -1,5 +1,6 @@
 #include "bundle/builder.hpp"
 #include "bundle/loader.hpp"
+#include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
 
@@ -17,10 +18,7 @@ namespace fs = std::filesystem;
 class BundleBuilderTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    m_dir = fs::path(::testing::TempDir()) /
-            ("bundle_builder_" +
-             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(m_dir);
+    m_dir = test::fresh_test_dir("bundle_builder");
     fs::create_directories(m_dir / "src");
     m_shim = dummy("liblume_unlock_shim.so", "shim bytes", 0755);
     m_probe = dummy("lume_unlock_probe", "probe bytes", 0755);

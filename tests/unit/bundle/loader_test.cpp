@@ -1,4 +1,5 @@
 #include "bundle/loader.hpp"
+#include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
 #include "util/tar_archive.hpp"
@@ -15,10 +16,7 @@ namespace fs = std::filesystem;
 class BundleLoaderTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    m_dir = fs::path(::testing::TempDir()) /
-            ("bundle_loader_" +
-             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(m_dir);
+    m_dir = test::fresh_test_dir("bundle_loader");
     fs::create_directories(m_dir / "bundle" / "linux-x86_64");
     fs::create_directories(m_dir / "work");
     m_manifest.version = "0.1.0";

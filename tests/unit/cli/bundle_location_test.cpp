@@ -1,5 +1,5 @@
 #include "cli/bundle_location.hpp"
-#include "support/process.hpp"
+#include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 

@@ -5,13 +5,6 @@
 namespace lume_unlock::lume {
 namespace {
 
-TEST(PercentEncode, KeepsOnlyUnreservedCharacters) {
-  EXPECT_EQ(percent_encode("/Volumes/ssd/lume"), "%2FVolumes%2Fssd%2Flume");
-  EXPECT_EQ(percent_encode("home"), "home");
-  EXPECT_EQ(percent_encode("a b+c~d_e.f-g"), "a%20b%2Bc~d_e.f-g");
-  EXPECT_EQ(percent_encode("\xc3\xa9"), "%C3%A9");
-}
-
 TEST(VmNotFound, RecognisesOnlyLumesNotFoundMessage) {
   EXPECT_TRUE(is_vm_not_found(Error(ErrorCategory::lume_api,
                                     "status of VM 'x'",

@@ -42,5 +42,20 @@ TEST(VmName, UnsafeNamesAreUsageErrorsNamingTheProblem) {
   }
 }
 
+TEST(VmName, ANameStartingWithADashIsRefusedAsAnOption) {
+  auto parsed = VmName::parse("-rf");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.error().message(),
+            "invalid VM name '-rf': it starts with '-', which reads as an option");
+  EXPECT_TRUE(VmName::parse("a-").ok());
+}
+
+TEST(VmName, ParsedNamesKeepTheirTextAndLiteralsAreChecked) {
+  const VmName parsed = VmName::parse("ci-tahoe.1").value();
+  EXPECT_EQ(parsed.str(), "ci-tahoe.1");
+  EXPECT_EQ(parsed, VmName("ci-tahoe.1"));
+  EXPECT_THROW(VmName("a/b"), Error);
+}
+
 } // namespace
 } // namespace lume_unlock::lume

@@ -1,5 +1,6 @@
 #include "pipeline/create.hpp"
 #include "pipeline/remove.hpp"
+#include "provenance/record_merge.hpp"
 
 #include <gtest/gtest.h>
 
@@ -41,14 +42,14 @@ TEST(CreateProvenance, AMacGuestWithEverythingKnownFillsEveryKey) {
   recipe::Recipe recipe;
   recipe.sha256 = std::string(64, 'e');
   CreateOutcome outcome;
-  outcome.image = PulledImage{
+  outcome.image = transfer::PulledImage{
       "ghcr.io/a/b:latest", oci::Digest::of_bytes("m"), oci::Digest::of_bytes("m").str(), true};
-  ShimInstallReport shim;
+  apply::ShimInstallReport shim;
   shim.installed.bundle_version = "0.1.0";
   shim.installed.platform = "darwin-arm64";
   shim.installed.shim = {"/Users/lume/x.dylib", std::string(64, 'a')};
   outcome.shim = shim;
-  outcome.probe = ProbeRun{{{"a", 1}}, {{"a", 2}}};
+  outcome.probe = apply::ProbeRun{{{"a", 1}}, {{"a", 2}}};
   guest::GuestFacts facts;
   facts.kernel = "Darwin";
   facts.machine = "arm64";
@@ -93,7 +94,7 @@ TEST(CreateProvenance, ABundleFromARegistryIsRecordedByReferenceAndDigest) {
   options.vm = "vm1";
   recipe::Recipe recipe;
   CreateOutcome outcome;
-  ShimInstallReport shim;
+  apply::ShimInstallReport shim;
   shim.installed.bundle_version = "0.1.0";
   shim.installed.platform = "linux-x86_64";
   shim.installed.shim = {"/home/lume/x.so", std::string(64, 'a')};

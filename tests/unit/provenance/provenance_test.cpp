@@ -1,5 +1,5 @@
 #include "provenance/provenance.hpp"
-#include "support/process.hpp"
+#include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 #include "recipe/lock_file.hpp"
-#include "support/process.hpp"
+#include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
 

@@ -1,6 +1,7 @@
 // Drives the built lume-unlock-make-bundle (shim/bundle/make_bundle.cpp) with small dummy files,
 // as the `shim-bundle` CMake target does with the real shim.
 #include "bundle/loader.hpp"
+#include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"
 
 #include <gtest/gtest.h>
@@ -51,10 +52,7 @@ ToolRun run_tool(const std::vector<std::string>& args) {
 class MakeBundleTool : public ::testing::Test {
 protected:
   void SetUp() override {
-    m_dir = fs::path(::testing::TempDir()) /
-            ("make_bundle_" +
-             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(m_dir);
+    m_dir = test::fresh_test_dir("make_bundle");
     fs::create_directories(m_dir / "src");
     for (const char* name : {"liblume_unlock_shim.so", "lume_unlock_probe", "libMetalEmu.so"}) {
       ASSERT_TRUE(util::write_file_atomic(

@@ -1,4 +1,5 @@
 #include "support/process.hpp"
+#include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+#include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"
 
 #include <gtest/gtest.h>
@@ -13,13 +14,7 @@ namespace fs = std::filesystem;
 
 class AtomicFileTest : public ::testing::Test {
 protected:
-  void SetUp() override {
-    m_dir = fs::path(::testing::TempDir()) /
-            ("atomic_file_" +
-             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(m_dir);
-    fs::create_directories(m_dir);
-  }
+  void SetUp() override { m_dir = test::fresh_test_dir("atomic_file"); }
   void TearDown() override { fs::remove_all(m_dir); }
 
   std::size_t entries() const {

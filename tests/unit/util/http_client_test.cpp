@@ -1,3 +1,4 @@
+#include "support/loopback_http_server.hpp"
 #include "util/http_client.hpp"
 
 #include <gtest/gtest.h>
@@ -18,28 +19,11 @@ namespace lume_unlock::util {
 namespace {
 
 /// A real HTTP server on 127.0.0.1 (cpp-httplib) on a free port.
-class LoopbackServer {
+class LoopbackServer : public test::LoopbackHttpServer {
 public:
-  LoopbackServer() {
-    m_port = m_server.bind_to_any_port("127.0.0.1");
-    m_thread = std::thread([this] { m_server.listen_after_bind(); });
-    while (!m_server.is_running()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-  }
-  ~LoopbackServer() {
-    m_server.stop();
-    m_thread.join();
-  }
-  httplib::Server& server() { return m_server; }
   std::string url(const std::string& path) const {
-    return "http://127.0.0.1:" + std::to_string(m_port) + path;
+    return "http://127.0.0.1:" + std::to_string(port()) + path;
   }
-
-private:
-  httplib::Server m_server;
-  int m_port = 0;
-  std::thread m_thread;
 };
 
 TEST(HttpClient, GetsBodyStatusAndHeaders) {

@@ -1,3 +1,4 @@
+#include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"
 #include "util/safe_extract.hpp"
 #include "util/tar_archive.hpp"
@@ -78,10 +79,7 @@ std::string craft(const std::vector<Raw>& entries) {
 class SafeExtractTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    m_dir = fs::path(::testing::TempDir()) /
-            ("safe_extract_" +
-             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(m_dir);
+    m_dir = test::fresh_test_dir("safe_extract");
     fs::create_directories(m_dir / "work");
     m_archive = (m_dir / "input.tar").string();
     m_destination = (m_dir / "work" / "out").string();

@@ -1,3 +1,4 @@
+#include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"
 #include "util/tar_archive.hpp"
 
@@ -57,13 +58,7 @@ std::vector<ReadEntry> read_back(const std::string& bytes) {
 
 class TarArchiveTest : public ::testing::Test {
 protected:
-  void SetUp() override {
-    m_dir = fs::path(::testing::TempDir()) /
-            ("tar_archive_" +
-             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(m_dir);
-    fs::create_directories(m_dir);
-  }
+  void SetUp() override { m_dir = test::fresh_test_dir("tar_archive"); }
   void TearDown() override { fs::remove_all(m_dir); }
 
   std::string write_source(const std::string& name, const std::string& content, mode_t mode) {

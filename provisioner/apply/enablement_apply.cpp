@@ -1,0 +1,472 @@
+#include "apply/enablement_apply.hpp"
+
+#include "enablement/enablement_json.hpp"
+#include "enablement/launchctl.hpp"
+#include "guest/payload.hpp"
+#include "guest/shell_quote.hpp"
+#include "util/text_check.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+namespace lume_unlock::apply {
+
+namespace {
+
+constexpr const char* k_step_failed_marker = "lume-unlock-step-failed ";
+
+std::string trim(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '\r')) {
+    text.pop_back();
+  }
+  return text;
+}
+
+Error observe_error(const std::string& why) {
+  return Error(ErrorCategory::guest,
+               "reading the enablement state of the guest",
+               why,
+               "retry; if it persists, check the guest with 'lume-unlock ssh NAME -- ls -la "
+               "~/Library/LaunchAgents'");
+}
+
+std::vector<std::string> split_words(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> words;
+  std::string word;
+  while (in >> word) {
+    words.push_back(word);
+  }
+  return words;
+}
+
+bool is_bootstrap(const enablement::Argv& argv) {
+  return argv.size() >= 2 && argv[0] == "launchctl" && argv[1] == "bootstrap";
+}
+
+/// The entry a command of a step is about (its label or plist path is one of its words), or "".
+std::string entry_of(const enablement::EnablementPlan& plan, const enablement::Argv& argv) {
+  for (const enablement::AgentAction& agent : plan.agents) {
+    for (const std::string& word : argv) {
+      if (word == agent.plist_path ||
+          word == enablement::gui_domain(plan.uid) + "/" + agent.label ||
+          word == plan.staging_dir + "/" + enablement::agent_plist_file_name(agent.name)) {
+        return agent.name;
+      }
+    }
+  }
+  return {};
+}
+
+/// One remote invocation running `commands` in order; prints the marker and stops at the first
+/// failing command that is not may_fail.
+Result<std::string> step_script(const std::vector<enablement::Command>& commands) {
+  std::string script =
+      "fail() { echo \"" + std::string(k_step_failed_marker) +
+      "$1\"; exit 1; }\n"
+      "# launchd refuses a bootstrap for a moment after a bootout of the same label.\n"
+      "bootstrap() {\n"
+      "  i=0\n"
+      "  while :; do\n"
+      "    o=$(\"$@\" 2>&1) && return 0\n"
+      "    i=$((i + 1))\n"
+      "    case $o in *'Input/output error'*) if [ $i -lt 10 ]; then sleep 0.5; continue; fi ;; "
+      "esac\n"
+      "    printf '%s\\n' \"$o\" >&2\n"
+      "    return 1\n"
+      "  done\n"
+      "}\n";
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    LUME_UNLOCK_TRY_ASSIGN(auto line, guest::shell_join(commands[i].argv));
+    const std::string run = (is_bootstrap(commands[i].argv) ? "bootstrap " : "") + line;
+    script += commands[i].may_fail ? run + " >/dev/null 2>&1 || :\n"
+                                   : run + " || fail " + std::to_string(i) + "\n";
+  }
+  return script;
+}
+
+/// The files of a stage_files (to their staged path) or restore_files step (to their path).
+std::vector<guest::PayloadFile> payload_of(const enablement::Step& step) {
+  std::vector<guest::PayloadFile> files;
+  for (const enablement::FileWrite& write : step.files) {
+    const std::string& target = write.staged_path.empty() ? write.path : write.staged_path;
+    files.push_back({target, write.content, {}, static_cast<mode_t>(write.mode)});
+  }
+  return files;
+}
+
+/// Runs one step; the error names the step and, when known, the entry.
+Status run_step(guest::GuestSession& session,
+                const enablement::EnablementPlan& plan,
+                const enablement::Step& step) {
+  const std::string step_name = enablement::step_kind_name(step.kind);
+  const std::string what = "applying the enablement list: step '" + step_name + "'";
+  if (!step.files.empty()) {
+    auto installed = guest::install_payload(session, payload_of(step), plan.staging_dir);
+    if (!installed.ok()) {
+      return installed.error().with_context(what);
+    }
+  }
+  if (step.commands.empty()) {
+    return ok_status();
+  }
+  LUME_UNLOCK_TRY_ASSIGN(auto script, step_script(step.commands));
+  auto ran = session.run(script);
+  if (!ran.ok()) {
+    return ran.error().with_context(what);
+  }
+  if (ran.value().exit_status == 0) {
+    return ok_status();
+  }
+  std::string entry;
+  const std::string& out = ran.value().stdout_text;
+  const auto marker = out.rfind(k_step_failed_marker);
+  if (marker != std::string::npos) {
+    const std::size_t index =
+        std::strtoul(out.c_str() + marker + std::string(k_step_failed_marker).size(), nullptr, 10);
+    if (index < step.commands.size()) {
+      entry = entry_of(plan, step.commands[index].argv);
+    }
+  }
+  const std::string stderr_text = trim(ran.value().stderr_text);
+  const bool lint = step.kind == enablement::StepKind::lint_plists;
+  return Error(lint ? ErrorCategory::verification : ErrorCategory::guest,
+               what + (entry.empty() ? "" : " for " + enablement::entry_label(entry)),
+               stderr_text.empty() ? "exit status " + std::to_string(ran.value().exit_status)
+                                   : stderr_text);
+}
+
+} // namespace
+
+Result<std::string> observe_command(const std::string& home, std::uint32_t uid) {
+  const std::string support = enablement::support_dir_of_home(home);
+  auto q = [](const std::string& word) { return guest::shell_quote(word); };
+  auto enablement_json = q(support + "/enablement.json");
+  auto guard = q(support + "/enabled-executables");
+  auto record = q(installed_shim_record_path(home));
+  auto agents = q(home + "/Library/LaunchAgents");
+  auto shims = q(support + "/shim");
+  for (const auto* quoted : {&enablement_json, &guard, &record, &agents, &shims}) {
+    if (!quoted->ok()) {
+      return quoted->error();
+    }
+  }
+  return std::string("emit() { if [ -f \"$2\" ]; then printf '%s %s %s\\n' \"$1\" \"$(wc -c "
+                     "<\"$2\" | tr -d ' ')\" \"$3\"; cat \"$2\"; fi; }\n") +
+         "emit enablement " + enablement_json.value() + " -\n" + "emit guard " + guard.value() +
+         " -\n" + "emit shim-record " + record.value() + " -\n" + "for f in " + agents.value() +
+         "/dev.lume-unlock.*.plist; do\n"
+         "  n=${f##*/}\n"
+         "  case $n in *[!A-Za-z0-9._-]*) continue ;; esac\n"
+         "  emit plist \"$f\" \"$n\"\n"
+         "done\n"
+         "for d in " +
+         shims.value() +
+         "/*/; do\n"
+         "  [ -d \"$d\" ] || continue\n"
+         "  d=${d%/}; n=${d##*/}\n"
+         "  case $n in *[!A-Za-z0-9._-]*) continue ;; esac\n"
+         "  printf 'shim-dir 0 %s\\n' \"$n\"\n"
+         "done\n"
+         "if l=$(launchctl print gui/" +
+         std::to_string(uid) +
+         " 2>/dev/null); then\n"
+         "  printf 'labels %s -\\n' \"$(printf '%s' \"$l\" | wc -c | tr -d ' ')\"; printf '%s' "
+         "\"$l\"\n"
+         "fi\n"
+         "exit 0\n";
+}
+
+std::set<std::string> loaded_labels_in(std::string_view launchctl_print) {
+  std::set<std::string> labels;
+  std::istringstream lines{std::string(launchctl_print)};
+  std::string line;
+  int depth = 0; // 0 outside, 1 inside the services block, >1 nested in it
+  const std::string prefix = enablement::agent_label("");
+  while (std::getline(lines, line)) {
+    const std::vector<std::string> words = split_words(line);
+    if (depth == 0) {
+      if (words.size() == 3 && words[0] == "services" && words[1] == "=" && words[2] == "{") {
+        depth = 1;
+      }
+      continue;
+    }
+    if (!words.empty() && words.back() == "{") {
+      ++depth;
+      continue;
+    }
+    if (words.size() == 1 && words[0] == "}") {
+      --depth;
+      continue;
+    }
+    if (depth == 1 && !words.empty() && words.back().rfind(prefix, 0) == 0) {
+      labels.insert(words.back());
+    }
+  }
+  return labels;
+}
+
+Result<GuestEnablement> parse_observation(std::string_view output) {
+  GuestEnablement observed;
+  std::size_t at = 0;
+  while (at < output.size()) {
+    const std::size_t end = output.find('\n', at);
+    if (end == std::string_view::npos) {
+      return observe_error("unexpected output: a record header without a newline");
+    }
+    const std::string header(output.substr(at, end - at));
+    const std::size_t first = header.find(' ');
+    const std::size_t second = first == std::string::npos ? first : header.find(' ', first + 1);
+    if (second == std::string::npos) {
+      return observe_error("unexpected output line " + util::quote_for_message(header));
+    }
+    const std::string tag = header.substr(0, first);
+    const std::string size_text = header.substr(first + 1, second - first - 1);
+    const std::string name = header.substr(second + 1);
+    if (size_text.empty() || size_text.find_first_not_of("0123456789") != std::string::npos) {
+      return observe_error("unexpected output line " + util::quote_for_message(header));
+    }
+    const std::size_t size = std::stoul(size_text);
+    if (end + 1 + size > output.size()) {
+      return observe_error("output ends inside the record " + util::quote_for_message(header));
+    }
+    std::string content(output.substr(end + 1, size));
+    at = end + 1 + size;
+    if (tag == "enablement") {
+      observed.state.enablement_json = std::move(content);
+    } else if (tag == "guard") {
+      observed.state.guard_file = std::move(content);
+    } else if (tag == "shim-record") {
+      observed.shim_record = std::move(content);
+    } else if (tag == "plist") {
+      observed.state.agent_plists[name] = std::move(content);
+    } else if (tag == "shim-dir") {
+      observed.shim_dirs.insert(name);
+    } else if (tag == "labels") {
+      observed.state.loaded_labels = loaded_labels_in(content);
+    } else {
+      return observe_error("unknown record " + util::quote_for_message(tag));
+    }
+  }
+  return observed;
+}
+
+Result<GuestEnablement> observe_enablement(guest::GuestSession& session,
+                                           const guest::GuestFacts& facts) {
+  LUME_UNLOCK_TRY_ASSIGN(auto command,
+                         observe_command(facts.home, static_cast<std::uint32_t>(facts.uid)));
+  auto ran = session.run(command);
+  if (!ran.ok()) {
+    return ran.error().with_context("reading the enablement state");
+  }
+  if (ran.value().exit_status != 0) {
+    return observe_error(trim(ran.value().stderr_text));
+  }
+  return parse_observation(ran.value().stdout_text);
+}
+
+Result<EnablementTarget> enablement_target(const GuestEnablement& observed,
+                                           const guest::GuestFacts& facts,
+                                           const std::string& vm) {
+  const std::string hint = "install it with 'lume-unlock create " + vm + "'";
+  const std::string what = "enablement list of VM " + util::quote_for_message(vm);
+  if (!observed.shim_record) {
+    return Error(ErrorCategory::guest,
+                 what,
+                 "the shim is not installed in the guest (no " +
+                     installed_shim_record_path(facts.home) + ")",
+                 hint);
+  }
+  LUME_UNLOCK_TRY_ASSIGN(
+      auto shim,
+      parse_installed_shim(*observed.shim_record, installed_shim_record_path(facts.home)));
+  if (observed.shim_dirs.count(shim.shim.sha256) == 0) {
+    return Error(ErrorCategory::guest,
+                 what,
+                 "the shim is not installed in the guest (its directory shim/" + shim.shim.sha256 +
+                     " is missing)",
+                 hint);
+  }
+  LUME_UNLOCK_TRY_ASSIGN(
+      auto layout,
+      enablement::GuestLayout::make(facts.home, shim.shim.sha256, shim.shim_file_name()));
+  enablement::AgentSettings settings;
+  settings.inject_variable = shim.inject_env;
+  return EnablementTarget{layout, settings, static_cast<std::uint32_t>(facts.uid), shim};
+}
+
+Result<enablement::EnablementList> applied_list(const GuestEnablement& observed) {
+  if (!observed.state.enablement_json) {
+    return enablement::EnablementList{};
+  }
+  return enablement::parse_enablement_json(*observed.state.enablement_json, "enablement.json");
+}
+
+Result<GuestEnablementView> read_guest_enablement(guest::GuestSession& session,
+                                                  const std::string& vm) {
+  LUME_UNLOCK_TRY_ASSIGN(auto facts, guest::gather_guest_facts(session));
+  LUME_UNLOCK_TRY_ASSIGN(auto observed, observe_enablement(session, facts));
+  LUME_UNLOCK_TRY_ASSIGN(auto target, enablement_target(observed, facts, vm));
+  LUME_UNLOCK_TRY_ASSIGN(auto list, applied_list(observed));
+  return GuestEnablementView{facts, observed, target, list};
+}
+
+Result<std::vector<std::string>>
+precheck_entries(guest::GuestSession& session,
+                 const std::vector<enablement::EnablementEntry>& entries,
+                 const InstalledShim& shim) {
+  std::vector<std::string> warnings;
+  if (entries.empty()) {
+    return warnings;
+  }
+  std::string command =
+      "chk() {\n"
+      "  printf 'entry %s\\n' \"$1\"\n"
+      "  if [ ! -e \"$2\" ]; then echo missing; return; fi\n"
+      "  if [ ! -f \"$2\" ] || [ ! -x \"$2\" ]; then echo not-executable; return; fi\n"
+      "  printf 'archs %s\\n' \"$(lipo -archs \"$2\" 2>/dev/null)\"\n"
+      "  if codesign -d -v \"$2\" 2>&1 | grep -q '^CodeDirectory.*flags=.*runtime'; then echo "
+      "hardened; fi\n"
+      "}\n";
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    LUME_UNLOCK_TRY_ASSIGN(auto program, guest::shell_quote(entries[i].program));
+    command += "chk " + std::to_string(i) + " " + program + "\n";
+  }
+  auto ran = session.run(command);
+  if (!ran.ok()) {
+    return ran.error().with_context("checking the programs of the enablement list");
+  }
+  std::istringstream lines(ran.value().stdout_text);
+  std::string line;
+  const enablement::EnablementEntry* entry = nullptr;
+  std::vector<bool> seen(entries.size(), false);
+  while (std::getline(lines, line)) {
+    if (line.rfind("entry ", 0) == 0) {
+      const std::string digits = line.substr(6);
+      const bool numeric =
+          !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos;
+      const std::size_t index = numeric ? std::stoul(digits) : entries.size();
+      entry = index < entries.size() ? &entries[index] : nullptr;
+      if (entry != nullptr) {
+        seen[index] = true;
+      }
+      continue;
+    }
+    if (entry == nullptr) {
+      continue;
+    }
+    const std::string label = enablement::entry_label(entry->name);
+    const std::string program = util::quote_for_message(entry->program);
+    if (line == "missing") {
+      return Error(ErrorCategory::usage,
+                   label,
+                   "program " + program + " does not exist in the guest",
+                   "install the program first, or give its absolute path with --program");
+    }
+    if (line == "not-executable") {
+      return Error(ErrorCategory::usage,
+                   label,
+                   "program " + program + " is not an executable file in the guest",
+                   "check it with 'lume-unlock ssh NAME -- ls -l " + entry->program + "'");
+    }
+    if (line.rfind("archs", 0) == 0) {
+      const std::vector<std::string> archs = split_words(line.substr(5));
+      if (archs.empty()) {
+        warnings.push_back(label + ": cannot tell the architecture of " + program +
+                           " (lipo -archs failed); the shim is for " + shim.platform);
+      } else if (std::find(archs.begin(), archs.end(), shim.arch()) == archs.end()) {
+        std::string list;
+        for (const std::string& arch : archs) {
+          list += (list.empty() ? "" : " ") + arch;
+        }
+        const bool arm64e = std::find(archs.begin(), archs.end(), "arm64e") != archs.end();
+        return Error(ErrorCategory::verification,
+                     label,
+                     "program " + program + " is " + list + " but the installed shim is " +
+                         shim.platform + " (" + shim.arch() + ")",
+                     arm64e ? "arm64e programs need the darwin-arm64e dylib of the shim bundle"
+                            : "the shim can only be injected into " + shim.arch() + " processes");
+      }
+    }
+    if (line == "hardened") {
+      warnings.push_back(label + ": program " + program +
+                         " has the hardened runtime; macOS ignores DYLD_INSERT_LIBRARIES for it, "
+                         "so the shim will not be injected");
+    }
+  }
+  if (std::find(seen.begin(), seen.end(), false) != seen.end()) {
+    return Error(ErrorCategory::guest,
+                 "checking the programs of the enablement list",
+                 "the check ended early: " + trim(ran.value().stderr_text),
+                 "retry");
+  }
+  return warnings;
+}
+
+Result<ApplyReport> execute_plan(guest::GuestSession& session,
+                                 const enablement::EnablementPlan& plan) {
+  ApplyReport report;
+  const std::uint64_t before = session.command_count();
+  report.changes = plan.describe();
+  for (const enablement::Step& step : plan.steps) {
+    Status status = run_step(session, plan, step);
+    if (status.ok()) {
+      continue;
+    }
+    Error error = status.error();
+    std::string rollback_problem;
+    for (const enablement::Step& undo : plan.rollback_after(step.kind)) {
+      Status undone = run_step(session, plan, undo);
+      if (!undone.ok() && rollback_problem.empty()) {
+        rollback_problem = undone.error().message();
+      }
+    }
+    if (rollback_problem.empty()) {
+      return error.with_hint("the previous enablement was put back; fix the cause and run the "
+                             "command again");
+    }
+    return error.with_hint("rolling back also failed (" + rollback_problem +
+                           "); run the command again once the guest is reachable: it converges "
+                           "from whatever state the guest is in");
+  }
+  report.changed = !plan.empty();
+  report.commands = session.command_count() - before;
+  return report;
+}
+
+Result<PreparedEnablement> prepare_enablement(guest::GuestSession& session,
+                                              const enablement::EnablementList& desired,
+                                              const EnablementTarget& target,
+                                              const GuestEnablement& observed) {
+  auto previous = applied_list(observed);
+  std::vector<enablement::EnablementEntry> to_check;
+  for (const enablement::EnablementEntry& entry : desired.entries) {
+    const enablement::EnablementEntry* old =
+        previous.ok() ? previous.value().find(entry.name) : nullptr;
+    if (old == nullptr || *old != entry) {
+      to_check.push_back(entry);
+    }
+  }
+  LUME_UNLOCK_TRY_ASSIGN(auto plan,
+                         enablement::plan_enablement(
+                             desired, target.layout, target.settings, target.uid, observed.state));
+  LUME_UNLOCK_TRY_ASSIGN(auto warnings, precheck_entries(session, to_check, target.shim));
+  return PreparedEnablement{std::move(plan), std::move(warnings)};
+}
+
+Result<ApplyReport> apply_enablement(guest::GuestSession& session,
+                                     const enablement::EnablementList& desired,
+                                     const EnablementTarget& target,
+                                     const GuestEnablement& observed) {
+  const std::uint64_t before = session.command_count();
+  LUME_UNLOCK_TRY_ASSIGN(auto prepared, prepare_enablement(session, desired, target, observed));
+  auto report = execute_plan(session, prepared.plan);
+  if (!report.ok()) {
+    return report.error();
+  }
+  report.value().warnings = prepared.warnings;
+  report.value().commands = session.command_count() - before;
+  return report;
+}
+
+} // namespace lume_unlock::apply

@@ -1,0 +1,123 @@
+#pragma once
+
+#include "apply/shim_record.hpp"
+#include "enablement/enablement_list.hpp"
+#include "enablement/enablement_plan.hpp"
+#include "enablement/guest_layout.hpp"
+#include "enablement/launch_agent.hpp"
+#include "guest/guest_facts.hpp"
+#include "guest/session.hpp"
+#include "util/result.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lume_unlock::apply {
+
+/// Everything `allow` needs to know about a guest, read with ONE command.
+struct GuestEnablement {
+  enablement::ObservedState state; ///< enablement.json, guard file, our plists, loaded labels
+  std::optional<std::string> shim_record; ///< bytes of shim/current.json, when present
+  std::set<std::string> shim_dirs;        ///< names of the directories under shim/
+};
+
+/// The one observe command for the user whose $HOME is `home` and whose launchd domain is
+/// gui/<uid>. It prints records "<tag> <size> <name>\n" followed by <size> bytes: tags
+/// enablement, guard, shim-record, plist (name = file name), shim-dir (size 0) and labels (the
+/// output of `launchctl print gui/<uid>`, only when it succeeds).
+Result<std::string> observe_command(const std::string& home, std::uint32_t uid);
+
+/// Parses observe_command()'s output (category guest when it is malformed).
+Result<GuestEnablement> parse_observation(std::string_view output);
+
+/// The dev.lume-unlock.* labels in the services block of `launchctl print gui/<uid>`.
+std::set<std::string> loaded_labels_in(std::string_view launchctl_print);
+
+/// Runs observe_command() (one round trip) and parses it.
+Result<GuestEnablement> observe_enablement(guest::GuestSession& session,
+                                           const guest::GuestFacts& facts);
+
+/// What the enablement of a guest is computed with: the installed shim's layout and settings.
+struct EnablementTarget {
+  enablement::GuestLayout layout;
+  enablement::AgentSettings settings;
+  std::uint32_t uid = 0;
+  InstalledShim shim;
+};
+
+/// The target for a guest whose shim is installed: parses the shim record, checks that its
+/// directory exists, and builds the layout (facts.home) and settings (its injection variable).
+/// When the shim is missing: category guest, "shim not installed", hint `lume-unlock create
+/// <vm>`.
+Result<EnablementTarget> enablement_target(const GuestEnablement& observed,
+                                           const guest::GuestFacts& facts,
+                                           const std::string& vm);
+
+/// What `allow` and `exec` read from a guest before they act (2 commands: facts, observe).
+struct GuestEnablementView {
+  guest::GuestFacts facts;
+  GuestEnablement observed;
+  EnablementTarget target;
+  enablement::EnablementList list; ///< as applied (enablement.json), empty when none
+};
+
+/// Gathers facts, observes, and requires an installed shim (see enablement_target).
+Result<GuestEnablementView> read_guest_enablement(guest::GuestSession& session,
+                                                  const std::string& vm);
+
+/// The list as applied in the guest (enablement.json), or an empty list when there is none.
+Result<enablement::EnablementList> applied_list(const GuestEnablement& observed);
+
+/// The DESIGN §6 checks of `entries` against the guest, in ONE command: the program exists and
+/// is an executable file (else category usage naming the entry and the path), `lipo -archs`
+/// includes the installed shim's architecture (else category verification: arm64e programs need
+/// the arm64e dylib), and a `codesign -d` showing the hardened runtime gives a warning (returned)
+/// that macOS will ignore the injection. No command when `entries` is empty.
+Result<std::vector<std::string>>
+precheck_entries(guest::GuestSession& session,
+                 const std::vector<enablement::EnablementEntry>& entries,
+                 const InstalledShim& shim);
+
+/// What an apply did.
+struct ApplyReport {
+  bool changed = false;
+  std::vector<std::string> changes;  ///< EnablementPlan::describe()
+  std::vector<std::string> warnings; ///< from the prechecks
+  std::uint64_t commands = 0;        ///< remote commands run by the apply (prechecks included)
+};
+
+/// Runs `plan` in the guest: each step is ONE remote invocation (its commands in order, every
+/// word quoted with shell_quote; a failing command that is not may_fail stops the step), the
+/// files of stage_files and restore_files go through install_payload(). `launchctl bootstrap`
+/// is retried in the guest for up to ~5 s while launchd answers "5: Input/output error" (it
+/// does for a moment after a bootout of the same label). On a failure the plan's
+/// rollback_after(step) runs (best effort) and the error (category verification for a plist
+/// that fails plutil -lint, guest otherwise) names the step, the entry and the guest's message.
+/// An empty plan runs nothing.
+Result<ApplyReport> execute_plan(guest::GuestSession& session,
+                                 const enablement::EnablementPlan& plan);
+
+/// The plan for `desired` and the precheck warnings, without changing anything (--dry-run):
+/// prechecks (one command, none when no entry is new or changed compared with `observed`'s
+/// enablement.json) the entries of `desired` that are new or changed, then plans.
+struct PreparedEnablement {
+  enablement::EnablementPlan plan;
+  std::vector<std::string> warnings;
+};
+Result<PreparedEnablement> prepare_enablement(guest::GuestSession& session,
+                                              const enablement::EnablementList& desired,
+                                              const EnablementTarget& target,
+                                              const GuestEnablement& observed);
+
+/// Observe-free convenience for callers that already observed: prepare_enablement(), then
+/// execute_plan(). Nothing differs → no write command.
+Result<ApplyReport> apply_enablement(guest::GuestSession& session,
+                                     const enablement::EnablementList& desired,
+                                     const EnablementTarget& target,
+                                     const GuestEnablement& observed);
+
+} // namespace lume_unlock::apply

@@ -1,0 +1,28 @@
+#pragma once
+
+#include "guest/address_resolver.hpp"
+#include "lume/api.hpp"
+#include "util/progress.hpp"
+
+#include <chrono>
+
+namespace lume_unlock::apply {
+
+/// Finds a guest's address the way `lume ssh` does (reference lume-api.md §4.1): the VM must be
+/// running with an `ipAddress` and `sshAvailable` (Lume's probe of port 22); waits for that
+/// with the Lume client's polling, up to `timeout`.
+class LumeGuestAddressResolver final : public guest::GuestAddressResolver {
+public:
+  explicit LumeGuestAddressResolver(lume::LumeApi& api,
+                                    std::chrono::milliseconds timeout = std::chrono::seconds(120),
+                                    util::ProgressCallback progress = {});
+
+  Result<std::string> resolve(const std::string& vm) override;
+
+private:
+  lume::LumeApi& m_api;
+  std::chrono::milliseconds m_timeout;
+  util::ProgressCallback m_progress;
+};
+
+} // namespace lume_unlock::apply

@@ -1,0 +1,115 @@
+#include "apply/probe_verdict.hpp"
+
+#include <set>
+
+namespace lume_unlock::apply {
+
+namespace {
+
+/// The answer of `code` in a probe document, or nothing when the probe did not report it.
+std::optional<bool> family(const nlohmann::json& doc, long code) {
+  const auto families = doc.find("families");
+  if (families == doc.end() || !families->is_object()) {
+    return std::nullopt;
+  }
+  const auto answer = families->find(std::to_string(code));
+  if (answer == families->end() || !answer->is_boolean()) {
+    return std::nullopt;
+  }
+  return answer->get<bool>();
+}
+
+std::uint64_t unsigned_at(const nlohmann::json& doc, const char* key) {
+  const auto value = doc.find(key);
+  return value != doc.end() && value->is_number_unsigned() ? value->get<std::uint64_t>() : 0;
+}
+
+bool is_apple_family(long code) {
+  return code >= 1001 && code <= 1999;
+}
+
+} // namespace
+
+ProbeVerdict judge_probe(const nlohmann::json& stock,
+                         const nlohmann::json& unlocked,
+                         const enablement::Profile& profile) {
+  ProbeVerdict verdict;
+  if (!stock.is_object() || !unlocked.is_object()) {
+    verdict.problems.push_back("the probe printed no JSON document");
+    return verdict;
+  }
+  verdict.stock_threadgroup_memory = unsigned_at(stock, "max_threadgroup_memory");
+  verdict.unlocked_threadgroup_memory = unsigned_at(unlocked, "max_threadgroup_memory");
+  const long ceiling = static_cast<long>(profile.apple_family_max);
+  for (long code = 1001; code <= ceiling; ++code) {
+    const auto answer = family(unlocked, code);
+    if (answer.has_value() && !*answer) {
+      verdict.problems.push_back("Apple family " + std::to_string(code) +
+                                 " answered false with the shim (expected true through " +
+                                 std::to_string(ceiling) + ")");
+    }
+  }
+  if (const auto above = family(unlocked, ceiling + 1); above.value_or(false)) {
+    verdict.problems.push_back("Apple family " + std::to_string(ceiling + 1) +
+                               " answered true with the shim (the ceiling is " +
+                               std::to_string(ceiling) + ")");
+  }
+  std::set<std::string> codes;
+  for (const auto* doc : {&stock, &unlocked}) {
+    if (doc->contains("families") && (*doc)["families"].is_object()) {
+      for (const auto& item : (*doc)["families"].items()) {
+        codes.insert(item.key());
+      }
+    }
+  }
+  for (const std::string& key : codes) {
+    const long code = std::stol(key);
+    const auto before = family(stock, code);
+    const auto after = family(unlocked, code);
+    if (before != after) {
+      verdict.changed_families.push_back(key);
+      if (!is_apple_family(code)) {
+        verdict.problems.push_back(
+            "family " + key + " answered " + (after ? (*after ? "true" : "false") : "nothing") +
+            " with the shim but " + (before ? (*before ? "true" : "false") : "nothing") +
+            " stock (only Apple families may change)");
+      }
+    }
+  }
+  const std::string state = unlocked.value("/shim/state"_json_pointer, std::string("absent"));
+  if (state != "active") {
+    const std::string reason = unlocked.value("/shim/reason"_json_pointer, std::string());
+    verdict.problems.push_back("the shim is " + state + " in the unlocked probe run" +
+                               (reason.empty() ? std::string() : " (" + reason + ")"));
+  }
+  if (verdict.unlocked_threadgroup_memory < profile.max_threadgroup_memory) {
+    verdict.problems.push_back("max_threadgroup_memory is " +
+                               std::to_string(verdict.unlocked_threadgroup_memory) +
+                               " with the shim (expected at least " +
+                               std::to_string(profile.max_threadgroup_memory) + ")");
+  }
+  if (unlocked.value("/mlx/residency_sets"_json_pointer, false)) {
+    verdict.problems.push_back(
+        "MLX would use residency sets with the shim (a Metal family answer leaked)");
+  }
+  return verdict;
+}
+
+Status require_probe_pass(const ProbeVerdict& verdict, const std::string& vm) {
+  if (verdict.ok()) {
+    return ok_status();
+  }
+  std::string why = verdict.problems.front();
+  if (verdict.problems.size() > 1) {
+    why += " (and " + std::to_string(verdict.problems.size() - 1) + " more problem" +
+           (verdict.problems.size() > 2 ? "s" : "") + ")";
+  }
+  return Error(ErrorCategory::verification,
+               "probe check in VM '" + vm + "'",
+               why,
+               "run 'lume-unlock verify " + vm +
+                   " --json' for both probe answers; check the guest's macOS version and the "
+                   "shim bundle");
+}
+
+} // namespace lume_unlock::apply

@@ -1,0 +1,120 @@
+#include "apply/shim_installer.hpp"
+
+#include "bundle/platform.hpp"
+#include "guest/payload.hpp"
+#include "guest/shell_quote.hpp"
+#include "util/sha256.hpp"
+
+#include <map>
+#include <sstream>
+
+namespace lume_unlock::apply {
+
+namespace {
+
+std::string base_name(const std::string& path) {
+  return path.substr(path.find_last_of('/') + 1);
+}
+
+/// path → sha256 from `shasum -a 256` output ("<hex>  <path>" per line).
+std::map<std::string, std::string> parse_shasum(const std::string& output) {
+  std::map<std::string, std::string> digests;
+  std::istringstream lines(output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.size() > 66 && line[64] == ' ' && util::is_sha256_hex(line.substr(0, 64))) {
+      digests[line.substr(66)] = line.substr(0, 64);
+    }
+  }
+  return digests;
+}
+
+} // namespace
+
+InstalledShim installed_shim_for(const bundle::LoadedBundle& bundle,
+                                 const std::string& platform,
+                                 const enablement::GuestLayout& layout) {
+  const bundle::PlatformEntry& entry = bundle.manifest().platforms.at(platform);
+  InstalledShim record;
+  record.bundle_version = bundle.manifest().version;
+  record.platform = platform;
+  record.inject_env = entry.inject_env;
+  record.shim = {layout.shim_path(), entry.shim.sha256};
+  if (entry.probe) {
+    record.probe = InstalledFile{layout.probe_path(), entry.probe->sha256};
+  }
+  // Support libraries go next to the shim (injected processes find them through the shim's
+  // directory) and, when there is a probe, next to it too: the probe finds its libraries beside
+  // itself ($ORIGIN), so a stock run without injection works.
+  for (const bundle::BundleFile& file : entry.support) {
+    record.support.push_back({layout.shim_file_path(base_name(file.path)), file.sha256});
+  }
+  if (entry.probe) {
+    const std::string bin = layout.probe_path().substr(0, layout.probe_path().find_last_of('/'));
+    for (const bundle::BundleFile& file : entry.support) {
+      record.support.push_back({bin + "/" + base_name(file.path), file.sha256});
+    }
+  }
+  return record;
+}
+
+Result<ShimInstallReport> install_shim(guest::GuestSession& session,
+                                       const bundle::LoadedBundle& bundle,
+                                       const guest::GuestFacts& facts) {
+  const std::uint64_t commands_before = session.command_count();
+  LUME_UNLOCK_TRY_ASSIGN(auto selected,
+                         bundle::select_platform(bundle.manifest(), facts.kernel, facts.machine));
+  const bundle::PlatformEntry& entry = selected.entry;
+  LUME_UNLOCK_TRY_ASSIGN(
+      auto layout,
+      enablement::GuestLayout::make(facts.home, entry.shim.sha256, base_name(entry.shim.path)));
+  ShimInstallReport report;
+  report.platform = selected.name;
+  report.installed = installed_shim_for(bundle, report.platform, layout);
+  const std::string record = render_installed_shim(report.installed);
+  const std::string record_path = installed_shim_record_path(facts.home);
+
+  // Desired files: guest path → (local source, sha256, mode).
+  std::vector<guest::PayloadFile> files;
+  std::map<std::string, std::string> expected;
+  const auto add = [&](const std::string& guest_path, const bundle::BundleFile& file, mode_t mode) {
+    files.push_back({guest_path, {}, bundle.local_path(file), mode});
+    expected[guest_path] = file.sha256;
+  };
+  add(report.installed.shim.path, entry.shim, 0755);
+  for (std::size_t i = 0; i < report.installed.support.size(); ++i) {
+    add(report.installed.support[i].path, entry.support[i % entry.support.size()], 0755);
+  }
+  if (entry.probe) {
+    add(report.installed.probe->path, *entry.probe, 0755);
+  }
+  // The record last: install_payload moves files in order, and a reader trusts the record only
+  // when it is there.
+  files.push_back({record_path, record, {}, 0644});
+  expected[record_path] = util::sha256_hex(record);
+
+  // Observe: ONE command hashing every expected path (missing ones just do not print).
+  std::vector<std::string> words = {"shasum", "-a", "256"};
+  for (const auto& [path, digest] : expected) {
+    words.push_back(path);
+  }
+  LUME_UNLOCK_TRY_ASSIGN(auto command, guest::shell_join(words));
+  auto observed = session.run(command + " 2>/dev/null");
+  if (!observed.ok()) {
+    return observed.error().with_context("checking the installed shim");
+  }
+  if (parse_shasum(observed.value().stdout_text) == expected) {
+    report.commands = session.command_count() - commands_before;
+    return report;
+  }
+
+  auto installed = guest::install_payload(session, files, layout.staging_dir());
+  if (!installed.ok()) {
+    return installed.error().with_context("installing the shim (" + report.platform + ")");
+  }
+  report.changed = true;
+  report.commands = session.command_count() - commands_before;
+  return report;
+}
+
+} // namespace lume_unlock::apply

@@ -1,0 +1,40 @@
+#pragma once
+
+#include "apply/shim_record.hpp"
+#include "bundle/loader.hpp"
+#include "enablement/guest_layout.hpp"
+#include "guest/guest_facts.hpp"
+#include "guest/session.hpp"
+#include "util/result.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace lume_unlock::apply {
+
+/// What install_shim() did.
+struct ShimInstallReport {
+  bool changed = false;       ///< false: every file was already in place with its SHA-256
+  std::string platform;       ///< the bundle platform installed ("linux-x86_64")
+  InstalledShim installed;    ///< the record now in the guest (current.json)
+  std::uint64_t commands = 0; ///< remote commands run
+};
+
+/// The record install_shim() writes for `bundle`'s platform entry `platform`, with guest paths
+/// from `layout`: the shim in the content-addressed <support>/shim/<sha256>/, support files next
+/// to it, the probe in <support>/bin/ with a copy of the support files beside it (the probe
+/// finds its libraries through $ORIGIN).
+InstalledShim installed_shim_for(const bundle::LoadedBundle& bundle,
+                                 const std::string& platform,
+                                 const enablement::GuestLayout& layout);
+
+/// Installs the bundle's entry for this guest (facts.kernel/machine → platform; an error of
+/// category verification naming the bundle's platforms when it has none for the guest).
+/// Observes first with ONE command (`shasum -a 256` of every expected path, current.json
+/// included) and returns changed=false when all match; otherwise installs every file and
+/// current.json through install_payload() (2–3 commands). Idempotent.
+Result<ShimInstallReport> install_shim(guest::GuestSession& session,
+                                       const bundle::LoadedBundle& bundle,
+                                       const guest::GuestFacts& facts);
+
+} // namespace lume_unlock::apply

@@ -1,0 +1,87 @@
+#include "apply/shim_record.hpp"
+
+#include "enablement/guest_layout.hpp"
+#include "util/sha256.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace lume_unlock::apply {
+
+namespace {
+
+nlohmann::json file_json(const InstalledFile& file) {
+  return {{"path", file.path}, {"sha256", file.sha256}};
+}
+
+InstalledFile file_from(const nlohmann::json& value) {
+  InstalledFile file{value.at("path").get<std::string>(), value.at("sha256").get<std::string>()};
+  if (file.path.empty() || file.path[0] != '/' || !util::is_sha256_hex(file.sha256)) {
+    throw std::invalid_argument("bad file entry " + value.dump());
+  }
+  return file;
+}
+
+} // namespace
+
+std::string InstalledShim::shim_file_name() const {
+  return shim.path.substr(shim.path.find_last_of('/') + 1);
+}
+
+std::string InstalledShim::arch() const {
+  const auto dash = platform.find('-');
+  return dash == std::string::npos ? platform : platform.substr(dash + 1);
+}
+
+bool InstalledShim::operator==(const InstalledShim& other) const {
+  return bundle_version == other.bundle_version && platform == other.platform &&
+         inject_env == other.inject_env && shim == other.shim && probe == other.probe &&
+         support == other.support;
+}
+
+std::string installed_shim_record_path(const std::string& home) {
+  return enablement::support_dir_of_home(home) + "/shim/current.json";
+}
+
+std::string render_installed_shim(const InstalledShim& record) {
+  nlohmann::json document = {{"schema", k_installed_shim_schema},
+                             {"bundle_version", record.bundle_version},
+                             {"platform", record.platform},
+                             {"inject_env", record.inject_env},
+                             {"shim", file_json(record.shim)},
+                             {"support", nlohmann::json::array()}};
+  if (record.probe) {
+    document["probe"] = file_json(*record.probe);
+  }
+  for (const InstalledFile& file : record.support) {
+    document["support"].push_back(file_json(file));
+  }
+  return document.dump(2) + "\n";
+}
+
+Result<InstalledShim> parse_installed_shim(std::string_view text, const std::string& source) {
+  try {
+    const nlohmann::json document = nlohmann::json::parse(text);
+    if (document.at("schema").get<std::string>() != k_installed_shim_schema) {
+      throw std::invalid_argument("schema is not " + std::string(k_installed_shim_schema));
+    }
+    InstalledShim record;
+    record.bundle_version = document.at("bundle_version").get<std::string>();
+    record.platform = document.at("platform").get<std::string>();
+    record.inject_env = document.at("inject_env").get<std::string>();
+    record.shim = file_from(document.at("shim"));
+    if (document.contains("probe")) {
+      record.probe = file_from(document.at("probe"));
+    }
+    for (const nlohmann::json& file : document.at("support")) {
+      record.support.push_back(file_from(file));
+    }
+    return record;
+  } catch (const std::exception& e) {
+    return Error(ErrorCategory::verification,
+                 "reading " + source,
+                 e.what(),
+                 "reinstall the shim with 'lume-unlock create NAME'");
+  }
+}
+
+} // namespace lume_unlock::apply

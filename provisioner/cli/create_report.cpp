@@ -1,0 +1,117 @@
+#include "cli/create_report.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace lume_unlock::cli {
+
+namespace {
+
+/// The highest Apple family a probe answered true, its threadgroup memory and the shim state.
+nlohmann::json probe_summary(const nlohmann::json& doc) {
+  int highest = 0;
+  if (doc.contains("families")) {
+    for (const auto& [code, answer] : doc["families"].items()) {
+      const int value = std::stoi(code);
+      if (value >= 1001 && value <= 1999 && answer.is_boolean() && answer.get<bool>()) {
+        highest = std::max(highest, value);
+      }
+    }
+  }
+  return {{"highest_apple_family", highest},
+          {"max_threadgroup_memory", doc.value("max_threadgroup_memory", 0ULL)},
+          {"shim", doc.value("/shim/state"_json_pointer, std::string("absent"))}};
+}
+
+} // namespace
+
+nlohmann::json create_outcome_json(const pipeline::CreatePipeline& pipeline,
+                                   const std::string& bundle_source) {
+  const pipeline::CreateOutcome& o = pipeline.outcome();
+  nlohmann::json doc;
+  doc["reference"] = o.reference;
+  doc["locked"] = o.locked;
+  if (o.image) {
+    doc["image"] = {{"reference", o.image->reference},
+                    {"digest", o.image->digest.str()},
+                    {"lume_manifest_digest", o.image->lume_manifest_digest},
+                    {"changed", o.image->changed}};
+  }
+  if (o.shim) {
+    const auto& s = o.shim->installed;
+    nlohmann::json files = nlohmann::json::array();
+    files.push_back({{"path", s.shim.path}, {"sha256", s.shim.sha256}});
+    for (const auto& f : s.support) {
+      files.push_back({{"path", f.path}, {"sha256", f.sha256}});
+    }
+    if (s.probe) {
+      files.push_back({{"path", s.probe->path}, {"sha256", s.probe->sha256}});
+    }
+    doc["shim"] = {{"platform", s.platform},
+                   {"bundle_version", s.bundle_version},
+                   {"bundle_source", bundle_source},
+                   {"changed", o.shim->changed},
+                   {"files", files}};
+  }
+  if (o.probe && o.verdict) {
+    doc["probe"] = {{"stock", o.probe->stock},
+                    {"unlocked", o.probe->unlocked},
+                    {"changed_families", o.verdict->changed_families},
+                    {"problems", o.verdict->problems}};
+  }
+  nlohmann::json enabled = nlohmann::json::array();
+  for (const auto& entry : pipeline.recipe().enablement.entries) {
+    enabled.push_back({{"name", entry.name}, {"program", entry.program}, {"agent", entry.agent}});
+  }
+  doc["enablement"] = enabled;
+  doc["enablement_changes"] = o.enablement_changes;
+  doc["warnings"] = o.warnings;
+  return doc;
+}
+
+void print_create_summary(Context& context,
+                          const pipeline::CreatePipeline& pipeline,
+                          const std::vector<pipeline::StepReport>& reports,
+                          const std::string& vm,
+                          const std::string& bundle_source) {
+  const pipeline::CreateOutcome& o = pipeline.outcome();
+  std::ostream& out = context.out;
+  out << pipeline::reports_to_text("create '" + vm + "'", reports);
+  if (o.image) {
+    out << "image: " << o.image->reference << " " << o.image->digest.str() << "\n";
+  }
+  if (o.shim) {
+    const auto& s = o.shim->installed;
+    out << "shim " << s.bundle_version << " (" << s.platform << ", bundle from " << bundle_source
+        << "):\n";
+    out << "  " << s.shim.sha256 << "  " << s.shim.path << "\n";
+    for (const auto& f : s.support) {
+      out << "  " << f.sha256 << "  " << f.path << "\n";
+    }
+    if (s.probe) {
+      out << "  " << s.probe->sha256 << "  " << s.probe->path << "\n";
+    }
+  }
+  if (o.probe && o.verdict) {
+    const auto stock = probe_summary(o.probe->stock);
+    const auto unlocked = probe_summary(o.probe->unlocked);
+    out << "probe: stock Apple " << stock["highest_apple_family"] << ", threadgroup memory "
+        << stock["max_threadgroup_memory"] << "; unlocked Apple "
+        << unlocked["highest_apple_family"] << ", threadgroup memory "
+        << unlocked["max_threadgroup_memory"] << "; changed families:";
+    for (const auto& code : o.verdict->changed_families) {
+      out << " " << code;
+    }
+    out << "\n";
+  }
+  out << "enabled:";
+  if (pipeline.recipe().enablement.entries.empty()) {
+    out << " (none)";
+  }
+  for (const auto& entry : pipeline.recipe().enablement.entries) {
+    out << " " << entry.name << (entry.agent ? " (agent)" : "");
+  }
+  out << "\n";
+}
+
+} // namespace lume_unlock::cli

@@ -1,0 +1,102 @@
+#include "cli/create_setup.hpp"
+
+#include "bundle/loader.hpp"
+#include "cli/connection_flags.hpp"
+#include "cli/vm_guest.hpp"
+#include "lume/vm_name.hpp"
+#include "lume/vm_storage.hpp"
+#include "recipe/recipe.hpp"
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <sstream>
+
+namespace lume_unlock::cli {
+
+namespace {
+
+/// $LUME_UNLOCK_TEST_PROBE_ENV ("K=V[,K=V]…"): extra environment for the unlocked probe run,
+/// for tests that need a shim that stays inert. Not a user feature.
+std::map<std::string, std::string> test_probe_env() {
+  std::map<std::string, std::string> env;
+  const char* value = std::getenv("LUME_UNLOCK_TEST_PROBE_ENV");
+  std::stringstream list(value != nullptr ? value : "");
+  std::string item;
+  while (std::getline(list, item, ',')) {
+    const auto eq = item.find('=');
+    if (eq != std::string::npos && eq > 0) {
+      env[item.substr(0, eq)] = item.substr(eq + 1);
+    }
+  }
+  return env;
+}
+
+} // namespace
+
+void add_create_setup_options(CLI::App& command, CreateSetup& setup) {
+  command.add_option("--from", setup.from, "Image reference (overrides the recipe's)");
+  command.add_option(
+      "--bundle", setup.bundle, "Shim bundle directory, archive, or REF@sha256:… in a registry");
+  command
+      .add_option("--ssh-wait",
+                  setup.ssh_wait_seconds,
+                  "Seconds to retry the first SSH login after Lume reports SSH open")
+      ->capture_default_str();
+  add_registry_flags(command, setup.registry);
+  add_connection_options(command, setup.connection);
+}
+
+void with_create_services(const CreateSetup& setup,
+                          Context& context,
+                          const std::function<void(CreateServicesInUse&)>& body) {
+  // The one load of the recipe: its shim.bundle chooses the bundle, and the pipeline plans with it.
+  std::optional<recipe::Recipe> recipe;
+  if (!setup.recipe.empty()) {
+    recipe = recipe::load_recipe(setup.recipe).value_or_throw();
+  }
+  const BundleLocation choice =
+      locate_bundle(setup.bundle.empty() ? std::nullopt : std::optional<std::string>(setup.bundle),
+                    recipe ? recipe->shim.bundle : std::nullopt);
+  oci::RegistryClient registry(registry_client_options(setup.registry));
+  const LocatedBundle located = load_located_bundle(choice, registry).value_or_throw();
+  const bundle::LoadedBundle& bundle = located.bundle;
+  context.debug("shim bundle " + bundle.manifest().version + " from " + choice.source + ": " +
+                choice.path);
+
+  lume::ClientOptions lume_options;
+  lume_options.base_url = context.global.lume_url;
+  lume::LumeClient lume_client(lume_options);
+  ProgressRenderer renderer(context);
+
+  pipeline::CreateOptions create;
+  create.vm = lume::VmName::parse(setup.vm).value_or_throw(); // the edge: parsed once
+  if (recipe) {
+    create.recipe = recipe;
+    create.recipe_path = setup.recipe;
+  }
+  if (!setup.from.empty()) {
+    create.from = setup.from;
+  }
+  create.lume_url = context.global.lume_url;
+  create.lume_home = lume::vm_storage_root();
+  create.state_dir = context.global.state_dir;
+  create.bundle_source = choice.source;
+  create.bundle_artifact = located.artifact;
+  create.probe_extra_env = test_probe_env();
+  create.ssh_wait = std::chrono::seconds(setup.ssh_wait_seconds);
+
+  pipeline::CreateServices services{lume_client,
+                                    registry,
+                                    bundle,
+                                    [&]() -> std::unique_ptr<guest::GuestSession> {
+                                      return connect_vm_guest(
+                                          context, setup.vm, setup.connection, lume_client);
+                                    },
+                                    renderer.callback(),
+                                    [&](const std::string& warning) { context.warn(warning); }};
+  CreateServicesInUse use{create, services, choice, located, lume_client, registry, renderer};
+  body(use);
+}
+
+} // namespace lume_unlock::cli

@@ -1,0 +1,53 @@
+#pragma once
+
+#include "cli/bundle_location.hpp"
+#include "cli/context.hpp"
+#include "cli/progress_renderer.hpp"
+#include "cli/registry_options.hpp"
+#include "guest/connection_options.hpp"
+#include "lume/client.hpp"
+#include "oci/registry_client.hpp"
+#include "pipeline/create.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+
+namespace lume_unlock::cli {
+
+/// What a command that runs the create steps (create, bake) takes from its command line.
+struct CreateSetup {
+  std::string vm;
+  std::string recipe; ///< empty: none
+  std::string from;   ///< empty: the recipe's image
+  std::string bundle; ///< --bundle, empty: none
+  int ssh_wait_seconds = 60;
+  RegistryFlags registry;
+  guest::ConnectionOptions connection;
+};
+
+/// The options create and bake share: --from, --bundle, --ssh-wait, the registry flags and the
+/// guest connection options (the VM name and recipe are each command's own).
+void add_create_setup_options(CLI::App& command, CreateSetup& setup);
+
+/// The collaborators of a create, alive while the body of with_create_services runs.
+struct CreateServicesInUse {
+  pipeline::CreateOptions& options;
+  pipeline::CreateServices& services;
+  const BundleLocation& bundle_location;
+  const LocatedBundle& bundle; ///< loaded and verified; `artifact` when it came from a registry
+  lume::LumeClient& lume;
+  oci::RegistryClient& registry;
+  ProgressRenderer& renderer;
+};
+
+/// Loads the recipe (once: the create options carry it), locates and verifies the shim bundle
+/// (--bundle, the recipe's shim.bundle, $LUME_UNLOCK_BUNDLE, the build tree), opens the Lume and
+/// registry clients and the progress renderer, fills the create options from the global options,
+/// and runs `body` with them. Throws Error (a recipe or bundle that does not load).
+void with_create_services(const CreateSetup& setup,
+                          Context& context,
+                          const std::function<void(CreateServicesInUse&)>& body);
+
+} // namespace lume_unlock::cli

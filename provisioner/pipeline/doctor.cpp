@@ -1,0 +1,212 @@
+#include "pipeline/doctor.hpp"
+
+#include "lume/client.hpp"
+#include "lume/host_preference.hpp"
+#include "lume/vm_storage.hpp"
+#include "oci/reference.hpp"
+#include "recipe/recipe.hpp"
+#include "util/atomic_file.hpp"
+
+#include <sys/statvfs.h>
+
+#include <cstdio>
+#include <filesystem>
+
+namespace lume_unlock::pipeline {
+
+namespace {
+
+// Images are 50-80 GB and a pull needs room for the whole disk (lume-oci.md §2.3).
+constexpr std::uint64_t k_disk_comfortable = 100ULL * 1000 * 1000 * 1000;
+constexpr std::uint64_t k_disk_minimum = 40ULL * 1000 * 1000 * 1000;
+
+std::string gigabytes(std::uint64_t bytes) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f GB", static_cast<double>(bytes) / 1e9);
+  return buffer;
+}
+
+DoctorCheck check_lume(const DoctorOptions& options) {
+  lume::ClientOptions client_options;
+  client_options.base_url = options.lume_url;
+  client_options.get_retries = 0;
+  lume::LumeClient client(client_options);
+  auto status = client.host_status();
+  if (!status) {
+    return {"lume", Verdict::fail, status.error().message(), status.error().hint()};
+  }
+  auto vms = client.list();
+  if (!vms) {
+    return {"lume", Verdict::fail, vms.error().message(), vms.error().hint()};
+  }
+  DoctorCheck check{"lume",
+                    Verdict::ok,
+                    "reachable at " + options.lume_url + ": " + std::to_string(vms.value().size()) +
+                        " VMs, " + std::to_string(status.value().vm_count) + " of " +
+                        std::to_string(status.value().max_vms) + " allowed running",
+                    ""};
+  if (status.value().max_vms > 0 && status.value().vm_count >= status.value().max_vms) {
+    check.verdict = Verdict::warn;
+    check.fix = "macOS allows two running macOS VMs per host: stop one before 'create'";
+  }
+  return check;
+}
+
+DoctorCheck check_state_dir(const DoctorOptions& options) {
+  const std::string& dir = options.state_dir;
+  if (auto made = util::make_directories(dir, 0700); !made) {
+    return {"state-dir",
+            Verdict::fail,
+            made.error().message(),
+            "pass a writable --state-dir or set LUME_UNLOCK_STATE_DIR"};
+  }
+  const std::string probe = dir + "/.doctor-write-test";
+  if (auto written = util::write_file_atomic(probe, "ok\n", 0600); !written) {
+    return {"state-dir",
+            Verdict::fail,
+            written.error().message(),
+            "pass a writable --state-dir or set LUME_UNLOCK_STATE_DIR"};
+  }
+  std::remove(probe.c_str());
+  return {"state-dir", Verdict::ok, dir + " is writable (keys, host-key pins, records)", ""};
+}
+
+DoctorCheck check_host_preference() {
+  const lume::HostPreference preference = lume::read_host_preference();
+  if (!preference.readable) {
+    return {"host-preference",
+            Verdict::skip,
+            "not macOS: the ParavirtualizedGraphics preference is read on the Mac host",
+            ""};
+  }
+  if (preference.set()) {
+    return {"host-preference", Verdict::ok, lume::describe_host_preference(preference), ""};
+  }
+  return {"host-preference",
+          Verdict::warn,
+          lume::describe_host_preference(preference),
+          lume::k_host_preference_fix};
+}
+
+DoctorCheck check_disk(const std::string& lume_home) {
+  std::filesystem::path dir = lume_home;
+  std::error_code ec;
+  while (!dir.empty() && !std::filesystem::exists(dir, ec)) {
+    dir = dir.parent_path();
+  }
+  struct statvfs fs {};
+  if (dir.empty() || statvfs(dir.c_str(), &fs) != 0) {
+    return {"disk", Verdict::warn, "cannot read free space under " + lume_home, ""};
+  }
+  const std::uint64_t free_bytes = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
+  const std::string detail =
+      gigabytes(free_bytes) + " free under " + lume_home + " (" + lume::k_vm_storage_variable + ")";
+  if (free_bytes < k_disk_minimum) {
+    return {"disk",
+            Verdict::fail,
+            detail,
+            std::string("a macOS image needs 50-80 GB: free space or move ") +
+                lume::k_vm_storage_variable};
+  }
+  if (free_bytes < k_disk_comfortable) {
+    return {"disk",
+            Verdict::warn,
+            detail,
+            "a pull needs room for the whole disk image; 100 GB is comfortable"};
+  }
+  return {"disk", Verdict::ok, detail, ""};
+}
+
+/// The recipe to check: the one given, else the shipped tahoe-llm.yaml when run from a checkout.
+std::optional<std::string> recipe_to_check(const DoctorOptions& options) {
+  if (options.recipe) {
+    return options.recipe;
+  }
+  const std::string shipped = "image-recipes/tahoe-llm.yaml";
+  std::error_code ec;
+  if (std::filesystem::exists(shipped, ec)) {
+    return shipped;
+  }
+  return std::nullopt;
+}
+
+DoctorCheck check_registry(const DoctorOptions& options, std::optional<recipe::Recipe>& loaded) {
+  auto path = recipe_to_check(options);
+  if (!path) {
+    return {"registry", Verdict::skip, "no recipe given", "pass --recipe FILE to check its image"};
+  }
+  auto r = recipe::load_recipe(*path);
+  if (!r) {
+    return {"registry", Verdict::fail, r.error().message(), r.error().hint()};
+  }
+  loaded = r.value();
+  if (!loaded->source.image) {
+    return {"registry", Verdict::skip, *path + " installs from an IPSW: no image to check", ""};
+  }
+  auto ref = oci::parse_reference(*loaded->source.image);
+  if (!ref) {
+    return {"registry", Verdict::fail, ref.error().message(), ref.error().hint()};
+  }
+  oci::RegistryClient client(options.registry_options());
+  auto head = client.head_manifest(ref.value());
+  if (!head) {
+    return {"registry", Verdict::fail, head.error().message(), head.error().hint()};
+  }
+  return {
+      "registry", Verdict::ok, ref.value().str() + " resolves to " + head.value().digest.str(), ""};
+}
+
+DoctorCheck check_bundle(const DoctorOptions& options,
+                         const std::optional<recipe::Recipe>& loaded) {
+  auto located = options.load_bundle(loaded ? loaded->shim.bundle : std::nullopt);
+  if (!located) {
+    return {"bundle", Verdict::fail, located.error().message(), located.error().hint()};
+  }
+  const bundle::BundleManifest& manifest = located.value().manifest;
+  std::string platforms;
+  for (const auto& [name, entry] : manifest.platforms) {
+    platforms += (platforms.empty() ? "" : ", ") + name;
+  }
+  DoctorCheck check{"bundle",
+                    Verdict::ok,
+                    located.value().location + ": version " + manifest.version +
+                        ", files verified, platforms " + platforms,
+                    ""};
+  if (manifest.platforms.count("darwin-arm64") == 0) {
+    check.verdict = Verdict::warn;
+    check.fix = "macOS guests need the darwin-arm64 entry: build on a Mac, or on Linux with zig "
+                "(scripts/bootstrap installs it)";
+  }
+  return check;
+}
+
+} // namespace
+
+const char* verdict_name(Verdict verdict) {
+  switch (verdict) {
+  case Verdict::ok:
+    return "ok";
+  case Verdict::warn:
+    return "warn";
+  case Verdict::fail:
+    return "fail";
+  case Verdict::skip:
+    return "skip";
+  }
+  return "fail";
+}
+
+std::vector<DoctorCheck> run_doctor(const DoctorOptions& options) {
+  std::vector<DoctorCheck> checks;
+  checks.push_back(check_lume(options));
+  checks.push_back(check_state_dir(options));
+  checks.push_back(check_host_preference());
+  checks.push_back(check_disk(options.lume_home));
+  // The registry check loads the recipe; the bundle check uses its shim.bundle.
+  std::optional<recipe::Recipe> loaded;
+  checks.push_back(check_registry(options, loaded));
+  checks.push_back(check_bundle(options, loaded));
+  return checks;
+}
+
+} // namespace lume_unlock::pipeline

@@ -1,0 +1,57 @@
+#pragma once
+
+#include "bundle/manifest.hpp"
+#include "oci/registry_client.hpp"
+#include "util/result.hpp"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lume_unlock::pipeline {
+
+/// How one check of `lume-unlock doctor` came out.
+enum class Verdict { ok, warn, fail, skip };
+
+/// "ok", "warn", "fail" or "skip".
+const char* verdict_name(Verdict verdict);
+
+/// One check: what was looked at ("lume", "state-dir", …), the verdict, what was found, and how
+/// to fix it (empty when there is nothing to fix).
+struct DoctorCheck {
+  std::string name;
+  Verdict verdict = Verdict::ok;
+  std::string detail;
+  std::string fix;
+};
+
+/// The shim bundle the doctor checks: where it is ("PATH (SOURCE)") and its verified manifest.
+struct DoctorBundle {
+  std::string location;
+  bundle::BundleManifest manifest;
+};
+
+/// What the doctor looks at, and how it reaches what the command line decides.
+struct DoctorOptions {
+  std::string lume_url;
+  std::string state_dir;
+  std::string lume_home; ///< Lume's VM directory root: free disk is measured there
+  /// The recipe whose image to resolve; none: image-recipes/tahoe-llm.yaml when it exists
+  /// (run from a checkout), else the registry check is skipped.
+  std::optional<std::string> recipe;
+  /// Registry client options with credentials; throws Error when the Docker config is invalid.
+  std::function<oci::RegistryClientOptions()> registry_options;
+  /// Locates, loads and verifies the shim bundle, given the recipe's shim.bundle (nullopt
+  /// without a recipe or without that key).
+  std::function<Result<DoctorBundle>(const std::optional<std::string>& recipe_bundle)> load_bundle;
+};
+
+/// Runs every check, in order: lume (reachable, VMs running of those allowed), state-dir
+/// (writable), host-preference (lume::read_host_preference; skipped off macOS), disk (free space
+/// under lume_home), registry (the recipe's image resolves) and bundle (loads and verifies, has a
+/// darwin-arm64 entry). A failed check is a verdict, not an error; throws Error only when
+/// `registry_options` does while the recipe's image is checked.
+std::vector<DoctorCheck> run_doctor(const DoctorOptions& options);
+
+} // namespace lume_unlock::pipeline

@@ -1,0 +1,168 @@
+#include "transfer/image_pull.hpp"
+
+#include "lume/image_name.hpp"
+#include "lume/vm_storage.hpp"
+#include "lume/wait.hpp"
+#include "util/atomic_file.hpp"
+
+#include <filesystem>
+#include <system_error>
+
+namespace lume_unlock::transfer {
+
+namespace {
+
+/// The digest to pin and the tag Lume pulls. A tag is resolved (verified GET); a digest is
+/// fetched by digest (verified) and pulled through its `sha256-<hex>` tag, which must exist and
+/// point at the same manifest.
+struct Resolved {
+  oci::Digest digest;
+  std::string tag;
+};
+
+Result<Resolved> resolve(oci::RegistryClient& registry, const oci::Reference& ref) {
+  if (!ref.digest) {
+    LUME_UNLOCK_TRY_ASSIGN(auto fetched, registry.get_manifest(ref));
+    return Resolved{fetched.digest, ref.tag.value_or("latest")};
+  }
+  const oci::Digest& digest = *ref.digest;
+  oci::Reference by_tag = ref;
+  by_tag.digest.reset();
+  by_tag.tag = lume::digest_tag(digest);
+  const std::string what = "pull of '" + ref.str() + "'";
+  const std::string hint = "Lume pulls only by tag: push the image with the tag '" + *by_tag.tag +
+                           "' (lume-unlock bake does), e.g. `skopeo copy --preserve-digests "
+                           "docker://" +
+                           ref.str() + " docker://" + by_tag.str() + "`";
+  auto head = registry.head_manifest(by_tag);
+  if (!head.ok()) {
+    return Error(ErrorCategory::registry,
+                 what,
+                 "the immutable tag '" + by_tag.str() + "' is not available: " + head.error().why(),
+                 hint);
+  }
+  if (head.value().digest != digest) {
+    return Error(ErrorCategory::registry,
+                 what,
+                 "the tag '" + by_tag.str() + "' points at " + head.value().digest.str() +
+                     ", not at " + digest.str(),
+                 hint);
+  }
+  LUME_UNLOCK_TRY(registry.get_manifest(ref)); // verifies the bytes against the digest
+  return Resolved{digest, *by_tag.tag};
+}
+
+bool is_sticky_pull_failure(const Error& error) {
+  return error.why().find("Pull failed for '") != std::string::npos;
+}
+
+} // namespace
+
+Result<ImagePullPlan> plan_image_pull(lume::LumeApi& lume,
+                                      oci::RegistryClient& registry,
+                                      const ImagePullRequest& request) {
+  const oci::Reference& ref = request.reference;
+  if (request.lume_home.empty()) {
+    return Error(ErrorCategory::usage,
+                 "pull of '" + ref.str() + "'",
+                 "Lume's VM directory root is unknown",
+                 std::string("set ") + lume::k_vm_storage_variable + " (default ~/.lume)");
+  }
+  LUME_UNLOCK_TRY_ASSIGN(auto resolved, resolve(registry, ref));
+  LUME_UNLOCK_TRY_ASSIGN(auto image,
+                         lume::lume_image_for(ref, resolved.tag, "pull of '" + ref.str() + "'"));
+  ImagePullPlan plan{image.reference(), resolved.digest, {}, false, {}, false, {}};
+  plan.lume_request.image = image.name + ":" + image.tag;
+  plan.lume_request.name = request.vm;
+  plan.lume_request.registry = image.registry;
+  plan.lume_request.organization = image.organization;
+  const std::string what = "pull of '" + plan.reference + "' into VM '" + request.vm + "'";
+
+  auto existing = lume.find(request.vm);
+  if (existing.ok()) {
+    if (existing.value() && std::holds_alternative<lume::PullProgress>(*existing.value())) {
+      return Error(ErrorCategory::lume_api,
+                   what,
+                   "Lume is already pulling into VM '" + request.vm + "'",
+                   "wait for that pull to finish (`lume ls`), then run this again");
+    }
+    plan.vm_exists = existing.value().has_value();
+  } else if (is_sticky_pull_failure(existing.error())) {
+    // An earlier failed pull masks the VM in Lume's answers; the directory tells the truth.
+    std::error_code ec;
+    plan.vm_exists =
+        std::filesystem::exists(request.lume_home + "/" + request.vm + "/config.json", ec);
+  } else {
+    return existing.error().with_context(what);
+  }
+  if (plan.vm_exists) {
+    auto have = lume::read_manifest_digest(request.lume_home, request.vm);
+    if (have.ok()) {
+      plan.vm_manifest_digest = have.value();
+    }
+    plan.in_place = plan.vm_manifest_digest == plan.digest.str();
+    if (!plan.in_place) {
+      // Lume would refuse too; its --force (not even offered over HTTP) deletes the VM first.
+      plan.conflict = Error(
+          ErrorCategory::usage,
+          what,
+          "VM '" + request.vm + "' already exists" +
+              (have.ok() ? " and was pulled from " + have.value() + ", not " + plan.digest.str()
+                         : " and was not pulled from a registry"),
+          "pick another name, or remove the VM first (`lume delete " + request.vm + "`)");
+    }
+  }
+  return plan;
+}
+
+Result<PulledImage>
+pull_image(lume::LumeApi& lume, oci::RegistryClient& registry, const ImagePullRequest& request) {
+  LUME_UNLOCK_TRY_ASSIGN(auto planned, plan_image_pull(lume, registry, request));
+  const ImagePullPlan& plan = planned;
+  if (plan.conflict) {
+    return *plan.conflict;
+  }
+  PulledImage result{
+      plan.reference, plan.digest, plan.vm_manifest_digest.value_or(""), !plan.in_place};
+  if (plan.in_place) {
+    return result;
+  }
+  const oci::Digest& digest = plan.digest;
+  const std::string what = "pull of '" + result.reference + "' into VM '" + request.vm + "'";
+
+  LUME_UNLOCK_TRY(lume.pull_start(plan.lume_request));
+  lume::WaitOptions wait;
+  wait.what = "Lume to pull '" + result.reference + "' into VM '" + request.vm + "'";
+  wait.timeout = request.timeout;
+  wait.progress = request.progress;
+  auto finished = lume::wait_until(lume, request.vm, lume::is_pull_finished, wait);
+  if (!finished.ok()) {
+    if (is_sticky_pull_failure(finished.error())) {
+      return finished.error().with_hint(
+          "Lume keeps answering this for '" + request.vm +
+          "' until another pull under that name starts; fix the cause (a leftover directory "
+          "in " +
+          request.lume_home + ", the registry, the network), then run the pull again");
+    }
+    return finished.error();
+  }
+
+  auto pulled = lume::read_manifest_digest(request.lume_home, request.vm);
+  if (!pulled.ok()) {
+    return pulled.error().with_context(what);
+  }
+  result.lume_manifest_digest = pulled.value();
+  if (pulled.value() != digest.str()) {
+    // Nothing is deleted: the VM is left as Lume pulled it, for the user to inspect.
+    return Error(ErrorCategory::registry,
+                 what,
+                 "tag moved during pull: resolved " + digest.str() + " but Lume pulled " +
+                     pulled.value(),
+                 "VM '" + request.vm + "' was left as Lume pulled it (" + request.lume_home + "/" +
+                     request.vm + "); inspect or delete it (`lume delete " + request.vm +
+                     "`), then pull again, or pull by digest");
+  }
+  return result;
+}
+
+} // namespace lume_unlock::transfer

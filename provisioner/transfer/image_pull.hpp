@@ -1,0 +1,58 @@
+#pragma once
+
+#include "lume/api.hpp"
+#include "oci/reference.hpp"
+#include "oci/registry_client.hpp"
+#include "util/progress.hpp"
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+namespace lume_unlock::transfer {
+
+/// Pull an image into a Lume VM, pinned by digest (DESIGN §8 step 2; lume-oci.md §6.3).
+struct ImagePullRequest {
+  oci::Reference reference; ///< as the user wrote it (tag and/or digest)
+  std::string vm;           ///< local VM name
+  std::string lume_home;    ///< Lume's VM directory root (lume::vm_storage_root())
+  std::chrono::milliseconds timeout{std::chrono::hours(6)};
+  util::ProgressCallback progress;
+};
+
+struct PulledImage {
+  std::string reference;            ///< canonical reference pulled ("registry/repo:tag")
+  oci::Digest digest;               ///< the verified manifest digest we resolved
+  std::string lume_manifest_digest; ///< what Lume wrote to <lume_home>/<vm>/.manifest-digest
+  bool changed = true;              ///< false: the VM already held exactly this digest
+};
+
+/// What pull_image would do, observed without changing anything (for --dry-run).
+struct ImagePullPlan {
+  std::string reference;          ///< what Lume is asked to pull ("registry/org/name:tag")
+  oci::Digest digest;             ///< the verified manifest digest of the reference
+  lume::PullRequest lume_request; ///< the body of POST /lume/pull/start
+  bool vm_exists = false;
+  std::optional<std::string> vm_manifest_digest; ///< the existing VM's .manifest-digest
+  bool in_place = false;         ///< the VM already holds exactly `digest`: nothing to do
+  std::optional<Error> conflict; ///< why the pull would be refused (VM exists otherwise)
+};
+
+/// Resolves and observes: the registry (manifest GET; HEAD of the sha256-<hex> tag for a
+/// digest-only reference) and Lume (does the VM exist, from which digest). Fails like
+/// pull_image for resolution problems; a name conflict is reported in `conflict`.
+Result<ImagePullPlan> plan_image_pull(lume::LumeApi& lume,
+                                      oci::RegistryClient& registry,
+                                      const ImagePullRequest& request);
+
+/// Resolves the reference to a verified digest with `registry`; when the VM already exists with
+/// that `.manifest-digest`, does nothing (changed = false); otherwise asks Lume to pull
+/// (`POST /lume/pull/start` with registry/organization/name:tag; a digest-only reference is
+/// pulled through its immutable `sha256-<hex>` tag, which must exist), reports
+/// `downloadProgress`, and compares Lume's `.manifest-digest` with the resolved digest. A
+/// mismatch is a registry error ("tag moved during pull", exit 4) that deletes nothing the user
+/// had. Implemented in image_pull.cpp (issue 7).
+Result<PulledImage>
+pull_image(lume::LumeApi& lume, oci::RegistryClient& registry, const ImagePullRequest& request);
+
+} // namespace lume_unlock::transfer

@@ -1,0 +1,272 @@
+// The enablement executor's parsing and step handling over a scripted session.
+#include "apply/enablement_apply.hpp"
+#include "apply/exec_command.hpp"
+#include "enablement/enablement_json.hpp"
+#include "unit/guest/scripted_session.hpp"
+
+#include <gtest/gtest.h>
+
+namespace lume_unlock::apply {
+namespace {
+
+using test::ScriptedSession;
+
+std::string record(const std::string& tag, const std::string& name, const std::string& content) {
+  return tag + " " + std::to_string(content.size()) + " " + name + "\n" + content;
+}
+
+TEST(Observation, ParsesEveryRecordKind) {
+  const std::string print =
+      "gui/501 = {\n\ttype = login\n\tservices = {\n\t\t0\t-\tcom.apple.x\n"
+      "\t\t123\t0\tdev.lume-unlock.a\n\t\t-\t1\tdev.lume-unlock.b\n\t}\n"
+      "\tdisabled services = {\n\t\t\"dev.lume-unlock.c\" => disabled\n\t}\n}\n";
+  const std::string output = record("enablement", "-", "{\"x\":1}\n") +
+                             record("guard", "-", "# g\n/bin/a\n") +
+                             record("shim-record", "-", "{}") +
+                             record("plist", "dev.lume-unlock.a.plist", "<plist a>\nwith lines\n") +
+                             "shim-dir 0 abc\n" + record("labels", "-", print);
+  auto parsed = parse_observation(output);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  const GuestEnablement& g = parsed.value();
+  EXPECT_EQ(g.state.enablement_json, "{\"x\":1}\n");
+  EXPECT_EQ(g.state.guard_file, "# g\n/bin/a\n");
+  EXPECT_EQ(g.shim_record, "{}");
+  EXPECT_EQ(g.state.agent_plists.at("dev.lume-unlock.a.plist"), "<plist a>\nwith lines\n");
+  EXPECT_EQ(g.shim_dirs, std::set<std::string>{"abc"});
+  EXPECT_EQ(g.state.loaded_labels,
+            (std::set<std::string>{"dev.lume-unlock.a", "dev.lume-unlock.b"}))
+      << "only the services block counts";
+}
+
+TEST(Observation, AbsentFilesStayAbsentAndUnknownLabelsStayUnknown) {
+  auto parsed = parse_observation("");
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_FALSE(parsed.value().state.enablement_json);
+  EXPECT_FALSE(parsed.value().state.guard_file);
+  EXPECT_FALSE(parsed.value().state.loaded_labels);
+}
+
+TEST(Observation, MalformedOutputIsAGuestError) {
+  auto truncated = parse_observation("guard 10 -\nshort");
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_EQ(
+      truncated.error().message(),
+      "reading the enablement state of the guest: output ends inside the record 'guard 10 -'");
+  auto garbage = parse_observation("hello\n");
+  ASSERT_FALSE(garbage.ok());
+  EXPECT_EQ(garbage.error().category(), ErrorCategory::guest);
+}
+
+TEST(Observation, CommandQuotesTheHomeAndAsksLaunchdForTheUsersDomain) {
+  auto command = observe_command("/Users/o'brien x", 501);
+  ASSERT_TRUE(command.ok());
+  EXPECT_NE(command.value().find(
+                "'/Users/o'\\''brien x/Library/Application Support/LumeUnlock/enablement.json'"),
+            std::string::npos);
+  EXPECT_NE(command.value().find("launchctl print gui/501"), std::string::npos);
+}
+
+InstalledShim shim_record(const std::string& home) {
+  InstalledShim shim;
+  shim.bundle_version = "1.0";
+  shim.platform = "darwin-arm64";
+  shim.inject_env = "DYLD_INSERT_LIBRARIES";
+  const std::string sha(64, 'a');
+  shim.shim = {home + "/Library/Application Support/LumeUnlock/shim/" + sha +
+                   "/liblume-unlock-shim.dylib",
+               sha};
+  shim.probe = InstalledFile{home + "/Library/Application Support/LumeUnlock/bin/lume-unlock-probe",
+                             std::string(64, 'b')};
+  return shim;
+}
+
+TEST(InstalledShimRecord, RoundTripsAndNamesItsArch) {
+  const InstalledShim shim = shim_record("/Users/lume");
+  auto parsed = parse_installed_shim(render_installed_shim(shim), "current.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  EXPECT_EQ(parsed.value(), shim);
+  EXPECT_EQ(shim.arch(), "arm64");
+  EXPECT_EQ(shim.shim_file_name(), "liblume-unlock-shim.dylib");
+  auto bad = parse_installed_shim("{\"schema\":\"other\"}", "current.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().category(), ErrorCategory::verification);
+}
+
+GuestEnablement observed_with_shim(const std::string& home) {
+  GuestEnablement observed;
+  observed.shim_record = render_installed_shim(shim_record(home));
+  observed.shim_dirs = {std::string(64, 'a')};
+  return observed;
+}
+
+guest::GuestFacts facts_for(const std::string& home) {
+  guest::GuestFacts facts;
+  facts.home = home;
+  facts.uid = 501;
+  facts.kernel = "Darwin";
+  facts.machine = "arm64";
+  return facts;
+}
+
+TEST(EnablementTarget, MissingShimDirectoryPointsAtCreate) {
+  GuestEnablement observed = observed_with_shim("/Users/lume");
+  observed.shim_dirs.clear();
+  auto target = enablement_target(observed, facts_for("/Users/lume"), "vm1");
+  ASSERT_FALSE(target.ok());
+  EXPECT_EQ(target.error().message(),
+            "enablement list of VM 'vm1': the shim is not installed in the guest (its directory "
+            "shim/" +
+                std::string(64, 'a') + " is missing)");
+  EXPECT_EQ(target.error().hint(), "install it with 'lume-unlock create vm1'");
+}
+
+TEST(ExecCommandLine, CarriesTheAgentEnvironmentQuoted) {
+  auto target =
+      enablement_target(observed_with_shim("/Users/lume"), facts_for("/Users/lume"), "vm1");
+  ASSERT_TRUE(target.ok()) << target.error().message();
+  enablement::EnablementEntry entry;
+  entry.name = "x";
+  entry.program = "/opt/x y/bin/x";
+  entry.args = {"--a", "it's"};
+  entry.env = {{"ODD", "$(z) & 'q'"}};
+  auto line = exec_command_line(entry, target.value(), {"more"});
+  ASSERT_TRUE(line.ok()) << line.error().message();
+  const std::string support = "/Users/lume/Library/Application Support/LumeUnlock";
+  EXPECT_EQ(line.value(),
+            "cd / && DYLD_INSERT_LIBRARIES='" + support + "/shim/" + std::string(64, 'a') +
+                "/liblume-unlock-shim.dylib' LUME_METAL_APPLE_FAMILY_MAX='1009' "
+                "LUME_METAL_MAX_THREADGROUP_MEMORY='65536' LUME_UNLOCK_ENABLEMENT='" +
+                support +
+                "/enabled-executables' ODD='$(z) & '\\''q'\\''' '/opt/x y/bin/x' '--a' 'it'\\''s' "
+                "'more'");
+}
+
+TEST(ExecutePlan, FailedStepRunsTheRollbackAndNamesTheEntry) {
+  auto target =
+      enablement_target(observed_with_shim("/Users/lume"), facts_for("/Users/lume"), "vm1");
+  ASSERT_TRUE(target.ok());
+  enablement::EnablementEntry entry;
+  entry.name = "srv";
+  entry.program = "/opt/srv";
+  auto plan = enablement::plan_enablement(
+      enablement::EnablementList{{entry}}, target.value().layout, target.value().settings, 501, {});
+  ASSERT_TRUE(plan.ok());
+  ScriptedSession session;
+  // make_directories, stage upload is not a command, payload install, lint, install_files ok;
+  // bootstrap fails on command 0 (the only agent).
+  for (int i = 0; i < 4; ++i) {
+    session.answers.push_back({0, "", ""});
+  }
+  session.answers.push_back(
+      {1, "lume-unlock-step-failed 0\n", "Bootstrap failed: 5: Input/output error\n"});
+  auto report = execute_plan(session, plan.value());
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.error().category(), ErrorCategory::guest);
+  EXPECT_EQ(report.error().message(),
+            "applying the enablement list: step 'bootstrap-agents' for enablement entry 'srv': "
+            "Bootstrap failed: 5: Input/output error");
+  EXPECT_EQ(report.error().hint(),
+            "the previous enablement was put back; fix the cause and run the command again");
+  // After the failure: bootout of the new agent, restore (rm of new files), clean staging.
+  const std::string& last = session.commands.back();
+  EXPECT_NE(last.find("'rm' '-rf' '/Users/lume/Library/Application Support/LumeUnlock/staging'"),
+            std::string::npos)
+      << last;
+  bool booted_out = false;
+  for (const std::string& command : session.commands) {
+    booted_out =
+        booted_out ||
+        command.find("'launchctl' 'bootout' 'gui/501/dev.lume-unlock.srv'") != std::string::npos;
+  }
+  EXPECT_TRUE(booted_out);
+}
+
+TEST(Precheck, OneCommandForAllEntriesAndItsVerdicts) {
+  const InstalledShim shim = shim_record("/Users/lume");
+  enablement::EnablementEntry a;
+  a.name = "a";
+  a.program = "/opt/a";
+  enablement::EnablementEntry b = a;
+  b.name = "b";
+  b.program = "/opt/b";
+  {
+    ScriptedSession session;
+    session.answers.push_back(
+        {0, "entry 0\narchs x86_64 arm64\nentry 1\narchs arm64\nhardened\n", ""});
+    auto warnings = precheck_entries(session, {a, b}, shim);
+    ASSERT_TRUE(warnings.ok()) << warnings.error().message();
+    EXPECT_EQ(session.commands.size(), 1u);
+    EXPECT_EQ(warnings.value(),
+              std::vector<std::string>{"enablement entry 'b': program '/opt/b' has the hardened "
+                                       "runtime; macOS ignores DYLD_INSERT_LIBRARIES for it, so "
+                                       "the shim will not be injected"});
+  }
+  {
+    ScriptedSession session;
+    session.answers.push_back({0, "entry 0\nnot-executable\n", ""});
+    auto result = precheck_entries(session, {a}, shim);
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.error().message(),
+              "enablement entry 'a': program '/opt/a' is not an executable file in the guest");
+  }
+  {
+    ScriptedSession session;
+    session.answers.push_back({0, "entry 0\narchs x86_64\n", ""});
+    auto result = precheck_entries(session, {a}, shim);
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.error().message(),
+              "enablement entry 'a': program '/opt/a' is x86_64 but the "
+              "installed shim is darwin-arm64 (arm64)");
+    EXPECT_EQ(result.error().hint(), "the shim can only be injected into arm64 processes");
+  }
+  {
+    ScriptedSession session;
+    session.answers.push_back({1, "entry 0\n", "sh: killed\n"});
+    auto result = precheck_entries(session, {a, b}, shim);
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.error().message(),
+              "checking the programs of the enablement list: the check ended early: sh: killed");
+  }
+}
+
+TEST(ExecutePlan, BootstrapsAreWrappedInTheRetryAndMayFailCommandsAreSilenced) {
+  auto target =
+      enablement_target(observed_with_shim("/Users/lume"), facts_for("/Users/lume"), "vm1");
+  ASSERT_TRUE(target.ok());
+  enablement::EnablementEntry entry;
+  entry.name = "srv";
+  entry.program = "/opt/srv";
+  enablement::ObservedState observed;
+  observed.loaded_labels = std::set<std::string>{"dev.lume-unlock.old"};
+  auto plan = enablement::plan_enablement(enablement::EnablementList{{entry}},
+                                          target.value().layout,
+                                          target.value().settings,
+                                          501,
+                                          observed);
+  ASSERT_TRUE(plan.ok());
+  ScriptedSession session;
+  auto report = execute_plan(session, plan.value());
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  std::string all;
+  for (const std::string& command : session.commands) {
+    all += command + "\n";
+  }
+  EXPECT_NE(all.find("bootstrap 'launchctl' 'bootstrap' 'gui/501' "
+                     "'/Users/lume/Library/LaunchAgents/dev.lume-unlock.srv.plist' || fail 0"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("'launchctl' 'bootout' 'gui/501/dev.lume-unlock.old' >/dev/null 2>&1 || :"),
+            std::string::npos)
+      << all;
+}
+
+TEST(ExecutePlan, EmptyPlanRunsNothing) {
+  ScriptedSession session;
+  auto report = execute_plan(session, enablement::EnablementPlan{});
+  ASSERT_TRUE(report.ok());
+  EXPECT_FALSE(report.value().changed);
+  EXPECT_TRUE(session.commands.empty());
+}
+
+} // namespace
+} // namespace lume_unlock::apply
