@@ -17,7 +17,9 @@ struct CommandTable {
   std::vector<std::string> value_options;
 };
 
-bool visible(const CLI::App* app) { return !app->get_group().empty(); }
+bool visible(const CLI::App* app) {
+  return !app->get_group().empty();
+}
 
 void collect(const CLI::App& app, const std::string& path, std::vector<CommandTable>& tables) {
   CommandTable table{path, {}, {}, {}};

@@ -24,14 +24,16 @@ Result<std::string> bundle_digest(const std::string& path) {
 } // namespace
 
 std::string version_text() {
-  std::string text = std::string("lume-unlock ") + k_version + " (source " + k_source_revision + ")";
+  std::string text =
+      std::string("lume-unlock ") + k_version + " (source " + k_source_revision + ")";
   const BundleLocation location = locate_bundle(std::nullopt, std::nullopt);
   text += "\nshim bundle " + location.path + " (" + location.source + "): ";
   if (location_kind(location.path) == LocationKind::reference) {
     return text + "a registry reference, not fetched here";
   }
   auto digest = bundle_digest(location.path);
-  return text + (digest ? "bundle.json " + digest.value() : "unreadable: " + digest.error().message());
+  return text +
+         (digest ? "bundle.json " + digest.value() : "unreadable: " + digest.error().message());
 }
 
 } // namespace lume_unlock::cli
