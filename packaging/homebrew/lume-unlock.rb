@@ -1,12 +1,16 @@
-# Homebrew formula for lume-unlock. Install from a checkout (a tap's copy of this file builds
-# the tagged source the same way):
-#   brew install --HEAD --formula ./packaging/homebrew/lume-unlock.rb
+# Homebrew formula for lume-unlock. The project has no public address yet, so the formula builds
+# HEAD of a local checkout: $HOMEBREW_LUME_UNLOCK_SOURCE (Homebrew passes HOMEBREW_* variables
+# through), else the checkout this file sits in. From a checkout (README "Build"):
+#   brew tap-new "$USER/lume-unlock"
+#   cp packaging/homebrew/lume-unlock.rb "$(brew --repository "$USER/lume-unlock")/Formula/"
+#   HOMEBREW_LUME_UNLOCK_SOURCE="$PWD" brew install --HEAD "$USER/lume-unlock/lume-unlock"
 # The dependencies are exactly scripts/bootstrap's brew_build_packages;
 # tests/packaging/check_formula.py fails when the two lists differ.
 class LumeUnlock < Formula
   desc "Provision macOS VMs under Lume with a process-scoped Metal capability shim"
   # No homepage or license yet: the project has neither a public address nor a LICENSE file.
-  head "file://#{File.expand_path("../..", __dir__)}", using: :git, branch: "main"
+  head "file://#{ENV.fetch("HOMEBREW_LUME_UNLOCK_SOURCE", File.expand_path("../..", __dir__))}",
+       using: :git
 
   depends_on "cli11" => :build
   depends_on "cmake" => :build

@@ -31,6 +31,10 @@ def main():
         problems.append("the formula depends on %s, which scripts/bootstrap does not install" % name)
     for name in sorted(set(build) - set(formula_deps)):
         problems.append("scripts/bootstrap builds with %s, which the formula does not depend on" % name)
+    test_block = formula[formula.find("test do"):]
+    for wanted in ("lume-unlock --version", "lume-unlock inspect-log"):
+        if wanted not in test_block:
+            problems.append("the formula's test do block does not run '%s'" % wanted)
     if installed != ['"${brew_build_packages[@]}"', '"${brew_test_packages[@]}"']:
         problems.append("brew_packages must be brew_build_packages then brew_test_packages")
     for name in sorted(set(build) & set(tests)):
