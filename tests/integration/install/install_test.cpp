@@ -50,7 +50,8 @@ protected:
                 {prefix + "/bin/lume-unlock", "--lume-url", lume->url(), "--state-dir", dir / "s"});
     const std::string before = std::filesystem::current_path().string();
     EXPECT_EQ(::chdir((dir / "elsewhere").c_str()), 0);
-    CommandOutput output = run_command(args, {{"LUME_UNLOCK_BUNDLE", ""}, {"LUME_HOME", lume->home()}});
+    CommandOutput output =
+        run_command(args, {{"LUME_UNLOCK_BUNDLE", ""}, {"LUME_HOME", lume->home()}});
     EXPECT_EQ(::chdir(before.c_str()), 0);
     return output;
   }
@@ -88,7 +89,8 @@ TEST_F(InstalledTool, CreateDryRunPlansWithTheInstalledBundle) {
                                 0),
             0u)
       << r.stdout_text;
-  EXPECT_NE(r.stdout_text.find("install-shim: install the bundle " + std::string(LUME_UNLOCK_VERSION) +
+  EXPECT_NE(r.stdout_text.find("install-shim: install the bundle " +
+                               std::string(LUME_UNLOCK_VERSION) +
                                " entry for the guest (installed)"),
             std::string::npos)
       << r.stdout_text;
@@ -99,8 +101,8 @@ TEST_F(InstalledTool, VersionNamesTheBundleAndTheDigestOfItsBundleJson) {
   const CommandOutput r = installed({"--version"});
   ASSERT_EQ(r.exit_status, 0) << r.stderr_text;
   const std::string digest = util::sha256_file_hex(bundle_dir + "/bundle.json").value();
-  EXPECT_NE(r.stdout_text.find("\nshim bundle " + bundle_dir + " (installed): bundle.json sha256:" +
-                               digest + "\n"),
+  EXPECT_NE(r.stdout_text.find("\nshim bundle " + bundle_dir +
+                               " (installed): bundle.json sha256:" + digest + "\n"),
             std::string::npos)
       << r.stdout_text;
 }
@@ -135,7 +137,8 @@ TEST_F(InstalledTool, InstallsTheToolAndNothingTestOnly) {
   const auto manifest = nlohmann::json::parse(util::read_file(bundle_dir + "/bundle.json").value());
   std::size_t listed = 1; // bundle.json itself
   for (const auto& [platform, entry] : manifest["platforms"].items()) {
-    listed += 1 + (entry.contains("probe") ? 1 : 0) + entry.value("support", nlohmann::json::array()).size();
+    listed += 1 + (entry.contains("probe") ? 1 : 0) +
+              entry.value("support", nlohmann::json::array()).size();
   }
   EXPECT_EQ(bundle.size(), listed) << "installed bundle files differ from bundle.json";
 }
