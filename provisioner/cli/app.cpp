@@ -2,7 +2,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
-#include "cli/version.hpp"
+#include "cli/version_text.hpp"
 #include "util/edit_distance.hpp"
 
 #include <CLI/CLI.hpp>
@@ -89,8 +89,8 @@ int run_cli(int argc,
             bool err_is_terminal) {
   Context context(out, err, out_is_terminal, err_is_terminal);
   CLI::App app(k_description, "lume-unlock");
-  app.set_version_flag("--version",
-                       std::string("lume-unlock ") + k_version + " (" + k_source_revision + ")");
+  // A callback: the bundle digest is read only when --version is asked for.
+  app.set_version_flag("--version", version_text);
   app.require_subcommand(1);
   app.fallthrough(); // global options may also follow the command name
   bool quiet = false;

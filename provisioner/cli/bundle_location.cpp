@@ -1,6 +1,7 @@
 #include "bundle_location.hpp"
 
 #include "transfer/bundle_fetch.hpp"
+#include "util/executable_path.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -31,7 +32,23 @@ BundleLocation locate_bundle(const std::optional<std::string>& flag,
   if (const char* env = std::getenv("LUME_UNLOCK_BUNDLE"); env != nullptr && *env != '\0') {
     return {env, "$LUME_UNLOCK_BUNDLE"};
   }
+  if (auto executable = util::executable_path()) {
+    if (auto installed = installed_bundle_beside(*executable)) {
+      return {*installed, "installed"};
+    }
+  }
   return {LUME_UNLOCK_DEFAULT_BUNDLE_DIR, "build tree"};
+}
+
+std::optional<std::string> installed_bundle_beside(const std::string& executable) {
+  const std::filesystem::path bundle =
+      std::filesystem::path(executable).parent_path().parent_path() / "share" / "lume-unlock" /
+      "shim-bundle";
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(bundle / "bundle.json", ec)) {
+    return std::nullopt;
+  }
+  return bundle.lexically_normal().string();
 }
 
 LocationKind location_kind(const std::string& location) {

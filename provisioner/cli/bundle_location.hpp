@@ -12,13 +12,20 @@ namespace lume_unlock::cli {
 /// Which shim bundle a command uses, and why that one.
 struct BundleLocation {
   std::string path;   ///< a bundle directory, a lume-unlock-shim-bundle-*.tar.gz, or REF@sha256:…
-  std::string source; ///< "--bundle", "recipe shim.bundle", "$LUME_UNLOCK_BUNDLE", "build tree"
+  std::string source; ///< "--bundle", "recipe shim.bundle", "$LUME_UNLOCK_BUNDLE", "installed",
+                      ///< "build tree"
 };
 
 /// The first of: the command's --bundle flag, the recipe's shim.bundle, $LUME_UNLOCK_BUNDLE, the
-/// shim-bundle directory of the build tree this binary came from.
+/// bundle installed beside this executable (installed_bundle_beside), the shim-bundle directory
+/// of the build tree this binary came from.
 BundleLocation locate_bundle(const std::optional<std::string>& flag,
                              const std::optional<std::string>& recipe_bundle);
+
+/// `<dir of executable>/../share/lume-unlock/shim-bundle` when it holds a bundle.json: where
+/// `cmake --install` puts the bundle, found relative to the binary so that a moved install prefix
+/// still works. Nothing otherwise (a binary run from the build tree).
+std::optional<std::string> installed_bundle_beside(const std::string& executable);
 
 /// How a location is read. A path that exists is a path. Otherwise it is a registry reference
 /// when it has a digest ("…@sha256:…"), or when it does not start like a path ('/', '.', '~'),

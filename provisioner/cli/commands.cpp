@@ -3,6 +3,7 @@
 #include "cli/allow.hpp"
 #include "cli/bake.hpp"
 #include "cli/bundle_push.hpp"
+#include "cli/completions.hpp"
 #include "cli/create.hpp"
 #include "cli/doctor.hpp"
 #include "cli/exec.hpp"
@@ -34,6 +35,7 @@ void register_commands(CLI::App& app, Context& context, int& exit_code) {
   register_doctor(app, context, exit_code);
   register_inspect_log(app, context, exit_code);
   register_bundle_push(app, context, exit_code);
+  register_completions(app, context); // hidden: generates shell completion from this list
 }
 
 } // namespace lume_unlock::cli

@@ -122,7 +122,8 @@ void register_create(CLI::App& app, Context& context, int& exit_code) {
       "provenance. Every step is idempotent: running create again changes nothing and says so,\n"
       "and after a failure it resumes. --dry-run prints the plan and changes nothing.\n"
       "The shim bundle comes from --bundle, else the recipe's shim.bundle, else\n"
-      "$LUME_UNLOCK_BUNDLE, else this build's shim-bundle/ directory; a registry bundle (made\n"
+      "$LUME_UNLOCK_BUNDLE, else the installed share/lume-unlock/shim-bundle/ beside bin/,\n"
+      "else this build's shim-bundle/ directory; a registry bundle (made\n"
       "by 'lume-unlock bundle push') is named REF@sha256:<hex>. A recipe with a lock file\n"
       "(<recipe>.lock.json made from the same recipe bytes) is pulled by its pinned digest.");
   command->add_option("name", options->setup.vm, "The Lume VM to create")->required();

@@ -23,7 +23,7 @@ struct DoctorOptions {
 };
 
 /// The bundle a create would use (--bundle, the recipe's shim.bundle, $LUME_UNLOCK_BUNDLE, the
-/// build tree), loaded and verified the way create does it.
+/// installed bundle, the build tree), loaded and verified the way create does it.
 Result<pipeline::DoctorBundle> load_bundle(const DoctorOptions& options,
                                            const std::optional<std::string>& recipe_bundle) {
   const BundleLocation location = locate_bundle(options.bundle, recipe_bundle);

@@ -19,6 +19,28 @@ TEST(Cli, VersionPrintsTheVersion) {
   EXPECT_EQ(r.out.rfind("lume-unlock 0.", 0), 0u) << r.out;
 }
 
+TEST(Cli, VersionNamesTheBundleItWouldUseAndSaysWhenItCannotReadIt) {
+  setenv("LUME_UNLOCK_BUNDLE", "/nonexistent/shim-bundle", 1);
+  auto r = run({"--version"});
+  unsetenv("LUME_UNLOCK_BUNDLE");
+  EXPECT_EQ(r.exit_code, 0);
+  const std::string line =
+      "\nshim bundle /nonexistent/shim-bundle ($LUME_UNLOCK_BUNDLE): unreadable: ";
+  EXPECT_NE(r.out.find(line), std::string::npos) << r.out;
+}
+
+TEST(Cli, CompletionsAreHiddenAndRefuseAnUnknownShell) {
+  EXPECT_EQ(run({"--help"}).out.find("completions"), std::string::npos);
+  auto bash = run({"completions", "bash"});
+  EXPECT_EQ(bash.exit_code, 0);
+  EXPECT_NE(bash.out.find("complete -F _lume_unlock lume-unlock\n"), std::string::npos);
+  auto zsh = run({"completions", "zsh"});
+  EXPECT_EQ(zsh.out.rfind("#compdef lume-unlock\n", 0), 0u) << zsh.out;
+  auto fish = run({"completions", "fish"});
+  EXPECT_EQ(fish.exit_code, 2);
+  EXPECT_NE(fish.err.find("no completion for shell 'fish'"), std::string::npos) << fish.err;
+}
+
 TEST(Cli, HelpListsTheGlobalOptions) {
   auto r = run({"--help"});
   EXPECT_EQ(r.exit_code, 0);

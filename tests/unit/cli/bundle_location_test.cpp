@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 namespace lume_unlock::cli {
 namespace {
@@ -61,6 +62,26 @@ TEST(BundleLocation, TheFlagComesBeforeTheRecipeAndTheRecipeBeforeTheBuildTree) 
   EXPECT_EQ(from_recipe.path, ref);
   EXPECT_EQ(from_recipe.source, "recipe shim.bundle");
   EXPECT_EQ(locate_bundle(std::nullopt, std::nullopt).source, "build tree");
+}
+
+TEST(BundleLocation, TheEnvironmentComesBeforeTheBuildTree) {
+  setenv("LUME_UNLOCK_BUNDLE", "/somewhere/shim-bundle", 1);
+  const BundleLocation located = locate_bundle(std::nullopt, std::nullopt);
+  unsetenv("LUME_UNLOCK_BUNDLE");
+  EXPECT_EQ(located.path, "/somewhere/shim-bundle");
+  EXPECT_EQ(located.source, "$LUME_UNLOCK_BUNDLE");
+}
+
+TEST(BundleLocation, TheInstalledBundleIsFoundBesideTheExecutablesBinDirectory) {
+  test::TempDir prefix;
+  const std::string executable = prefix / "bin/lume-unlock";
+  std::filesystem::create_directories(prefix / "share/lume-unlock/shim-bundle");
+  // A directory without bundle.json is not a bundle.
+  EXPECT_EQ(installed_bundle_beside(executable), std::nullopt);
+  std::ofstream(prefix / "share/lume-unlock/shim-bundle/bundle.json") << "{}";
+  EXPECT_EQ(installed_bundle_beside(executable), prefix / "share/lume-unlock/shim-bundle");
+  // Another prefix has nothing installed.
+  EXPECT_EQ(installed_bundle_beside(prefix / "elsewhere/bin/lume-unlock"), std::nullopt);
 }
 
 TEST(BundleLocation, AnUnpinnedReferenceIsAUsageErrorSayingHowToPinIt) {
