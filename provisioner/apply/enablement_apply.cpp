@@ -384,7 +384,9 @@ precheck_entries(guest::GuestSession& session,
                      label,
                      "program " + program + " is " + list + " but the installed shim is " +
                          shim.platform + " (" + shim.arch() + ")",
-                     arm64e ? "arm64e programs need the darwin-arm64e dylib of the shim bundle"
+                     arm64e ? "the shim bundle has no arm64e slice (ld64.lld cannot link arm64e; "
+                              "see shim/README.md), so "
+                              "only an arm64 build of this program can be unlocked"
                             : "the shim can only be injected into " + shim.arch() + " processes");
       }
     }

@@ -74,8 +74,8 @@ Result<enablement::EnablementList> applied_list(const GuestEnablement& observed)
 
 /// The DESIGN §6 checks of `entries` against the guest, in ONE command: the program exists and
 /// is an executable file (else category usage naming the entry and the path), `lipo -archs`
-/// includes the installed shim's architecture (else category verification: arm64e programs need
-/// the arm64e dylib), and a `codesign -d` showing the hardened runtime gives a warning (returned)
+/// includes the installed shim's architecture (else category verification: the bundle has no arm64e
+/// slice), and a `codesign -d` showing the hardened runtime gives a warning (returned)
 /// that macOS will ignore the injection. No command when `entries` is empty.
 Result<std::vector<std::string>>
 precheck_entries(guest::GuestSession& session,

@@ -157,8 +157,10 @@ TEST_F(EnablementApply, HardenedRuntimeIsAWarningAndWrongArchitectureAnError) {
   EXPECT_EQ(wrong.error().message(),
             "enablement entry 'e': program '" + arm64e +
                 "' is arm64e but the installed shim is linux-x86_64 (x86_64)");
-  EXPECT_EQ(wrong.error().hint(),
-            "arm64e programs need the darwin-arm64e dylib of the shim bundle");
+  EXPECT_EQ(
+      wrong.error().hint(),
+      "the shim bundle has no arm64e slice (ld64.lld cannot link arm64e; see shim/README.md), so "
+      "only an arm64 build of this program can be unlocked");
 }
 
 TEST_F(EnablementApply, ConnectionDroppedBetweenStepsThenRerunConverges) {
