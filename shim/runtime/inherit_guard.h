@@ -1,6 +1,7 @@
 /* Keeps the shim out of the children of the process it was injected into. A program's children are
  * often other programs (on macOS, arm64e system binaries such as /bin/sh, where an arm64 dylib
- * aborts the process), and the enablement list names the one program to unlock, not its children. */
+ * aborts the process), and the enablement list names the one program to unlock, not its children.
+ */
 #ifndef LUME_UNLOCK_SHIM_INHERIT_GUARD_H
 #define LUME_UNLOCK_SHIM_INHERIT_GUARD_H
 
