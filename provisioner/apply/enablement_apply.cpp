@@ -64,13 +64,15 @@ Result<std::string> step_script(const std::vector<enablement::Command>& commands
   std::string script =
       "fail() { echo \"" + std::string(k_step_failed_marker) +
       "$1\"; exit 1; }\n"
-      "# launchd refuses a bootstrap for a moment after a bootout of the same label.\n"
+      "# launchd refuses a bootstrap for a moment after a bootout of the same label (5) or while\n"
+      "# it still sets the job up (37); both pass (../shared/reference/mac-realities.md).\n"
       "bootstrap() {\n"
       "  i=0\n"
       "  while :; do\n"
       "    o=$(\"$@\" 2>&1) && return 0\n"
       "    i=$((i + 1))\n"
-      "    case $o in *'Input/output error'*) if [ $i -lt 10 ]; then sleep 0.5; continue; fi ;; "
+      "    case $o in *'failed: 5: '* | *'failed: 37: '*) if [ $i -lt 10 ]; then sleep 0.5; "
+      "continue; fi ;; "
       "esac\n"
       "    printf '%s\\n' \"$o\" >&2\n"
       "    return 1\n"
@@ -173,6 +175,8 @@ Result<std::string> observe_command(const std::string& home, std::uint32_t uid) 
          " 2>/dev/null); then\n"
          "  printf 'labels %s -\\n' \"$(printf '%s' \"$l\" | wc -c | tr -d ' ')\"; printf '%s' "
          "\"$l\"\n"
+         "else\n"
+         "  printf 'no-gui 0 -\\n'\n"
          "fi\n"
          "exit 0\n";
 }
@@ -242,6 +246,8 @@ Result<GuestEnablement> parse_observation(std::string_view output) {
       observed.state.agent_plists[name] = std::move(content);
     } else if (tag == "shim-dir") {
       observed.shim_dirs.insert(name);
+    } else if (tag == "no-gui") {
+      observed.gui_session = false;
     } else if (tag == "labels") {
       observed.state.loaded_labels = loaded_labels_in(content);
     } else {
@@ -384,7 +390,9 @@ precheck_entries(guest::GuestSession& session,
                      label,
                      "program " + program + " is " + list + " but the installed shim is " +
                          shim.platform + " (" + shim.arch() + ")",
-                     arm64e ? "arm64e programs need the darwin-arm64e dylib of the shim bundle"
+                     arm64e ? "the shim bundle has no arm64e slice (ld64.lld cannot link arm64e; "
+                              "see shim/README.md), so "
+                              "only an arm64 build of this program can be unlocked"
                             : "the shim can only be injected into " + shim.arch() + " processes");
       }
     }
@@ -454,12 +462,36 @@ Result<PreparedEnablement> prepare_enablement(guest::GuestSession& session,
   return PreparedEnablement{std::move(plan), std::move(warnings)};
 }
 
+Status require_gui_session(const enablement::EnablementPlan& plan,
+                           const GuestEnablement& observed,
+                           std::uint32_t uid) {
+  if (observed.gui_session) {
+    return ok_status();
+  }
+  for (const enablement::Step& step : plan.steps) {
+    for (const enablement::Command& command : step.commands) {
+      if (is_bootstrap(command.argv)) {
+        return Error(ErrorCategory::guest,
+                     "loading the LaunchAgents in " + enablement::gui_domain(uid),
+                     "no user is logged in to the guest's GUI ('launchctl print " +
+                         enablement::gui_domain(uid) +
+                         "' failed), and LaunchAgents run only in a GUI session",
+                     "turn on automatic login in the guest (System Settings > Users & Groups > "
+                     "Automatically log in as, or 'sudo sysadminctl -autologin set -userName "
+                     "USER -password -' there), restart the VM, and run the command again");
+      }
+    }
+  }
+  return ok_status();
+}
+
 Result<ApplyReport> apply_enablement(guest::GuestSession& session,
                                      const enablement::EnablementList& desired,
                                      const EnablementTarget& target,
                                      const GuestEnablement& observed) {
   const std::uint64_t before = session.command_count();
   LUME_UNLOCK_TRY_ASSIGN(auto prepared, prepare_enablement(session, desired, target, observed));
+  LUME_UNLOCK_TRY(require_gui_session(prepared.plan, observed, target.uid));
   auto report = execute_plan(session, prepared.plan);
   if (!report.ok()) {
     return report.error();

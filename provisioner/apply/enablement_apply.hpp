@@ -23,12 +23,15 @@ struct GuestEnablement {
   enablement::ObservedState state; ///< enablement.json, guard file, our plists, loaded labels
   std::optional<std::string> shim_record; ///< bytes of shim/current.json, when present
   std::set<std::string> shim_dirs;        ///< names of the directories under shim/
+  /// False when `launchctl print gui/<uid>` failed: no user is logged in to the GUI, so launchd
+  /// has no gui/<uid> domain to bootstrap agents into.
+  bool gui_session = true;
 };
 
 /// The one observe command for the user whose $HOME is `home` and whose launchd domain is
 /// gui/<uid>. It prints records "<tag> <size> <name>\n" followed by <size> bytes: tags
-/// enablement, guard, shim-record, plist (name = file name), shim-dir (size 0) and labels (the
-/// output of `launchctl print gui/<uid>`, only when it succeeds).
+/// enablement, guard, shim-record, plist (name = file name), shim-dir (size 0), labels (the
+/// output of `launchctl print gui/<uid>`, when it succeeds) and no-gui (size 0, when it fails).
 Result<std::string> observe_command(const std::string& home, std::uint32_t uid);
 
 /// Parses observe_command()'s output (category guest when it is malformed).
@@ -74,8 +77,8 @@ Result<enablement::EnablementList> applied_list(const GuestEnablement& observed)
 
 /// The DESIGN §6 checks of `entries` against the guest, in ONE command: the program exists and
 /// is an executable file (else category usage naming the entry and the path), `lipo -archs`
-/// includes the installed shim's architecture (else category verification: arm64e programs need
-/// the arm64e dylib), and a `codesign -d` showing the hardened runtime gives a warning (returned)
+/// includes the installed shim's architecture (else category verification: the bundle has no arm64e
+/// slice), and a `codesign -d` showing the hardened runtime gives a warning (returned)
 /// that macOS will ignore the injection. No command when `entries` is empty.
 Result<std::vector<std::string>>
 precheck_entries(guest::GuestSession& session,
@@ -93,11 +96,11 @@ struct ApplyReport {
 /// Runs `plan` in the guest: each step is ONE remote invocation (its commands in order, every
 /// word quoted with shell_quote; a failing command that is not may_fail stops the step), the
 /// files of stage_files and restore_files go through install_payload(). `launchctl bootstrap`
-/// is retried in the guest for up to ~5 s while launchd answers "5: Input/output error" (it
-/// does for a moment after a bootout of the same label). On a failure the plan's
-/// rollback_after(step) runs (best effort) and the error (category verification for a plist
-/// that fails plutil -lint, guest otherwise) names the step, the entry and the guest's message.
-/// An empty plan runs nothing.
+/// is retried in the guest for up to ~5 s while launchd answers error 5 (Input/output error, for
+/// a moment after a bootout of the same label) or 37 (Operation already in progress). On a failure
+/// the plan's rollback_after(step) runs (best effort) and the error (category verification for a
+/// plist that fails plutil -lint, guest otherwise) names the step, the entry and the guest's
+/// message. An empty plan runs nothing.
 Result<ApplyReport> execute_plan(guest::GuestSession& session,
                                  const enablement::EnablementPlan& plan);
 
@@ -113,8 +116,15 @@ Result<PreparedEnablement> prepare_enablement(guest::GuestSession& session,
                                               const EnablementTarget& target,
                                               const GuestEnablement& observed);
 
-/// Observe-free convenience for callers that already observed: prepare_enablement(), then
-/// execute_plan(). Nothing differs → no write command.
+/// The GUI-login precheck: when `plan` bootstraps an agent and `observed` saw no gui/<uid>
+/// domain, category guest (exit 5) "no user is logged in to the guest's GUI" with how to turn on
+/// automatic login. OK otherwise (a plan that only boots out or writes files needs no login).
+Status require_gui_session(const enablement::EnablementPlan& plan,
+                           const GuestEnablement& observed,
+                           std::uint32_t uid);
+
+/// Observe-free convenience for callers that already observed: prepare_enablement(),
+/// require_gui_session(), then execute_plan(). Nothing differs → no write command.
 Result<ApplyReport> apply_enablement(guest::GuestSession& session,
                                      const enablement::EnablementList& desired,
                                      const EnablementTarget& target,

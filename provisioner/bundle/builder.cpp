@@ -163,10 +163,12 @@ Result<BuiltBundle> build_bundle(const BundleSpec& spec, const std::string& out)
     LUME_UNLOCK_TRY_ASSIGN(
         auto shim, add(platform.shim, k_shim_stem + fs::path(platform.shim).extension().string()));
     entry.shim = shim;
-    if (platform.probe) {
-      LUME_UNLOCK_TRY_ASSIGN(auto probe, add(*platform.probe, k_probe_name));
-      entry.probe = probe;
+    if (!platform.probe) {
+      return bad_spec("platform '" + platform.name +
+                      "' has no probe (every platform entry needs a shim and a probe)");
     }
+    LUME_UNLOCK_TRY_ASSIGN(auto probe, add(*platform.probe, k_probe_name));
+    entry.probe = probe;
     for (const auto& source : platform.support) {
       LUME_UNLOCK_TRY_ASSIGN(auto file, add(source, fs::path(source).filename().string()));
       entry.support.push_back(file);

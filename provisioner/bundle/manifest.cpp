@@ -74,8 +74,16 @@ Result<BundleFile> parse_file(const json& value, const std::string& where) {
 }
 
 Result<PlatformEntry> parse_platform(const json& value, const std::string& where) {
-  LUME_UNLOCK_TRY(
-      check_keys(value, where, {"inject_env", "shim", "probe", "support"}, {"inject_env", "shim"}));
+  // `create` judges the shim by running the probe, so an entry without one cannot be used; say
+  // so now, naming the platform, rather than after a VM was created and booted.
+  if (value.is_object() && (!value.contains("shim") || !value.contains("probe"))) {
+    return invalid(where,
+                   std::string("the platform has no ") +
+                       (value.contains("shim") ? "probe" : "shim") +
+                       " (every platform entry needs a shim and a probe)");
+  }
+  LUME_UNLOCK_TRY(check_keys(
+      value, where, {"inject_env", "shim", "probe", "support"}, {"inject_env", "shim", "probe"}));
   PlatformEntry entry;
   LUME_UNLOCK_TRY_ASSIGN(auto inject, string_at(value, where, "inject_env"));
   if (inject != "DYLD_INSERT_LIBRARIES" && inject != "LD_PRELOAD") {

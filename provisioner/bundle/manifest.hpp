@@ -28,7 +28,9 @@ struct BundleFile {
 struct PlatformEntry {
   std::string inject_env; ///< "DYLD_INSERT_LIBRARIES" or "LD_PRELOAD"
   BundleFile shim;
-  std::optional<BundleFile> probe; ///< absent for cross-built platforms without a probe
+  /// Always set in a parsed or built manifest (both refuse an entry without one); optional only
+  /// while an entry is being assembled.
+  std::optional<BundleFile> probe;
   std::vector<BundleFile> support; ///< libraries the shim or probe needs beside them
   bool operator==(const PlatformEntry& other) const {
     return inject_env == other.inject_env && shim == other.shim && probe == other.probe &&

@@ -17,6 +17,33 @@ namespace lume_unlock::guest {
 
 namespace {
 
+/// Logs in with keyboard-interactive, answering every hidden prompt (PAM's "Password:") with
+/// `password`. Returns libssh's SSH_AUTH_* code; a prompt that echoes (a question other than
+/// the password) or more rounds than PAM needs count as SSH_AUTH_DENIED. The password goes only
+/// to libssh's answer buffer, never to a message.
+int login_keyboard_interactive(ssh_session session, const std::string& password) {
+  constexpr int k_max_rounds = 8; // PAM asks once, then may send an empty round; bound a loop
+  int rc = ssh_userauth_kbdint(session, nullptr, nullptr);
+  for (int round = 0; rc == SSH_AUTH_INFO; ++round) {
+    if (round == k_max_rounds) {
+      return SSH_AUTH_DENIED;
+    }
+    const int prompts = ssh_userauth_kbdint_getnprompts(session);
+    for (int i = 0; i < prompts; ++i) {
+      char echo = 0;
+      if (ssh_userauth_kbdint_getprompt(session, static_cast<unsigned>(i), &echo) == nullptr ||
+          echo != 0) {
+        return SSH_AUTH_DENIED;
+      }
+      if (ssh_userauth_kbdint_setanswer(session, static_cast<unsigned>(i), password.c_str()) < 0) {
+        return SSH_AUTH_ERROR;
+      }
+    }
+    rc = ssh_userauth_kbdint(session, nullptr, nullptr);
+  }
+  return rc;
+}
+
 constexpr std::size_t k_sftp_chunk = 32 * 1024; // well under sftp-server's 256 KiB packet limit
 const char* const k_override_flag = "--ssh-accept-new-host-key";
 
@@ -315,7 +342,10 @@ Status SshSession::authenticate() {
       existing ? (key_rejected ? "the guest rejected the per-VM key '" + s.paths.private_key + "'"
                                : "the guest does not offer public-key login")
                : "there is no per-VM key yet";
-  if (s.options.password.empty() || (methods & SSH_AUTH_METHOD_PASSWORD) == 0) {
+  // macOS sshd with PAM may offer the password only as keyboard-interactive.
+  const bool by_password = (methods & SSH_AUTH_METHOD_PASSWORD) != 0;
+  const bool by_prompt = !by_password && (methods & SSH_AUTH_METHOD_INTERACTIVE) != 0;
+  if (s.options.password.empty() || (!by_password && !by_prompt)) {
     return failure(
         authenticating,
         key_state + (s.options.password.empty() ? " and no password was given"
@@ -323,7 +353,8 @@ Status SshSession::authenticate() {
         "enable password login for '" + s.options.user + "' in the guest once, or add '" +
             s.paths.public_key + "' to its ~/.ssh/authorized_keys");
   }
-  rc = ssh_userauth_password(s.session, nullptr, s.options.password.c_str());
+  rc = by_password ? ssh_userauth_password(s.session, nullptr, s.options.password.c_str())
+                   : login_keyboard_interactive(s.session, s.options.password);
   if (rc == SSH_AUTH_ERROR) {
     return failure(authenticating, s.ssh_error(), "retry; the connection was lost during login");
   }
@@ -338,7 +369,7 @@ Status SshSession::authenticate() {
         "put the guest user's password in $" + s.options.password_env +
             " (or name another variable with --ssh-password-env; --ssh-user sets the user)");
   }
-  m_auth_method = AuthMethod::password;
+  m_auth_method = by_password ? AuthMethod::password : AuthMethod::keyboard_interactive;
 
   // First contact: make (or reuse) the per-VM key and install it for the next connections.
   KeyHandle install_key;

@@ -36,7 +36,14 @@ struct SshSessionOptions {
 };
 
 /// How the session authenticated.
-enum class AuthMethod { public_key, password, none /* the guest asked for nothing */ };
+/// How a connection logged in. keyboard_interactive: the password answered the guest's prompt
+/// (macOS sshd with PAM may offer only that method).
+enum class AuthMethod {
+  public_key,
+  password,
+  keyboard_interactive,
+  none /* the guest asked for nothing */
+};
 
 /// The per-VM files in the host's state directory.
 struct VmKeyPaths {

@@ -30,13 +30,9 @@ std::optional<std::string> host_preference_warning(const HostPreference& prefere
   if (!preference.readable || preference.set()) {
     return std::nullopt;
   }
-  const std::string& value = preference.value;
-  return std::string("the host preference com.apple.gpusw.ParavirtualizedGraphics "
-                     "ForceUnrestrictedDeviceFeatureLevel is ") +
-         (value.empty() ? "unset" : "'" + value + "'") +
-         "; set it yourself with 'defaults write com.apple.gpusw.ParavirtualizedGraphics "
-         "ForceUnrestrictedDeviceFeatureLevel -int 1' and restart the VM (lume-unlock never "
-         "changes the host)";
+  return "the host preference com.apple.gpusw.ParavirtualizedGraphics " +
+         describe_host_preference(preference) + "; set it yourself with '" +
+         k_host_preference_command + "' and restart the VM (lume-unlock never changes the host)";
 }
 
 std::string describe_host_preference(const HostPreference& preference) {

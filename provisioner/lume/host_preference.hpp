@@ -19,16 +19,22 @@ struct HostPreference {
 /// a preference that cannot be read counts as unset. Off macOS, returns it not `readable`.
 HostPreference read_host_preference();
 
-/// create's preflight warning when the preference is readable and not set: its value and the
-/// command that sets it. nullopt when it is set or not readable.
+/// create's preflight warning when the preference is readable and not set: the
+/// describe_host_preference() line and k_host_preference_command. nullopt when it is set or not
+/// readable.
 std::optional<std::string> host_preference_warning(const HostPreference& preference);
 
 /// doctor's line: "ForceUnrestrictedDeviceFeatureLevel is set", "… is not set" or "… is '<v>'".
 std::string describe_host_preference(const HostPreference& preference);
 
-/// How doctor tells the user to set the preference.
-inline constexpr const char* k_host_preference_fix =
+/// The command that sets the preference, as upstream and mac-realities give it (a bool, not
+/// `-int 1`). Every hint that names a way to set it uses this constant.
+inline constexpr const char* k_host_preference_command =
     "defaults write com.apple.gpusw.ParavirtualizedGraphics "
-    "ForceUnrestrictedDeviceFeatureLevel -bool true (then stop and start the VM)";
+    "ForceUnrestrictedDeviceFeatureLevel -bool true";
+
+/// How doctor tells the user to set the preference: the command, then restart the VM.
+inline const std::string k_host_preference_fix =
+    std::string(k_host_preference_command) + " (then stop and start the VM)";
 
 } // namespace lume_unlock::lume

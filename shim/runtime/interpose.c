@@ -13,6 +13,7 @@
 #endif
 
 #include "runtime/hooks.h"
+#include "runtime/inherit_guard.h"
 #include "runtime/objc_call.h"
 #include "runtime/shim_state.h"
 
@@ -142,6 +143,7 @@ static void watch_for_device_base(void) {
 #endif
 
 __attribute__((constructor)) static void lume_unlock_shim_load(void) {
+  lume_unlock_remove_self_from_inject_env();
   if (!shim_active())
     return;
   if (!try_hook_device_base())

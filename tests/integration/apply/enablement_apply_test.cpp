@@ -157,8 +157,10 @@ TEST_F(EnablementApply, HardenedRuntimeIsAWarningAndWrongArchitectureAnError) {
   EXPECT_EQ(wrong.error().message(),
             "enablement entry 'e': program '" + arm64e +
                 "' is arm64e but the installed shim is linux-x86_64 (x86_64)");
-  EXPECT_EQ(wrong.error().hint(),
-            "arm64e programs need the darwin-arm64e dylib of the shim bundle");
+  EXPECT_EQ(
+      wrong.error().hint(),
+      "the shim bundle has no arm64e slice (ld64.lld cannot link arm64e; see shim/README.md), so "
+      "only an arm64 build of this program can be unlocked");
 }
 
 TEST_F(EnablementApply, ConnectionDroppedBetweenStepsThenRerunConverges) {
@@ -184,28 +186,50 @@ TEST_F(EnablementApply, ConnectionDroppedBetweenStepsThenRerunConverges) {
   }
 }
 
-TEST_F(EnablementApply, BootstrapIsRetriedWhileLaunchdAnswersInputOutputError) {
-  // launchd refuses a bootstrap for a moment after a bootout of the same label: put a launchctl
-  // in front of guest-sim's that answers so twice, then hands over.
+TEST_F(EnablementApply, BootstrapIsRetriedWhileLaunchdAnswersErrors5And37) {
+  // launchd refuses a bootstrap for a moment after a bootout of the same label (5) or while it
+  // still sets the job up (37): put a launchctl in front of guest-sim's that answers 5, then 37,
+  // then hands over.
   const std::string bin = sim.dir() + "/bin";
   fs::rename(bin + "/launchctl", bin + "/launchctl.real");
   ASSERT_TRUE(
-      util::write_file_atomic(bin + "/launchctl",
-                              "#!/bin/sh\n"
-                              "count=\"$HOME/.refusals\"\n"
-                              "if [ \"$1\" = bootstrap ]; then\n"
-                              "  n=$(cat \"$count\" 2>/dev/null || echo 0)\n"
-                              "  if [ \"$n\" -lt 2 ]; then echo $((n + 1)) > \"$count\"; "
-                              "echo 'Bootstrap failed: 5: Input/output error' >&2; exit 5; fi\n"
-                              "fi\n"
-                              "exec \"$(dirname \"$0\")/launchctl.real\" \"$@\"\n",
-                              0755)
+      util::write_file_atomic(
+          bin + "/launchctl",
+          "#!/bin/sh\n"
+          "count=\"$HOME/.refusals\"\n"
+          "if [ \"$1\" = bootstrap ]; then\n"
+          "  n=$(cat \"$count\" 2>/dev/null || echo 0)\n"
+          "  if [ \"$n\" -lt 2 ]; then echo $((n + 1)) > \"$count\"; "
+          "if [ \"$n\" = 0 ]; then echo 'Bootstrap failed: 5: Input/output error' >&2; exit 5; fi\n"
+          "  echo 'Bootstrap failed: 37: Operation already in progress' >&2; "
+          "exit 37; fi\n"
+          "fi\n"
+          "exec \"$(dirname \"$0\")/launchctl.real\" \"$@\"\n",
+          0755)
           .ok());
   EnablementList list{{agent("one")}};
   auto report = apply(list);
   ASSERT_TRUE(report.ok()) << report.error().message();
   EXPECT_EQ(slurp(facts.home + "/.refusals"), "2\n");
   expect_applied(list);
+}
+
+TEST_F(EnablementApply, NoGuiLoginIsAGuestErrorBeforeAnythingChanges) {
+  // guest-sim's launchctl has no gui/<uid> domain while this marker exists (no user logged in).
+  guest_sh("touch \"$GUEST_SIM_LAUNCHD_DIR/no-gui-login\"");
+  auto report = apply(EnablementList{{agent("one")}});
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.error().category(), ErrorCategory::guest);
+  EXPECT_NE(report.error().message().find("no user is logged in to the guest's GUI"),
+            std::string::npos)
+      << report.error().message();
+  EXPECT_NE(report.error().hint().find("automatic login"), std::string::npos);
+  EXPECT_FALSE(fs::exists(facts.home + "/Library/LaunchAgents/dev.lume-unlock.one.plist"));
+  // Once a user is logged in, the same apply goes through.
+  guest_sh("rm \"$GUEST_SIM_LAUNCHD_DIR/no-gui-login\"");
+  auto retried = apply(EnablementList{{agent("one")}});
+  ASSERT_TRUE(retried.ok()) << retried.error().message();
+  expect_applied(EnablementList{{agent("one")}});
 }
 
 TEST_F(EnablementApply, ShimNotInstalledPointsAtCreate) {

@@ -118,6 +118,37 @@ TEST_F(GuestSsh, FirstContactUsesThePasswordThenInstallsAKeyThatTheNextLoginUses
   EXPECT_EQ(who.value().stdout_text, sim.info().user + "\n");
 }
 
+TEST_F(GuestSsh, KeyboardInteractiveOnlyGuestGetsThePasswordAtItsPrompt) {
+  REQUIRE_PASSWORD_LOGIN();
+  // Restart the guest as macOS sshd with PAM may run: "password" not offered, only
+  // keyboard-interactive (PAM's "Password:" prompt).
+  ASSERT_EQ(sim.stop(), 0);
+  auto problem = sim.start({"--keyboard-interactive-only"});
+  ASSERT_FALSE(problem) << *problem;
+  ASSERT_NE(slurp(sim.dir() + "/etc/sshd_config").find("PasswordAuthentication no"),
+            std::string::npos);
+
+  const std::string wrong = "wrong-" + *sim.info().password;
+  auto refused = SshSession::connect(options(wrong));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message().find("the guest rejected the password"), std::string::npos)
+      << refused.error().message();
+  EXPECT_EQ((refused.error().message() + refused.error().hint()).find(wrong), std::string::npos);
+
+  auto first = connect(options());
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->auth_method(), AuthMethod::keyboard_interactive);
+  EXPECT_TRUE(first->installed_key());
+  first.reset();
+  const std::string log = slurp(sim.dir() + "/log/sshd.log");
+  EXPECT_NE(log.find("Accepted keyboard-interactive/pam for " + sim.info().user), std::string::npos)
+      << log;
+  EXPECT_EQ(log.find(*sim.info().password), std::string::npos) << "the password is never logged";
+  auto next = connect(options("not-the-password"));
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->auth_method(), AuthMethod::public_key);
+}
+
 TEST_F(GuestSsh, BadAuthorizedKeysPermissionsAreRepairedWithoutADuplicateKey) {
   REQUIRE_PASSWORD_LOGIN();
   ASSERT_TRUE(connect(options()));

@@ -346,3 +346,26 @@ TEST(ShimHookPaths, InitPathHooksOnlyTheConcreteClass) {
 
 } // namespace
 } // namespace lume_unlock::test
+
+namespace lume_unlock::test {
+namespace {
+
+// The shim takes itself out of LD_PRELOAD when it loads (DYLD_INSERT_LIBRARIES on macOS), so the
+// children of an enabled program start without it; other entries of the list stay.
+TEST(ShimPreload, ChildrenOfAnInjectedProgramDoNotInheritTheShim) {
+  // /bin/sh is the injected program; `env` is its child and prints what it inherited.
+  auto alone = run_process({"/bin/sh", "-c", "/usr/bin/env"}, {{"LD_PRELOAD", k_shim}});
+  ASSERT_EQ(alone.exit_code, 0) << alone.err;
+  EXPECT_EQ(alone.out.find("LD_PRELOAD="), std::string::npos) << alone.out;
+
+  auto among = run_process({"/bin/sh", "-c", "/usr/bin/env"},
+                           {{"LD_PRELOAD", k_emu + ":" + k_shim + " " + k_emu}});
+  ASSERT_EQ(among.exit_code, 0) << among.err;
+  EXPECT_NE(("\n" + among.out).find("\nLD_PRELOAD=" + k_emu + ":" + k_emu + "\n"),
+            std::string::npos)
+      << among.out;
+  EXPECT_EQ(among.out.find(k_shim), std::string::npos) << among.out;
+}
+
+} // namespace
+} // namespace lume_unlock::test

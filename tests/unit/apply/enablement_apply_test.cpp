@@ -46,6 +46,16 @@ TEST(Observation, AbsentFilesStayAbsentAndUnknownLabelsStayUnknown) {
   EXPECT_FALSE(parsed.value().state.loaded_labels);
 }
 
+TEST(Observation, NoGuiRecordMeansNoGuiSession) {
+  auto without = parse_observation("no-gui 0 -\n");
+  ASSERT_TRUE(without.ok()) << without.error().message();
+  EXPECT_FALSE(without.value().gui_session);
+  EXPECT_FALSE(without.value().state.loaded_labels);
+  auto with = parse_observation(record("labels", "-", "gui/501 = {\n}\n"));
+  ASSERT_TRUE(with.ok());
+  EXPECT_TRUE(with.value().gui_session);
+}
+
 TEST(Observation, MalformedOutputIsAGuestError) {
   auto truncated = parse_observation("guard 10 -\nshort");
   ASSERT_FALSE(truncated.ok());
@@ -255,9 +265,37 @@ TEST(ExecutePlan, BootstrapsAreWrappedInTheRetryAndMayFailCommandsAreSilenced) {
                      "'/Users/lume/Library/LaunchAgents/dev.lume-unlock.srv.plist' || fail 0"),
             std::string::npos)
       << all;
+  EXPECT_NE(all.find("*'failed: 5: '* | *'failed: 37: '*)"), std::string::npos)
+      << "errors 5 and 37 are retried: " << all;
   EXPECT_NE(all.find("'launchctl' 'bootout' 'gui/501/dev.lume-unlock.old' >/dev/null 2>&1 || :"),
             std::string::npos)
       << all;
+}
+
+TEST(GuiSession, RequiredOnlyWhenThePlanBootstrapsAnAgent) {
+  auto target =
+      enablement_target(observed_with_shim("/Users/lume"), facts_for("/Users/lume"), "vm1");
+  ASSERT_TRUE(target.ok());
+  enablement::EnablementEntry entry;
+  entry.name = "srv";
+  entry.program = "/opt/srv";
+  auto plan_for = [&](const enablement::EnablementList& list) {
+    auto plan = enablement::plan_enablement(
+        list, target.value().layout, target.value().settings, 501, enablement::ObservedState{});
+    EXPECT_TRUE(plan.ok());
+    return plan.value();
+  };
+  GuestEnablement no_gui;
+  no_gui.gui_session = false;
+  const Status refused = require_gui_session(plan_for({{entry}}), no_gui, 501);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().category(), ErrorCategory::guest);
+  EXPECT_NE(refused.error().message().find("no user is logged in to the guest's GUI"),
+            std::string::npos)
+      << refused.error().message();
+  EXPECT_NE(refused.error().hint().find("automatic login"), std::string::npos);
+  EXPECT_TRUE(require_gui_session(plan_for({{entry}}), GuestEnablement{}, 501).ok());
+  EXPECT_TRUE(require_gui_session(plan_for({}), no_gui, 501).ok()) << "nothing to bootstrap";
 }
 
 TEST(ExecutePlan, EmptyPlanRunsNothing) {

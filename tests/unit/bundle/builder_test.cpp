@@ -24,6 +24,7 @@ protected:
     m_probe = dummy("lume_unlock_probe", "probe bytes", 0755);
     m_emu = dummy("libMetalEmu.so", "emu bytes", 0755);
     m_dylib = dummy("liblume-unlock-shim.dylib", "mach-o bytes", 0644);
+    m_darwin_probe = dummy("darwin-probe", "darwin probe bytes", 0755);
   }
   void TearDown() override { fs::remove_all(m_dir); }
 
@@ -37,11 +38,11 @@ protected:
     return BundleSpec{"0.1.0",
                       "abc123",
                       {{"linux-x86_64", "LD_PRELOAD", m_shim, m_probe, {m_emu}},
-                       {"darwin-arm64", "DYLD_INSERT_LIBRARIES", m_dylib, std::nullopt, {}}}};
+                       {"darwin-arm64", "DYLD_INSERT_LIBRARIES", m_dylib, m_darwin_probe, {}}}};
   }
 
   fs::path m_dir;
-  std::string m_shim, m_probe, m_emu, m_dylib;
+  std::string m_shim, m_probe, m_emu, m_dylib, m_darwin_probe;
 };
 
 TEST_F(BundleBuilderTest, WritesTheDesignLayoutAndManifest) {
@@ -78,7 +79,8 @@ TEST_F(BundleBuilderTest, WritesTheDesignLayoutAndManifest) {
       (std::vector<BundleFile>{{"linux-x86_64/libMetalEmu.so", util::sha256_hex("emu bytes")}}));
   const auto& darwin = manifest.value().platforms.at("darwin-arm64");
   EXPECT_EQ(darwin.inject_env, "DYLD_INSERT_LIBRARIES");
-  EXPECT_FALSE(darwin.probe.has_value());
+  EXPECT_EQ(darwin.probe,
+            (BundleFile{"darwin-arm64/lume-unlock-probe", util::sha256_hex("darwin probe bytes")}));
   EXPECT_EQ(manifest.value().source_revision, "abc123");
   // Nothing else beside the two results.
   EXPECT_EQ(std::distance(fs::directory_iterator(m_dir / "out"), fs::directory_iterator()), 2);
@@ -153,6 +155,10 @@ TEST_F(BundleBuilderTest, BadSpecsAreRefusedAndLeaveNothing) {
       {"no shim",
        with([](BundleSpec& s) { s.platforms[1].shim.clear(); }),
        "cannot build the shim bundle: platform 'darwin-arm64' has no shim"},
+      {"no probe",
+       with([](BundleSpec& s) { s.platforms[1].probe.reset(); }),
+       "cannot build the shim bundle: platform 'darwin-arm64' has no probe (every platform entry "
+       "needs a shim and a probe)"},
       {"two files, one name",
        with([this](BundleSpec& s) { s.platforms[0].support.push_back(m_emu); }),
        "cannot build the shim bundle: platform 'linux-x86_64' has two files named "

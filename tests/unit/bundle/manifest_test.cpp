@@ -17,8 +17,10 @@ BundleManifest sample() {
                                               {"linux-x86_64/liblume-unlock-shim.so", k_a},
                                               BundleFile{"linux-x86_64/lume-unlock-probe", k_b},
                                               {{"linux-x86_64/libMetalEmu.so", k_c}}};
-  m.platforms["darwin-arm64"] = PlatformEntry{
-      "DYLD_INSERT_LIBRARIES", {"darwin-arm64/liblume-unlock-shim.dylib", k_a}, std::nullopt, {}};
+  m.platforms["darwin-arm64"] = PlatformEntry{"DYLD_INSERT_LIBRARIES",
+                                              {"darwin-arm64/liblume-unlock-shim.dylib", k_a},
+                                              BundleFile{"darwin-arm64/lume-unlock-probe", k_c},
+                                              {}};
   return m;
 }
 
@@ -28,9 +30,15 @@ TEST(BundleManifest, RendersTheContractKeysSorted) {
             "  \"platforms\": {\n"
             "    \"darwin-arm64\": {\n"
             "      \"inject_env\": \"DYLD_INSERT_LIBRARIES\",\n"
-            "      \"shim\": {\n"
-            "        \"path\": \"darwin-arm64/liblume-unlock-shim.dylib\",\n"
+            "      \"probe\": {\n"
+            "        \"path\": \"darwin-arm64/lume-unlock-probe\",\n"
             "        \"sha256\": \"" +
+                k_c +
+                "\"\n"
+                "      },\n"
+                "      \"shim\": {\n"
+                "        \"path\": \"darwin-arm64/liblume-unlock-shim.dylib\",\n"
+                "        \"sha256\": \"" +
                 k_a +
                 "\"\n"
                 "      },\n"
@@ -70,24 +78,46 @@ TEST(BundleManifest, ParseOfRenderGivesTheSameManifest) {
   auto parsed = parse_bundle_manifest(render_bundle_manifest(sample()));
   ASSERT_TRUE(parsed.ok()) << parsed.error().message();
   EXPECT_EQ(parsed.value(), sample());
-  EXPECT_EQ(parsed.value().files().size(), 4u);
+  EXPECT_EQ(parsed.value().files().size(), 5u);
 }
 
-TEST(BundleManifest, SupportAndProbeAreOptional) {
+TEST(BundleManifest, SupportIsOptional) {
   auto parsed = parse_bundle_manifest(
       R"({"schema":"lume-unlock/shim-bundle/v1","version":"1","source_revision":"unknown",
-          "platforms":{"darwin-arm64e":{"inject_env":"DYLD_INSERT_LIBRARIES",
-          "shim":{"path":"darwin-arm64e/liblume-unlock-shim.dylib","sha256":")" +
-      k_a + R"("}}}})");
+          "platforms":{"darwin-arm64":{"inject_env":"DYLD_INSERT_LIBRARIES",
+          "shim":{"path":"darwin-arm64/liblume-unlock-shim.dylib","sha256":")" +
+      k_a + R"("},"probe":{"path":"darwin-arm64/lume-unlock-probe","sha256":")" + k_b + R"("}}}})");
   ASSERT_TRUE(parsed.ok()) << parsed.error().message();
-  const auto& entry = parsed.value().platforms.at("darwin-arm64e");
-  EXPECT_FALSE(entry.probe.has_value());
+  const auto& entry = parsed.value().platforms.at("darwin-arm64");
+  EXPECT_TRUE(entry.probe.has_value());
   EXPECT_TRUE(entry.support.empty());
 }
 
-std::string with_platform(const std::string& platform_json) {
+// `create` runs the probe to judge the shim: an entry without one is refused when the bundle is
+// read, naming the platform, not after a VM was booted.
+TEST(BundleManifest, AnEntryWithoutAProbeIsRefusedNamingThePlatform) {
+  auto parsed = parse_bundle_manifest(
+      R"({"schema":"lume-unlock/shim-bundle/v1","version":"1","source_revision":"unknown",
+          "platforms":{"darwin-arm64":{"inject_env":"DYLD_INSERT_LIBRARIES",
+          "shim":{"path":"darwin-arm64/liblume-unlock-shim.dylib","sha256":")" +
+      k_a + R"("}}}})");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.error().category(), ErrorCategory::usage);
+  EXPECT_EQ(parsed.error().message(),
+            "invalid bundle.json: platforms.darwin-arm64: the platform has no probe (every "
+            "platform entry needs a shim and a probe)");
+}
+
+std::string manifest_with(const std::string& platform_json) {
   return R"({"schema":"lume-unlock/shim-bundle/v1","version":"0.1.0","source_revision":"x","platforms":{"linux-x86_64":)" +
          platform_json + "}}";
+}
+
+/// A manifest whose one platform is `platform_json` (an object) plus a valid probe, so that each
+/// case meets the error it is about.
+std::string with_platform(const std::string& platform_json) {
+  return manifest_with(R"({"probe":{"path":"p","sha256":")" + k_b + R"("},)" +
+                       platform_json.substr(1));
 }
 
 std::string shim_at(const std::string& path, const std::string& digest = k_a) {
@@ -133,7 +163,8 @@ TEST(BundleManifest, InvalidManifestsSayWhereAndWhat) {
        "'DYLD_INSERT_LIBRARIES' nor 'LD_PRELOAD'"},
       {"missing shim",
        with_platform(R"({"inject_env":"LD_PRELOAD"})"),
-       "invalid bundle.json: platforms.linux-x86_64: missing key 'shim'"},
+       "invalid bundle.json: platforms.linux-x86_64: the platform has no shim (every platform "
+       "entry needs a shim and a probe)"},
       {"absolute path",
        with_platform(shim_at("/usr/lib/evil.so")),
        "invalid bundle.json: platforms.linux-x86_64.shim.path: '/usr/lib/evil.so' is an absolute "

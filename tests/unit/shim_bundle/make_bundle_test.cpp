@@ -86,7 +86,9 @@ protected:
             "--inject-env",
             "DYLD_INSERT_LIBRARIES",
             "--shim",
-            (m_dir / "src/shim.dylib").string()};
+            (m_dir / "src/shim.dylib").string(),
+            "--probe",
+            (m_dir / "src/lume_unlock_probe").string()};
   }
 
   fs::path m_dir;
