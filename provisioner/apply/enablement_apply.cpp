@@ -4,6 +4,7 @@
 #include "enablement/launchctl.hpp"
 #include "guest/payload.hpp"
 #include "guest/shell_quote.hpp"
+#include "util/random_id.hpp"
 #include "util/text_check.hpp"
 
 #include <algorithm>
@@ -294,8 +295,10 @@ Result<EnablementTarget> enablement_target(const GuestEnablement& observed,
                  hint);
   }
   LUME_UNLOCK_TRY_ASSIGN(
-      auto layout,
+      auto shared_layout,
       enablement::GuestLayout::make(facts.home, shim.shim.sha256, shim.shim_file_name()));
+  // Each run stages in its own directory, so concurrent runs never remove each other's files.
+  LUME_UNLOCK_TRY_ASSIGN(auto layout, shared_layout.with_run_id(util::random_hex(16)));
   enablement::AgentSettings settings;
   settings.inject_variable = shim.inject_env;
   return EnablementTarget{layout, settings, static_cast<std::uint32_t>(facts.uid), shim};

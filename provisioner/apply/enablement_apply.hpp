@@ -53,7 +53,8 @@ struct EnablementTarget {
 };
 
 /// The target for a guest whose shim is installed: parses the shim record, checks that its
-/// directory exists, and builds the layout (facts.home) and settings (its injection variable).
+/// directory exists, and builds the layout (facts.home, staging in a fresh
+/// staging/<random run id>) and settings (its injection variable).
 /// When the shim is missing: category guest, "shim not installed", hint `lume-unlock create
 /// <vm>`.
 Result<EnablementTarget> enablement_target(const GuestEnablement& observed,

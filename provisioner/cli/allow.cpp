@@ -1,5 +1,6 @@
 #include "cli/allow.hpp"
 
+#include "cli/allow_list.hpp"
 #include "cli/connection_flags.hpp"
 #include "cli/vm_guest.hpp"
 #include "enablement/enablement_json.hpp"
@@ -74,39 +75,7 @@ void render_apply(const AllowOptions& options,
 }
 
 void run_list(const AllowOptions& options, Context& context) {
-  auto session = connect_vm_guest(context, options.vm, options.connection);
-  auto view = pipeline::allow_list(*session, options.vm).value_or_throw();
-  const auto& loaded = view.observed.state.loaded_labels;
-  if (context.json()) {
-    nlohmann::json document = enablement::enablement_to_json(view.list);
-    document["vm"] = options.vm;
-    document["shim"] = {{"platform", view.target.shim.platform},
-                        {"path", view.target.shim.shim.path}};
-    if (loaded) {
-      document["loaded_agents"] = *loaded;
-    }
-    context.print_json(document);
-    return;
-  }
-  if (view.list.entries.empty()) {
-    context.out << "no programs are enabled in VM '" << options.vm
-                << "' (add one with 'lume-unlock allow add " << options.vm
-                << " ENTRY --program PATH')\n";
-    return;
-  }
-  for (const enablement::EnablementEntry& entry : view.list.entries) {
-    std::string state = "exec only";
-    if (entry.agent) {
-      const bool is_loaded = !loaded || loaded->count(enablement::agent_label(entry.name)) != 0;
-      state = std::string("agent") + (entry.keep_alive ? ", keep-alive" : "") +
-              (is_loaded ? ", loaded" : ", not loaded");
-    }
-    context.out << entry.name << "  " << entry.program;
-    for (const std::string& arg : entry.args) {
-      context.out << ' ' << util::quote_for_message(arg);
-    }
-    context.out << "  (" << state << ")\n";
-  }
+  run_allow_list(options.vm, options.connection, context);
 }
 
 void run_add(const AllowOptions& options, Context& context) {
@@ -118,17 +87,21 @@ void run_add(const AllowOptions& options, Context& context) {
   entry.agent = !options.no_agent;
   entry.keep_alive = entry.agent && !options.no_keep_alive;
   enablement::validate(entry).value_or_throw();
-
+  const auto lock = context.lock_vm(options.vm, "allow add", options.dry_run);
   auto session = connect_vm_guest(context, options.vm, options.connection);
   const auto report =
-      pipeline::allow_add(*session, options.vm, entry, options.dry_run).value_or_throw();
+      pipeline::allow_add(*session, context.global.state_dir, options.vm, entry, options.dry_run)
+          .value_or_throw();
   render_apply(options, "add", *session, report, context);
 }
 
 void run_remove(const AllowOptions& options, Context& context) {
+  const auto lock = context.lock_vm(options.vm, "allow remove", options.dry_run);
   auto session = connect_vm_guest(context, options.vm, options.connection);
   const auto report =
-      pipeline::allow_remove(*session, options.vm, options.entry, options.dry_run).value_or_throw();
+      pipeline::allow_remove(
+          *session, context.global.state_dir, options.vm, options.entry, options.dry_run)
+          .value_or_throw();
   render_apply(options, "remove", *session, report, context);
 }
 

@@ -41,6 +41,13 @@ void add_global_options(CLI::App& app, GlobalOptions& global, bool& quiet, bool&
                  global.state_dir,
                  "Where lume-unlock keeps keys, pins and records (env LUME_UNLOCK_STATE_DIR)")
       ->capture_default_str();
+  app.add_option_function<double>(
+         "--lock-timeout",
+         [&global](double seconds) {
+           global.lock_timeout = std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
+         },
+         "Seconds a command that changes a VM waits while another run changes it (default 60)")
+      ->check(CLI::Range(0.0, 86400.0));
   app.add_flag("--json", global.json, "Print machine-readable JSON on stdout");
   auto* quiet_flag = app.add_flag("-q,--quiet", quiet, "Print only results and errors");
   app.add_flag("-v,--verbose", verbose, "Print debug details (requests, commands, counts)")
@@ -49,7 +56,7 @@ void add_global_options(CLI::App& app, GlobalOptions& global, bool& quiet, bool&
 
 /// The first word of argv that is not a global option or its value: the command the user meant.
 std::optional<std::string> command_word(int argc, const char* const* argv) {
-  static const std::set<std::string> k_with_value = {"--lume-url", "--state-dir"};
+  static const std::set<std::string> k_with_value = {"--lume-url", "--state-dir", "--lock-timeout"};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--") {

@@ -61,6 +61,7 @@ void run_bake(const BakeCommandOptions& options, Context& context, int& exit_cod
   }
   CreateSetup setup = options.setup;
   setup.vm = vm;
+  const auto lock = context.lock_vm(vm, "bake", options.dry_run);
   with_create_services(setup, context, [&](CreateServicesInUse& use) {
     pipeline::BakeOptions bake_options;
     bake_options.create = use.options;

@@ -1,5 +1,8 @@
 #include "context.hpp"
 
+#include "lume/vm_name.hpp"
+#include "pipeline/vm_lock.hpp"
+
 #include <cstdlib>
 
 namespace lume_unlock::cli {
@@ -14,6 +17,17 @@ Context::Context(std::ostream& out_stream,
 bool Context::color() const {
   const char* no_color = std::getenv("NO_COLOR");
   return err_is_terminal && (no_color == nullptr || *no_color == '\0');
+}
+
+std::optional<util::FileLock>
+Context::lock_vm(const std::string& vm, const std::string& command, bool dry_run) const {
+  if (dry_run) {
+    return std::nullopt;
+  }
+  const lume::VmName name = lume::VmName::parse(vm).value_or_throw();
+  debug("waiting for the lock of VM '" + vm + "' (" +
+        pipeline::vm_lock_path(global.state_dir, name) + ")");
+  return pipeline::lock_vm(global.state_dir, name, command, global.lock_timeout);
 }
 
 void Context::print_json(const nlohmann::json& document) const {

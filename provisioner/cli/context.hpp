@@ -1,9 +1,12 @@
 #pragma once
 
 #include "util/error.hpp"
+#include "util/file_lock.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -15,6 +18,9 @@ enum class Verbosity { quiet, normal, verbose };
 struct GlobalOptions {
   std::string lume_url;  ///< --lume-url, $LUME_API_URL, default http://127.0.0.1:7777
   std::string state_dir; ///< --state-dir, $LUME_UNLOCK_STATE_DIR, default ~/.lume-unlock
+  /// --lock-timeout: how long a command that changes a VM waits for another run on the same VM
+  /// (pipeline::lock_vm) before it gives up.
+  std::chrono::milliseconds lock_timeout{std::chrono::seconds(60)};
   bool json = false;
   Verbosity verbosity = Verbosity::normal;
 };
@@ -45,6 +51,12 @@ public:
   void debug(const std::string& line) const;
   /// A warning on `err` ("warning: ..."), shown even with --quiet.
   void warn(const std::string& line) const;
+
+  /// The one-writer lock of `vm` for `command` ("allow add"), held by the caller until it
+  /// returns: pipeline::lock_vm with --state-dir and --lock-timeout. Nothing for a dry run, which
+  /// changes nothing. Throws Error when the VM stays busy or the state directory is read-only.
+  std::optional<util::FileLock>
+  lock_vm(const std::string& vm, const std::string& command, bool dry_run = false) const;
 
   /// Renders an error: "lume-unlock: error: ..." plus "hint: ..." on `err`, or with --json one
   /// object {"error": {...}} on `out`. Returns the category's exit code.

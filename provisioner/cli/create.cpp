@@ -19,6 +19,7 @@ struct CreateCommandOptions {
   std::uint32_t cpu = 0;
   std::string memory;
   bool dry_run = false;
+  bool exclusive = false;
   int install_settle_seconds = 90;
 };
 
@@ -96,6 +97,7 @@ void run_planned_create(const CreateCommandOptions& options,
 }
 
 void run_create(const CreateCommandOptions& options, Context& context, int& exit_code) {
+  const auto lock = context.lock_vm(options.setup.vm, "create", options.dry_run);
   with_create_services(options.setup, context, [&](CreateServicesInUse& use) {
     pipeline::CreateOptions& create = use.options;
     if (options.cpu != 0) {
@@ -105,6 +107,7 @@ void run_create(const CreateCommandOptions& options, Context& context, int& exit
       create.memory_bytes = util::parse_size(options.memory).value_or_throw();
     }
     create.install_settle = std::chrono::seconds(options.install_settle_seconds);
+    create.exclusive = options.exclusive;
     pipeline::CreatePipeline pipeline(create, use.services);
     pipeline::Plan plan = pipeline.plan();
     run_planned_create(options, context, exit_code, pipeline, plan, use);
@@ -131,6 +134,9 @@ void register_create(CLI::App& app, Context& context, int& exit_code) {
   command->add_option("--cpu", options->cpu, "vCPUs (overrides the recipe's)");
   command->add_option("--memory", options->memory, "Memory, e.g. 16GB (overrides the recipe's)");
   command->add_flag("--dry-run", options->dry_run, "Print the plan; change nothing");
+  command->add_flag("--exclusive",
+                    options->exclusive,
+                    "Remove the enablement entries added with 'allow' (the plan lists them)");
   add_create_setup_options(*command, options->setup);
   command
       ->add_option("--install-settle",

@@ -92,6 +92,7 @@ void run_dry(const PullCommandOptions& options,
 int run_pull(const PullCommandOptions& options, Context& context) {
   pipeline::PullOptions pull;
   pull.vm = lume::VmName::parse(options.vm).value_or_throw();
+  const auto lock = context.lock_vm(options.vm, "pull", options.dry_run);
   pull.reference = oci::parse_reference(options.reference).value_or_throw();
   pull.lume_url = context.global.lume_url;
   pull.lume_home = lume::vm_storage_root();

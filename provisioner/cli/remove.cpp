@@ -22,6 +22,7 @@ struct RemoveCommandOptions {
 };
 
 void run_remove(const RemoveCommandOptions& options, Context& context, int& exit_code) {
+  const auto lock = context.lock_vm(options.vm, "remove", options.dry_run);
   lume::ClientOptions lume_options;
   lume_options.base_url = context.global.lume_url;
   lume::LumeClient lume_client(lume_options);

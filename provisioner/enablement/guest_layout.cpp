@@ -80,7 +80,18 @@ std::string GuestLayout::provenance_json_path() const {
   return support_dir() + "/provenance.json";
 }
 std::string GuestLayout::staging_dir() const {
-  return support_dir() + "/staging";
+  return support_dir() + "/staging" + (m_run_id.empty() ? "" : "/" + m_run_id);
+}
+Result<GuestLayout> GuestLayout::with_run_id(const std::string& run_id) const {
+  if (run_id.empty() || run_id.size() > 64 ||
+      run_id.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") != std::string::npos) {
+    return Error(ErrorCategory::usage,
+                 "staging run id " + run_id,
+                 "expected 1 to 64 characters from [a-z0-9-]");
+  }
+  GuestLayout layout = *this;
+  layout.m_run_id = run_id;
+  return layout;
 }
 std::string GuestLayout::launch_agents_dir() const {
   return m_home + "/Library/LaunchAgents";

@@ -37,9 +37,13 @@ public:
   std::string enablement_json_path() const;
   /// <support>/provenance.json
   std::string provenance_json_path() const;
-  /// <support>/staging — where an apply uploads files before renaming them into place
-  /// (same volume as everything above, so the rename is atomic).
+  /// <support>/staging, or <support>/staging/<run id> for a layout with_run_id(): where an apply
+  /// uploads files before renaming them into place (same volume as everything above, so the
+  /// rename is atomic). Each run stages in, and removes, only its own directory.
   std::string staging_dir() const;
+  /// This layout for one run: staging_dir() becomes <support>/staging/<run_id>. `run_id` is a
+  /// plain name ([a-z0-9-], e.g. util::random_hex): category usage otherwise.
+  Result<GuestLayout> with_run_id(const std::string& run_id) const;
   /// <home>/Library/LaunchAgents
   std::string launch_agents_dir() const;
   /// <home>/Library/LaunchAgents/dev.lume-unlock.<name>.plist
@@ -56,6 +60,7 @@ private:
   std::string m_home;
   std::string m_shim_sha256;
   std::string m_shim_file_name;
+  std::string m_run_id; ///< empty: the shared staging directory
 };
 
 /// <home>/Library/Application Support/LumeUnlock, for callers that do not know the shim's digest

@@ -2,12 +2,12 @@
 
 #include "guest/shell_quote.hpp"
 #include "util/atomic_file.hpp"
+#include "util/random_id.hpp"
 #include "util/sha256.hpp"
 #include "util/tar_archive.hpp"
 #include "util/text_check.hpp"
 
 #include <cstdio>
-#include <random>
 #include <set>
 #include <sstream>
 
@@ -38,13 +38,7 @@ std::string octal_mode(mode_t mode) {
 }
 
 std::string random_name() {
-  std::random_device device;
-  std::uniform_int_distribution<unsigned> digit(0, 15);
-  std::string out = "payload-";
-  for (int i = 0; i < 16; ++i) {
-    out += "0123456789abcdef"[digit(device)];
-  }
-  return out;
+  return "payload-" + util::random_hex(16);
 }
 
 std::string trim(std::string text) {

@@ -1,5 +1,7 @@
 #include "pipeline/allow.hpp"
 
+#include "pipeline/vm_record.hpp"
+#include "provenance/record_merge.hpp"
 #include "util/edit_distance.hpp"
 #include "util/text_check.hpp"
 
@@ -21,16 +23,66 @@ Error unknown_entry(const std::string& what,
                           : "see the list with 'lume-unlock allow list " + vm + "'");
 }
 
-/// Applies `desired` in the guest, or with `dry_run` prechecks and plans it only.
+/// The VM's record with the enablement section of `desired` (origin "allow" for
+/// `edited`, the recorded origin for the others), when that differs from the record.
+Result<std::optional<provenance::Provenance>>
+record_for(const std::optional<provenance::Provenance>& current,
+           const std::string& vm,
+           const enablement::EnablementList& desired,
+           const std::string& edited,
+           const apply::EnablementTarget& target) {
+  std::map<std::string, std::string> origins = enablement_origins(current);
+  origins[edited] = provenance::k_origin_allow;
+  LUME_UNLOCK_TRY_ASSIGN(auto records,
+                         enablement_records(desired, target.layout, target.settings, origins));
+  provenance::Provenance record = current ? *current : provenance::Provenance{};
+  record.vm = vm;
+  record.enablement = records;
+  if (current && provenance::same_provenance(record, *current)) {
+    return std::optional<provenance::Provenance>();
+  }
+  const std::string now = provenance::rfc3339_now();
+  record.created_at = record.created_at.value_or(now);
+  record.updated_at = now;
+  return std::optional<provenance::Provenance>(record);
+}
+
+/// Applies `desired` in the guest and records it (see allow_add), or with `dry_run` prechecks
+/// and plans it only.
 Result<apply::ApplyReport> apply_desired(guest::GuestSession& session,
+                                         const std::string& state_dir,
+                                         const std::string& vm,
                                          const std::string& what,
                                          const enablement::EnablementList& desired,
-                                         const apply::GuestEnablementView& view,
+                                         const std::string& edited,
+                                         apply::GuestEnablementView& view,
                                          bool dry_run) {
+  const auto current = current_vm_record(session, view.facts.home, state_dir, vm);
+  if (current && current->shim && current->shim->profile) {
+    // Render agents with the profile the VM was created with, as create did.
+    const auto& profile = *current->shim->profile;
+    if (profile.apple_family_max && profile.max_threadgroup_memory) {
+      view.target.settings.default_profile =
+          enablement::Profile{static_cast<std::uint64_t>(*profile.apple_family_max),
+                              static_cast<std::uint64_t>(*profile.max_threadgroup_memory)};
+    }
+  }
   if (!dry_run) {
     auto applied = apply::apply_enablement(session, desired, view.target, view.observed);
     if (!applied.ok()) {
       return applied.error().with_context(what);
+    }
+    auto record = record_for(current, vm, desired, edited, view.target);
+    if (!record.ok()) {
+      return record.error().with_context(what);
+    }
+    if (record.value()) {
+      auto written = write_vm_record(session, view.facts.home, state_dir, *record.value());
+      if (!written.ok()) {
+        return written.error()
+            .with_context(what + ": recording the change")
+            .with_hint("the guest has the change; run the command again to record it");
+      }
     }
     return applied.value();
   }
@@ -52,8 +104,11 @@ std::string describe(const std::string& verb, const std::string& entry, const st
 
 } // namespace
 
-Result<apply::GuestEnablementView> allow_list(guest::GuestSession& session, const std::string& vm) {
-  return apply::read_guest_enablement(session, vm);
+Result<AllowListView>
+allow_list(guest::GuestSession& session, const std::string& state_dir, const std::string& vm) {
+  LUME_UNLOCK_TRY_ASSIGN(auto view, apply::read_guest_enablement(session, vm));
+  auto origins = enablement_origins(current_vm_record(session, view.facts.home, state_dir, vm));
+  return AllowListView{std::move(view), std::move(origins)};
 }
 
 enablement::EnablementList list_with_entry(const enablement::EnablementList& list,
@@ -73,15 +128,23 @@ enablement::EnablementList list_with_entry(const enablement::EnablementList& lis
 }
 
 Result<apply::ApplyReport> allow_add(guest::GuestSession& session,
+                                     const std::string& state_dir,
                                      const std::string& vm,
                                      const enablement::EnablementEntry& entry,
                                      bool dry_run) {
   LUME_UNLOCK_TRY_ASSIGN(auto view, apply::read_guest_enablement(session, vm));
-  return apply_desired(
-      session, describe("add", entry.name, vm), list_with_entry(view.list, entry), view, dry_run);
+  return apply_desired(session,
+                       state_dir,
+                       vm,
+                       describe("add", entry.name, vm),
+                       list_with_entry(view.list, entry),
+                       entry.name,
+                       view,
+                       dry_run);
 }
 
 Result<apply::ApplyReport> allow_remove(guest::GuestSession& session,
+                                        const std::string& state_dir,
                                         const std::string& vm,
                                         const std::string& entry,
                                         bool dry_run) {
@@ -96,7 +159,8 @@ Result<apply::ApplyReport> allow_remove(guest::GuestSession& session,
       desired.entries.push_back(kept);
     }
   }
-  return apply_desired(session, describe("remove", entry, vm), desired, view, dry_run);
+  return apply_desired(
+      session, state_dir, vm, describe("remove", entry, vm), desired, entry, view, dry_run);
 }
 
 } // namespace lume_unlock::pipeline

@@ -9,6 +9,7 @@
 #include "lume/vm_power.hpp"
 #include "lume/vm_storage.hpp"
 #include "lume/wait.hpp"
+#include "pipeline/vm_record.hpp"
 #include "provenance/record_merge.hpp"
 #include "recipe/lock_file.hpp"
 #include "util/atomic_file.hpp"
@@ -110,10 +111,32 @@ Plan CreatePipeline::plan() {
 
   // Lume: reachable, VM absent or ours, running-VM limit.
   const lume::HostStatus host = m_services.lume.host_status().value_or_throw();
-  const auto found = m_services.lume.find(lume::VmRef{vm}).value_or_throw();
+  auto lookup = m_services.lume.find(lume::VmRef{vm});
+  std::optional<lume::VmState> found;
+  if (!lookup.ok() && transfer::is_sticky_pull_failure(lookup.error())) {
+    // Lume masks the name behind an earlier failed pull until a new pull under it starts
+    // (lume-api.md §3.3). With no VM there, the image step's pull clears it; over an existing
+    // VM such a pull fails (and sticks) again, so only a restart of Lume clears it.
+    if (file_exists(m_options.lume_home + "/" + vm + "/config.json")) {
+      throw lookup.error().with_hint(
+          "Lume keeps this answer for '" + vm + "' until its server restarts; the VM is in " +
+          m_options.lume_home + "/" + vm + ": restart Lume ('lume serve') and run create again");
+    }
+  } else {
+    found = std::move(lookup).value_or_throw();
+  }
   const std::string record_path =
       provenance::provenance_path(m_options.state_dir, vm).value_or_throw();
   const bool ours = file_exists(record_path);
+  if (ours) {
+    if (auto host_record = provenance::read_provenance(m_options.state_dir, vm); host_record.ok()) {
+      for (const auto& [name, origin] : enablement_origins(host_record.value())) {
+        if (origin == provenance::k_origin_allow && m_recipe.enablement.find(name) == nullptr) {
+          m_allow_entries.push_back(name);
+        }
+      }
+    }
+  }
   std::string vm_observed = "absent";
   if (found) {
     if (const auto* details = details_of(*found)) {
@@ -220,9 +243,18 @@ Plan CreatePipeline::plan() {
             std::nullopt,
             "",
             [this] { return step_probe(); }});
+  std::string allow_names;
+  for (const auto& name : m_allow_entries) {
+    allow_names += (allow_names.empty() ? "'" : ", '") + name + "'";
+  }
+  const std::string allow_part =
+      m_allow_entries.empty() ? ""
+      : m_options.exclusive   ? "; --exclusive: remove the entries added with allow: " + allow_names
+                              : "; keep the entries added with allow: " + allow_names;
   plan.add({"enablement",
             "apply " + std::to_string(m_recipe.enablement.entries.size()) + " enablement entr" +
-                (m_recipe.enablement.entries.size() == 1 ? "y" : "ies"),
+                (m_recipe.enablement.entries.size() == 1 ? "y" : "ies") + " of the recipe" +
+                allow_part,
             std::nullopt,
             "",
             [this] { return step_enablement(); }});
@@ -338,8 +370,22 @@ StepResult CreatePipeline::step_enablement() {
   apply::EnablementTarget target =
       apply::enablement_target(observed, *m_facts, m_options.vm).value_or_throw();
   target.settings.default_profile = profile();
+  // Entries added with `allow` stay (as the guest has them) unless --exclusive.
+  enablement::EnablementList desired = m_recipe.enablement;
+  std::map<std::string, std::string> origins;
+  const auto applied = apply::applied_list(observed);
+  for (const std::string& name : m_allow_entries) {
+    const enablement::EnablementEntry* entry = applied.ok() ? applied.value().find(name) : nullptr;
+    if (m_options.exclusive || entry == nullptr) {
+      m_outcome.removed_allow_entries.push_back(name);
+      continue;
+    }
+    desired.entries.push_back(*entry);
+    origins[name] = provenance::k_origin_allow;
+    m_outcome.kept_allow_entries.push_back(name);
+  }
   const apply::ApplyReport report =
-      apply::apply_enablement(*m_session, m_recipe.enablement, target, observed).value_or_throw();
+      apply::apply_enablement(*m_session, desired, target, observed).value_or_throw();
   m_outcome.enablement_changes = report.changes;
   for (const auto& warning : report.warnings) {
     m_outcome.warnings.push_back(warning);
@@ -347,26 +393,23 @@ StepResult CreatePipeline::step_enablement() {
       m_services.warn(warning);
     }
   }
-  std::vector<provenance::EnablementRecord> records;
-  const auto agents = enablement::render_agents(m_recipe.enablement, target.layout, target.settings)
-                          .value_or_throw();
-  for (const auto& entry : m_recipe.enablement.entries) {
-    provenance::EnablementRecord record;
-    record.name = entry.name;
-    record.program = entry.program;
-    record.agent = entry.agent;
-    for (const auto& agent : agents) {
-      if (agent.name == entry.name) {
-        record.plist_sha256 = agent.sha256;
-      }
+  m_enablement_records =
+      enablement_records(desired, target.layout, target.settings, origins).value_or_throw();
+  const std::size_t n = desired.entries.size();
+  const auto named = [](const std::string& verb, const std::vector<std::string>& names) {
+    std::string text;
+    for (const auto& name : names) {
+      text +=
+          (text.empty() ? "; " + verb + " the entries added with allow: '" : ", '") + name + "'";
     }
-    records.push_back(record);
-  }
-  m_enablement_records = records;
-  const std::size_t n = m_recipe.enablement.entries.size();
+    return text;
+  };
+  const std::string kept = named("kept", m_outcome.kept_allow_entries) +
+                           named("removed", m_outcome.removed_allow_entries);
   return {report.changed,
-          report.changed ? std::to_string(report.changes.size()) + " change(s)"
-                         : std::to_string(n) + " entr" + (n == 1 ? "y" : "ies") + " in place"};
+          (report.changed ? std::to_string(report.changes.size()) + " change(s)"
+                          : std::to_string(n) + " entr" + (n == 1 ? "y" : "ies") + " in place") +
+              kept};
 }
 
 StepResult CreatePipeline::step_provenance() {

@@ -39,9 +39,12 @@ struct CreateOptions {
   std::optional<std::string> from;  ///< image reference overriding the recipe's
   std::optional<std::uint32_t> cpu; ///< overrides the recipe's vm.cpu
   std::optional<std::uint64_t> memory_bytes;
-  std::string lume_url;      ///< recorded in the provenance
-  std::string lume_home;     ///< Lume's VM directory root (.manifest-digest lives there)
-  std::string state_dir;     ///< host records (provenance) live in <state_dir>/vms/<vm>/
+  std::string lume_url;  ///< recorded in the provenance
+  std::string lume_home; ///< Lume's VM directory root (.manifest-digest lives there)
+  std::string state_dir; ///< host records (provenance) live in <state_dir>/vms/<vm>/
+  /// Entries added with `allow` (origin "allow" in the host record) are kept unless the recipe
+  /// names them; with `exclusive` they are removed (the plan lists them either way).
+  bool exclusive = false;
   std::string bundle_source; ///< where the bundle came from, for the record and the summary
   /// The registry artifact the bundle was fetched from (pinned by digest), for the record;
   /// absent for a bundle from a local directory or archive.
@@ -77,6 +80,8 @@ struct CreateOutcome {
   std::optional<apply::ProbeRun> probe;
   std::optional<apply::ProbeVerdict> verdict;
   std::vector<std::string> enablement_changes;
+  std::vector<std::string> kept_allow_entries; ///< names kept (not exclusive) or removed
+  std::vector<std::string> removed_allow_entries;
   std::vector<std::string> warnings;
   std::optional<provenance::Provenance> record;
   std::uint64_t ssh_commands = 0;
@@ -124,6 +129,8 @@ private:
   std::unique_ptr<guest::GuestSession> m_session;
   std::optional<guest::GuestFacts> m_facts;
   std::vector<provenance::EnablementRecord> m_enablement_records;
+  /// Entries the host record says were added with `allow` and the recipe does not name.
+  std::vector<std::string> m_allow_entries;
   CreateOutcome m_outcome;
 };
 

@@ -171,6 +171,7 @@ json to_json(const Provenance& r) {
       put(entry, "program", e.program);
       put(entry, "agent", e.agent);
       put(entry, "plist_sha256", e.plist_sha256);
+      put(entry, "origin", e.origin);
       out["enablement"].push_back(entry);
     }
   }
@@ -304,6 +305,10 @@ Result<Provenance> provenance_from_json(const json& in) {
       LUME_UNLOCK_TRY(read(e, "program", at, record.program));
       LUME_UNLOCK_TRY(read(e, "agent", at, record.agent));
       LUME_UNLOCK_TRY(read(e, "plist_sha256", at, record.plist_sha256));
+      LUME_UNLOCK_TRY(read(e, "origin", at, record.origin));
+      if (record.origin && *record.origin != k_origin_recipe && *record.origin != k_origin_allow) {
+        return bad(at + "origin", "must be 'recipe' or 'allow'");
+      }
       r.enablement->push_back(record);
     }
   }
@@ -373,6 +378,10 @@ Result<Provenance> read_provenance(const std::string& state_dir, const std::stri
                  "it names VM '" + parsed.value().vm + "', not '" + vm + "'");
   }
   return parsed;
+}
+
+std::string origin_of(const EnablementRecord& record) {
+  return record.origin.value_or(k_origin_recipe);
 }
 
 std::string rfc3339_now() {

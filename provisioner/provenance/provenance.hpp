@@ -54,12 +54,22 @@ struct ShimInfo {
   std::optional<std::string> bundle_digest;
 };
 
+/// Where an enablement entry came from: the recipe of a `create`, or an `allow add`.
+inline constexpr const char* k_origin_recipe = "recipe";
+inline constexpr const char* k_origin_allow = "allow";
+
 struct EnablementRecord {
   std::string name;
   std::optional<std::string> program;
   std::optional<bool> agent;
   std::optional<std::string> plist_sha256;
+  /// k_origin_recipe or k_origin_allow. Records written before the field existed have none:
+  /// their entries all came from a recipe (origin_of).
+  std::optional<std::string> origin;
 };
+
+/// The origin of `record`: its own, or k_origin_recipe when it has none.
+std::string origin_of(const EnablementRecord& record);
 
 struct ProbeInfo {
   std::optional<nlohmann::json> stock;    ///< lume-unlock-probe --json, without the shim

@@ -52,11 +52,11 @@ Result<Resolved> resolve(oci::RegistryClient& registry, const oci::Reference& re
   return Resolved{digest, *by_tag.tag};
 }
 
+} // namespace
+
 bool is_sticky_pull_failure(const Error& error) {
   return error.why().find("Pull failed for '") != std::string::npos;
 }
-
-} // namespace
 
 Result<ImagePullPlan> plan_image_pull(lume::LumeApi& lume,
                                       oci::RegistryClient& registry,

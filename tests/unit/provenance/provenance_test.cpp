@@ -27,8 +27,11 @@ Provenance full_record() {
            std::string(64, 'b')}},
       "ghcr.io/acme/lume-unlock-shim@sha256:" + std::string(64, 'e'),
       "sha256:" + std::string(64, 'e')};
-  r.enablement = std::vector<EnablementRecord>{
-      {"llama-server", "/opt/llama.cpp/bin/llama-server", true, std::string(64, 'c')}};
+  r.enablement = std::vector<EnablementRecord>{{"llama-server",
+                                                "/opt/llama.cpp/bin/llama-server",
+                                                true,
+                                                std::string(64, 'c'),
+                                                std::nullopt}};
   r.probe =
       ProbeInfo{nlohmann::json{{"process", "lume-unlock-probe"}, {"families", {{"1009", false}}}},
                 nlohmann::json{{"process", "lume-unlock-probe"}, {"families", {{"1009", true}}}}};
@@ -81,6 +84,25 @@ TEST(Provenance, RoundTripsThroughJson) {
   auto parsed = parse_provenance(to_json(full_record()).dump());
   ASSERT_TRUE(parsed.ok()) << parsed.error().message();
   EXPECT_TRUE(same(parsed.value(), full_record()));
+}
+
+TEST(Provenance, EnablementOriginRoundTripsAndOlderRecordsWithoutItAreRecipeEntries) {
+  Provenance record = full_record();
+  record.enablement->push_back({"chat", "/opt/chat", false, std::nullopt, "allow"});
+  auto parsed = parse_provenance(to_json(record).dump());
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  ASSERT_EQ(parsed.value().enablement->size(), 2u);
+  EXPECT_EQ(origin_of((*parsed.value().enablement)[1]), "allow");
+  // A record written before the field existed still reads; its entries came from a recipe.
+  EXPECT_FALSE(to_json(full_record())["enablement"][0].contains("origin"));
+  EXPECT_EQ(origin_of((*parsed.value().enablement)[0]), "recipe");
+  auto document = to_json(record);
+  document["enablement"][1]["origin"] = "elsewhere";
+  auto bad = provenance_from_json(document);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("'enablement[1].origin' must be 'recipe' or 'allow'"),
+            std::string::npos)
+      << bad.error().message();
 }
 
 TEST(Provenance, UnknownValuesAreAbsentNotInvented) {
