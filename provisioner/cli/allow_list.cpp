@@ -12,8 +12,7 @@ void run_allow_list(const std::string& vm,
                     const guest::ConnectionOptions& connection,
                     Context& context) {
   auto session = connect_vm_guest(context, vm, connection);
-  const auto listed =
-      pipeline::allow_list(*session, context.global.state_dir, vm).value_or_throw();
+  const auto listed = pipeline::allow_list(*session, context.global.state_dir, vm).value_or_throw();
   const apply::GuestEnablementView& view = listed.view;
   const auto& loaded = view.observed.state.loaded_labels;
   if (context.json()) {
@@ -32,8 +31,7 @@ void run_allow_list(const std::string& vm,
   }
   if (view.list.entries.empty()) {
     context.out << "no programs are enabled in VM '" << vm
-                << "' (add one with 'lume-unlock allow add " << vm
-                << " ENTRY --program PATH')\n";
+                << "' (add one with 'lume-unlock allow add " << vm << " ENTRY --program PATH')\n";
     return;
   }
   for (const enablement::EnablementEntry& entry : view.list.entries) {

@@ -34,8 +34,8 @@ Status write_vm_record(guest::GuestSession& session,
   return provenance::write_provenance(state_dir, record);
 }
 
-std::map<std::string, std::string> enablement_origins(
-    const std::optional<provenance::Provenance>& record) {
+std::map<std::string, std::string>
+enablement_origins(const std::optional<provenance::Provenance>& record) {
   std::map<std::string, std::string> origins;
   if (record && record->enablement) {
     for (const auto& entry : *record->enablement) {

@@ -30,8 +30,8 @@ Status write_vm_record(guest::GuestSession& session,
                        const provenance::Provenance& record);
 
 /// Entry name → origin (provenance::origin_of) of the enablement entries in `record`.
-std::map<std::string, std::string> enablement_origins(
-    const std::optional<provenance::Provenance>& record);
+std::map<std::string, std::string>
+enablement_origins(const std::optional<provenance::Provenance>& record);
 
 /// The enablement section for `list` as applied with `layout` and `settings`, in list order:
 /// name, program, agent, the SHA-256 of the rendered plist, and the origin `origins` gives the

@@ -18,9 +18,8 @@ public:
   /// replaced by `holder` (e.g. "pid 42, 'allow add', since 2026-…"). Fails (category failure)
   /// when the file cannot be opened, naming the path and errno text, or when the lock is still
   /// held after `timeout`: the error's why quotes the holder's description.
-  static Result<FileLock> acquire(const std::string& path,
-                                  const std::string& holder,
-                                  std::chrono::milliseconds timeout);
+  static Result<FileLock>
+  acquire(const std::string& path, const std::string& holder, std::chrono::milliseconds timeout);
 
   FileLock(FileLock&& other) noexcept;
   FileLock& operator=(FileLock&&) = delete;

@@ -11,7 +11,6 @@
 #include <memory>
 #include <thread>
 
-
 namespace lume_unlock::test {
 namespace {
 
@@ -54,26 +53,25 @@ TEST_F(Concurrency, ThreeAllowAddsAndTwoCreatesAtOnceSerializeAndLoseNothing) {
       std::unique_ptr<ChildProcess> process;
     };
     std::vector<Run> runs;
-    const auto launch = [&](const std::string& name,
-                            const std::string& entry,
-                            std::vector<std::string> command) {
-      std::vector<std::string> argv = {LUME_UNLOCK_BINARY,
-                                       "--lume-url",
-                                       lume->url(),
-                                       "--state-dir",
-                                       state.path(),
-                                       "--lock-timeout",
-                                       "120"};
-      argv.insert(argv.end(), command.begin(), command.end());
-      for (const auto& word : connection(ssh_port, guest.info().user)) {
-        argv.push_back(word);
-      }
-      ChildProcess::Options options;
-      options.argv = argv;
-      options.log_dir = files.path();
-      options.name = name + "-" + std::to_string(round);
-      runs.push_back({entry, std::make_unique<ChildProcess>(options)});
-    };
+    const auto launch =
+        [&](const std::string& name, const std::string& entry, std::vector<std::string> command) {
+          std::vector<std::string> argv = {LUME_UNLOCK_BINARY,
+                                           "--lume-url",
+                                           lume->url(),
+                                           "--state-dir",
+                                           state.path(),
+                                           "--lock-timeout",
+                                           "120"};
+          argv.insert(argv.end(), command.begin(), command.end());
+          for (const auto& word : connection(ssh_port, guest.info().user)) {
+            argv.push_back(word);
+          }
+          ChildProcess::Options options;
+          options.argv = argv;
+          options.log_dir = files.path();
+          options.name = name + "-" + std::to_string(round);
+          runs.push_back({entry, std::make_unique<ChildProcess>(options)});
+        };
     for (int i = 0; i < 3; ++i) {
       const std::string entry = "r" + std::to_string(round) + "-e" + std::to_string(i);
       std::vector<std::string> command = {"allow", "add", "vm1", entry, "--program", probe_path()};
@@ -137,10 +135,10 @@ TEST_F(Concurrency, ThreeAllowAddsAndTwoCreatesAtOnceSerializeAndLoseNothing) {
   EXPECT_EQ(added.size(), 30u);
   EXPECT_EQ(leftovers(), "");
   // Nothing stays in the guest's staging directory: each run removed its own.
-  EXPECT_EQ(run_command({"/bin/sh", "-c", "ls -A \"$1\" 2>/dev/null", "sh",
-                         support_dir() + "/staging"})
-                .stdout_text,
-            "");
+  EXPECT_EQ(
+      run_command({"/bin/sh", "-c", "ls -A \"$1\" 2>/dev/null", "sh", support_dir() + "/staging"})
+          .stdout_text,
+      "");
 
   CliRun listed = cli({"allow", "list", "vm1"}, true, {"--json"});
   ASSERT_EQ(listed.exit_code, 0) << listed.err;
@@ -158,9 +156,8 @@ TEST_F(Concurrency, ASecondWriterGivesUpAfterTheLockTimeoutNamingTheHolder) {
       std::chrono::milliseconds(0));
   ASSERT_TRUE(held.ok());
   lume->stop(); // asking Lume anything would now fail with exit 3
-  CliRun run = cli({"allow", "add", "vm1", "x", "--program", "/bin/sh"},
-                   true,
-                   {"--lock-timeout", "0.2"});
+  CliRun run =
+      cli({"allow", "add", "vm1", "x", "--program", "/bin/sh"}, true, {"--lock-timeout", "0.2"});
   EXPECT_EQ(run.exit_code, 1) << run.err;
   EXPECT_NE(run.err.find("VM 'vm1' is busy: allow add"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("still held after 0.2 s by pid 4242 ('lume-unlock create vm1', started "

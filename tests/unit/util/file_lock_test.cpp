@@ -1,7 +1,6 @@
-#include "util/file_lock.hpp"
-
 #include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"
+#include "util/file_lock.hpp"
 
 #include <gtest/gtest.h>
 
@@ -28,13 +27,15 @@ TEST(FileLock, TheHolderWritesItselfAndASecondTakerTimesOutNamingIt) {
   EXPECT_EQ(second.error().category(), ErrorCategory::failure);
   EXPECT_EQ(second.error().why(), "still held after 0.3 s by pid 1 ('first', started then)");
   EXPECT_GE(waited, milliseconds(300));
-  EXPECT_EQ(read_file(path).value(), "pid 1 ('first', started then)\n") << "the loser writes nothing";
+  EXPECT_EQ(read_file(path).value(), "pid 1 ('first', started then)\n")
+      << "the loser writes nothing";
 }
 
 TEST(FileLock, AWaiterGetsTheLockWhenTheHolderLetsGo) {
   test::TempDir dir("file-lock");
   const std::string path = dir / "lock";
-  auto first = std::make_unique<FileLock>(FileLock::acquire(path, "first", milliseconds(0)).value());
+  auto first =
+      std::make_unique<FileLock>(FileLock::acquire(path, "first", milliseconds(0)).value());
   std::thread release([&first] {
     std::this_thread::sleep_for(milliseconds(200));
     first.reset();
