@@ -3,9 +3,10 @@
 #include "cli/create_report.hpp"
 #include "cli/create_setup.hpp"
 #include "pipeline/create.hpp"
-#include "util/size.hpp"
+#include "recipe/recipe.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -97,14 +98,20 @@ void run_planned_create(const CreateCommandOptions& options,
 }
 
 void run_create(const CreateCommandOptions& options, Context& context, int& exit_code) {
+  // Checked before anything is loaded or asked: a bad size is the user's to fix first.
+  std::optional<std::uint64_t> memory_bytes;
+  if (!options.memory.empty()) {
+    memory_bytes =
+        recipe::parse_vm_size(options.memory, recipe::k_max_memory_bytes).value_or_throw();
+  }
   const auto lock = context.lock_vm(options.setup.vm, "create", options.dry_run);
   with_create_services(options.setup, context, [&](CreateServicesInUse& use) {
     pipeline::CreateOptions& create = use.options;
     if (options.cpu != 0) {
       create.cpu = options.cpu;
     }
-    if (!options.memory.empty()) {
-      create.memory_bytes = util::parse_size(options.memory).value_or_throw();
+    if (memory_bytes) {
+      create.memory_bytes = *memory_bytes;
     }
     create.install_settle = std::chrono::seconds(options.install_settle_seconds);
     create.exclusive = options.exclusive;

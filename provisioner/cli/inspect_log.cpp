@@ -51,7 +51,7 @@ std::string describe_shim(const verify::ShimActivation& shim) {
 }
 
 void run_inspect_log(const InspectLogOptions& options, Context& context, int& exit_code) {
-  auto text = util::read_file(options.file);
+  auto text = util::read_input_file(options.file, verify::k_max_llama_log_bytes, "the log");
   if (!text) {
     throw Error(ErrorCategory::usage,
                 "cannot inspect log",

@@ -53,10 +53,8 @@ void run_lock(const LockOptions& options, Context& context) {
   }
   const std::string lock_path = recipe::lock_path_for(options.recipe_path);
   // Re-locking pins the references again; the images baked from this recipe stay on record.
-  if (auto existing = util::read_file(lock_path); existing.ok()) {
-    if (auto parsed = recipe::parse_lock_file(existing.value(), lock_path); parsed.ok()) {
-      lock.baked = parsed.value().baked;
-    }
+  if (auto existing = recipe::load_lock_file(lock_path); existing.ok()) {
+    lock.baked = existing.value().baked;
   }
   recipe::write_lock_file(lock_path, lock).value_or_throw();
   if (context.json()) {

@@ -43,7 +43,9 @@ enablement::Profile recorded_profile(const Context& context, const std::string& 
 void run_verify(const VerifyOptions& options, Context& context, int& exit_code) {
   std::optional<verify::LlamaLogReport> log_report;
   if (!options.llama_log.empty()) {
-    const std::string text = util::read_file(options.llama_log).value_or_throw();
+    const std::string text =
+        util::read_input_file(options.llama_log, verify::k_max_llama_log_bytes, "the log")
+            .value_or_throw();
     verify::LlamaLogOptions log_options;
     log_options.expect_shim = true;
     log_report = verify::classify_llama_log(text, log_options);

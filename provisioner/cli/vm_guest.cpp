@@ -2,6 +2,7 @@
 
 #include "apply/guest_address_resolver.hpp"
 #include "lume/client.hpp"
+#include "lume/vm_name.hpp"
 
 namespace lume_unlock::cli {
 
@@ -18,6 +19,8 @@ std::unique_ptr<guest::SshSession> connect_vm_guest(const Context& context,
                                                     const std::string& vm,
                                                     const guest::ConnectionOptions& connection,
                                                     lume::LumeApi& lume) {
+  // The edge for every command that reaches a guest by VM name: '-rf' is refused here.
+  lume::VmName::parse(vm).value_or_throw();
   apply::LumeGuestAddressResolver resolver(lume);
   const std::string host = resolver.resolve(vm).value_or_throw();
   context.debug("guest of VM '" + vm + "' at " + host + ":" + std::to_string(connection.port));

@@ -3,7 +3,9 @@
 #include "util/text_check.hpp"
 
 #include <algorithm>
+#include <string_view>
 #include <tuple>
+#include <unordered_map>
 
 namespace lume_unlock::enablement {
 
@@ -78,6 +80,16 @@ std::optional<Violation> check_program(const std::string& program) {
       "give the program's full path in the guest, e.g. '/opt/llama.cpp/bin/llama-server'";
   if (program.empty()) {
     return make(Field::program, "program is required", full_path_hint);
+  }
+  // macOS's PATH_MAX (1024, <sys/syslimits.h>) counts the terminating NUL; the guest's exec and
+  // the shim's path comparison cannot see a longer path. Checked first: the path is not quoted.
+  constexpr std::size_t k_guest_path_max = 1024;
+  if (program.size() >= k_guest_path_max) {
+    return make(Field::program,
+                "program is " + std::to_string(program.size()) +
+                    " bytes long, more than the guest's PATH_MAX of " +
+                    std::to_string(k_guest_path_max - 1) + " bytes",
+                full_path_hint);
   }
   if (auto problem = util::text_problem(program)) {
     return make(Field::program, "program " + *problem);
@@ -231,18 +243,20 @@ std::optional<Violation> find_violation(const EnablementEntry& entry) {
 }
 
 std::optional<ListViolation> find_violation(const EnablementList& list) {
+  // Name -> index of its first entry: one lookup per entry keeps long lists linear.
+  std::unordered_map<std::string_view, std::size_t> first_with_name;
+  first_with_name.reserve(list.entries.size());
   for (std::size_t i = 0; i < list.entries.size(); ++i) {
     if (auto v = find_violation(list.entries[i])) {
       return ListViolation{i, *v};
     }
-    for (std::size_t j = 0; j < i; ++j) {
-      if (list.entries[j].name == list.entries[i].name) {
-        return ListViolation{i,
-                             make(Field::name,
-                                  "name is used twice (entries " + std::to_string(j + 1) + " and " +
-                                      std::to_string(i + 1) + ")",
-                                  "give every entry its own name")};
-      }
+    const auto [first, inserted] = first_with_name.emplace(list.entries[i].name, i);
+    if (!inserted) {
+      return ListViolation{i,
+                           make(Field::name,
+                                "name is used twice (entries " + std::to_string(first->second + 1) +
+                                    " and " + std::to_string(i + 1) + ")",
+                                "give every entry its own name")};
     }
   }
   return std::nullopt;

@@ -2,6 +2,7 @@
 
 #include "guest/shell_quote.hpp"
 #include "util/atomic_file.hpp"
+#include "util/private_file.hpp"
 #include "util/sha256.hpp"
 
 #include <libssh/libssh.h>
@@ -277,6 +278,7 @@ Result<bool> SshSession::load_or_create_key(bool create, ssh_key* key) {
   Impl& s = *m_impl;
   std::error_code ec;
   if (std::filesystem::exists(s.paths.private_key, ec)) {
+    LUME_UNLOCK_TRY(util::require_owner_only(s.paths.private_key, "per-VM SSH key"));
     if (ssh_pki_import_privkey_file(s.paths.private_key.c_str(), nullptr, nullptr, nullptr, key) !=
         SSH_OK) {
       return Error(ErrorCategory::guest,

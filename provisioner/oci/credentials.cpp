@@ -2,6 +2,7 @@
 
 #include "util/atomic_file.hpp"
 #include "util/base64.hpp"
+#include "util/private_file.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -116,8 +117,15 @@ Result<DockerConfigCredentials> DockerConfigCredentials::load(const EnvironmentR
   if (stat(path.c_str(), &st) != 0) {
     return DockerConfigCredentials();
   }
-  LUME_UNLOCK_TRY_ASSIGN(auto text, util::read_file(path));
-  return parse(text, path);
+  constexpr std::size_t k_max_docker_config_bytes = 4u << 20;
+  LUME_UNLOCK_TRY_ASSIGN(
+      auto text, util::read_input_file(path, k_max_docker_config_bytes, "the Docker config"));
+  LUME_UNLOCK_TRY_ASSIGN(auto config, parse(text, path));
+  if (!config.m_entries.empty()) {
+    // Docker and Podman write it 0600; a readable copy leaks the registry secrets it holds.
+    LUME_UNLOCK_TRY(util::require_owner_only(path, "Docker config with registry credentials"));
+  }
+  return config;
 }
 
 std::optional<Credentials> DockerConfigCredentials::lookup(const std::string& registry) const {

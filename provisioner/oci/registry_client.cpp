@@ -194,6 +194,8 @@ struct RegistryClient::Impl {
 
     HttpRequest request{"GET", token_url};
     request.headers.push_back({"Accept", "application/json"});
+    // A token document is a few KiB (a JWT and its lifetime); a larger one is not a token.
+    request.max_body_bytes = 1u << 20;
     const bool realm_is_safe = token_url.rfind("https://", 0) == 0 ||
                                util::is_loopback_url(token_url) ||
                                plain_http(util::url_host(token_url));

@@ -15,8 +15,7 @@ std::optional<recipe::LockFile> read_lock(const std::string& path) {
   if (!std::filesystem::exists(path, ec)) {
     return std::nullopt;
   }
-  const std::string text = util::read_file(path).value_or_throw();
-  return recipe::parse_lock_file(text, path).value_or_throw();
+  return recipe::load_lock_file(path).value_or_throw();
 }
 
 } // namespace

@@ -80,8 +80,7 @@ Plan CreatePipeline::plan() {
     reference_text = *m_recipe.source.image;
     const std::string lock_path = recipe::lock_path_for(m_recipe.path);
     if (file_exists(lock_path)) {
-      const std::string lock_text = util::read_file(lock_path).value_or_throw();
-      const recipe::LockFile lock = recipe::parse_lock_file(lock_text, lock_path).value_or_throw();
+      const recipe::LockFile lock = recipe::load_lock_file(lock_path).value_or_throw();
       // The recipe's sha256 is of the bytes it was loaded from: no need to read them again.
       if (lock.recipe_sha256 != m_recipe.sha256) {
         m_outcome.warnings.push_back("'" + lock_path +

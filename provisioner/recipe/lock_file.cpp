@@ -183,6 +183,12 @@ Result<LockFile> parse_lock_file(std::string_view text, const std::string& path)
   return lock;
 }
 
+Result<LockFile> load_lock_file(const std::string& path) {
+  LUME_UNLOCK_TRY_ASSIGN(auto text,
+                         util::read_input_file(path, k_max_lock_file_bytes, "the lock file"));
+  return parse_lock_file(text, path);
+}
+
 std::string lock_path_for(const std::string& recipe_path) {
   const auto slash = recipe_path.rfind('/');
   const auto dot = recipe_path.rfind('.');

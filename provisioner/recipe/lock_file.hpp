@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -84,6 +85,12 @@ struct LockFile {
 nlohmann::json to_json(const LockFile& lock);
 /// Parses lock file text; fails (category usage) as "<path>: <what is wrong>".
 Result<LockFile> parse_lock_file(std::string_view text, const std::string& path);
+
+/// The largest lock file read: a lock holds one line per reference and baked image.
+inline constexpr std::size_t k_max_lock_file_bytes = 16u << 20;
+
+/// Reads (regular files of at most k_max_lock_file_bytes only) and parses a lock file.
+Result<LockFile> load_lock_file(const std::string& path);
 
 /// Where the lock of a recipe lives: "dir/name.yaml" -> "dir/name.lock.json".
 std::string lock_path_for(const std::string& recipe_path);

@@ -108,20 +108,11 @@ public:
     return value;
   }
 
-  /// A size as Lume parses it, except that the unit is required: "16" reads as bytes to people
-  /// while Lume takes it as GB.
-  std::uint64_t size(const YAML::Node& node, const std::string& field) const {
-    static const char* const k_hint = "write it like 16GB or 8192MB (units: TB, GB, MB, KB, B)";
-    const std::string text = string(node, field);
-    if (text.find_first_not_of("0123456789. ") == std::string::npos) {
-      fail(node, field, "'" + text + "' has no unit", k_hint);
-    }
-    auto bytes = util::parse_size(text);
+  std::uint64_t
+  size(const YAML::Node& node, const std::string& field, std::uint64_t ceiling) const {
+    auto bytes = parse_vm_size(string(node, field), ceiling);
     if (!bytes) {
-      fail(node, field, bytes.error().message(), k_hint);
-    }
-    if (bytes.value() == 0) {
-      fail(node, field, "'" + text + "' is zero", k_hint);
+      fail(node, field, bytes.error().why(), bytes.error().hint());
     }
     return bytes.value();
   }
@@ -131,6 +122,31 @@ private:
 };
 
 } // namespace
+
+Result<std::uint64_t> parse_vm_size(std::string_view text, std::uint64_t ceiling) {
+  const std::string quoted = "'" + std::string(text) + "'";
+  auto fail = [&](const std::string& why,
+                  const std::string& hint =
+                      "write it like 16GB or 8192MB (units: TB, GB, MB, KB, B)") -> Error {
+    return Error(ErrorCategory::usage, "invalid size " + quoted, why, hint);
+  };
+  if (text.find_first_not_of("0123456789. ") == std::string_view::npos) {
+    return fail(quoted + " has no unit");
+  }
+  auto bytes = util::parse_size(text);
+  if (!bytes) {
+    return fail(quoted + ": " + bytes.error().why());
+  }
+  if (bytes.value() == 0) {
+    return fail(quoted + " is zero");
+  }
+  if (bytes.value() > ceiling) {
+    return fail(quoted + " (" + std::to_string(bytes.value()) +
+                    " bytes) is more than the ceiling of " + util::format_size(ceiling),
+                "no Mac can back it; at most " + util::format_size(ceiling));
+  }
+  return bytes.value();
+}
 
 Result<Recipe> parse_recipe(std::string_view text, const std::string& source_name) {
   Parser p(source_name);
@@ -183,8 +199,14 @@ Result<Recipe> parse_recipe(std::string_view text, const std::string& source_nam
                      [&](auto& v, auto& g) {
                        recipe.vm.cpu = static_cast<int>(p.integer(v, g, 1, 64));
                      }},
-                    {"memory", [&](auto& v, auto& g) { recipe.vm.memory_bytes = p.size(v, g); }},
-                    {"disk", [&](auto& v, auto& g) { recipe.vm.disk_bytes = p.size(v, g); }},
+                    {"memory",
+                     [&](auto& v, auto& g) {
+                       recipe.vm.memory_bytes = p.size(v, g, k_max_memory_bytes);
+                     }},
+                    {"disk",
+                     [&](auto& v, auto& g) {
+                       recipe.vm.disk_bytes = p.size(v, g, k_max_disk_bytes);
+                     }},
                     {"display", [&](auto& v, auto& g) {
                        std::string d = p.string(v, g);
                        static const std::regex k_display("[1-9][0-9]{1,4}x[1-9][0-9]{1,4}");
@@ -256,7 +278,7 @@ Result<Recipe> parse_recipe(std::string_view text, const std::string& source_nam
 }
 
 Result<Recipe> load_recipe(const std::string& path) {
-  auto text = util::read_file(path);
+  auto text = util::read_input_file(path, k_max_recipe_bytes, "the recipe");
   if (!text) {
     return Error(ErrorCategory::usage,
                  "cannot read recipe '" + path + "'",

@@ -3,6 +3,7 @@
 #include "enablement/enablement_list.hpp"
 #include "util/result.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -46,11 +47,27 @@ struct Recipe {
   enablement::EnablementList enablement;
 };
 
+/// The most memory a VM may be given: 512 GiB, the most any Apple silicon Mac has (Mac Studio,
+/// M3 Ultra). Virtualization.framework cannot give a guest more memory than its host has.
+inline constexpr std::uint64_t k_max_memory_bytes = 512ull << 30;
+/// The largest VM disk: 16 TiB, at least the largest internal SSD Apple sells (16 TB). The disk
+/// image is sparse, but a guest that fills a larger disk would fill the host first.
+inline constexpr std::uint64_t k_max_disk_bytes = 16ull << 40;
+
+/// Parses a VM memory or disk size: a unit is required ("16" reads as bytes to people while Lume
+/// takes it as GB), the value must be whole bytes, above zero and at most `ceiling`. Fails with a
+/// usage error (exit 2) that says which rule the text broke and how to write it.
+Result<std::uint64_t> parse_vm_size(std::string_view text, std::uint64_t ceiling);
+
 /// Parses recipe text. `source_name` prefixes every error as "source_name:line:col: field: ...".
 /// Unknown keys, wrong types and out-of-range values are usage errors (exit 2).
 Result<Recipe> parse_recipe(std::string_view text, const std::string& source_name);
 
-/// Reads and parses a recipe file.
+/// The largest recipe read: hand-written recipes are a few KiB; this leaves room for generated
+/// ones with hundreds of thousands of enablement entries.
+inline constexpr std::size_t k_max_recipe_bytes = 64u << 20;
+
+/// Reads (regular files of at most k_max_recipe_bytes only) and parses a recipe file.
 Result<Recipe> load_recipe(const std::string& path);
 
 } // namespace lume_unlock::recipe

@@ -1,5 +1,7 @@
 #include "atomic_file.hpp"
 
+#include "util/size.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -123,6 +125,57 @@ Result<std::string> read_file(const std::string& path) {
     return io_error("read", path, errno);
   }
   return buffer.str();
+}
+
+Result<std::string>
+read_input_file(const std::string& path, std::size_t max_bytes, const std::string& what) {
+  // O_NONBLOCK so that opening a FIFO does not wait for a writer before it is refused.
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    return io_error("read", path, errno);
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { close(fd); }
+  } closer{fd};
+  struct stat info {};
+  if (fstat(fd, &info) != 0) {
+    return io_error("read", path, errno);
+  }
+  if (!S_ISREG(info.st_mode)) {
+    const char* kind = S_ISDIR(info.st_mode) ? "a directory" : "not a regular file";
+    return Error(ErrorCategory::usage,
+                 "cannot read " + what + " '" + path + "'",
+                 std::string("it is ") + kind,
+                 "pass the path of a regular file");
+  }
+  auto too_large = [&] {
+    return Error(ErrorCategory::usage,
+                 "cannot read " + what + " '" + path + "'",
+                 "it is larger than the limit of " + describe_limit(max_bytes),
+                 "a real " + what + " is far smaller; check that this is the right file");
+  };
+  if (static_cast<std::uint64_t>(info.st_size) > max_bytes) {
+    return too_large();
+  }
+  std::string text;
+  char buffer[65536];
+  for (;;) {
+    const ssize_t got = ::read(fd, buffer, sizeof buffer);
+    if (got < 0) {
+      if (errno == EINTR || errno == EAGAIN) {
+        continue;
+      }
+      return io_error("read", path, errno);
+    }
+    if (got == 0) {
+      return text;
+    }
+    if (text.size() + static_cast<std::size_t>(got) > max_bytes) {
+      return too_large(); // the file grew while it was read
+    }
+    text.append(buffer, static_cast<std::size_t>(got));
+  }
 }
 
 Status make_directories(const std::string& path, mode_t mode) {

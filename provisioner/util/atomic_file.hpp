@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -45,6 +46,13 @@ Status write_file_atomic(const std::string& path, std::string_view content, mode
 
 /// Reads a whole file. Fails with the path and errno text.
 Result<std::string> read_file(const std::string& path);
+
+/// Reads a whole input file of at most `max_bytes`, refusing anything but a regular file (a
+/// directory, /dev/zero, a FIFO) before reading a byte. `what` names the content in errors ("the
+/// recipe"). Fails with usage (exit 2) naming the limit when the file is larger or not regular,
+/// and with the path and errno text when it cannot be opened or read.
+Result<std::string>
+read_input_file(const std::string& path, std::size_t max_bytes, const std::string& what);
 
 /// Creates a directory and its parents (mode 0755 unless given). Existing directories are fine.
 Status make_directories(const std::string& path, mode_t mode = 0755);

@@ -1,5 +1,7 @@
 #include "http_client.hpp"
 
+#include "util/size.hpp"
+
 #include <curl/curl.h>
 
 #include <algorithm>
@@ -39,6 +41,7 @@ struct Transfer {
   HttpResponse* response = nullptr;
   std::size_t upload_offset = 0;
   bool sink_aborted = false;
+  bool body_too_large = false;
 };
 
 std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
@@ -69,6 +72,10 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
       return 0; // makes libcurl abort with CURLE_WRITE_ERROR
     }
   } else {
+    if (transfer->response->body.size() + chunk.size() > transfer->request->max_body_bytes) {
+      transfer->body_too_large = true;
+      return 0; // makes libcurl abort with CURLE_WRITE_ERROR
+    }
     transfer->response->body.append(chunk);
   }
   return chunk.size();
@@ -226,8 +233,13 @@ Result<HttpResponse, TransportError> HttpClient::send(const HttpRequest& request
 
   if (code != CURLE_OK) {
     TransportError error;
-    error.kind = transfer.sink_aborted ? TransportError::Kind::aborted : classify(code);
+    error.kind = transfer.sink_aborted || transfer.body_too_large ? TransportError::Kind::aborted
+                                                                  : classify(code);
     error.detail = error_buffer[0] != '\0' ? std::string(error_buffer) : curl_easy_strerror(code);
+    if (transfer.body_too_large) {
+      error.detail =
+          "the response body is larger than the limit of " + describe_limit(request.max_body_bytes);
+    }
     return error;
   }
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);

@@ -45,6 +45,12 @@ struct HttpRequest {
   std::chrono::milliseconds timeout{60000};
   std::chrono::milliseconds connect_timeout{10000};
   bool follow_redirects = false;
+  /// The most bytes kept in HttpResponse::body (a body_sink's chunks do not count): a longer
+  /// body aborts the transfer with a TransportError (kind aborted) that names this limit, so a
+  /// hostile or broken server cannot make the client hold gigabytes.
+  std::size_t max_body_bytes = default_max_body_bytes;
+  /// JSON documents and error pages are KiB; 16 MiB leaves room for a long VM list.
+  static constexpr std::size_t default_max_body_bytes = 16u << 20;
 };
 
 struct HttpResponse {

@@ -1,8 +1,8 @@
 #include "util/size.hpp"
 
+#include <algorithm>
 #include <cctype>
-#include <cmath>
-#include <cstdlib>
+#include <limits>
 
 namespace lume_unlock::util {
 
@@ -11,7 +11,6 @@ namespace {
 constexpr std::uint64_t k_kib = 1024;
 constexpr std::uint64_t k_mib = k_kib * 1024;
 constexpr std::uint64_t k_gib = k_mib * 1024;
-constexpr std::uint64_t k_tib = k_gib * 1024;
 
 std::string lower_trimmed(std::string_view text) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
@@ -47,6 +46,16 @@ std::string format_size(std::uint64_t bytes) {
   return std::to_string(bytes) + "b";
 }
 
+std::string describe_limit(std::uint64_t bytes) {
+  if (bytes >= k_kib * k_kib && bytes % (k_kib * k_kib) == 0) {
+    return std::to_string(bytes / (k_kib * k_kib)) + " MiB";
+  }
+  if (bytes >= k_kib && bytes % k_kib == 0) {
+    return std::to_string(bytes / k_kib) + " KiB";
+  }
+  return std::to_string(bytes) + " bytes";
+}
+
 Result<std::uint64_t> parse_size(std::string_view text) {
   const std::string s = lower_trimmed(text);
   auto fail = [&](const std::string& why) {
@@ -57,17 +66,16 @@ Result<std::uint64_t> parse_size(std::string_view text) {
   };
   struct Suffix {
     std::string_view text;
-    std::uint64_t multiplier;
+    unsigned shift; ///< the multiplier is 2^shift
   };
   // Longest suffixes first, so "gb" is not read as "b".
-  static constexpr Suffix k_suffixes[] = {
-      {"tb", k_tib}, {"gb", k_gib}, {"mb", k_mib}, {"kb", k_kib}, {"b", 1}};
+  static constexpr Suffix k_suffixes[] = {{"tb", 40}, {"gb", 30}, {"mb", 20}, {"kb", 10}, {"b", 0}};
   std::string number = s;
-  std::uint64_t multiplier = k_gib;
+  unsigned shift = 30;
   for (const auto& suffix : k_suffixes) {
     if (ends_with(s, suffix.text)) {
       number = lower_trimmed(s.substr(0, s.size() - suffix.text.size()));
-      multiplier = suffix.multiplier;
+      shift = suffix.shift;
       break;
     }
   }
@@ -79,13 +87,57 @@ Result<std::uint64_t> parse_size(std::string_view text) {
       return fail(c == '-' ? "sizes cannot be negative" : "unknown unit (use TB, GB, MB, KB or b)");
     }
   }
-  char* end = nullptr;
-  const double value = std::strtod(number.c_str(), &end);
-  if (end == nullptr || *end != '\0') {
+  // Exact decimal arithmetic, not floating point: a size is a whole number of bytes, and doubles
+  // round both huge values and fractions silently.
+  const auto dot = number.find('.');
+  std::string whole = number.substr(0, dot);
+  std::string fraction = dot == std::string::npos ? std::string() : number.substr(dot + 1);
+  if (fraction.find('.') != std::string::npos || (whole.empty() && fraction.empty())) {
     return fail("not a number");
   }
-  const double bytes = std::round(value * static_cast<double>(multiplier));
-  if (!(bytes < 18446744073709551616.0)) {
+  while (!fraction.empty() && fraction.back() == '0') {
+    fraction.pop_back();
+  }
+  whole.erase(0, std::min(whole.find_first_not_of('0'), whole.size()));
+  using Wide = unsigned __int128;
+  constexpr std::size_t k_max_whole_digits = 20;    // 2^64 has 20 digits
+  constexpr std::size_t k_max_fraction_digits = 36; // 5^36 and 10^36 still fit in 128 bits
+  if (whole.size() > k_max_whole_digits) {
+    return fail("too large");
+  }
+  if (fraction.size() > k_max_fraction_digits) {
+    return fail("not a whole number of bytes");
+  }
+  Wide whole_value = 0;
+  for (char c : whole) {
+    whole_value = whole_value * 10 + static_cast<unsigned>(c - '0');
+  }
+  Wide bytes = whole_value << shift;
+  if (!fraction.empty()) {
+    // fraction / 10^k units = fraction * 2^shift / (5^k * 2^k) bytes, whole only when 5^k divides
+    // the fraction and enough factors of two remain.
+    Wide value = 0;
+    Wide five_k = 1;
+    for (char c : fraction) {
+      value = value * 10 + static_cast<unsigned>(c - '0');
+      five_k *= 5;
+    }
+    const unsigned k = static_cast<unsigned>(fraction.size());
+    if (value % five_k != 0) {
+      return fail("not a whole number of bytes");
+    }
+    value /= five_k;
+    if (k > shift) {
+      const Wide two_excess = Wide(1) << (k - shift);
+      if (value % two_excess != 0) {
+        return fail("not a whole number of bytes");
+      }
+      bytes += value / two_excess;
+    } else {
+      bytes += value << (shift - k);
+    }
+  }
+  if (bytes > std::numeric_limits<std::uint64_t>::max()) {
     return fail("too large");
   }
   return static_cast<std::uint64_t>(bytes);

@@ -12,9 +12,13 @@ namespace lume_unlock::util {
 /// GB/MB/KB that divides it exactly ("16GB" for 16 GiB), else plain bytes ("1000b").
 std::string format_size(std::uint64_t bytes);
 
+/// "16 MiB", "512 KiB" or "100 bytes": how errors name a size limit.
+std::string describe_limit(std::uint64_t bytes);
+
 /// Parses a size the way Lume does: case-insensitive tb/gb/mb/kb/b suffix (binary multiples),
-/// no suffix = GB, surrounding whitespace ignored, fractions rounded. Fails with a usage error
-/// for negative, non-numeric, overflowing or unknown-suffix input ("16G", "16GiB").
+/// no suffix = GB, surrounding whitespace ignored, decimal fractions allowed when they come to
+/// whole bytes ("8.5GB", "0.5KB"). Fails with a usage error for negative, non-numeric, overflowing,
+/// fractional-byte ("1.3b", "0.0001KB") or unknown-suffix input ("16G", "16GiB").
 Result<std::uint64_t> parse_size(std::string_view text);
 
 } // namespace lume_unlock::util

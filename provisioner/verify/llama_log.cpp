@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <regex>
 
 namespace lume_unlock::verify {
 
@@ -24,6 +23,34 @@ std::string trim(std::string_view text) {
   }
   auto end = text.find_last_not_of(" \t");
   return std::string(text.substr(begin, end - begin + 1));
+}
+
+// Character classes as ECMAScript regex names them; the classifier scans each line once, left to
+// right, so no input length can make it recurse or backtrack (std::regex overflowed the stack).
+bool is_word(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+/// The index just past the run of characters satisfying `accept` that starts at `at`.
+template <typename Accept>
+std::size_t skip(std::string_view text, std::size_t at, Accept accept) {
+  while (at < text.size() && accept(text[at])) {
+    ++at;
+  }
+  return at;
+}
+
+std::string_view trim_spaces_right(std::string_view text) {
+  while (!text.empty() && is_space(text.back())) {
+    text.remove_suffix(1);
+  }
+  return text;
 }
 
 /// "simdgroup   matrix mul.  support" -> "simdgroup matrix mul.": labels keyed on words, not
@@ -79,13 +106,31 @@ ShimActivation parse_activation(ShimKind kind, const std::string& rest) {
   activation.kind = kind;
   auto paren = rest.rfind('(');
   activation.process = trim(rest.substr(0, paren == std::string::npos ? rest.size() : paren));
-  static const std::regex k_pair(R"((\w+)\s*=\s*([0-9A-Fa-fx]+))");
-  const std::string params = paren == std::string::npos ? std::string() : rest.substr(paren);
-  for (auto it = std::sregex_iterator(params.begin(), params.end(), k_pair);
-       it != std::sregex_iterator();
-       ++it) {
-    const std::string key = (*it)[1];
-    auto value = parse_number((*it)[2]);
+  const std::string_view params =
+      paren == std::string::npos ? std::string_view() : std::string_view(rest).substr(paren);
+  // Each "key = value" pair: a word, optional spaces, '=', optional spaces, a number.
+  std::size_t at = 0;
+  while (at < params.size()) {
+    if (!is_word(params[at])) {
+      ++at;
+      continue;
+    }
+    const std::size_t key_end = skip(params, at, is_word);
+    std::size_t cursor = skip(params, key_end, is_space);
+    if (cursor == params.size() || params[cursor] != '=') {
+      at = key_end;
+      continue;
+    }
+    cursor = skip(params, cursor + 1, is_space);
+    const std::size_t value_end = skip(params, cursor, [](char c) {
+      return std::isxdigit(static_cast<unsigned char>(c)) || c == 'x';
+    });
+    if (value_end == cursor) {
+      at = key_end;
+      continue;
+    }
+    const std::string key(params.substr(at, key_end - at));
+    auto value = parse_number(std::string(params.substr(cursor, value_end - cursor)));
     if (key == "appleFamilyMax") {
       activation.apple_family_max = value;
     } else if (key == "familyMax") {
@@ -95,6 +140,7 @@ ShimActivation parse_activation(ShimKind kind, const std::string& rest) {
     } else if (key == "maxThreadgroupMemory") {
       activation.max_threadgroup_memory = value;
     }
+    at = value_end;
   }
   if (kind == ShimKind::cua && (activation.family_max || activation.feature_profile)) {
     activation.kind = ShimKind::cua_broad;
@@ -134,15 +180,20 @@ void LineReader::read(std::string_view line) {
       return;
     }
   }
-  static const std::regex k_metal_prefix(R"(ggml_metal\w*:\s*(.*)$)");
-  auto at = line.find("ggml_metal");
-  if (at == std::string_view::npos) {
+  // "ggml_metal<word chars>: <body>", at the first "ggml_metal" that has that form.
+  const std::string_view prefix = "ggml_metal";
+  for (auto at = line.find(prefix); at != std::string_view::npos; at = line.find(prefix, at + 1)) {
+    std::size_t cursor = skip(line, at + prefix.size(), is_word);
+    if (cursor == line.size() || line[cursor] != ':') {
+      continue;
+    }
+    cursor = skip(line, cursor + 1, is_space);
+    const std::string_view body = line.substr(cursor);
+    if (body.find('\r') != std::string_view::npos) {
+      continue; // a carriage return inside the line ends it: nothing reaches the end
+    }
+    read_metal(std::string(body));
     return;
-  }
-  std::string tail(line.substr(at));
-  std::smatch match;
-  if (std::regex_search(tail, match, k_metal_prefix)) {
-    read_metal(match[1]);
   }
 }
 
@@ -158,17 +209,51 @@ void LineReader::read_shim(std::string_view line, std::size_t marker_end, ShimKi
   m_report.inert_messages.push_back(rest);
 }
 
+/// "MTL0 (Apple M1 Ultra)" -> "Apple M1 Ultra"; a bare "MTL0" -> ""; any other text as it is.
+std::string device_name(const std::string& value) {
+  const std::string_view text = value;
+  if (text.rfind("MTL", 0) != 0) {
+    return value;
+  }
+  const std::size_t digits_end = skip(text, 3, is_digit);
+  if (digits_end == 3) {
+    return value;
+  }
+  const std::string_view rest = text.substr(skip(text, digits_end, is_space));
+  if (rest.empty()) {
+    return {};
+  }
+  if (rest.size() >= 2 && rest.front() == '(' && rest.back() == ')' &&
+      rest.find('\r') == std::string_view::npos) {
+    return trim(rest.substr(1, rest.size() - 2));
+  }
+  return value;
+}
+
+/// "<label> = true|false", the label a letter then letters, spaces and dots.
+std::optional<std::pair<std::string, bool>> parse_flag(std::string_view body) {
+  const auto equals = body.find('=');
+  if (equals == std::string_view::npos) {
+    return std::nullopt;
+  }
+  const std::string_view label = trim_spaces_right(body.substr(0, equals));
+  if (label.empty() || !std::isalpha(static_cast<unsigned char>(label.front())) ||
+      label.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz .") !=
+          std::string_view::npos) {
+    return std::nullopt;
+  }
+  std::string_view value = body.substr(skip(body, equals + 1, is_space));
+  value = trim_spaces_right(value);
+  if (value != "true" && value != "false") {
+    return std::nullopt;
+  }
+  return std::make_pair(std::string(label), value == "true");
+}
+
 void LineReader::read_metal(const std::string& body) {
-  static const std::regex k_flag(R"(^([A-Za-z][A-Za-z .]*?)\s*=\s*(true|false)\s*$)");
-  static const std::regex k_device_index(R"(^MTL\d+\s*(?:\((.*)\))?$)");
-  std::smatch match;
   if (body.rfind("GPU name:", 0) == 0) {
     m_saw_metal_init = true;
-    auto value = trim(body.substr(9));
-    std::string name = value;
-    if (std::regex_match(value, match, k_device_index)) {
-      name = trim(match[1].str()); // "MTL0 (Apple M1 Ultra)"; a bare "MTL0" names no GPU
-    }
+    const std::string name = device_name(trim(body.substr(9)));
     if (!m_report.gpu_name && !name.empty()) {
       m_report.gpu_name = name;
     }
@@ -179,24 +264,63 @@ void LineReader::read_metal(const std::string& body) {
     read_family(body);
     return;
   }
-  if (std::regex_match(body, match, k_flag)) {
-    read_flag(canonical_label(match[1].str()), match[2] == "true");
+  if (auto flag = parse_flag(body)) {
+    read_flag(canonical_label(flag->first), flag->second);
   }
 }
 
+/// Up to six digits at `at`; the end of the run, or `at` when there is none.
+std::size_t skip_digits_up_to_six(std::string_view text, std::size_t at) {
+  std::size_t end = at;
+  while (end < text.size() && end - at < 6 && is_digit(text[end])) {
+    ++end;
+  }
+  return end;
+}
+
 void LineReader::read_family(const std::string& body) {
-  static const std::regex k_family(
-      R"(MTLGPUFamily(Apple|Common|Metal)(\d{1,6})\s*(?:\(\s*(\d{1,6})\s*\))?)");
-  std::smatch match;
-  if (!std::regex_search(body, match, k_family)) {
+  // "MTLGPUFamily<Apple|Common|Metal><1-6 digits>", then optionally "(<1-6 digits>)".
+  const std::string_view text = body;
+  const std::string_view prefix = "MTLGPUFamily";
+  std::string kind;
+  int number = 0;
+  std::size_t cursor = 0;
+  for (auto at = text.find(prefix); at != std::string_view::npos; at = text.find(prefix, at + 1)) {
+    const std::string_view rest = text.substr(at + prefix.size());
+    for (const char* candidate : {"Apple", "Common", "Metal"}) {
+      if (rest.rfind(candidate, 0) == 0) {
+        kind = candidate;
+      }
+    }
+    if (kind.empty()) {
+      continue;
+    }
+    const std::size_t digits = at + prefix.size() + kind.size();
+    cursor = skip_digits_up_to_six(text, digits);
+    if (cursor == digits) {
+      kind.clear();
+      continue;
+    }
+    number = std::stoi(std::string(text.substr(digits, cursor - digits)));
+    break;
+  }
+  if (kind.empty()) {
     return;
   }
-  const std::string kind = match[1];
-  const int number = std::stoi(match[2]);
   // The code in parentheses is authoritative; older lines may lack it.
+  std::optional<int> explicit_code;
+  std::size_t open = skip(text, cursor, is_space);
+  if (open < text.size() && text[open] == '(') {
+    const std::size_t digits = skip(text, open + 1, is_space);
+    const std::size_t digits_end = skip_digits_up_to_six(text, digits);
+    const std::size_t close = skip(text, digits_end, is_space);
+    if (digits_end > digits && close < text.size() && text[close] == ')') {
+      explicit_code = std::stoi(std::string(text.substr(digits, digits_end - digits)));
+    }
+  }
   int code = 0;
-  if (match[3].matched) {
-    code = std::stoi(match[3]);
+  if (explicit_code) {
+    code = *explicit_code;
   } else if (kind == "Apple") {
     code = 1000 + number;
   } else if (kind == "Common") {

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -63,6 +64,9 @@ struct LlamaLogOptions {
   /// The user asked for injection: no shim line plus stock flags is then "shim-inactive".
   bool expect_shim = false;
 };
+
+/// The largest llama.cpp log read: a verbose run's stderr is a few MiB.
+inline constexpr std::size_t k_max_llama_log_bytes = 64u << 20;
 
 /// Classifies the text of a llama.cpp stderr log. Pure: no I/O. Tolerates every log era in
 /// metal-capabilities.md §1.5 ("ggml_metal_init:"/"ggml_metal_device_init:", "support" suffixes,

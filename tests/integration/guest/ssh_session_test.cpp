@@ -149,6 +149,24 @@ TEST_F(GuestSsh, KeyboardInteractiveOnlyGuestGetsThePasswordAtItsPrompt) {
   EXPECT_EQ(next->auth_method(), AuthMethod::public_key);
 }
 
+TEST_F(GuestSsh, APerVmKeyOthersCanReadIsRefusedWithTheChmodToRun) {
+  if (!fs::exists(key_path())) {
+    fs::create_directories(state.path() + "/vms/vm1");
+    test::run_command({"/usr/bin/ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key_path()});
+  }
+  fs::permissions(key_path(), static_cast<fs::perms>(0644));
+  auto session = SshSession::connect(options());
+  ASSERT_FALSE(session.ok());
+  EXPECT_EQ(session.error().category(), ErrorCategory::usage);
+  EXPECT_EQ(session.error().message(),
+            "per-VM SSH key '" + key_path() +
+                "': has mode 0644: other users may read it, so it is refused (OpenSSH refuses "
+                "such keys too)");
+  EXPECT_EQ(session.error().hint(), "run: chmod 600 '" + key_path() + "'");
+  fs::permissions(key_path(), static_cast<fs::perms>(0600));
+  EXPECT_TRUE(connect(options()));
+}
+
 TEST_F(GuestSsh, BadAuthorizedKeysPermissionsAreRepairedWithoutADuplicateKey) {
   REQUIRE_PASSWORD_LOGIN();
   ASSERT_TRUE(connect(options()));

@@ -100,6 +100,11 @@ TEST(EnablementList, ValidationTable) {
        [](EnablementEntry& e) { e.program = "/"; },
        "enablement entry 'llama-server': program '/' is not a normalized path (empty, '.' or '..' "
        "component)"},
+      {"program longer than PATH_MAX",
+       [](EnablementEntry& e) { e.program = "/" + std::string(1023, 'a'); },
+       "enablement entry 'llama-server': program is 1024 bytes long, more than the guest's "
+       "PATH_MAX of 1023 bytes",
+       "give the program's full path in the guest, e.g. '/opt/llama.cpp/bin/llama-server'"},
       {"program with trailing space",
        [](EnablementEntry& e) { e.program = "/opt/x "; },
        "enablement entry 'llama-server': program '/opt/x ' ends with whitespace"},

@@ -1,4 +1,6 @@
 #include "oci/credentials.hpp"
+#include "support/file_io.hpp"
+#include "support/temp_dir.hpp"
 #include "util/base64.hpp"
 
 #include <gtest/gtest.h>
@@ -80,6 +82,26 @@ TEST(DockerConfigCredentials, MissingFileMeansNoCredentials) {
   auto config = DockerConfigCredentials::load(fake_env({{"DOCKER_CONFIG", "/nonexistent/dir"}}));
   ASSERT_TRUE(config.ok());
   EXPECT_EQ(config.value().lookup("ghcr.io"), std::nullopt);
+}
+
+TEST(DockerConfigCredentials, ACredentialFileOthersCanReadIsRefused) {
+  test::TempDir dir;
+  const std::string path = dir / "config.json";
+  test::write_file(path, "{\"auths\":{\"r.io\":{\"username\":\"u\",\"password\":\"p\"}}}", 0644);
+  auto config = DockerConfigCredentials::load(fake_env({{"DOCKER_CONFIG", dir.path()}}));
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.error().category(), ErrorCategory::usage);
+  EXPECT_EQ(config.error().hint(), "run: chmod 600 '" + path + "'");
+  EXPECT_EQ(config.error().message().find("\"p\""), std::string::npos);
+
+  test::write_file(path, "{\"auths\":{\"r.io\":{\"username\":\"u\",\"password\":\"p\"}}}", 0600);
+  config = DockerConfigCredentials::load(fake_env({{"DOCKER_CONFIG", dir.path()}}));
+  ASSERT_TRUE(config.ok()) << config.error().message();
+  EXPECT_EQ(config.value().lookup("r.io")->username, "u");
+
+  // Without credentials in it, a readable config (credsStore only, say) holds nothing to leak.
+  test::write_file(path, "{}", 0644);
+  EXPECT_TRUE(DockerConfigCredentials::load(fake_env({{"DOCKER_CONFIG", dir.path()}})).ok());
 }
 
 TEST(ChainedCredentials, FirstSourceThatAnswersWins) {

@@ -67,7 +67,7 @@ TEST(Recipe, RejectsBadInputWithFileLineAndColumn) {
   const BadCase cases[] = {
       {"memory without B",
        "source: {image: a.io/b/c:1}\nvm:\n  memory: 16G\n",
-       "r.yaml:3:11: vm.memory: invalid size '16G': unknown unit (use TB, GB, MB, KB or b) | hint: "
+       "r.yaml:3:11: vm.memory: '16G': unknown unit (use TB, GB, MB, KB or b) | hint: "
        "write it like 16GB or 8192MB (units: TB, GB, MB, KB, B)"},
       {"memory without unit",
        "source: {image: a.io/b/c:1}\nvm:\n  memory: 16\n",

@@ -83,5 +83,38 @@ TEST_F(AtomicFileTest, MissingDirectoryIsAClearError) {
             "cannot create a temporary file for '" + path + "': No such file or directory");
 }
 
+TEST(ReadInputFile, ReadsRegularFilesUpToTheLimitAndNamesItBeyond) {
+  test::TempDir dir;
+  const std::string path = dir / "input";
+  ASSERT_TRUE(write_file_atomic(path, std::string(2048, 'x')).ok());
+  auto text = read_input_file(path, 2048, "the recipe");
+  ASSERT_TRUE(text.ok()) << text.error().message();
+  EXPECT_EQ(text.value().size(), 2048u);
+
+  auto refused = read_input_file(path, 1024, "the recipe");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().category(), ErrorCategory::usage);
+  EXPECT_EQ(refused.error().message(),
+            "cannot read the recipe '" + path + "': it is larger than the limit of 1 KiB");
+}
+
+TEST(ReadInputFile, RefusesDirectoriesDevicesAndFifosBeforeReading) {
+  test::TempDir dir;
+  const std::string fifo = dir / "fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::pair<std::string, std::string> cases[] = {
+      {dir.path(), "it is a directory"},
+      {"/dev/zero", "it is not a regular file"},
+      {fifo, "it is not a regular file"}, // no writer: opening must not wait for one
+  };
+  for (const auto& [path, why] : cases) {
+    auto refused = read_input_file(path, 1 << 20, "the log");
+    ASSERT_FALSE(refused.ok()) << path;
+    EXPECT_EQ(refused.error().category(), ErrorCategory::usage) << path;
+    EXPECT_EQ(refused.error().why(), why) << path;
+  }
+  EXPECT_FALSE(read_input_file(dir / "missing", 1, "the log").ok());
+}
+
 } // namespace
 } // namespace lume_unlock::util

@@ -115,6 +115,26 @@ TEST(HttpClient, SinkCanAbortTheTransfer) {
   EXPECT_EQ(response.error().kind, TransportError::Kind::aborted);
 }
 
+TEST(HttpClient, BodiesLongerThanTheLimitAbortNamingIt) {
+  LoopbackServer s;
+  s.server().Get("/big", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 500; // an error page too: every body kept in memory is bounded
+    res.set_content(std::string(3 << 20, 'a'), "text/plain");
+  });
+  HttpRequest get{"GET", s.url("/big")};
+  get.max_body_bytes = 1 << 20;
+  HttpClient client;
+  auto response = client.send(get);
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(response.error().kind, TransportError::Kind::aborted);
+  EXPECT_EQ(response.error().detail, "the response body is larger than the limit of 1 MiB");
+
+  get.max_body_bytes = 3 << 20; // exactly the body's length is within the limit
+  response = client.send(get);
+  ASSERT_TRUE(response.ok()) << response.error().detail;
+  EXPECT_EQ(response.value().body.size(), 3u << 20);
+}
+
 TEST(HttpClient, SinkSuccessOnlyKeepsErrorBodiesOutOfTheSink) {
   LoopbackServer s;
   s.server().Get("/missing", [](const httplib::Request&, httplib::Response& res) {

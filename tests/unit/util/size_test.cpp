@@ -32,6 +32,11 @@ TEST(Size, ParsesLumeSizeStrings) {
       {"1024KB", 1ull << 20},
       {"1073741824b", 1ull << 30},
       {"16", 16ull << 30},
+      {"0.5KB", 512},
+      {"17179869184.5KB", (16ull << 40) + 512},
+      {".25mb", 256ull << 10},
+      {"16.000GB", 16ull << 30},
+      {"18446744073709551615b", 18446744073709551615ull},
   };
   for (const auto& [text, bytes] : cases) {
     auto parsed = parse_size(text);
@@ -49,6 +54,12 @@ TEST(Size, RejectsWhatLumeRejects) {
       {"", "invalid size '': no number"},
       {"1.2.3GB", "invalid size '1.2.3GB': not a number"},
       {"99999999999TB", "invalid size '99999999999TB': too large"},
+      {"18446744073709551616b", "invalid size '18446744073709551616b': too large"},
+      {"1.5b", "invalid size '1.5b': not a whole number of bytes"},
+      {"0.0001KB", "invalid size '0.0001KB': not a whole number of bytes"},
+      {"1.0000000000000000000000000000000000001GB",
+       "invalid size '1.0000000000000000000000000000000000001GB': not a whole number of bytes"},
+      {".", "invalid size '.': not a number"},
   };
   for (const auto& [text, message] : cases) {
     auto parsed = parse_size(text);

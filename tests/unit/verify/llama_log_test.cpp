@@ -428,5 +428,47 @@ TEST(LlamaLog, PublishedEvidenceLogsClassifyAsPublished) {
   EXPECT_EQ(found, 5) << "some published logs are missing";
 }
 
+// Issue 15: each of these overflowed the stack inside std::regex (exit 139). The scanner reads them
+// in one pass, and their fields come out as the short forms of the same lines would.
+TEST(LlamaLog, HugeLinesClassifyWithoutCrashing) {
+  const std::string long_tail(30000, 'x');
+  auto report = classify_llama_log("ggml_metal_init: " + long_tail + "\n");
+  EXPECT_EQ(report.verdict, LlamaLogVerdict::no_metal_log);
+
+  std::string flag_label;
+  for (int i = 0; i < 30000; ++i) {
+    flag_label += "a ";
+  }
+  report = classify_llama_log("ggml_metal_init: " + flag_label + "= true\n");
+  EXPECT_EQ(report.verdict, LlamaLogVerdict::no_metal_log); // an unknown flag, read and ignored
+
+  const std::string long_name(30000, 'a');
+  report = classify_llama_log("ggml_metal_init: GPU name: MTL0 (" + long_name + ")\n" +
+                              "ggml_metal_init: GPU family: MTLGPUFamilyApple7  (1007)\n");
+  ASSERT_TRUE(report.gpu_name.has_value());
+  EXPECT_EQ(*report.gpu_name, long_name);
+  EXPECT_EQ(report.apple_family, 1007);
+  EXPECT_EQ(report.verdict, LlamaLogVerdict::fast);
+}
+
+TEST(LlamaLog, ScannerKeepsTheLineGrammar) {
+  auto report = classify_llama_log(
+      "ggml_metal foo ggml_metal_device_init:  GPU name:   MTL0\n"
+      "ggml_metal_init: GPU family: MTLGPUFamilyFoo1 MTLGPUFamilyCommon3 ( 3003 )\n"
+      "ggml_metal_init: simdgroup reduction   = true \n"
+      "ggml_metal_init: simdgroup\tmatrix mul. = true\n"
+      "ggml_metal_init: has bfloat = maybe\n"
+      "[lume-unlock-shim] enabled for llama (appleFamilyMax =1009, maxThreadgroupMemory= "
+      "0x10000)\n");
+  EXPECT_FALSE(report.gpu_name.has_value()); // a bare "MTL0" names no GPU
+  EXPECT_EQ(report.common_family, 3003);
+  EXPECT_EQ(report.simdgroup_reduction, true);
+  EXPECT_FALSE(report.simdgroup_matrix.has_value()); // a tab inside the label is not a label
+  EXPECT_FALSE(report.bfloat.has_value());
+  ASSERT_TRUE(report.shim.has_value());
+  EXPECT_EQ(report.shim->apple_family_max, 1009);
+  EXPECT_EQ(report.shim->max_threadgroup_memory, 65536);
+}
+
 } // namespace
 } // namespace lume_unlock::verify

@@ -1,0 +1,20 @@
+// libFuzzer target: an image reference. Any bytes must give a value or an Error, never a crash, a hang
+// or a sanitizer report; accepted values must survive the round trips checked below.
+#include "oci/reference.hpp"
+#include "fuzz_check.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace lume_unlock;
+  using lume_unlock::fuzz::check;
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  auto reference = oci::parse_reference(text);
+  if (reference.ok()) {
+    auto again = oci::parse_reference(reference.value().str());
+    check(again.ok() && again.value().str() == reference.value().str());
+  }
+  return 0;
+}

@@ -1,0 +1,100 @@
+// Issue 15: hostile inputs at the command line end in exit 2 with a message that says why, never
+// in a crash, an endless read or a VM no Mac can hold.
+#include "support/cli_run.hpp"
+#include "support/file_io.hpp"
+#include "support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace lume_unlock::cli {
+namespace {
+
+using test::CliRun;
+
+CliRun run(const std::vector<std::string>& args) {
+  return test::run_lume_unlock(args);
+}
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(InputEdge, LogsThatCrashedStdRegexClassify) {
+  test::TempDir dir;
+  std::string repeated_label;
+  for (int i = 0; i < 30000; ++i) {
+    repeated_label += "a ";
+  }
+  const std::vector<std::string> logs = {
+      "ggml_metal_init: " + std::string(30000, 'x') + "\n",
+      "ggml_metal_init: " + repeated_label + "= true\n",
+      "ggml_metal_init: GPU name: MTL0 (" + std::string(30000, 'a') + ")\n",
+  };
+  for (std::size_t i = 0; i < logs.size(); ++i) {
+    const std::string path = dir / ("log" + std::to_string(i));
+    test::write_file(path, logs[i]);
+    auto r = run({"inspect-log", path, "--json"});
+    EXPECT_EQ(r.exit_code, 0) << i << ": " << r.err;
+    auto v = run({"inspect-log", path, "--expect-shim"});
+    EXPECT_EQ(v.exit_code, 0) << i << ": " << v.err;
+  }
+}
+
+TEST(InputEdge, InspectLogTakesOnlyRegularFiles) {
+  test::TempDir dir;
+  auto r = run({"inspect-log", dir.path()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(has(r.err, "cannot read the log '" + dir.path() + "': it is a directory")) << r.err;
+
+  r = run({"inspect-log", "/dev/urandom"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(has(r.err, "cannot read the log '/dev/urandom': it is not a regular file")) << r.err;
+}
+
+TEST(InputEdge, RecipeMustBeARegularFile) {
+  test::TempDir dir;
+  auto r = run({"create", "vm1", "--recipe", "/dev/zero", "--dry-run"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(has(r.err, "cannot read recipe '/dev/zero': it is not a regular file")) << r.err;
+
+  r = run({"create", "vm1", "--recipe", dir.path(), "--dry-run"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(has(r.err, "it is a directory")) << r.err;
+  EXPECT_FALSE(has(r.err, "the recipe is empty")) << r.err;
+}
+
+TEST(InputEdge, A16TiBVmIsRefused) {
+  test::TempDir dir;
+  const std::string recipe = dir / "huge.yaml";
+  test::write_file(recipe,
+                   "source:\n  image: ghcr.io/trycua/macos-tahoe-cua:latest\n"
+                   "vm:\n  memory: 17179869184.5KB\n");
+  auto r = run({"create", "vm1", "--recipe", recipe, "--dry-run"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(has(r.err, "vm.memory")) << r.err;
+  EXPECT_TRUE(has(r.err, "is more than the ceiling of 512GB")) << r.err;
+
+  r = run({"create", "vm1", "--from", "ghcr.io/a/b:1", "--memory", "17179869184.5KB"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(has(r.err, "is more than the ceiling of 512GB")) << r.err;
+
+  r = run({"create", "vm1", "--from", "ghcr.io/a/b:1", "--memory", "1.5b"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(has(r.err, "not a whole number of bytes")) << r.err;
+}
+
+TEST(InputEdge, VmNamesStartingWithADashAreRefusedBeforeAnyConnection) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"allow", "list", "--", "-rf"},
+        std::vector<std::string>{"exec", "--", "-rf", "llama-bench"}}) {
+    auto r = run(args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_TRUE(has(r.err, "it starts with '-', which reads as an option")) << r.err;
+  }
+}
+
+} // namespace
+} // namespace lume_unlock::cli
