@@ -11,8 +11,8 @@ namespace lume_unlock::util {
 Status require_owner_only(const std::string& path, const std::string& what) {
   struct stat info {};
   if (stat(path.c_str(), &info) != 0) {
-    return Error(ErrorCategory::failure, "cannot examine " + what + " '" + path + "'",
-                 std::strerror(errno));
+    return Error(
+        ErrorCategory::failure, "cannot examine " + what + " '" + path + "'", std::strerror(errno));
   }
   const unsigned mode = info.st_mode & 07777;
   if ((mode & 077) != 0) {

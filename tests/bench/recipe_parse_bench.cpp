@@ -28,8 +28,8 @@ void BM_ParseRecipe(benchmark::State& state) {
   const std::string text = recipe_with_entries(state.range(0));
   for (auto _ : state) {
     auto recipe = recipe::parse_recipe(text, "bench.yaml");
-    if (!recipe.ok() || recipe.value().enablement.entries.size() !=
-                            static_cast<std::size_t>(state.range(0))) {
+    if (!recipe.ok() ||
+        recipe.value().enablement.entries.size() != static_cast<std::size_t>(state.range(0))) {
       state.SkipWithError("the generated recipe did not parse");
       return;
     }

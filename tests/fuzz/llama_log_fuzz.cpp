@@ -1,7 +1,7 @@
-// libFuzzer target: the llama.cpp log classifier. Any bytes must give a value or an Error, never a crash, a hang
-// or a sanitizer report; accepted values must survive the round trips checked below.
-#include "verify/llama_log.hpp"
+// libFuzzer target: the llama.cpp log classifier. Any bytes must give a value or an Error, never a
+// crash, a hang or a sanitizer report; accepted values must survive the round trips checked below.
 #include "fuzz_check.hpp"
+#include "verify/llama_log.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,7 +1,8 @@
-// libFuzzer target: Lume's JSON answers (VM details, lists, images, config, host status). Any bytes must give a value or an Error, never a crash, a hang
-// or a sanitizer report; accepted values must survive the round trips checked below.
-#include "lume/types.hpp"
+// libFuzzer target: Lume's JSON answers (VM details, lists, images, config, host status). Any bytes
+// must give a value or an Error, never a crash, a hang or a sanitizer report; accepted values must
+// survive the round trips checked below.
 #include "fuzz_check.hpp"
+#include "lume/types.hpp"
 
 #include <nlohmann/json.hpp>
 

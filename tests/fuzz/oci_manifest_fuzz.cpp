@@ -1,7 +1,8 @@
-// libFuzzer target: an OCI manifest or index (JSON). Any bytes must give a value or an Error, never a crash, a hang
-// or a sanitizer report; accepted values must survive the round trips checked below.
-#include "oci/manifest.hpp"
+// libFuzzer target: an OCI manifest or index (JSON). Any bytes must give a value or an Error, never
+// a crash, a hang or a sanitizer report; accepted values must survive the round trips checked
+// below.
 #include "fuzz_check.hpp"
+#include "oci/manifest.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,7 +1,8 @@
-// libFuzzer target: a recipe (YAML, with its enablement list). Any bytes must give a value or an Error, never a crash, a hang
-// or a sanitizer report; accepted values must survive the round trips checked below.
-#include "recipe/recipe.hpp"
+// libFuzzer target: a recipe (YAML, with its enablement list). Any bytes must give a value or an
+// Error, never a crash, a hang or a sanitizer report; accepted values must survive the round trips
+// checked below.
 #include "fuzz_check.hpp"
+#include "recipe/recipe.hpp"
 
 #include <cstddef>
 #include <cstdint>

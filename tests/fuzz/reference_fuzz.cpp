@@ -1,7 +1,7 @@
-// libFuzzer target: an image reference. Any bytes must give a value or an Error, never a crash, a hang
-// or a sanitizer report; accepted values must survive the round trips checked below.
-#include "oci/reference.hpp"
+// libFuzzer target: an image reference. Any bytes must give a value or an Error, never a crash, a
+// hang or a sanitizer report; accepted values must survive the round trips checked below.
 #include "fuzz_check.hpp"
+#include "oci/reference.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -36,8 +36,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string destination = scratch() + "/out";
   std::error_code ec;
   fs::remove_all(destination, ec);
-  std::ofstream(archive, std::ios::binary).write(reinterpret_cast<const char*>(data),
-                                                  static_cast<std::streamsize>(size));
+  std::ofstream(archive, std::ios::binary)
+      .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   lume_unlock::util::ExtractLimits limits;
   limits.max_entry_bytes = 1 << 20;
   limits.max_total_bytes = 4 << 20;
