@@ -128,7 +128,8 @@ Plan CreatePipeline::plan() {
     }
     if (!ours) {
       const auto fetched = m_services.registry.get_manifest(m_reference).value_or_throw();
-      const auto lume_digest = lume::read_manifest_digest(m_options.lume_home, vm);
+      const auto lume_digest =
+          lume::read_manifest_digest(lume::vm_directory(m_services.lume, vm).value_or_throw());
       if (!lume_digest.ok() || lume_digest.value() != fetched.digest.str()) {
         throw Error(ErrorCategory::usage,
                     "create '" + vm + "'",
@@ -246,7 +247,7 @@ lume::VmDetails CreatePipeline::current_details() {
 
 StepResult CreatePipeline::step_image() {
   transfer::ImagePullRequest request{
-      m_reference, m_options.vm, m_options.lume_home, std::chrono::hours(6), m_services.progress};
+      m_reference, m_options.vm, std::chrono::hours(6), m_services.progress};
   transfer::PulledImage pulled =
       transfer::pull_image(m_services.lume, m_services.registry, request).value_or_throw();
   m_outcome.image = pulled;

@@ -40,7 +40,6 @@ struct CreateOptions {
   std::optional<std::uint32_t> cpu; ///< overrides the recipe's vm.cpu
   std::optional<std::uint64_t> memory_bytes;
   std::string lume_url;      ///< recorded in the provenance
-  std::string lume_home;     ///< Lume's VM directory root (.manifest-digest lives there)
   std::string state_dir;     ///< host records (provenance) live in <state_dir>/vms/<vm>/
   std::string bundle_source; ///< where the bundle came from, for the record and the summary
   /// The registry artifact the bundle was fetched from (pinned by digest), for the record;
