@@ -122,8 +122,9 @@ void register_bake(CLI::App& app, Context& context, int& exit_code) {
       "against the VM's own disk and NVRAM (so a tag moved by someone else is never recorded),\n"
       "adds the immutable tag sha256-<hex> and records {reference, digest, pushed_at,\n"
       "recipe_sha256, shim files} in <recipe>.lock.json and <state>/vms/<vm>/bake.json.\n"
-      "Lume reports push failures only in its log, so a failed push is noticed when\n"
-      "--push-timeout passes. Pull the result anywhere with\n"
+      "Lume reports push failures only in its log: bake reads it (GET /lume/logs) while it\n"
+      "waits and stops at Lume's failure line; without the log (Lume not run as its\n"
+      "LaunchAgent) a failed push is noticed when --push-timeout passes. Pull the result with\n"
       "  lume-unlock pull REGISTRY/ORG/NAME@sha256:… VM --verify");
   command->add_option("recipe", options->setup.recipe, "Image recipe (YAML)")->required();
   command->add_option("--push", options->push, "Where to push: REGISTRY/ORG/NAME:TAG")->required();

@@ -4,7 +4,6 @@
 #include "cli/connection_flags.hpp"
 #include "cli/vm_guest.hpp"
 #include "lume/vm_name.hpp"
-#include "lume/vm_storage.hpp"
 #include "recipe/recipe.hpp"
 
 #include <cstdlib>
@@ -79,7 +78,6 @@ void with_create_services(const CreateSetup& setup,
     create.from = setup.from;
   }
   create.lume_url = context.global.lume_url;
-  create.lume_home = lume::vm_storage_root();
   create.state_dir = context.global.state_dir;
   create.bundle_source = choice.source;
   create.bundle_artifact = located.artifact;

@@ -2,7 +2,6 @@
 
 #include "cli/bundle_location.hpp"
 #include "cli/registry_options.hpp"
-#include "lume/vm_storage.hpp"
 #include "oci/registry_client.hpp"
 #include "pipeline/doctor.hpp"
 
@@ -71,7 +70,6 @@ int run_doctor(const DoctorOptions& options, Context& context) {
   pipeline::DoctorOptions doctor;
   doctor.lume_url = context.global.lume_url;
   doctor.state_dir = context.global.state_dir;
-  doctor.lume_home = lume::vm_storage_root();
   doctor.recipe = options.recipe;
   doctor.registry_options = [&] { return registry_client_options(options.registry); };
   doctor.load_bundle = [&](const std::optional<std::string>& recipe_bundle) {

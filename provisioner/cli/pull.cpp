@@ -6,7 +6,6 @@
 #include "cli/vm_guest.hpp"
 #include "lume/client.hpp"
 #include "lume/vm_name.hpp"
-#include "lume/vm_storage.hpp"
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"
 #include "pipeline/pull.hpp"
@@ -95,7 +94,6 @@ int run_pull(const PullCommandOptions& options, Context& context) {
   const auto lock = context.lock_vm(options.vm, "pull", options.dry_run);
   pull.reference = oci::parse_reference(options.reference).value_or_throw();
   pull.lume_url = context.global.lume_url;
-  pull.lume_home = lume::vm_storage_root();
   pull.state_dir = context.global.state_dir;
   pull.boot_timeout = std::chrono::seconds(options.boot_timeout_seconds);
   pull.ssh_wait = std::chrono::seconds(options.ssh_wait_seconds);
@@ -113,7 +111,6 @@ int run_pull(const PullCommandOptions& options, Context& context) {
                                   renderer.callback(),
                                   [&](const std::string& line) { context.debug(line); }};
 
-  context.debug("Lume's VM directories: " + pull.lume_home);
   if (options.dry_run) {
     run_dry(options, context, pipeline::plan_pull(pull, services));
     return 0;
@@ -153,9 +150,9 @@ void register_pull(CLI::App& app, Context& context, int& exit_code) {
       "REF is [registry/]organization/name[:tag] or …@sha256:<hex>. Lume pulls only by tag, so a "
       "tag is resolved first and Lume's .manifest-digest must match it afterwards (a tag moved "
       "meanwhile fails with exit 4 and leaves the VM for inspection); a digest is pulled "
-      "through its immutable tag sha256-<hex>.\n" +
-      std::string(lume::k_vm_storage_variable) +
-      " tells where Lume keeps its VM directories (default ~/.lume).\nExample: lume-unlock pull "
+      "through its immutable tag sha256-<hex>. Where the VM lives is asked of Lume (its "
+      "storage locations), and the registry must serve https, as Lume requires.\nExample: "
+      "lume-unlock pull "
       "ghcr.io/trycua/macos-tahoe-cua:latest demo");
   command->add_option("REF", options->reference, "image reference")->required();
   command->add_option("NAME", options->vm, "local VM name ([A-Za-z0-9._-])")->required();

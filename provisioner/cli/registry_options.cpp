@@ -1,5 +1,7 @@
 #include "cli/registry_options.hpp"
 
+#include <cstdlib>
+
 namespace lume_unlock::cli {
 
 void add_registry_flags(CLI::App& command, RegistryFlags& flags) {
@@ -9,11 +11,23 @@ void add_registry_flags(CLI::App& command, RegistryFlags& flags) {
                   "Reach this registry HOST[:PORT] over plain HTTP (loopback registries always "
                   "are); repeatable")
       ->type_name("HOST");
+  command
+      .add_option("--registry-ca",
+                  flags.ca_file,
+                  "Trust registry certificates signed by the CAs in this PEM file instead of the "
+                  "system store (default: $SSL_CERT_FILE)")
+      ->type_name("FILE")
+      ->check(CLI::ExistingFile);
 }
 
 oci::RegistryClientOptions registry_client_options(const RegistryFlags& flags) {
   oci::RegistryClientOptions options;
   options.insecure_registries = flags.insecure_registries;
+  options.ca_file = flags.ca_file;
+  if (const char* from_environment = std::getenv("SSL_CERT_FILE");
+      options.ca_file.empty() && from_environment != nullptr) {
+    options.ca_file = from_environment;
+  }
   options.credentials = oci::default_credentials().value_or_throw();
   return options;
 }

@@ -59,6 +59,8 @@ public:
   virtual Result<std::vector<ImageInfo>> images() = 0;
   /// GET /lume/config.
   virtual Result<LumeConfig> config() = 0;
+  /// GET /lume/logs in its query-less form (a query string answers 404, §1.4).
+  virtual Result<LumeLogs> logs() = 0;
   /// GET /lume/host/status.
   virtual Result<HostStatus> host_status() = 0;
 };

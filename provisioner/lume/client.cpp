@@ -379,6 +379,11 @@ Result<LumeConfig> LumeClient::config() {
   return parsed<LumeConfig>(call(make(op, "GET", "/lume/config", {200})), op, &config_from_json);
 }
 
+Result<LumeLogs> LumeClient::logs() {
+  const std::string op = "read of Lume's log";
+  return parsed<LumeLogs>(call(make(op, "GET", "/lume/logs", {200})), op, &logs_from_json);
+}
+
 Result<HostStatus> LumeClient::host_status() {
   const std::string op = "host status";
   return parsed<HostStatus>(

@@ -47,6 +47,7 @@ public:
   Status push(const PushRequest& request) override;
   Result<std::vector<ImageInfo>> images() override;
   Result<LumeConfig> config() override;
+  Result<LumeLogs> logs() override;
   Result<HostStatus> host_status() override;
 
   const ClientOptions& options() const { return m_options; }

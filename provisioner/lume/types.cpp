@@ -287,7 +287,24 @@ Result<LumeConfig> config_from_json(const json& j) {
     c.default_location_name = r.string("defaultLocationName");
     c.cache_directory = r.string("cacheDirectory");
     c.caching_enabled = r.boolean("cachingEnabled");
+    if (const json* registry = r.optional_value("registry")) {
+      ObjectReader block(*registry, "registry");
+      c.registry.type = block.optional_string("type").value_or("ghcr");
+      if (const json* ghcr = block.optional_value("ghcr")) {
+        ObjectReader g(*ghcr, "registry.ghcr");
+        c.registry.registry = g.optional_string("registry").value_or(c.registry.registry);
+        c.registry.organization =
+            g.optional_string("organization").value_or(c.registry.organization);
+      }
+    }
     return c;
+  });
+}
+
+Result<LumeLogs> logs_from_json(const json& j) {
+  return guarded<LumeLogs>([&] {
+    ObjectReader r(j, "");
+    return LumeLogs{r.string("info"), r.string("error")};
   });
 }
 

@@ -150,12 +150,28 @@ struct VmLocation {
   std::string path;
 };
 
-/// GET /lume/config (the parts a client needs; the registry block is not modelled).
+/// The registry block of GET /lume/config: what Lume uses instead when a pull or push names
+/// its defaults ghcr.io / trycua (RegistryFactory.createRegistry). Absent block: the defaults.
+struct RegistrySetting {
+  std::string type = "ghcr"; ///< "ghcr" (OCI) or "gcs" (not OCI)
+  std::string registry = "ghcr.io";
+  std::string organization = "trycua";
+};
+
+/// GET /lume/config (the parts a client needs).
 struct LumeConfig {
   std::vector<VmLocation> vm_locations;
   std::string default_location_name;
   std::string cache_directory;
   bool caching_enabled = false;
+  RegistrySetting registry;
+};
+
+/// GET /lume/logs (§3.19): the text of Lume's LaunchAgent stdout (`info`) and stderr (`error`)
+/// logs, or Lume's "Info log file not found" / "Error log file not found" when it runs by hand.
+struct LumeLogs {
+  std::string info;
+  std::string error;
 };
 
 /// GET /lume/host/status (§3.20).
@@ -175,6 +191,7 @@ Result<VmState> vm_state_from_json(const nlohmann::json& j);
 Result<std::vector<VmDetails>> vm_list_from_json(const nlohmann::json& j);
 Result<std::vector<ImageInfo>> images_from_json(const nlohmann::json& j);
 Result<LumeConfig> config_from_json(const nlohmann::json& j);
+Result<LumeLogs> logs_from_json(const nlohmann::json& j);
 Result<HostStatus> host_status_from_json(const nlohmann::json& j);
 
 /// Request bodies, with sizes written as Lume size strings.

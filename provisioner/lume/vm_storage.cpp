@@ -5,30 +5,67 @@
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
+#include <variant>
 
 namespace lume_unlock::lume {
 
-std::string vm_storage_root() {
-  if (const char* home = std::getenv(k_vm_storage_variable); home != nullptr && *home != '\0') {
-    return home;
+namespace {
+
+/// Lume stores paths as written ("~/.lume") and expands the tilde against its own home.
+std::string expand_home(const std::string& path) {
+  if (path == "~" || path.rfind("~/", 0) == 0) {
+    const char* home = std::getenv("HOME");
+    return std::string(home != nullptr ? home : "") + path.substr(1);
   }
-  const char* user_home = std::getenv("HOME");
-  return std::string(user_home != nullptr ? user_home : "") + "/.lume";
+  return path;
 }
 
-std::string vm_directory(const std::string& root, const std::string& vm) {
+/// The path of location `location` (a name Lume lists, or a direct path).
+Result<std::string> location_path(const LumeConfig& config, const std::string& location) {
+  if (!location.empty() && location.front() == '/') {
+    return location; // a VM addressed by a direct storage path
+  }
+  for (const auto& candidate : config.vm_locations) {
+    if (candidate.name == location) {
+      return expand_home(candidate.path);
+    }
+  }
+  return Error(ErrorCategory::lume_api,
+               "finding Lume's storage location '" + location + "'",
+               "GET /lume/config lists no location of that name",
+               "check Lume's locations (`lume config storage list`)");
+}
+
+} // namespace
+
+Result<std::string> default_location_path(LumeApi& lume) {
+  LUME_UNLOCK_TRY_ASSIGN(auto config, lume.config());
+  return location_path(config, config.default_location_name);
+}
+
+Result<std::string> vm_directory(LumeApi& lume, const std::string& vm) {
+  LUME_UNLOCK_TRY_ASSIGN(auto config, lume.config());
+  std::string location = config.default_location_name;
+  auto found = lume.find(vm);
+  if (found.ok() && found.value()) {
+    if (const auto* details = std::get_if<VmDetails>(&*found.value());
+        details != nullptr && !details->location_name.empty()) {
+      location = details->location_name;
+    }
+  }
+  LUME_UNLOCK_TRY_ASSIGN(auto root, location_path(config, location));
   return root + "/" + vm;
 }
 
-Result<std::string> read_manifest_digest(const std::string& root, const std::string& vm) {
-  const std::string path = vm_directory(root, vm) + "/.manifest-digest";
+Result<std::string> read_manifest_digest(const std::string& vm_dir) {
+  const std::string path = vm_dir + "/.manifest-digest";
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     return Error(ErrorCategory::failure,
                  "reading '" + path + "'",
                  "the file does not exist (Lume writes it only after a successful registry pull)",
-                 std::string("check ") + k_vm_storage_variable +
-                     " (Lume's VM directory root, default ~/.lume)");
+                 "check that the VM was pulled from a registry by this Lume (`lume config storage "
+                 "list` shows where Lume keeps VMs)");
   }
   return util::read_file(path);
 }

@@ -71,12 +71,15 @@ struct RegistryClient::Impl {
   /// "registry|repository|actions" -> Authorization header value. Never printed.
   std::map<std::string, std::string> authorization;
 
-  explicit Impl(RegistryClientOptions o) : options(std::move(o)), http(util::HttpClientOptions{}) {}
+  explicit Impl(RegistryClientOptions o) : options(std::move(o)), http(http_options(options)) {}
+
+  static util::HttpClientOptions http_options(const RegistryClientOptions& options) {
+    util::HttpClientOptions http;
+    http.ca_file = options.ca_file;
+    return http;
+  }
 
   bool plain_http(const std::string& registry) const {
-    if (util::is_loopback_host(registry)) {
-      return true;
-    }
     for (const auto& host : options.insecure_registries) {
       if (host == registry || host == host_without_port(registry)) {
         return true;

@@ -20,9 +20,12 @@
 namespace lume_unlock::oci {
 
 struct RegistryClientOptions {
-  /// Hosts ("host" or "host:port") reached over plain HTTP (--insecure-registry). Loopback
-  /// registries always are; every other host uses https with TLS verification on.
+  /// Hosts ("host" or "host:port") reached over plain HTTP (--insecure-registry). Every other
+  /// host, loopback included, uses https with TLS verification on.
   std::vector<std::string> insecure_registries;
+  /// PEM file of the certificate authorities that sign registry certificates (--registry-ca,
+  /// the recipe's registry options, SSL_CERT_FILE); empty means the system store.
+  std::string ca_file;
   /// Where credentials come from; null means anonymous only.
   std::shared_ptr<const CredentialSource> credentials;
   /// Manifests larger than this are refused (go-containerregistry and distribution use 4 MiB).
@@ -57,7 +60,7 @@ public:
   RegistryClient(RegistryClient&&) noexcept;
   RegistryClient& operator=(RegistryClient&&) noexcept;
 
-  /// "http://HOST" for loopback and --insecure-registry hosts, else "https://HOST".
+  /// "http://HOST" for --insecure-registry hosts, else "https://HOST".
   std::string base_url(const std::string& registry) const;
 
   /// HEAD of a manifest: the registry's digest claim, media type and size.

@@ -81,8 +81,8 @@ Error transport_error(const std::string& what_failed,
     hint = "check the registry host and that it is reachable";
     break;
   case util::TransportError::Kind::tls:
-    hint = "the registry's TLS certificate did not verify; for a plain-HTTP test registry pass "
-           "--insecure-registry HOST";
+    hint = "the registry's TLS certificate did not verify; name the CA that signed it with "
+           "--registry-ca FILE or SSL_CERT_FILE";
     break;
   case util::TransportError::Kind::timeout:
     hint = "the registry did not answer in time; retry later";

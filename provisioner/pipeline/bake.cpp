@@ -94,7 +94,6 @@ StepResult BakePipeline::step_push() {
   transfer::ImagePushRequest request;
   request.vm = m_options.create.vm;
   request.target = m_options.target;
-  request.lume_home = m_options.create.lume_home;
   request.chunk_size_mb = m_options.chunk_size_mb;
   request.timeout = m_options.push_timeout;
   request.poll_interval = m_options.push_poll_interval;

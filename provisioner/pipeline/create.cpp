@@ -116,10 +116,14 @@ Plan CreatePipeline::plan() {
     // Lume masks the name behind an earlier failed pull until a new pull under it starts
     // (lume-api.md §3.3). With no VM there, the image step's pull clears it; over an existing
     // VM such a pull fails (and sticks) again, so only a restart of Lume clears it.
-    if (file_exists(m_options.lume_home + "/" + vm + "/config.json")) {
-      throw lookup.error().with_hint(
-          "Lume keeps this answer for '" + vm + "' until its server restarts; the VM is in " +
-          m_options.lume_home + "/" + vm + ": restart Lume ('lume serve') and run create again");
+    // The VM cannot be looked up by name now, so look where a new VM of that name would go.
+    const auto location = lume::default_location_path(m_services.lume);
+    const std::string vm_dir = location.ok() ? location.value() + "/" + vm : std::string();
+    if (!location.ok() || file_exists(vm_dir + "/config.json")) {
+      throw lookup.error().with_hint("Lume keeps this answer for '" + vm +
+                                     "' until its server restarts" +
+                                     (vm_dir.empty() ? std::string() : "; the VM is in " + vm_dir) +
+                                     ": restart Lume ('lume serve') and run create again");
     }
   } else {
     found = std::move(lookup).value_or_throw();
@@ -150,7 +154,8 @@ Plan CreatePipeline::plan() {
     }
     if (!ours) {
       const auto fetched = m_services.registry.get_manifest(m_reference).value_or_throw();
-      const auto lume_digest = lume::read_manifest_digest(m_options.lume_home, vm);
+      const auto lume_digest =
+          lume::read_manifest_digest(lume::vm_directory(m_services.lume, vm).value_or_throw());
       if (!lume_digest.ok() || lume_digest.value() != fetched.digest.str()) {
         throw Error(ErrorCategory::usage,
                     "create '" + vm + "'",
@@ -277,7 +282,7 @@ lume::VmDetails CreatePipeline::current_details() {
 
 StepResult CreatePipeline::step_image() {
   transfer::ImagePullRequest request{
-      m_reference, m_options.vm, m_options.lume_home, std::chrono::hours(6), m_services.progress};
+      m_reference, m_options.vm, std::chrono::hours(6), m_services.progress};
   transfer::PulledImage pulled =
       transfer::pull_image(m_services.lume, m_services.registry, request).value_or_throw();
   m_outcome.image = pulled;

@@ -40,7 +40,6 @@ struct CreateOptions {
   std::optional<std::uint32_t> cpu; ///< overrides the recipe's vm.cpu
   std::optional<std::uint64_t> memory_bytes;
   std::string lume_url;  ///< recorded in the provenance
-  std::string lume_home; ///< Lume's VM directory root (.manifest-digest lives there)
   std::string state_dir; ///< host records (provenance) live in <state_dir>/vms/<vm>/
   /// Entries added with `allow` (origin "allow" in the host record) are kept unless the recipe
   /// names them; with `exclusive` they are removed (the plan lists them either way).

@@ -88,7 +88,17 @@ DoctorCheck check_host_preference() {
           lume::k_host_preference_fix};
 }
 
-DoctorCheck check_disk(const std::string& lume_home) {
+DoctorCheck check_disk(const DoctorOptions& options) {
+  lume::ClientOptions client_options;
+  client_options.base_url = options.lume_url;
+  client_options.get_retries = 0;
+  lume::LumeClient client(client_options);
+  auto location = lume::default_location_path(client);
+  if (!location) {
+    return {
+        "disk", Verdict::skip, "cannot ask Lume where it keeps VMs", location.error().message()};
+  }
+  const std::string& lume_home = location.value();
   std::filesystem::path dir = lume_home;
   std::error_code ec;
   while (!dir.empty() && !std::filesystem::exists(dir, ec)) {
@@ -100,13 +110,13 @@ DoctorCheck check_disk(const std::string& lume_home) {
   }
   const std::uint64_t free_bytes = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
   const std::string detail =
-      gigabytes(free_bytes) + " free under " + lume_home + " (" + lume::k_vm_storage_variable + ")";
+      gigabytes(free_bytes) + " free under " + lume_home + " (Lume's default location)";
   if (free_bytes < k_disk_minimum) {
     return {"disk",
             Verdict::fail,
             detail,
-            std::string("a macOS image needs 50-80 GB: free space or move ") +
-                lume::k_vm_storage_variable};
+            "a macOS image needs 50-80 GB: free space, or make a roomier location Lume's "
+            "default (`lume config storage add`, `lume config storage default`)"};
   }
   if (free_bytes < k_disk_comfortable) {
     return {"disk",
@@ -201,7 +211,7 @@ std::vector<DoctorCheck> run_doctor(const DoctorOptions& options) {
   checks.push_back(check_lume(options));
   checks.push_back(check_state_dir(options));
   checks.push_back(check_host_preference());
-  checks.push_back(check_disk(options.lume_home));
+  checks.push_back(check_disk(options));
   // The registry check loads the recipe; the bundle check uses its shim.bundle.
   std::optional<recipe::Recipe> loaded;
   checks.push_back(check_registry(options, loaded));

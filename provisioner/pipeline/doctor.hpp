@@ -36,7 +36,6 @@ struct DoctorBundle {
 struct DoctorOptions {
   std::string lume_url;
   std::string state_dir;
-  std::string lume_home; ///< Lume's VM directory root: free disk is measured there
   /// The recipe whose image to resolve; none: image-recipes/tahoe-llm.yaml when it exists
   /// (run from a checkout), else the registry check is skipped.
   std::optional<std::string> recipe;
@@ -49,9 +48,9 @@ struct DoctorOptions {
 
 /// Runs every check, in order: lume (reachable, VMs running of those allowed), state-dir
 /// (writable), host-preference (lume::read_host_preference; skipped off macOS), disk (free space
-/// under lume_home), registry (the recipe's image resolves) and bundle (loads and verifies, has a
-/// darwin-arm64 entry). A failed check is a verdict, not an error; throws Error only when
-/// `registry_options` does while the recipe's image is checked.
+/// in Lume's default storage location, asked of Lume), registry (the recipe's image resolves) and
+/// bundle (loads and verifies, has a darwin-arm64 entry). A failed check is a verdict, not an
+/// error; throws Error only when `registry_options` does while the recipe's image is checked.
 std::vector<DoctorCheck> run_doctor(const DoctorOptions& options);
 
 } // namespace lume_unlock::pipeline

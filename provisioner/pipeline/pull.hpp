@@ -23,7 +23,6 @@ struct PullOptions {
   oci::Reference reference; ///< as the user wrote it (tag and/or digest)
   lume::VmName vm = "vm";   ///< a placeholder until the caller sets the parsed name
   std::string lume_url;     ///< recorded in the provenance
-  std::string lume_home;    ///< Lume's VM directory root (.manifest-digest lives there)
   std::string state_dir;    ///< the host record lives in <state_dir>/vms/<vm>/
   std::chrono::milliseconds pull_timeout{std::chrono::hours(6)};
   /// --verify: how long the VM may take to boot with SSH open, and how long a refused or dropped

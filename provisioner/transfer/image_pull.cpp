@@ -1,6 +1,7 @@
 #include "transfer/image_pull.hpp"
 
 #include "lume/image_name.hpp"
+#include "lume/registry_route.hpp"
 #include "lume/vm_storage.hpp"
 #include "lume/wait.hpp"
 #include "util/atomic_file.hpp"
@@ -62,15 +63,15 @@ Result<ImagePullPlan> plan_image_pull(lume::LumeApi& lume,
                                       oci::RegistryClient& registry,
                                       const ImagePullRequest& request) {
   const oci::Reference& ref = request.reference;
-  if (request.lume_home.empty()) {
-    return Error(ErrorCategory::usage,
-                 "pull of '" + ref.str() + "'",
-                 "Lume's VM directory root is unknown",
-                 std::string("set ") + lume::k_vm_storage_variable + " (default ~/.lume)");
-  }
+  const std::string refused = "pull of '" + ref.str() + "'";
+  // Refusals that need no registry come first: where Lume would really fetch from.
+  LUME_UNLOCK_TRY(lume::require_https_registry(registry.base_url(ref.registry), refused));
+  LUME_UNLOCK_TRY_ASSIGN(auto named,
+                         lume::lume_image_for(ref, ref.tag.value_or("latest"), refused));
+  LUME_UNLOCK_TRY_ASSIGN(auto lume_config, lume.config());
+  LUME_UNLOCK_TRY(lume::require_no_registry_override(named, lume_config.registry, refused));
   LUME_UNLOCK_TRY_ASSIGN(auto resolved, resolve(registry, ref));
-  LUME_UNLOCK_TRY_ASSIGN(auto image,
-                         lume::lume_image_for(ref, resolved.tag, "pull of '" + ref.str() + "'"));
+  LUME_UNLOCK_TRY_ASSIGN(auto image, lume::lume_image_for(ref, resolved.tag, refused));
   ImagePullPlan plan{image.reference(), resolved.digest, {}, false, {}, false, {}};
   plan.lume_request.image = image.name + ":" + image.tag;
   plan.lume_request.name = request.vm;
@@ -89,14 +90,15 @@ Result<ImagePullPlan> plan_image_pull(lume::LumeApi& lume,
     plan.vm_exists = existing.value().has_value();
   } else if (is_sticky_pull_failure(existing.error())) {
     // An earlier failed pull masks the VM in Lume's answers; the directory tells the truth.
+    LUME_UNLOCK_TRY_ASSIGN(auto vm_dir, lume::vm_directory(lume, request.vm));
     std::error_code ec;
-    plan.vm_exists =
-        std::filesystem::exists(request.lume_home + "/" + request.vm + "/config.json", ec);
+    plan.vm_exists = std::filesystem::exists(vm_dir + "/config.json", ec);
   } else {
     return existing.error().with_context(what);
   }
   if (plan.vm_exists) {
-    auto have = lume::read_manifest_digest(request.lume_home, request.vm);
+    LUME_UNLOCK_TRY_ASSIGN(auto vm_dir, lume::vm_directory(lume, request.vm));
+    auto have = lume::read_manifest_digest(vm_dir);
     if (have.ok()) {
       plan.vm_manifest_digest = have.value();
     }
@@ -136,18 +138,19 @@ pull_image(lume::LumeApi& lume, oci::RegistryClient& registry, const ImagePullRe
   wait.timeout = request.timeout;
   wait.progress = request.progress;
   auto finished = lume::wait_until(lume, request.vm, lume::is_pull_finished, wait);
+  LUME_UNLOCK_TRY_ASSIGN(auto vm_dir, lume::vm_directory(lume, request.vm));
   if (!finished.ok()) {
     if (is_sticky_pull_failure(finished.error())) {
       return finished.error().with_hint(
           "Lume keeps answering this for '" + request.vm +
           "' until another pull under that name starts; fix the cause (a leftover directory "
           "in " +
-          request.lume_home + ", the registry, the network), then run the pull again");
+          vm_dir + ", the registry, the network), then run the pull again");
     }
     return finished.error();
   }
 
-  auto pulled = lume::read_manifest_digest(request.lume_home, request.vm);
+  auto pulled = lume::read_manifest_digest(vm_dir);
   if (!pulled.ok()) {
     return pulled.error().with_context(what);
   }
@@ -158,8 +161,8 @@ pull_image(lume::LumeApi& lume, oci::RegistryClient& registry, const ImagePullRe
                  what,
                  "tag moved during pull: resolved " + digest.str() + " but Lume pulled " +
                      pulled.value(),
-                 "VM '" + request.vm + "' was left as Lume pulled it (" + request.lume_home + "/" +
-                     request.vm + "); inspect or delete it (`lume delete " + request.vm +
+                 "VM '" + request.vm + "' was left as Lume pulled it (" + vm_dir +
+                     "); inspect or delete it (`lume delete " + request.vm +
                      "`), then pull again, or pull by digest");
   }
   return result;

@@ -15,7 +15,6 @@ namespace lume_unlock::transfer {
 struct ImagePullRequest {
   oci::Reference reference; ///< as the user wrote it (tag and/or digest)
   std::string vm;           ///< local VM name
-  std::string lume_home;    ///< Lume's VM directory root (lume::vm_storage_root())
   std::chrono::milliseconds timeout{std::chrono::hours(6)};
   util::ProgressCallback progress;
 };
@@ -23,7 +22,7 @@ struct ImagePullRequest {
 struct PulledImage {
   std::string reference;            ///< canonical reference pulled ("registry/repo:tag")
   oci::Digest digest;               ///< the verified manifest digest we resolved
-  std::string lume_manifest_digest; ///< what Lume wrote to <lume_home>/<vm>/.manifest-digest
+  std::string lume_manifest_digest; ///< what Lume wrote to the VM's .manifest-digest
   bool changed = true;              ///< false: the VM already held exactly this digest
 };
 

@@ -1,7 +1,9 @@
 #include "transfer/image_push.hpp"
 
 #include "lume/image_name.hpp"
+#include "lume/push_log.hpp"
 #include "lume/pushed_image_check.hpp"
+#include "lume/registry_route.hpp"
 #include "lume/vm_storage.hpp"
 #include "oci/media_types.hpp"
 #include "provenance/provenance.hpp"
@@ -20,6 +22,66 @@ std::string seconds_text(milliseconds elapsed) {
   return std::to_string(duration_cast<seconds>(elapsed).count()) + " s";
 }
 
+/// Watches Lume's stdout log (GET /lume/logs, `info`) for this push's failure line: Lume's push
+/// answers 202 and reports a failure only there (Handlers.swift handlePush).
+class LumeLogWatch {
+public:
+  LumeLogWatch(lume::LumeApi& lume, std::string image_name, std::vector<std::string> tags)
+      : m_lume(lume), m_image_name(std::move(image_name)), m_tags(std::move(tags)) {}
+
+  /// Notes where the log ends before the push, so an older failure of the same image is not
+  /// taken for this one. Returns why the log cannot be seen, or nullopt when it can.
+  std::optional<std::string> start() {
+    auto logs = m_lume.logs();
+    if (!logs.ok()) {
+      return "GET /lume/logs failed: " + logs.error().why();
+    }
+    if (logs.value().info == lume::k_info_log_missing) {
+      return "Lume answers \"" + std::string(lume::k_info_log_missing) +
+             "\" (it writes /tmp/lume_daemon.log only when run as its LaunchAgent)";
+    }
+    m_offset = logs.value().info.size();
+    m_visible = true;
+    return std::nullopt;
+  }
+
+  /// The failure line for this push, if Lume has printed it since start(). A log that cannot
+  /// be read now is not a failure: the wait goes on.
+  std::optional<lume::PushFailure> failure() {
+    if (!m_visible) {
+      return std::nullopt;
+    }
+    auto logs = m_lume.logs();
+    if (!logs.ok()) {
+      return std::nullopt;
+    }
+    const std::string& info = logs.value().info;
+    const std::size_t from = info.size() >= m_offset ? m_offset : 0; // a rotated log restarts
+    return lume::find_push_failure(std::string_view(info).substr(from), m_image_name, m_tags);
+  }
+
+private:
+  lume::LumeApi& m_lume;
+  std::string m_image_name;
+  std::vector<std::string> m_tags;
+  std::size_t m_offset = 0;
+  bool m_visible = false;
+};
+
+Error push_failed_error(const std::string& what, const lume::PushFailure& failure) {
+  std::string why = "Lume's log says the push failed: " + failure.lume_error;
+  for (const auto& line : failure.logged_errors) {
+    why += "\n  " + line;
+  }
+  return Error(ErrorCategory::lume_api,
+               what,
+               why,
+               "Lume pushes with credentials from the environment of `lume serve` "
+               "(GITHUB_USERNAME and GITHUB_TOKEN, or GHCR_USERNAME and GHCR_TOKEN) and needs a "
+               "registry with a token realm at https://<registry>/token; fix that, restart "
+               "`lume serve` and run the command again; nothing was recorded");
+}
+
 } // namespace
 
 Result<PushedImage>
@@ -34,6 +96,9 @@ push_image(lume::LumeApi& lume, oci::RegistryClient& registry, const ImagePushRe
                  "use REGISTRY/ORG/NAME:TAG");
   }
   LUME_UNLOCK_TRY_ASSIGN(auto image, lume::lume_image_for(target, *target.tag, what));
+  LUME_UNLOCK_TRY(lume::require_https_registry(registry.base_url(target.registry), what));
+  LUME_UNLOCK_TRY_ASSIGN(auto lume_config, lume.config());
+  LUME_UNLOCK_TRY(lume::require_no_registry_override(image, lume_config.registry, what));
   const auto report = [&](const std::string& detail) {
     if (request.progress) {
       request.progress({"push", std::nullopt, std::nullopt, "", detail, false});
@@ -55,14 +120,23 @@ push_image(lume::LumeApi& lume, oci::RegistryClient& registry, const ImagePushRe
   push.registry = image.registry;
   push.organization = image.organization;
   push.chunk_size_mb = request.chunk_size_mb;
+  LumeLogWatch log_watch(lume, push.image_name, push.tags);
+  const std::optional<std::string> log_unseen = log_watch.start();
   LUME_UNLOCK_TRY(lume.push(push));
   report("Lume is pushing '" + request.vm + "' to " + target.str());
+  if (log_unseen) {
+    report("cannot see Lume's log (" + *log_unseen + "): a failed push shows only when the " +
+           seconds_text(request.timeout) + " deadline passes");
+  }
 
   milliseconds waited{0};
   for (;;) {
     LUME_UNLOCK_TRY_ASSIGN(auto now, registry.find_manifest(target));
     if (now && (!previous || now->digest != *previous)) {
       break;
+    }
+    if (auto failed = log_watch.failure()) {
+      return push_failed_error(what, *failed);
     }
     if (waited >= request.timeout) {
       return Error(ErrorCategory::lume_api,
@@ -76,16 +150,14 @@ push_image(lume::LumeApi& lume, oci::RegistryClient& registry, const ImagePushRe
     sleep(request.poll_interval);
     waited += request.poll_interval;
     report("waiting for Lume's push to reach " + target.registry + " (" + seconds_text(waited) +
-           ")");
+           " elapsed)");
   }
 
   LUME_UNLOCK_TRY_ASSIGN(auto fetched, registry.get_manifest(target));
   const oci::FetchedManifest& manifest = fetched;
   report("checking " + manifest.digest.str() + " against the VM's disk");
-  LUME_UNLOCK_TRY_ASSIGN(auto check,
-                         lume::check_pushed_image(manifest.manifest,
-                                                  lume::vm_directory(request.lume_home, request.vm),
-                                                  what));
+  LUME_UNLOCK_TRY_ASSIGN(auto vm_dir, lume::vm_directory(lume, request.vm));
+  LUME_UNLOCK_TRY_ASSIGN(auto check, lume::check_pushed_image(manifest.manifest, vm_dir, what));
   if (!check.matches()) {
     std::string differences;
     for (const auto& d : check.differences) {

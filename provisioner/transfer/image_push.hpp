@@ -19,7 +19,6 @@ namespace lume_unlock::transfer {
 struct ImagePushRequest {
   std::string vm;
   oci::Reference target; ///< registry/org/name:tag (a tag, no digest)
-  std::string lume_home; ///< the VM's directory is <lume_home>/<vm>, checked against the push
   std::optional<std::uint32_t> chunk_size_mb;
   /// How long to wait for the pushed manifest to appear. Lume gives no failure signal, so a
   /// failed push is only noticed when this passes.

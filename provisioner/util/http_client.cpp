@@ -187,6 +187,9 @@ Result<HttpResponse, TransportError> HttpClient::send(const HttpRequest& request
   curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
   curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, m_options.verify_tls ? 1L : 0L);
   curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, m_options.verify_tls ? 2L : 0L);
+  if (!m_options.ca_file.empty()) {
+    curl_easy_setopt(curl, CURLOPT_CAINFO, m_options.ca_file.c_str());
+  }
   // Only http(s), also after redirects.
   curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");

@@ -76,6 +76,9 @@ struct TransportError {
 struct HttpClientOptions {
   /// TLS peer and host verification. Callers may turn it off only for loopback hosts.
   bool verify_tls = true;
+  /// PEM file of the certificate authorities to trust instead of the system store; empty means
+  /// the system store.
+  std::string ca_file;
   std::string user_agent = "lume-unlock";
 };
 

@@ -1,5 +1,5 @@
-// Blob transfer throughput through a loopback docker-registry: our RegistryClient against
-// `skopeo copy`, in the same run, plus our peak RSS. Run manually:
+// Blob transfer throughput through a loopback docker-registry serving TLS: our RegistryClient
+// against `skopeo copy`, in the same run, plus our peak RSS. Run manually:
 //   build/tests/bench/registry_transfer_bench [--mib 256] [--keep]
 // ctest runs it only as a smoke test with --mib 4. Exit 77 (skipped) without docker-registry
 // or skopeo, unless CI=true.
@@ -118,7 +118,7 @@ int main(int argc, char** argv) {
   const auto repo = oci::parse_reference(server->host() + "/bench/ours:v1").value_or_throw();
 
   // Upload with our client: hashing pass included (it is part of a real push).
-  oci::RegistryClient client;
+  oci::RegistryClient client(server->client_options()); // TLS, trusting the throwaway CA
   auto start = Clock::now();
   auto pushed = client.push_blob_file(repo, work / "ours.bin", oci::media_type::lume_disk);
   const double our_upload = seconds_since(start);
@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
                                "copy",
                                "--quiet",
                                "--preserve-digests",
-                               "--dest-tls-verify=false",
+                               server->skopeo_trust("dest-"),
                                "dir:" + (work / "skopeo-src"),
                                "docker://" + server->host() + "/bench/theirs:v1"});
   const double skopeo_upload = seconds_since(start);
@@ -181,7 +181,7 @@ int main(int argc, char** argv) {
   auto down = test::run_command({k_skopeo,
                                  "copy",
                                  "--quiet",
-                                 "--src-tls-verify=false",
+                                 server->skopeo_trust("src-"),
                                  "docker://" + repo.str(),
                                  "dir:" + (work / "skopeo-dst")});
   const double skopeo_download = seconds_since(start);

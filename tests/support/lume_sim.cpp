@@ -5,7 +5,9 @@
 
 namespace lume_unlock::test {
 
-LumeSim::LumeSim(const std::string& binary, std::vector<std::string> extra_args)
+LumeSim::LumeSim(const std::string& binary,
+                 std::vector<std::string> extra_args,
+                 std::map<std::string, std::string> env)
     : m_dir("lume-sim"), m_home(m_dir / "home") {
   if (!std::filesystem::exists(binary)) {
     m_failure = "lume-sim binary not found at " + binary;
@@ -15,6 +17,7 @@ LumeSim::LumeSim(const std::string& binary, std::vector<std::string> extra_args)
   ChildProcess::Options options;
   options.argv = {binary, "--port", "0", "--home", m_home};
   options.argv.insert(options.argv.end(), extra_args.begin(), extra_args.end());
+  options.env = std::move(env);
   options.log_dir = m_dir / "logs";
   options.name = "lume-sim";
   m_process = std::make_unique<ChildProcess>(options);

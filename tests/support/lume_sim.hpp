@@ -3,6 +3,7 @@
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,8 +14,11 @@ namespace lume_unlock::test {
 /// line) with its VM home in a fresh temporary directory. Stopped by PID on destruction.
 class LumeSim {
 public:
-  /// `binary` is the lume-sim executable; `extra_args` follow --port/--home.
-  LumeSim(const std::string& binary, std::vector<std::string> extra_args = {});
+  /// `binary` is the lume-sim executable; `extra_args` follow --port/--home; `env` is added
+  /// to its environment (Lume reads push credentials from there).
+  LumeSim(const std::string& binary,
+          std::vector<std::string> extra_args = {},
+          std::map<std::string, std::string> env = {});
 
   /// False when the process did not come up; `failure()` says why (for LUME_UNLOCK_REQUIRE).
   bool started() const { return m_port > 0; }

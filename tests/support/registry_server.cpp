@@ -13,15 +13,17 @@ namespace {
 
 const char* const k_binary = "/usr/bin/docker-registry";
 
-bool answers_v2(int port) {
-  util::HttpClient client;
-  auto response = client.send({"GET", "http://127.0.0.1:" + std::to_string(port) + "/v2/"});
+bool answers_v2(const RegistryServer& server) {
+  util::HttpClientOptions options;
+  options.ca_file = server.ca_file();
+  util::HttpClient client(options);
+  auto response = client.send({"GET", server.url() + "/v2/"});
   return response.ok() && response.value().status == 200;
 }
 
 } // namespace
 
-std::unique_ptr<RegistryServer> RegistryServer::start(std::string& why_not) {
+std::unique_ptr<RegistryServer> RegistryServer::start(std::string& why_not, Transport transport) {
   if (access(k_binary, X_OK) != 0) {
     why_not = std::string(k_binary) + " is not installed (run scripts/bootstrap)";
     return nullptr;
@@ -29,6 +31,12 @@ std::unique_ptr<RegistryServer> RegistryServer::start(std::string& why_not) {
   std::unique_ptr<RegistryServer> server(new RegistryServer());
   server->m_dir = std::make_unique<TempDir>("lume-unlock-registry");
   server->m_storage = *server->m_dir / "data";
+  if (transport == Transport::tls) {
+    server->m_ca = TestCa::create(why_not);
+    if (!server->m_ca) {
+      return nullptr;
+    }
+  }
   server->m_port = free_loopback_port();
   server->m_host = "127.0.0.1:" + std::to_string(server->m_port);
   const std::string config = *server->m_dir / "config.yml";
@@ -44,6 +52,10 @@ std::unique_ptr<RegistryServer> RegistryServer::start(std::string& why_not) {
            "http:\n"
            "  addr: "
         << server->m_host << "\n";
+    if (server->m_ca) {
+      out << "  tls: { certificate: " << server->m_ca->server_certificate()
+          << ", key: " << server->m_ca->server_key() << " }\n";
+    }
   }
   ChildProcess::Options options;
   options.argv = {k_binary, "serve", config};
@@ -54,10 +66,10 @@ std::unique_ptr<RegistryServer> RegistryServer::start(std::string& why_not) {
     why_not = "docker-registry did not listen on " + server->m_host + ": " + server->logs();
     return nullptr;
   }
-  for (int i = 0; i < 100 && !answers_v2(server->m_port); ++i) {
+  for (int i = 0; i < 100 && !answers_v2(*server); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  if (!answers_v2(server->m_port)) {
+  if (!answers_v2(*server)) {
     why_not =
         "docker-registry on " + server->m_host + " does not answer GET /v2/: " + server->logs();
     return nullptr;

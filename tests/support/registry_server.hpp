@@ -1,7 +1,9 @@
 #pragma once
 
+#include "oci/registry_client.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
+#include "support/test_ca.hpp"
 
 #include <memory>
 #include <string>
@@ -9,25 +11,49 @@
 namespace lume_unlock::test {
 
 /// Debian's `docker-registry serve CONFIG` (CNCF distribution 2.8) on a free 127.0.0.1 port with
-/// storage in a temporary directory; stopped by PID on destruction.
+/// storage in a temporary directory, serving TLS on a certificate from its own throwaway CA
+/// (Lume reaches registries over https only); stopped by PID on destruction.
 class RegistryServer {
 public:
+  enum class Transport { tls, plain_http };
+
   /// Starts the registry and waits until GET /v2/ answers 200. Returns null and sets `why_not`
-  /// when the binary is missing or the server does not come up.
-  static std::unique_ptr<RegistryServer> start(std::string& why_not);
+  /// when the binary is missing or the server does not come up. Transport::plain_http exists
+  /// only for tests that show a plain-HTTP registry refused.
+  static std::unique_ptr<RegistryServer> start(std::string& why_not,
+                                               Transport transport = Transport::tls);
 
   ~RegistryServer();
 
   /// "127.0.0.1:PORT" — the registry part of references.
   const std::string& host() const { return m_host; }
   int port() const { return m_port; }
-  std::string url() const { return "http://" + m_host; }
+  std::string url() const { return (m_ca ? "https://" : "http://") + m_host; }
+  /// The CA that signed the server's certificate (empty for plain HTTP); cert_dir() is the
+  /// directory form skopeo's --cert-dir reads.
+  std::string ca_file() const { return m_ca ? m_ca->ca_file() : std::string(); }
+  std::string cert_dir() const { return m_ca ? m_ca->cert_dir() : std::string(); }
+  /// Registry client options that trust this server (its CA; plain HTTP: an insecure host).
+  oci::RegistryClientOptions client_options() const {
+    oci::RegistryClientOptions options;
+    options.ca_file = ca_file();
+    if (!m_ca) {
+      options.insecure_registries = {m_host};
+    }
+    return options;
+  }
+  /// skopeo's flags to trust this server: "--PREFIXcert-dir=DIR" ("--PREFIXtls-verify=false"
+  /// for plain HTTP); PREFIX is "", "src-" or "dest-".
+  std::string skopeo_trust(const std::string& prefix = "") const {
+    return m_ca ? "--" + prefix + "cert-dir=" + cert_dir() : "--" + prefix + "tls-verify=false";
+  }
   const std::string& storage_dir() const { return m_storage; }
   std::string logs() const;
 
 private:
   RegistryServer() = default;
   std::unique_ptr<TempDir> m_dir;
+  std::unique_ptr<TestCa> m_ca;
   std::unique_ptr<ChildProcess> m_process;
   std::string m_host;
   std::string m_storage;

@@ -44,6 +44,7 @@ public:
   Status push(const lume::PushRequest&) override { return unused(); }
   Result<std::vector<lume::ImageInfo>> images() override { return unused(); }
   Result<lume::LumeConfig> config() override { return unused(); }
+  Result<lume::LumeLogs> logs() override { return unused(); }
   Result<lume::HostStatus> host_status() override { return unused(); }
 
 protected:

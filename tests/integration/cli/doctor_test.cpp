@@ -39,15 +39,17 @@ protected:
     std::string why;
     registry = test::RegistryServer::start(why);
     LUME_UNLOCK_REQUIRE(registry != nullptr, why);
+    setenv("SSL_CERT_FILE", registry->ca_file().c_str(), 1); // the CA for lume-unlock
     lume = std::make_unique<test::LumeSim>(LUME_SIM_BINARY);
     LUME_UNLOCK_REQUIRE(lume->started(), lume->failure());
     image = registry->host() + "/trycua/macos-tahoe-cua:latest";
-    oci::RegistryClient client;
+    oci::RegistryClient client(registry->client_options());
     seeded =
         test::seed_lume_image(client, oci::parse_reference(image).value()).value().digest.str();
     ASSERT_TRUE(util::write_file_atomic(dir / "r.yaml", "source: {image: " + image + "}\n").ok());
   }
 
+  void TearDown() override { unsetenv("SSL_CERT_FILE"); }
   std::unique_ptr<test::RegistryServer> registry;
   std::unique_ptr<test::LumeSim> lume;
   test::TempDir dir;

@@ -28,13 +28,16 @@ protected:
   void SetUp() override {
     m_server = test::RegistryServer::start(m_why_not);
     LUME_UNLOCK_REQUIRE(m_server != nullptr, m_why_not);
-    oci::RegistryClient client;
+    // The registry's throwaway CA reaches the command line through SSL_CERT_FILE.
+    setenv("SSL_CERT_FILE", m_server->ca_file().c_str(), 1);
+    oci::RegistryClient client(m_server->client_options());
     auto seeded = test::seed_lume_image(
         client, oci::parse_reference(m_server->host() + "/lume/cli:v1").value());
     ASSERT_TRUE(seeded.ok()) << seeded.error().message();
     m_digest = seeded.value().digest.str();
     m_size = seeded.value().manifest_bytes.size();
   }
+  void TearDown() override { unsetenv("SSL_CERT_FILE"); }
   std::unique_ptr<test::RegistryServer> m_server;
   std::string m_why_not;
   std::string m_digest;
@@ -59,16 +62,34 @@ TEST_F(CliRegistryTest, ResolveJsonHasMediaTypeSizeAndPinnedReference) {
 }
 
 TEST_F(CliRegistryTest, ResolveOfAMissingTagExitsWithTheRegistryCode) {
-  auto r =
-      run({"resolve", m_server->host() + "/lume/cli:nope", "--insecure-registry", "other.lan"});
+  unsetenv("SSL_CERT_FILE"); // --registry-ca alone names the CA
+  auto r = run({"resolve",
+                m_server->host() + "/lume/cli:nope",
+                "--insecure-registry",
+                "other.lan",
+                "--registry-ca",
+                m_server->ca_file()});
   EXPECT_EQ(r.exit_code, 4);
   EXPECT_EQ(
       r.err,
       "lume-unlock: error: cannot get manifest '" + m_server->host() +
-          "/lume/cli:nope': GET http://" + m_server->host() +
+          "/lume/cli:nope': GET https://" + m_server->host() +
           "/v2/lume/cli/manifests/nope answered HTTP 404: MANIFEST_UNKNOWN: manifest unknown\n"
           "hint: check the repository and tag (skopeo list-tags docker://REPOSITORY lists the "
           "tags)\n");
+}
+
+TEST_F(CliRegistryTest, ARegistryCertificateFromAnUntrustedCaFailsVerification) {
+  unsetenv("SSL_CERT_FILE"); // the system store does not know the throwaway CA
+  auto r = run({"resolve", m_server->host() + "/lume/cli:v1"});
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_NE(r.err.find("GET https://" + m_server->host() + "/v2/lume/cli/manifests/v1 failed"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("hint: the registry's TLS certificate did not verify; name the CA that "
+                       "signed it with --registry-ca FILE or SSL_CERT_FILE"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST_F(CliRegistryTest, ResolveOfABadReferenceIsUsage) {

@@ -53,7 +53,7 @@ std::string file_bytes(const std::string& path) {
 
 TEST_F(RegistryClientTest, SeededLumeImageResolvesToTheDigestSkopeoSees) {
   LUME_UNLOCK_REQUIRE(have_skopeo(), "skopeo is not installed (run scripts/bootstrap)");
-  RegistryClient client;
+  RegistryClient client(s_server->client_options());
   const Reference tagged = ref("lume/seeded:v1");
   auto seeded = test::seed_lume_image(client, tagged);
   ASSERT_TRUE(seeded.ok()) << seeded.error().message();
@@ -69,7 +69,7 @@ TEST_F(RegistryClientTest, SeededLumeImageResolvesToTheDigestSkopeoSees) {
 
   // skopeo's raw bytes are our bytes, and its digest of them is ours.
   auto raw = test::run_command(
-      {k_skopeo, "inspect", "--raw", "--tls-verify=false", skopeo_target(tagged)});
+      {k_skopeo, "inspect", "--raw", s_server->skopeo_trust(), skopeo_target(tagged)});
   ASSERT_EQ(raw.exit_status, 0) << raw.stderr_text;
   EXPECT_EQ(raw.stdout_text, seeded.value().manifest_bytes);
   test::TempDir dir;
@@ -84,7 +84,7 @@ TEST_F(RegistryClientTest, SeededLumeImageResolvesToTheDigestSkopeoSees) {
 
 TEST_F(RegistryClientTest, PlainOciImageDigestEqualsSkopeoInspectDigest) {
   LUME_UNLOCK_REQUIRE(have_skopeo(), "skopeo is not installed (run scripts/bootstrap)");
-  RegistryClient client;
+  RegistryClient client(s_server->client_options());
   const Reference tagged = ref("plain/image:1.0");
   const std::string config =
       R"({"architecture":"arm64","os":"linux","rootfs":{"type":"layers","diff_ids":[]}})";
@@ -97,7 +97,7 @@ TEST_F(RegistryClientTest, PlainOciImageDigestEqualsSkopeoInspectDigest) {
   ASSERT_TRUE(pushed.ok()) << pushed.error().message();
 
   auto inspect =
-      test::run_command({k_skopeo, "inspect", "--tls-verify=false", skopeo_target(tagged)});
+      test::run_command({k_skopeo, "inspect", s_server->skopeo_trust(), skopeo_target(tagged)});
   ASSERT_EQ(inspect.exit_status, 0) << inspect.stderr_text;
   EXPECT_EQ(nlohmann::json::parse(inspect.stdout_text)["Digest"], pushed.value().str());
   auto fetched = client.get_manifest(tagged);
@@ -106,7 +106,7 @@ TEST_F(RegistryClientTest, PlainOciImageDigestEqualsSkopeoInspectDigest) {
 }
 
 TEST_F(RegistryClientTest, HeadAndByDigestGetAgreeWithTheTag) {
-  RegistryClient client;
+  RegistryClient client(s_server->client_options());
   const Reference tagged = ref("lume/head:v2");
   test::LumeImageSpec spec;
   spec.seed = 2;
@@ -124,7 +124,7 @@ TEST_F(RegistryClientTest, HeadAndByDigestGetAgreeWithTheTag) {
 
 TEST_F(RegistryClientTest, DownloadsEveryBlobVerifiedAndMatchingSkopeo) {
   LUME_UNLOCK_REQUIRE(have_skopeo(), "skopeo is not installed (run scripts/bootstrap)");
-  RegistryClient client;
+  RegistryClient client(s_server->client_options());
   const Reference tagged = ref("lume/blobs:v1");
   test::LumeImageSpec spec;
   spec.seed = 3;
@@ -137,7 +137,7 @@ TEST_F(RegistryClientTest, DownloadsEveryBlobVerifiedAndMatchingSkopeo) {
   test::TempDir theirs;
   auto copy = test::run_command({k_skopeo,
                                  "copy",
-                                 "--src-tls-verify=false",
+                                 s_server->skopeo_trust("src-"),
                                  skopeo_target(tagged),
                                  "dir:" + (theirs / "out")});
   ASSERT_EQ(copy.exit_status, 0) << copy.stderr_text;
@@ -158,7 +158,7 @@ TEST_F(RegistryClientTest, DownloadsEveryBlobVerifiedAndMatchingSkopeo) {
 }
 
 TEST_F(RegistryClientTest, ChunkedUploadRoundTripsThroughPatch) {
-  RegistryClientOptions options;
+  RegistryClientOptions options = s_server->client_options();
   options.chunked_upload_threshold = 1024 * 1024;
   options.upload_chunk_size = 256 * 1024;
   RegistryClient client(options);
@@ -185,7 +185,7 @@ TEST_F(RegistryClientTest, ChunkedUploadRoundTripsThroughPatch) {
 }
 
 TEST_F(RegistryClientTest, MonolithicUploadIsPostThenPutAndSkipsKnownBlobs) {
-  RegistryClient client;
+  RegistryClient client(s_server->client_options());
   const Reference repo = ref("mono/blob:x");
   const std::string payload = "a small blob";
   std::uint64_t before = client.request_count();
@@ -203,7 +203,7 @@ TEST_F(RegistryClientTest, MonolithicUploadIsPostThenPutAndSkipsKnownBlobs) {
 }
 
 TEST_F(RegistryClientTest, FileWithoutAKnownDigestIsHashedWhileSent) {
-  RegistryClient client;
+  RegistryClient client(s_server->client_options());
   test::TempDir dir;
   const std::string payload(300000, 'q');
   ASSERT_TRUE(util::write_file_atomic(dir / "blob", payload).ok());
@@ -223,7 +223,7 @@ TEST_F(RegistryClientTest, FileWithoutAKnownDigestIsHashedWhileSent) {
 }
 
 TEST_F(RegistryClientTest, KnownDigestThatDoesNotMatchTheFileIsRejectedByTheRegistry) {
-  RegistryClient client;
+  RegistryClient client(s_server->client_options());
   test::TempDir dir;
   ASSERT_TRUE(util::write_file_atomic(dir / "blob", "actual bytes").ok());
   const Reference repo = ref("wrong/blob:x");
@@ -232,7 +232,7 @@ TEST_F(RegistryClientTest, KnownDigestThatDoesNotMatchTheFileIsRejectedByTheRegi
   ASSERT_FALSE(pushed.ok());
   EXPECT_EQ(pushed.error().category(), ErrorCategory::registry);
   EXPECT_EQ(pushed.error().message().rfind("cannot upload blob '" + claimed.str() + "' to '" +
-                                               repo.repository_path() + "': PUT http://" +
+                                               repo.repository_path() + "': PUT https://" +
                                                s_server->host() + "/v2/wrong/blob/blobs/uploads/",
                                            0),
             0u)
@@ -245,7 +245,7 @@ TEST_F(RegistryClientTest, KnownDigestThatDoesNotMatchTheFileIsRejectedByTheRegi
 }
 
 TEST_F(RegistryClientTest, MissingTagIsARegistryErrorWithTheRegistrysMessage) {
-  RegistryClient client;
+  RegistryClient client(s_server->client_options());
   test::LumeImageSpec spec;
   ASSERT_TRUE(test::seed_lume_image(client, ref("lume/tags:v1"), spec).ok());
   auto missing = client.get_manifest(ref("lume/tags:nope"));
@@ -253,13 +253,13 @@ TEST_F(RegistryClientTest, MissingTagIsARegistryErrorWithTheRegistrysMessage) {
   EXPECT_EQ(missing.error().category(), ErrorCategory::registry);
   EXPECT_EQ(
       missing.error().message(),
-      "cannot get manifest '" + s_server->host() + "/lume/tags:nope': GET http://" +
+      "cannot get manifest '" + s_server->host() + "/lume/tags:nope': GET https://" +
           s_server->host() +
           "/v2/lume/tags/manifests/nope answered HTTP 404: MANIFEST_UNKNOWN: manifest unknown");
 }
 
 TEST_F(RegistryClientTest, ManifestReferencingMissingBlobsIsRejected) {
-  RegistryClient client;
+  RegistryClient client(s_server->client_options());
   Manifest m;
   m.media_type = media_type::oci_manifest;
   Descriptor config;
@@ -271,7 +271,7 @@ TEST_F(RegistryClientTest, ManifestReferencingMissingBlobsIsRejected) {
   auto pushed = client.push_manifest(tagged, serialize(m), media_type::oci_manifest);
   ASSERT_FALSE(pushed.ok());
   EXPECT_EQ(pushed.error().message(),
-            "cannot push manifest '" + tagged.str() + "': PUT http://" + s_server->host() +
+            "cannot push manifest '" + tagged.str() + "': PUT https://" + s_server->host() +
                 "/v2/lume/broken/manifests/v1 answered HTTP 400: MANIFEST_BLOB_UNKNOWN: blob "
                 "unknown to registry");
 }

@@ -40,9 +40,10 @@ protected:
   std::string skopeo_digest(const std::string& reference) const {
     auto run = run_command({"/bin/sh",
                             "-c",
-                            "skopeo inspect --tls-verify=false --raw \"docker://$1\" | sha256sum",
+                            "skopeo inspect \"$2\" --raw \"docker://$1\" | sha256sum",
                             "sh",
-                            reference});
+                            reference,
+                            registry->skopeo_trust()});
     return "sha256:" + run.stdout_text.substr(0, 64);
   }
 };
@@ -147,13 +148,44 @@ TEST_F(Bake, APushThatNeverArrivesTimesOutPointingAtLumesLogAndRecordsNothing) {
   EXPECT_FALSE(guest_has(lock_path()));
 }
 
+// Handlers.swift handlePush + ImageContainerRegistry.push: without GITHUB_USERNAME/GITHUB_TOKEN
+// in `lume serve`'s environment the push fails in the background and only Lume's log says so;
+// bake reads the log (GET /lume/logs) and stops at once instead of waiting for --push-timeout.
+TEST_F(Bake, APushFailingForLackOfCredentialsEndsWithinSecondsWithLumesMessage) {
+  TempDir logs("lume-launch-agent-logs");
+  lume_env = {
+      {"GITHUB_USERNAME", ""}, {"GITHUB_TOKEN", ""}, {"GHCR_USERNAME", ""}, {"GHCR_TOKEN", ""}};
+  start_world({"--log-dir", logs.path()});
+  const auto started = std::chrono::steady_clock::now();
+  CliRun run = bake(); // the default --push-timeout: three hours
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::cout << "[measure] bake with a push failing for lack of credentials: " << seconds << " s\n";
+  EXPECT_EQ(run.exit_code, 3) << run.err << run.out;
+  EXPECT_LT(seconds, 10.0);
+  const std::string error = json_of(run)["error"].dump();
+  EXPECT_NE(error.find("Lume's log says the push failed: The operation couldn\u2019t be completed. "
+                       "(lume.PushError error 3.)"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("ERROR: Missing GitHub credentials. Please set GITHUB_USERNAME and "
+                       "GITHUB_TOKEN environment variables"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("GITHUB_USERNAME and GITHUB_TOKEN, or GHCR_USERNAME and GHCR_TOKEN"),
+            std::string::npos)
+      << error;
+  EXPECT_FALSE(guest_has(lock_path()));
+  EXPECT_FALSE(guest_has(state.path() + "/vms/vm1/bake.json"));
+}
+
 TEST_F(Bake, ATagMovedBySomeoneElseIsDetectedAndNotRecorded) {
   start_world(
       {"--fault", "POST /lume/vms/push=202:{\"message\":\"Push initiated in background\"}"});
   // Someone else pushes another Lume image to the tag while the bake waits.
   std::thread other([&] {
     std::this_thread::sleep_for(std::chrono::seconds(3));
-    oci::RegistryClient client;
+    oci::RegistryClient client(registry->client_options());
     LumeImageSpec spec;
     spec.seed = 7;
     auto seeded = seed_lume_image(client, oci::parse_reference(target()).value(), spec);

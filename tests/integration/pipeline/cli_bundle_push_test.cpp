@@ -33,6 +33,7 @@ protected:
     std::string why_not;
     m_registry = test::RegistryServer::start(why_not);
     LUME_UNLOCK_REQUIRE(m_registry != nullptr, why_not);
+    setenv("SSL_CERT_FILE", m_registry->ca_file().c_str(), 1); // the CA for lume-unlock
     LUME_UNLOCK_REQUIRE(access(k_skopeo, X_OK) == 0,
                         "skopeo is not installed (run scripts/bootstrap)");
     const std::string shim = m_dir / "liblume_unlock_shim.so";
@@ -48,13 +49,14 @@ protected:
   }
 
   std::string skopeo_raw(const std::string& ref) {
-    auto r =
-        test::run_command({k_skopeo, "inspect", "--raw", "--tls-verify=false", "docker://" + ref});
+    auto r = test::run_command(
+        {k_skopeo, "inspect", "--raw", m_registry->skopeo_trust(), "docker://" + ref});
     EXPECT_EQ(r.exit_status, 0) << r.stderr_text;
     return r.stdout_text;
   }
 
   test::TempDir m_dir{"cli-bundle-push"};
+  void TearDown() override { unsetenv("SSL_CERT_FILE"); }
   std::unique_ptr<test::RegistryServer> m_registry;
   std::string m_archive;
   std::string m_bundle_json;
@@ -88,7 +90,7 @@ TEST_F(CliBundlePush, PrintsThePinnedReferenceOfAnArtifactSkopeoSeesByteForByte)
       test::run_command({k_skopeo,
                          "copy",
                          "--quiet",
-                         "--src-tls-verify=false",
+                         m_registry->skopeo_trust("src-"),
                          "docker://" + m_registry->host() + "/acme/lume-unlock-shim@" + digest,
                          "dir:" + copy.path()});
   ASSERT_EQ(fetched.exit_status, 0) << fetched.stderr_text;
@@ -114,7 +116,7 @@ TEST_F(CliBundlePush, TamperedArchiveOrADigestReferenceIsRefusedBeforeUploading)
   EXPECT_NE(bad.exit_code, 0);
   auto list = test::run_command({k_skopeo,
                                  "list-tags",
-                                 "--tls-verify=false",
+                                 m_registry->skopeo_trust(),
                                  "docker://" + m_registry->host() + "/acme/shim"});
   EXPECT_NE(list.exit_status, 0) << "nothing may have been pushed: " << list.stdout_text;
 }

@@ -10,6 +10,7 @@
 #include "support/registry_server.hpp"
 #include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"
+#include "util/http_client.hpp"
 #include "util/sha256.hpp"
 
 #include <gtest/gtest.h>
@@ -54,17 +55,19 @@ protected:
     LUME_UNLOCK_REQUIRE(access(k_skopeo, X_OK) == 0,
                         "skopeo is not installed (run scripts/bootstrap)");
     m_ref = m_registry->host() + "/trycua/macos-tahoe-cua:latest";
+    m_client = oci::RegistryClient(m_registry->client_options());
+    setenv("SSL_CERT_FILE", m_registry->ca_file().c_str(), 1);
     auto image = test::seed_lume_image(m_client, oci::parse_reference(m_ref).value());
     ASSERT_TRUE(image.ok()) << image.error().message();
     m_image = image.value();
   }
-  void TearDown() override { unsetenv("LUME_HOME"); }
+
+  void TearDown() override { unsetenv("SSL_CERT_FILE"); }
 
   void start_sim(std::vector<std::string> extra = {}) {
-    extra.insert(extra.begin(), {"--registry", m_registry->url(), "--pull-delay-ms", "300"});
+    extra.insert(extra.begin(), {"--registry-ca", m_registry->ca_file(), "--pull-delay-ms", "300"});
     m_sim = std::make_unique<test::LumeSim>(LUME_SIM_BINARY, extra);
     ASSERT_TRUE(m_sim->started()) << m_sim->failure();
-    setenv("LUME_HOME", m_sim->home().c_str(), 1);
   }
 
   /// `lume-unlock --lume-url … --state-dir … ARGS`.
@@ -75,8 +78,8 @@ protected:
 
   /// sha256 of the manifest bytes skopeo reads (plain `skopeo inspect` refuses Lume images).
   std::string skopeo_digest(const std::string& ref) {
-    auto r =
-        test::run_command({k_skopeo, "inspect", "--raw", "--tls-verify=false", "docker://" + ref});
+    auto r = test::run_command(
+        {k_skopeo, "inspect", "--raw", m_registry->skopeo_trust(), "docker://" + ref});
     EXPECT_EQ(r.exit_status, 0) << r.stderr_text;
     return "sha256:" + util::sha256_hex(r.stdout_text);
   }
@@ -304,6 +307,73 @@ TEST_F(CliPull, BadNamesAndReferencesAreUsageErrors) {
   start_sim();
   EXPECT_EQ(cli({"pull", m_ref, "a/b"}).exit_code, 2);
   EXPECT_EQ(cli({"pull", "UPPER/Case", "demo"}).exit_code, 2);
+  EXPECT_EQ(pull_requests(), 0u);
+}
+
+/// lume-api.md §3.18 / Settings.swift: a location added and made Lume's default, through
+/// Lume's own routes.
+void move_default_location(const std::string& lume_url, const std::string& path) {
+  util::HttpClient http;
+  util::HttpRequest add{"POST", lume_url + "/lume/config/locations"};
+  add.headers.push_back({"Content-Type", "application/json"});
+  add.body = json({{"name", "ssd"}, {"path", path}}).dump();
+  auto added = http.send(add);
+  ASSERT_TRUE(added.ok() && added.value().status == 200);
+  auto made_default = http.send({"POST", lume_url + "/lume/config/locations/default/ssd"});
+  ASSERT_TRUE(made_default.ok() && made_default.value().status == 200);
+}
+
+// Settings.swift / VMDirectory.swift: Lume keeps a pulled VM (and its .manifest-digest) in its
+// default location, whatever LUME_HOME says; the digest check asks Lume where that is.
+TEST_F(CliPull, AMovedDefaultLocationStillGivesACorrectDigestCheck) {
+  start_sim();
+  test::TempDir ssd("cli-pull-ssd");
+  move_default_location(m_sim->url(), ssd.path());
+  test::TempDir elsewhere("cli-pull-lume-home");
+  setenv("LUME_HOME", elsewhere.path().c_str(), 1); // not Lume's setting: must not matter
+  auto first = cli({"--json", "pull", m_ref, "demo"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(json::parse(first.out)["lume_manifest_digest"], m_image.digest.str());
+  EXPECT_EQ(util::read_file(ssd / "demo/.manifest-digest").value(), m_image.digest.str());
+  EXPECT_FALSE(fs::exists(vm_file("demo", "config.json")));
+
+  // The second pull finds the VM at the same digest in the moved location: nothing to do.
+  auto second = cli({"--json", "pull", m_ref, "demo"});
+  unsetenv("LUME_HOME");
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(json::parse(second.out)["changed"], false);
+  EXPECT_EQ(pull_requests(), 1u);
+}
+
+// ImageContainerRegistry.swift builds every registry URL as https://; Lume has no insecure mode.
+TEST_F(CliPull, APlainHttpRegistryIsRefusedBeforeLumeIsAsked) {
+  start_sim();
+  std::string why_not;
+  auto plain = test::RegistryServer::start(why_not, test::RegistryServer::Transport::plain_http);
+  ASSERT_NE(plain, nullptr) << why_not;
+  const std::string ref = plain->host() + "/trycua/macos-tahoe-cua:latest";
+  oci::RegistryClient insecure(plain->client_options());
+  ASSERT_TRUE(test::seed_lume_image(insecure, oci::parse_reference(ref).value()).ok());
+
+  auto r = cli({"pull", ref, "demo", "--insecure-registry", plain->host()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("Lume pulls and pushes only over https, and http://" + plain->host() +
+                       " is a plain-HTTP (--insecure-registry) registry"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(pull_requests(), 0u);
+}
+
+// RegistryFactory.createRegistry: a pull naming ghcr.io/trycua goes to config.yaml's registry.
+TEST_F(CliPull, LumesConfiguredRegistryOverrideIsRefusedNamingTheSetting) {
+  start_sim({"--registry", m_registry->host(), "--registry-organization", "acme"});
+  auto r = cli({"pull", "ghcr.io/trycua/macos-tahoe-cua:latest", "demo"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("Lume replaces ghcr.io/trycua with the registry in its config.yaml "
+                       "(registry.ghcr.registry: " +
+                       m_registry->host() + ", registry.ghcr.organization: acme)"),
+            std::string::npos)
+      << r.err;
   EXPECT_EQ(pull_requests(), 0u);
 }
 

@@ -208,7 +208,7 @@ TEST_F(Create, RemoveWithDeleteVmDeletesItThroughLume) {
 TEST_F(Create, LockedRecipeIsPulledByItsPinnedDigest) {
   start_world();
   // Digest-only pulls go through the immutable sha256-<hex> tag (DESIGN §8).
-  oci::RegistryClient client;
+  oci::RegistryClient client(registry->client_options());
   auto manifest = client.get_manifest(image_ref);
   ASSERT_TRUE(manifest.ok());
   auto immutable = image_ref;
@@ -242,7 +242,7 @@ TEST_F(Create, RefusesAVmThatIsNotOursWithAnotherImage) {
   ASSERT_EQ(pulled.exit_code, 0) << pulled.err;
   // Not ours any more (no record), and the tag now names another image.
   ASSERT_EQ(::unlink((state.path() + "/vms/vm1/provenance.json").c_str()), 0);
-  oci::RegistryClient client;
+  oci::RegistryClient client(registry->client_options());
   LumeImageSpec spec;
   spec.seed = 9;
   ASSERT_TRUE(seed_lume_image(client, image_ref, spec).ok());
@@ -260,7 +260,7 @@ TEST_F(Create, RefusesAVmThatIsNotOursWithAnotherImage) {
 TEST_F(Create, ARecipeBundlePinnedInARegistryIsFetchedInstalledAndRecorded) {
   start_world();
   // Publish the build tree's archive as `lume-unlock bundle push` does, and pin it in the recipe.
-  oci::RegistryClient client;
+  oci::RegistryClient client(registry->client_options());
   const auto tagged = oci::parse_reference(registry->host() + "/acme/lume-unlock-shim:build");
   auto published = transfer::publish_bundle(client, SHIM_BUNDLE_ARCHIVE, tagged.value());
   ASSERT_TRUE(published.ok()) << published.error().message();

@@ -81,7 +81,7 @@ TEST_F(CreateFault, TagMovedDuringThePullFailsTheImageStepWithExit4) {
   TempDir gate_dir("create-pull-gate");
   const std::string gate = gate_dir / "go";
   start_world({"--pull-gate", gate});
-  oci::RegistryClient client;
+  oci::RegistryClient client(registry->client_options());
   LumeImageSpec spec;
   spec.seed = 5;
   auto moved = seed_lume_image(

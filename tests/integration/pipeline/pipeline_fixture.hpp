@@ -52,7 +52,10 @@ protected:
     std::string why;
     registry = RegistryServer::start(why);
     LUME_UNLOCK_REQUIRE(registry != nullptr, why);
-    oci::RegistryClient client;
+    // lume-unlock trusts the registry's throwaway CA through SSL_CERT_FILE, lume-sim through
+    // --registry-ca (the Mac's keychain).
+    setenv("SSL_CERT_FILE", registry->ca_file().c_str(), 1);
+    oci::RegistryClient client(registry->client_options());
     image_ref = oci::parse_reference(registry->host() + "/lume-test/tahoe:latest").value();
     auto seeded = seed_lume_image(client, image_ref);
     ASSERT_TRUE(seeded.ok()) << seeded.error().message();
@@ -68,7 +71,9 @@ protected:
                                      "--guest-ssh-port",
                                      std::to_string(ssh_port),
                                      "--registry",
-                                     registry->url(),
+                                     registry->host(),
+                                     "--registry-ca",
+                                     registry->ca_file(),
                                      "--create-delay-ms",
                                      "0",
                                      "--boot-delay-ms",
@@ -81,12 +86,13 @@ protected:
       args.insert(args.end(), {"--guest-home", guest.info().home});
     }
     args.insert(args.end(), extra.begin(), extra.end());
-    lume = std::make_unique<LumeSim>(LUME_SIM_BINARY, args);
+    // Lume pushes only with credentials in its environment (ImageContainerRegistry.swift).
+    lume = std::make_unique<LumeSim>(LUME_SIM_BINARY, args, lume_env);
     LUME_UNLOCK_REQUIRE(lume->started(), lume->failure());
-    setenv("LUME_HOME", lume->home().c_str(), 1);
   }
 
   void TearDown() override {
+    unsetenv("SSL_CERT_FILE");
     unsetenv("LUME_UNLOCK_PIPELINE_TEST_PW");
     unsetenv("LUME_UNLOCK_TEST_PROBE_ENV");
   }
@@ -170,6 +176,9 @@ protected:
   int ssh_port = 0;
   /// lume-sim packs guest-sim's home into pushed images and restores it on pull (bake tests).
   bool guest_home_in_images = false;
+  /// lume-sim's environment: push credentials, as `lume serve` needs them.
+  std::map<std::string, std::string> lume_env{{"GITHUB_USERNAME", "lume-unlock-test"},
+                                              {"GITHUB_TOKEN", "test-token-not-checked"}};
   oci::Reference image_ref;
   std::string image_digest;
   std::string recipe;

@@ -42,6 +42,7 @@ protected:
     std::string why_not;
     m_registry = test::RegistryServer::start(why_not);
     LUME_UNLOCK_REQUIRE(m_registry != nullptr, why_not);
+    m_client = oci::RegistryClient(m_registry->client_options());
     // The shim-bundle target is a dependency of this test: its archive must be there.
     ASSERT_TRUE(fs::is_regular_file(SHIM_BUNDLE_ARCHIVE)) << SHIM_BUNDLE_ARCHIVE;
     m_tagged = oci::parse_reference(m_registry->host() + "/acme/lume-unlock-shim:build").value();
@@ -116,7 +117,7 @@ TEST_F(BundleFetch, AWrongDigestIsARegistryErrorNamingTheReference) {
 }
 
 TEST_F(BundleFetch, ATagAloneIsAUsageErrorAndNothingIsAsked) {
-  oci::RegistryClient fresh;
+  oci::RegistryClient fresh(m_registry->client_options());
   auto fetched = fetch_bundle(fresh, m_tagged, m_work.path());
   ASSERT_FALSE(fetched.ok());
   EXPECT_EQ(fetched.error().category(), ErrorCategory::usage);
@@ -199,7 +200,7 @@ TEST_F(BundleFetch, ManifestsThatAreNotAShimBundleAreRefusedBeforeAnyDownload) {
     oci::Manifest changed = m_published->manifest;
     c.change(changed);
     const auto ref = oci::parse_reference(push_manifest(changed, c.tag)).value();
-    oci::RegistryClient counting;
+    oci::RegistryClient counting(m_registry->client_options());
     auto fetched = fetch_bundle(counting, ref, m_work.path());
     ASSERT_FALSE(fetched.ok()) << c.tag;
     EXPECT_EQ(fetched.error().category(), ErrorCategory::registry) << c.tag;

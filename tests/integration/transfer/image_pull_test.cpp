@@ -21,8 +21,8 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-/// A Lume that "pulls" by writing <home>/<vm>/.manifest-digest after a few polls. Only find()
-/// and pull_start() are used by pull_image.
+/// A Lume that "pulls" by writing <home>/<vm>/.manifest-digest after a few polls, with `home`
+/// its one (default) location. find(), config() and pull_start() are used by pull_image.
 class FakeLume : public test::LumeApiStub {
 public:
   explicit FakeLume(std::string home) : m_home(std::move(home)) {}
@@ -65,9 +65,16 @@ public:
       d.name = vm.name;
       d.status = lume::VmStatus::stopped;
       d.status_text = "stopped";
+      d.location_name = "home";
       return std::optional<lume::VmState>(d);
     }
     return std::optional<lume::VmState>();
+  }
+  Result<lume::LumeConfig> config() override {
+    lume::LumeConfig c;
+    c.vm_locations = {{"home", m_home}};
+    c.default_location_name = "home";
+    return c;
   }
   Status pull_start(const lume::PullRequest& request) override {
     pulls.push_back(request);
@@ -89,6 +96,7 @@ protected:
     std::string why_not;
     m_registry = test::RegistryServer::start(why_not);
     LUME_UNLOCK_REQUIRE(m_registry != nullptr, why_not);
+    m_client = oci::RegistryClient(m_registry->client_options());
     auto image = test::seed_lume_image(m_client, ref(":latest"));
     ASSERT_TRUE(image.ok()) << image.error().message();
     m_digest = image.value().digest.str();
@@ -100,7 +108,7 @@ protected:
   }
 
   ImagePullRequest request(const oci::Reference& r) {
-    ImagePullRequest q{r, "demo", m_home.path(), 10s, {}};
+    ImagePullRequest q{r, "demo", 10s, {}};
     q.progress = [this](const util::ProgressEvent& e) { m_events.push_back(e); };
     return q;
   }
@@ -185,7 +193,6 @@ TEST_F(ImagePullTest, ExistingVmFromAnotherDigestOrNoneIsRefusedWithoutPulling) 
     FakeLume lume(home.path());
     lume.add_vm("demo", c.digest);
     ImagePullRequest q = request(ref(":latest"));
-    q.lume_home = home.path();
     auto pulled = pull_image(lume, m_client, q);
     ASSERT_FALSE(pulled.ok()) << c.name;
     EXPECT_EQ(pulled.error().category(), ErrorCategory::usage) << c.name;

@@ -13,7 +13,8 @@ int main(int argc, char** argv) {
   if (argc < 2 || std::string(argv[1]) == "--help") {
     std::cerr << "usage: lume-image-seed REGISTRY/REPOSITORY:TAG [SEED]\n"
                  "Pushes a small Lume-format VM image (config, nvram, one gzip disk chunk) and\n"
-                 "prints its manifest digest. Loopback registries are reached over plain HTTP.\n";
+                 "prints its manifest digest, over https, trusting the CA file named by\n"
+                 "SSL_CERT_FILE (else the system store).\n";
     return argc < 2 ? 2 : 0;
   }
   using namespace lume_unlock;
@@ -26,7 +27,11 @@ int main(int argc, char** argv) {
   if (argc > 2) {
     spec.seed = static_cast<std::uint32_t>(std::strtoul(argv[2], nullptr, 10));
   }
-  oci::RegistryClient client;
+  oci::RegistryClientOptions options;
+  if (const char* ca = std::getenv("SSL_CERT_FILE"); ca != nullptr) {
+    options.ca_file = ca;
+  }
+  oci::RegistryClient client(options);
   auto seeded = test::seed_lume_image(client, ref.value(), spec);
   if (!seeded) {
     std::cerr << "lume-image-seed: " << seeded.error().message() << '\n';

@@ -17,6 +17,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 namespace {
@@ -45,7 +46,7 @@ protected:
 
   /// Seeds trycua/<name>:<tag> with 1 MiB chunks (several parts, a short last one).
   lume_unlock::test::SeededLumeImage seed(const std::string& repo_tag, std::uint32_t seed = 1) {
-    oci::RegistryClient client;
+    oci::RegistryClient client(m_registry->client_options());
     lume_unlock::test::LumeImageSpec spec;
     spec.chunk_bytes = 1024 * 1024;
     spec.seed = seed;
@@ -60,7 +61,7 @@ protected:
     auto r = lume_unlock::test::run_command({k_skopeo,
                                              "inspect",
                                              "--raw",
-                                             "--tls-verify=false",
+                                             m_registry->skopeo_trust(),
                                              "docker://" + m_registry->host() + "/" + repo_tag});
     EXPECT_EQ(r.exit_status, 0) << r.stderr_text;
     return "sha256:" + lume_unlock::util::sha256_hex(r.stdout_text);
@@ -69,7 +70,7 @@ protected:
     return lume_unlock::test::run_command({k_skopeo,
                                            "inspect",
                                            "--raw",
-                                           "--tls-verify=false",
+                                           m_registry->skopeo_trust(),
                                            "docker://" + m_registry->host() + "/" + repo_tag})
         .stdout_text;
   }
@@ -88,11 +89,21 @@ protected:
     return std::string();
   }
 
-  std::unique_ptr<LumeSim> start_sim(std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"--registry", m_registry->url()};
+  /// lume-sim with the registry as config.yaml's, trusting its CA, and push credentials in its
+  /// environment unless `env` says otherwise.
+  std::unique_ptr<LumeSim> start_sim(std::vector<std::string> extra = {},
+                                     std::map<std::string, std::string> env = k_credentials) {
+    std::vector<std::string> args = {
+        "--registry", m_registry->host(), "--registry-ca", m_registry->ca_file()};
     args.insert(args.end(), extra.begin(), extra.end());
-    return std::make_unique<LumeSim>(LUME_SIM_BINARY, args);
+    return std::make_unique<LumeSim>(LUME_SIM_BINARY, args, env);
   }
+
+  static inline const std::map<std::string, std::string> k_credentials = {
+      {"GITHUB_USERNAME", "lume-sim-test"}, {"GITHUB_TOKEN", "not-checked"}};
+  /// Every credential variable Lume reads, empty (as good as unset, also under CI).
+  static inline const std::map<std::string, std::string> k_no_credentials = {
+      {"GITHUB_USERNAME", ""}, {"GITHUB_TOKEN", ""}, {"GHCR_USERNAME", ""}, {"GHCR_TOKEN", ""}};
 
   /// Polls GET /lume/vms/NAME while it answers the pulling object; returns the last answer.
   static lume_sim_test::RawResponse
@@ -238,7 +249,7 @@ TEST_F(LumeSimRegistryTest, PullGateHoldsThePullBeforeTheManifestIsFetched) {
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_EQ(raw(sim->port(), "GET", "/lume/vms/demo").json_body()["status"], "pulling");
   // Move the tag: :next's manifest bytes PUT under :latest (setup, with our client).
-  oci::RegistryClient client;
+  oci::RegistryClient client(m_registry->client_options());
   ASSERT_TRUE(
       client
           .push_manifest(
@@ -307,10 +318,11 @@ TEST_F(LumeSimRegistryTest, PushOfAMissingVmIsAcceptedAndUploadsNothing) {
                    R"("})");
   EXPECT_EQ(r.status, 202);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_NE(
-      sim->process().stderr_text().find("push 'ghost' failed: Virtual machine not found: ghost"),
-      std::string::npos)
-      << sim->process().stderr_text();
+  // Handlers.swift handlePush: the outcome is one line on stdout.
+  EXPECT_NE(sim->process().stdout_text().find(
+                "Background push failed for image: x:t - Error: Virtual machine not found: ghost"),
+            std::string::npos)
+      << sim->process().stdout_text();
   EXPECT_TRUE(skopeo_raw("trycua/x:t").empty());
 }
 
@@ -443,6 +455,109 @@ TEST_F(LumeSimRegistryTest, GuestHomeArchiveLeadingOutOfTheHomeFailsThePullAndLe
       "lume-sim --guest-home: symlink 'outside' -> '/etc/hostname' points to an absolute path");
   EXPECT_FALSE(fs::exists(fs::path(sim->home()) / "back"));
   EXPECT_EQ(snapshot(home), before);
+}
+
+// Handlers.swift handlePush + ImageContainerRegistry.push + Logger.swift: without credentials in
+// the server's environment the push fails in the background; the log (here --log-dir's
+// lume_daemon.log, served by GET /lume/logs) has Logger's ERROR line, then handlePush's line.
+TEST_F(LumeSimRegistryTest, PushWithoutCredentialsFailsInLumesLogAndUploadsNothing) {
+  seed("macos-tahoe-cua:latest");
+  lume_unlock::test::TempDir logs("lume-sim-logs");
+  START(sim, {"--log-dir", logs.path()}, k_no_credentials);
+  ASSERT_EQ(
+      raw(sim->port(), "POST", "/lume/pull", R"({"image":"macos-tahoe-cua:latest","name":"demo"})")
+          .status,
+      200);
+  auto r = raw(sim->port(),
+               "POST",
+               "/lume/vms/push",
+               R"({"name":"demo","imageName":"tahoe-unlocked","tags":["1","latest"],"registry":")" +
+                   m_registry->host() + R"("})");
+  EXPECT_EQ(r.status, 202);
+  std::string info;
+  for (int i = 0; i < 200 && info.find("Background push") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    info = raw(sim->port(), "GET", "/lume/logs").json_body()["info"].get<std::string>();
+  }
+  const std::string failed =
+      "Background push failed for image: tahoe-unlocked:1,latest - Error: "
+      "The operation couldn\u2019t be completed. (lume.PushError error 3.)\n";
+  ASSERT_GE(info.size(), failed.size()) << info;
+  EXPECT_EQ(info.substr(info.size() - failed.size()), failed) << info;
+  const std::string logged = "] ERROR: Missing GitHub credentials. Please set GITHUB_USERNAME and "
+                             "GITHUB_TOKEN environment variables\n";
+  const auto at = info.find(logged);
+  ASSERT_NE(at, std::string::npos) << info;
+  EXPECT_EQ(at + logged.size(), info.size() - failed.size()) << "ERROR line right before";
+  const auto open = info.rfind('[', at);
+  ASSERT_NE(open, std::string::npos);
+  EXPECT_EQ(info.substr(open + 11, 1), "T")
+      << "ISO8601 timestamp: " << info.substr(open, at - open);
+  EXPECT_EQ(info.substr(at - 1, 1), "Z");
+  EXPECT_TRUE(skopeo_raw("trycua/tahoe-unlocked:1").empty());
+}
+
+// Handlers.swift handleGetLogs: without the LaunchAgent's files Lume answers these texts; and
+// Server.swift's routing makes the documented ?type=&lines= form a 404 (lume-api.md §1.4).
+TEST_F(LumeSimRegistryTest, LogsWithoutTheLaunchAgentAreNotFoundAndQueriesAre404) {
+  START(sim);
+  auto r = raw(sim->port(), "GET", "/lume/logs");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.json_body(),
+            json({{"info", "Info log file not found"}, {"error", "Error log file not found"}}));
+  EXPECT_EQ(raw(sim->port(), "GET", "/lume/logs?type=info&lines=50").status, 404);
+}
+
+// ImageContainerRegistry.swift (getToken, fetchManifest): every URL is https://<registry>/...;
+// a plain-HTTP registry never answers the TLS handshake, so the manifest fetch fails. A registry
+// whose CA the Mac does not trust fails the same way.
+TEST_F(LumeSimRegistryTest, PlainHttpAndUntrustedRegistriesFailThePullLikeLume) {
+  std::string why_not;
+  auto plain = RegistryServer::start(why_not, RegistryServer::Transport::plain_http);
+  ASSERT_NE(plain, nullptr) << why_not;
+  oci::RegistryClient insecure(plain->client_options());
+  ASSERT_TRUE(
+      lume_unlock::test::seed_lume_image(
+          insecure, oci::parse_reference(plain->host() + "/trycua/macos-tahoe-cua:latest").value())
+          .ok());
+  seed("macos-tahoe-cua:latest");
+  START(sim);
+  auto from_plain =
+      raw(sim->port(),
+          "POST",
+          "/lume/pull",
+          R"({"image":"macos-tahoe-cua:latest","name":"a","registry":")" + plain->host() + R"("})");
+  EXPECT_EQ(from_plain.status, 400);
+  EXPECT_EQ(from_plain.json_body()["message"], "Failed to fetch image manifest from registry.");
+  EXPECT_FALSE(fs::exists(fs::path(sim->home()) / "a"));
+
+  auto untrusting = std::make_unique<LumeSim>(
+      LUME_SIM_BINARY, std::vector<std::string>{"--registry", m_registry->host()});
+  ASSERT_TRUE(untrusting->started()) << untrusting->failure();
+  auto from_untrusted = raw(
+      untrusting->port(), "POST", "/lume/pull", R"({"image":"macos-tahoe-cua:latest","name":"b"})");
+  EXPECT_EQ(from_untrusted.status, 400);
+  EXPECT_EQ(from_untrusted.json_body()["message"], "Failed to fetch image manifest from registry.");
+}
+
+// RegistryFactory.createRegistry: the request's registry/organization only when one differs
+// from ghcr.io/trycua; otherwise config.yaml's registry block, which GET /lume/config shows.
+TEST_F(LumeSimRegistryTest, TheConfiguredRegistryReplacesTheDefaultsAndShowsInTheConfig) {
+  lume_unlock::test::LumeImageSpec spec;
+  oci::RegistryClient client(m_registry->client_options());
+  auto image = lume_unlock::test::seed_lume_image(
+      client, oci::parse_reference(m_registry->host() + "/acme/tahoe:v1").value(), spec);
+  ASSERT_TRUE(image.ok()) << image.error().message();
+  START(sim, {"--registry-organization", "acme"});
+  EXPECT_EQ(raw(sim->port(), "GET", "/lume/config").json_body()["registry"],
+            json({{"type", "ghcr"},
+                  {"ghcr", {{"registry", m_registry->host()}, {"organization", "acme"}}}}));
+  auto r = raw(sim->port(),
+               "POST",
+               "/lume/pull",
+               R"({"image":"tahoe:v1","name":"d","registry":"ghcr.io","organization":"trycua"})");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(slurp(fs::path(sim->home()) / "d" / ".manifest-digest"), image.value().digest.str());
 }
 
 } // namespace

@@ -73,13 +73,18 @@ matches a prefix); xN limits a rule to the first N matching requests:
   --fault 'GET /lume/vms/dev=200:{"name":'   200 with this raw body (malformed JSON)
   --fault 'GET /lume/vms=200x1:[{"name":1}]' raw body with wrong JSON types, once
   --drop  'POST /lume/vms/dev/run=x1'        close the connection without any answer, once
+Registries as in Lume 0.5.3: always https (no plain-HTTP mode), TLS verified against
+--registry-ca; the token from the hard-coded https://REGISTRY/token realm (anonymous on a
+non-200); the request's registry/organization unless both are the defaults ghcr.io/trycua, which
+config.yaml's registry (--registry, --registry-organization) replaces; a push needs
+GITHUB_USERNAME/GITHUB_TOKEN (or GHCR_*) in lume-sim's environment and reports its outcome only
+as "Background push completed successfully for image: NAME:TAGS" or "Background push failed
+for image: NAME:TAGS - Error: TEXT" on stdout (and in --log-dir's lume_daemon.log).
 Differences from Lume 0.5.3: stop sleeps --stop-delay-ms (Lume: a fixed 5 s); pulls and pushes
-reach only loopback registries, over plain http (Lume: always https) -- the request's `registry`
-when it is 127.0.0.1:PORT or localhost:PORT, else (absent or ghcr.io) the --registry URL, which
-stands in for Lume's configured registry; anything else fails with "Failed to fetch image
-manifest from registry."; only the OCI image format is pulled (legacy LZ4 images fail); blob
-retries do not back off; pushes need no token (loopback registries have no /token); pull
-failures other than the manifest fetch use lume-sim's own wording; unattended creates end
+reach only loopback registries (anything else fails with "Failed to fetch image manifest from
+registry."); only the OCI image format is pulled (legacy LZ4 images fail); blob retries do not
+back off; a push whose /token request fails goes on anonymously (Lume aborts; docker-registry
+has no token realm); pull failures other than the manifest fetch use lume-sim's own wording; unattended creates end
 `stopped` without the boot phases; the guest IP is --guest-address once --boot-delay-ms has
 passed after run, and sshAvailable probes --guest-ssh-port; cpp-httplib adds Keep-Alive headers
 and answers a bodiless 400 to unknown methods and to POST/PATCH without Content-Length.
@@ -105,7 +110,23 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--home", options.home, "directory holding the VM directories (location 'home')")
       ->required();
-  app.add_option("--registry", options.registry, "OCI registry URL for pulls and pushes");
+  app.add_option(
+      "--registry",
+      options.registry,
+      "config.yaml's registry.ghcr.registry: used when a pull or push names ghcr.io/trycua "
+      "(HOST[:PORT]; a URL's scheme is ignored, Lume speaks https only)");
+  app.add_option("--registry-organization",
+                 options.registry_organization,
+                 "config.yaml's registry.ghcr.organization (default trycua)");
+  app.add_option("--registry-ca",
+                 options.registry_ca,
+                 "PEM CA file trusted for registry TLS (stands in for the Mac's keychain)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--log-dir",
+                 options.log_dir,
+                 "run as if a LaunchAgent: Lume's stdout in DIR/lume_daemon.log, served by GET "
+                 "/lume/logs (default: no log files, as when started by hand)")
+      ->check(CLI::ExistingDirectory);
   app.add_option("--guest-address",
                  options.guest_address,
                  "ipAddress reported for running VMs (e.g. 127.0.0.1)");

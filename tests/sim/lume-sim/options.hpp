@@ -26,7 +26,17 @@ struct Drop {
 struct Options {
   int port = 7777;
   std::string home;
-  std::string registry;
+  /// Lume's config.yaml registry block (registry.ghcr.registry / .organization): what Lume
+  /// uses when a pull or push names ghcr.io/trycua (RegistryFactory.swift). A URL's scheme is
+  /// ignored: Lume always speaks https.
+  std::string registry = "ghcr.io";
+  std::string registry_organization = "trycua";
+  /// PEM CA file trusted for registry TLS, standing in for the Mac's keychain.
+  std::string registry_ca;
+  /// Stand-in for /tmp when Lume runs as its LaunchAgent: stdout goes to
+  /// DIR/lume_daemon.log, stderr to DIR/lume_daemon.error.log, and GET /lume/logs reads them.
+  /// Empty: Lume started by hand, no log files.
+  std::string log_dir;
   std::string guest_address;
   int guest_ssh_port = 22;
   int boot_delay_ms = 500;

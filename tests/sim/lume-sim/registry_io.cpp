@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -75,9 +76,14 @@ bool is_loopback_host(const std::string& host) {
   return name == "127.0.0.1" || name == "localhost" || name == "[::1]";
 }
 
-/// One httplib client per operation (Lume: one URLSession per pull/push).
+/// One httplib client per operation (Lume: one URLSession per pull/push), TLS verified like
+/// URLSession does against the keychain; here against --registry-ca.
 std::unique_ptr<httplib::Client> client_for(const RegistryEndpoint& registry) {
   auto c = std::make_unique<httplib::Client>(registry.base_url);
+  c->enable_server_certificate_verification(true);
+  if (!registry.ca_file.empty()) {
+    c->set_ca_cert_path(registry.ca_file.c_str());
+  }
   c->set_connection_timeout(10);
   c->set_read_timeout(60);
   c->set_write_timeout(60);
@@ -90,10 +96,17 @@ std::unique_ptr<httplib::Client> client_for(const RegistryEndpoint& registry) {
 std::string token_for(httplib::Client& c,
                       const RegistryEndpoint& registry,
                       const std::string& repository,
-                      const std::string& scopes) {
+                      const std::string& scopes,
+                      const std::optional<std::pair<std::string, std::string>>& credentials) {
   const std::string path =
       "/token?scope=repository:" + repository + ":" + scopes + "&service=" + registry.host;
-  auto r = c.Get(path, httplib::Headers{{"Accept", "application/json"}});
+  httplib::Headers headers{{"Accept", "application/json"}};
+  if (credentials) {
+    // Basic auth with the environment's credentials (sent on pulls too when set).
+    headers.emplace(
+        httplib::make_basic_authentication_header(credentials->first, credentials->second));
+  }
+  auto r = c.Get(path, headers);
   if (!r || r->status != 200) {
     return "";
   }
@@ -357,25 +370,43 @@ std::string random_mac_address() {
   return buffer;
 }
 
-std::optional<RegistryEndpoint> registry_endpoint(const std::string& configured_url,
-                                                  const std::optional<std::string>& body_registry) {
-  if (!body_registry || *body_registry == "ghcr.io") {
-    if (configured_url.empty()) {
-      return std::nullopt;
-    }
-    std::string host = configured_url.substr(configured_url.find("//") + 2);
-    host = host.substr(0, host.find('/'));
-    return RegistryEndpoint{configured_url.substr(0, configured_url.find("//") + 2) + host, host};
+std::optional<RegistryEndpoint>
+registry_endpoint(const ConfiguredRegistry& configured,
+                  const std::optional<std::string>& body_registry,
+                  const std::optional<std::string>& body_organization,
+                  const std::string& ca_file) {
+  const ConfiguredRegistry defaults;
+  const bool request_overrides = (body_registry && *body_registry != defaults.registry) ||
+                                 (body_organization && *body_organization != defaults.organization);
+  RegistryEndpoint endpoint;
+  endpoint.host =
+      request_overrides ? body_registry.value_or(defaults.registry) : configured.registry;
+  endpoint.organization = request_overrides ? body_organization.value_or(defaults.organization)
+                                            : configured.organization;
+  endpoint.base_url = "https://" + endpoint.host;
+  endpoint.ca_file = ca_file;
+  if (!is_loopback_host(endpoint.host)) {
+    return std::nullopt;
   }
-  if (is_loopback_host(*body_registry)) {
-    // Plain http for loopback; the scheme of --registry when it names the same host.
-    std::string scheme = "http://";
-    if (configured_url.find("//" + *body_registry) != std::string::npos) {
-      scheme = configured_url.substr(0, configured_url.find("//") + 2);
+  return endpoint;
+}
+
+std::optional<std::pair<std::string, std::string>> push_credentials_from_environment() {
+  const auto first_set = [](const char* a, const char* b) -> std::optional<std::string> {
+    for (const char* name : {a, b}) {
+      const char* value = std::getenv(name);
+      if (value != nullptr && *value != '\0') {
+        return std::string(value);
+      }
     }
-    return RegistryEndpoint{scheme + *body_registry, *body_registry};
+    return std::nullopt;
+  };
+  auto user = first_set("GITHUB_USERNAME", "GHCR_USERNAME");
+  auto token = first_set("GITHUB_TOKEN", "GHCR_TOKEN");
+  if (!user || !token) {
+    return std::nullopt;
   }
-  return std::nullopt;
+  return std::make_pair(*user, *token);
 }
 
 std::string pull_oci_image(const RegistryEndpoint& registry,
@@ -385,7 +416,8 @@ std::string pull_oci_image(const RegistryEndpoint& registry,
                            const std::function<void(double)>& progress,
                            std::chrono::milliseconds pace) {
   auto c = client_for(registry);
-  const std::string token = token_for(*c, registry, repository, "pull");
+  const std::string token =
+      token_for(*c, registry, repository, "pull", push_credentials_from_environment());
   // fetchManifest (§2.2): only the OCI manifest type is accepted; the digest comes only from
   // Docker-Content-Digest and is never recomputed.
   auto r = c->Get("/v2/" + repository + "/manifests/" + tag,
@@ -533,6 +565,7 @@ std::string pull_oci_image(const RegistryEndpoint& registry,
 }
 
 void push_oci_image(const RegistryEndpoint& registry,
+                    const std::pair<std::string, std::string>& credentials,
                     const std::string& repository,
                     const std::vector<std::string>& tags,
                     const fs::path& vm_dir,
@@ -541,9 +574,9 @@ void push_oci_image(const RegistryEndpoint& registry,
     throw RegistryFailure("At least one tag is required");
   }
   auto c = client_for(registry);
-  // Lume aborts a push without a token; lume-sim's loopback registries have no /token, so the
-  // simulator goes on anonymously (a documented difference).
-  const std::string token = token_for(*c, registry, repository, "pull,push");
+  // Lume aborts a push whose /token request fails (requireAllScopes); docker-registry has no
+  // /token realm, so lume-sim goes on anonymously there (a documented difference).
+  const std::string token = token_for(*c, registry, repository, "pull,push", credentials);
 
   std::ifstream config_in(vm_dir / "config.json");
   std::stringstream config_text;

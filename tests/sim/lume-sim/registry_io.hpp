@@ -21,18 +21,36 @@ struct RegistryFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Where Lume would send its requests. Lume builds https://<registry>/... (§1.1); the simulator
-/// never leaves loopback: a loopback registry ("127.0.0.1:PORT", "localhost:PORT") is reached
-/// over plain http, and the default registry (absent or "ghcr.io", which Lume replaces with its
-/// configured one, §3.11) is lume-sim's --registry URL.
-struct RegistryEndpoint {
-  std::string base_url; ///< "http://127.0.0.1:5000"
-  std::string host;     ///< "127.0.0.1:5000" (the token `service`)
+/// The registry block of Lume's config.yaml (Settings.swift; lume-sim's --registry and
+/// --registry-organization).
+struct ConfiguredRegistry {
+  std::string registry = "ghcr.io";
+  std::string organization = "trycua";
 };
 
-/// nullopt when lume-sim cannot reach the registry (it then fails like a refused manifest fetch).
-std::optional<RegistryEndpoint> registry_endpoint(const std::string& configured_url,
-                                                  const std::optional<std::string>& body_registry);
+/// Where Lume would send its requests: always https://<registry>/... (ImageContainerRegistry
+/// .swift builds every URL that way; there is no plain-HTTP mode), verified against `ca_file`
+/// (lume-sim's --registry-ca, standing in for the Mac's keychain; empty: OpenSSL's defaults).
+struct RegistryEndpoint {
+  std::string base_url;     ///< "https://127.0.0.1:5000"
+  std::string host;         ///< "127.0.0.1:5000" (the token `service`)
+  std::string organization; ///< the repository is <organization>/<name>
+  std::string ca_file;
+};
+
+/// RegistryFactory.createRegistry: the request's registry/organization when either differs from
+/// the defaults ghcr.io/trycua, else the configured ones. nullopt when the chosen registry is
+/// not on loopback (lume-sim never leaves the host; the pull then fails like a refused manifest
+/// fetch).
+std::optional<RegistryEndpoint>
+registry_endpoint(const ConfiguredRegistry& configured,
+                  const std::optional<std::string>& body_registry,
+                  const std::optional<std::string>& body_organization,
+                  const std::string& ca_file);
+
+/// Push credentials as getCredentialsFromEnvironment reads them: GITHUB_USERNAME else
+/// GHCR_USERNAME, GITHUB_TOKEN else GHCR_TOKEN. nullopt when either is missing.
+std::optional<std::pair<std::string, std::string>> push_credentials_from_environment();
 
 /// Lume's OCI-format pull of <repository>:<tag> into `staging` (disk.img, nvram.bin,
 /// config.json with a random MAC). Returns the manifest digest exactly as Docker-Content-Digest
@@ -49,6 +67,7 @@ std::string pull_oci_image(const RegistryEndpoint& registry,
 /// blob, nvram layer, gzip disk chunks of `chunk_bytes` (identical chunks uploaded once), a
 /// fresh org.trycua.lume.upload-time each push.
 void push_oci_image(const RegistryEndpoint& registry,
+                    const std::pair<std::string, std::string>& credentials,
                     const std::string& repository,
                     const std::vector<std::string>& tags,
                     const std::filesystem::path& vm_dir,

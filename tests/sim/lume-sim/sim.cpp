@@ -15,6 +15,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <random>
@@ -491,6 +492,11 @@ Simulator::Simulator(Options options) : m_options(std::move(options)), m_schedul
   m_locations.push_back({"home", fs::absolute(m_options.home)});
   m_cache_directory = (fs::absolute(m_options.home) / "cache").string();
   fs::create_directories(m_options.home);
+  if (!m_options.log_dir.empty()) {
+    // launchd opens the LaunchAgent's StandardOutPath/StandardErrorPath before Lume starts.
+    std::ofstream(fs::path(m_options.log_dir) / "lume_daemon.log", std::ios::app);
+    std::ofstream(fs::path(m_options.log_dir) / "lume_daemon.error.log", std::ios::app);
+  }
   // Reference §2, in Server.setupRoutes order.
   m_routes = {
       {"GET", {"lume", "vms"}, &Simulator::list_vms},
@@ -538,6 +544,33 @@ std::string Simulator::encode(const json& j) {
 
 void Simulator::log(const std::string& line) const {
   std::cerr << "lume-sim: " << line << std::endl;
+}
+
+void Simulator::lume_print(const std::string& line) const {
+  std::lock_guard<std::mutex> lock(m_print_mutex);
+  std::cout << line << std::endl;
+  if (!m_options.log_dir.empty()) {
+    std::ofstream(fs::path(m_options.log_dir) / "lume_daemon.log", std::ios::app) << line << '\n';
+  }
+}
+
+void Simulator::lume_logger_error(const std::string& message) const {
+  // Logger.swift: "[<ISO8601DateFormatter timestamp>] ERROR: <message>", printed to stdout.
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  lume_print("[" + std::string(stamp) + "] ERROR: " + message);
+}
+
+ConfiguredRegistry Simulator::configured_registry() const {
+  std::string host = m_options.registry;
+  if (host.find("://") != std::string::npos) {
+    host = host.substr(host.find("://") + 3); // Lume keeps a host; it always speaks https
+  }
+  host = host.substr(0, host.find('/'));
+  return ConfiguredRegistry{host, m_options.registry_organization};
 }
 
 Reply Simulator::handle(const std::string& method,
@@ -1233,12 +1266,13 @@ std::string Simulator::run_pull(const std::string& key,
       }
     }
     std::this_thread::sleep_for(delay / 2);
-    auto endpoint = registry_endpoint(m_options.registry, registry);
+    auto endpoint =
+        registry_endpoint(configured_registry(), registry, organization, m_options.registry_ca);
     if (!endpoint) {
       throw RegistryFailure(k_manifest_failure);
     }
-    // Organization "trycua" is Lume's default; the repository is always <organization>/<name>.
-    const std::string repository = organization.value_or("trycua") + "/" + image_name;
+    // The repository is always <organization>/<name> (ImageContainerRegistry.pull).
+    const std::string repository = endpoint->organization + "/" + image_name;
     const char* tmp = std::getenv("TMPDIR");
     const fs::path staging =
         fs::path(tmp != nullptr ? tmp : "/tmp") / ("lume_vm_" + random_suffix());
@@ -1352,26 +1386,48 @@ Reply Simulator::push(const Params&,
       vm.reset();
     }
   }
-  const std::string repository = organization.value_or("trycua") + "/" + image_name;
   const std::uint64_t chunk_bytes =
       static_cast<std::uint64_t>(chunk_mb && *chunk_mb > 0 ? *chunk_mb : 512) << 20;
   // Everything after the answer runs in the background; the outcome is only logged (§3.13).
-  std::thread([this, vm, error, registry, repository, tag_list, chunk_bytes, name] {
-    try {
-      if (!vm) {
-        throw RegistryFailure(error);
-      }
-      auto endpoint = registry_endpoint(m_options.registry, registry);
-      if (!endpoint) {
-        throw RegistryFailure("lume-sim reaches only loopback registries");
-      }
-      push_oci_image(*endpoint, repository, tag_list, vm->dir, chunk_bytes);
-      log("push '" + name + "' finished: " + repository + " (" + std::to_string(tag_list.size()) +
-          " tags)");
-    } catch (const std::exception& e) {
-      log("push '" + name + "' failed: " + e.what());
-    }
-  }).detach();
+  std::string joined_tags;
+  for (const auto& tag : tag_list) {
+    joined_tags += (joined_tags.empty() ? "" : ",") + tag;
+  }
+  const std::string pushed = image_name + ":" + joined_tags;
+  std::thread(
+      [this, vm, error, registry, organization, image_name, tag_list, chunk_bytes, name, pushed] {
+        // Handlers.swift handlePush prints exactly these two lines to stdout.
+        try {
+          if (!vm) {
+            throw RegistryFailure(error);
+          }
+          // ImageContainerRegistry.push: no credentials in the server's environment is
+          // authenticationFailed, after a Logger.error line; PushError is not a LocalizedError, so
+          // its description is Foundation's generic text (mac-realities.md).
+          const auto credentials = push_credentials_from_environment();
+          if (!credentials) {
+            lume_logger_error("Missing GitHub credentials. Please set GITHUB_USERNAME and "
+                              "GITHUB_TOKEN environment variables");
+            throw RegistryFailure(
+                "The operation couldn\u2019t be completed. (lume.PushError error 3.)");
+          }
+          auto endpoint = registry_endpoint(
+              configured_registry(), registry, organization, m_options.registry_ca);
+          if (!endpoint) {
+            throw RegistryFailure("lume-sim reaches only loopback registries");
+          }
+          push_oci_image(*endpoint,
+                         *credentials,
+                         endpoint->organization + "/" + image_name,
+                         tag_list,
+                         vm->dir,
+                         chunk_bytes);
+          lume_print("Background push completed successfully for image: " + pushed);
+        } catch (const std::exception& e) {
+          lume_print("Background push failed for image: " + pushed + " - Error: " + e.what());
+        }
+      })
+      .detach();
   return json_reply(202,
                     {{"message", "Push initiated in background"},
                      {"name", name},
@@ -1400,15 +1456,17 @@ Reply Simulator::get_config(const Params&,
   for (const auto& l : m_locations) {
     locations.push_back({{"name", l.name}, {"path", l.path.string()}});
   }
-  return json_reply(
-      200,
-      {{"vmLocations", locations},
-       {"defaultLocationName", m_default_location},
-       {"cacheDirectory", m_cache_directory},
-       {"cachingEnabled", m_caching_enabled},
-       {"registry",
-        {{"type", "ghcr"}, {"ghcr", {{"registry", "ghcr.io"}, {"organization", "trycua"}}}}},
-       {"telemetryEnabled", false}});
+  return json_reply(200,
+                    {{"vmLocations", locations},
+                     {"defaultLocationName", m_default_location},
+                     {"cacheDirectory", m_cache_directory},
+                     {"cachingEnabled", m_caching_enabled},
+                     {"registry",
+                      {{"type", "ghcr"},
+                       {"ghcr",
+                        {{"registry", configured_registry().registry},
+                         {"organization", configured_registry().organization}}}}},
+                     {"telemetryEnabled", false}});
 }
 
 Reply Simulator::post_config(const Params&,
@@ -1499,8 +1557,25 @@ Reply Simulator::set_default_location(const Params& p,
 Reply Simulator::get_logs(const Params&,
                           const std::map<std::string, std::string>&,
                           const std::string&) {
-  return json_reply(200,
-                    {{"info", "Info log file not found"}, {"error", "Error log file not found"}});
+  // Handlers.swift handleGetLogs: the LaunchAgent's files, or these texts when absent.
+  const auto read_or = [](const fs::path& path, const char* missing) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      return std::string(missing);
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  const fs::path dir = m_options.log_dir.empty() ? fs::path() : fs::path(m_options.log_dir);
+  return json_reply(
+      200,
+      {{"info",
+        dir.empty() ? "Info log file not found"
+                    : read_or(dir / "lume_daemon.log", "Info log file not found")},
+       {"error",
+        dir.empty() ? "Error log file not found"
+                    : read_or(dir / "lume_daemon.error.log", "Error log file not found")}});
 }
 
 Reply Simulator::host_status(const Params&,

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "options.hpp"
+#include "registry_io.hpp"
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -149,6 +150,13 @@ private:
   /// a guest-home archive. Throws RegistryFailure (and removes `staging`) when it is unsafe.
   void restore_guest_home_from(const std::filesystem::path& staging, const std::string& key);
   void log(const std::string& line) const;
+  /// Lume's own stdout (print): to stdout and, with --log-dir, to DIR/lume_daemon.log.
+  void lume_print(const std::string& line) const;
+  /// Logger.error's line format, through lume_print.
+  void lume_logger_error(const std::string& message) const;
+  /// --registry / --registry-organization as config.yaml's registry block.
+  ConfiguredRegistry configured_registry() const;
+  mutable std::mutex m_print_mutex;
 
   Options m_options;
   std::mutex m_mutex;

@@ -147,7 +147,31 @@ TEST(SmallBodiesJson, HostStatusImagesAndConfig) {
       R"("cacheDirectory":"~\/.lume\/cache","cachingEnabled":false,"telemetryEnabled":true})"));
   ASSERT_TRUE(config.ok()) << config.error().message();
   EXPECT_EQ(config.value().vm_locations[0].path, "~/.lume");
+  EXPECT_EQ(config.value().registry.registry, "ghcr.io") << "no registry block: the defaults";
   EXPECT_EQ(host_status_from_json(json::parse("{}")).error().why(), "key 'status' is missing");
+}
+
+// lume-api.md §3.17: Settings.swift's registry block, as GET /lume/config shows it.
+TEST(ResponseJson, ConfigReadsLumesRegistryBlockAndLogsBothTexts) {
+  auto config = config_from_json(json::parse(
+      R"({"vmLocations":[],"defaultLocationName":"home","cacheDirectory":"c","cachingEnabled":true,)"
+      R"("registry":{"type":"ghcr","ghcr":{"registry":"registry.lan:5000","organization":"acme"}}})"));
+  ASSERT_TRUE(config.ok()) << config.error().message();
+  EXPECT_EQ(config.value().registry.type, "ghcr");
+  EXPECT_EQ(config.value().registry.registry, "registry.lan:5000");
+  EXPECT_EQ(config.value().registry.organization, "acme");
+  auto gcs = config_from_json(json::parse(
+      R"({"vmLocations":[],"defaultLocationName":"home","cacheDirectory":"c","cachingEnabled":true,)"
+      R"("registry":{"type":"gcs","ghcr":{"registry":"ghcr.io","organization":"trycua"},)"
+      R"("gcs":{"apiUrl":"https:\/\/x","apiKey":"k"}}})"));
+  ASSERT_TRUE(gcs.ok()) << gcs.error().message();
+  EXPECT_EQ(gcs.value().registry.type, "gcs");
+
+  auto logs = logs_from_json(
+      json::parse(R"({"info":"Info log file not found","error":"Error log file not found"})"));
+  ASSERT_TRUE(logs.ok());
+  EXPECT_EQ(logs.value().info, "Info log file not found");
+  EXPECT_EQ(logs_from_json(json::parse(R"({"info":1,"error":""})")).ok(), false);
 }
 
 TEST(RequestJson, CreateWritesSizesAsLumeStrings) {
