@@ -8,8 +8,9 @@ void add_registry_flags(CLI::App& command, RegistryFlags& flags) {
   command
       .add_option("--insecure-registry",
                   flags.insecure_registries,
-                  "Reach this registry HOST[:PORT] over plain HTTP (loopback registries always "
-                  "are); repeatable")
+                  "Reach this registry HOST[:PORT] over plain HTTP, for lume-unlock's own "
+                  "requests only (Lume reaches registries over HTTPS alone, so a pull or push "
+                  "through Lume refuses it); repeatable")
       ->type_name("HOST");
   command
       .add_option("--registry-ca",

@@ -137,7 +137,8 @@ Result<EnablementList> parse_enablement_json(std::string_view text,
   json document;
   try {
     document = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // parse_error, and out_of_range for a number beyond double's range.
     return Error(ErrorCategory::usage, source_name, std::string("invalid JSON: ") + e.what());
   }
   EnablementList list;

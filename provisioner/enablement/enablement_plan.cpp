@@ -73,7 +73,10 @@ bool is_loaded_by_apply(const AgentAction& agent) {
 }
 
 Step clean_staging_step(const EnablementPlan& plan) {
-  return Step{StepKind::clean_staging, {{{"rm", "-rf", plan.staging_dir}, false}}, {}};
+  // The whole root, not only this run's directory: every writer holds the VM's lock
+  // (pipeline/vm_lock), so anything else there was left by an interrupted run, and a re-run
+  // converges by removing it.
+  return Step{StepKind::clean_staging, {{{"rm", "-rf", plan.staging_root}, false}}, {}};
 }
 
 Step restore_step(const EnablementPlan& plan) {
@@ -170,6 +173,7 @@ Result<EnablementPlan> plan_enablement(const EnablementList& desired,
   EnablementPlan plan;
   plan.uid = uid;
   plan.staging_dir = layout.staging_dir();
+  plan.staging_root = layout.staging_root();
 
   const auto is_loaded = [&](const std::string& label) {
     return !observed.loaded_labels || observed.loaded_labels->count(label) != 0;

@@ -85,7 +85,8 @@ enum class StepKind {
                     ///< added ones whose label is loaded without a plist
   install_files,    ///< mv staged → final for writes, rm for removals (all in one round trip)
   bootstrap_agents, ///< launchctl bootstrap of added, changed and not_loaded agents
-  clean_staging,    ///< rm -rf the staging directory
+  clean_staging,    ///< rm -rf the staging root: this run's directory and what interrupted
+                    ///< runs left (the caller holds the VM's lock)
   /// Rollback only: upload `files` straight to their path, then run `commands` (rm of new files).
   restore_files,
 };
@@ -111,8 +112,9 @@ struct EnablementPlan {
   std::vector<FileRemoval> removals; ///< plists of removed agents
   std::vector<AgentAction> agents;   ///< by name
   std::vector<Step> steps;
-  std::uint32_t uid = 0;   ///< the guest user's id: agents live in gui/<uid>
-  std::string staging_dir; ///< GuestLayout::staging_dir()
+  std::uint32_t uid = 0;    ///< the guest user's id: agents live in gui/<uid>
+  std::string staging_dir;  ///< GuestLayout::staging_dir()
+  std::string staging_root; ///< GuestLayout::staging_root()
 
   /// True when the guest already matches: nothing to write, remove, load or unload.
   bool empty() const { return steps.empty(); }

@@ -79,8 +79,11 @@ std::string GuestLayout::enablement_json_path() const {
 std::string GuestLayout::provenance_json_path() const {
   return support_dir() + "/provenance.json";
 }
+std::string GuestLayout::staging_root() const {
+  return support_dir() + "/staging";
+}
 std::string GuestLayout::staging_dir() const {
-  return support_dir() + "/staging" + (m_run_id.empty() ? "" : "/" + m_run_id);
+  return staging_root() + (m_run_id.empty() ? "" : "/" + m_run_id);
 }
 Result<GuestLayout> GuestLayout::with_run_id(const std::string& run_id) const {
   if (run_id.empty() || run_id.size() > 64 ||

@@ -39,8 +39,10 @@ public:
   std::string provenance_json_path() const;
   /// <support>/staging, or <support>/staging/<run id> for a layout with_run_id(): where an apply
   /// uploads files before renaming them into place (same volume as everything above, so the
-  /// rename is atomic). Each run stages in, and removes, only its own directory.
+  /// rename is atomic). Each run stages in its own directory; the clean step removes the root.
   std::string staging_dir() const;
+  /// <support>/staging: the parent of every run's staging directory.
+  std::string staging_root() const;
   /// This layout for one run: staging_dir() becomes <support>/staging/<run_id>. `run_id` is a
   /// plain name ([a-z0-9-], e.g. util::random_hex): category usage otherwise.
   Result<GuestLayout> with_run_id(const std::string& run_id) const;

@@ -234,6 +234,13 @@ Result<json> LumeClient::call(const Call& call) {
                  "Lume answered " + status + " with a body that is not valid JSON (" + where +
                      "): '" + util::body_preview(response.body) + "'",
                  "check that --lume-url points at Lume 0.5.3 (`lume --version`)");
+  } catch (const json::exception& e) {
+    // Well-formed but not representable, e.g. a number beyond double's range (out_of_range).
+    return Error(ErrorCategory::lume_api,
+                 call.operation,
+                 "Lume answered " + status + " with JSON this client cannot hold (" + e.what() +
+                     "): '" + util::body_preview(response.body) + "'",
+                 "check that --lume-url points at Lume 0.5.3 (`lume --version`)");
   }
 }
 

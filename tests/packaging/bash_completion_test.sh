@@ -25,7 +25,7 @@ expect() { # expect "WANTED" WORD...: completing the last word gives exactly WAN
 }
 
 expect "allow" lume-unlock al
-expect "--recipe" lume-unlock create --re
+expect "--recipe" lume-unlock create --rec
 expect "add" lume-unlock allow a
 expect "push" lume-unlock bundle pu
 expect "--program" lume-unlock --json allow add vm1 --pro

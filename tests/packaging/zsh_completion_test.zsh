@@ -24,7 +24,7 @@ words=(lume-unlock "")
 CURRENT=2
 source "$file" >/dev/null || { print "cannot load $file"; exit 1 }
 expect allow lume-unlock al
-expect --recipe lume-unlock create --re
+expect --recipe lume-unlock create --rec
 expect add lume-unlock allow a
 expect FILES lume-unlock create --recipe ""
 expect --program lume-unlock --json allow add vm1 --pro

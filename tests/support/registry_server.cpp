@@ -13,18 +13,25 @@ namespace {
 
 const char* const k_binary = "/usr/bin/docker-registry";
 
-bool answers_v2(const RegistryServer& server) {
+// A bcrypt hash (cost 4) of a password no test sends: a registry with Access::login_required
+// must turn every request away, so nobody logs in.
+const char* const k_htpasswd = "ci:$2b$04$V1RnCjPVQAV1ENgeqhMPmOetBxid7bwmZEmbhuP9fwixUC7EbbcMm\n";
+
+/// Up: GET /v2/ answers 200, or 401 when the registry requires a login.
+bool answers_v2(const RegistryServer& server, RegistryServer::Access access) {
   util::HttpClientOptions options;
   options.ca_file = server.ca_file();
   util::HttpClient client(options);
   auto response = client.send({"GET", server.url() + "/v2/"});
-  return response.ok() && response.value().status == 200;
+  const int expected = access == RegistryServer::Access::login_required ? 401 : 200;
+  return response.ok() && response.value().status == expected;
 }
 
 } // namespace
 
-std::unique_ptr<RegistryServer> RegistryServer::start(std::string& why_not, Transport transport) {
-  if (access(k_binary, X_OK) != 0) {
+std::unique_ptr<RegistryServer>
+RegistryServer::start(std::string& why_not, Transport transport, Access access) {
+  if (::access(k_binary, X_OK) != 0) {
     why_not = std::string(k_binary) + " is not installed (run scripts/bootstrap)";
     return nullptr;
   }
@@ -56,6 +63,11 @@ std::unique_ptr<RegistryServer> RegistryServer::start(std::string& why_not, Tran
       out << "  tls: { certificate: " << server->m_ca->server_certificate()
           << ", key: " << server->m_ca->server_key() << " }\n";
     }
+    if (access == Access::login_required) {
+      const std::string htpasswd = *server->m_dir / "htpasswd";
+      std::ofstream(htpasswd) << k_htpasswd;
+      out << "auth:\n  htpasswd: { realm: lume-unlock-test, path: " << htpasswd << " }\n";
+    }
   }
   ChildProcess::Options options;
   options.argv = {k_binary, "serve", config};
@@ -66,10 +78,10 @@ std::unique_ptr<RegistryServer> RegistryServer::start(std::string& why_not, Tran
     why_not = "docker-registry did not listen on " + server->m_host + ": " + server->logs();
     return nullptr;
   }
-  for (int i = 0; i < 100 && !answers_v2(*server); ++i) {
+  for (int i = 0; i < 100 && !answers_v2(*server, access); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  if (!answers_v2(*server)) {
+  if (!answers_v2(*server, access)) {
     why_not =
         "docker-registry on " + server->m_host + " does not answer GET /v2/: " + server->logs();
     return nullptr;

@@ -16,12 +16,15 @@ namespace lume_unlock::test {
 class RegistryServer {
 public:
   enum class Transport { tls, plain_http };
+  /// login_required: docker-registry's htpasswd auth with a password nobody is given, so every
+  /// request gets 401 and a Basic challenge (a registry that needs credentials).
+  enum class Access { open, login_required };
 
   /// Starts the registry and waits until GET /v2/ answers 200. Returns null and sets `why_not`
   /// when the binary is missing or the server does not come up. Transport::plain_http exists
   /// only for tests that show a plain-HTTP registry refused.
-  static std::unique_ptr<RegistryServer> start(std::string& why_not,
-                                               Transport transport = Transport::tls);
+  static std::unique_ptr<RegistryServer>
+  start(std::string& why_not, Transport transport = Transport::tls, Access access = Access::open);
 
   ~RegistryServer();
 

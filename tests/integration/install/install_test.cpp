@@ -39,19 +39,20 @@ protected:
     lume = std::make_unique<LumeSim>(LUME_SIM_BINARY);
     LUME_UNLOCK_REQUIRE(lume->started(), lume->failure());
     const std::string image = registry->host() + "/trycua/macos-tahoe-cua:latest";
-    oci::RegistryClient client;
+    oci::RegistryClient client(registry->client_options());
     ASSERT_TRUE(seed_lume_image(client, oci::parse_reference(image).value()).ok());
     ASSERT_TRUE(util::write_file_atomic(dir / "r.yaml", "source: {image: " + image + "}\n").ok());
   }
 
-  /// Runs the installed binary from `dir/elsewhere`, with no bundle named by the environment.
+  /// Runs the installed binary from `dir/elsewhere`, with no bundle named by the environment and
+  /// the test registry's CA as the trust store (SSL_CERT_FILE).
   CommandOutput installed(std::vector<std::string> args) {
     args.insert(args.begin(),
                 {prefix + "/bin/lume-unlock", "--lume-url", lume->url(), "--state-dir", dir / "s"});
     const std::string before = std::filesystem::current_path().string();
     EXPECT_EQ(::chdir((dir / "elsewhere").c_str()), 0);
     CommandOutput output =
-        run_command(args, {{"LUME_UNLOCK_BUNDLE", ""}, {"LUME_HOME", lume->home()}});
+        run_command(args, {{"LUME_UNLOCK_BUNDLE", ""}, {"SSL_CERT_FILE", registry->ca_file()}});
     EXPECT_EQ(::chdir(before.c_str()), 0);
     return output;
   }

@@ -317,6 +317,17 @@ TEST(LumeClient, MalformedJsonIsReportedWithItsPosition) {
             "2): '[x]'");
 }
 
+TEST(LumeClient, ANumberBeyondDoublesRangeIsAnErrorNotACrash) {
+  START_SIM(sim, {"--fault", R"(GET /lume/vms=200:[{"cpuCount":1e99999}])"});
+  LumeClient client(options_for(*sim));
+  auto listed = client.list();
+  ASSERT_FALSE(listed.ok());
+  EXPECT_EQ(listed.error().message(),
+            "list of VMs: Lume answered HTTP 200 with JSON this client cannot hold "
+            "([json.exception.out_of_range.406] number overflow parsing '1e99999'): "
+            "'[{\"cpuCount\":1e99999}]'");
+}
+
 TEST(LumeClient, WrongJsonTypesNameTheKey) {
   const std::string body =
       R"({"name":"dev","os":"linux","cpuCount":"4","memorySize":1,"diskSize":{"allocated":0,"total":1},)"

@@ -1,12 +1,12 @@
 // lume-unlock bake and pull --verify end to end: lume-sim (packing guest-sim's home into the
 // images it pushes, restoring it on pull), guest-sim and a real docker-registry; digests
 // cross-checked with skopeo.
+#include "lume/client.hpp"
 #include "pipeline_fixture.hpp"
 #include "provenance/provenance.hpp"
 #include "recipe/lock_file.hpp"
+#include "support/registry_server.hpp"
 #include "util/sha256.hpp"
-
-#include <httplib.h>
 
 #include <chrono>
 #include <thread>
@@ -182,9 +182,25 @@ TEST_F(Bake, APushFailingForLackOfCredentialsEndsWithinSecondsWithLumesMessage) 
 TEST_F(Bake, ATagMovedBySomeoneElseIsDetectedAndNotRecorded) {
   start_world(
       {"--fault", "POST /lume/vms/push=202:{\"message\":\"Push initiated in background\"}"});
-  // Someone else pushes another Lume image to the tag while the bake waits.
+  // Someone else pushes another Lume image to the tag while the bake waits: after bake has
+  // stopped the VM for its push (the VM ran, then stopped), and not at a fixed time, which a
+  // loaded machine can reach before bake has even booted the VM.
   std::thread other([&] {
-    std::this_thread::sleep_for(std::chrono::seconds(3));
+    lume::ClientOptions options;
+    options.base_url = lume->url();
+    lume::LumeClient observer(options);
+    bool ran = false;
+    bool stopped_after_running = false;
+    for (int i = 0; i < 1200 && !stopped_after_running; ++i) {
+      auto found = observer.find("vm1");
+      const auto status =
+          found.ok() && found.value() ? lume::status_of(*found.value()) : lume::VmStatus::other;
+      ran = ran || status == lume::VmStatus::running;
+      stopped_after_running = ran && status == lume::VmStatus::stopped;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_TRUE(stopped_after_running) << "bake never stopped the VM for its push";
+    std::this_thread::sleep_for(std::chrono::seconds(2)); // bake has asked Lume to push by now
     oci::RegistryClient client(registry->client_options());
     LumeImageSpec spec;
     spec.seed = 7;
@@ -203,29 +219,22 @@ TEST_F(Bake, ATagMovedBySomeoneElseIsDetectedAndNotRecorded) {
 
 TEST_F(Bake, ARegistryThatNeedsCredentialsFailsBeforeTheVmIsBuilt) {
   start_world();
-  // A registry that answers every request with a Basic challenge.
-  httplib::Server locked;
-  locked.Get(".*", [](const httplib::Request&, httplib::Response& res) {
-    res.status = 401;
-    res.set_header("WWW-Authenticate", "Basic realm=\"locked\"");
-    res.set_content(R"({"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]})",
-                    "application/json");
-  });
-  const int port = locked.bind_to_any_port("127.0.0.1");
-  std::thread server([&] { locked.listen_after_bind(); });
-  while (!locked.is_running()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  // A real registry that requires a login nobody is given: every request gets 401 and a Basic
+  // challenge.
+  std::string why_not;
+  auto locked = test::RegistryServer::start(
+      why_not, test::RegistryServer::Transport::tls, test::RegistryServer::Access::login_required);
+  ASSERT_NE(locked, nullptr) << why_not;
   CliRun run = cli({"bake",
                     recipe,
                     "--push",
-                    "127.0.0.1:" + std::to_string(port) + "/acme/tahoe-llm:1",
+                    locked->host() + "/acme/tahoe-llm:1",
+                    "--registry-ca",
+                    locked->ca_file(),
                     "--name",
                     "vm1",
                     "--bundle",
                     SHIM_BUNDLE_DIR});
-  locked.stop();
-  server.join();
   EXPECT_EQ(run.exit_code, 4) << run.err << run.out;
   EXPECT_NE(run.err.find("requires a username and password"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("'auths' of your Docker config.json"), std::string::npos) << run.err;

@@ -132,9 +132,11 @@ TEST_F(BundleFetch, AConfigThatIsAnotherBundlesBundleJsonIsRefused) {
   // A second, different bundle: its bundle.json goes in as the config, the build tree's archive
   // as the layer, so each blob is intact and only their pairing is wrong.
   const std::string shim = m_files / "liblume_unlock_shim.so";
+  const std::string probe = m_files / "lume-unlock-probe";
   std::ofstream(shim) << "another shim";
+  std::ofstream(probe) << "another probe";
   auto other = bundle::build_bundle(
-      bundle::BundleSpec{"9.9.9", "other", {{"linux-x86_64", "LD_PRELOAD", shim, {}, {}}}},
+      bundle::BundleSpec{"9.9.9", "other", {{"linux-x86_64", "LD_PRELOAD", shim, probe, {}}}},
       m_files / "out");
   ASSERT_TRUE(other.ok()) << other.error().message();
   const std::string other_json = util::read_file(other.value().directory + "/bundle.json").value();
@@ -223,7 +225,8 @@ TEST_F(BundleFetch, ManifestsThatAreNotAShimBundleAreRefusedBeforeAnyDownload) {
 
 /// The "bundle" check of `lume-unlock --json doctor --bundle BUNDLE` (Lume is not needed). The
 /// recipe installs from an IPSW, so the registry check never builds a client of its own.
-nlohmann::json doctor_bundle_check(const std::string& bundle) {
+/// `registry_ca` is the CA the registry's TLS certificate chains to.
+nlohmann::json doctor_bundle_check(const std::string& bundle, const std::string& registry_ca) {
   test::TempDir state("bundle-fetch-state");
   const std::string recipe = state / "ipsw.yaml";
   EXPECT_TRUE(util::write_file_atomic(recipe, "source: {ipsw: latest}\n", 0644).ok());
@@ -233,6 +236,8 @@ nlohmann::json doctor_bundle_check(const std::string& bundle) {
                                        "--state-dir",
                                        state.path(),
                                        "doctor",
+                                       "--registry-ca",
+                                       registry_ca,
                                        "--recipe",
                                        recipe,
                                        "--bundle",
@@ -252,8 +257,8 @@ nlohmann::json doctor_bundle_check(const std::string& bundle) {
 TEST_F(BundleFetch, DoctorReadsCredentialsOnlyForARegistryBundle) {
   ASSERT_TRUE(util::write_file_atomic(m_files / "config.json", "{not json", 0600).ok());
   setenv("DOCKER_CONFIG", m_files.path().c_str(), 1);
-  const nlohmann::json local = doctor_bundle_check(SHIM_BUNDLE_DIR);
-  const nlohmann::json remote = doctor_bundle_check(m_pinned);
+  const nlohmann::json local = doctor_bundle_check(SHIM_BUNDLE_DIR, m_registry->ca_file());
+  const nlohmann::json remote = doctor_bundle_check(m_pinned, m_registry->ca_file());
   unsetenv("DOCKER_CONFIG");
   EXPECT_NE(local.value("status", ""), "fail") << local;
   EXPECT_EQ(remote.value("status", ""), "fail") << remote;
@@ -262,7 +267,7 @@ TEST_F(BundleFetch, DoctorReadsCredentialsOnlyForARegistryBundle) {
 
 // The command line: --bundle takes REF@sha256:… (doctor loads it like create does).
 TEST_F(BundleFetch, CommandsTakeAPinnedReferenceAndExitWithTheRightCode) {
-  const nlohmann::json bundle_check = doctor_bundle_check(m_pinned);
+  const nlohmann::json bundle_check = doctor_bundle_check(m_pinned, m_registry->ca_file());
   EXPECT_NE(bundle_check.value("status", ""), "fail") << bundle_check;
   EXPECT_NE(bundle_check.value("detail", "").find(m_pinned + " (--bundle): version "),
             std::string::npos)

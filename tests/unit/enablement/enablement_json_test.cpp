@@ -87,6 +87,12 @@ TEST(EnablementJson, ErrorsNameTheSourceAndThePath) {
        "column 2: syntax error while parsing object key - unexpected end of input; expected string "
        "literal"},
       {"not an object", "[]", "enablement.json: /: must be an object"},
+      // Found by enablement_json_fuzz: nlohmann throws out_of_range, not parse_error, for a
+      // number beyond double's range, and the uncaught exception aborted the process.
+      {"number out of range",
+       R"({"schema":1e99999})",
+       "enablement.json: invalid JSON: [json.exception.out_of_range.406] number overflow "
+       "parsing '1e99999'"},
       {"other schema",
        R"({"schema":"lume-unlock/enablement/v2","enablement":[]})",
        "enablement.json: /schema: unsupported schema 'lume-unlock/enablement/v2' (expected "
