@@ -156,6 +156,11 @@ def fail_drift(lu, run, vm, report, what):
 
 def dry_run(lu, command, no_op_of):
     doc = lu.must(lu.run(command + ["--dry-run"]))
+    if doc.get("action") == "refuse":
+        # The real run would fail on it: so does check mode.
+        lu.module.fail_json(msg=doc.get("conflict", "lume-unlock would refuse"),
+                            plan=doc,
+                            lume_unlock=lu.runs)
     text = plan_text(doc) or "%s\n" % doc.get("action", "")
     lu.module.exit_json(changed=not no_op_of(doc),
                         plan=doc,
