@@ -66,7 +66,8 @@ void run_dry(const PullCommandOptions& options,
                           {"digest", plan.digest.str()},
                           {"vm", options.vm},
                           {"vm_exists", plan.vm_exists},
-                          {"action", action}};
+                          {"action", action},
+                          {"no_op", plan.in_place}};
     if (plan.vm_manifest_digest) {
       doc["vm_manifest_digest"] = *plan.vm_manifest_digest;
     }

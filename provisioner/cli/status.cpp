@@ -37,6 +37,8 @@ void run_status(const StatusOptions& options, Context& context, int& exit_code) 
   if (context.json()) {
     nlohmann::json doc = pipeline::to_json(report);
     doc["vm"] = options.vm;
+    // The record the guest was compared with, so one call gives both (the Ansible info module).
+    doc["record"] = provenance::to_json(record.value());
     context.print_json(doc);
   } else {
     context.out << "status of '" << options.vm << "': "

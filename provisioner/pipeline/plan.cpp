@@ -29,7 +29,16 @@ nlohmann::json Plan::to_json() const {
          {"in_place", step.in_place ? nlohmann::json(*step.in_place) : nlohmann::json()},
          {"observed", step.observed}});
   }
-  return {{"plan", m_name}, {"steps", steps}};
+  return {{"plan", m_name}, {"steps", steps}, {"no_op", no_op()}};
+}
+
+bool Plan::no_op() const {
+  for (const auto& step : m_steps) {
+    if (!step.in_place.value_or(false)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 std::string Plan::to_text() const {

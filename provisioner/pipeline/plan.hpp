@@ -57,8 +57,11 @@ public:
   const std::vector<Step>& steps() const { return m_steps; }
   const std::string& name() const { return m_name; }
 
-  /// {"plan": name, "steps": [{"id", "description", "in_place": bool|null, "observed"}]}
+  /// {"plan": name, "steps": [{"id", "description", "in_place": bool|null, "observed"}],
+  ///  "no_op": bool} — no_op when every step is known to be in place (applying changes nothing).
   nlohmann::json to_json() const;
+  /// Every step is observed in place: apply() would change nothing.
+  bool no_op() const;
   /// One line per step: "  [in place] image  pull …" / "  [to do] …" / "  [check] …".
   std::string to_text() const;
 

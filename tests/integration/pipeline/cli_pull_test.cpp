@@ -299,7 +299,8 @@ TEST_F(CliPull, DryRunResolvesAndReportsButChangesNothing) {
                   {"vm", "demo"},
                   {"vm_exists", true},
                   {"vm_manifest_digest", m_image.digest.str()},
-                  {"action", "none"}}));
+                  {"action", "none"},
+                  {"no_op", true}}));
   EXPECT_EQ(pull_requests(), 1u);
 }
 

@@ -122,6 +122,10 @@ TEST_F(Create, StatusIsCleanThenNamesATamperedFile) {
   EXPECT_EQ(drift.exit_code, 6) << drift.out << drift.err;
   const auto doc = json_of(drift);
   EXPECT_EQ(doc["drift"], true);
+  EXPECT_EQ(
+      doc["record"],
+      nlohmann::json::parse(util::read_file(state.path() + "/vms/vm1/provenance.json").value()))
+      << "status --json carries the record it compared the guest with";
   std::vector<std::string> drifted;
   for (const auto& item : doc["items"]) {
     if (!item["ok"].get<bool>()) {

@@ -74,7 +74,26 @@ TEST(Plan, PrintsADryRun) {
   EXPECT_EQ(json["plan"], "create");
   EXPECT_EQ(json["steps"][0]["in_place"], true);
   EXPECT_TRUE(json["steps"][2]["in_place"].is_null());
+  EXPECT_EQ(json["no_op"], false);
   EXPECT_TRUE(ran.empty());
+}
+
+TEST(Plan, IsANoOpOnlyWhenEveryStepIsKnownToBeInPlace) {
+  const auto step = [](const std::string& id, std::optional<bool> in_place) {
+    return Step{id, "do " + id, in_place, {}, [] { return StepResult{true, "done"}; }};
+  };
+  Plan plan("remove");
+  EXPECT_TRUE(plan.no_op());
+  plan.add(step("agents", true));
+  plan.add(step("files", true));
+  EXPECT_TRUE(plan.no_op());
+  EXPECT_EQ(plan.to_json()["no_op"], true);
+  plan.add(step("record", std::nullopt));
+  EXPECT_FALSE(plan.no_op()) << "a step that can only be checked when applied may change";
+  Plan to_do("remove");
+  to_do.add(step("agents", false));
+  EXPECT_FALSE(to_do.no_op());
+  EXPECT_EQ(to_do.to_json()["no_op"], false);
 }
 
 } // namespace
