@@ -3,6 +3,7 @@
 #include "cli/connection_flags.hpp"
 #include "cli/vm_guest.hpp"
 #include "lume/client.hpp"
+#include "pipeline/bench.hpp"
 #include "pipeline/status.hpp"
 #include "provenance/provenance.hpp"
 
@@ -37,6 +38,9 @@ void run_status(const StatusOptions& options, Context& context, int& exit_code) 
   if (context.json()) {
     nlohmann::json doc = pipeline::to_json(report);
     doc["vm"] = options.vm;
+    if (record.value().bench) {
+      doc["bench"] = *record.value().bench;
+    }
     context.print_json(doc);
   } else {
     context.out << "status of '" << options.vm << "': "
@@ -49,6 +53,11 @@ void run_status(const StatusOptions& options, Context& context, int& exit_code) 
         context.out << ": expected " << item.expected << ", found " << item.found;
       }
       context.out << "\n";
+    }
+    if (record.value().bench) {
+      const std::string summary = pipeline::bench_summary(*record.value().bench);
+      context.out << "  last bench: " << (summary.empty() ? "(unreadable record)" : summary)
+                  << "\n";
     }
   }
   if (!drifted.empty()) {
