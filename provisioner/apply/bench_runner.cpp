@@ -54,9 +54,12 @@ Result<guest::CommandResult> run_reporting(guest::GuestSession& session,
       const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(
                                std::chrono::steady_clock::now() - started)
                                .count();
-      progress(util::ProgressEvent{
-          "bench", std::nullopt, std::nullopt, "", label + ", " + std::to_string(seconds) + " s",
-          false});
+      progress(util::ProgressEvent{"bench",
+                                   std::nullopt,
+                                   std::nullopt,
+                                   "",
+                                   label + ", " + std::to_string(seconds) + " s",
+                                   false});
     }
   });
   auto result = session.run(command);
@@ -66,12 +69,15 @@ Result<guest::CommandResult> run_reporting(guest::GuestSession& session,
   }
   wake.notify_all();
   ticker.join();
-  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(
-                           std::chrono::steady_clock::now() - started)
-                           .count();
-  progress(util::ProgressEvent{
-      "bench", std::nullopt, std::nullopt, "", label + " done in " + std::to_string(seconds) + " s",
-      true});
+  const auto seconds =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started)
+          .count();
+  progress(util::ProgressEvent{"bench",
+                               std::nullopt,
+                               std::nullopt,
+                               "",
+                               label + " done in " + std::to_string(seconds) + " s",
+                               true});
   return result;
 }
 
@@ -81,15 +87,15 @@ Result<BenchSide> run_side(guest::GuestSession& session,
                            const enablement::EnablementEntry& entry,
                            bool expect_shim,
                            const util::ProgressCallback& progress) {
-  const std::string what = "llama-bench " + side + " run of entry " +
-                           util::quote_for_message(entry.name);
+  const std::string what =
+      "llama-bench " + side + " run of entry " + util::quote_for_message(entry.name);
   LUME_UNLOCK_TRY_ASSIGN(auto ran, run_reporting(session, command, side + " run", progress));
   if (ran.exit_status != 0) {
     return Error(ErrorCategory::guest,
                  what,
-                 (ran.exit_status < 0 ? std::string("it ended without an exit status")
-                                      : "it exited with status " +
-                                            std::to_string(ran.exit_status)) +
+                 (ran.exit_status < 0
+                      ? std::string("it ended without an exit status")
+                      : "it exited with status " + std::to_string(ran.exit_status)) +
                      ": " + last_lines(ran.stderr_text, 3),
                  "run it by hand with 'lume-unlock exec VM " + entry.name +
                      " -- ARGS' to see its whole output");

@@ -15,9 +15,9 @@ namespace lume_unlock::apply {
 
 /// What `bench` asks llama-bench to measure.
 struct BenchRequest {
-  std::string model; ///< the model file's path in the guest
-  int prompt = 512;  ///< -p
-  int gen = 128;     ///< -n
+  std::string model;   ///< the model file's path in the guest
+  int prompt = 512;    ///< -p
+  int gen = 128;       ///< -n
   int repetitions = 3; ///< -r
 };
 

@@ -66,7 +66,8 @@ void run_bench_command(BenchCommandOptions& options, Context& context, int& exit
       context.out << ", host " << outcome.record["host_chip"].get<std::string>();
     }
     context.out << "\n" << verify::render_bench_table(outcome.rows);
-    context.out << "unlocked run's Metal log: " << verify::verdict_name(outcome.unlocked_log.verdict)
+    context.out << "unlocked run's Metal log: "
+                << verify::verdict_name(outcome.unlocked_log.verdict)
                 << " (stock run: " << verify::verdict_name(outcome.stock_log.verdict) << ")\n";
   }
   if (outcome.unlocked_log.verdict == verify::LlamaLogVerdict::no_metal_log) {
@@ -111,8 +112,9 @@ void register_bench(CLI::App& app, Context& context, int& exit_code) {
   command->add_option("-r,--repetitions", options->bench.request.repetitions, "Repetitions")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
-  auto* host_json = command->add_option(
-      "--host-json", options->host_json, "The host's 'llama-bench -o json' output, to compare with");
+  auto* host_json = command->add_option("--host-json",
+                                        options->host_json,
+                                        "The host's 'llama-bench -o json' output, to compare with");
   auto* host_run = command->add_flag(
       "--host-run", options->host_run, "Run llama-bench on this Mac too (macOS only)");
   host_json->excludes(host_run);

@@ -103,14 +103,13 @@ Result<BenchOutcome> run_bench(guest::GuestSession& session,
   const enablement::EnablementEntry* entry = view.list.find(options.entry);
   if (entry == nullptr) {
     const auto suggestion = util::closest_match(options.entry, view.list.names());
-    return Error(ErrorCategory::usage,
-                 what,
-                 "entry " + util::quote_for_message(options.entry) +
-                     " is not on its enablement list",
-                 suggestion ? "did you mean " + util::quote_for_message(*suggestion) +
-                                  "? (--entry NAME)"
-                            : "enable llama-bench first: 'lume-unlock allow add " + options.vm +
-                                  " " + options.entry + " --no-agent --program PATH'");
+    return Error(
+        ErrorCategory::usage,
+        what,
+        "entry " + util::quote_for_message(options.entry) + " is not on its enablement list",
+        suggestion ? "did you mean " + util::quote_for_message(*suggestion) + "? (--entry NAME)"
+                   : "enable llama-bench first: 'lume-unlock allow add " + options.vm + " " +
+                         options.entry + " --no-agent --program PATH'");
   }
   LUME_UNLOCK_TRY_ASSIGN(
       auto measured,

@@ -1,8 +1,7 @@
 #pragma once
 
-#include "verify/llama_bench.hpp"
-
 #include "util/result.hpp"
+#include "verify/llama_bench.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -20,20 +19,19 @@ struct BenchRow {
   double stock_stddev_ts = 0;
   double unlocked_ts = 0;
   double unlocked_stddev_ts = 0;
-  double speedup = 0;                    ///< unlocked_ts / stock_ts
-  std::optional<double> host_ts;         ///< the host's figure for the same test
+  double speedup = 0;            ///< unlocked_ts / stock_ts
+  std::optional<double> host_ts; ///< the host's figure for the same test
   std::optional<double> host_stddev_ts;
-  std::optional<double> host_ratio;      ///< unlocked_ts / host_ts (0.949 = 94.9 % of host)
+  std::optional<double> host_ratio; ///< unlocked_ts / host_ts (0.949 = 94.9 % of host)
 };
 
 /// The rows of `stock` and `unlocked` (the same tests, matched by name, in the unlocked run's
 /// order), with the host's figures of the same tests when `host` is given. Fails (category
 /// verification) when the two guest runs measured different tests or a stock figure is 0, and
 /// when a host run was given but has none of the tests.
-Result<std::vector<BenchRow>>
-compare_bench(const std::vector<LlamaBenchTest>& stock,
-              const std::vector<LlamaBenchTest>& unlocked,
-              const std::optional<std::vector<LlamaBenchTest>>& host);
+Result<std::vector<BenchRow>> compare_bench(const std::vector<LlamaBenchTest>& stock,
+                                            const std::vector<LlamaBenchTest>& unlocked,
+                                            const std::optional<std::vector<LlamaBenchTest>>& host);
 
 /// {"test","kind","stock_ts","stock_stddev_ts","unlocked_ts","unlocked_stddev_ts","speedup",
 ///  "host_ts","host_stddev_ts","host_ratio"}; the host keys only when known.

@@ -58,8 +58,8 @@ Result<std::map<std::string, double>> parse_min_host_ratio(std::string_view text
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t comma = text.find(',', start);
-    const std::string_view part =
-        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    const std::string_view part = text.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     const std::size_t equals = part.find('=');
     const std::string kind(part.substr(0, equals));
     if (equals == std::string_view::npos || (kind != "pp" && kind != "tg" && kind != "pg")) {
@@ -144,8 +144,8 @@ std::vector<std::string> gate_bench(const std::vector<BenchRow>& rows,
   }
   for (const auto& [kind, ratio] : thresholds.min_host_ratio) {
     if (kinds_with_host.count(kind) == 0) {
-      failures.push_back("--min-host-ratio " + kind + "=" + figure(ratio) +
-                         ": no " + kind + " test has a host figure to compare with "
+      failures.push_back("--min-host-ratio " + kind + "=" + figure(ratio) + ": no " + kind +
+                         " test has a host figure to compare with "
                          "(give --host-json FILE or --host-run)");
     }
   }

@@ -1,9 +1,8 @@
 #pragma once
 
+#include "util/result.hpp"
 #include "verify/bench_compare.hpp"
 #include "verify/llama_log.hpp"
-
-#include "util/result.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -17,7 +16,7 @@ namespace lume_unlock::verify {
 
 /// What a bench must reach: `--min-speedup`, `--min-host-ratio`, or a recipe's `bench:`.
 struct BenchThresholds {
-  std::optional<double> min_speedup;       ///< unlocked / stock, every test
+  std::optional<double> min_speedup;            ///< unlocked / stock, every test
   std::map<std::string, double> min_host_ratio; ///< "pp"/"tg"/"pg" → unlocked / host
 
   bool empty() const { return !min_speedup && min_host_ratio.empty(); }

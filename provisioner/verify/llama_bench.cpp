@@ -22,7 +22,9 @@ Error malformed(const std::string& source, const std::string& why) {
   return Error(ErrorCategory::verification, "reading llama-bench JSON from " + source, why, k_hint);
 }
 
-std::string element(std::size_t index) { return "test " + std::to_string(index + 1); }
+std::string element(std::size_t index) {
+  return "test " + std::to_string(index + 1);
+}
 
 /// A whole non-negative number; llama-bench writes these as JSON integers.
 Result<long long> count_field(const json& test,
@@ -47,9 +49,8 @@ Result<long long> count_field(const json& test,
                        found->get<unsigned long long>() > static_cast<unsigned long long>(k_limit);
   const long long value = too_big ? k_limit + 1 : found->get<long long>();
   if (value < 0 || value > k_limit) {
-    return malformed(source,
-                     element(index) + "'s \"" + key + "\" is " + found->dump() +
-                         ", outside 0..2^40");
+    return malformed(
+        source, element(index) + "'s \"" + key + "\" is " + found->dump() + ", outside 0..2^40");
   }
   return value;
 }
@@ -61,9 +62,8 @@ rate_field(const json& test, const char* key, std::size_t index, const std::stri
     return malformed(source, element(index) + " has no \"" + key + "\"");
   }
   if (!found->is_number()) {
-    return malformed(source,
-                     element(index) + "'s \"" + key + "\" is " + found->type_name() +
-                         ", not a number");
+    return malformed(
+        source, element(index) + "'s \"" + key + "\" is " + found->type_name() + ", not a number");
   }
   const double value = found->get<double>();
   if (!std::isfinite(value) || value < 0) {
@@ -81,9 +81,8 @@ text_field(const json& test, const char* key, std::size_t index, const std::stri
     return std::optional<std::string>();
   }
   if (!found->is_string()) {
-    return malformed(source,
-                     element(index) + "'s \"" + key + "\" is " + found->type_name() +
-                         ", not a string");
+    return malformed(
+        source, element(index) + "'s \"" + key + "\" is " + found->type_name() + ", not a string");
   }
   return std::optional<std::string>(found->get<std::string>());
 }
@@ -98,8 +97,7 @@ Result<LlamaBenchTest> read_test(const json& item, std::size_t index, const std:
   LUME_UNLOCK_TRY_ASSIGN(test.n_gen, count_field(item, "n_gen", true, index, source));
   LUME_UNLOCK_TRY_ASSIGN(test.n_depth, count_field(item, "n_depth", false, index, source));
   if (test.n_prompt == 0 && test.n_gen == 0) {
-    return malformed(source,
-                     element(index) + " has n_prompt and n_gen 0: it measured nothing");
+    return malformed(source, element(index) + " has n_prompt and n_gen 0: it measured nothing");
   }
   LUME_UNLOCK_TRY_ASSIGN(test.avg_ts, rate_field(item, "avg_ts", index, source));
   LUME_UNLOCK_TRY_ASSIGN(test.stddev_ts, rate_field(item, "stddev_ts", index, source));
@@ -172,8 +170,7 @@ Result<std::vector<LlamaBenchTest>> parse_llama_bench_json(std::string_view text
     LUME_UNLOCK_TRY_ASSIGN(auto test, read_test(document[i], i, source));
     if (!names.insert(test.name()).second) {
       return malformed(source,
-                       element(i) + " repeats " + test.name() +
-                           " (one test per size is expected)");
+                       element(i) + " repeats " + test.name() + " (one test per size is expected)");
     }
     tests.push_back(std::move(test));
   }

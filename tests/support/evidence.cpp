@@ -23,6 +23,8 @@ std::optional<std::string> find_evidence(const std::string& name) {
   return std::nullopt;
 }
 
-std::string evidence_places() { return LUME_UNLOCK_EVIDENCE_DIRS_TEXT; }
+std::string evidence_places() {
+  return LUME_UNLOCK_EVIDENCE_DIRS_TEXT;
+}
 
 } // namespace lume_unlock::test

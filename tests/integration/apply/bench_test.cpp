@@ -42,9 +42,7 @@ protected:
     ASSERT_EQ(added.exit_code, 0) << added.err;
   }
 
-  std::string support() const {
-    return facts.home + "/Library/Application Support/LumeUnlock";
-  }
+  std::string support() const { return facts.home + "/Library/Application Support/LumeUnlock"; }
 
   static std::string fixture(const std::string& name) {
     return std::string(LUME_UNLOCK_FIXTURES_DIR) + "/llama-bench/" + name;
@@ -124,8 +122,7 @@ TEST_F(BenchEndToEnd, WithTheProgramOffTheGuardFileTheShimStaysInertAndTheGateFa
 
   auto r = run({"bench", "vm1", "--model", model, "--min-speedup", "5"});
   EXPECT_EQ(r.exit_code, 6) << r.out << r.err;
-  EXPECT_NE(r.out.find("pp512  80.12 ± 1.50  80.12 ± 1.50    1.00x"), std::string::npos)
-      << r.out;
+  EXPECT_NE(r.out.find("pp512  80.12 ± 1.50  80.12 ± 1.50    1.00x"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("unlocked run's Metal log: shim-inactive"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("lume-unlock: bench failed: pp512: speedup 1.00x is below --min-speedup 5"),
             std::string::npos)
@@ -179,8 +176,7 @@ TEST_F(BenchEndToEnd, PublishedOutputsReplayToThePublishedRatios) {
                  << test::evidence_places() << ")";
   }
   prepare(*stock, *shim);
-  auto gemma =
-      run({"bench", "vm1", "--model", model, "--host-json", *host, "--min-speedup", "5"});
+  auto gemma = run({"bench", "vm1", "--model", model, "--host-json", *host, "--min-speedup", "5"});
   ASSERT_EQ(gemma.exit_code, 0) << gemma.out << gemma.err;
   EXPECT_NE(gemma.out.find("7.20x    517.73    99.6%"), std::string::npos) << gemma.out;
   EXPECT_NE(gemma.out.find("14.48x     52.35    94.9%"), std::string::npos) << gemma.out;

@@ -11,14 +11,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
-
-#include <unistd.h>
 
 namespace {
 
@@ -90,7 +90,9 @@ long highest(void* device, long first, long last) {
   return best;
 }
 
-const char* truth(bool value) { return value ? "true" : "false"; }
+const char* truth(bool value) {
+  return value ? "true" : "false";
+}
 
 } // namespace
 
@@ -120,16 +122,22 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "ggml_metal_library_init: using embedded metal library\n");
   std::fprintf(stderr, "ggml_metal_device_init: GPU name:   MTL0 (%s)\n", info.name);
   if (apple != 0) {
-    std::fprintf(stderr, "ggml_metal_device_init: GPU family: MTLGPUFamilyApple%ld  (%ld)\n",
-                 apple - 1000, apple);
+    std::fprintf(stderr,
+                 "ggml_metal_device_init: GPU family: MTLGPUFamilyApple%ld  (%ld)\n",
+                 apple - 1000,
+                 apple);
   }
   if (common != 0) {
-    std::fprintf(stderr, "ggml_metal_device_init: GPU family: MTLGPUFamilyCommon%ld (%ld)\n",
-                 common - 3000, common);
+    std::fprintf(stderr,
+                 "ggml_metal_device_init: GPU family: MTLGPUFamilyCommon%ld (%ld)\n",
+                 common - 3000,
+                 common);
   }
   if (metal != 0) {
-    std::fprintf(stderr, "ggml_metal_device_init: GPU family: MTLGPUFamilyMetal%ld  (%ld)\n",
-                 metal - 5000 + 2, metal);
+    std::fprintf(stderr,
+                 "ggml_metal_device_init: GPU family: MTLGPUFamilyMetal%ld  (%ld)\n",
+                 metal - 5000 + 2,
+                 metal);
   }
   std::fprintf(stderr, "ggml_metal_device_init: simdgroup reduction   = %s\n", truth(reduction));
   std::fprintf(stderr, "ggml_metal_device_init: simdgroup matrix mul. = %s\n", truth(matrix));
@@ -139,9 +147,8 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "ggml_metal_device_init: use residency sets    = true\n");
   std::fprintf(stderr, "ggml_metal_device_init: use shared buffers    = true\n");
 
-  const std::string replay =
-      own_directory() + "/llama-bench-replay/" + (reduction && matrix ? "unlocked" : "stock") +
-      ".json";
+  const std::string replay = own_directory() + "/llama-bench-replay/" +
+                             (reduction && matrix ? "unlocked" : "stock") + ".json";
   std::ifstream in(replay);
   if (!in) {
     fail("no replay file " + replay);
@@ -161,8 +168,8 @@ int main(int argc, char** argv) {
     }
   }
   if (out.empty()) {
-    fail(replay + " has no pp" + std::to_string(args.prompt) + " or tg" +
-         std::to_string(args.gen) + " test to replay");
+    fail(replay + " has no pp" + std::to_string(args.prompt) + " or tg" + std::to_string(args.gen) +
+         " test to replay");
   }
   std::cout << out.dump(2) << std::endl;
   return 0;

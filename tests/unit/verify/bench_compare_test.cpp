@@ -79,13 +79,13 @@ TEST(BenchCompare, DifferentTestsOrAZeroStockFigureAreRefused) {
   EXPECT_NE(different.error().message().find("they measured different tests (stock: pp512; "
                                              "unlocked: pp256)"),
             std::string::npos);
-  EXPECT_FALSE(compare_bench({test_of(512, 0, 10)}, {test_of(512, 0, 1), test_of(0, 8, 1)}, {})
-                   .ok());
+  EXPECT_FALSE(
+      compare_bench({test_of(512, 0, 10)}, {test_of(512, 0, 1), test_of(0, 8, 1)}, {}).ok());
   auto zero = compare_bench({test_of(512, 0, 0)}, {test_of(512, 0, 20)}, {});
   ASSERT_FALSE(zero.ok());
   EXPECT_NE(zero.error().message().find("the stock run's pp512 is 0 t/s"), std::string::npos);
-  auto unrelated_host = compare_bench(
-      {test_of(512, 0, 10)}, {test_of(512, 0, 20)}, std::vector{test_of(0, 64, 30)});
+  auto unrelated_host =
+      compare_bench({test_of(512, 0, 10)}, {test_of(512, 0, 20)}, std::vector{test_of(0, 64, 30)});
   ASSERT_FALSE(unrelated_host.ok());
   EXPECT_NE(unrelated_host.error().message().find("it has none of the guest's tests (host: tg64"),
             std::string::npos);

@@ -77,10 +77,9 @@ TEST(BenchGate, NamesEveryFigureThatFallsShort) {
             (std::vector<std::string>{"pp512: speedup 4.98x is below --min-speedup 5",
                                       "tg128: 69.5% of host is below --min-host-ratio tg=0.7"}));
   // Exactly at the threshold passes.
-  EXPECT_TRUE(gate_bench({row("pp512", "pp", 5, 0.95), row("tg128", "tg", 5, 0.70)},
-                         thresholds,
-                         fast)
-                  .empty());
+  EXPECT_TRUE(
+      gate_bench({row("pp512", "pp", 5, 0.95), row("tg128", "tg", 5, 0.70)}, thresholds, fast)
+          .empty());
   // No thresholds: only the log can fail the gate.
   EXPECT_TRUE(gate_bench({row("pp512", "pp", 1.0)}, {}, fast).empty());
 }
@@ -103,8 +102,7 @@ TEST(BenchGate, AnUnlockedRunWhoseLogIsNotUnlockedFailsAsWhatItIs) {
             "(llama.cpp saw the stock device)");
   EXPECT_NE(gate_bench(rows, {}, log_of(LlamaLogVerdict::stock))[0].find("ran at stock"),
             std::string::npos);
-  EXPECT_NE(gate_bench(rows, {}, log_of(LlamaLogVerdict::unsafe_profile))[0].find(
-                "unsafe-profile"),
+  EXPECT_NE(gate_bench(rows, {}, log_of(LlamaLogVerdict::unsafe_profile))[0].find("unsafe-profile"),
             std::string::npos);
   EXPECT_TRUE(gate_bench(rows, {}, log_of(LlamaLogVerdict::partial)).empty());
   EXPECT_TRUE(gate_bench(rows, {}, log_of(LlamaLogVerdict::no_metal_log)).empty());

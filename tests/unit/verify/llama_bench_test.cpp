@@ -27,7 +27,9 @@ std::string error_of(std::string_view text) {
 }
 
 /// One test object with the required fields, plus `extra` (",\"key\": value" pairs).
-std::string one(const std::string& fields) { return "[{" + fields + "}]"; }
+std::string one(const std::string& fields) {
+  return "[{" + fields + "}]";
+}
 
 TEST(LlamaBench, ComposedFixturesReadEveryFigureExactly) {
   auto stock = parse_llama_bench_json(fixture("guest-stock.json"), "guest-stock.json");
@@ -66,15 +68,40 @@ TEST(LlamaBench, PublishedOutputsReadEveryFigureExactly) {
   };
   const std::string pv = "Apple Paravirtual device";
   const Case cases[] = {
-      {"tiny-stock-minimal.json", 431.322577, 2.036988, 11.996419, 1.326353, "Apple Paravirtual device",
+      {"tiny-stock-minimal.json",
+       431.322577,
+       2.036988,
+       11.996419,
+       1.326353,
+       "Apple Paravirtual device",
        "llama 1B Q4_K - Medium"},
-      {"tiny-safe-shim-10x-final.json", 4785.823751, 25.060378, 204.935887, 7.108683,
-       "Apple Paravirtual device", "llama 1B Q4_K - Medium"},
-      {"gemma4-stock-10x.json", 71.622375, 1.007282, 3.428969, 0.045180, "Apple Paravirtual device",
+      {"tiny-safe-shim-10x-final.json",
+       4785.823751,
+       25.060378,
+       204.935887,
+       7.108683,
+       "Apple Paravirtual device",
+       "llama 1B Q4_K - Medium"},
+      {"gemma4-stock-10x.json",
+       71.622375,
+       1.007282,
+       3.428969,
+       0.045180,
+       "Apple Paravirtual device",
        "gemma4 ?B Q4_0"},
-      {"gemma4-safe-shim-10x.json", 515.578065, 0.830612, 49.666230, 0.086480,
-       "Apple Paravirtual device", "gemma4 ?B Q4_0"},
-      {"gemma4-host-10x.json", 517.726332, 0.573097, 52.353261, 0.171517, "Apple M1 Ultra",
+      {"gemma4-safe-shim-10x.json",
+       515.578065,
+       0.830612,
+       49.666230,
+       0.086480,
+       "Apple Paravirtual device",
+       "gemma4 ?B Q4_0"},
+      {"gemma4-host-10x.json",
+       517.726332,
+       0.573097,
+       52.353261,
+       0.171517,
+       "Apple M1 Ultra",
        "gemma4 ?B Q4_0"},
   };
   int found = 0;
@@ -131,9 +158,10 @@ TEST(LlamaBench, EmptyTruncatedAndMalformedOutputIsAClearError) {
 
   const std::string whole = fixture("guest-stock.json");
   for (std::size_t cut : {std::size_t(1), whole.size() / 3, whole.size() / 2, whole.size() - 3}) {
-    EXPECT_NE(error_of(whole.substr(0, cut)).find("it ends early, after " + std::to_string(cut) +
-                                                  " bytes: the JSON is truncated"),
-              std::string::npos)
+    EXPECT_NE(
+        error_of(whole.substr(0, cut))
+            .find("it ends early, after " + std::to_string(cut) + " bytes: the JSON is truncated"),
+        std::string::npos)
         << cut;
   }
   EXPECT_NE(error_of("| model | size |\n").find("it is not JSON (at byte 1: '| model"),
@@ -149,8 +177,9 @@ TEST(LlamaBench, EmptyTruncatedAndMalformedOutputIsAClearError) {
 TEST(LlamaBench, MissingAndMistypedFiguresNameTheTestAndField) {
   const std::string ok = "\"n_prompt\":512,\"n_gen\":0,\"avg_ts\":1.5,\"stddev_ts\":0.1";
   ASSERT_TRUE(parse_llama_bench_json(one(ok), "x").ok());
-  EXPECT_NE(error_of(one("\"n_gen\":0,\"avg_ts\":1,\"stddev_ts\":0")).find("test 1 has no \"n_prompt\""),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(one("\"n_gen\":0,\"avg_ts\":1,\"stddev_ts\":0")).find("test 1 has no \"n_prompt\""),
+      std::string::npos);
   EXPECT_NE(error_of("[{" + ok + "},{\"n_prompt\":0,\"n_gen\":128,\"stddev_ts\":0}]")
                 .find("test 2 has no \"avg_ts\""),
             std::string::npos);
