@@ -17,4 +17,12 @@ Result<std::string> exec_command_line(const enablement::EnablementEntry& entry,
                                       const EnablementTarget& target,
                                       const std::vector<std::string>& extra_args);
 
+/// The same command line without the shim: from `/`, the injection variable unset (`env -u`),
+/// only the entry's own env on top of the session's, then the program, its args and
+/// `extra_args`. What `bench` runs as the stock side of its comparison. Fails like
+/// exec_command_line for an entry whose env clashes with lume-unlock's.
+Result<std::string> stock_command_line(const enablement::EnablementEntry& entry,
+                                       const EnablementTarget& target,
+                                       const std::vector<std::string>& extra_args);
+
 } // namespace lume_unlock::apply

@@ -2,6 +2,7 @@
 
 #include "cli/allow.hpp"
 #include "cli/bake.hpp"
+#include "cli/bench.hpp"
 #include "cli/bundle_push.hpp"
 #include "cli/completions.hpp"
 #include "cli/create.hpp"
@@ -28,6 +29,7 @@ void register_commands(CLI::App& app, Context& context, int& exit_code) {
   register_remove(app, context, exit_code);
   register_allow(app, context, exit_code);
   register_exec(app, context, exit_code);
+  register_bench(app, context, exit_code);
   register_ssh(app, context, exit_code);
   register_bake(app, context, exit_code);
   register_lock(app, context, exit_code);

@@ -3,6 +3,7 @@
 #include "cli/connection_flags.hpp"
 #include "cli/vm_guest.hpp"
 #include "lume/client.hpp"
+#include "pipeline/bench.hpp"
 #include "pipeline/status.hpp"
 #include "provenance/provenance.hpp"
 
@@ -39,6 +40,9 @@ void run_status(const StatusOptions& options, Context& context, int& exit_code) 
     doc["vm"] = options.vm;
     // The record the guest was compared with, so one call gives both (the Ansible info module).
     doc["record"] = provenance::to_json(record.value());
+    if (record.value().bench) {
+      doc["bench"] = *record.value().bench;
+    }
     context.print_json(doc);
   } else {
     context.out << "status of '" << options.vm << "': "
@@ -51,6 +55,11 @@ void run_status(const StatusOptions& options, Context& context, int& exit_code) 
         context.out << ": expected " << item.expected << ", found " << item.found;
       }
       context.out << "\n";
+    }
+    if (record.value().bench) {
+      const std::string summary = pipeline::bench_summary(*record.value().bench);
+      context.out << "  last bench: " << (summary.empty() ? "(unreadable record)" : summary)
+                  << "\n";
     }
   }
   if (!drifted.empty()) {

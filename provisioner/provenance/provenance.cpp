@@ -187,6 +187,7 @@ json to_json(const Provenance& r) {
     put(recipe, "sha256", r.recipe->sha256);
     put_object(out, "recipe", recipe);
   }
+  put(out, "bench", r.bench);
   put(out, "created_at", r.created_at);
   put(out, "updated_at", r.updated_at);
   return out;
@@ -328,6 +329,7 @@ Result<Provenance> provenance_from_json(const json& in) {
     LUME_UNLOCK_TRY(read(*recipe.value(), "sha256", "recipe.", info.sha256));
     r.recipe = info;
   }
+  LUME_UNLOCK_TRY(read(in, "bench", "", r.bench));
   LUME_UNLOCK_TRY(read(in, "created_at", "", r.created_at));
   LUME_UNLOCK_TRY(read(in, "updated_at", "", r.updated_at));
   for (const auto* stamp : {&r.created_at, &r.updated_at}) {

@@ -93,6 +93,9 @@ struct Provenance {
   std::optional<std::vector<EnablementRecord>> enablement;
   std::optional<ProbeInfo> probe;
   std::optional<RecipeInfo> recipe;
+  /// The last `lume-unlock bench` (verify::bench_record): the figures per test, the llama.cpp
+  /// build, model type, host chip when known, the unlocked run's log verdict and the gate.
+  std::optional<nlohmann::json> bench;
   std::optional<std::string> created_at; ///< RFC 3339, UTC
   std::optional<std::string> updated_at; ///< RFC 3339, UTC
 };

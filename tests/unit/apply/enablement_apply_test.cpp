@@ -151,6 +151,26 @@ TEST(ExecCommandLine, CarriesTheAgentEnvironmentQuoted) {
                 "'more'");
 }
 
+TEST(ExecCommandLine, TheStockLineUnsetsTheInjectionAndKeepsOnlyTheEntrysEnv) {
+  auto target =
+      enablement_target(observed_with_shim("/Users/lume"), facts_for("/Users/lume"), "vm1");
+  ASSERT_TRUE(target.ok()) << target.error().message();
+  enablement::EnablementEntry entry;
+  entry.name = "x";
+  entry.program = "/opt/x y/bin/x";
+  entry.args = {"--a"};
+  entry.env = {{"ODD", "$(z) & 'q'"}};
+  auto line = stock_command_line(entry, target.value(), {"-o", "json"});
+  ASSERT_TRUE(line.ok()) << line.error().message();
+  EXPECT_EQ(line.value(),
+            "cd / && 'env' '-u' 'DYLD_INSERT_LIBRARIES' 'ODD=$(z) & '\\''q'\\''' "
+            "'/opt/x y/bin/x' '--a' '-o' 'json'");
+  // An entry whose env clashes with lume-unlock's is refused on both sides alike.
+  entry.env = {{"LUME_UNLOCK_ENABLEMENT", "/tmp/other"}};
+  EXPECT_FALSE(stock_command_line(entry, target.value(), {}).ok());
+  EXPECT_FALSE(exec_command_line(entry, target.value(), {}).ok());
+}
+
 TEST(ExecutePlan, FailedStepRunsTheRollbackAndNamesTheEntry) {
   auto target =
       enablement_target(observed_with_shim("/Users/lume"), facts_for("/Users/lume"), "vm1");

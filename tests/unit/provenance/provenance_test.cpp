@@ -36,6 +36,9 @@ Provenance full_record() {
       ProbeInfo{nlohmann::json{{"process", "lume-unlock-probe"}, {"families", {{"1009", false}}}},
                 nlohmann::json{{"process", "lume-unlock-probe"}, {"families", {{"1009", true}}}}};
   r.recipe = RecipeInfo{"image-recipes/tahoe-llm.yaml", std::string(64, 'd')};
+  r.bench = nlohmann::json{{"entry", "llama-bench"},
+                           {"tests", {{{"test", "pp512"}, {"speedup", 11.1}}}},
+                           {"passed", true}};
   r.created_at = "2026-12-02T17:22:59Z";
   r.updated_at = "2026-12-02T18:00:00.5+01:00";
   return r;
@@ -52,7 +55,8 @@ TEST(Provenance, FullRecordHasExactlyTheDesignKeys) {
     keys.push_back(k);
   }
   EXPECT_EQ(keys,
-            (std::vector<std::string>{"created_at",
+            (std::vector<std::string>{"bench",
+                                      "created_at",
                                       "enablement",
                                       "guest",
                                       "hardware",
@@ -150,6 +154,8 @@ TEST(Provenance, RejectsWrongSchemaTypesAndTimes) {
         {"vm", "a"},
         {"enablement", {{{"name", "x"}, {"agent", "yes"}}}}},
        "invalid provenance record: 'enablement[0].agent' must be true or false"},
+      {{{"schema", "lume-unlock/provenance/v1"}, {"vm", "a"}, {"bench", "fast"}},
+       "invalid provenance record: 'bench' must be an object"},
       {{{"schema", "lume-unlock/provenance/v1"}, {"vm", "a"}, {"created_at", "yesterday"}},
        "invalid provenance record: 'created_at' must be an RFC 3339 time, got 'yesterday'"},
   };

@@ -1,14 +1,12 @@
+#include "support/evidence.hpp"
 #include "util/atomic_file.hpp"
 #include "verify/llama_log.hpp"
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-
 namespace lume_unlock::verify {
 namespace {
 
-namespace fs = std::filesystem;
 using nlohmann::json;
 
 std::string fixture(const std::string& name) {
@@ -337,25 +335,6 @@ TEST(LlamaLog, VerdictNamesAreTheContract) {
   EXPECT_STREQ(verdict_name(LlamaLogVerdict::no_metal_log), "no-metal-log");
 }
 
-/// The published logs live outside the repository (read-only, /work/shared); found relative to
-/// the source tree, searched by file name. Empty when they are not on this machine.
-std::optional<std::string> evidence(const std::string& name) {
-  for (const char* root : {LUME_UNLOCK_EVIDENCE_DIRS}) {
-    std::error_code ec;
-    if (!fs::is_directory(root, ec)) {
-      continue;
-    }
-    for (auto it = fs::recursive_directory_iterator(root, ec);
-         !ec && it != fs::recursive_directory_iterator();
-         it.increment(ec)) {
-      if (it->path().filename() == name) {
-        return it->path().string();
-      }
-    }
-  }
-  return std::nullopt;
-}
-
 TEST(LlamaLog, PublishedEvidenceLogsClassifyAsPublished) {
   const json null;
   const std::string pv = "Apple Paravirtual device";
@@ -412,7 +391,7 @@ TEST(LlamaLog, PublishedEvidenceLogsClassifyAsPublished) {
   // clang-format on
   int found = 0;
   for (const auto& [name, document] : cases) {
-    auto path = evidence(name);
+    auto path = test::find_evidence(name);
     if (!path) {
       continue;
     }
@@ -423,7 +402,7 @@ TEST(LlamaLog, PublishedEvidenceLogsClassifyAsPublished) {
   }
   if (found == 0) {
     GTEST_SKIP() << "the published evidence logs are not on this machine (looked under "
-                 << LUME_UNLOCK_EVIDENCE_DIRS_TEXT << ")";
+                 << test::evidence_places() << ")";
   }
   EXPECT_EQ(found, 5) << "some published logs are missing";
 }

@@ -1,0 +1,51 @@
+#pragma once
+
+#include "apply/enablement_apply.hpp"
+#include "enablement/enablement_list.hpp"
+#include "guest/session.hpp"
+#include "util/progress.hpp"
+#include "util/result.hpp"
+#include "verify/llama_bench.hpp"
+#include "verify/llama_log.hpp"
+
+#include <string>
+#include <vector>
+
+namespace lume_unlock::apply {
+
+/// What `bench` asks llama-bench to measure.
+struct BenchRequest {
+  std::string model;   ///< the model file's path in the guest
+  int prompt = 512;    ///< -p
+  int gen = 128;       ///< -n
+  int repetitions = 3; ///< -r
+};
+
+/// "-m MODEL -p 512 -n 128 -r 3 -o json": the words appended to the entry's own arguments.
+std::vector<std::string> llama_bench_arguments(const BenchRequest& request);
+
+/// One llama-bench run in the guest: its parsed tests and its Metal log, classified.
+struct BenchSide {
+  std::vector<verify::LlamaBenchTest> tests;
+  std::string stderr_text;
+  verify::LlamaLogReport log;
+};
+
+struct GuestBench {
+  BenchSide stock;    ///< without the shim (stock_command_line)
+  BenchSide unlocked; ///< with exactly the entry's agent environment (exec_command_line)
+};
+
+/// Runs `entry` with llama_bench_arguments() twice in the guest, stock first, then unlocked,
+/// each with one command, after one check that the model file is readable (category usage
+/// naming the path when not). Each run's stdout is parsed as llama-bench JSON; its stderr is
+/// classified (the unlocked side with expect_shim). A run that exits non-zero fails (category
+/// guest) with the last lines of its stderr. While a run lasts, `progress` gets an event a
+/// second ("bench", detail "stock run, 12 s"), and a finished one when it ends.
+Result<GuestBench> run_guest_bench(guest::GuestSession& session,
+                                   const enablement::EnablementEntry& entry,
+                                   const EnablementTarget& target,
+                                   const BenchRequest& request,
+                                   const util::ProgressCallback& progress);
+
+} // namespace lume_unlock::apply

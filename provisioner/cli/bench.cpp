@@ -1,0 +1,130 @@
+#include "cli/bench.hpp"
+
+#include "cli/connection_flags.hpp"
+#include "cli/host_bench.hpp"
+#include "cli/progress_renderer.hpp"
+#include "cli/vm_guest.hpp"
+#include "pipeline/bench.hpp"
+
+#include <memory>
+#include <string>
+
+namespace lume_unlock::cli {
+
+namespace {
+
+struct BenchCommandOptions {
+  pipeline::BenchOptions bench;
+  std::string host_json;
+  bool host_run = false;
+  std::string min_speedup;
+  std::string min_host_ratio;
+  guest::ConnectionOptions connection;
+};
+
+void run_bench_command(BenchCommandOptions& options, Context& context, int& exit_code) {
+  pipeline::BenchOptions& bench = options.bench;
+  if (!options.min_speedup.empty()) {
+    bench.thresholds.min_speedup =
+        verify::parse_min_speedup(options.min_speedup, "bench --min-speedup").value_or_throw();
+  }
+  if (!options.min_host_ratio.empty()) {
+    bench.thresholds.min_host_ratio =
+        verify::parse_min_host_ratio(options.min_host_ratio, "bench --min-host-ratio")
+            .value_or_throw();
+  }
+  // The host's figures come first: a bad file or a refused --host-run costs no guest run.
+  if (!options.host_json.empty()) {
+    bench.host = read_host_bench(options.host_json).value_or_throw();
+    bench.host_source = "--host-json " + options.host_json;
+  } else if (options.host_run) {
+    context.note("running llama-bench on the host");
+    bench.host = run_host_bench(bench.request).value_or_throw();
+    bench.host_source = "--host-run";
+  }
+  bench.state_dir = context.global.state_dir;
+  const auto lock = context.lock_vm(bench.vm, "bench");
+  auto session = connect_vm_guest(context, bench.vm, options.connection);
+  ProgressRenderer renderer(context);
+  const pipeline::BenchOutcome outcome =
+      pipeline::run_bench(*session, bench, renderer.callback()).value_or_throw();
+  context.debug("SSH commands: " + std::to_string(session->command_count()));
+
+  if (context.json()) {
+    nlohmann::json doc = outcome.record;
+    doc["vm"] = bench.vm;
+    context.print_json(doc);
+  } else {
+    context.out << "llama-bench in VM '" << bench.vm << "'";
+    if (outcome.record.contains("model_type")) {
+      context.out << ", " << outcome.record["model_type"].get<std::string>();
+    }
+    if (outcome.record.contains("build_commit")) {
+      context.out << ", llama.cpp " << outcome.record["build_commit"].get<std::string>();
+    }
+    if (outcome.record.contains("host_chip")) {
+      context.out << ", host " << outcome.record["host_chip"].get<std::string>();
+    }
+    context.out << "\n" << verify::render_bench_table(outcome.rows);
+    context.out << "unlocked run's Metal log: "
+                << verify::verdict_name(outcome.unlocked_log.verdict)
+                << " (stock run: " << verify::verdict_name(outcome.stock_log.verdict) << ")\n";
+  }
+  if (outcome.unlocked_log.verdict == verify::LlamaLogVerdict::no_metal_log) {
+    context.warn("the unlocked run printed no Metal init lines, so whether the shim was active is "
+                 "not known from its log");
+  }
+  if (!outcome.failures.empty()) {
+    for (const std::string& failure : outcome.failures) {
+      context.err << "lume-unlock: bench failed: " << failure << "\n";
+    }
+    exit_code = lume_unlock::exit_code(ErrorCategory::verification);
+    return;
+  }
+  exit_code = 0;
+}
+
+} // namespace
+
+void register_bench(CLI::App& app, Context& context, int& exit_code) {
+  auto options = std::make_shared<BenchCommandOptions>();
+  auto* command = app.add_subcommand(
+      "bench", "Measure the speedup in the guest with llama-bench, record it and gate on it");
+  command->footer(
+      "Runs the enabled llama-bench entry twice with '-o json': stock (the shim's injection\n"
+      "variable unset) and unlocked (exactly its agent's environment, as 'exec' does). Prints\n"
+      "test, stock t/s, unlocked t/s and speedup (and host t/s and % of host with --host-json\n"
+      "or --host-run), classifies the unlocked run's Metal log like 'inspect-log', and records\n"
+      "everything in the VM's provenance record (guest and host; 'status' shows it). Exits 6\n"
+      "when a threshold is missed or the unlocked run's log says shim-inactive, stock or\n"
+      "unsafe-profile, naming each figure that fell short.");
+  command->add_option("name", options->bench.vm, "The Lume VM")->required();
+  command->add_option("--model", options->bench.request.model, "The model file's path in the guest")
+      ->required();
+  command->add_option("--entry", options->bench.entry, "The enablement entry that runs llama-bench")
+      ->capture_default_str();
+  command->add_option("-p,--n-prompt", options->bench.request.prompt, "Prompt tokens (pp test)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  command->add_option("-n,--n-gen", options->bench.request.gen, "Generated tokens (tg test)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  command->add_option("-r,--repetitions", options->bench.request.repetitions, "Repetitions")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  auto* host_json = command->add_option("--host-json",
+                                        options->host_json,
+                                        "The host's 'llama-bench -o json' output, to compare with");
+  auto* host_run = command->add_flag(
+      "--host-run", options->host_run, "Run llama-bench on this Mac too (macOS only)");
+  host_json->excludes(host_run);
+  command->add_option("--min-speedup", options->min_speedup, "Fail (exit 6) below this speedup");
+  command->add_option("--min-host-ratio",
+                      options->min_host_ratio,
+                      "Fail (exit 6) below these shares of host, e.g. pp=0.95,tg=0.70");
+  add_connection_options(*command, options->connection);
+  command->callback(
+      [options, &context, &exit_code] { run_bench_command(*options, context, exit_code); });
+}
+
+} // namespace lume_unlock::cli

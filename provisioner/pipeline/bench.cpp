@@ -1,0 +1,144 @@
+#include "pipeline/bench.hpp"
+
+#include "pipeline/vm_record.hpp"
+#include "util/edit_distance.hpp"
+#include "util/text_check.hpp"
+
+#include <cstdio>
+
+namespace lume_unlock::pipeline {
+
+namespace {
+
+std::string fixed(double value, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
+template <class T>
+void put_first(nlohmann::json& out,
+               const char* key,
+               const std::vector<verify::LlamaBenchTest>& tests,
+               std::optional<T> verify::LlamaBenchTest::*field) {
+  for (const auto& test : tests) {
+    if (test.*field) {
+      out[key] = *(test.*field);
+      return;
+    }
+  }
+}
+
+} // namespace
+
+nlohmann::json bench_record(const BenchOptions& options,
+                            const apply::GuestBench& measured,
+                            const std::vector<verify::BenchRow>& rows,
+                            const std::vector<std::string>& failures,
+                            const std::string& measured_at) {
+  nlohmann::json out = {{"measured_at", measured_at},
+                        {"entry", options.entry},
+                        {"model", options.request.model},
+                        {"arguments",
+                         {{"prompt", options.request.prompt},
+                          {"gen", options.request.gen},
+                          {"repetitions", options.request.repetitions}}}};
+  const auto& unlocked = measured.unlocked.tests;
+  put_first(out, "build_commit", unlocked, &verify::LlamaBenchTest::build_commit);
+  put_first(out, "model_type", unlocked, &verify::LlamaBenchTest::model_type);
+  put_first(out, "backends", unlocked, &verify::LlamaBenchTest::backends);
+  put_first(out, "gpu", unlocked, &verify::LlamaBenchTest::gpu_info);
+  if (options.host) {
+    put_first(out, "host_chip", *options.host, &verify::LlamaBenchTest::gpu_info);
+    out["host_source"] = options.host_source.value_or("host");
+  }
+  out["tests"] = nlohmann::json::array();
+  for (const auto& row : rows) {
+    out["tests"].push_back(verify::to_json(row));
+  }
+  out["log"] = {{"stock", verify::verdict_name(measured.stock.log.verdict)},
+                {"unlocked", verify::verdict_name(measured.unlocked.log.verdict)}};
+  out["thresholds"] = verify::to_json(options.thresholds);
+  out["passed"] = failures.empty();
+  out["failures"] = failures;
+  return out;
+}
+
+std::string bench_summary(const nlohmann::json& record) {
+  if (!record.is_object() || !record.contains("tests") || !record["tests"].is_array()) {
+    return {};
+  }
+  std::string out;
+  for (const auto& test : record["tests"]) {
+    if (!test.is_object() || !test.value("test", nlohmann::json()).is_string() ||
+        !test.value("speedup", nlohmann::json()).is_number()) {
+      return {};
+    }
+    out += (out.empty() ? "" : ", ") + test["test"].get<std::string>() + " " +
+           fixed(test["speedup"].get<double>(), 2) + "x";
+    if (test.contains("host_ratio") && test["host_ratio"].is_number()) {
+      out += " " + fixed(test["host_ratio"].get<double>() * 100, 1) + "% of host";
+    }
+  }
+  std::string detail;
+  if (record.contains("log") && record["log"].is_object() &&
+      record["log"].value("unlocked", nlohmann::json()).is_string()) {
+    detail = "log " + record["log"]["unlocked"].get<std::string>();
+  }
+  if (record.contains("passed") && record["passed"].is_boolean()) {
+    detail += std::string(detail.empty() ? "" : ", ") +
+              (record["passed"].get<bool>() ? "gate passed" : "gate FAILED");
+  }
+  if (record.contains("measured_at") && record["measured_at"].is_string()) {
+    detail += (detail.empty() ? "" : ", ") + record["measured_at"].get<std::string>();
+  }
+  return detail.empty() ? out : out + " (" + detail + ")";
+}
+
+Result<BenchOutcome> run_bench(guest::GuestSession& session,
+                               const BenchOptions& options,
+                               const util::ProgressCallback& progress) {
+  const std::string what = "bench of VM " + util::quote_for_message(options.vm);
+  LUME_UNLOCK_TRY_ASSIGN(auto view, apply::read_guest_enablement(session, options.vm));
+  const enablement::EnablementEntry* entry = view.list.find(options.entry);
+  if (entry == nullptr) {
+    const auto suggestion = util::closest_match(options.entry, view.list.names());
+    return Error(
+        ErrorCategory::usage,
+        what,
+        "entry " + util::quote_for_message(options.entry) + " is not on its enablement list",
+        suggestion ? "did you mean " + util::quote_for_message(*suggestion) + "? (--entry NAME)"
+                   : "enable llama-bench first: 'lume-unlock allow add " + options.vm + " " +
+                         options.entry + " --no-agent --program PATH'");
+  }
+  LUME_UNLOCK_TRY_ASSIGN(
+      auto measured,
+      apply::run_guest_bench(session, *entry, view.target, options.request, progress));
+  auto rows = verify::compare_bench(measured.stock.tests, measured.unlocked.tests, options.host);
+  if (!rows.ok()) {
+    return rows.error().with_context(what);
+  }
+  BenchOutcome outcome;
+  outcome.rows = rows.value();
+  outcome.stock_log = measured.stock.log;
+  outcome.unlocked_log = measured.unlocked.log;
+  outcome.failures = verify::gate_bench(outcome.rows, options.thresholds, outcome.unlocked_log);
+  const std::string now = provenance::rfc3339_now();
+  outcome.record = bench_record(options, measured, outcome.rows, outcome.failures, now);
+
+  auto current = current_vm_record(session, view.facts.home, options.state_dir, options.vm);
+  provenance::Provenance record = current ? *current : provenance::Provenance{};
+  record.vm = options.vm;
+  record.bench = outcome.record;
+  record.created_at = record.created_at.value_or(now);
+  record.updated_at = now;
+  auto written = write_vm_record(session, view.facts.home, options.state_dir, record);
+  if (!written.ok()) {
+    return written.error()
+        .with_context(what + ": recording the figures")
+        .with_hint("the bench ran; run it again to record it");
+  }
+  return outcome;
+}
+
+} // namespace lume_unlock::pipeline

@@ -1,0 +1,63 @@
+#pragma once
+
+#include "apply/bench_runner.hpp"
+#include "guest/session.hpp"
+#include "util/progress.hpp"
+#include "util/result.hpp"
+#include "verify/bench_compare.hpp"
+#include "verify/bench_gate.hpp"
+#include "verify/llama_bench.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lume_unlock::pipeline {
+
+/// What `lume-unlock bench` measures and against what it is gated.
+struct BenchOptions {
+  std::string vm;
+  std::string entry = "llama-bench"; ///< the enablement entry that runs llama-bench
+  std::string state_dir;             ///< the host record lives in <state_dir>/vms/<vm>/
+  apply::BenchRequest request;
+  /// The host's llama-bench run of the same model and sizes, and where it came from
+  /// ("--host-json FILE", "--host-run").
+  std::optional<std::vector<verify::LlamaBenchTest>> host;
+  std::optional<std::string> host_source;
+  verify::BenchThresholds thresholds;
+};
+
+struct BenchOutcome {
+  std::vector<verify::BenchRow> rows;
+  verify::LlamaLogReport stock_log;
+  verify::LlamaLogReport unlocked_log;
+  std::vector<std::string> failures; ///< verify::gate_bench: empty when the gate passes
+  nlohmann::json record;             ///< what went into the provenance record's "bench"
+};
+
+/// `bench`: reads the guest's enablement (apply::read_guest_enablement), finds `entry` (usage
+/// error with a "did you mean" hint when it is not on the list), runs it stock and unlocked
+/// (apply::run_guest_bench), compares (verify::compare_bench) and gates (verify::gate_bench),
+/// then records the result in the VM's provenance record, guest first, then host. A gate that
+/// fails is an outcome, not an error: the record says so too.
+Result<BenchOutcome> run_bench(guest::GuestSession& session,
+                               const BenchOptions& options,
+                               const util::ProgressCallback& progress);
+
+/// The provenance record's "bench" object: measured_at, entry, model, arguments
+/// {prompt, gen, repetitions}, build_commit, model_type, backends, gpu (the guest's), host_chip
+/// and host_source when a host run was given, tests (verify::to_json of each row), log
+/// {stock, unlocked} verdicts, thresholds, passed and failures.
+nlohmann::json bench_record(const BenchOptions& options,
+                            const apply::GuestBench& measured,
+                            const std::vector<verify::BenchRow>& rows,
+                            const std::vector<std::string>& failures,
+                            const std::string& measured_at);
+
+/// One line for `status` and registry listings: "pp512 10.00x 97.7% of host, tg128 12.00x
+/// (log fast, gate passed, 2026-12-03T10:00:00Z)". Empty for a record it cannot read.
+std::string bench_summary(const nlohmann::json& record);
+
+} // namespace lume_unlock::pipeline

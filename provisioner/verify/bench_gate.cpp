@@ -1,0 +1,169 @@
+#include "verify/bench_gate.hpp"
+
+#include "util/text_check.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+
+namespace lume_unlock::verify {
+
+namespace {
+
+/// A decimal number and nothing else ("0.95", "5"), no sign, no exponent, no hex.
+std::optional<double> plain_number(std::string_view text) {
+  if (text.empty() || text.size() > 32 ||
+      text.find_first_not_of("0123456789.") != std::string_view::npos ||
+      text.find('.') != text.rfind('.') || text.front() == '.' || text.back() == '.') {
+    return std::nullopt;
+  }
+  return std::strtod(std::string(text).c_str(), nullptr);
+}
+
+std::string figure(double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%g", value);
+  return buffer;
+}
+
+std::string fixed(double value, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
+} // namespace
+
+Result<double> parse_min_speedup(std::string_view text, const std::string& what) {
+  std::string_view number = text;
+  if (!number.empty() && (number.back() == 'x' || number.back() == 'X')) {
+    number.remove_suffix(1);
+  }
+  const auto value = plain_number(number);
+  if (!value || *value < 1) {
+    return Error(ErrorCategory::usage,
+                 what,
+                 util::quote_for_message(text) + " is not a speedup of at least 1",
+                 "give the factor the unlocked run must reach over the stock run, e.g. 5 or 5x");
+  }
+  return *value;
+}
+
+Result<std::map<std::string, double>> parse_min_host_ratio(std::string_view text,
+                                                           const std::string& what) {
+  const std::string hint = "give kind=ratio pairs for pp (prompt processing), tg (generation) "
+                           "or pg (both), e.g. pp=0.95,tg=0.70";
+  std::map<std::string, double> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = text.find(',', start);
+    const std::string_view part = text.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    const std::size_t equals = part.find('=');
+    const std::string kind(part.substr(0, equals));
+    if (equals == std::string_view::npos || (kind != "pp" && kind != "tg" && kind != "pg")) {
+      return Error(ErrorCategory::usage,
+                   what,
+                   util::quote_for_message(part) + " is not one of pp=R, tg=R or pg=R",
+                   hint);
+    }
+    std::string_view number = part.substr(equals + 1);
+    const bool percent = !number.empty() && number.back() == '%';
+    if (percent) {
+      number.remove_suffix(1);
+    }
+    auto value = plain_number(number);
+    if (value && percent) {
+      *value /= 100;
+    }
+    if (!value || *value < 0.01 || *value > 2) {
+      return Error(ErrorCategory::usage,
+                   what,
+                   util::quote_for_message(part) + " has no ratio in [0.01, 2]",
+                   hint);
+    }
+    if (!out.emplace(kind, *value).second) {
+      return Error(ErrorCategory::usage, what, kind + " is given twice", hint);
+    }
+    if (comma == std::string_view::npos) {
+      break;
+    }
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::string format_host_ratio(const std::map<std::string, double>& ratios) {
+  std::string out;
+  for (const auto& [kind, ratio] : ratios) {
+    out += (out.empty() ? "" : ",") + kind + "=" + figure(ratio);
+  }
+  return out;
+}
+
+std::optional<std::string> unlocked_log_problem(const LlamaLogReport& unlocked_log) {
+  switch (unlocked_log.verdict) {
+  case LlamaLogVerdict::shim_inactive:
+    return std::string("the shim was inactive in the unlocked run: its Metal log is "
+                       "shim-inactive (llama.cpp saw the stock device)");
+  case LlamaLogVerdict::stock:
+    return std::string("the unlocked run ran at stock: its Metal log is stock (SIMD-group "
+                       "reduction off)");
+  case LlamaLogVerdict::unsafe_profile:
+    return std::string("the unlocked run's Metal log is unsafe-profile (answers no real GPU "
+                       "gives); its figures do not count");
+  case LlamaLogVerdict::fast:
+  case LlamaLogVerdict::partial:
+  case LlamaLogVerdict::no_metal_log:
+    break;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> gate_bench(const std::vector<BenchRow>& rows,
+                                    const BenchThresholds& thresholds,
+                                    const LlamaLogReport& unlocked_log) {
+  std::vector<std::string> failures;
+  std::set<std::string> kinds_with_host;
+  for (const BenchRow& row : rows) {
+    if (thresholds.min_speedup && row.speedup < *thresholds.min_speedup) {
+      failures.push_back(row.test + ": speedup " + fixed(row.speedup, 2) +
+                         "x is below --min-speedup " + figure(*thresholds.min_speedup));
+    }
+    const auto ratio = thresholds.min_host_ratio.find(row.kind);
+    if (ratio == thresholds.min_host_ratio.end() || !row.host_ratio) {
+      continue;
+    }
+    kinds_with_host.insert(row.kind);
+    if (*row.host_ratio < ratio->second) {
+      failures.push_back(row.test + ": " + fixed(*row.host_ratio * 100, 1) +
+                         "% of host is below --min-host-ratio " + row.kind + "=" +
+                         figure(ratio->second));
+    }
+  }
+  for (const auto& [kind, ratio] : thresholds.min_host_ratio) {
+    if (kinds_with_host.count(kind) == 0) {
+      failures.push_back("--min-host-ratio " + kind + "=" + figure(ratio) + ": no " + kind +
+                         " test has a host figure to compare with "
+                         "(give --host-json FILE or --host-run)");
+    }
+  }
+  if (auto problem = unlocked_log_problem(unlocked_log)) {
+    failures.push_back(*problem);
+  }
+  return failures;
+}
+
+nlohmann::json to_json(const BenchThresholds& thresholds) {
+  nlohmann::json out = nlohmann::json::object();
+  if (thresholds.min_speedup) {
+    out["min_speedup"] = *thresholds.min_speedup;
+  }
+  if (!thresholds.min_host_ratio.empty()) {
+    out["min_host_ratio"] = thresholds.min_host_ratio;
+  }
+  return out;
+}
+
+} // namespace lume_unlock::verify

@@ -1,0 +1,52 @@
+#pragma once
+
+#include "util/result.hpp"
+#include "verify/bench_compare.hpp"
+#include "verify/llama_log.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lume_unlock::verify {
+
+/// What a bench must reach: `--min-speedup`, `--min-host-ratio`, or a recipe's `bench:`.
+struct BenchThresholds {
+  std::optional<double> min_speedup;            ///< unlocked / stock, every test
+  std::map<std::string, double> min_host_ratio; ///< "pp"/"tg"/"pg" → unlocked / host
+
+  bool empty() const { return !min_speedup && min_host_ratio.empty(); }
+};
+
+/// "5" or "5x": a speedup of at least 1. Fails (usage) naming `what` otherwise.
+Result<double> parse_min_speedup(std::string_view text, const std::string& what);
+
+/// "pp=0.95,tg=0.70": kinds pp, tg, pg, each once, ratios in [0.01, 2]. A percentage
+/// ("pp=95%") is read as its fraction. Fails (usage) naming `what` and the bad part.
+Result<std::map<std::string, double>> parse_min_host_ratio(std::string_view text,
+                                                           const std::string& what);
+
+/// "pp=0.95,tg=0.7": the form parse_min_host_ratio reads.
+std::string format_host_ratio(const std::map<std::string, double>& ratios);
+
+/// Why the unlocked run did not run unlocked, from its Metal log: set for the verdicts
+/// shim-inactive, stock and unsafe-profile, empty for fast and partial, and for no-metal-log
+/// (which says nothing about the shim).
+std::optional<std::string> unlocked_log_problem(const LlamaLogReport& unlocked_log);
+
+/// Every figure that falls short, one sentence each ("tg128: speedup 1.02x is below
+/// --min-speedup 5"), then the log problem when there is one. Empty: the gate passes. A
+/// host-ratio threshold for a kind whose rows have no host figure is a failure too (nothing
+/// to compare with is not a pass).
+std::vector<std::string> gate_bench(const std::vector<BenchRow>& rows,
+                                    const BenchThresholds& thresholds,
+                                    const LlamaLogReport& unlocked_log);
+
+/// {"min_speedup": 5, "min_host_ratio": {"pp": 0.95}}, keys only when set.
+nlohmann::json to_json(const BenchThresholds& thresholds);
+
+} // namespace lume_unlock::verify
