@@ -18,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   const macho::ReadAt inner = macho::read_from_bytes(bytes);
   const macho::ReadAt bounded = [&](std::uint64_t offset, std::size_t length) {
-    check(length <= std::max(macho::k_max_load_commands_size, macho::k_max_entitlements));
+    check(length <=
+          std::max<std::size_t>(macho::k_max_load_commands_size, macho::k_max_entitlements));
     return inner(offset, length);
   };
   auto image = macho::read_program_image(bounded);
