@@ -1,5 +1,6 @@
 #include "apply/enablement_apply.hpp"
 
+#include "apply/program_check.hpp"
 #include "enablement/enablement_json.hpp"
 #include "enablement/launchctl.hpp"
 #include "guest/payload.hpp"
@@ -8,6 +9,7 @@
 #include "util/text_check.hpp"
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 namespace lume_unlock::apply {
@@ -320,23 +322,19 @@ Result<GuestEnablementView> read_guest_enablement(guest::GuestSession& session,
   return GuestEnablementView{facts, observed, target, list};
 }
 
-Result<std::vector<std::string>>
+Result<std::vector<ProgramCheck>>
 precheck_entries(guest::GuestSession& session,
                  const std::vector<enablement::EnablementEntry>& entries,
                  const InstalledShim& shim) {
-  std::vector<std::string> warnings;
+  std::vector<ProgramCheck> checks;
   if (entries.empty()) {
-    return warnings;
+    return checks;
   }
-  std::string command =
-      "chk() {\n"
-      "  printf 'entry %s\\n' \"$1\"\n"
-      "  if [ ! -e \"$2\" ]; then echo missing; return; fi\n"
-      "  if [ ! -f \"$2\" ] || [ ! -x \"$2\" ]; then echo not-executable; return; fi\n"
-      "  printf 'archs %s\\n' \"$(lipo -archs \"$2\" 2>/dev/null)\"\n"
-      "  if codesign -d -v \"$2\" 2>&1 | grep -q '^CodeDirectory.*flags=.*runtime'; then echo "
-      "hardened; fi\n"
-      "}\n";
+  std::string command = "chk() {\n"
+                        "  printf 'entry %s\\n' \"$1\"\n"
+                        "  if [ ! -e \"$2\" ]; then echo missing; return; fi\n"
+                        "  if [ ! -f \"$2\" ] || [ ! -x \"$2\" ]; then echo not-executable; fi\n"
+                        "}\n";
   for (std::size_t i = 0; i < entries.size(); ++i) {
     LUME_UNLOCK_TRY_ASSIGN(auto program, guest::shell_quote(entries[i].program));
     command += "chk " + std::to_string(i) + " " + program + "\n";
@@ -378,32 +376,6 @@ precheck_entries(guest::GuestSession& session,
                    "program " + program + " is not an executable file in the guest",
                    "check it with 'lume-unlock ssh NAME -- ls -l " + entry->program + "'");
     }
-    if (line.rfind("archs", 0) == 0) {
-      const std::vector<std::string> archs = split_words(line.substr(5));
-      if (archs.empty()) {
-        warnings.push_back(label + ": cannot tell the architecture of " + program +
-                           " (lipo -archs failed); the shim is for " + shim.platform);
-      } else if (std::find(archs.begin(), archs.end(), shim.arch()) == archs.end()) {
-        std::string list;
-        for (const std::string& arch : archs) {
-          list += (list.empty() ? "" : " ") + arch;
-        }
-        const bool arm64e = std::find(archs.begin(), archs.end(), "arm64e") != archs.end();
-        return Error(ErrorCategory::verification,
-                     label,
-                     "program " + program + " is " + list + " but the installed shim is " +
-                         shim.platform + " (" + shim.arch() + ")",
-                     arm64e ? "the shim bundle has no arm64e slice (ld64.lld cannot link arm64e; "
-                              "see shim/README.md), so "
-                              "only an arm64 build of this program can be unlocked"
-                            : "the shim can only be injected into " + shim.arch() + " processes");
-      }
-    }
-    if (line == "hardened") {
-      warnings.push_back(label + ": program " + program +
-                         " has the hardened runtime; macOS ignores DYLD_INSERT_LIBRARIES for it, "
-                         "so the shim will not be injected");
-    }
   }
   if (std::find(seen.begin(), seen.end(), false) != seen.end()) {
     return Error(ErrorCategory::guest,
@@ -411,7 +383,26 @@ precheck_entries(guest::GuestSession& session,
                  "the check ended early: " + trim(ran.value().stderr_text),
                  "retry");
   }
-  return warnings;
+  // Each program's Mach-O headers and signature, read over SFTP (no tool needed in the guest).
+  // A program listed by several entries is read once.
+  const macho::ShimTarget target = shim_target(shim);
+  std::map<std::string, macho::Verdict> verdicts;
+  for (const enablement::EnablementEntry& checked : entries) {
+    auto known = verdicts.find(checked.program);
+    if (known == verdicts.end()) {
+      auto image = read_guest_program(session, checked.program);
+      if (!image.ok()) {
+        return image.error().with_context(enablement::entry_label(checked.name));
+      }
+      known = verdicts.emplace(checked.program, macho::judge_program(image.value(), target)).first;
+    }
+    ProgramCheck check{checked.name, checked.program, known->second};
+    if (check.verdict.refused()) {
+      return refusal(check);
+    }
+    checks.push_back(std::move(check));
+  }
+  return checks;
 }
 
 Result<ApplyReport> execute_plan(guest::GuestSession& session,
@@ -461,8 +452,8 @@ Result<PreparedEnablement> prepare_enablement(guest::GuestSession& session,
   LUME_UNLOCK_TRY_ASSIGN(auto plan,
                          enablement::plan_enablement(
                              desired, target.layout, target.settings, target.uid, observed.state));
-  LUME_UNLOCK_TRY_ASSIGN(auto warnings, precheck_entries(session, to_check, target.shim));
-  return PreparedEnablement{std::move(plan), std::move(warnings)};
+  LUME_UNLOCK_TRY_ASSIGN(auto checks, precheck_entries(session, to_check, target.shim));
+  return PreparedEnablement{std::move(plan), std::move(checks)};
 }
 
 Status require_gui_session(const enablement::EnablementPlan& plan,
@@ -499,7 +490,7 @@ Result<ApplyReport> apply_enablement(guest::GuestSession& session,
   if (!report.ok()) {
     return report.error();
   }
-  report.value().warnings = prepared.warnings;
+  report.value().checks = prepared.checks;
   report.value().commands = session.command_count() - before;
   return report;
 }

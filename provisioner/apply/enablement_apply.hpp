@@ -1,5 +1,6 @@
 #pragma once
 
+#include "apply/program_check.hpp"
 #include "apply/shim_record.hpp"
 #include "enablement/enablement_list.hpp"
 #include "enablement/enablement_plan.hpp"
@@ -76,12 +77,12 @@ Result<GuestEnablementView> read_guest_enablement(guest::GuestSession& session,
 /// The list as applied in the guest (enablement.json), or an empty list when there is none.
 Result<enablement::EnablementList> applied_list(const GuestEnablement& observed);
 
-/// The DESIGN §6 checks of `entries` against the guest, in ONE command: the program exists and
-/// is an executable file (else category usage naming the entry and the path), `lipo -archs`
-/// includes the installed shim's architecture (else category verification: the bundle has no arm64e
-/// slice), and a `codesign -d` showing the hardened runtime gives a warning (returned)
-/// that macOS will ignore the injection. No command when `entries` is empty.
-Result<std::vector<std::string>>
+/// The DESIGN §6 checks of `entries` against the guest: ONE command for all of them (the
+/// program exists and is an executable file, else category usage naming the entry and the path),
+/// then each program's Mach-O headers read over SFTP (read_guest_program) and judged against the
+/// installed shim (macho::judge_program). A refused program is an error (refusal(): what stops it
+/// and what to do); otherwise the verdicts, in entry order. No command when `entries` is empty.
+Result<std::vector<ProgramCheck>>
 precheck_entries(guest::GuestSession& session,
                  const std::vector<enablement::EnablementEntry>& entries,
                  const InstalledShim& shim);
@@ -89,9 +90,9 @@ precheck_entries(guest::GuestSession& session,
 /// What an apply did.
 struct ApplyReport {
   bool changed = false;
-  std::vector<std::string> changes;  ///< EnablementPlan::describe()
-  std::vector<std::string> warnings; ///< from the prechecks
-  std::uint64_t commands = 0;        ///< remote commands run by the apply (prechecks included)
+  std::vector<std::string> changes; ///< EnablementPlan::describe()
+  std::vector<ProgramCheck> checks; ///< the verdicts of the programs checked (new or changed)
+  std::uint64_t commands = 0;       ///< remote commands run by the apply (prechecks included)
 };
 
 /// Runs `plan` in the guest: each step is ONE remote invocation (its commands in order, every
@@ -105,12 +106,12 @@ struct ApplyReport {
 Result<ApplyReport> execute_plan(guest::GuestSession& session,
                                  const enablement::EnablementPlan& plan);
 
-/// The plan for `desired` and the precheck warnings, without changing anything (--dry-run):
+/// The plan for `desired` and the program verdicts, without changing anything (--dry-run):
 /// prechecks (one command, none when no entry is new or changed compared with `observed`'s
 /// enablement.json) the entries of `desired` that are new or changed, then plans.
 struct PreparedEnablement {
   enablement::EnablementPlan plan;
-  std::vector<std::string> warnings;
+  std::vector<ProgramCheck> checks;
 };
 Result<PreparedEnablement> prepare_enablement(guest::GuestSession& session,
                                               const enablement::EnablementList& desired,

@@ -163,12 +163,14 @@ Result<BuiltBundle> build_bundle(const BundleSpec& spec, const std::string& out)
     LUME_UNLOCK_TRY_ASSIGN(
         auto shim, add(platform.shim, k_shim_stem + fs::path(platform.shim).extension().string()));
     entry.shim = shim;
+    entry.shim.slices = platform.shim_slices;
     if (!platform.probe) {
       return bad_spec("platform '" + platform.name +
                       "' has no probe (every platform entry needs a shim and a probe)");
     }
     LUME_UNLOCK_TRY_ASSIGN(auto probe, add(*platform.probe, k_probe_name));
     entry.probe = probe;
+    entry.probe->slices = platform.probe_slices;
     for (const auto& source : platform.support) {
       LUME_UNLOCK_TRY_ASSIGN(auto file, add(source, fs::path(source).filename().string()));
       entry.support.push_back(file);
@@ -177,6 +179,10 @@ Result<BuiltBundle> build_bundle(const BundleSpec& spec, const std::string& out)
   }
 
   const std::string manifest_text = render_bundle_manifest(manifest);
+  // The loader's rules apply to what is written (slices that lack the platform's arch, …).
+  if (auto parsed = parse_bundle_manifest(manifest_text); !parsed.ok()) {
+    return bad_spec(parsed.error().why());
+  }
   LUME_UNLOCK_TRY(util::write_file_atomic(staging.path() + "/" + k_manifest_name, manifest_text));
   std::vector<util::TarEntry> entries{util::TarEntry::bytes(k_manifest_name, manifest_text)};
   for (const auto& file : manifest.files()) {

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 
@@ -55,8 +56,28 @@ string_at(const json& object, const std::string& where, const std::string& key) 
   return value.get<std::string>();
 }
 
+Result<std::vector<std::string>> parse_slices(const json& value, const std::string& where) {
+  if (!value.is_array() || value.empty()) {
+    return invalid(where, "expected a non-empty array of slice names");
+  }
+  std::vector<std::string> slices;
+  for (const auto& item : value) {
+    const bool name = item.is_string() && !item.get<std::string>().empty() &&
+                      item.get<std::string>().find_first_not_of(
+                          "abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos;
+    if (!name) {
+      return invalid(where, "expected slice names such as 'arm64'");
+    }
+    if (std::find(slices.begin(), slices.end(), item.get<std::string>()) != slices.end()) {
+      return invalid(where, "'" + item.get<std::string>() + "' is listed twice");
+    }
+    slices.push_back(item.get<std::string>());
+  }
+  return slices;
+}
+
 Result<BundleFile> parse_file(const json& value, const std::string& where) {
-  LUME_UNLOCK_TRY(check_keys(value, where, {"path", "sha256"}, {"path", "sha256"}));
+  LUME_UNLOCK_TRY(check_keys(value, where, {"path", "sha256", "slices"}, {"path", "sha256"}));
   LUME_UNLOCK_TRY_ASSIGN(auto path, string_at(value, where, "path"));
   LUME_UNLOCK_TRY_ASSIGN(auto digest, string_at(value, where, "sha256"));
   if (auto problem = util::relative_path_problem(path)) {
@@ -70,10 +91,29 @@ Result<BundleFile> parse_file(const json& value, const std::string& where) {
   if (!util::is_sha256_hex(digest)) {
     return invalid(child(where, "sha256"), "'" + digest + "' is not 64 lower-case hex characters");
   }
-  return BundleFile{path, digest};
+  BundleFile file{path, digest};
+  if (value.contains("slices")) {
+    LUME_UNLOCK_TRY_ASSIGN(file.slices, parse_slices(value.at("slices"), child(where, "slices")));
+  }
+  return file;
 }
 
-Result<PlatformEntry> parse_platform(const json& value, const std::string& where) {
+/// A darwin-<arch> entry's shim and probe, when they list their slices, have <arch>.
+Status
+check_darwin_slices(const BundleFile& file, const std::string& platform, const std::string& where) {
+  const std::string prefix = "darwin-";
+  if (platform.rfind(prefix, 0) != 0 || file.slices.empty()) {
+    return ok_status();
+  }
+  const std::string arch = platform.substr(prefix.size());
+  if (std::find(file.slices.begin(), file.slices.end(), arch) == file.slices.end()) {
+    return invalid(child(where, "slices"), "the " + platform + " file has no " + arch + " slice");
+  }
+  return ok_status();
+}
+
+Result<PlatformEntry>
+parse_platform(const json& value, const std::string& name, const std::string& where) {
   // `create` judges the shim by running the probe, so an entry without one cannot be used; say
   // so now, naming the platform, rather than after a VM was created and booted.
   if (value.is_object() && (!value.contains("shim") || !value.contains("probe"))) {
@@ -93,8 +133,10 @@ Result<PlatformEntry> parse_platform(const json& value, const std::string& where
   entry.inject_env = inject;
   LUME_UNLOCK_TRY_ASSIGN(auto shim, parse_file(value.at("shim"), child(where, "shim")));
   entry.shim = shim;
+  LUME_UNLOCK_TRY(check_darwin_slices(shim, name, child(where, "shim")));
   if (value.contains("probe")) {
     LUME_UNLOCK_TRY_ASSIGN(auto probe, parse_file(value.at("probe"), child(where, "probe")));
+    LUME_UNLOCK_TRY(check_darwin_slices(probe, name, child(where, "probe")));
     entry.probe = probe;
   }
   if (value.contains("support")) {
@@ -113,7 +155,11 @@ Result<PlatformEntry> parse_platform(const json& value, const std::string& where
 }
 
 json file_json(const BundleFile& file) {
-  return {{"path", file.path}, {"sha256", file.sha256}};
+  json value = {{"path", file.path}, {"sha256", file.sha256}};
+  if (!file.slices.empty()) {
+    value["slices"] = file.slices;
+  }
+  return value;
 }
 
 } // namespace
@@ -189,7 +235,8 @@ Result<BundleManifest> parse_bundle_manifest(std::string_view text) {
       return invalid("platforms",
                      "'" + item.key() + "' is not a platform name like 'darwin-arm64'");
     }
-    LUME_UNLOCK_TRY_ASSIGN(auto entry, parse_platform(item.value(), "platforms." + item.key()));
+    LUME_UNLOCK_TRY_ASSIGN(auto entry,
+                           parse_platform(item.value(), item.key(), "platforms." + item.key()));
     manifest.platforms.emplace(item.key(), entry);
   }
   return manifest;

@@ -19,8 +19,11 @@ inline constexpr const char* k_manifest_name = "bundle.json";
 struct BundleFile {
   std::string path;
   std::string sha256;
+  /// The Mach-O slices of a darwin file ("arm64"), as lume-unlock-make-bundle read them; empty
+  /// for other files (the key is then absent). What a program's verdict says the bundle has.
+  std::vector<std::string> slices{};
   bool operator==(const BundleFile& other) const {
-    return path == other.path && sha256 == other.sha256;
+    return path == other.path && sha256 == other.sha256 && slices == other.slices;
   }
 };
 
@@ -61,7 +64,9 @@ bool is_platform_name(std::string_view name);
 bool is_bundle_version(std::string_view version);
 
 /// Parses and validates bundle.json: exactly the keys of DESIGN §4.4, the schema, safe relative
-/// canonical paths, 64-hex digests, known injection variables. Errors are
+/// canonical paths, 64-hex digests, known injection variables, and "slices" (optional on a file:
+/// distinct arch names; a darwin-<arch> entry's shim and probe, when they list slices, must have
+/// <arch>). Errors are
 /// "invalid bundle.json: <where>: <what>" (category usage).
 Result<BundleManifest> parse_bundle_manifest(std::string_view text);
 

@@ -2,6 +2,7 @@
 
 #include "cli/allow_list.hpp"
 #include "cli/connection_flags.hpp"
+#include "cli/program_checks.hpp"
 #include "cli/vm_guest.hpp"
 #include "enablement/enablement_json.hpp"
 #include "enablement/guest_layout.hpp"
@@ -50,9 +51,6 @@ void render_apply(const AllowOptions& options,
                   const apply::ApplyReport& report,
                   Context& context) {
   context.debug("remote commands run: " + std::to_string(session.command_count()));
-  for (const std::string& warning : report.warnings) {
-    context.warn(warning);
-  }
   if (context.json()) {
     context.print_json({{"vm", options.vm},
                         {"action", verb},
@@ -60,10 +58,11 @@ void render_apply(const AllowOptions& options,
                         {"dry_run", options.dry_run},
                         {"changed", report.changed},
                         {"changes", report.changes},
-                        {"warnings", report.warnings},
+                        {"programs", program_checks_json(report.checks)},
                         {"commands", report.commands}});
     return;
   }
+  print_program_checks(context.out, report.checks);
   if (!report.changed) {
     context.out << "nothing to change: the enablement list of VM '" << options.vm
                 << "' is already applied\n";

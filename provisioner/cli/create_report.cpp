@@ -1,5 +1,7 @@
 #include "cli/create_report.hpp"
 
+#include "cli/program_checks.hpp"
+
 #include <algorithm>
 #include <string>
 
@@ -65,6 +67,7 @@ nlohmann::json create_outcome_json(const pipeline::CreatePipeline& pipeline,
   }
   doc["enablement"] = enabled;
   doc["enablement_changes"] = o.enablement_changes;
+  doc["programs"] = program_checks_json(o.program_checks);
   doc["warnings"] = o.warnings;
   return doc;
 }
@@ -112,6 +115,7 @@ void print_create_summary(Context& context,
     out << " " << entry.name << (entry.agent ? " (agent)" : "");
   }
   out << "\n";
+  print_program_checks(out, o.program_checks);
 }
 
 } // namespace lume_unlock::cli

@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -35,6 +36,12 @@ public:
 
   /// Reads a whole remote file; an error when it does not exist or cannot be read.
   virtual Result<std::string> read_file(const std::string& remote_path) = 0;
+
+  /// Reads up to `length` bytes of a remote file from `offset` (fewer only at its end, none past
+  /// it), without reading the rest: for the headers of a program (apply/program_check). An error
+  /// when the file does not exist or cannot be read.
+  virtual Result<std::string>
+  read_range(const std::string& remote_path, std::uint64_t offset, std::size_t length) = 0;
 
   /// Commands run so far (for --verbose statistics and performance tests).
   virtual std::uint64_t command_count() const = 0;

@@ -10,6 +10,7 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <random>
@@ -575,6 +576,11 @@ Status SshSession::upload(std::string_view bytes, const std::string& remote_path
 }
 
 Result<std::string> SshSession::read_file(const std::string& remote_path) {
+  return read_range(remote_path, 0, std::string().max_size());
+}
+
+Result<std::string>
+SshSession::read_range(const std::string& remote_path, std::uint64_t offset, std::size_t length) {
   Impl& s = *m_impl;
   const std::string what = "reading '" + remote_path + "' from";
   LUME_UNLOCK_TRY(ensure_sftp());
@@ -585,10 +591,16 @@ Result<std::string> SshSession::read_file(const std::string& remote_path) {
                    sftp_error_text(sftp_get_error(s.sftp)),
                    "check the path with 'lume-unlock ssh " + s.options.vm + " -- ls -l PATH'");
   }
+  if (offset != 0 && sftp_seek64(file, offset) != 0) {
+    const std::string why =
+        "cannot seek to offset " + std::to_string(offset) + ": " + s.ssh_error();
+    sftp_close(file);
+    return failure(what, why, "check that the VM is still running and retry");
+  }
   std::string content;
   char buffer[k_sftp_chunk];
-  while (true) {
-    const ssize_t got = sftp_read(file, buffer, sizeof buffer);
+  while (content.size() < length) {
+    const ssize_t got = sftp_read(file, buffer, std::min(sizeof buffer, length - content.size()));
     if (got == 0) {
       break;
     }

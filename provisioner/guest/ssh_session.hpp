@@ -77,6 +77,8 @@ public:
   /// checks `shasum -a 256`, chmods and renames (and removes the temporary on any failure).
   Status upload(std::string_view bytes, const std::string& remote_path, mode_t mode) override;
   Result<std::string> read_file(const std::string& remote_path) override;
+  Result<std::string>
+  read_range(const std::string& remote_path, std::uint64_t offset, std::size_t length) override;
   std::uint64_t command_count() const override { return m_command_count; }
 
   /// SFTP transfers (one per upload or read_file) so far.

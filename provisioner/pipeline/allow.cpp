@@ -93,7 +93,7 @@ Result<apply::ApplyReport> apply_desired(guest::GuestSession& session,
   apply::ApplyReport report;
   report.changed = !prepared.value().plan.empty();
   report.changes = prepared.value().plan.describe();
-  report.warnings = prepared.value().warnings;
+  report.checks = prepared.value().checks;
   return report;
 }
 

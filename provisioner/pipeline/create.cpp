@@ -391,12 +391,7 @@ StepResult CreatePipeline::step_enablement() {
   const apply::ApplyReport report =
       apply::apply_enablement(*m_session, desired, target, observed).value_or_throw();
   m_outcome.enablement_changes = report.changes;
-  for (const auto& warning : report.warnings) {
-    m_outcome.warnings.push_back(warning);
-    if (m_services.warn) {
-      m_services.warn(warning);
-    }
-  }
+  m_outcome.program_checks = report.checks;
   m_enablement_records =
       enablement_records(desired, target.layout, target.settings, origins).value_or_throw();
   const std::size_t n = desired.entries.size();

@@ -3,6 +3,7 @@
 #include "apply/guest_connect.hpp"
 #include "apply/probe_runner.hpp"
 #include "apply/probe_verdict.hpp"
+#include "apply/program_check.hpp"
 #include "apply/shim_installer.hpp"
 #include "bundle/loader.hpp"
 #include "guest/guest_facts.hpp"
@@ -81,6 +82,7 @@ struct CreateOutcome {
   std::vector<std::string> enablement_changes;
   std::vector<std::string> kept_allow_entries; ///< names kept (not exclusive) or removed
   std::vector<std::string> removed_allow_entries;
+  std::vector<apply::ProgramCheck> program_checks; ///< the verdicts of the programs enabled
   std::vector<std::string> warnings;
   std::optional<provenance::Provenance> record;
   std::uint64_t ssh_commands = 0;

@@ -6,7 +6,11 @@
 //
 // --inject-env, --shim, --probe and --support describe the platform named by the --platform
 // before them. Writes DIR/shim-bundle/ and DIR/lume-unlock-shim-bundle-<version>.tar.gz.
+// For a darwin platform it reads the Mach-O slices of the shim and the probe (provisioner/macho)
+// and lists them in bundle.json; a darwin file that is not a Mach-O is refused.
 #include "bundle/builder.hpp"
+#include "macho/program_image.hpp"
+#include "util/atomic_file.hpp"
 
 #include <iostream>
 #include <string>
@@ -77,6 +81,36 @@ Arguments parse(const std::vector<std::string>& args) {
   return parsed;
 }
 
+/// The slices of the Mach-O file at `path` ("arm64"), or an error naming it.
+std::vector<std::string> slices_of(const std::string& platform, const std::string& path) {
+  const std::string bytes = lume_unlock::util::read_file(path).value_or_throw();
+  auto image = lume_unlock::macho::read_program_image(lume_unlock::macho::read_from_bytes(bytes))
+                   .value_or_throw();
+  if (!image.is_macho()) {
+    throw Error(ErrorCategory::usage,
+                "platform '" + platform + "': '" + path + "'",
+                "is " + image.other + ", not a Mach-O");
+  }
+  std::vector<std::string> slices;
+  for (const auto& slice : image.slices) {
+    slices.push_back(slice.arch());
+  }
+  return slices;
+}
+
+/// Lists the slices of every darwin platform's shim and probe.
+void read_darwin_slices(BundleSpec& spec) {
+  for (auto& platform : spec.platforms) {
+    if (platform.name.rfind("darwin-", 0) != 0) {
+      continue;
+    }
+    platform.shim_slices = slices_of(platform.name, platform.shim);
+    if (platform.probe) {
+      platform.probe_slices = slices_of(platform.name, *platform.probe);
+    }
+  }
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -87,6 +121,7 @@ int main(int argc, char** argv) {
   }
   try {
     auto parsed = parse(args);
+    read_darwin_slices(parsed.spec);
     auto built = lume_unlock::bundle::build_bundle(parsed.spec, parsed.out).value_or_throw();
     std::string platforms;
     for (const auto& [name, entry] : built.manifest.platforms) {

@@ -12,7 +12,7 @@ import sys
 # Lowest floor first; keep in step with ARCHITECTURE.md.
 FLOORS = [
     ["util"],
-    ["oci", "guest", "enablement", "bundle", "verify"],
+    ["oci", "guest", "enablement", "bundle", "macho", "verify"],
     ["lume"],
     ["provenance", "recipe"],
     ["apply", "transfer"],

@@ -56,7 +56,10 @@ TEST_F(CliAllow, AddListExecAndRemoveAnExecOnlyEntry) {
   ASSERT_EQ(added.exit_code, 0) << added.err;
   const std::string support = facts.home + "/Library/Application Support/LumeUnlock";
   EXPECT_EQ(added.out,
-            "write " + support + "/enabled-executables\nwrite " + support + "/enablement.json\n");
+            "checked: program '" + script +
+                "': injectable (the program is a script (#!); the linux-x86_64 shim is preloaded "
+                "into whatever it runs)\nwrite " +
+                support + "/enabled-executables\nwrite " + support + "/enablement.json\n");
 
   auto again = run({"allow",
                     "add",
@@ -112,13 +115,44 @@ TEST_F(CliAllow, DryRunPrintsThePlanAndChangesNothing) {
       {"allow", "add", "vm1", "sleeper", "--program", "/bin/sleep", "--arg", "300", "--dry-run"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out,
-            "would add agent 'sleeper' (dev.lume-unlock.sleeper)\nwould write " + facts.home +
-                "/Library/LaunchAgents/dev.lume-unlock.sleeper.plist\n" + "would write " + support +
-                "/enabled-executables\nwould write " + support + "/enablement.json\n");
+            "checked: program '/bin/sleep': injectable (the program is an ELF file; the "
+            "linux-x86_64 shim is preloaded into whatever it runs)\n"
+            "would add agent 'sleeper' (dev.lume-unlock.sleeper)\nwould write " +
+                facts.home + "/Library/LaunchAgents/dev.lume-unlock.sleeper.plist\n" +
+                "would write " + support + "/enabled-executables\nwould write " + support +
+                "/enablement.json\n");
   EXPECT_FALSE(fs::exists(support + "/enablement.json"));
   EXPECT_FALSE(fs::exists(facts.home + "/Library/LaunchAgents/dev.lume-unlock.sleeper.plist"));
   auto ghost = run({"allow", "add", "vm1", "ghost", "--program", "/opt/ghost", "--dry-run"});
   EXPECT_EQ(ghost.exit_code, 2) << "the prechecks run in a dry run too";
+}
+
+TEST_F(CliAllow, AddShowsEachProgramsVerdictAndRefusesOneTheShimCannotEnter) {
+  const auto facts = install(test::stand_in_bundle(work.path(), "not really a shim"));
+  // A real arm64 Mach-O program in the guest: guest-sim's shim is linux-x86_64.
+  const std::string macho = facts.home + "/Applications/tool";
+  fs::create_directories(facts.home + "/Applications");
+  fs::copy_file(std::string(LUME_UNLOCK_MACHO_FIXTURES) + "/arm64", macho);
+  fs::permissions(macho, fs::perms(0755));
+  auto refused = run({"allow", "add", "vm1", "tool", "--program", macho, "--no-agent"});
+  EXPECT_EQ(refused.exit_code, 6) << refused.err;
+  EXPECT_EQ(refused.err,
+            "lume-unlock: error: allow add 'tool' in VM 'vm1': enablement entry 'tool': program '" +
+                macho +
+                "' cannot be unlocked (wrong-architecture): the program is arm64 and the "
+                "linux-x86_64 shim has only x86_64\nhint: use a build of the program for "
+                "x86_64\n");
+  EXPECT_FALSE(fs::exists(facts.home + "/Library/Application Support/LumeUnlock/enablement.json"));
+
+  auto added = run(
+      {"allow", "add", "vm1", "sleeper", "--program", "/bin/sleep", "--no-agent"}, {}, {"--json"});
+  ASSERT_EQ(added.exit_code, 0) << added.err;
+  const auto document = nlohmann::json::parse(added.out);
+  ASSERT_EQ(document["programs"].size(), 1u);
+  EXPECT_EQ(document["programs"][0]["entry"], "sleeper");
+  EXPECT_EQ(document["programs"][0]["program"], "/bin/sleep");
+  EXPECT_EQ(document["programs"][0]["verdict"], "injectable");
+  EXPECT_EQ(document["programs"][0]["archs"], "");
 }
 
 /// N from the last "remote commands run: N" line of a --verbose run's stderr, or -1.

@@ -3,6 +3,7 @@
 #include "enablement/guard_file.hpp"
 #include "integration/apply/apply_fixture.hpp"
 #include "support/file_io.hpp"
+#include "unit/macho/fixture.hpp"
 
 #include <gtest/gtest.h>
 
@@ -136,31 +137,44 @@ TEST_F(EnablementApply, MissingProgramIsAClearErrorAndChangesNothing) {
   expect_applied(EnablementList{{agent("one")}});
 }
 
-TEST_F(EnablementApply, HardenedRuntimeIsAWarningAndWrongArchitectureAnError) {
-  const std::string hardened = facts.home + "/hardened";
-  guest_sh("cp /bin/sleep '" + hardened + "' && touch '" + hardened + ".hardened-runtime'");
-  auto report = apply(EnablementList{{agent("hard", hardened)}});
-  ASSERT_TRUE(report.ok()) << report.error().message();
-  ASSERT_EQ(report.value().warnings.size(), 1u);
-  EXPECT_EQ(report.value().warnings[0],
-            "enablement entry 'hard': program '" + hardened +
-                "' has the hardened runtime; macOS ignores DYLD_INSERT_LIBRARIES for it, so the "
-                "shim will not be injected");
+TEST_F(EnablementApply, ProgramsAreJudgedFromTheirMachOHeadersReadOverSftp) {
+  // Real Mach-O programs at their paths in the guest, as a user installs them. guest-sim's lipo
+  // and codesign are the stubs of a guest without Xcode's tools, so only SFTP reads can judge.
+  const std::string apps = facts.home + "/Applications/";
+  for (const char* name : {"arm64", "fat-arm64-x86_64", "arm64-runtime", "arm64e"}) {
+    ASSERT_TRUE(session->upload(test::macho_fixture(name), apps + name, 0755).ok()) << name;
+  }
+  InstalledShim darwin;
+  darwin.platform = "darwin-arm64";
+  auto checks = precheck_entries(
+      *session, {agent("thin", apps + "arm64"), agent("fat", apps + "fat-arm64-x86_64")}, darwin);
+  ASSERT_TRUE(checks.ok()) << checks.error().message();
+  ASSERT_EQ(checks.value().size(), 2u);
+  EXPECT_EQ(checks.value()[0].verdict.archs, "arm64");
+  EXPECT_EQ(checks.value()[1].verdict.archs, "x86_64 arm64");
+  EXPECT_FALSE(checks.value()[1].verdict.refused());
 
-  // A thin arm64e Mach-O header: lipo -archs says arm64e, the installed shim is x86_64.
-  const std::string arm64e = facts.home + "/arm64e-tool";
-  guest_sh("printf '\\317\\372\\355\\376\\014\\000\\000\\001\\002\\000\\000\\000' > '" + arm64e +
-           "' && chmod 755 '" + arm64e + "'");
-  auto wrong = apply(EnablementList{{agent("hard", hardened), agent("e", arm64e)}});
+  auto hardened = precheck_entries(*session, {agent("hard", apps + "arm64-runtime")}, darwin);
+  ASSERT_FALSE(hardened.ok());
+  EXPECT_EQ(hardened.error().category(), ErrorCategory::verification);
+  EXPECT_NE(hardened.error().message().find("(hardened-runtime)"), std::string::npos)
+      << hardened.error().message();
+
+  // Through the whole apply (the installed shim is guest-sim's linux-x86_64): an arm64e program
+  // is refused and nothing changes.
+  ASSERT_TRUE(apply(EnablementList{{agent("one")}}).ok());
+  auto wrong = apply(EnablementList{{agent("one"), agent("e", apps + "arm64e")}});
   ASSERT_FALSE(wrong.ok());
   EXPECT_EQ(wrong.error().category(), ErrorCategory::verification);
   EXPECT_EQ(wrong.error().message(),
-            "enablement entry 'e': program '" + arm64e +
-                "' is arm64e but the installed shim is linux-x86_64 (x86_64)");
+            "enablement entry 'e': program '" + apps +
+                "arm64e' cannot be unlocked (needs-arm64e-slice): the program is arm64e and the "
+                "linux-x86_64 shim has only x86_64");
   EXPECT_EQ(
       wrong.error().hint(),
       "the shim bundle has no arm64e slice (ld64.lld cannot link arm64e; see shim/README.md), so "
       "only an arm64 build of this program can be unlocked");
+  expect_applied(EnablementList{{agent("one")}});
 }
 
 TEST_F(EnablementApply, ConnectionDroppedBetweenStepsThenRerunConverges) {

@@ -119,6 +119,13 @@ public:
     }
     return m_inner->read_file(remote_path);
   }
+  Result<std::string>
+  read_range(const std::string& remote_path, std::uint64_t offset, std::size_t length) override {
+    if (dropped()) {
+      return gone();
+    }
+    return m_inner->read_range(remote_path, offset, length);
+  }
   std::uint64_t command_count() const override {
     return m_inner ? m_inner->command_count() : m_commands;
   }

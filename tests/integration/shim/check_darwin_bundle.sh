@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Structural check of the darwin-arm64 entry of a built shim bundle (DESIGN §4.3, §4.5), without a
-# Mac: bundle.json names a shim and a probe for darwin-arm64; the shim is an arm64 dylib whose
-# __interpose section binds Metal's two creation functions; the probe is an arm64 executable that
-# links Metal.framework and libobjc; both carry LC_CODE_SIGNATURE (arm64 macOS runs nothing
-# unsigned) and ask for macOS 13.0.
+# Mac: bundle.json names a shim and a probe for darwin-arm64 and lists their slices (arm64); the
+# shim is an arm64 dylib whose __interpose section binds Metal's two creation functions; the probe
+# is an arm64 executable that links Metal.framework and libobjc; both carry LC_CODE_SIGNATURE
+# (arm64 macOS runs nothing unsigned) and ask for macOS 13.0.
 # Usage: check_darwin_bundle.sh LLVM_OBJDUMP BUNDLE_DIR
 set -euo pipefail
 objdump=$1
@@ -20,8 +20,20 @@ entry_path() {
 entry = json.load(open(sys.argv[1]))["platforms"].get("darwin-arm64", {})
 print(entry.get(sys.argv[2], {}).get("path", ""))' "$bundle/bundle.json" "$1"
 }
+# The slices bundle.json lists for a darwin-arm64 file, space separated.
+entry_slices() {
+  python3 -c 'import json,sys
+entry = json.load(open(sys.argv[1]))["platforms"].get("darwin-arm64", {})
+print(" ".join(entry.get(sys.argv[2], {}).get("slices", [])))' "$bundle/bundle.json" "$1"
+}
 shim_rel=$(entry_path shim)
 probe_rel=$(entry_path probe)
+# Both files are thin arm64 (checked below), so bundle.json must say exactly that: no arm64e
+# slice is promised (shim/README.md).
+for file in shim probe; do
+  [ "$(entry_slices $file)" = arm64 ] ||
+    fail "bundle.json lists slices '$(entry_slices $file)' for the darwin-arm64 $file, not 'arm64'"
+done
 [ -n "$shim_rel" ] || fail "bundle.json has no darwin-arm64 shim"
 [ -n "$probe_rel" ] || fail "bundle.json has no darwin-arm64 probe"
 dylib=$bundle/$shim_rel

@@ -3,6 +3,7 @@
 #include "apply/exec_command.hpp"
 #include "enablement/enablement_json.hpp"
 #include "unit/guest/scripted_session.hpp"
+#include "unit/macho/fixture.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,6 +11,11 @@ namespace lume_unlock::apply {
 namespace {
 
 using test::ScriptedSession;
+
+/// The precheck command needs nothing beyond POSIX sh: no lipo or codesign (Xcode's tools).
+bool command_has_no_tool(const std::string& command) {
+  return command.find("lipo") == std::string::npos && command.find("codesign") == std::string::npos;
+}
 
 std::string record(const std::string& tag, const std::string& name, const std::string& content) {
   return tag + " " + std::to_string(content.size()) + " " + name + "\n" + content;
@@ -211,7 +217,7 @@ TEST(ExecutePlan, FailedStepRunsTheRollbackAndNamesTheEntry) {
   EXPECT_TRUE(booted_out);
 }
 
-TEST(Precheck, OneCommandForAllEntriesAndItsVerdicts) {
+TEST(Precheck, OneCommandForAllEntriesThenEachProgramsHeadersOverSftp) {
   const InstalledShim shim = shim_record("/Users/lume");
   enablement::EnablementEntry a;
   a.name = "a";
@@ -221,15 +227,19 @@ TEST(Precheck, OneCommandForAllEntriesAndItsVerdicts) {
   b.program = "/opt/b";
   {
     ScriptedSession session;
-    session.answers.push_back(
-        {0, "entry 0\narchs x86_64 arm64\nentry 1\narchs arm64\nhardened\n", ""});
-    auto warnings = precheck_entries(session, {a, b}, shim);
-    ASSERT_TRUE(warnings.ok()) << warnings.error().message();
+    session.answers.push_back({0, "entry 0\nentry 1\n", ""});
+    session.files["/opt/a"] = test::macho_fixture("fat-arm64-x86_64");
+    session.files["/opt/b"] = test::macho_fixture("arm64-runtime-both");
+    auto checks = precheck_entries(session, {a, b}, shim);
+    ASSERT_TRUE(checks.ok()) << checks.error().message();
     EXPECT_EQ(session.commands.size(), 1u);
-    EXPECT_EQ(warnings.value(),
-              std::vector<std::string>{"enablement entry 'b': program '/opt/b' has the hardened "
-                                       "runtime; macOS ignores DYLD_INSERT_LIBRARIES for it, so "
-                                       "the shim will not be injected"});
+    ASSERT_EQ(checks.value().size(), 2u);
+    EXPECT_EQ(checks.value()[0].entry, "a");
+    EXPECT_EQ(checks.value()[0].verdict.slice, "arm64");
+    EXPECT_EQ(checks.value()[0].verdict.archs, "x86_64 arm64");
+    EXPECT_EQ(checks.value()[1].program, "/opt/b");
+    EXPECT_FALSE(checks.value()[1].verdict.refused());
+    EXPECT_EQ(command_has_no_tool(session.commands[0]), true) << session.commands[0];
   }
   {
     ScriptedSession session;
@@ -238,16 +248,33 @@ TEST(Precheck, OneCommandForAllEntriesAndItsVerdicts) {
     ASSERT_FALSE(result.ok());
     EXPECT_EQ(result.error().message(),
               "enablement entry 'a': program '/opt/a' is not an executable file in the guest");
+    EXPECT_TRUE(session.reads.empty());
   }
   {
     ScriptedSession session;
-    session.answers.push_back({0, "entry 0\narchs x86_64\n", ""});
+    session.answers.push_back({0, "entry 0\nentry 1\n", ""});
+    session.files["/opt/a"] = test::macho_fixture("arm64");
+    session.files["/opt/b"] = test::macho_fixture("arm64-runtime");
+    auto result = precheck_entries(session, {a, b}, shim);
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.error().category(), ErrorCategory::verification);
+    EXPECT_EQ(result.error().message(),
+              "enablement entry 'b': program '/opt/b' cannot be unlocked (hardened-runtime): its "
+              "arm64 slice is signed with the hardened runtime and without "
+              "com.apple.security.cs.allow-dyld-environment-variables, so dyld ignores "
+              "DYLD_INSERT_LIBRARIES for it");
+  }
+  {
+    ScriptedSession session;
+    session.answers.push_back({0, "entry 0\n", ""});
+    session.files["/opt/a"] = "#!/bin/sh\nexec /opt/real\n";
     auto result = precheck_entries(session, {a}, shim);
     ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.error().category(), ErrorCategory::usage);
     EXPECT_EQ(result.error().message(),
-              "enablement entry 'a': program '/opt/a' is x86_64 but the "
-              "installed shim is darwin-arm64 (arm64)");
-    EXPECT_EQ(result.error().hint(), "the shim can only be injected into arm64 processes");
+              "enablement entry 'a': program '/opt/a' cannot be unlocked (not-mach-o): the "
+              "program is a script (#!), not a Mach-O executable; macOS injects libraries into "
+              "Mach-O programs only");
   }
   {
     ScriptedSession session;

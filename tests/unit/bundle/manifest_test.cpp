@@ -93,6 +93,41 @@ TEST(BundleManifest, SupportIsOptional) {
   EXPECT_TRUE(entry.support.empty());
 }
 
+// bundle.json says which Mach-O slices each darwin file has, so a verdict never promises a slice
+// the bundle does not ship (shim/README.md on arm64e).
+TEST(BundleManifest, DarwinFilesListTheirSlicesAndTheyAreChecked) {
+  BundleManifest with_slices = sample();
+  with_slices.platforms["darwin-arm64"].shim.slices = {"arm64"};
+  with_slices.platforms["darwin-arm64"].probe->slices = {"x86_64", "arm64"};
+  const std::string text = render_bundle_manifest(with_slices);
+  EXPECT_NE(text.find("\"slices\": [\n          \"x86_64\",\n          \"arm64\"\n        ]"),
+            std::string::npos)
+      << text;
+  auto parsed = parse_bundle_manifest(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  EXPECT_EQ(parsed.value(), with_slices);
+  EXPECT_FALSE(parsed.value() == sample()) << "slices are part of the manifest's value";
+
+  auto refused = [&](std::vector<std::string> shim_slices, const std::string& why) {
+    BundleManifest bad = sample();
+    bad.platforms["darwin-arm64"].shim.slices = std::move(shim_slices);
+    auto result = parse_bundle_manifest(render_bundle_manifest(bad));
+    ASSERT_FALSE(result.ok()) << why;
+    EXPECT_EQ(result.error().category(), ErrorCategory::usage);
+    EXPECT_EQ(result.error().why(), why);
+  };
+  refused({"x86_64"},
+          "platforms.darwin-arm64.shim.slices: the darwin-arm64 file has no arm64 slice");
+  refused({"arm64", "arm64"}, "platforms.darwin-arm64.shim.slices: 'arm64' is listed twice");
+  refused({"arm 64"}, "platforms.darwin-arm64.shim.slices: expected slice names such as 'arm64'");
+  std::string empty = render_bundle_manifest(sample());
+  empty.replace(empty.find("\"sha256\""), 0, "\"slices\": [], ");
+  auto none = parse_bundle_manifest(empty);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().why().find("expected a non-empty array of slice names"), std::string::npos)
+      << none.error().why();
+}
+
 // `create` runs the probe to judge the shim: an entry without one is refused when the bundle is
 // read, naming the platform, not after a VM was booted.
 TEST(BundleManifest, AnEntryWithoutAProbeIsRefusedNamingThePlatform) {

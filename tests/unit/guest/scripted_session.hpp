@@ -15,6 +15,8 @@ public:
   std::deque<guest::CommandResult> answers;
   std::vector<std::string> commands;
   std::map<std::string, std::string> uploads; ///< remote path → bytes
+  std::map<std::string, std::string> files;   ///< what read_file and read_range find
+  std::vector<std::string> reads;             ///< "<path>@<offset>+<length>" of each read_range
 
   Result<guest::CommandResult> run(const std::string& command) override {
     commands.push_back(command);
@@ -31,7 +33,17 @@ public:
     return ok_status();
   }
   Result<std::string> read_file(const std::string& remote_path) override {
-    return Error(ErrorCategory::guest, "reading '" + remote_path + "'", "not scripted");
+    const auto found = files.find(remote_path);
+    if (found == files.end()) {
+      return Error(ErrorCategory::guest, "reading '" + remote_path + "'", "not scripted");
+    }
+    return found->second;
+  }
+  Result<std::string>
+  read_range(const std::string& remote_path, std::uint64_t offset, std::size_t length) override {
+    reads.push_back(remote_path + "@" + std::to_string(offset) + "+" + std::to_string(length));
+    LUME_UNLOCK_TRY_ASSIGN(auto bytes, read_file(remote_path));
+    return offset >= bytes.size() ? std::string() : bytes.substr(offset, length);
   }
   std::uint64_t command_count() const override { return commands.size(); }
 };

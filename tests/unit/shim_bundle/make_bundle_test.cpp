@@ -59,8 +59,10 @@ protected:
                       (m_dir / "src" / name).string(), std::string("dummy ") + name, 0755)
                       .ok());
     }
-    ASSERT_TRUE(
-        util::write_file_atomic((m_dir / "src" / "shim.dylib").string(), "dummy dylib", 0755).ok());
+    // The darwin files are real Mach-O programs: the tool lists their slices in bundle.json.
+    fs::copy_file(std::string(LUME_UNLOCK_MACHO_FIXTURES) + "/fat-arm64-x86_64",
+                  m_dir / "src" / "shim.dylib");
+    fs::copy_file(std::string(LUME_UNLOCK_MACHO_FIXTURES) + "/arm64", m_dir / "src" / "probe");
   }
   void TearDown() override { fs::remove_all(m_dir); }
 
@@ -88,7 +90,7 @@ protected:
             "--shim",
             (m_dir / "src/shim.dylib").string(),
             "--probe",
-            (m_dir / "src/lume_unlock_probe").string()};
+            (m_dir / "src/probe").string()};
   }
 
   fs::path m_dir;
@@ -108,10 +110,28 @@ TEST_F(MakeBundleTool, WritesABundleThatLoadsFromDirectoryAndArchive) {
   EXPECT_EQ(manifest.platforms.at("darwin-arm64").shim.path,
             "darwin-arm64/liblume-unlock-shim.dylib");
   EXPECT_EQ(manifest.platforms.at("linux-x86_64").probe->path, "linux-x86_64/lume-unlock-probe");
+  // The slices of each darwin file, in the file's order; none for the Linux files.
+  EXPECT_EQ(manifest.platforms.at("darwin-arm64").shim.slices,
+            (std::vector<std::string>{"x86_64", "arm64"}));
+  EXPECT_EQ(manifest.platforms.at("darwin-arm64").probe->slices, std::vector<std::string>{"arm64"});
+  EXPECT_TRUE(manifest.platforms.at("linux-x86_64").shim.slices.empty());
   auto from_archive =
       bundle::load_bundle_archive(out + "/lume-unlock-shim-bundle-0.1.0.tar.gz", m_dir.string());
   ASSERT_TRUE(from_archive.ok()) << from_archive.error().message();
   EXPECT_EQ(from_archive.value().manifest(), manifest);
+}
+
+TEST_F(MakeBundleTool, ADarwinFileThatIsNotAMachOIsRefused) {
+  ASSERT_TRUE(
+      util::write_file_atomic((m_dir / "src" / "probe").string(), "#!/bin/sh\n", 0755).ok());
+  const std::string out = (m_dir / "out").string();
+  const ToolRun run = run_tool(args(out));
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.output.find("platform 'darwin-arm64': '" + (m_dir / "src/probe").string() +
+                            "': is a script (#!), not a Mach-O"),
+            std::string::npos)
+      << run.output;
+  EXPECT_FALSE(fs::exists(out + "/shim-bundle"));
 }
 
 TEST_F(MakeBundleTool, TwoRunsGiveByteIdenticalArchives) {

@@ -1,0 +1,42 @@
+#include "apply/program_check.hpp"
+
+#include "enablement/enablement_list.hpp"
+#include "util/text_check.hpp"
+
+namespace lume_unlock::apply {
+
+Result<macho::ProgramImage> read_guest_program(guest::GuestSession& session,
+                                               const std::string& path) {
+  const macho::ReadAt source = [&](std::uint64_t offset, std::size_t length) {
+    return session.read_range(path, offset, length);
+  };
+  auto image = macho::read_program_image(source);
+  if (!image.ok()) {
+    return image.error().with_context("program " + util::quote_for_message(path));
+  }
+  return image;
+}
+
+macho::ShimTarget shim_target(const InstalledShim& shim) {
+  return macho::ShimTarget{shim.platform, {shim.arch()}, true};
+}
+
+std::string describe_check(const ProgramCheck& check) {
+  const std::string program = "program " + util::quote_for_message(check.program);
+  const macho::Verdict& verdict = check.verdict;
+  if (!verdict.refused()) {
+    return program + ": injectable (" + verdict.why + ")";
+  }
+  return program + " cannot be unlocked (" + macho::verdict_name(verdict.kind) +
+         "): " + verdict.why;
+}
+
+Error refusal(const ProgramCheck& check) {
+  const ErrorCategory category = check.verdict.kind == macho::VerdictKind::not_macho
+                                     ? ErrorCategory::usage
+                                     : ErrorCategory::verification;
+  return Error(
+      category, enablement::entry_label(check.entry), describe_check(check), check.verdict.fix);
+}
+
+} // namespace lume_unlock::apply

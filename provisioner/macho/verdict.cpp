@@ -1,0 +1,115 @@
+#include "macho/verdict.hpp"
+
+#include "macho/entitlements.hpp"
+
+#include <algorithm>
+
+namespace lume_unlock::macho {
+
+namespace {
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string text;
+  for (const std::string& word : words) {
+    text += (text.empty() ? "" : " ") + word;
+  }
+  return text;
+}
+
+Verdict missing_slice(const ProgramImage& image, const ShimTarget& shim) {
+  Verdict verdict;
+  verdict.archs = image.archs();
+  const std::string has = joined(shim.slices);
+  verdict.why =
+      "the program is " + verdict.archs + " and the " + shim.platform + " shim has only " + has;
+  if (image.find("arm64e") != nullptr) {
+    verdict.kind = VerdictKind::needs_arm64e_slice;
+    verdict.fix = "the shim bundle has no arm64e slice (ld64.lld cannot link arm64e; see "
+                  "shim/README.md), so only an arm64 build of this program can be unlocked";
+  } else {
+    verdict.kind = VerdictKind::wrong_architecture;
+    verdict.fix = "use a build of the program for " + has;
+  }
+  return verdict;
+}
+
+} // namespace
+
+const char* verdict_name(VerdictKind kind) {
+  switch (kind) {
+  case VerdictKind::injectable:
+    return "injectable";
+  case VerdictKind::needs_arm64e_slice:
+    return "needs-arm64e-slice";
+  case VerdictKind::wrong_architecture:
+    return "wrong-architecture";
+  case VerdictKind::hardened_runtime:
+    return "hardened-runtime";
+  case VerdictKind::library_validation:
+    return "library-validation";
+  case VerdictKind::not_macho:
+    return "not-mach-o";
+  }
+  return "unknown";
+}
+
+Verdict judge_program(const ProgramImage& image, const ShimTarget& shim) {
+  Verdict verdict;
+  if (!image.is_macho()) {
+    if (!shim.is_darwin()) {
+      verdict.why = "the program is " + image.other + "; the " + shim.platform +
+                    " shim is preloaded into whatever it runs";
+      return verdict;
+    }
+    verdict.kind = VerdictKind::not_macho;
+    verdict.why = "the program is " + image.other +
+                  ", not a Mach-O executable; macOS injects libraries into Mach-O programs only";
+    verdict.fix = "name the Mach-O executable itself; a script's interpreter (/bin/sh, …) is an "
+                  "arm64e system program the shim cannot enter";
+    return verdict;
+  }
+  verdict.archs = image.archs();
+  const Slice* slice = nullptr;
+  for (const std::string& arch : shim.slices) {
+    if ((slice = image.find(arch)) != nullptr) {
+      break;
+    }
+  }
+  if (slice == nullptr) {
+    return missing_slice(image, shim);
+  }
+  verdict.slice = slice->arch();
+  if (!shim.is_darwin() || !slice->signature) {
+    verdict.why = "its " + verdict.slice + " slice " +
+                  (slice->signature ? "matches the shim" : "is not signed");
+    return verdict;
+  }
+  const CodeSignature& signature = *slice->signature;
+  const std::string resign =
+      "re-sign the program ad hoc without the hardened runtime ('codesign --force --sign - "
+      "PROGRAM' in the guest; codesign is part of macOS)";
+  if (signature.hardened_runtime() && !signature.allow_dyld_environment) {
+    verdict.kind = VerdictKind::hardened_runtime;
+    verdict.why = "its " + verdict.slice +
+                  " slice is signed with the hardened runtime and without " +
+                  k_allow_dyld_environment + ", so dyld ignores DYLD_INSERT_LIBRARIES for it";
+    verdict.fix = resign + ", or use a build signed with that entitlement";
+    return verdict;
+  }
+  if (signature.library_validation() && shim.ad_hoc_signed) {
+    verdict.kind = VerdictKind::library_validation;
+    verdict.why = "its " + verdict.slice + " slice enforces library validation (" +
+                  (signature.hardened_runtime() ? "hardened runtime" : "flag 0x2000") +
+                  ") without " + k_disable_library_validation +
+                  ", so it refuses the ad-hoc signed shim";
+    verdict.fix = resign + ", or use a build signed with that entitlement";
+    return verdict;
+  }
+  verdict.why = "its " + verdict.slice + " slice lets dyld inject the shim" +
+                std::string(signature.hardened_runtime()
+                                ? " (hardened runtime, with both entitlements that allow it)"
+                                : "");
+  return verdict;
+}
+
+} // namespace lume_unlock::macho

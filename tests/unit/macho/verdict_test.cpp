@@ -1,0 +1,100 @@
+#include "fixture.hpp"
+#include "macho/verdict.hpp"
+
+#include <gtest/gtest.h>
+
+namespace lume_unlock::macho {
+namespace {
+
+const ShimTarget k_darwin{"darwin-arm64", {"arm64"}, true};
+const ShimTarget k_linux{"linux-x86_64", {"x86_64"}, true};
+
+struct Row {
+  const char* file; ///< a fixture name, or "script:"/"elf:" for a non-Mach-O
+  const ShimTarget* shim;
+  VerdictKind kind;
+  const char* slice;
+};
+
+std::string bytes_of(const std::string& file) {
+  if (file == "script:") {
+    return "#!/bin/sh\nexec /usr/bin/true\n";
+  }
+  if (file == "elf:") {
+    return test::slurp("/bin/true");
+  }
+  return test::macho_fixture(file);
+}
+
+TEST(MachoVerdict, EachVerdictFromRealCrossBuiltAndPatchedPrograms) {
+  const Row rows[] = {
+      {"arm64", &k_darwin, VerdictKind::injectable, "arm64"},
+      {"fat-arm64-x86_64", &k_darwin, VerdictKind::injectable, "arm64"},
+      {"fat64-arm64-x86_64", &k_darwin, VerdictKind::injectable, "arm64"},
+      {"fat-arm64-arm64e", &k_darwin, VerdictKind::injectable, "arm64"},
+      {"arm64-runtime-both", &k_darwin, VerdictKind::injectable, "arm64"},
+      {"arm64-library-validation-disabled", &k_darwin, VerdictKind::injectable, "arm64"},
+      {"arm64e", &k_darwin, VerdictKind::needs_arm64e_slice, ""},
+      {"fat-arm64e-x86_64", &k_darwin, VerdictKind::needs_arm64e_slice, ""},
+      {"x86_64", &k_darwin, VerdictKind::wrong_architecture, ""},
+      {"arm64-runtime", &k_darwin, VerdictKind::hardened_runtime, "arm64"},
+      {"fat-arm64-runtime-x86_64", &k_darwin, VerdictKind::hardened_runtime, "arm64"},
+      {"arm64-runtime-allow-dyld", &k_darwin, VerdictKind::library_validation, "arm64"},
+      {"arm64-library-validation", &k_darwin, VerdictKind::library_validation, "arm64"},
+      {"script:", &k_darwin, VerdictKind::not_macho, ""},
+      {"elf:", &k_darwin, VerdictKind::not_macho, ""},
+      // The emulated Linux platform of the tests: only a Mach-O is refused there.
+      {"elf:", &k_linux, VerdictKind::injectable, ""},
+      {"script:", &k_linux, VerdictKind::injectable, ""},
+      {"arm64", &k_linux, VerdictKind::wrong_architecture, ""},
+      {"arm64e", &k_linux, VerdictKind::needs_arm64e_slice, ""},
+      {"fat-arm64-x86_64", &k_linux, VerdictKind::injectable, "x86_64"},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(std::string(row.file) + " on " + row.shim->platform);
+    const std::string bytes = bytes_of(row.file);
+    auto image = read_program_image(read_from_bytes(bytes));
+    ASSERT_TRUE(image.ok()) << image.error().message();
+    const Verdict verdict = judge_program(image.value(), *row.shim);
+    EXPECT_EQ(verdict_name(verdict.kind), std::string(verdict_name(row.kind))) << verdict.why;
+    EXPECT_EQ(verdict.slice, row.slice);
+    EXPECT_EQ(verdict.refused(), row.kind != VerdictKind::injectable);
+    EXPECT_FALSE(verdict.why.empty());
+    EXPECT_EQ(verdict.fix.empty(), !verdict.refused()) << verdict.fix;
+  }
+}
+
+TEST(MachoVerdict, TheTextSaysWhatWasFoundAndWhatToDo) {
+  auto judge = [](const std::string& file) {
+    const std::string bytes = test::macho_fixture(file);
+    return judge_program(read_program_image(read_from_bytes(bytes)).value(), k_darwin);
+  };
+  const Verdict arm64e = judge("fat-arm64e-x86_64");
+  EXPECT_EQ(arm64e.why, "the program is x86_64 arm64e and the darwin-arm64 shim has only arm64");
+  EXPECT_EQ(arm64e.fix,
+            "the shim bundle has no arm64e slice (ld64.lld cannot link arm64e; see "
+            "shim/README.md), so only an arm64 build of this program can be unlocked");
+  const Verdict hardened = judge("arm64-runtime");
+  EXPECT_EQ(hardened.why,
+            "its arm64 slice is signed with the hardened runtime and without "
+            "com.apple.security.cs.allow-dyld-environment-variables, so dyld ignores "
+            "DYLD_INSERT_LIBRARIES for it");
+  EXPECT_EQ(hardened.fix.rfind("re-sign the program ad hoc without the hardened runtime "
+                               "('codesign --force --sign - PROGRAM'",
+                               0),
+            0u);
+  const Verdict validation = judge("arm64-runtime-allow-dyld");
+  EXPECT_EQ(validation.why,
+            "its arm64 slice enforces library validation (hardened runtime) without "
+            "com.apple.security.cs.disable-library-validation, so it refuses the ad-hoc signed "
+            "shim");
+  // A shim signed by a team the program trusts would not be refused for library validation.
+  ShimTarget signed_shim = k_darwin;
+  signed_shim.ad_hoc_signed = false;
+  const std::string bytes = test::macho_fixture("arm64-library-validation");
+  EXPECT_FALSE(
+      judge_program(read_program_image(read_from_bytes(bytes)).value(), signed_shim).refused());
+}
+
+} // namespace
+} // namespace lume_unlock::macho
