@@ -1,7 +1,6 @@
 #include "apply/enablement_apply.hpp"
 
 #include "apply/program_paths.hpp"
-
 #include "enablement/enablement_json.hpp"
 #include "enablement/launchctl.hpp"
 #include "guest/payload.hpp"

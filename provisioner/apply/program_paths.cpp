@@ -123,7 +123,8 @@ Result<enablement::EnablementList> resolve_entries(guest::GuestSession& session,
     const ProgramPath& path = paths[index_of_program.at(entry.program)];
     const std::string label = enablement::entry_label(entry.name);
     const std::string program = util::quote_for_message(entry.program);
-    const std::string look = "look at it with 'lume-unlock ssh NAME -- ls -l " + entry.program + "'";
+    const std::string look =
+        "look at it with 'lume-unlock ssh NAME -- ls -l " + entry.program + "'";
     switch (path.state) {
     case ProgramPath::State::missing:
       return Error(ErrorCategory::usage,

@@ -57,11 +57,11 @@ void run_status(const StatusOptions& options, Context& context, int& exit_code) 
   if (!drifted.empty()) {
     // A drift with its own fix (a program whose link moved) names it; the rest is restored by
     // create.
-    std::string restore = "restore it with 'lume-unlock create " + options.vm + " --recipe " +
-                          (record.value().recipe && record.value().recipe->path
-                               ? *record.value().recipe->path
-                               : std::string("FILE")) +
-                          "'";
+    std::string restore =
+        "restore it with 'lume-unlock create " + options.vm + " --recipe " +
+        (record.value().recipe && record.value().recipe->path ? *record.value().recipe->path
+                                                              : std::string("FILE")) +
+        "'";
     if (!drifted.front().fix.empty()) {
       restore = drifted.front().fix;
     }

@@ -67,9 +67,10 @@ EnablementEntry entry_from_json(const json& value, const std::string& pointer) {
   if (!value.is_object()) {
     throw ShapeError{pointer, "must be an object"};
   }
-  only_keys(value,
-            {"name", "program", "resolved_program", "args", "agent", "keep_alive", "env", "profile"},
-            pointer);
+  only_keys(
+      value,
+      {"name", "program", "resolved_program", "args", "agent", "keep_alive", "env", "profile"},
+      pointer);
   EnablementEntry entry;
   entry.name = as_string(member(value, "name", pointer), pointer + "/name");
   entry.program = as_string(member(value, "program", pointer), pointer + "/program");

@@ -60,8 +60,8 @@ Status check_program_paths(guest::GuestSession& session,
     StatusItem item;
     item.item = "program of '" + entry.name + "' (" + *entry.program + ") resolves to";
     item.expected = entry.resolved_program.value_or(*entry.program);
-    item.found = path.state == apply::ProgramPath::State::resolved ? path.real_path
-                                                                    : describe(path.state);
+    item.found =
+        path.state == apply::ProgramPath::State::resolved ? path.real_path : describe(path.state);
     if (!item.ok()) {
       item.fix = "the guard file lists " + item.expected +
                  ", so the shim stays off for the program; apply the list again so it is "
@@ -201,10 +201,8 @@ Result<StatusReport> check_status(guest::GuestSession& session,
 nlohmann::json to_json(const StatusReport& report) {
   nlohmann::json items = nlohmann::json::array();
   for (const auto& item : report.items) {
-    nlohmann::json entry = {{"item", item.item},
-                            {"expected", item.expected},
-                            {"found", item.found},
-                            {"ok", item.ok()}};
+    nlohmann::json entry = {
+        {"item", item.item}, {"expected", item.expected}, {"found", item.found}, {"ok", item.ok()}};
     if (!item.fix.empty()) {
       entry["fix"] = item.fix;
     }

@@ -7,12 +7,18 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lume_unlock::pipeline {
 
 /// One thing the provenance record promises, compared with the guest now.
 struct StatusItem {
+  StatusItem() = default;
+  StatusItem(std::string item_, std::string expected_, std::string found_, std::string fix_ = {})
+      : item(std::move(item_)), expected(std::move(expected_)), found(std::move(found_)),
+        fix(std::move(fix_)) {}
+
   std::string item;     ///< "shim file <path>", "guard file", "agent 'x' plist", ...
   std::string expected; ///< what the record (or the applied list) says
   std::string found;    ///< what the guest holds ("missing" when absent)

@@ -134,18 +134,15 @@ TEST_F(CliAllow, ALinkedProgramIsGuardedByItsRealPathAndListedWithBoth) {
   auto added = run({"allow", "add", "vm1", "hello", "--program", link, "--arg", "x", "--no-agent"});
   ASSERT_EQ(added.exit_code, 0) << added.err;
   const std::string guard = test::slurp(support + "/enabled-executables");
-  EXPECT_NE(guard.find("
-" + real + "
-"), std::string::npos) << guard;
-  EXPECT_EQ(guard.find(link), std::string::npos) << "the guard lists the link itself:
-" << guard;
+  EXPECT_NE(guard.find("\n" + real + "\n"), std::string::npos) << guard;
+  EXPECT_EQ(guard.find(link), std::string::npos) << "the guard lists the link itself:\n" << guard;
 
   auto listed = run({"allow", "list", "vm1"});
   ASSERT_EQ(listed.exit_code, 0) << listed.err;
-  EXPECT_NE(listed.out.find("hello  " + link + " 'x'  (exec only; from allow)
-"
-                            "    real path: " + real + "
-"),
+  EXPECT_NE(listed.out.find("hello  " + link +
+                            " 'x'  (exec only; from allow)\n"
+                            "    real path: " +
+                            real + "\n"),
             std::string::npos)
       << listed.out;
   auto json = run({"allow", "list", "vm1"}, {}, {"--json"});
@@ -157,8 +154,7 @@ TEST_F(CliAllow, ALinkedProgramIsGuardedByItsRealPathAndListedWithBoth) {
   // exec runs the program as written: through the link.
   auto ran = run({"exec", "vm1", "hello"});
   EXPECT_EQ(ran.exit_code, 0) << ran.err;
-  EXPECT_EQ(ran.out, "hello 1.0 x
-");
+  EXPECT_EQ(ran.out, "hello 1.0 x\n");
 
   auto missing = run({"allow", "add", "vm1", "gone", "--program", sim.dir() + "/tmp/gone"});
   EXPECT_EQ(missing.exit_code, 2) << missing.err;
@@ -182,14 +178,15 @@ TEST_F(CliAllow, StatusDriftsWhenALinkNowPointsElsewhereAndAllowAgainFixesIt) {
   auto clean = run({"status", "vm1"});
   ASSERT_EQ(clean.exit_code, 0) << clean.out << clean.err;
 
-  auto upgraded = run({"ssh", "vm1"},
-                      {"--",
-                       "sh",
-                       "-c",
-                       "cd "$1" && mkdir -p Cellar/hello/1.1/bin && cp Cellar/hello/1.0/bin/hello "
-                       "Cellar/hello/1.1/bin/ && ln -sfn ../Cellar/hello/1.1/bin/hello bin/hello",
-                       "sh",
-                       brew});
+  auto upgraded =
+      run({"ssh", "vm1"},
+          {"--",
+           "sh",
+           "-c",
+           "cd \"$1\" && mkdir -p Cellar/hello/1.1/bin && cp Cellar/hello/1.0/bin/hello "
+           "Cellar/hello/1.1/bin/ && ln -sfn ../Cellar/hello/1.1/bin/hello bin/hello",
+           "sh",
+           brew});
   ASSERT_EQ(upgraded.exit_code, 0) << upgraded.err;
   const std::string old_real = fs::canonical(brew + "/Cellar/hello/1.0/bin/hello").string();
   const std::string new_real = fs::canonical(brew + "/bin/hello").string();
@@ -197,8 +194,8 @@ TEST_F(CliAllow, StatusDriftsWhenALinkNowPointsElsewhereAndAllowAgainFixesIt) {
 
   auto drift = run({"status", "vm1"});
   EXPECT_EQ(drift.exit_code, 6) << drift.out << drift.err;
-  EXPECT_NE(drift.out.find("DRIFT  program of 'hello' (" + brew + "/bin/hello) resolves to: expected " +
-                           old_real + ", found " + new_real),
+  EXPECT_NE(drift.out.find("DRIFT  program of 'hello' (" + brew +
+                           "/bin/hello) resolves to: expected " + old_real + ", found " + new_real),
             std::string::npos)
       << drift.out;
   EXPECT_NE(drift.err.find("run 'lume-unlock allow add vm1 hello --program " + brew + "/bin/hello"),
@@ -213,9 +210,7 @@ TEST_F(CliAllow, StatusDriftsWhenALinkNowPointsElsewhereAndAllowAgainFixesIt) {
   const std::string support = facts.home + "/Library/Application Support/LumeUnlock";
   EXPECT_NE(again.out.find("rewrite " + support + "/enabled-executables"), std::string::npos)
       << again.out;
-  EXPECT_NE(test::slurp(support + "/enabled-executables").find("
-" + new_real + "
-"),
+  EXPECT_NE(test::slurp(support + "/enabled-executables").find("\n" + new_real + "\n"),
             std::string::npos);
   auto fixed = run({"status", "vm1"});
   EXPECT_EQ(fixed.exit_code, 0) << fixed.out << fixed.err;

@@ -38,8 +38,8 @@ std::vector<nlohmann::json> documents(const std::string& text) {
 
 class ProbeEndToEnd : public test::CliGuestTest {
 protected:
-  /// Installs the real linux-x86_64 bundle entry; returns the guest's facts.
-  guest::GuestFacts install_real_bundle() {
+  /// Installs the real linux-x86_64 bundle entry into the guest; `facts` are the guest's.
+  void install_real_bundle(guest::GuestFacts& facts) {
     auto loaded = bundle::load_bundle_directory(LUME_UNLOCK_SHIM_BUNDLE_DIR);
     LUME_UNLOCK_REQUIRE(loaded.ok(),
                         "no shim bundle at " LUME_UNLOCK_SHIM_BUNDLE_DIR ": " +
@@ -47,7 +47,7 @@ protected:
     const auto& platforms = loaded.value().manifest().platforms;
     LUME_UNLOCK_REQUIRE(platforms.count("linux-x86_64") && platforms.at("linux-x86_64").probe,
                         "the shim bundle has no linux-x86_64 entry with a probe");
-    return install(loaded.value());
+    facts = install(loaded.value());
   }
 
   /// `allow add`s `program` as the agent 'probe' (--json, not kept alive), kickstarts it and
@@ -58,8 +58,7 @@ protected:
     auto added = run(
         {"allow", "add", "vm1", "probe", "--program", program, "--arg=--json", "--no-keep-alive"});
     ASSERT_EQ(added.exit_code, 0) << added.err;
-    EXPECT_NE(added.out.find("add agent 'probe' (" + label + ")"), std::string::npos)
-        << added.out;
+    EXPECT_NE(added.out.find("add agent 'probe' (" + label + ")"), std::string::npos) << added.out;
 
     auto kicked = run({"ssh", "vm1"}, {"--", "launchctl", "kickstart", "-k", service});
     ASSERT_EQ(kicked.exit_code, 0) << kicked.err;
@@ -85,7 +84,11 @@ protected:
 };
 
 TEST_F(ProbeEndToEnd, ProbeAgentSeesTheUnlockedDeviceAndRemoveLeavesNothing) {
-  const auto facts = install_real_bundle();
+  guest::GuestFacts facts;
+  install_real_bundle(facts);
+  if (HasFatalFailure() || IsSkipped()) {
+    return;
+  }
   const std::string support = facts.home + "/Library/Application Support/LumeUnlock";
   const std::string probe = support + "/bin/lume-unlock-probe";
   const std::string label = "dev.lume-unlock.probe";
@@ -108,7 +111,11 @@ TEST_F(ProbeEndToEnd, ProbeAgentSeesTheUnlockedDeviceAndRemoveLeavesNothing) {
 // reached. The shim compares the executable's realpath with the guard file, so it is active only
 // when the guard lists the resolved path.
 TEST_F(ProbeEndToEnd, ProbeReachedThroughLinksIsUnlocked) {
-  const auto facts = install_real_bundle();
+  guest::GuestFacts facts;
+  install_real_bundle(facts);
+  if (HasFatalFailure() || IsSkipped()) {
+    return;
+  }
   const std::string dir = sim.dir();
   ASSERT_EQ(fs::read_symlink(dir + "/tmp"), "private/tmp");
   // From DIR/private/tmp/llm/bin, four levels up is DIR.

@@ -58,7 +58,9 @@ TEST(ProgramPaths, MalformedIncompleteOrNoRealpathIsAGuestError) {
 TEST(ProgramPaths, ResolveEntriesSetsEveryRealPathWithOneCommandPerList) {
   ScriptedSession session;
   session.answers.push_back(
-      {0, "0 real /opt/homebrew/Cellar/llama.cpp/4000/bin/llama-server\n1 real /usr/bin/true\n", ""});
+      {0,
+       "0 real /opt/homebrew/Cellar/llama.cpp/4000/bin/llama-server\n1 real /usr/bin/true\n",
+       ""});
   enablement::EnablementList list{{entry("a", "/opt/homebrew/bin/llama-server"),
                                    entry("b", "/bin/true"),
                                    entry("c", "/opt/homebrew/bin/llama-server")}};

@@ -116,7 +116,8 @@ TEST(Provenance, ResolvedProgramRoundTripsAndOlderRecordsHaveNone) {
                                 "/opt/homebrew/Cellar/hello/1.0/bin/hello"};
   record.enablement->push_back(linked);
   auto document = to_json(record);
-  EXPECT_EQ(document["enablement"][1]["resolved_program"], "/opt/homebrew/Cellar/hello/1.0/bin/hello");
+  EXPECT_EQ(document["enablement"][1]["resolved_program"],
+            "/opt/homebrew/Cellar/hello/1.0/bin/hello");
   EXPECT_FALSE(document["enablement"][0].contains("resolved_program"));
   auto parsed = provenance_from_json(document);
   ASSERT_TRUE(parsed.ok()) << parsed.error().message();
