@@ -1,6 +1,7 @@
 #include "apply/enablement_apply.hpp"
 
 #include "apply/program_check.hpp"
+#include "apply/program_paths.hpp"
 #include "enablement/enablement_json.hpp"
 #include "enablement/launchctl.hpp"
 #include "guest/payload.hpp"
@@ -440,9 +441,11 @@ Result<PreparedEnablement> prepare_enablement(guest::GuestSession& session,
                                               const enablement::EnablementList& desired,
                                               const EnablementTarget& target,
                                               const GuestEnablement& observed) {
+  LUME_UNLOCK_TRY(enablement::validate(desired));
+  LUME_UNLOCK_TRY_ASSIGN(auto resolved, resolve_entries(session, desired));
   auto previous = applied_list(observed);
   std::vector<enablement::EnablementEntry> to_check;
-  for (const enablement::EnablementEntry& entry : desired.entries) {
+  for (const enablement::EnablementEntry& entry : resolved.entries) {
     const enablement::EnablementEntry* old =
         previous.ok() ? previous.value().find(entry.name) : nullptr;
     if (old == nullptr || *old != entry) {
@@ -451,9 +454,9 @@ Result<PreparedEnablement> prepare_enablement(guest::GuestSession& session,
   }
   LUME_UNLOCK_TRY_ASSIGN(auto plan,
                          enablement::plan_enablement(
-                             desired, target.layout, target.settings, target.uid, observed.state));
+                             resolved, target.layout, target.settings, target.uid, observed.state));
   LUME_UNLOCK_TRY_ASSIGN(auto checks, precheck_entries(session, to_check, target.shim));
-  return PreparedEnablement{std::move(plan), std::move(checks)};
+  return PreparedEnablement{std::move(resolved), std::move(plan), std::move(checks)};
 }
 
 Status require_gui_session(const enablement::EnablementPlan& plan,
@@ -490,6 +493,7 @@ Result<ApplyReport> apply_enablement(guest::GuestSession& session,
   if (!report.ok()) {
     return report.error();
   }
+  report.value().applied = std::move(prepared.list);
   report.value().checks = prepared.checks;
   report.value().commands = session.command_count() - before;
   return report;

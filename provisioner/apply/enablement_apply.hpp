@@ -89,6 +89,9 @@ precheck_entries(guest::GuestSession& session,
 
 /// What an apply did.
 struct ApplyReport {
+  /// The list as applied: the desired one with each program's real path (resolved_program).
+  /// Set by apply_enablement (execute_plan leaves it empty).
+  enablement::EnablementList applied;
   bool changed = false;
   std::vector<std::string> changes; ///< EnablementPlan::describe()
   std::vector<ProgramCheck> checks; ///< the verdicts of the programs checked (new or changed)
@@ -107,9 +110,13 @@ Result<ApplyReport> execute_plan(guest::GuestSession& session,
                                  const enablement::EnablementPlan& plan);
 
 /// The plan for `desired` and the program verdicts, without changing anything (--dry-run):
-/// prechecks (one command, none when no entry is new or changed compared with `observed`'s
-/// enablement.json) the entries of `desired` that are new or changed, then plans.
+/// resolves the real path of every program (resolve_entries: one command, none for an empty
+/// list), prechecks (one command, none when no entry is new or changed compared with
+/// `observed`'s enablement.json) the entries that are new or changed, then plans with the
+/// resolved list, so the guard file lists real paths and a link that now points elsewhere
+/// rewrites it.
 struct PreparedEnablement {
+  enablement::EnablementList list; ///< `desired` with every resolved_program set
   enablement::EnablementPlan plan;
   std::vector<ProgramCheck> checks;
 };

@@ -20,6 +20,9 @@ void run_allow_list(const std::string& vm,
     document["vm"] = vm;
     for (auto& item : document["enablement"]) {
       item["origin"] = listed.origin_of(item["name"].get<std::string>());
+      if (!item.contains("resolved_program")) {
+        item["resolved_program"] = nullptr; // applied before programs were resolved
+      }
     }
     document["shim"] = {{"platform", view.target.shim.platform},
                         {"path", view.target.shim.shim.path}};
@@ -46,6 +49,13 @@ void run_allow_list(const std::string& vm,
       context.out << ' ' << util::quote_for_message(arg);
     }
     context.out << "  (" << state << "; from " << listed.origin_of(entry.name) << ")\n";
+    // The path the guard file lists: the shim compares it with the running executable's realpath.
+    context.out << "    real path: "
+                << (entry.resolved_program
+                        ? *entry.resolved_program
+                        : std::string("not resolved (applied before lume-unlock resolved links; "
+                                      "the guard file lists the program as written)"))
+                << "\n";
   }
 }
 

@@ -53,6 +53,9 @@ void run_status(const StatusOptions& options, Context& context, int& exit_code) 
       context.out << "  " << (item.ok() ? "ok     " : "DRIFT  ") << item.item;
       if (!item.ok()) {
         context.out << ": expected " << item.expected << ", found " << item.found;
+        if (!item.fix.empty()) {
+          context.out << "\n           " << item.fix;
+        }
       }
       context.out << "\n";
     }
@@ -63,14 +66,20 @@ void run_status(const StatusOptions& options, Context& context, int& exit_code) 
     }
   }
   if (!drifted.empty()) {
+    // A drift with its own fix (a program whose link moved) names it; the rest is restored by
+    // create.
+    std::string restore =
+        "restore it with 'lume-unlock create " + options.vm + " --recipe " +
+        (record.value().recipe && record.value().recipe->path ? *record.value().recipe->path
+                                                              : std::string("FILE")) +
+        "'";
+    if (!drifted.front().fix.empty()) {
+      restore = drifted.front().fix;
+    }
     context.warn("drift in VM '" + options.vm + "': " + drifted.front().item +
                  (drifted.size() > 1 ? " and " + std::to_string(drifted.size() - 1) + " more"
                                      : std::string()) +
-                 "; restore it with 'lume-unlock create " + options.vm + " --recipe " +
-                 (record.value().recipe && record.value().recipe->path
-                      ? *record.value().recipe->path
-                      : std::string("FILE")) +
-                 "'");
+                 "; " + restore);
     exit_code = lume_unlock::exit_code(ErrorCategory::verification);
     return;
   }

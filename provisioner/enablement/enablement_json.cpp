@@ -67,10 +67,17 @@ EnablementEntry entry_from_json(const json& value, const std::string& pointer) {
   if (!value.is_object()) {
     throw ShapeError{pointer, "must be an object"};
   }
-  only_keys(value, {"name", "program", "args", "agent", "keep_alive", "env", "profile"}, pointer);
+  only_keys(
+      value,
+      {"name", "program", "resolved_program", "args", "agent", "keep_alive", "env", "profile"},
+      pointer);
   EnablementEntry entry;
   entry.name = as_string(member(value, "name", pointer), pointer + "/name");
   entry.program = as_string(member(value, "program", pointer), pointer + "/program");
+  // Absent in lists applied before programs were resolved: they stay readable.
+  if (const auto it = value.find("resolved_program"); it != value.end()) {
+    entry.resolved_program = as_string(*it, pointer + "/resolved_program");
+  }
   const json& args = member(value, "args", pointer);
   if (!args.is_array()) {
     throw ShapeError{pointer + "/args", "must be a list of strings"};
@@ -117,6 +124,9 @@ nlohmann::json enablement_to_json(const EnablementList& list) {
                  {"env", json::object()}};
     for (const auto& [key, value] : entry.env) {
       item["env"][key] = value;
+    }
+    if (entry.resolved_program) {
+      item["resolved_program"] = *entry.resolved_program;
     }
     if (entry.profile) {
       item["profile"] = {{"apple_family_max", entry.profile->apple_family_max},

@@ -14,7 +14,9 @@ namespace lume_unlock::enablement {
 constexpr const char* k_enablement_schema = "lume-unlock/enablement/v1";
 
 /// {"schema":"lume-unlock/enablement/v1","enablement":[{"name","program","args","agent",
-/// "keep_alive","env",("profile")}…]} — the fields of DESIGN §6; "profile" only when set.
+/// "keep_alive","env",("profile"),("resolved_program")}…]} — the fields of DESIGN §6, "profile"
+/// only when set, and "resolved_program" (the program's real path, found at apply time) only when
+/// resolved; lists written without it stay readable.
 nlohmann::json enablement_to_json(const EnablementList& list);
 
 /// The bytes of enablement.json: enablement_to_json indented by 2, keys sorted, UTF-8, a final

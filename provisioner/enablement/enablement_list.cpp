@@ -170,11 +170,33 @@ bool operator!=(const Profile& a, const Profile& b) {
 }
 
 bool operator==(const EnablementEntry& a, const EnablementEntry& b) {
-  return std::tie(a.name, a.program, a.args, a.agent, a.keep_alive, a.env, a.profile) ==
-         std::tie(b.name, b.program, b.args, b.agent, b.keep_alive, b.env, b.profile);
+  return std::tie(a.name,
+                  a.program,
+                  a.args,
+                  a.agent,
+                  a.keep_alive,
+                  a.env,
+                  a.profile,
+                  a.resolved_program) == std::tie(b.name,
+                                                  b.program,
+                                                  b.args,
+                                                  b.agent,
+                                                  b.keep_alive,
+                                                  b.env,
+                                                  b.profile,
+                                                  b.resolved_program);
 }
 bool operator!=(const EnablementEntry& a, const EnablementEntry& b) {
   return !(a == b);
+}
+
+const std::string& guarded_path(const EnablementEntry& entry) {
+  return entry.resolved_program ? *entry.resolved_program : entry.program;
+}
+
+EnablementEntry as_written(EnablementEntry entry) {
+  entry.resolved_program.reset();
+  return entry;
 }
 
 bool operator==(const EnablementList& a, const EnablementList& b) {
@@ -238,6 +260,13 @@ std::optional<Violation> find_violation(const EnablementEntry& entry) {
     return make(Field::keep_alive,
                 "keep_alive is true but agent is false",
                 "only LaunchAgents are kept alive; set 'keep_alive: false' or 'agent: true'");
+  }
+  if (entry.resolved_program) {
+    if (auto v = check_program(*entry.resolved_program)) {
+      v->field = Field::resolved_program;
+      v->reason = "resolved_program: " + v->reason;
+      return v;
+    }
   }
   return std::nullopt;
 }

@@ -35,16 +35,27 @@ constexpr std::uint64_t k_max_threadgroup_memory = 1ULL << 30;
 /// the others are only listed in the guard file and run with `lume-unlock exec`.
 struct EnablementEntry {
   std::string name;              ///< [a-z0-9][a-z0-9-]{0,62}; label dev.lume-unlock.<name>
-  std::string program;           ///< absolute, normalized path in the guest
+  std::string program;           ///< absolute, normalized path in the guest, as the user wrote it
   std::vector<std::string> args; ///< arguments after the program, passed verbatim
   bool agent = true;             ///< render and load a LaunchAgent
   bool keep_alive = true;        ///< launchd restarts it when it exits (agents only)
   std::map<std::string, std::string>
       env;                        ///< extra environment; DYLD_*, LD_PRELOAD and LUME_* reserved
   std::optional<Profile> profile; ///< per-entry override of the default profile
+  /// The program's real path in the guest (every symbolic link resolved, as realpath(3) gives
+  /// it), found when the list is applied: the shim compares it with the running executable's
+  /// realpath, so the guard file lists this path. Absent in a recipe, in `allow add`'s input
+  /// and in lists applied before lume-unlock resolved programs.
+  std::optional<std::string> resolved_program;
 };
 bool operator==(const EnablementEntry& a, const EnablementEntry& b);
 bool operator!=(const EnablementEntry& a, const EnablementEntry& b);
+
+/// The path the guard file lists for `entry`: its resolved_program, else its program.
+const std::string& guarded_path(const EnablementEntry& entry);
+
+/// `entry` without its resolved_program: what the user asked for, to compare with a new wish.
+EnablementEntry as_written(EnablementEntry entry);
 
 /// The whole list, in the order the user gave it. Names are unique.
 struct EnablementList {
@@ -69,6 +80,7 @@ enum class Field {
   apple_family_max,
   max_threadgroup_memory,
   keep_alive,
+  resolved_program,
 };
 
 /// One broken rule: the field and the reason, worded to follow "enablement entry '<name>': ".
@@ -81,14 +93,15 @@ struct Violation {
 };
 
 /// The first rule `entry` breaks, checked in field order (name, program, args, env, profile,
-/// keep_alive), or nothing when it is valid. Rules:
+/// keep_alive, resolved_program), or nothing when it is valid. Rules:
 /// - name matches [a-z0-9][a-z0-9-]{0,62};
 /// - program is absolute and normalized (no empty, '.' or '..' components, no trailing '/' or
 ///   whitespace), because the shim compares it with the process's resolved executable path;
 /// - program, args and env values contain no control character other than tab and are UTF-8;
 /// - env keys match [A-Za-z_][A-Za-z0-9_]* and are not reserved (DYLD_*, LUME_*, LD_PRELOAD);
 /// - the profile is within the bounds above;
-/// - keep_alive is only true for agents.
+/// - keep_alive is only true for agents;
+/// - resolved_program, when present, follows the rules of program.
 std::optional<Violation> find_violation(const EnablementEntry& entry);
 
 /// A violation found in a whole list: the entry's position and the violation. Also reports a

@@ -269,6 +269,8 @@ YAML::Mark mark_of(const Violation& violation, const EntryMarks& marks) {
     return marks.max_threadgroup_memory;
   case Field::keep_alive:
     return marks.keep_alive;
+  case Field::resolved_program: // never in a recipe: found when the list is applied
+    return marks.entry;
   }
   return marks.entry;
 }

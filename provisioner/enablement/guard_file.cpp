@@ -7,7 +7,7 @@ namespace lume_unlock::enablement {
 std::string render_guard_file(const EnablementList& list) {
   std::set<std::string> programs;
   for (const EnablementEntry& entry : list.entries) {
-    programs.insert(entry.program);
+    programs.insert(guarded_path(entry));
   }
   std::string out =
       "# lume-unlock: executables the Metal capability shim may enable (LUME_UNLOCK_ENABLEMENT).\n"

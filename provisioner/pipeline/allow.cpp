@@ -72,7 +72,7 @@ Result<apply::ApplyReport> apply_desired(guest::GuestSession& session,
     if (!applied.ok()) {
       return applied.error().with_context(what);
     }
-    auto record = record_for(current, vm, desired, edited, view.target);
+    auto record = record_for(current, vm, applied.value().applied, edited, view.target);
     if (!record.ok()) {
       return record.error().with_context(what);
     }

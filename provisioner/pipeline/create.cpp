@@ -393,7 +393,7 @@ StepResult CreatePipeline::step_enablement() {
   m_outcome.enablement_changes = report.changes;
   m_outcome.program_checks = report.checks;
   m_enablement_records =
-      enablement_records(desired, target.layout, target.settings, origins).value_or_throw();
+      enablement_records(report.applied, target.layout, target.settings, origins).value_or_throw();
   const std::size_t n = desired.entries.size();
   const auto named = [](const std::string& verb, const std::vector<std::string>& names) {
     std::string text;

@@ -1,6 +1,7 @@
 #include "pipeline/status.hpp"
 
 #include "apply/enablement_apply.hpp"
+#include "apply/program_paths.hpp"
 #include "enablement/enablement_json.hpp"
 #include "enablement/guard_file.hpp"
 #include "enablement/guest_layout.hpp"
@@ -21,6 +22,57 @@ const std::string k_missing = "missing";
 
 std::string hash_or_missing(const std::optional<std::string>& bytes) {
   return bytes ? util::sha256_hex(*bytes) : k_missing;
+}
+
+const char* describe(apply::ProgramPath::State state) {
+  switch (state) {
+  case apply::ProgramPath::State::missing:
+    return "missing";
+  case apply::ProgramPath::State::dangling:
+    return "a dangling link";
+  case apply::ProgramPath::State::unresolvable:
+    return "unresolvable";
+  case apply::ProgramPath::State::resolved:
+    break;
+  }
+  return "resolved";
+}
+
+/// One item per recorded program (one command for all): the path the guard lists (the recorded
+/// resolved_program; the program itself in records from before resolution) against its
+/// realpath in the guest now.
+Status check_program_paths(guest::GuestSession& session,
+                           const std::string& vm,
+                           const std::vector<provenance::EnablementRecord>& entries,
+                           StatusReport& report) {
+  std::vector<const provenance::EnablementRecord*> recorded;
+  std::vector<std::string> programs;
+  for (const auto& entry : entries) {
+    if (entry.program) {
+      recorded.push_back(&entry);
+      programs.push_back(*entry.program);
+    }
+  }
+  LUME_UNLOCK_TRY_ASSIGN(auto paths, apply::resolve_program_paths(session, programs));
+  for (std::size_t i = 0; i < recorded.size(); ++i) {
+    const auto& entry = *recorded[i];
+    const auto& path = paths[i];
+    StatusItem item;
+    item.item = "program of '" + entry.name + "' (" + *entry.program + ") resolves to";
+    item.expected = entry.resolved_program.value_or(*entry.program);
+    item.found =
+        path.state == apply::ProgramPath::State::resolved ? path.real_path : describe(path.state);
+    if (!item.ok()) {
+      item.fix = "the guard file lists " + item.expected +
+                 ", so the shim stays off for the program; apply the list again so it is "
+                 "resolved anew: run 'lume-unlock allow add " +
+                 vm + " " + entry.name + " --program " + *entry.program +
+                 " …' again with the entry's options (or 'lume-unlock create " + vm +
+                 " --recipe FILE' for a recipe's entry)";
+    }
+    report.items.push_back(std::move(item));
+  }
+  return ok_status();
 }
 
 } // namespace
@@ -102,6 +154,10 @@ Result<StatusReport> check_status(guest::GuestSession& session,
   report.items.push_back({"enablement.json", expected_entries, found_entries});
   report.items.push_back({"guard file", expected_guard, found_guard});
 
+  // Each program's real path now against the one the guard file was written with: a link
+  // re-pointed since (a `brew upgrade`, a rebuilt venv) leaves the shim off for the new target.
+  LUME_UNLOCK_TRY(check_program_paths(session, record.vm, entries, report));
+
   // Agents: plist bytes and loaded state; no stray plist of ours.
   std::set<std::string> expected_plists;
   for (const auto& entry : entries) {
@@ -145,10 +201,12 @@ Result<StatusReport> check_status(guest::GuestSession& session,
 nlohmann::json to_json(const StatusReport& report) {
   nlohmann::json items = nlohmann::json::array();
   for (const auto& item : report.items) {
-    items.push_back({{"item", item.item},
-                     {"expected", item.expected},
-                     {"found", item.found},
-                     {"ok", item.ok()}});
+    nlohmann::json entry = {
+        {"item", item.item}, {"expected", item.expected}, {"found", item.found}, {"ok", item.ok()}};
+    if (!item.fix.empty()) {
+      entry["fix"] = item.fix;
+    }
+    items.push_back(std::move(entry));
   }
   return {{"drift", report.drift()}, {"items", items}};
 }

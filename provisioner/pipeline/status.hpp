@@ -7,15 +7,22 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lume_unlock::pipeline {
 
 /// One thing the provenance record promises, compared with the guest now.
 struct StatusItem {
+  StatusItem() = default;
+  StatusItem(std::string item_, std::string expected_, std::string found_, std::string fix_ = {})
+      : item(std::move(item_)), expected(std::move(expected_)), found(std::move(found_)),
+        fix(std::move(fix_)) {}
+
   std::string item;     ///< "shim file <path>", "guard file", "agent 'x' plist", ...
   std::string expected; ///< what the record (or the applied list) says
   std::string found;    ///< what the guest holds ("missing" when absent)
+  std::string fix;      ///< how to bring it back, when the item drifted and a fix is known
   bool ok() const { return expected == found; }
 };
 
@@ -27,11 +34,13 @@ struct StatusReport {
   std::vector<StatusItem> drifted() const;
 };
 
-/// Compares the host record of a VM with its guest (3 commands: facts, one observe of the
-/// enablement files and agents, one `shasum` of the shim files): every shim file's SHA-256, the
-/// guard file (as rendered from enablement.json), enablement.json (the entries' names and
-/// programs), each agent's plist SHA-256 and whether it is loaded, no stray agent of ours, and
-/// the guest's provenance.json (timestamps aside).
+/// Compares the host record of a VM with its guest (4 commands: facts, one observe of the
+/// enablement files and agents, one `shasum` of the shim files, one realpath of the programs):
+/// every shim file's SHA-256, the guard file (as rendered from enablement.json), enablement.json
+/// (the entries' names and programs), each program's real path now against the recorded one (a
+/// link re-pointed since, say by `brew upgrade`, drifts, with a `fix` that says to apply the list
+/// again), each agent's plist SHA-256 and whether it is loaded, no stray agent of ours, and the
+/// guest's provenance.json (timestamps aside).
 Result<StatusReport> check_status(guest::GuestSession& session,
                                   const provenance::Provenance& record);
 

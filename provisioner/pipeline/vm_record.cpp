@@ -56,6 +56,7 @@ enablement_records(const enablement::EnablementList& list,
     provenance::EnablementRecord record;
     record.name = entry.name;
     record.program = entry.program;
+    record.resolved_program = entry.resolved_program;
     record.agent = entry.agent;
     for (const auto& agent : agents) {
       if (agent.name == entry.name) {

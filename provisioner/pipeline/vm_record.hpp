@@ -34,7 +34,8 @@ std::map<std::string, std::string>
 enablement_origins(const std::optional<provenance::Provenance>& record);
 
 /// The enablement section for `list` as applied with `layout` and `settings`, in list order:
-/// name, program, agent, the SHA-256 of the rendered plist, and the origin `origins` gives the
+/// name, program, its resolved real path (when `list` has it), agent, the SHA-256 of the
+/// rendered plist, and the origin `origins` gives the
 /// name (k_origin_recipe when it gives none). Fails like enablement::render_agents.
 Result<std::vector<provenance::EnablementRecord>>
 enablement_records(const enablement::EnablementList& list,

@@ -169,6 +169,7 @@ json to_json(const Provenance& r) {
     for (const auto& e : *r.enablement) {
       json entry = {{"name", e.name}};
       put(entry, "program", e.program);
+      put(entry, "resolved_program", e.resolved_program);
       put(entry, "agent", e.agent);
       put(entry, "plist_sha256", e.plist_sha256);
       put(entry, "origin", e.origin);
@@ -304,6 +305,7 @@ Result<Provenance> provenance_from_json(const json& in) {
       EnablementRecord record;
       record.name = *name;
       LUME_UNLOCK_TRY(read(e, "program", at, record.program));
+      LUME_UNLOCK_TRY(read(e, "resolved_program", at, record.resolved_program));
       LUME_UNLOCK_TRY(read(e, "agent", at, record.agent));
       LUME_UNLOCK_TRY(read(e, "plist_sha256", at, record.plist_sha256));
       LUME_UNLOCK_TRY(read(e, "origin", at, record.origin));

@@ -60,12 +60,15 @@ inline constexpr const char* k_origin_allow = "allow";
 
 struct EnablementRecord {
   std::string name;
-  std::optional<std::string> program;
+  std::optional<std::string> program; ///< as the user wrote it
   std::optional<bool> agent;
   std::optional<std::string> plist_sha256;
   /// k_origin_recipe or k_origin_allow. Records written before the field existed have none:
   /// their entries all came from a recipe (origin_of).
   std::optional<std::string> origin;
+  /// The program's real path when it was applied (what the guard file lists); absent in records
+  /// written before programs were resolved. `status` compares it with the program's realpath now.
+  std::optional<std::string> resolved_program;
 };
 
 /// The origin of `record`: its own, or k_origin_recipe when it has none.

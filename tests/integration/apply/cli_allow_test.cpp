@@ -1,6 +1,7 @@
 // `lume-unlock allow …` and `lume-unlock exec …` in-process against guest-sim and lume-sim.
 #include "integration/apply/apply_fixture.hpp"
 #include "integration/apply/cli_fixture.hpp"
+#include "support/file_io.hpp"
 #include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -155,6 +156,100 @@ TEST_F(CliAllow, AddShowsEachProgramsVerdictAndRefusesOneTheShimCannotEnter) {
   EXPECT_EQ(document["programs"][0]["archs"], "");
 }
 
+// guest-sim's Homebrew prefix: bin/hello is a relative link into the Cellar, as 'brew link'
+// makes it. The shim compares the executable's realpath, so the guard must list the Cellar path.
+TEST_F(CliAllow, ALinkedProgramIsGuardedByItsRealPathAndListedWithBoth) {
+  const auto facts = install(test::stand_in_bundle(work.path(), "not really a shim"));
+  const std::string link = sim.dir() + "/opt/homebrew/bin/hello";
+  const std::string real = fs::canonical(link).string();
+  ASSERT_NE(real, link);
+  const std::string support = facts.home + "/Library/Application Support/LumeUnlock";
+
+  auto added = run({"allow", "add", "vm1", "hello", "--program", link, "--arg", "x", "--no-agent"});
+  ASSERT_EQ(added.exit_code, 0) << added.err;
+  const std::string guard = test::slurp(support + "/enabled-executables");
+  EXPECT_NE(guard.find("\n" + real + "\n"), std::string::npos) << guard;
+  EXPECT_EQ(guard.find(link), std::string::npos) << "the guard lists the link itself:\n" << guard;
+
+  auto listed = run({"allow", "list", "vm1"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("hello  " + link +
+                            " 'x'  (exec only; from allow)\n"
+                            "    real path: " +
+                            real + "\n"),
+            std::string::npos)
+      << listed.out;
+  auto json = run({"allow", "list", "vm1"}, {}, {"--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto entry = nlohmann::json::parse(json.out)["enablement"].at(0);
+  EXPECT_EQ(entry["program"], link);
+  EXPECT_EQ(entry["resolved_program"], real);
+
+  // exec runs the program as written: through the link.
+  auto ran = run({"exec", "vm1", "hello"});
+  EXPECT_EQ(ran.exit_code, 0) << ran.err;
+  EXPECT_EQ(ran.out, "hello 1.0 x\n");
+
+  auto missing = run({"allow", "add", "vm1", "gone", "--program", sim.dir() + "/tmp/gone"});
+  EXPECT_EQ(missing.exit_code, 2) << missing.err;
+  EXPECT_NE(missing.err.find("does not exist in the guest"), std::string::npos) << missing.err;
+  fs::create_symlink("nowhere", sim.dir() + "/tmp/gone");
+  auto broken = run({"allow", "add", "vm1", "gone", "--program", sim.dir() + "/tmp/gone"});
+  EXPECT_EQ(broken.exit_code, 2) << broken.err;
+  EXPECT_NE(broken.err.find("is a symbolic link to a file that does not exist in the guest"),
+            std::string::npos)
+      << broken.err;
+}
+
+// `brew upgrade` re-points bin/hello at a new Cellar version: the guard still lists the old
+// real path, so status drifts (exit 6) and says to apply the list again, which fixes it.
+TEST_F(CliAllow, StatusDriftsWhenALinkNowPointsElsewhereAndAllowAgainFixesIt) {
+  const auto facts = install(test::stand_in_bundle(work.path(), "not really a shim"));
+  const std::string brew = sim.dir() + "/opt/homebrew";
+  const std::vector<std::string> add = {
+      "allow", "add", "vm1", "hello", "--program", brew + "/bin/hello", "--no-agent"};
+  ASSERT_EQ(run(add).exit_code, 0);
+  auto clean = run({"status", "vm1"});
+  ASSERT_EQ(clean.exit_code, 0) << clean.out << clean.err;
+
+  auto upgraded =
+      run({"ssh", "vm1"},
+          {"--",
+           "sh",
+           "-c",
+           "cd \"$1\" && mkdir -p Cellar/hello/1.1/bin && cp Cellar/hello/1.0/bin/hello "
+           "Cellar/hello/1.1/bin/ && ln -sfn ../Cellar/hello/1.1/bin/hello bin/hello",
+           "sh",
+           brew});
+  ASSERT_EQ(upgraded.exit_code, 0) << upgraded.err;
+  const std::string old_real = fs::canonical(brew + "/Cellar/hello/1.0/bin/hello").string();
+  const std::string new_real = fs::canonical(brew + "/bin/hello").string();
+  ASSERT_NE(old_real, new_real);
+
+  auto drift = run({"status", "vm1"});
+  EXPECT_EQ(drift.exit_code, 6) << drift.out << drift.err;
+  EXPECT_NE(drift.out.find("DRIFT  program of 'hello' (" + brew +
+                           "/bin/hello) resolves to: expected " + old_real + ", found " + new_real),
+            std::string::npos)
+      << drift.out;
+  EXPECT_NE(drift.err.find("run 'lume-unlock allow add vm1 hello --program " + brew + "/bin/hello"),
+            std::string::npos)
+      << drift.err;
+  auto json = run({"status", "vm1"}, {}, {"--json"});
+  EXPECT_EQ(json.exit_code, 6);
+  EXPECT_EQ(nlohmann::json::parse(json.out)["drift"], true) << json.out;
+
+  auto again = run(add);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  const std::string support = facts.home + "/Library/Application Support/LumeUnlock";
+  EXPECT_NE(again.out.find("rewrite " + support + "/enabled-executables"), std::string::npos)
+      << again.out;
+  EXPECT_NE(test::slurp(support + "/enabled-executables").find("\n" + new_real + "\n"),
+            std::string::npos);
+  auto fixed = run({"status", "vm1"});
+  EXPECT_EQ(fixed.exit_code, 0) << fixed.out << fixed.err;
+}
+
 /// N from the last "remote commands run: N" line of a --verbose run's stderr, or -1.
 long remote_commands(const std::string& err) {
   const std::string key = "remote commands run: ";
@@ -176,10 +271,11 @@ TEST_F(CliAllow, WholeCommandsTakeAHandfulOfRoundTrips) {
   std::cout << "allow add (new agent): " << remote_commands(add.err)
             << " commands; again (no-op): " << remote_commands(again.err)
             << "; allow remove: " << remote_commands(remove.err) << "\n";
-  // Plus one each for the guest's provenance record, which allow now keeps up to date.
-  EXPECT_LE(remote_commands(add.err), 11);
-  EXPECT_EQ(remote_commands(again.err), 2) << "facts and observe only";
-  EXPECT_LE(remote_commands(remove.err), 9);
+  // Plus one each for the guest's provenance record, which allow now keeps up to date, and one
+  // that resolves every program's real path (a link may have moved since the last apply).
+  EXPECT_LE(remote_commands(add.err), 12);
+  EXPECT_EQ(remote_commands(again.err), 3) << "facts, observe and resolve only";
+  EXPECT_LE(remote_commands(remove.err), 10);
 }
 
 TEST_F(CliAllow, MissingProgramIsRefusedWithUsageExitCode) {

@@ -16,6 +16,7 @@ EnablementList sample_list() {
       "--model", "/Users/me/My Models/g\xc3\xa9mma.gguf", "--prompt", "it's \"<&>\" $(x)\ty"};
   server.env = {{"GGML_METAL_NO_RESIDENCY", "1"}, {"A_FIRST", ""}};
   server.profile = Profile{1007, 32768};
+  server.resolved_program = "/opt/llama.cpp/Cellar/b4000/bin/llama-server";
   EnablementEntry cli;
   cli.name = "llama-cli";
   cli.program = "/opt/llama.cpp/bin/llama-cli";
@@ -72,6 +73,18 @@ TEST(EnablementJson, KeepsNonAsciiAsUtf8) {
   EXPECT_NE(text.find("g\xc3\xa9mma"), std::string::npos);
 }
 
+TEST(EnablementJson, AListAppliedBeforeResolutionStaysReadable) {
+  const auto list = parse_enablement_json(
+      R"({"schema":"lume-unlock/enablement/v1","enablement":[{"name":"a","program":"/opt/a",)"
+      R"("args":[],"agent":false,"keep_alive":false,"env":{}}]})",
+      "enablement.json");
+  ASSERT_TRUE(list.ok()) << list.error().message();
+  EXPECT_FALSE(list.value().entries.at(0).resolved_program);
+  EXPECT_EQ(guarded_path(list.value().entries.at(0)), "/opt/a");
+  EXPECT_EQ(render_enablement_json(list.value()).find("resolved_program"), std::string::npos)
+      << "an unresolved entry is written without the key";
+}
+
 TEST(EnablementJson, ErrorsNameTheSourceAndThePath) {
   struct Case {
     const char* label;
@@ -120,6 +133,15 @@ TEST(EnablementJson, ErrorsNameTheSourceAndThePath) {
       {"rule violation",
        head + R"({"name":"a","program":"a","args":[],)" + entry_fields + "}]}",
        "enablement.json: enablement entry 'a': program 'a' is not an absolute path"},
+      {"relative resolved_program",
+       head + R"({"name":"a","program":"/a","resolved_program":"a","args":[],)" + entry_fields +
+           "}]}",
+       "enablement.json: enablement entry 'a': resolved_program: program 'a' is not an absolute "
+       "path"},
+      {"number as resolved_program",
+       head + R"({"name":"a","program":"/a","resolved_program":1,"args":[],)" + entry_fields +
+           "}]}",
+       "enablement.json: /enablement/0/resolved_program: must be a string"},
       {"reserved env",
        head +
            R"({"name":"a","program":"/a","args":[],"agent":true,"keep_alive":true,"env":{"LUME_X":"1"}}]})",

@@ -30,6 +30,21 @@ TEST(GuardFile, ListsEveryProgramSortedAndUnique) {
       "/opt/llama/bin/llama-server\n");
 }
 
+TEST(GuardFile, ListsTheResolvedPathNeverTheLink) {
+  // Homebrew's bin/ holds links into the Cellar; the shim compares the executable's realpath.
+  EnablementEntry server = entry("server", "/opt/homebrew/bin/llama-server", true);
+  server.resolved_program = "/opt/homebrew/Cellar/llama.cpp/4000/bin/llama-server";
+  EnablementEntry old = entry("old", "/opt/old/bin/tool", false); // applied before resolution
+  EnablementList list;
+  list.entries = {server, old};
+  const std::string text = render_guard_file(list);
+  EXPECT_NE(text.find("\n/opt/homebrew/Cellar/llama.cpp/4000/bin/llama-server\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("/opt/homebrew/bin/llama-server"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n/opt/old/bin/tool\n"), std::string::npos) << text;
+}
+
 TEST(GuardFile, EmptyListIsOnlyTheHeader) {
   const std::string text = render_guard_file(EnablementList{});
   EXPECT_EQ(text.find("\n/"), std::string::npos);

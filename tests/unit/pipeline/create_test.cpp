@@ -58,15 +58,15 @@ TEST(CreateProvenance, AMacGuestWithEverythingKnownFillsEveryKey) {
   provenance::Provenance previous;
   previous.vm = "vm1";
   previous.created_at = "2026-01-01T00:00:00Z";
-  const auto record =
-      provenance::to_json(build_provenance(options,
-                                           recipe,
-                                           outcome,
-                                           vm_details(),
-                                           facts,
-                                           {{"llama-server", "/opt/x", true, "ff", "recipe"}},
-                                           previous,
-                                           "2026-12-02T18:00:00Z"));
+  const auto record = provenance::to_json(
+      build_provenance(options,
+                       recipe,
+                       outcome,
+                       vm_details(),
+                       facts,
+                       {{"llama-server", "/opt/x", true, "ff", "recipe", std::nullopt}},
+                       previous,
+                       "2026-12-02T18:00:00Z"));
   for (const char* key : {"schema",
                           "vm",
                           "lume_url",

@@ -31,6 +31,7 @@ Provenance full_record() {
                                                 "/opt/llama.cpp/bin/llama-server",
                                                 true,
                                                 std::string(64, 'c'),
+                                                std::nullopt,
                                                 std::nullopt}};
   r.probe =
       ProbeInfo{nlohmann::json{{"process", "lume-unlock-probe"}, {"families", {{"1009", false}}}},
@@ -92,7 +93,7 @@ TEST(Provenance, RoundTripsThroughJson) {
 
 TEST(Provenance, EnablementOriginRoundTripsAndOlderRecordsWithoutItAreRecipeEntries) {
   Provenance record = full_record();
-  record.enablement->push_back({"chat", "/opt/chat", false, std::nullopt, "allow"});
+  record.enablement->push_back({"chat", "/opt/chat", false, std::nullopt, "allow", std::nullopt});
   auto parsed = parse_provenance(to_json(record).dump());
   ASSERT_TRUE(parsed.ok()) << parsed.error().message();
   ASSERT_EQ(parsed.value().enablement->size(), 2u);
@@ -107,6 +108,27 @@ TEST(Provenance, EnablementOriginRoundTripsAndOlderRecordsWithoutItAreRecipeEntr
   EXPECT_NE(bad.error().message().find("'enablement[1].origin' must be 'recipe' or 'allow'"),
             std::string::npos)
       << bad.error().message();
+}
+
+TEST(Provenance, ResolvedProgramRoundTripsAndOlderRecordsHaveNone) {
+  Provenance record = full_record();
+  const EnablementRecord linked{"brew",
+                                "/opt/homebrew/bin/hello",
+                                false,
+                                std::nullopt,
+                                "allow",
+                                "/opt/homebrew/Cellar/hello/1.0/bin/hello"};
+  record.enablement->push_back(linked);
+  auto document = to_json(record);
+  EXPECT_EQ(document["enablement"][1]["resolved_program"],
+            "/opt/homebrew/Cellar/hello/1.0/bin/hello");
+  EXPECT_FALSE(document["enablement"][0].contains("resolved_program"));
+  auto parsed = provenance_from_json(document);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  EXPECT_EQ((*parsed.value().enablement)[1].resolved_program, linked.resolved_program);
+  EXPECT_FALSE((*parsed.value().enablement)[0].resolved_program);
+  document["enablement"][1]["resolved_program"] = 7;
+  EXPECT_FALSE(provenance_from_json(document).ok());
 }
 
 TEST(Provenance, UnknownValuesAreAbsentNotInvented) {
