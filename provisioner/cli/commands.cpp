@@ -8,6 +8,7 @@
 #include "cli/doctor.hpp"
 #include "cli/exec.hpp"
 #include "cli/inspect_log.hpp"
+#include "cli/key.hpp"
 #include "cli/lock.hpp"
 #include "cli/pull.hpp"
 #include "cli/remove.hpp"
@@ -35,6 +36,7 @@ void register_commands(CLI::App& app, Context& context, int& exit_code) {
   register_doctor(app, context, exit_code);
   register_inspect_log(app, context, exit_code);
   register_bundle_push(app, context, exit_code);
+  register_key(app, context, exit_code);
   register_completions(app, context); // hidden: generates shell completion from this list
 }
 
