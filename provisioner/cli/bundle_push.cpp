@@ -2,11 +2,11 @@
 
 #include "cli/registry_options.hpp"
 #include "cli/version.hpp"
-#include "signing/image_signer.hpp"
-#include "util/key_file.hpp"
 #include "oci/media_types.hpp"
 #include "oci/reference.hpp"
+#include "signing/image_signer.hpp"
 #include "transfer/bundle_publish.hpp"
+#include "util/key_file.hpp"
 
 #include <memory>
 #include <optional>

@@ -24,8 +24,7 @@ void run_sign(const SignOptions& options, Context& context) {
   const util::EcdsaPrivateKey key = util::read_private_key_file(options.key_file).value_or_throw();
   oci::RegistryClient client(registry_client_options(options.registry));
   const signing::SignOutcome outcome =
-      signing::sign_image(client, ref, key, {{"lume-unlock", k_version}})
-          .value_or_throw();
+      signing::sign_image(client, ref, key, {{"lume-unlock", k_version}}).value_or_throw();
   if (context.json()) {
     context.print_json({{"image", outcome.image.str()},
                         {"signature", outcome.signature.str()},

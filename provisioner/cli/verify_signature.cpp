@@ -39,11 +39,10 @@ void run_verify_signature(const VerifySignatureOptions& options, Context& contex
     return;
   }
   context.out << "verified " << pinned.str() << '\n'
-              << "  signed by " << verified.key_fingerprint << " (" << verified.key_source
-              << ")\n";
+              << "  signed by " << verified.key_fingerprint << " (" << verified.key_source << ")\n";
   for (const auto& [claim, value] : verified.optional.items()) {
-    context.out << "  " << claim << ": " << (value.is_string() ? value.get<std::string>() : value.dump())
-                << '\n';
+    context.out << "  " << claim << ": "
+                << (value.is_string() ? value.get<std::string>() : value.dump()) << '\n';
   }
 }
 
@@ -61,7 +60,8 @@ void register_verify_signature(CLI::App& app, Context& context, int& exit_code) 
   command->add_option("REF", options->reference, "[registry/]repository[:tag][@sha256:...]")
       ->required();
   command
-      ->add_option("--key", options->key_files, "Trusted public key (PEM); repeatable, any one suffices")
+      ->add_option(
+          "--key", options->key_files, "Trusted public key (PEM); repeatable, any one suffices")
       ->type_name("FILE.pub")
       ->required()
       ->check(CLI::ExistingFile);

@@ -1,10 +1,10 @@
 #include "pipeline/bake.hpp"
 
 #include "lume/vm_power.hpp"
-#include "signing/image_signer.hpp"
-#include "util/sha256.hpp"
 #include "provenance/provenance.hpp"
+#include "signing/image_signer.hpp"
 #include "util/atomic_file.hpp"
+#include "util/sha256.hpp"
 
 #include <filesystem>
 

@@ -30,10 +30,10 @@ struct BakeOptions {
 
 struct BakeOutcome {
   std::optional<transfer::PushedImage> pushed;
-  std::optional<recipe::BakedImage> baked; ///< as recorded
+  std::optional<recipe::BakedImage> baked;       ///< as recorded
   std::optional<signing::SignOutcome> signature; ///< with a sign key
-  std::string lock_path;                   ///< the recipe's lock file, updated
-  std::string host_record_path;            ///< <state>/vms/<vm>/bake.json
+  std::string lock_path;                         ///< the recipe's lock file, updated
+  std::string host_record_path;                  ///< <state>/vms/<vm>/bake.json
 };
 
 /// `bake` as an explicit plan: every step of `create` (the last of which writes the provenance

@@ -13,8 +13,8 @@
 #include "oci/registry_client.hpp"
 #include "pipeline/plan.hpp"
 #include "provenance/provenance.hpp"
-#include "signing/signature_verifier.hpp"
 #include "recipe/recipe.hpp"
+#include "signing/signature_verifier.hpp"
 #include "transfer/image_pull.hpp"
 #include "util/progress.hpp"
 

@@ -29,11 +29,8 @@ provenance::HardwareInfo hardware_of(const lume::VmDetails& details) {
 /// The transfer of a pull: the registry image into VM `vm` through Lume.
 transfer::ImagePullRequest image_pull_request(const PullOptions& options,
                                               const PullServices& services) {
-  return {options.reference,
-          options.vm,
-          options.pull_timeout,
-          services.progress,
-          options.trusted_keys};
+  return {
+      options.reference, options.vm, options.pull_timeout, services.progress, options.trusted_keys};
 }
 
 } // namespace

@@ -22,7 +22,8 @@ Result<SignOutcome> sign_image(oci::RegistryClient& registry,
   LUME_UNLOCK_TRY(registry.get_manifest(image));
 
   const util::EcdsaPublicKey public_key = key.public_key();
-  SignOutcome outcome{image, signature_reference(image, digest), public_key.fingerprint(), 0, false};
+  SignOutcome outcome{
+      image, signature_reference(image, digest), public_key.fingerprint(), 0, false};
   LUME_UNLOCK_TRY_ASSIGN(SignatureSet existing, read_signatures(registry, image, digest));
   for (const StoredSignature& stored : existing.signatures) {
     if (!stored.signature_der || !public_key.verify(stored.payload, *stored.signature_der)) {

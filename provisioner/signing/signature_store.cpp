@@ -26,9 +26,9 @@ Error refused(const oci::Reference& at, const std::string& why) {
 Result<std::string> fetch_small_blob(oci::RegistryClient& registry,
                                      const oci::Reference& repository,
                                      const oci::Descriptor& blob) {
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("lume-unlock-payload-" + util::random_hex(16)))
-                               .string();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("lume-unlock-payload-" + util::random_hex(16)))
+          .string();
   LUME_UNLOCK_TRY(registry.download_blob(repository, blob, path));
   auto bytes = util::read_file(path);
   std::remove(path.c_str());

@@ -29,8 +29,8 @@ struct StoredSignature {
 
 /// The signature manifest of one image as found in the registry.
 struct SignatureSet {
-  oci::Reference reference;               ///< registry/repo:sha256-<hex>.sig
-  std::optional<oci::Manifest> manifest;  ///< nullopt: the tag does not exist (not signed)
+  oci::Reference reference;                ///< registry/repo:sha256-<hex>.sig
+  std::optional<oci::Manifest> manifest;   ///< nullopt: the tag does not exist (not signed)
   std::vector<StoredSignature> signatures; ///< simple-signing layers, in manifest order
 };
 
@@ -42,8 +42,9 @@ inline constexpr std::uint64_t max_payload_bytes = 64 * 1024;
 /// simple-signing layer's payload blob (digest and size checked). Layers of other media types
 /// are skipped. Fails (registry) when the registry fails, and (verification) when the manifest
 /// holds more than max_signature_layers layers or a payload over max_payload_bytes.
-Result<SignatureSet>
-read_signatures(oci::RegistryClient& registry, const oci::Reference& image, const oci::Digest& digest);
+Result<SignatureSet> read_signatures(oci::RegistryClient& registry,
+                                     const oci::Reference& image,
+                                     const oci::Digest& digest);
 
 /// Pushes `payload` with its base64 signature as one more layer of `existing` (created when the
 /// tag has no manifest yet): payload blob, a config listing the layers, then the manifest under

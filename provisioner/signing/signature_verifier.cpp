@@ -17,10 +17,7 @@ std::string key_list(const std::vector<TrustedKey>& keys) {
 }
 
 Error refusal(const oci::Reference& image, const std::string& why, const std::string& hint) {
-  return Error(ErrorCategory::verification,
-               "signature check of '" + image.str() + "'",
-               why,
-               hint);
+  return Error(ErrorCategory::verification, "signature check of '" + image.str() + "'", why, hint);
 }
 
 const TrustedKey* signer_of(const StoredSignature& stored, const std::vector<TrustedKey>& keys) {

@@ -55,7 +55,8 @@ Result<SimpleSigningPayload> parse_payload(std::string_view bytes) {
   const nlohmann::json* image = member(*critical, "image");
   // The simple-signing format capitalises the key ("Docker-manifest-digest" in its examples);
   // cosign writes it in lower case. Both are read.
-  const nlohmann::json* digest = image == nullptr ? nullptr : member(*image, "docker-manifest-digest");
+  const nlohmann::json* digest =
+      image == nullptr ? nullptr : member(*image, "docker-manifest-digest");
   if (digest == nullptr && image != nullptr) {
     digest = member(*image, "Docker-manifest-digest");
   }

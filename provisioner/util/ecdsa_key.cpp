@@ -154,7 +154,8 @@ Result<EcdsaPrivateKey> EcdsaPrivateKey::from_pem(std::string_view pem,
                                                   const std::optional<std::string>& passphrase,
                                                   const std::string& source) {
   ERR_clear_error();
-  const bool encrypted = pem.find("-----BEGIN ENCRYPTED PRIVATE KEY-----") != std::string_view::npos;
+  const bool encrypted =
+      pem.find("-----BEGIN ENCRYPTED PRIVATE KEY-----") != std::string_view::npos;
   if (pem.find("-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----") != std::string_view::npos ||
       pem.find("-----BEGIN ENCRYPTED COSIGN PRIVATE KEY-----") != std::string_view::npos) {
     return Error(ErrorCategory::usage,

@@ -62,8 +62,15 @@ protected:
     return m_dir / "recipe.yaml";
   }
   test::CliRun pull(const std::string& recipe) {
-    return test::run_lume_unlock({"--lume-url", m_sim->url(), "--state-dir", m_state.path(), "pull",
-                                  m_tagged, "demo", "--recipe", recipe});
+    return test::run_lume_unlock({"--lume-url",
+                                  m_sim->url(),
+                                  "--state-dir",
+                                  m_state.path(),
+                                  "pull",
+                                  m_tagged,
+                                  "demo",
+                                  "--recipe",
+                                  recipe});
   }
   bool lume_was_asked_to_pull() {
     return m_sim->process().stderr_text().find("POST /lume/pull") != std::string::npos;

@@ -115,8 +115,11 @@ TEST_F(CliSigningTest, SignThenVerifyRoundTripsWithThePayloadInCosignsLayout) {
   EXPECT_NE(verified.out.find("signed by " + fingerprint), std::string::npos) << verified.out;
 
   // A tag is resolved first; --json names the key and the payload.
-  auto by_tag = test::run_lume_unlock(
-      {"verify-signature", m_server->host() + "/lume/signed:v1", "--key", m_dir / "alice.pub", "--json"});
+  auto by_tag = test::run_lume_unlock({"verify-signature",
+                                       m_server->host() + "/lume/signed:v1",
+                                       "--key",
+                                       m_dir / "alice.pub",
+                                       "--json"});
   ASSERT_EQ(by_tag.exit_code, 0) << by_tag.err;
   const auto doc = nlohmann::json::parse(by_tag.out);
   EXPECT_EQ(doc["image"], m_v1);
@@ -239,30 +242,48 @@ TEST_F(CliSigningTest, OpensslAndPythonCryptographyVerifyOurSignatureOverTheRegi
     LUME_UNLOCK_REQUIRE(access(tool, X_OK) == 0, std::string(tool) + " is not installed");
   }
   ASSERT_EQ(sign(m_v1, "alice").exit_code, 0);
-  const test::CommandOutput raw = test::run_command(
-      {k_skopeo, "inspect", "--raw", m_server->skopeo_trust(), "docker://" + signature_ref_text(m_v1)});
+  const test::CommandOutput raw = test::run_command({k_skopeo,
+                                                     "inspect",
+                                                     "--raw",
+                                                     m_server->skopeo_trust(),
+                                                     "docker://" + signature_ref_text(m_v1)});
   ASSERT_EQ(raw.exit_status, 0) << raw.stderr_text;
   test::write_file(m_dir / "sig-manifest.json", raw.stdout_text);
   const auto manifest = nlohmann::json::parse(raw.stdout_text);
   const auto& layer = manifest["layers"][0];
   const std::string payload_digest = layer["digest"];
-  const test::CommandOutput payload = test::run_command(
-      {k_curl, "-sSf", "--cacert", m_server->ca_file(), "-o", m_dir / "payload.json",
-       m_server->url() + "/v2/lume/signed/blobs/" + payload_digest});
+  const test::CommandOutput payload =
+      test::run_command({k_curl,
+                         "-sSf",
+                         "--cacert",
+                         m_server->ca_file(),
+                         "-o",
+                         m_dir / "payload.json",
+                         m_server->url() + "/v2/lume/signed/blobs/" + payload_digest});
   ASSERT_EQ(payload.exit_status, 0) << payload.stderr_text;
-  const auto signature =
-      util::base64_decode(layer["annotations"]["dev.cosignproject.cosign/signature"].get<std::string>());
+  const auto signature = util::base64_decode(
+      layer["annotations"]["dev.cosignproject.cosign/signature"].get<std::string>());
   ASSERT_TRUE(signature.has_value());
   test::write_file(m_dir / "sig.der", *signature);
 
-  const test::CommandOutput openssl = test::run_command({k_openssl, "dgst", "-sha256", "-verify",
-                                                         m_dir / "alice.pub", "-signature",
-                                                         m_dir / "sig.der", m_dir / "payload.json"});
+  const test::CommandOutput openssl = test::run_command({k_openssl,
+                                                         "dgst",
+                                                         "-sha256",
+                                                         "-verify",
+                                                         m_dir / "alice.pub",
+                                                         "-signature",
+                                                         m_dir / "sig.der",
+                                                         m_dir / "payload.json"});
   EXPECT_EQ(openssl.exit_status, 0) << openssl.stdout_text << openssl.stderr_text;
   EXPECT_EQ(openssl.stdout_text, "Verified OK\n");
-  const test::CommandOutput wrong = test::run_command({k_openssl, "dgst", "-sha256", "-verify",
-                                                       m_dir / "bob.pub", "-signature",
-                                                       m_dir / "sig.der", m_dir / "payload.json"});
+  const test::CommandOutput wrong = test::run_command({k_openssl,
+                                                       "dgst",
+                                                       "-sha256",
+                                                       "-verify",
+                                                       m_dir / "bob.pub",
+                                                       "-signature",
+                                                       m_dir / "sig.der",
+                                                       m_dir / "payload.json"});
   EXPECT_NE(wrong.exit_status, 0);
 
   const char* script = R"(
@@ -280,12 +301,17 @@ key.verify(signature, payload, ec.ECDSA(hashes.SHA256()))
 critical = json.loads(payload)["critical"]
 print(critical["type"], critical["image"]["docker-manifest-digest"], critical["identity"]["docker-reference"])
 )";
-  const test::CommandOutput python = test::run_command(
-      {k_python, "-c", script, m_dir / "sig-manifest.json", m_dir / "payload.json", m_dir / "alice.pub"});
+  const test::CommandOutput python = test::run_command({k_python,
+                                                        "-c",
+                                                        script,
+                                                        m_dir / "sig-manifest.json",
+                                                        m_dir / "payload.json",
+                                                        m_dir / "alice.pub"});
   ASSERT_EQ(python.exit_status, 0) << python.stderr_text;
   const oci::Reference v1 = oci::parse_reference(m_v1).value();
-  EXPECT_EQ(python.stdout_text, "cosign container image signature " + v1.digest->str() + " " +
-                                    v1.repository_path() + "\n");
+  EXPECT_EQ(python.stdout_text,
+            "cosign container image signature " + v1.digest->str() + " " + v1.repository_path() +
+                "\n");
 }
 
 } // namespace

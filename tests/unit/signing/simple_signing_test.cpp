@@ -1,6 +1,5 @@
-#include "signing/simple_signing.hpp"
-
 #include "signing/signature_store.hpp"
+#include "signing/simple_signing.hpp"
 
 #include <gtest/gtest.h>
 
@@ -65,7 +64,8 @@ TEST(SimpleSigning, PayloadsThatAreNoCosignImageSignatureAreRefusedNamingTheFiel
 
 TEST(SignatureStore, TheSignatureTagIsTheDigestWithADashAndDotSig) {
   EXPECT_EQ(signature_tag(k_digest), "sha256-" + k_digest.hex() + ".sig");
-  const oci::Reference image = oci::parse_reference("127.0.0.1:5000/org/n@" + k_digest.str()).value();
+  const oci::Reference image =
+      oci::parse_reference("127.0.0.1:5000/org/n@" + k_digest.str()).value();
   const oci::Reference sig = signature_reference(image, k_digest);
   EXPECT_EQ(sig.str(), "127.0.0.1:5000/org/n:sha256-" + k_digest.hex() + ".sig");
 }

@@ -1,8 +1,7 @@
-#include "util/ecdsa_key.hpp"
-
+#include "support/file_io.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
-#include "support/file_io.hpp"
+#include "util/ecdsa_key.hpp"
 
 #include <gtest/gtest.h>
 
@@ -98,7 +97,8 @@ TEST(EcdsaKey, TheOpensslCommandLineReadsOurKeysAndWeRefuseItsP384) {
   const EcdsaPrivateKey key = fresh_key();
   test::write_file(dir / "k.key", key.pem(std::string("pw")).value_or_throw(), 0600);
   const test::CommandOutput derived = test::run_command(
-      {"/usr/bin/openssl", "pkey", "-in", dir / "k.key", "-passin", "env:PW", "-pubout"}, {{"PW", "pw"}});
+      {"/usr/bin/openssl", "pkey", "-in", dir / "k.key", "-passin", "env:PW", "-pubout"},
+      {{"PW", "pw"}});
   LUME_UNLOCK_REQUIRE(derived.exit_status != 127, "/usr/bin/openssl is not installed");
   ASSERT_EQ(derived.exit_status, 0) << derived.stderr_text;
   EXPECT_EQ(derived.stdout_text, key.public_key().pem());

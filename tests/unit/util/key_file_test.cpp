@@ -1,12 +1,12 @@
-#include "util/key_file.hpp"
-
 #include "support/file_io.hpp"
 #include "support/temp_dir.hpp"
+#include "util/key_file.hpp"
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <sys/stat.h>
+
+#include <cstdlib>
 
 namespace lume_unlock::util {
 namespace {
