@@ -1,9 +1,11 @@
 #include "cli/bake.hpp"
 
 #include "cli/create_setup.hpp"
+#include "cli/version.hpp"
 #include "lume/vm_name.hpp"
 #include "oci/reference.hpp"
 #include "pipeline/bake.hpp"
+#include "util/key_file.hpp"
 
 #include <filesystem>
 #include <memory>
@@ -18,6 +20,7 @@ struct BakeCommandOptions {
   std::uint32_t chunk_size_mb = 0;
   int push_timeout_seconds = 3 * 60 * 60;
   bool dry_run = false;
+  std::string sign_key; ///< --sign-key, empty: unsigned
 };
 
 /// The build VM's default name: "<recipe file stem>-bake" ("tahoe-llm-bake").
@@ -36,6 +39,10 @@ nlohmann::json outcome_json(const pipeline::BakePipeline& bake,
     doc["immutable_tag"] = o.pushed->immutable_tag;
     doc["pushed_at"] = o.pushed->pushed_at;
     doc["disk_bytes_verified"] = o.pushed->disk_bytes_verified;
+  }
+  if (o.signature) {
+    doc["signature"] = {{"key", o.signature->key_fingerprint},
+                        {"reference", o.signature->signature.str()}};
   }
   if (o.baked) {
     doc["shim_files"] = recipe::to_json(*o.baked)["shim_files"];
@@ -59,6 +66,11 @@ void run_bake(const BakeCommandOptions& options, Context& context, int& exit_cod
                 "after the push",
                 "use REGISTRY/ORG/NAME:TAG, e.g. 127.0.0.1:5000/acme/tahoe-llm:1");
   }
+  // The key is read (and decrypted) first: a wrong passphrase must not cost a whole bake.
+  std::optional<util::EcdsaPrivateKey> sign_key;
+  if (!options.sign_key.empty()) {
+    sign_key = util::read_private_key_file(options.sign_key).value_or_throw();
+  }
   CreateSetup setup = options.setup;
   setup.vm = vm;
   const auto lock = context.lock_vm(vm, "bake", options.dry_run);
@@ -70,6 +82,8 @@ void run_bake(const BakeCommandOptions& options, Context& context, int& exit_cod
       bake_options.chunk_size_mb = options.chunk_size_mb;
     }
     bake_options.push_timeout = std::chrono::seconds(options.push_timeout_seconds);
+    bake_options.sign_key = sign_key;
+    bake_options.version = k_version;
     pipeline::BakePipeline bake(bake_options, use.services);
     pipeline::Plan plan = bake.plan();
     if (options.dry_run) {
@@ -94,6 +108,9 @@ void run_bake(const BakeCommandOptions& options, Context& context, int& exit_cod
     }
     if (!options.setup.bundle.empty()) {
       resume += " --bundle " + options.setup.bundle;
+    }
+    if (!options.sign_key.empty()) {
+      resume += " --sign-key " + options.sign_key;
     }
     plan.apply(use.renderer.callback(), resume, reports);
     if (context.json()) {
@@ -136,6 +153,13 @@ void register_bake(CLI::App& app, Context& context, int& exit_code) {
                    "Seconds to wait for the pushed image to appear in the registry")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--sign-key",
+                   options->sign_key,
+                   "Sign the pushed digest with this key (cosign layout; passphrase from "
+                   "LUME_UNLOCK_KEY_PASSPHRASE); the key is recorded with the bake")
+      ->type_name("FILE")
+      ->check(CLI::ExistingFile);
   command->add_flag("--dry-run", options->dry_run, "Print the plan; change nothing");
   add_create_setup_options(*command, options->setup);
   command->callback([options, &context, &exit_code] { run_bake(*options, context, exit_code); });

@@ -79,7 +79,8 @@ LocationKind location_kind(const std::string& location) {
 }
 
 Result<LocatedBundle> load_located_bundle(const BundleLocation& location,
-                                          oci::RegistryClient& registry) {
+                                          oci::RegistryClient& registry,
+                                          const std::vector<signing::TrustedKey>& trusted_keys) {
   const std::string named = "shim bundle '" + location.path + "' (from " + location.source + ")";
   if (location_kind(location.path) == LocationKind::reference) {
     auto ref = oci::parse_reference(location.path);
@@ -94,11 +95,19 @@ Result<LocatedBundle> load_located_bundle(const BundleLocation& location,
                    "pin it by digest: lume-unlock resolve " + location.path + " prints it; write " +
                        location.path + "@sha256:<hex>");
     }
+    std::optional<signing::VerifiedSignature> signature;
+    if (!trusted_keys.empty()) {
+      auto verified = signing::verify_image_signature(registry, ref.value(), trusted_keys);
+      if (!verified) {
+        return verified.error().with_context(named);
+      }
+      signature = verified.value();
+    }
     auto fetched = transfer::fetch_bundle(registry, ref.value());
     if (!fetched) {
       return fetched.error().with_context(location.source);
     }
-    return LocatedBundle{std::move(fetched.value().bundle), ref.value()};
+    return LocatedBundle{std::move(fetched.value().bundle), ref.value(), signature};
   }
   std::error_code ec;
   if (!std::filesystem::exists(location.path, ec)) {
@@ -112,7 +121,7 @@ Result<LocatedBundle> load_located_bundle(const BundleLocation& location,
                          is_archive_name(location.path)
                              ? bundle::load_bundle_archive(location.path, "", util::ExtractLimits{})
                              : bundle::load_bundle_directory(location.path));
-  return LocatedBundle{std::move(loaded), std::nullopt};
+  return LocatedBundle{std::move(loaded), std::nullopt, std::nullopt};
 }
 
 } // namespace lume_unlock::cli

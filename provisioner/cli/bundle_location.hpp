@@ -3,6 +3,7 @@
 #include "bundle/loader.hpp"
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"
+#include "signing/signature_verifier.hpp"
 
 #include <optional>
 #include <string>
@@ -39,13 +40,20 @@ LocationKind location_kind(const std::string& location);
 struct LocatedBundle {
   bundle::LoadedBundle bundle;
   std::optional<oci::Reference> artifact; ///< pinned by digest; absent for local bundles
+  /// The signature that vouched for `artifact`, when trusted keys were given.
+  std::optional<signing::VerifiedSignature> signature;
 };
 
 /// Loads and verifies the bundle at `location`: a directory; an archive extracted safely into a
 /// temporary directory that lives as long as the returned bundle; or a registry reference,
 /// fetched by digest through `registry` (transfer::fetch_bundle). A reference without a digest
-/// is a usage error whose hint says how to pin it. Errors name the location's source.
-Result<LocatedBundle> load_located_bundle(const BundleLocation& location,
-                                          oci::RegistryClient& registry);
+/// is a usage error whose hint says how to pin it. Errors name the location's source. With
+/// `trusted_keys` (a recipe's trust: block), a registry bundle must carry a cosign signature by
+/// one of them, checked before a byte of it is fetched (exit 6 otherwise); local bundles are the
+/// user's own files and are not checked.
+Result<LocatedBundle>
+load_located_bundle(const BundleLocation& location,
+                    oci::RegistryClient& registry,
+                    const std::vector<signing::TrustedKey>& trusted_keys = {});
 
 } // namespace lume_unlock::cli

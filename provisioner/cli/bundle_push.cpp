@@ -1,11 +1,15 @@
 #include "cli/bundle_push.hpp"
 
 #include "cli/registry_options.hpp"
+#include "cli/version.hpp"
 #include "oci/media_types.hpp"
 #include "oci/reference.hpp"
+#include "signing/image_signer.hpp"
 #include "transfer/bundle_publish.hpp"
+#include "util/key_file.hpp"
 
 #include <memory>
+#include <optional>
 
 namespace lume_unlock::cli {
 
@@ -14,28 +18,52 @@ namespace {
 struct BundlePushOptions {
   std::string archive;
   std::string reference;
+  std::string sign_key; ///< --sign-key, empty: unsigned
   RegistryFlags registry;
 };
 
 void run_bundle_push(const BundlePushOptions& options, Context& context) {
   oci::Reference ref = oci::parse_reference(options.reference).value_or_throw();
+  // The key is read (and decrypted) before anything is pushed: a wrong passphrase costs nothing.
+  std::optional<util::EcdsaPrivateKey> key;
+  if (!options.sign_key.empty()) {
+    key = util::read_private_key_file(options.sign_key).value_or_throw();
+  }
   oci::RegistryClient client(registry_client_options(options.registry));
   context.debug("pushing " + options.archive + " to " + client.base_url(ref.registry));
   transfer::PublishedBundle published =
       transfer::publish_bundle(client, options.archive, ref).value_or_throw();
   // Tag and digest together: readable, and the digest is what counts.
   const std::string pinned = ref.str() + "@" + published.digest.str();
+  std::optional<signing::SignOutcome> signature;
+  if (key) {
+    signature = signing::sign_image(client,
+                                    ref.pinned(published.digest),
+                                    *key,
+                                    {{"lume-unlock", k_version},
+                                     {"shim_bundle_version", published.version},
+                                     {"shim_bundle_digest", published.digest.str()}})
+                    .value_or_throw();
+  }
   if (context.json()) {
+    nlohmann::json signed_by = nullptr;
+    if (signature) {
+      signed_by = {{"key", signature->key_fingerprint}, {"signature", signature->signature.str()}};
+    }
     context.print_json({{"reference", ref.str()},
                         {"digest", published.digest.str()},
                         {"pinned", pinned},
                         {"version", published.version},
                         {"artifact_type", oci::media_type::shim_bundle},
                         {"config", oci::to_json(*published.manifest.config)},
-                        {"layer", oci::to_json(published.manifest.layers.front())}});
+                        {"layer", oci::to_json(published.manifest.layers.front())},
+                        {"signed", signed_by}});
     return;
   }
   context.note("published shim bundle " + published.version + " as " + ref.str());
+  if (signature) {
+    context.note("signed with " + signature->key_fingerprint + ": " + signature->signature.str());
+  }
   context.out << pinned << '\n';
 }
 
@@ -65,6 +93,13 @@ void register_bundle_push(CLI::App& app, Context& context, int& exit_code) {
       ->required()
       ->check(CLI::ExistingFile);
   command->add_option("REF", options->reference, "[registry/]repository:tag")->required();
+  command
+      ->add_option("--sign-key",
+                   options->sign_key,
+                   "Sign the pushed artifact with this key (cosign layout; passphrase from "
+                   "LUME_UNLOCK_KEY_PASSPHRASE)")
+      ->type_name("FILE")
+      ->check(CLI::ExistingFile);
   add_registry_flags(*command, options->registry);
   command->callback([options, &context, &exit_code] {
     run_bundle_push(*options, context);

@@ -9,13 +9,16 @@
 #include "cli/doctor.hpp"
 #include "cli/exec.hpp"
 #include "cli/inspect_log.hpp"
+#include "cli/key.hpp"
 #include "cli/lock.hpp"
 #include "cli/pull.hpp"
 #include "cli/remove.hpp"
 #include "cli/resolve.hpp"
+#include "cli/sign.hpp"
 #include "cli/ssh.hpp"
 #include "cli/status.hpp"
 #include "cli/verify.hpp"
+#include "cli/verify_signature.hpp"
 
 namespace lume_unlock::cli {
 
@@ -37,6 +40,9 @@ void register_commands(CLI::App& app, Context& context, int& exit_code) {
   register_doctor(app, context, exit_code);
   register_inspect_log(app, context, exit_code);
   register_bundle_push(app, context, exit_code);
+  register_key(app, context, exit_code);
+  register_sign(app, context, exit_code);
+  register_verify_signature(app, context, exit_code);
   register_completions(app, context); // hidden: generates shell completion from this list
 }
 

@@ -5,6 +5,7 @@
 #include "cli/vm_guest.hpp"
 #include "lume/vm_name.hpp"
 #include "recipe/recipe.hpp"
+#include "recipe/trust.hpp"
 
 #include <cstdlib>
 #include <map>
@@ -57,8 +58,14 @@ void with_create_services(const CreateSetup& setup,
   const BundleLocation choice =
       locate_bundle(setup.bundle.empty() ? std::nullopt : std::optional<std::string>(setup.bundle),
                     recipe ? recipe->shim.bundle : std::nullopt);
+  // The recipe's trust: keys, read before anything is fetched: the bundle and the image must
+  // both carry a signature by one of them.
+  const std::vector<signing::TrustedKey> trusted_keys =
+      recipe ? recipe::load_trusted_keys(*recipe).value_or_throw()
+             : std::vector<signing::TrustedKey>{};
   oci::RegistryClient registry(registry_client_options(setup.registry));
-  const LocatedBundle located = load_located_bundle(choice, registry).value_or_throw();
+  const LocatedBundle located =
+      load_located_bundle(choice, registry, trusted_keys).value_or_throw();
   const bundle::LoadedBundle& bundle = located.bundle;
   context.debug("shim bundle " + bundle.manifest().version + " from " + choice.source + ": " +
                 choice.path);
@@ -81,6 +88,10 @@ void with_create_services(const CreateSetup& setup,
   create.state_dir = context.global.state_dir;
   create.bundle_source = choice.source;
   create.bundle_artifact = located.artifact;
+  create.trusted_keys = trusted_keys;
+  if (located.signature) {
+    create.bundle_signed_by = located.signature->key_fingerprint;
+  }
   create.probe_extra_env = test_probe_env();
   create.ssh_wait = std::chrono::seconds(setup.ssh_wait_seconds);
 

@@ -9,6 +9,9 @@
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"
 #include "pipeline/pull.hpp"
+#include "recipe/recipe.hpp"
+#include "recipe/trust.hpp"
+#include "signing/signature_verifier.hpp"
 
 #include <chrono>
 #include <memory>
@@ -20,6 +23,7 @@ namespace {
 struct PullCommandOptions {
   std::string reference;
   std::string vm;
+  std::string recipe; ///< --recipe: only its trust: block is used
   bool dry_run = false;
   bool verify = false;
   int boot_timeout_seconds = 600;
@@ -98,6 +102,10 @@ int run_pull(const PullCommandOptions& options, Context& context) {
   pull.state_dir = context.global.state_dir;
   pull.boot_timeout = std::chrono::seconds(options.boot_timeout_seconds);
   pull.ssh_wait = std::chrono::seconds(options.ssh_wait_seconds);
+  if (!options.recipe.empty()) {
+    const recipe::Recipe loaded = recipe::load_recipe(options.recipe).value_or_throw();
+    pull.trusted_keys = recipe::load_trusted_keys(loaded).value_or_throw();
+  }
   oci::RegistryClient registry(registry_client_options(options.registry));
   lume::ClientOptions lume_options;
   lume_options.base_url = context.global.lume_url;
@@ -124,6 +132,11 @@ int run_pull(const PullCommandOptions& options, Context& context) {
                         {"lume_manifest_digest", image.lume_manifest_digest},
                         {"changed", image.changed},
                         {"provenance", pulled.record_path}};
+  if (image.signature) {
+    doc["signature"] = signing::to_json(*image.signature);
+    context.note("signature verified: " + image.digest.str() + " signed by " +
+                 image.signature->key_fingerprint + " (" + image.signature->key_source + ")");
+  }
   if (!context.json()) {
     context.note(image.changed ? "pulled " + image.reference + " into VM '" + options.vm + "'"
                                : "VM '" + options.vm + "' already holds " + image.digest.str() +
@@ -157,6 +170,13 @@ void register_pull(CLI::App& app, Context& context, int& exit_code) {
       "ghcr.io/trycua/macos-tahoe-cua:latest demo");
   command->add_option("REF", options->reference, "image reference")->required();
   command->add_option("NAME", options->vm, "local VM name ([A-Za-z0-9._-])")->required();
+  command
+      ->add_option("--recipe",
+                   options->recipe,
+                   "Recipe whose trust: keys must have signed REF's digest (exit 6 otherwise, "
+                   "before Lume pulls anything)")
+      ->type_name("FILE")
+      ->check(CLI::ExistingFile);
   command->add_flag(
       "--dry-run", options->dry_run, "resolve and show what would happen; change nothing");
   command->add_flag("--verify",

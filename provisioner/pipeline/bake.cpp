@@ -2,7 +2,9 @@
 
 #include "lume/vm_power.hpp"
 #include "provenance/provenance.hpp"
+#include "signing/image_signer.hpp"
 #include "util/atomic_file.hpp"
+#include "util/sha256.hpp"
 
 #include <filesystem>
 
@@ -74,6 +76,14 @@ Plan BakePipeline::plan() {
             false,
             target_observed,
             [this] { return step_push(); }});
+  if (m_options.sign_key) {
+    plan.add({"sign",
+              "sign the pushed digest with " + m_options.sign_key->public_key().fingerprint() +
+                  " (cosign layout: tag sha256-<hex>.sig)",
+              false,
+              "",
+              [this] { return step_sign(); }});
+  }
   plan.add({"record",
             "record the digest in " + recipe::lock_path_for(m_options.create.recipe->path) +
                 " and the host state",
@@ -104,6 +114,27 @@ StepResult BakePipeline::step_push() {
   return {true, "pushed " + pushed.pinned + " (also tagged " + pushed.immutable_tag + ")"};
 }
 
+StepResult BakePipeline::step_sign() {
+  const transfer::PushedImage& pushed = *m_outcome.pushed;
+  nlohmann::json summary = {{"lume-unlock", m_options.version},
+                            {"recipe_sha256", m_create.recipe().sha256}};
+  if (m_options.create.bundle_artifact && m_options.create.bundle_artifact->digest) {
+    summary["shim_bundle_digest"] = m_options.create.bundle_artifact->digest->str();
+  } else {
+    // A local bundle: the SHA-256 of its bundle.json pins every file (as --version shows it).
+    auto hex = util::sha256_file_hex(m_services.bundle.root() + "/bundle.json");
+    if (hex) {
+      summary["shim_bundle_digest"] = "sha256:" + hex.value();
+    }
+  }
+  const oci::Reference pinned = pushed.reference.pinned(pushed.digest);
+  m_outcome.signature =
+      signing::sign_image(m_services.registry, pinned, *m_options.sign_key, summary)
+          .value_or_throw();
+  return {!m_outcome.signature->already_signed,
+          "signed " + pinned.str() + " with " + m_outcome.signature->key_fingerprint};
+}
+
 StepResult BakePipeline::step_record() {
   const transfer::PushedImage& pushed = *m_outcome.pushed;
   const CreateOutcome& created = m_create.outcome();
@@ -115,6 +146,9 @@ StepResult BakePipeline::step_record() {
   baked.pinned = pushed.pinned;
   baked.pushed_at = pushed.pushed_at;
   baked.recipe_sha256 = m_create.recipe().sha256;
+  if (m_outcome.signature) {
+    baked.signed_by = m_outcome.signature->key_fingerprint;
+  }
   if (created.record && created.record->shim && created.record->shim->files) {
     for (const auto& file : *created.record->shim->files) {
       baked.shim_files.push_back({file.path, file.sha256});
@@ -127,6 +161,9 @@ StepResult BakePipeline::step_record() {
     pin.field = "source.image";
     pin.reference = *m_create.recipe().source.image;
     pin.digest = created.image->digest.str();
+    if (created.image->signature) {
+      pin.signed_by = created.image->signature->key_fingerprint;
+    }
     pin.pinned = oci::parse_reference(created.image->reference)
                      .value_or_throw()
                      .pinned(created.image->digest)

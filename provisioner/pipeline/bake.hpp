@@ -3,7 +3,9 @@
 #include "pipeline/create.hpp"
 #include "pipeline/plan.hpp"
 #include "recipe/lock_file.hpp"
+#include "signing/image_signer.hpp"
 #include "transfer/image_push.hpp"
+#include "util/ecdsa_key.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -20,13 +22,18 @@ struct BakeOptions {
   std::chrono::milliseconds push_timeout{std::chrono::hours(3)};
   std::chrono::milliseconds stop_timeout{std::chrono::minutes(5)};
   std::chrono::milliseconds push_poll_interval{std::chrono::seconds(2)};
+  /// --sign-key, read before anything runs: the pushed digest is signed in cosign's layout
+  /// (step "sign") and the key recorded with the bake.
+  std::optional<util::EcdsaPrivateKey> sign_key;
+  std::string version; ///< lume-unlock's version, for the signature's provenance summary
 };
 
 struct BakeOutcome {
   std::optional<transfer::PushedImage> pushed;
-  std::optional<recipe::BakedImage> baked; ///< as recorded
-  std::string lock_path;                   ///< the recipe's lock file, updated
-  std::string host_record_path;            ///< <state>/vms/<vm>/bake.json
+  std::optional<recipe::BakedImage> baked;       ///< as recorded
+  std::optional<signing::SignOutcome> signature; ///< with a sign key
+  std::string lock_path;                         ///< the recipe's lock file, updated
+  std::string host_record_path;                  ///< <state>/vms/<vm>/bake.json
 };
 
 /// `bake` as an explicit plan: every step of `create` (the last of which writes the provenance
@@ -46,6 +53,7 @@ public:
 private:
   StepResult step_stop();
   StepResult step_push();
+  StepResult step_sign();
   StepResult step_record();
 
   BakeOptions m_options;

@@ -282,7 +282,8 @@ lume::VmDetails CreatePipeline::current_details() {
 
 StepResult CreatePipeline::step_image() {
   transfer::ImagePullRequest request{
-      m_reference, m_options.vm, std::chrono::hours(6), m_services.progress};
+      m_reference, m_options.vm, std::chrono::hours(6), m_services.progress, {}};
+  request.trusted_keys = m_options.trusted_keys;
   transfer::PulledImage pulled =
       transfer::pull_image(m_services.lume, m_services.registry, request).value_or_throw();
   m_outcome.image = pulled;
@@ -467,6 +468,9 @@ provenance::Provenance build_provenance(const CreateOptions& options,
     if (!outcome.image->lume_manifest_digest.empty()) {
       image.lume_manifest_digest = outcome.image->lume_manifest_digest;
     }
+    if (outcome.image->signature) {
+      image.signed_by = outcome.image->signature->key_fingerprint;
+    }
     record.image = image;
   }
   provenance::HardwareInfo hardware;
@@ -495,6 +499,7 @@ provenance::Provenance build_provenance(const CreateOptions& options,
     if (options.bundle_artifact && options.bundle_artifact->digest) {
       shim.bundle_reference = options.bundle_artifact->str();
       shim.bundle_digest = options.bundle_artifact->digest->str();
+      shim.bundle_signed_by = options.bundle_signed_by;
     }
     shim.platform = installed.platform;
     shim.profile = provenance::ShimProfile{

@@ -15,6 +15,7 @@
 #include "pipeline/plan.hpp"
 #include "provenance/provenance.hpp"
 #include "recipe/recipe.hpp"
+#include "signing/signature_verifier.hpp"
 #include "transfer/image_pull.hpp"
 #include "util/progress.hpp"
 
@@ -49,6 +50,11 @@ struct CreateOptions {
   /// The registry artifact the bundle was fetched from (pinned by digest), for the record;
   /// absent for a bundle from a local directory or archive.
   std::optional<oci::Reference> bundle_artifact;
+  /// The recipe's trust: keys (recipe::load_trusted_keys): when any is given, the image step
+  /// refuses (exit 6) a digest none of them signed, before Lume pulls anything.
+  std::vector<signing::TrustedKey> trusted_keys;
+  /// The key that vouched for `bundle_artifact` (checked before it was fetched), for the record.
+  std::optional<std::string> bundle_signed_by;
   /// Extra environment for the unlocked probe run only. A test hook (LUME_UNLOCK_DISABLE=1 makes
   /// the probe step see an inert shim); empty in normal use.
   std::map<std::string, std::string> probe_extra_env;

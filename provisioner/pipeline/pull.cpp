@@ -29,7 +29,8 @@ provenance::HardwareInfo hardware_of(const lume::VmDetails& details) {
 /// The transfer of a pull: the registry image into VM `vm` through Lume.
 transfer::ImagePullRequest image_pull_request(const PullOptions& options,
                                               const PullServices& services) {
-  return {options.reference, options.vm, options.pull_timeout, services.progress};
+  return {
+      options.reference, options.vm, options.pull_timeout, services.progress, options.trusted_keys};
 }
 
 } // namespace
@@ -48,8 +49,11 @@ PullOutcome pull_vm(const PullOptions& options, PullServices& services) {
   provenance::Provenance pulled;
   pulled.vm = options.vm;
   pulled.lume_url = options.lume_url;
-  pulled.image =
-      provenance::ImageInfo{image.reference, image.digest.str(), image.lume_manifest_digest};
+  pulled.image = provenance::ImageInfo{
+      image.reference, image.digest.str(), image.lume_manifest_digest, std::nullopt};
+  if (image.signature) {
+    pulled.image->signed_by = image.signature->key_fingerprint;
+  }
   const lume::VmState state = services.lume.get(lume::VmRef{options.vm}).value_or_throw();
   if (const auto* details = std::get_if<lume::VmDetails>(&state)) {
     pulled.hardware = hardware_of(*details);

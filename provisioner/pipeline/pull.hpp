@@ -8,6 +8,7 @@
 #include "oci/registry_client.hpp"
 #include "pipeline/status.hpp"
 #include "provenance/provenance.hpp"
+#include "signing/signature_verifier.hpp"
 #include "transfer/image_pull.hpp"
 #include "util/progress.hpp"
 #include "util/result.hpp"
@@ -15,6 +16,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace lume_unlock::pipeline {
 
@@ -29,6 +31,8 @@ struct PullOptions {
   /// first SSH login is retried.
   std::chrono::milliseconds boot_timeout{std::chrono::minutes(10)};
   std::chrono::milliseconds ssh_wait{std::chrono::seconds(60)};
+  /// --recipe's trust: keys: the digest must carry a signature by one of them before Lume pulls.
+  std::vector<signing::TrustedKey> trusted_keys;
 };
 
 /// The collaborators a pull runs with (all outlive the calls).

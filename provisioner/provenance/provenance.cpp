@@ -127,6 +127,7 @@ json to_json(const Provenance& r) {
     put(image, "reference", r.image->reference);
     put(image, "digest", r.image->digest);
     put(image, "lume_manifest_digest", r.image->lume_manifest_digest);
+    put(image, "signed_by", r.image->signed_by);
     put_object(out, "image", image);
   }
   if (r.hardware) {
@@ -149,6 +150,7 @@ json to_json(const Provenance& r) {
     put(shim, "bundle_version", r.shim->bundle_version);
     put(shim, "bundle_reference", r.shim->bundle_reference);
     put(shim, "bundle_digest", r.shim->bundle_digest);
+    put(shim, "bundle_signed_by", r.shim->bundle_signed_by);
     put(shim, "platform", r.shim->platform);
     if (r.shim->profile) {
       json profile = json::object();
@@ -223,6 +225,7 @@ Result<Provenance> provenance_from_json(const json& in) {
     LUME_UNLOCK_TRY(read(*image.value(), "digest", "image.", info.digest));
     LUME_UNLOCK_TRY(
         read(*image.value(), "lume_manifest_digest", "image.", info.lume_manifest_digest));
+    LUME_UNLOCK_TRY(read(*image.value(), "signed_by", "image.", info.signed_by));
     r.image = info;
   }
   auto hardware = sub_object(in, "hardware", "");
@@ -252,6 +255,7 @@ Result<Provenance> provenance_from_json(const json& in) {
     LUME_UNLOCK_TRY(read(s, "bundle_version", "shim.", info.bundle_version));
     LUME_UNLOCK_TRY(read(s, "bundle_reference", "shim.", info.bundle_reference));
     LUME_UNLOCK_TRY(read(s, "bundle_digest", "shim.", info.bundle_digest));
+    LUME_UNLOCK_TRY(read(s, "bundle_signed_by", "shim.", info.bundle_signed_by));
     LUME_UNLOCK_TRY(read(s, "platform", "shim.", info.platform));
     auto profile = sub_object(s, "profile", "shim.");
     LUME_UNLOCK_TRY(profile);

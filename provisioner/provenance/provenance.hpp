@@ -18,6 +18,9 @@ struct ImageInfo {
   std::optional<std::string> reference;
   std::optional<std::string> digest;               ///< the digest we resolved and verified
   std::optional<std::string> lume_manifest_digest; ///< what Lume wrote to .manifest-digest
+  /// "sha256:<hex>" of the public key (DER) whose cosign signature vouched for `digest` before
+  /// the pull; absent when the recipe demanded no signature (and in records made before).
+  std::optional<std::string> signed_by;
 };
 
 struct HardwareInfo {
@@ -52,6 +55,8 @@ struct ShimInfo {
   /// manifest digest; absent for a bundle from a local directory or archive.
   std::optional<std::string> bundle_reference;
   std::optional<std::string> bundle_digest;
+  /// The public key that vouched for the bundle artifact (as ImageInfo::signed_by).
+  std::optional<std::string> bundle_signed_by;
 };
 
 /// Where an enablement entry came from: the recipe of a `create`, or an `allow add`.

@@ -36,12 +36,16 @@ nlohmann::json to_json(const BakedImage& baked) {
   for (const auto& f : baked.shim_files) {
     files.push_back({{"path", f.path}, {"sha256", f.sha256}});
   }
-  return {{"reference", baked.reference},
-          {"digest", baked.digest},
-          {"pinned", baked.pinned},
-          {"pushed_at", baked.pushed_at},
-          {"recipe_sha256", baked.recipe_sha256},
-          {"shim_files", files}};
+  nlohmann::json out = {{"reference", baked.reference},
+                        {"digest", baked.digest},
+                        {"pinned", baked.pinned},
+                        {"pushed_at", baked.pushed_at},
+                        {"recipe_sha256", baked.recipe_sha256},
+                        {"shim_files", files}};
+  if (baked.signed_by) {
+    out["signed_by"] = *baked.signed_by;
+  }
+  return out;
 }
 
 Result<BakedImage>
@@ -81,6 +85,12 @@ parse_baked_image(const nlohmann::json& entry, const std::string& at, const std:
     }
     baked.shim_files.push_back({file_path, sha});
   }
+  if (auto key = entry.find("signed_by"); key != entry.end()) {
+    if (!key->is_string() || !is_digest(key->get<std::string>())) {
+      return invalid(path, "'" + at + "signed_by' must be 'sha256:' and 64 lower-case hex");
+    }
+    baked.signed_by = key->get<std::string>();
+  }
   return baked;
 }
 
@@ -106,6 +116,9 @@ nlohmann::json to_json(const LockFile& lock) {
         {"field", r.field}, {"reference", r.reference}, {"digest", r.digest}, {"pinned", r.pinned}};
     if (r.media_type) {
       entry["media_type"] = *r.media_type;
+    }
+    if (r.signed_by) {
+      entry["signed_by"] = *r.signed_by;
     }
     out["references"].push_back(entry);
   }
@@ -164,6 +177,12 @@ Result<LockFile> parse_lock_file(std::string_view text, const std::string& path)
     }
     if (auto mt = entry.find("media_type"); mt != entry.end() && mt->is_string()) {
       r.media_type = mt->get<std::string>();
+    }
+    if (auto key = entry.find("signed_by"); key != entry.end()) {
+      if (!key->is_string() || !is_digest(key->get<std::string>())) {
+        return invalid(path, "'" + at + "signed_by' must be 'sha256:' and 64 lower-case hex");
+      }
+      r.signed_by = key->get<std::string>();
     }
     lock.references.push_back(r);
   }

@@ -22,10 +22,13 @@ struct LockedReference {
   std::string digest;    ///< "sha256:..."
   std::string pinned;    ///< canonical "registry/repository@sha256:..."
   std::optional<std::string> media_type;
+  /// "sha256:<hex>" of the public key (DER) whose cosign signature vouched for `digest` (the
+  /// recipe's trust: block); absent when none was checked, and in locks made before.
+  std::optional<std::string> signed_by;
 
   friend bool operator==(const LockedReference& a, const LockedReference& b) {
     return a.field == b.field && a.reference == b.reference && a.digest == b.digest &&
-           a.pinned == b.pinned && a.media_type == b.media_type;
+           a.pinned == b.pinned && a.media_type == b.media_type && a.signed_by == b.signed_by;
   }
 };
 
@@ -49,11 +52,14 @@ struct BakedImage {
   std::string pushed_at;     ///< RFC 3339
   std::string recipe_sha256; ///< the recipe bytes it was baked from
   std::vector<BakedFile> shim_files;
+  /// The public key (as LockedReference::signed_by) that signed the pushed digest with
+  /// `bake --sign-key`; absent for unsigned bakes and in locks made before.
+  std::optional<std::string> signed_by;
 
   friend bool operator==(const BakedImage& a, const BakedImage& b) {
     return a.reference == b.reference && a.digest == b.digest && a.pinned == b.pinned &&
            a.pushed_at == b.pushed_at && a.recipe_sha256 == b.recipe_sha256 &&
-           a.shim_files == b.shim_files;
+           a.shim_files == b.shim_files && a.signed_by == b.signed_by;
   }
 };
 

@@ -251,6 +251,25 @@ Result<Recipe> parse_recipe(std::string_view text, const std::string& source_nam
                      }},
                     {"bundle", [&](auto& v, auto& g) { recipe.shim.bundle = p.string(v, g); }}});
              }},
+            {"trust",
+             [&](const YAML::Node& n, const std::string& f) {
+               p.mapping(n, f, {{"keys", [&](const YAML::Node& kn, const std::string& kf) {
+                                   if (!kn.IsSequence() || kn.size() == 0) {
+                                     p.fail(kn,
+                                            kf,
+                                            "must be a non-empty list of public keys",
+                                            "each entry: a .pub path relative to the recipe, or "
+                                            "an inline -----BEGIN PUBLIC KEY----- block");
+                                   }
+                                   for (std::size_t i = 0; i < kn.size(); ++i) {
+                                     recipe.trust.keys.push_back(
+                                         p.string(kn[i], kf + "[" + std::to_string(i) + "]"));
+                                   }
+                                 }}});
+               if (!recipe.trust.required()) {
+                 p.fail(n, f, "needs 'keys'", "trust: {keys: [signing.pub]}");
+               }
+             }},
             {"enablement",
              [&](const YAML::Node& n, const std::string& f) {
                if (!n.IsSequence()) {

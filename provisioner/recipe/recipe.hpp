@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace lume_unlock::recipe {
 
@@ -36,6 +37,14 @@ struct ShimSpec {
   std::optional<std::string> bundle;
 };
 
+/// Who may vouch for the image and the shim bundle (recipe `trust:`). Each entry of `keys` is a
+/// public key PEM written inline, or the path of a PEM file relative to the recipe's directory.
+/// When any key is listed, create, pull and the bundle fetch refuse what none of them signed.
+struct TrustSpec {
+  std::vector<std::string> keys;
+  bool required() const { return !keys.empty(); }
+};
+
 /// An image recipe (image-recipes/README.md documents every field).
 struct Recipe {
   std::string path;   ///< as given by the user
@@ -45,6 +54,7 @@ struct Recipe {
   GuestSpec guest;
   ShimSpec shim;
   enablement::EnablementList enablement;
+  TrustSpec trust;
 };
 
 /// The most memory a VM may be given: 512 GiB, the most any Apple silicon Mac has (Mac Studio,

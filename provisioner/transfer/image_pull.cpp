@@ -125,7 +125,15 @@ pull_image(lume::LumeApi& lume, oci::RegistryClient& registry, const ImagePullRe
     return *plan.conflict;
   }
   PulledImage result{
-      plan.reference, plan.digest, plan.vm_manifest_digest.value_or(""), !plan.in_place};
+      plan.reference, plan.digest, plan.vm_manifest_digest.value_or(""), !plan.in_place, {}};
+  if (!request.trusted_keys.empty()) {
+    // Before Lume is asked for anything, and even when the VM holds the digest already: a
+    // recipe that demands a signature never accepts an unsigned image.
+    LUME_UNLOCK_TRY_ASSIGN(result.signature,
+                           signing::verify_image_signature(registry,
+                                                           request.reference.pinned(plan.digest),
+                                                           request.trusted_keys));
+  }
   if (plan.in_place) {
     return result;
   }

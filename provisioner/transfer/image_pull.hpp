@@ -3,11 +3,13 @@
 #include "lume/api.hpp"
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"
+#include "signing/signature_verifier.hpp"
 #include "util/progress.hpp"
 
 #include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace lume_unlock::transfer {
 
@@ -17,6 +19,10 @@ struct ImagePullRequest {
   std::string vm;           ///< local VM name
   std::chrono::milliseconds timeout{std::chrono::hours(6)};
   util::ProgressCallback progress;
+  /// The recipe's trust: keys. When any is given, the resolved digest must carry a cosign
+  /// signature by one of them (signing::verify_image_signature) before Lume is asked for
+  /// anything: a refusal (exit 6) leaves no VM and pulls no byte.
+  std::vector<signing::TrustedKey> trusted_keys;
 };
 
 struct PulledImage {
@@ -24,6 +30,8 @@ struct PulledImage {
   oci::Digest digest;               ///< the verified manifest digest we resolved
   std::string lume_manifest_digest; ///< what Lume wrote to the VM's .manifest-digest
   bool changed = true;              ///< false: the VM already held exactly this digest
+  /// The signature that vouched for the digest, when trusted keys were given.
+  std::optional<signing::VerifiedSignature> signature;
 };
 
 /// True for Lume's sticky "Pull failed for '<name>': …" answer (lume-api.md §3.3): an earlier

@@ -13,7 +13,7 @@ import sys
 FLOORS = [
     ["util"],
     ["oci", "guest", "enablement", "bundle", "macho", "verify"],
-    ["lume"],
+    ["lume", "signing"],
     ["provenance", "recipe"],
     ["apply", "transfer"],
     ["pipeline"],

@@ -108,7 +108,7 @@ protected:
   }
 
   ImagePullRequest request(const oci::Reference& r) {
-    ImagePullRequest q{r, "demo", 10s, {}};
+    ImagePullRequest q{r, "demo", 10s, {}, {}};
     q.progress = [this](const util::ProgressEvent& e) { m_events.push_back(e); };
     return q;
   }

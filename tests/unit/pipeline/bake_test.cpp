@@ -22,6 +22,7 @@ recipe::LockedReference pin(char fill) {
           "r/o/src:latest",
           "sha256:" + std::string(64, fill),
           "r/o/src@sha256:" + std::string(64, fill),
+          std::nullopt,
           std::nullopt};
 }
 

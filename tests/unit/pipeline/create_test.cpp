@@ -42,8 +42,11 @@ TEST(CreateProvenance, AMacGuestWithEverythingKnownFillsEveryKey) {
   recipe::Recipe recipe;
   recipe.sha256 = std::string(64, 'e');
   CreateOutcome outcome;
-  outcome.image = transfer::PulledImage{
-      "ghcr.io/a/b:latest", oci::Digest::of_bytes("m"), oci::Digest::of_bytes("m").str(), true};
+  outcome.image = transfer::PulledImage{"ghcr.io/a/b:latest",
+                                        oci::Digest::of_bytes("m"),
+                                        oci::Digest::of_bytes("m").str(),
+                                        true,
+                                        std::nullopt};
   apply::ShimInstallReport shim;
   shim.installed.bundle_version = "0.1.0";
   shim.installed.platform = "darwin-arm64";

@@ -15,7 +15,8 @@ Provenance full_record() {
   r.lume_url = "http://127.0.0.1:7777";
   r.image = ImageInfo{"ghcr.io/trycua/macos-tahoe-cua:latest",
                       "sha256:" + std::string(64, 'a'),
-                      "sha256:" + std::string(64, 'a')};
+                      "sha256:" + std::string(64, 'a'),
+                      "sha256:" + std::string(64, 'f')};
   r.hardware = HardwareInfo{8, 17179869184ull, 85899345920ull};
   r.guest = GuestInfo{"macOS", "26.5.2", "25F84", "arm64"};
   r.shim = ShimInfo{
@@ -26,7 +27,8 @@ Provenance full_record() {
           {"/Users/lume/Library/Application Support/LumeUnlock/shim/x/liblume-unlock-shim.dylib",
            std::string(64, 'b')}},
       "ghcr.io/acme/lume-unlock-shim@sha256:" + std::string(64, 'e'),
-      "sha256:" + std::string(64, 'e')};
+      "sha256:" + std::string(64, 'e'),
+      "sha256:" + std::string(64, 'f')};
   r.enablement = std::vector<EnablementRecord>{{"llama-server",
                                                 "/opt/llama.cpp/bin/llama-server",
                                                 true,
@@ -70,7 +72,8 @@ TEST(Provenance, FullRecordHasExactlyTheDesignKeys) {
                                       "updated_at",
                                       "vm"}));
   EXPECT_EQ(json["schema"], "lume-unlock/provenance/v1");
-  EXPECT_EQ(json["image"].size(), 3u);
+  EXPECT_EQ(json["image"].size(), 4u);
+  EXPECT_EQ(json["image"]["signed_by"], "sha256:" + std::string(64, 'f'));
   EXPECT_EQ(json["hardware"]["memory_bytes"], 17179869184ull);
   EXPECT_EQ(json["shim"]["profile"],
             (nlohmann::json{{"apple_family_max", 1009}, {"max_threadgroup_memory", 65536}}));
@@ -78,6 +81,7 @@ TEST(Provenance, FullRecordHasExactlyTheDesignKeys) {
   EXPECT_EQ(json["shim"]["bundle_reference"],
             "ghcr.io/acme/lume-unlock-shim@sha256:" + std::string(64, 'e'));
   EXPECT_EQ(json["shim"]["bundle_digest"], "sha256:" + std::string(64, 'e'));
+  EXPECT_EQ(json["shim"]["bundle_signed_by"], "sha256:" + std::string(64, 'f'));
   EXPECT_EQ(json["enablement"][0],
             (nlohmann::json{{"name", "llama-server"},
                             {"program", "/opt/llama.cpp/bin/llama-server"},

@@ -16,7 +16,8 @@ LockFile sample() {
                              "ghcr.io/trycua/macos-tahoe-cua:latest",
                              "sha256:" + std::string(64, 'e'),
                              "ghcr.io/trycua/macos-tahoe-cua@sha256:" + std::string(64, 'e'),
-                             std::string("application/vnd.oci.image.manifest.v1+json")});
+                             std::string("application/vnd.oci.image.manifest.v1+json"),
+                             "sha256:" + std::string(64, 'c')});
   lock.created_at = "2026-12-02T17:22:59Z";
   return lock;
 }

@@ -87,7 +87,11 @@ TEST(Recipe, RejectsBadInputWithFileLineAndColumn) {
       {"unknown top-level key",
        "source: {image: a.io/b/c:1}\nimages: []\n",
        "r.yaml:2:1: images: unknown key | hint: known keys here: source, vm, guest, shim, "
-       "enablement"},
+       "trust, enablement"},
+      {"empty trust keys",
+       "source: {image: a.io/b/c:1}\ntrust: {keys: []}\n",
+       "r.yaml:2:15: trust.keys: must be a non-empty list of public keys | hint: each entry: a "
+       ".pub path relative to the recipe, or an inline -----BEGIN PUBLIC KEY----- block"},
       {"vm not a mapping",
        "source: {image: a.io/b/c:1}\nvm: 8\n",
        "r.yaml:2:5: vm: must be a mapping of keys to values"},
@@ -139,6 +143,15 @@ TEST(Recipe, MissingFileIsBadUsage) {
   EXPECT_EQ(r.error().category(), ErrorCategory::usage);
   EXPECT_EQ(r.error().message(),
             "cannot read recipe '/nonexistent/recipe.yaml': No such file or directory");
+}
+
+TEST(Recipe, TrustKeysAreReadAsWritten) {
+  auto r = parse_recipe("source: {image: a.io/b/c:1}\ntrust:\n  keys: [keys/release.pub, b.pub]\n",
+                        "r.yaml");
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r.value().trust.keys, (std::vector<std::string>{"keys/release.pub", "b.pub"}));
+  EXPECT_TRUE(r.value().trust.required());
+  EXPECT_FALSE(parse_recipe("source: {image: a.io/b/c:1}\n", "r.yaml").value().trust.required());
 }
 
 } // namespace

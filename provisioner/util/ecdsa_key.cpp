@@ -1,0 +1,255 @@
+#include "util/ecdsa_key.hpp"
+
+#include "util/sha256.hpp"
+
+#include <openssl/bio.h>
+#include <openssl/core_names.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include <cstring>
+#include <vector>
+
+namespace lume_unlock::util {
+namespace {
+
+using KeyPtr = std::shared_ptr<EVP_PKEY>;
+
+KeyPtr own(EVP_PKEY* key) {
+  return KeyPtr(key, EVP_PKEY_free);
+}
+
+/// The oldest error OpenSSL queued, as text, and the queue emptied (so the next call starts clean).
+std::string openssl_reason() {
+  const unsigned long code = ERR_get_error();
+  ERR_clear_error();
+  if (code == 0) {
+    return "OpenSSL gave no reason";
+  }
+  char text[256];
+  ERR_error_string_n(code, text, sizeof text);
+  return text;
+}
+
+struct BioDeleter {
+  void operator()(BIO* bio) const { BIO_free(bio); }
+};
+using BioPtr = std::unique_ptr<BIO, BioDeleter>;
+
+BioPtr memory_bio(std::string_view bytes) {
+  return BioPtr(BIO_new_mem_buf(bytes.data(), static_cast<int>(bytes.size())));
+}
+
+std::string drain(BIO* bio) {
+  char* data = nullptr;
+  const long size = BIO_get_mem_data(bio, &data);
+  return std::string(data, static_cast<std::size_t>(size));
+}
+
+/// Only P-256 is accepted: the one scheme cosign's specification requires of every verifier.
+bool is_p256(EVP_PKEY* key) {
+  if (EVP_PKEY_is_a(key, "EC") != 1) {
+    return false;
+  }
+  char group[64] = {};
+  std::size_t length = 0;
+  if (EVP_PKEY_get_utf8_string_param(
+          key, OSSL_PKEY_PARAM_GROUP_NAME, group, sizeof group, &length) != 1) {
+    return false;
+  }
+  return std::strcmp(group, "prime256v1") == 0 || std::strcmp(group, "P-256") == 0;
+}
+
+Error not_p256(const std::string& source, const std::string& kind) {
+  return Error(ErrorCategory::usage,
+               kind + " " + source,
+               "is not an ECDSA P-256 key",
+               "create one with: lume-unlock key generate PREFIX");
+}
+
+struct PassphraseInput {
+  const std::optional<std::string>* passphrase;
+  bool asked = false;
+};
+
+int passphrase_callback(char* buffer, int size, int /*rwflag*/, void* user) {
+  auto* input = static_cast<PassphraseInput*>(user);
+  input->asked = true;
+  if (!input->passphrase->has_value()) {
+    return -1;
+  }
+  const std::string& text = **input->passphrase;
+  if (text.size() > static_cast<std::size_t>(size)) {
+    return -1;
+  }
+  std::memcpy(buffer, text.data(), text.size());
+  return static_cast<int>(text.size());
+}
+
+} // namespace
+
+Result<EcdsaPublicKey> EcdsaPublicKey::from_pem(std::string_view pem, const std::string& source) {
+  ERR_clear_error();
+  BioPtr bio = memory_bio(pem);
+  KeyPtr key = own(PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr));
+  if (!key) {
+    return Error(ErrorCategory::usage,
+                 "public key " + source,
+                 "is not a PEM public key (-----BEGIN PUBLIC KEY-----): " + openssl_reason(),
+                 "use the .pub file written by 'lume-unlock key generate' or cosign");
+  }
+  if (!is_p256(key.get())) {
+    return not_p256(source, "public key");
+  }
+  return EcdsaPublicKey(std::move(key));
+}
+
+std::string EcdsaPublicKey::pem() const {
+  BioPtr bio(BIO_new(BIO_s_mem()));
+  PEM_write_bio_PUBKEY(bio.get(), m_key.get());
+  return drain(bio.get());
+}
+
+std::string EcdsaPublicKey::der() const {
+  unsigned char* bytes = nullptr;
+  const int size = i2d_PUBKEY(m_key.get(), &bytes);
+  if (size <= 0) {
+    return {};
+  }
+  std::string out(reinterpret_cast<const char*>(bytes), static_cast<std::size_t>(size));
+  OPENSSL_free(bytes);
+  return out;
+}
+
+std::string EcdsaPublicKey::fingerprint() const {
+  return "sha256:" + sha256_hex(der());
+}
+
+bool EcdsaPublicKey::verify(std::string_view message, std::string_view der_signature) const {
+  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> context(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  const bool valid =
+      context &&
+      EVP_DigestVerifyInit(context.get(), nullptr, EVP_sha256(), nullptr, m_key.get()) == 1 &&
+      EVP_DigestVerify(context.get(),
+                       reinterpret_cast<const unsigned char*>(der_signature.data()),
+                       der_signature.size(),
+                       reinterpret_cast<const unsigned char*>(message.data()),
+                       message.size()) == 1;
+  ERR_clear_error();
+  return valid;
+}
+
+Result<EcdsaPrivateKey> EcdsaPrivateKey::generate() {
+  ERR_clear_error();
+  KeyPtr key = own(EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-256"));
+  if (!key) {
+    return Error(ErrorCategory::failure, "generating an ECDSA P-256 key", openssl_reason());
+  }
+  return EcdsaPrivateKey(std::move(key));
+}
+
+Result<EcdsaPrivateKey> EcdsaPrivateKey::from_pem(std::string_view pem,
+                                                  const std::optional<std::string>& passphrase,
+                                                  const std::string& source) {
+  ERR_clear_error();
+  const bool encrypted =
+      pem.find("-----BEGIN ENCRYPTED PRIVATE KEY-----") != std::string_view::npos;
+  if (pem.find("-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----") != std::string_view::npos ||
+      pem.find("-----BEGIN ENCRYPTED COSIGN PRIVATE KEY-----") != std::string_view::npos) {
+    return Error(ErrorCategory::usage,
+                 "private key " + source,
+                 "is in cosign's own encrypted format, which only cosign reads",
+                 "use a key from 'lume-unlock key generate', or export a PKCS#8 key from your "
+                 "KMS/HSM tooling");
+  }
+  if (encrypted && !passphrase.has_value()) {
+    return Error(ErrorCategory::usage,
+                 "private key " + source,
+                 "is encrypted and no passphrase was given",
+                 "set LUME_UNLOCK_KEY_PASSPHRASE in the environment");
+  }
+  BioPtr bio = memory_bio(pem);
+  PassphraseInput input{&passphrase};
+  KeyPtr key = own(PEM_read_bio_PrivateKey(bio.get(), nullptr, passphrase_callback, &input));
+  if (!key) {
+    const std::string reason = openssl_reason();
+    if (encrypted) {
+      return Error(ErrorCategory::usage,
+                   "private key " + source,
+                   "could not be decrypted: the passphrase is wrong (" + reason + ")",
+                   "check LUME_UNLOCK_KEY_PASSPHRASE");
+    }
+    return Error(ErrorCategory::usage,
+                 "private key " + source,
+                 "is not a PKCS#8 PEM private key: " + reason,
+                 "create one with: lume-unlock key generate PREFIX");
+  }
+  if (!is_p256(key.get())) {
+    return not_p256(source, "private key");
+  }
+  return EcdsaPrivateKey(std::move(key));
+}
+
+Result<std::string> EcdsaPrivateKey::pem(const std::optional<std::string>& passphrase) const {
+  ERR_clear_error();
+  BioPtr bio(BIO_new(BIO_s_mem()));
+  const EVP_CIPHER* cipher = passphrase ? EVP_aes_256_cbc() : nullptr;
+  // PEM_write_bio_PKCS8PrivateKey takes a non-const buffer; it only reads it.
+  std::vector<char> secret;
+  if (passphrase) {
+    secret.assign(passphrase->begin(), passphrase->end());
+  }
+  const int written =
+      PEM_write_bio_PKCS8PrivateKey(bio.get(),
+                                    m_key.get(),
+                                    cipher,
+                                    passphrase ? secret.data() : nullptr,
+                                    passphrase ? static_cast<int>(secret.size()) : 0,
+                                    nullptr,
+                                    nullptr);
+  OPENSSL_cleanse(secret.data(), secret.size());
+  if (written != 1) {
+    return Error(ErrorCategory::failure, "encoding the private key", openssl_reason());
+  }
+  return drain(bio.get());
+}
+
+EcdsaPublicKey EcdsaPrivateKey::public_key() const {
+  // The private EVP_PKEY also answers public-key operations; re-reading the DER gives an object
+  // that holds the public half only.
+  unsigned char* bytes = nullptr;
+  const int size = i2d_PUBKEY(m_key.get(), &bytes);
+  const unsigned char* cursor = bytes;
+  KeyPtr key = own(d2i_PUBKEY(nullptr, &cursor, size));
+  OPENSSL_free(bytes);
+  return EcdsaPublicKey(std::move(key));
+}
+
+Result<std::string> EcdsaPrivateKey::sign(std::string_view message) const {
+  ERR_clear_error();
+  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> context(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  std::size_t size = 0;
+  if (!context ||
+      EVP_DigestSignInit(context.get(), nullptr, EVP_sha256(), nullptr, m_key.get()) != 1 ||
+      EVP_DigestSign(context.get(),
+                     nullptr,
+                     &size,
+                     reinterpret_cast<const unsigned char*>(message.data()),
+                     message.size()) != 1) {
+    return Error(ErrorCategory::failure, "signing", openssl_reason());
+  }
+  std::string signature(size, '\0');
+  if (EVP_DigestSign(context.get(),
+                     reinterpret_cast<unsigned char*>(signature.data()),
+                     &size,
+                     reinterpret_cast<const unsigned char*>(message.data()),
+                     message.size()) != 1) {
+    return Error(ErrorCategory::failure, "signing", openssl_reason());
+  }
+  signature.resize(size);
+  return signature;
+}
+
+} // namespace lume_unlock::util
