@@ -63,7 +63,8 @@ void with_create_services(const CreateSetup& setup,
   const std::vector<signing::TrustedKey> trusted_keys =
       recipe ? recipe::load_trusted_keys(*recipe).value_or_throw()
              : std::vector<signing::TrustedKey>{};
-  oci::RegistryClient registry(registry_client_options(setup.registry));
+  oci::RegistryClient registry(
+      registry_client_options(setup.registry, recipe ? &*recipe : nullptr));
   const LocatedBundle located =
       load_located_bundle(choice, registry, trusted_keys).value_or_throw();
   const bundle::LoadedBundle& bundle = located.bundle;

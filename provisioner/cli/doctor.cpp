@@ -24,6 +24,7 @@ struct DoctorOptions {
 /// The bundle a create would use (--bundle, the recipe's shim.bundle, $LUME_UNLOCK_BUNDLE, the
 /// installed bundle, the build tree), loaded and verified the way create does it.
 Result<pipeline::DoctorBundle> load_bundle(const DoctorOptions& options,
+                                           const recipe::Recipe* recipe,
                                            const std::optional<std::string>& recipe_bundle) {
   const BundleLocation location = locate_bundle(options.bundle, recipe_bundle);
   std::optional<oci::RegistryClient> registry;
@@ -31,7 +32,7 @@ Result<pipeline::DoctorBundle> load_bundle(const DoctorOptions& options,
     // Credentials matter only for a bundle in a registry: a broken Docker config must not turn
     // the check of a local bundle into a failure, nor stop the other checks.
     registry.emplace(location_kind(location.path) == LocationKind::reference
-                         ? registry_client_options(options.registry)
+                         ? registry_client_options(options.registry, recipe)
                          : oci::RegistryClientOptions{});
   } catch (const Error& e) {
     return e;
@@ -71,9 +72,20 @@ int run_doctor(const DoctorOptions& options, Context& context) {
   doctor.lume_url = context.global.lume_url;
   doctor.state_dir = context.global.state_dir;
   doctor.recipe = options.recipe;
-  doctor.registry_options = [&] { return registry_client_options(options.registry); };
+  // The recipe's registry.ca, when it names one; an unreadable recipe is the recipe check's to
+  // report, not a reason to stop the registry check.
+  std::optional<recipe::Recipe> recipe;
+  if (options.recipe) {
+    if (auto loaded = recipe::load_recipe(*options.recipe); loaded.ok()) {
+      recipe = std::move(loaded).value();
+    }
+  }
+  const recipe::Recipe* recipe_in_use = recipe ? &*recipe : nullptr;
+  doctor.registry_options = [&] {
+    return registry_client_options(options.registry, recipe_in_use);
+  };
   doctor.load_bundle = [&](const std::optional<std::string>& recipe_bundle) {
-    return load_bundle(options, recipe_bundle);
+    return load_bundle(options, recipe_in_use, recipe_bundle);
   };
   const std::vector<pipeline::DoctorCheck> checks = pipeline::run_doctor(doctor);
   bool failed = false;

@@ -35,7 +35,7 @@ void run_lock(const LockOptions& options, Context& context) {
   lock.recipe_path = options.recipe_path;
   lock.recipe_sha256 = loaded.sha256;
   lock.created_at = provenance::rfc3339_now();
-  oci::RegistryClient client(registry_client_options(options.registry));
+  oci::RegistryClient client(registry_client_options(options.registry, &loaded));
   for (const auto& named : references) {
     auto ref = oci::parse_reference(named.reference);
     if (!ref) {

@@ -23,7 +23,7 @@ namespace {
 struct PullCommandOptions {
   std::string reference;
   std::string vm;
-  std::string recipe; ///< --recipe: only its trust: block is used
+  std::string recipe; ///< --recipe: only its trust: and registry: blocks are used
   bool dry_run = false;
   bool verify = false;
   int boot_timeout_seconds = 600;
@@ -102,11 +102,13 @@ int run_pull(const PullCommandOptions& options, Context& context) {
   pull.state_dir = context.global.state_dir;
   pull.boot_timeout = std::chrono::seconds(options.boot_timeout_seconds);
   pull.ssh_wait = std::chrono::seconds(options.ssh_wait_seconds);
+  std::optional<recipe::Recipe> loaded;
   if (!options.recipe.empty()) {
-    const recipe::Recipe loaded = recipe::load_recipe(options.recipe).value_or_throw();
-    pull.trusted_keys = recipe::load_trusted_keys(loaded).value_or_throw();
+    loaded = recipe::load_recipe(options.recipe).value_or_throw();
+    pull.trusted_keys = recipe::load_trusted_keys(*loaded).value_or_throw();
   }
-  oci::RegistryClient registry(registry_client_options(options.registry));
+  oci::RegistryClient registry(
+      registry_client_options(options.registry, loaded ? &*loaded : nullptr));
   lume::ClientOptions lume_options;
   lume_options.base_url = context.global.lume_url;
   lume::LumeClient lume(lume_options);

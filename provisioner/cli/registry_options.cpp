@@ -16,15 +16,19 @@ void add_registry_flags(CLI::App& command, RegistryFlags& flags) {
       .add_option("--registry-ca",
                   flags.ca_file,
                   "Trust registry certificates signed by the CAs in this PEM file instead of the "
-                  "system store (default: $SSL_CERT_FILE)")
+                  "system store (default: the recipe's registry.ca, else $SSL_CERT_FILE)")
       ->type_name("FILE")
       ->check(CLI::ExistingFile);
 }
 
-oci::RegistryClientOptions registry_client_options(const RegistryFlags& flags) {
+oci::RegistryClientOptions registry_client_options(const RegistryFlags& flags,
+                                                   const recipe::Recipe* recipe) {
   oci::RegistryClientOptions options;
   options.insecure_registries = flags.insecure_registries;
   options.ca_file = flags.ca_file;
+  if (options.ca_file.empty() && recipe != nullptr) {
+    options.ca_file = recipe::registry_ca_file(*recipe).value_or_throw().value_or("");
+  }
   if (const char* from_environment = std::getenv("SSL_CERT_FILE");
       options.ca_file.empty() && from_environment != nullptr) {
     options.ca_file = from_environment;

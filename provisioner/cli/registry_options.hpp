@@ -1,6 +1,7 @@
 #pragma once
 
 #include "oci/registry_client.hpp"
+#include "recipe/recipe.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -19,8 +20,10 @@ struct RegistryFlags {
 void add_registry_flags(CLI::App& command, RegistryFlags& flags);
 
 /// Client options from the flags, with credentials from the environment and Docker config; the
-/// CA file is --registry-ca, else SSL_CERT_FILE, else none (the system store). Throws Error
-/// when the Docker config is invalid.
-oci::RegistryClientOptions registry_client_options(const RegistryFlags& flags);
+/// CA file is --registry-ca, else the recipe's registry.ca (when a recipe is given), else
+/// SSL_CERT_FILE, else none (the system store). Throws Error when the Docker config is invalid
+/// or the recipe's CA file is missing.
+oci::RegistryClientOptions registry_client_options(const RegistryFlags& flags,
+                                                   const recipe::Recipe* recipe = nullptr);
 
 } // namespace lume_unlock::cli

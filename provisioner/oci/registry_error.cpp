@@ -82,7 +82,7 @@ Error transport_error(const std::string& what_failed,
     break;
   case util::TransportError::Kind::tls:
     hint = "the registry's TLS certificate did not verify; name the CA that signed it with "
-           "--registry-ca FILE or SSL_CERT_FILE";
+           "--registry-ca FILE, the recipe's registry.ca, or SSL_CERT_FILE";
     break;
   case util::TransportError::Kind::timeout:
     hint = "the registry did not answer in time; retry later";

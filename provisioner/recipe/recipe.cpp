@@ -8,6 +8,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <filesystem>
 #include <functional>
 #include <regex>
 #include <vector>
@@ -270,6 +271,11 @@ Result<Recipe> parse_recipe(std::string_view text, const std::string& source_nam
                  p.fail(n, f, "needs 'keys'", "trust: {keys: [signing.pub]}");
                }
              }},
+            {"registry",
+             [&](const YAML::Node& n, const std::string& f) {
+               p.mapping(
+                   n, f, {{"ca", [&](auto& v, auto& g) { recipe.registry.ca = p.string(v, g); }}});
+             }},
             {"enablement",
              [&](const YAML::Node& n, const std::string& f) {
                if (!n.IsSequence()) {
@@ -309,6 +315,27 @@ Result<Recipe> load_recipe(const std::string& path) {
     recipe.value().path = path;
   }
   return recipe;
+}
+
+Result<std::optional<std::string>> registry_ca_file(const Recipe& recipe) {
+  if (!recipe.registry.ca) {
+    return std::optional<std::string>();
+  }
+  const std::filesystem::path written(*recipe.registry.ca);
+  const std::string path = written.is_absolute()
+                               ? written.string()
+                               : (std::filesystem::path(recipe.path).parent_path() / written)
+                                     .lexically_normal()
+                                     .string();
+  std::error_code ignored;
+  if (!std::filesystem::is_regular_file(path, ignored)) {
+    return Error(ErrorCategory::usage,
+                 "recipe '" + recipe.path + "' field 'registry.ca'",
+                 "'" + path + "' is not a file",
+                 "write the path of the registry's CA certificate (PEM) relative to the recipe's "
+                 "directory, or give it with --registry-ca FILE");
+  }
+  return std::optional<std::string>(path);
 }
 
 } // namespace lume_unlock::recipe

@@ -45,6 +45,14 @@ struct TrustSpec {
   bool required() const { return !keys.empty(); }
 };
 
+/// How lume-unlock reaches registries for this recipe (recipe `registry:`).
+struct RegistrySpec {
+  /// PEM file of the CAs a registry's TLS certificate must chain to (a company registry on a
+  /// private CA); a path relative to the recipe's directory. --registry-ca overrides it, and it
+  /// overrides SSL_CERT_FILE.
+  std::optional<std::string> ca;
+};
+
 /// An image recipe (image-recipes/README.md documents every field).
 struct Recipe {
   std::string path;   ///< as given by the user
@@ -55,7 +63,13 @@ struct Recipe {
   ShimSpec shim;
   enablement::EnablementList enablement;
   TrustSpec trust;
+  RegistrySpec registry;
 };
+
+/// The recipe's registry.ca as a path usable from the working directory (resolved against the
+/// recipe's directory); nullopt when the recipe names none. Usage error (exit 2) when the file
+/// is not there.
+Result<std::optional<std::string>> registry_ca_file(const Recipe& recipe);
 
 /// The most memory a VM may be given: 512 GiB, the most any Apple silicon Mac has (Mac Studio,
 /// M3 Ultra). Virtualization.framework cannot give a guest more memory than its host has.

@@ -86,9 +86,10 @@ TEST_F(CliRegistryTest, ARegistryCertificateFromAnUntrustedCaFailsVerification) 
   EXPECT_NE(r.err.find("GET https://" + m_server->host() + "/v2/lume/cli/manifests/v1 failed"),
             std::string::npos)
       << r.err;
-  EXPECT_NE(r.err.find("hint: the registry's TLS certificate did not verify; name the CA that "
-                       "signed it with --registry-ca FILE or SSL_CERT_FILE"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("hint: the registry's TLS certificate did not verify; name the CA that "
+                 "signed it with --registry-ca FILE, the recipe's registry.ca, or SSL_CERT_FILE"),
+      std::string::npos)
       << r.err;
 }
 

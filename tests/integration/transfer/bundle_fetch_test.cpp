@@ -22,6 +22,7 @@
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <vector>
 
 namespace lume_unlock::transfer {
 namespace {
@@ -225,23 +226,26 @@ TEST_F(BundleFetch, ManifestsThatAreNotAShimBundleAreRefusedBeforeAnyDownload) {
 
 /// The "bundle" check of `lume-unlock --json doctor --bundle BUNDLE` (Lume is not needed). The
 /// recipe installs from an IPSW, so the registry check never builds a client of its own.
-/// `registry_ca` is the CA the registry's TLS certificate chains to.
-nlohmann::json doctor_bundle_check(const std::string& bundle, const std::string& registry_ca) {
+/// `registry_ca` (empty: none) is given as --registry-ca; `recipe_ca`, when set, is copied next
+/// to the recipe and named by its registry.ca instead.
+nlohmann::json doctor_bundle_check(const std::string& bundle,
+                                   const std::string& registry_ca,
+                                   const std::string& recipe_ca = "") {
   test::TempDir state("bundle-fetch-state");
   const std::string recipe = state / "ipsw.yaml";
-  EXPECT_TRUE(util::write_file_atomic(recipe, "source: {ipsw: latest}\n", 0644).ok());
-  auto doctor = test::run_lume_unlock({"--json",
-                                       "--lume-url",
-                                       "http://127.0.0.1:1",
-                                       "--state-dir",
-                                       state.path(),
-                                       "doctor",
-                                       "--registry-ca",
-                                       registry_ca,
-                                       "--recipe",
-                                       recipe,
-                                       "--bundle",
-                                       bundle});
+  std::string text = "source: {ipsw: latest}\n";
+  if (!recipe_ca.empty()) {
+    fs::copy_file(recipe_ca, state / "registry-ca.pem");
+    text += "registry: {ca: registry-ca.pem}\n";
+  }
+  EXPECT_TRUE(util::write_file_atomic(recipe, text, 0644).ok());
+  std::vector<std::string> args = {
+      "--json", "--lume-url", "http://127.0.0.1:1", "--state-dir", state.path(), "doctor"};
+  if (!registry_ca.empty()) {
+    args.insert(args.end(), {"--registry-ca", registry_ca});
+  }
+  args.insert(args.end(), {"--recipe", recipe, "--bundle", bundle});
+  auto doctor = test::run_lume_unlock(args);
   const nlohmann::json report = nlohmann::json::parse(doctor.out, nullptr, false);
   if (report.is_object() && report.contains("checks")) {
     for (const auto& check : report["checks"]) {
@@ -252,6 +256,19 @@ nlohmann::json doctor_bundle_check(const std::string& bundle, const std::string&
   }
   ADD_FAILURE() << "no bundle check in: " << doctor.out << doctor.err;
   return nlohmann::json::object();
+}
+
+// A registry on a private CA: the recipe's registry.ca is trusted like --registry-ca, and
+// without either the TLS check fails and says which options name a CA.
+TEST_F(BundleFetch, TheRecipesRegistryCaIsTrusted) {
+  unsetenv("SSL_CERT_FILE");
+  const nlohmann::json untrusted = doctor_bundle_check(m_pinned, "");
+  EXPECT_EQ(untrusted.value("status", ""), "fail") << untrusted;
+  EXPECT_NE(untrusted.value("fix", "").find("--registry-ca FILE"), std::string::npos) << untrusted;
+  const nlohmann::json from_recipe = doctor_bundle_check(m_pinned, "", m_registry->ca_file());
+  EXPECT_NE(from_recipe.value("status", ""), "fail") << from_recipe;
+  EXPECT_NE(from_recipe.value("detail", "").find("files verified"), std::string::npos)
+      << from_recipe;
 }
 
 TEST_F(BundleFetch, DoctorReadsCredentialsOnlyForARegistryBundle) {

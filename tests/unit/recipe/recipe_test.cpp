@@ -1,7 +1,10 @@
 #include "recipe/recipe.hpp"
+#include "support/file_io.hpp"
+#include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 namespace lume_unlock::recipe {
@@ -87,7 +90,7 @@ TEST(Recipe, RejectsBadInputWithFileLineAndColumn) {
       {"unknown top-level key",
        "source: {image: a.io/b/c:1}\nimages: []\n",
        "r.yaml:2:1: images: unknown key | hint: known keys here: source, vm, guest, shim, "
-       "trust, enablement"},
+       "trust, registry, enablement"},
       {"empty trust keys",
        "source: {image: a.io/b/c:1}\ntrust: {keys: []}\n",
        "r.yaml:2:15: trust.keys: must be a non-empty list of public keys | hint: each entry: a "
@@ -152,6 +155,28 @@ TEST(Recipe, TrustKeysAreReadAsWritten) {
   EXPECT_EQ(r.value().trust.keys, (std::vector<std::string>{"keys/release.pub", "b.pub"}));
   EXPECT_TRUE(r.value().trust.required());
   EXPECT_FALSE(parse_recipe("source: {image: a.io/b/c:1}\n", "r.yaml").value().trust.required());
+}
+
+TEST(Recipe, RegistryCaIsResolvedAgainstTheRecipesDirectory) {
+  test::TempDir dir;
+  std::filesystem::create_directories(dir / "certs");
+  test::write_file(dir / "certs/ca.crt", "-----BEGIN CERTIFICATE-----\n");
+  test::write_file(dir / "r.yaml", "source: {image: a.io/b/c:1}\nregistry: {ca: certs/ca.crt}\n");
+  auto loaded = load_recipe(dir / "r.yaml");
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message();
+  EXPECT_EQ(loaded.value().registry.ca, "certs/ca.crt");
+  EXPECT_EQ(registry_ca_file(loaded.value()).value(), dir / "certs/ca.crt");
+
+  test::write_file(dir / "r.yaml", "source: {image: a.io/b/c:1}\nregistry: {ca: nope.crt}\n");
+  auto missing = registry_ca_file(load_recipe(dir / "r.yaml").value());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().category(), ErrorCategory::usage);
+  EXPECT_EQ(missing.error().message(),
+            "recipe '" + (dir / "r.yaml") + "' field 'registry.ca': '" + (dir / "nope.crt") +
+                "' is not a file");
+  EXPECT_FALSE(registry_ca_file(parse_recipe("source: {image: a.io/b/c:1}\n", "r.yaml").value())
+                   .value()
+                   .has_value());
 }
 
 } // namespace
