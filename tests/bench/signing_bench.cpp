@@ -34,7 +34,7 @@ struct Setup {
   std::optional<util::EcdsaPrivateKey> key;
   std::vector<signing::TrustedKey> trusted;
   oci::Reference repository;
-  oci::Descriptor layer;               ///< shared by every manifest (pushed once)
+  oci::Descriptor layer;                    ///< shared by every manifest (pushed once)
   std::optional<oci::Reference> signed_tag; ///< a signed image, by tag, for the pull pair
   std::uint64_t pushed = 0;
 };
@@ -141,10 +141,10 @@ Result<bool> prepare(Setup& s) {
   s.client = std::make_unique<oci::RegistryClient>(s.server->client_options());
   LUME_UNLOCK_TRY_ASSIGN(s.repository,
                          oci::parse_reference(s.server->host() + "/bench/signed:latest"));
-  LUME_UNLOCK_TRY_ASSIGN(
-      s.layer,
-      s.client->push_blob_bytes(
-          s.repository, std::string(64 * 1024, 'd'), oci::media_type::lume_disk));
+  LUME_UNLOCK_TRY_ASSIGN(s.layer,
+                         s.client->push_blob_bytes(s.repository,
+                                                   std::string(64 * 1024, 'd'),
+                                                   oci::media_type::lume_disk));
   LUME_UNLOCK_TRY_ASSIGN(auto pinned, push_fresh_and_resolve(s));
   LUME_UNLOCK_TRY(signing::sign_image(*s.client, pinned, *s.key));
   s.signed_tag = tagged(s.repository, "v" + std::to_string(s.pushed));
