@@ -5,7 +5,9 @@
 #include "pipeline_fixture.hpp"
 #include "provenance/provenance.hpp"
 #include "recipe/lock_file.hpp"
+#include "signing/simple_signing.hpp"
 #include "support/registry_server.hpp"
+#include "util/ecdsa_key.hpp"
 #include "util/sha256.hpp"
 
 #include <chrono>
@@ -87,6 +89,53 @@ TEST_F(Bake, PushesTheVmPrintsTheRegistrysDigestTagsItAndRecordsIt) {
   // The guest password reaches neither output.
   EXPECT_EQ(run.err.find(*guest.info().password), std::string::npos);
   EXPECT_EQ(run.out.find(*guest.info().password), std::string::npos);
+}
+
+// bake --sign-key: the digest bake pushed is signed in cosign's layout (read back with skopeo,
+// not our client), verify-signature accepts it with the matching public key and refuses it with
+// another, and the lock file names the key.
+TEST_F(Bake, SignKeySignsThePushedDigestUnderItsSigTagAndVerifySignatureAcceptsIt) {
+  start_world();
+  for (const char* name : {"release", "stranger"}) {
+    CliRun generated = cli({"key", "generate", files / name}, false);
+    ASSERT_EQ(generated.exit_code, 0) << generated.err;
+  }
+  CliRun run = bake({"--sign-key", files / "release.key"});
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  const auto doc = json_of(run);
+  const std::string digest = doc["digest"];
+  const std::string fingerprint =
+      util::EcdsaPublicKey::from_pem(util::read_file(files / "release.pub").value(), "release")
+          .value()
+          .fingerprint();
+  const std::string sig_tag = target("sha256-" + digest.substr(7) + ".sig");
+  ASSERT_TRUE(doc.contains("signature")) << run.out;
+  EXPECT_EQ(doc["signature"]["key"], fingerprint);
+  EXPECT_EQ(doc["signature"]["reference"], sig_tag);
+
+  auto raw = run_command(
+      {"/usr/bin/skopeo", "inspect", registry->skopeo_trust(), "--raw", "docker://" + sig_tag});
+  ASSERT_EQ(raw.exit_status, 0) << raw.stderr_text;
+  const auto manifest = nlohmann::json::parse(raw.stdout_text);
+  ASSERT_EQ(manifest["layers"].size(), 1u) << raw.stdout_text;
+  EXPECT_EQ(manifest["layers"][0]["mediaType"], signing::simple_signing_media_type);
+  EXPECT_TRUE(manifest["layers"][0]["annotations"].contains(signing::signature_annotation));
+
+  CliRun verified =
+      cli({"verify-signature", target(), "--key", files / "release.pub"}, false, {"--json"});
+  EXPECT_EQ(verified.exit_code, 0) << verified.err << verified.out;
+  const auto verified_doc = json_of(verified);
+  EXPECT_EQ(verified_doc["image"], doc["pinned"]) << verified.out;
+  EXPECT_EQ(verified_doc["key"], fingerprint) << verified.out;
+  EXPECT_EQ(verified_doc["optional"]["recipe_sha256"], util::sha256_file_hex(recipe).value());
+  CliRun refused = cli({"verify-signature", target(), "--key", files / "stranger.pub"}, false);
+  EXPECT_EQ(refused.exit_code, 6) << refused.err;
+  EXPECT_NE(refused.err.find("signed by another key"), std::string::npos) << refused.err;
+
+  auto lock = recipe::parse_lock_file(util::read_file(lock_path()).value(), lock_path());
+  ASSERT_TRUE(lock.ok()) << lock.error().message();
+  ASSERT_EQ(lock.value().baked.size(), 1u);
+  EXPECT_EQ(lock.value().baked[0].signed_by, fingerprint);
 }
 
 TEST_F(Bake, PulledByDigestVerifiesThenNamesATamperedShimFile) {
