@@ -124,9 +124,17 @@ push_image(lume::LumeApi& lume, oci::RegistryClient& registry, const ImagePushRe
   const std::optional<std::string> log_unseen = log_watch.start();
   LUME_UNLOCK_TRY(lume.push(push));
   report("Lume is pushing '" + request.vm + "' to " + target.str());
-  if (log_unseen) {
-    report("cannot see Lume's log (" + *log_unseen + "): a failed push shows only when the " +
-           seconds_text(request.timeout) + " deadline passes");
+  if (log_unseen && request.progress) {
+    // A one-line notice of its own (finished), so the renderer's once-a-second throttle of the
+    // push step's updates cannot swallow it.
+    request.progress({"Lume's log",
+                      std::nullopt,
+                      std::nullopt,
+                      "",
+                      "cannot see Lume's log (" + *log_unseen +
+                          "): a failed push shows only when the " + seconds_text(request.timeout) +
+                          " deadline passes",
+                      true});
   }
 
   milliseconds waited{0};
