@@ -43,7 +43,10 @@ std::string registry_error_message(const std::string& body) {
     if (!entry.is_object()) {
       continue;
     }
-    std::string code = entry.value("code", "");
+    // Not entry.value("code", ""): it throws when a hostile registry sends a code that is not a
+    // string.
+    std::string code =
+        entry.contains("code") && entry["code"].is_string() ? entry["code"].get<std::string>() : "";
     std::string message = entry.contains("message") && entry["message"].is_string()
                               ? entry["message"].get<std::string>()
                               : "";

@@ -139,7 +139,11 @@ Result<LockFile> parse_lock_file(std::string_view text, const std::string& path)
   if (json.is_discarded() || !json.is_object()) {
     return invalid(path, "not a JSON object");
   }
-  if (json.value("schema", "") != k_lock_schema) {
+  // Not json.value("schema", ""): it throws when "schema" holds an object (found by
+  // lock_file_fuzz).
+  const auto schema = json.find("schema");
+  if (schema == json.end() || !schema->is_string() ||
+      schema->get_ref<const std::string&>() != k_lock_schema) {
     return invalid(path, "'schema' must be '" + std::string(k_lock_schema) + "'");
   }
   LockFile lock;

@@ -30,6 +30,15 @@ TEST(RegistryHttpError, UsesTheRegistrysErrorsAndRedactsTheUrl) {
             "check the repository and tag (skopeo list-tags docker://REPOSITORY lists the tags)");
 }
 
+TEST(RegistryHttpError, ACodeThatIsNotAStringIsLeftOutNotThrown) {
+  auto e = make_http_error(
+      "GET",
+      "https://ghcr.io/v2/a/b/manifests/v1",
+      response(404, "{\"errors\":[{\"code\":{},\"message\":\"manifest unknown\"}]}"));
+  EXPECT_EQ(e.to_error("w").message(),
+            "w: GET https://ghcr.io/v2/a/b/manifests/v1 answered HTTP 404: manifest unknown");
+}
+
 TEST(RegistryHttpError, FallsBackToACappedPrintablePreview) {
   std::string body = "<html>\n" + std::string(400, 'x');
   auto e =

@@ -74,6 +74,8 @@ TEST(LockFile, RejectsMalformedLocksNamingTheKey) {
   };
   const std::vector<Case> cases = {
       {with("/schema", "v0"), "'schema' must be 'lume-unlock/recipe-lock/v1'"},
+      // Found by lock_file_fuzz: a schema that is not a string threw out of json::value().
+      {with("/schema", nlohmann::json::object()), "'schema' must be 'lume-unlock/recipe-lock/v1'"},
       {with("/recipe", 1), "'recipe' must be an object"},
       {with("/recipe/sha256", "ABC"), "'recipe.sha256' must be 64 lower-case hex characters"},
       {with("/references", nullptr), "'references' must be an array"},
