@@ -7,6 +7,7 @@
 #include "guest/payload.hpp"
 #include "guest/shell_quote.hpp"
 #include "util/random_id.hpp"
+#include "util/size.hpp"
 #include "util/text_check.hpp"
 
 #include <algorithm>
@@ -157,8 +158,15 @@ Result<std::string> observe_command(const std::string& home, std::uint32_t uid) 
       return quoted->error();
     }
   }
-  return std::string("emit() { if [ -f \"$2\" ]; then printf '%s %s %s\\n' \"$1\" \"$(wc -c "
-                     "<\"$2\" | tr -d ' ')\" \"$3\"; cat \"$2\"; fi; }\n") +
+  // `head -c` sends exactly the size announced even when the file grows meanwhile.
+  return "emit() {\n"
+         "  [ -f \"$2\" ] || return 0\n"
+         "  s=$(wc -c <\"$2\" | tr -d ' ')\n"
+         "  if [ \"$s\" -gt " +
+         std::to_string(k_max_observed_file_bytes) +
+         " ]; then printf 'oversize 0 %s %s\\n' \"$1\" \"$s\"; return 0; fi\n"
+         "  printf '%s %s %s\\n' \"$1\" \"$s\" \"$3\"; head -c \"$s\" \"$2\"\n"
+         "}\n" +
          "emit enablement " + enablement_json.value() + " -\n" + "emit guard " + guard.value() +
          " -\n" + "emit shim-record " + record.value() + " -\n" + "for f in " + agents.value() +
          "/dev.lume-unlock.*.plist; do\n"
@@ -250,6 +258,19 @@ Result<GuestEnablement> parse_observation(std::string_view output) {
       observed.state.agent_plists[name] = std::move(content);
     } else if (tag == "shim-dir") {
       observed.shim_dirs.insert(name);
+    } else if (tag == "oversize") {
+      const std::size_t space = name.find(' ');
+      const std::string bytes = space == std::string::npos ? "" : name.substr(space + 1);
+      if (bytes.empty() || bytes.find_first_not_of("0123456789") != std::string::npos) {
+        return observe_error("unexpected output line " + util::quote_for_message(header));
+      }
+      return Error(ErrorCategory::guest,
+                   "reading the enablement state of the guest",
+                   "its " + name.substr(0, space) + " file is " + bytes + " bytes, more than the " +
+                       util::describe_limit(k_max_observed_file_bytes) + " lume-unlock reads",
+                   "lume-unlock never writes such a file: move it aside in the guest "
+                   "('lume-unlock ssh NAME -- mv FILE FILE.aside'), then run 'lume-unlock create' "
+                   "again to rewrite it");
     } else if (tag == "no-gui") {
       observed.gui_session = false;
     } else if (tag == "labels") {

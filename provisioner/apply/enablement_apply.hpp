@@ -29,10 +29,15 @@ struct GuestEnablement {
   bool gui_session = true;
 };
 
+/// The largest enablement.json, guard file, shim record or agent plist read from a guest. Ours
+/// are a few KiB even with hundreds of entries; a larger one was written by someone else.
+inline constexpr std::size_t k_max_observed_file_bytes = 1u << 20;
+
 /// The one observe command for the user whose $HOME is `home` and whose launchd domain is
 /// gui/<uid>. It prints records "<tag> <size> <name>\n" followed by <size> bytes: tags
 /// enablement, guard, shim-record, plist (name = file name), shim-dir (size 0), labels (the
 /// output of `launchctl print gui/<uid>`, when it succeeds) and no-gui (size 0, when it fails).
+/// A file over k_max_observed_file_bytes is not sent: "oversize 0 <tag> <size>" stands for it.
 Result<std::string> observe_command(const std::string& home, std::uint32_t uid);
 
 /// Parses observe_command()'s output (category guest when it is malformed).

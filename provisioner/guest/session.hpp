@@ -26,7 +26,8 @@ public:
   virtual ~GuestSession() = default;
 
   /// Runs `command` with the guest user's login shell (sh -c semantics). A non-zero exit status
-  /// is a result, not an error; errors are transport failures (category guest).
+  /// is a result, not an error; errors are transport failures (category guest), and output past
+  /// the session's limit (a guest that never stops writing must not fill the host's memory).
   virtual Result<CommandResult> run(const std::string& command) = 0;
 
   /// Uploads `bytes` to `remote_path`: written to a temporary name next to it, its SHA-256 checked
@@ -34,8 +35,10 @@ public:
   /// is untouched and no temporary is left.
   virtual Status upload(std::string_view bytes, const std::string& remote_path, mode_t mode) = 0;
 
-  /// Reads a whole remote file; an error when it does not exist or cannot be read.
-  virtual Result<std::string> read_file(const std::string& remote_path) = 0;
+  /// Reads a whole remote file of at most `max_bytes`; an error when it does not exist, cannot be
+  /// read, or is larger (naming the limit, without reading past it): a guest is not trusted to
+  /// keep its files small.
+  virtual Result<std::string> read_file(const std::string& remote_path, std::size_t max_bytes) = 0;
 
   /// Reads up to `length` bytes of a remote file from `offset` (fewer only at its end, none past
   /// it), without reading the rest: for the headers of a program (apply/program_check). An error

@@ -4,6 +4,7 @@
 #include "util/atomic_file.hpp"
 #include "util/private_file.hpp"
 #include "util/sha256.hpp"
+#include "util/size.hpp"
 
 #include <libssh/libssh.h>
 #include <libssh/sftp.h>
@@ -433,6 +434,7 @@ Result<CommandResult> SshSession::run(const std::string& command) {
 
   CommandResult result;
   const auto deadline = std::chrono::steady_clock::now() + s.options.command_timeout;
+  const std::size_t limit = s.options.max_output_bytes;
   char buffer[16384];
   while (true) {
     int out = ssh_channel_read_timeout(channel, buffer, sizeof buffer, 0, 50);
@@ -447,6 +449,15 @@ Result<CommandResult> SshSession::run(const std::string& command) {
       return failure(what,
                      "the connection broke while it ran: " + s.ssh_error(),
                      "retry; check that the VM is still running");
+    }
+    if (result.stdout_text.size() > limit || result.stderr_text.size() > limit) {
+      // Closing the channel (the guard) ends the command's output; nothing more is read.
+      return failure(what,
+                     std::string("its ") +
+                         (result.stdout_text.size() > limit ? "standard output" : "error output") +
+                         " passed the limit of " + util::describe_limit(limit),
+                     "run it with 'lume-unlock ssh " + s.options.vm +
+                         " -- COMMAND' and send its output to a file in the guest");
     }
     if (out <= 0 && err <= 0 && ssh_channel_is_eof(channel)) {
       break;
@@ -575,8 +586,18 @@ Status SshSession::upload(std::string_view bytes, const std::string& remote_path
   return ok_status();
 }
 
-Result<std::string> SshSession::read_file(const std::string& remote_path) {
-  return read_range(remote_path, 0, std::string().max_size());
+Result<std::string> SshSession::read_file(const std::string& remote_path, std::size_t max_bytes) {
+  // One byte past the limit tells "exactly at the limit" from "larger" without reading more.
+  const std::size_t probe = max_bytes < std::string().max_size() ? max_bytes + 1 : max_bytes;
+  LUME_UNLOCK_TRY_ASSIGN(auto content, read_range(remote_path, 0, probe));
+  if (content.size() > max_bytes) {
+    return failure("reading '" + remote_path + "' from",
+                   "it is larger than the limit of " + util::describe_limit(max_bytes),
+                   "a file this large was not written by lume-unlock; check it with "
+                   "'lume-unlock ssh " +
+                       m_impl->options.vm + " -- ls -l PATH'");
+  }
+  return content;
 }
 
 Result<std::string>

@@ -33,6 +33,9 @@ struct SshSessionOptions {
   std::chrono::milliseconds connect_timeout{10000};
   /// Limit for one remote command; zero = none.
   std::chrono::milliseconds command_timeout{0};
+  /// Limit for what one remote command writes to stdout, and again to stderr: run() collects the
+  /// output in memory, and 64 MiB is far above anything lume-unlock or `exec` reads back.
+  std::size_t max_output_bytes = 64u << 20;
 };
 
 /// How the session authenticated.
@@ -76,7 +79,7 @@ public:
   /// One SFTP transfer to "<dir>/.<name>.lume-unlock-<random>.tmp" plus ONE remote command that
   /// checks `shasum -a 256`, chmods and renames (and removes the temporary on any failure).
   Status upload(std::string_view bytes, const std::string& remote_path, mode_t mode) override;
-  Result<std::string> read_file(const std::string& remote_path) override;
+  Result<std::string> read_file(const std::string& remote_path, std::size_t max_bytes) override;
   Result<std::string>
   read_range(const std::string& remote_path, std::uint64_t offset, std::size_t length) override;
   std::uint64_t command_count() const override { return m_command_count; }

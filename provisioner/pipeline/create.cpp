@@ -417,7 +417,7 @@ StepResult CreatePipeline::step_provenance() {
   const std::string guest_path =
       enablement::support_dir_of_home(m_facts->home) + "/provenance.json";
   std::optional<provenance::Provenance> previous;
-  if (auto text = m_session->read_file(guest_path); text.ok()) {
+  if (auto text = m_session->read_file(guest_path, provenance::k_max_provenance_bytes); text.ok()) {
     if (auto parsed = provenance::parse_provenance(text.value()); parsed.ok()) {
       previous = parsed.value();
     }

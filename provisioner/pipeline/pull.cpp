@@ -74,7 +74,7 @@ Result<BakedGuestCheck> check_baked_guest(guest::GuestSession& session) {
   LUME_UNLOCK_TRY_ASSIGN(auto home, session.run("printf '%s' \"$HOME\""));
   const std::string path = enablement::support_dir_of_home(home.stdout_text) + "/provenance.json";
   const std::string what = "verifying the guest against its baked record";
-  auto text = session.read_file(path);
+  auto text = session.read_file(path, provenance::k_max_provenance_bytes);
   if (!text.ok()) {
     return Error(ErrorCategory::verification,
                  what,

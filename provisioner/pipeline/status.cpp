@@ -186,12 +186,15 @@ Result<StatusReport> check_status(guest::GuestSession& session,
   // The guest's own record.
   const std::string guest_record = enablement::support_dir_of_home(facts.home) + "/provenance.json";
   std::string found_record = k_missing;
-  if (auto text = session.read_file(guest_record); text.ok()) {
+  auto text = session.read_file(guest_record, provenance::k_max_provenance_bytes);
+  if (text.ok()) {
     auto parsed = provenance::parse_provenance(text.value());
     found_record = !parsed.ok() ? "unreadable"
                    : provenance::same_provenance(parsed.value(), record)
                        ? "same as the host record"
                        : "different from the host record";
+  } else if (text.error().why().find("no such file") == std::string::npos) {
+    found_record = "unreadable (" + text.error().why() + ")"; // too large, or no permission
   }
   report.items.push_back({"guest provenance.json", "same as the host record", found_record});
   report.commands = session.command_count() - before;

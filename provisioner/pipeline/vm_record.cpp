@@ -17,7 +17,8 @@ std::optional<provenance::Provenance> current_vm_record(guest::GuestSession& ses
   if (auto host = provenance::read_provenance(state_dir, vm); host.ok()) {
     return host.value();
   }
-  if (auto text = session.read_file(guest_record_path(home)); text.ok()) {
+  if (auto text = session.read_file(guest_record_path(home), provenance::k_max_provenance_bytes);
+      text.ok()) {
     if (auto parsed = provenance::parse_provenance(text.value()); parsed.ok()) {
       return parsed.value();
     }

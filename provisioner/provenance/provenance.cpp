@@ -375,7 +375,8 @@ Status write_provenance(const std::string& state_dir, const Provenance& record) 
 
 Result<Provenance> read_provenance(const std::string& state_dir, const std::string& vm) {
   LUME_UNLOCK_TRY_ASSIGN(auto path, provenance_path(state_dir, vm));
-  LUME_UNLOCK_TRY_ASSIGN(auto text, util::read_file(path));
+  LUME_UNLOCK_TRY_ASSIGN(
+      auto text, util::read_input_file(path, k_max_provenance_bytes, "the provenance record"));
   auto parsed = parse_provenance(text);
   if (!parsed) {
     return parsed.error().with_context("'" + path + "'");

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -108,6 +109,10 @@ struct Provenance {
   std::optional<std::string> updated_at; ///< RFC 3339, UTC
 };
 
+/// The largest provenance record read, on the host or from a guest: a record with a bench and a
+/// hundred enablement entries is tens of KiB; anything near this was not written by us.
+inline constexpr std::size_t k_max_provenance_bytes = 4u << 20;
+
 /// The JSON document, keys exactly as in DESIGN §7, absent values omitted.
 nlohmann::json to_json(const Provenance& record);
 /// Parses a provenance document. Fails (category verification) on a wrong schema, a missing
@@ -121,7 +126,8 @@ Result<std::string> provenance_path(const std::string& state_dir, const std::str
 
 /// Writes the record atomically (temporary file + rename), creating the directory.
 Status write_provenance(const std::string& state_dir, const Provenance& record);
-/// Reads the record of `vm`; a missing file is an error naming the path.
+/// Reads the record of `vm` (a regular file of at most k_max_provenance_bytes); a missing file is
+/// an error naming the path.
 Result<Provenance> read_provenance(const std::string& state_dir, const std::string& vm);
 
 /// The current UTC time as RFC 3339 ("2026-12-02T17:22:59Z").

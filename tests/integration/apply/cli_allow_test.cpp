@@ -27,6 +27,19 @@ TEST_F(CliAllow, WithoutTheShimAllowSaysSoAndPointsAtCreate) {
       << r.err;
 }
 
+TEST_F(CliAllow, AnEnablementFileOverTheLimitIsRefusedWithoutReadingIt) {
+  const auto facts = install(test::stand_in_bundle(work.path(), "not really a shim"));
+  const std::string path = facts.home + "/Library/Application Support/LumeUnlock/enablement.json";
+  ASSERT_TRUE(util::write_file_atomic(path, std::string((1u << 20) + 1, ' ')).ok());
+  auto r = run({"allow", "list", "vm1"});
+  EXPECT_EQ(r.exit_code, 5) << r.err;
+  EXPECT_NE(r.err.find("its enablement file is 1048577 bytes, more than the 1 MiB lume-unlock "
+                       "reads"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("hint: lume-unlock never writes such a file"), std::string::npos) << r.err;
+}
+
 TEST_F(CliAllow, AddListExecAndRemoveAnExecOnlyEntry) {
   const auto facts = install(test::stand_in_bundle(work.path(), "not really a shim"));
   const std::string script = facts.home + "/show env.sh";

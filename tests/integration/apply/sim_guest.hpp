@@ -113,11 +113,11 @@ public:
     }
     return m_inner->upload(bytes, remote_path, mode);
   }
-  Result<std::string> read_file(const std::string& remote_path) override {
+  Result<std::string> read_file(const std::string& remote_path, std::size_t max_bytes) override {
     if (dropped()) {
       return gone();
     }
-    return m_inner->read_file(remote_path);
+    return m_inner->read_file(remote_path, max_bytes);
   }
   Result<std::string>
   read_range(const std::string& remote_path, std::uint64_t offset, std::size_t length) override {

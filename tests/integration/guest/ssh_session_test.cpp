@@ -396,7 +396,7 @@ TEST_F(GuestSsh, UploadIsOneTransferAndOneCommandAndReadsBack) {
   EXPECT_EQ(slurp(path), "new content\n");
   EXPECT_EQ(mode_of(path), 0640u);
 
-  auto read = s->read_file(path);
+  auto read = s->read_file(path, 12); // exactly its size
   ASSERT_TRUE(read.ok()) << read.error().message();
   EXPECT_EQ(read.value(), "new content\n");
   for (const auto& entry : fs::directory_iterator(dir)) {
@@ -424,10 +424,39 @@ TEST_F(GuestSsh, UploadOntoADirectoryFailsCleanly) {
   }
 }
 
+TEST_F(GuestSsh, AFileLargerThanTheLimitIsRefusedNamingTheLimit) {
+  auto s = connect(options());
+  ASSERT_TRUE(s);
+  ASSERT_EQ(s->run("head -c 3000 /dev/zero > \"$HOME/big.json\"").value().exit_status, 0);
+  auto read = s->read_file(home() + "/big.json", 2048);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().category(), ErrorCategory::guest);
+  EXPECT_EQ(read.error().message(),
+            "reading '" + home() + "/big.json' from " + target() +
+                ": it is larger than the limit of 2 KiB");
+}
+
+TEST_F(GuestSsh, OutputPastTheLimitEndsTheCommandWithAnErrorNamingTheLimit) {
+  auto opts = options();
+  opts.max_output_bytes = 64 * 1024;
+  auto s = connect(opts);
+  ASSERT_TRUE(s);
+  // A command that would never stop writing: the session must end it, not grow without bound.
+  auto ran = s->run("yes lume-unlock");
+  ASSERT_FALSE(ran.ok());
+  EXPECT_EQ(ran.error().category(), ErrorCategory::guest);
+  EXPECT_NE(ran.error().message().find("its standard output passed the limit of 64 KiB"),
+            std::string::npos)
+      << ran.error().message();
+  auto small = s->run("printf ok");
+  ASSERT_TRUE(small.ok()) << small.error().message();
+  EXPECT_EQ(small.value().stdout_text, "ok");
+}
+
 TEST_F(GuestSsh, ReadingAMissingFileNamesIt) {
   auto s = connect(options());
   ASSERT_TRUE(s);
-  auto read = s->read_file(home() + "/nope.json");
+  auto read = s->read_file(home() + "/nope.json", 4096);
   ASSERT_FALSE(read.ok());
   EXPECT_EQ(read.error().message(),
             "reading '" + home() + "/nope.json' from " + target() + ": no such file or directory");

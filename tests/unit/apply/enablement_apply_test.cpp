@@ -73,6 +73,17 @@ TEST(Observation, MalformedOutputIsAGuestError) {
   EXPECT_EQ(garbage.error().category(), ErrorCategory::guest);
 }
 
+TEST(Observation, AFileOverTheLimitIsRefusedNamingItsSizeAndTheLimit) {
+  auto parsed = parse_observation("oversize 0 enablement 2000000\n");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.error().category(), ErrorCategory::guest);
+  EXPECT_EQ(parsed.error().message(),
+            "reading the enablement state of the guest: its enablement file is 2000000 bytes, "
+            "more than the 1 MiB lume-unlock reads");
+  EXPECT_FALSE(parse_observation("oversize 0 guard 12x\n").ok());
+  EXPECT_FALSE(parse_observation("oversize 0 guard\n").ok());
+}
+
 TEST(Observation, CommandQuotesTheHomeAndAsksLaunchdForTheUsersDomain) {
   auto command = observe_command("/Users/o'brien x", 501);
   ASSERT_TRUE(command.ok());

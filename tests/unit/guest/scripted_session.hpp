@@ -32,17 +32,20 @@ public:
     commands.push_back("<upload " + remote_path + ">");
     return ok_status();
   }
-  Result<std::string> read_file(const std::string& remote_path) override {
+  Result<std::string> read_file(const std::string& remote_path, std::size_t max_bytes) override {
     const auto found = files.find(remote_path);
     if (found == files.end()) {
       return Error(ErrorCategory::guest, "reading '" + remote_path + "'", "not scripted");
+    }
+    if (found->second.size() > max_bytes) {
+      return Error(ErrorCategory::guest, "reading '" + remote_path + "'", "over the limit");
     }
     return found->second;
   }
   Result<std::string>
   read_range(const std::string& remote_path, std::uint64_t offset, std::size_t length) override {
     reads.push_back(remote_path + "@" + std::to_string(offset) + "+" + std::to_string(length));
-    LUME_UNLOCK_TRY_ASSIGN(auto bytes, read_file(remote_path));
+    LUME_UNLOCK_TRY_ASSIGN(auto bytes, read_file(remote_path, std::string().max_size()));
     return offset >= bytes.size() ? std::string() : bytes.substr(offset, length);
   }
   std::uint64_t command_count() const override { return commands.size(); }
