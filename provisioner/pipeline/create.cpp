@@ -5,6 +5,7 @@
 #include "guest/shell_quote.hpp"
 #include "lume/host_preference.hpp"
 #include "lume/ipsw_install.hpp"
+#include "lume/masked_vm.hpp"
 #include "lume/vm_name.hpp"
 #include "lume/vm_power.hpp"
 #include "lume/vm_storage.hpp"
@@ -112,7 +113,7 @@ Plan CreatePipeline::plan() {
   const lume::HostStatus host = m_services.lume.host_status().value_or_throw();
   auto lookup = m_services.lume.find(lume::VmRef{vm});
   std::optional<lume::VmState> found;
-  if (!lookup.ok() && transfer::is_sticky_pull_failure(lookup.error())) {
+  if (!lookup.ok() && lume::is_sticky_pull_failure(lookup.error())) {
     // Lume masks the name behind an earlier failed pull until a new pull under it starts
     // (lume-api.md §3.3). With no VM there, the image step's pull clears it; over an existing
     // VM such a pull fails (and sticks) again, so only a restart of Lume clears it.

@@ -4,6 +4,7 @@
 #include "guest/guest_facts.hpp"
 #include "guest/shell_quote.hpp"
 #include "lume/client.hpp"
+#include "lume/masked_vm.hpp"
 
 #include <sys/stat.h>
 
@@ -44,9 +45,32 @@ Result<std::string> guest_cleanup_command(const std::string& home, std::uint32_t
          support.value() + " " + logs.value() + "\n";
 }
 
+std::optional<lume::VmState> RemovePipeline::find_vm() {
+  const std::string& vm = m_options.vm;
+  auto lookup = m_services.lume.find(lume::VmRef{vm});
+  if (lookup.ok() || !lume::is_sticky_pull_failure(lookup.error())) {
+    return std::move(lookup).value_or_throw();
+  }
+  // An earlier failed pull masks the name in GET /lume/vms/NAME; the list and DELETE are not
+  // masked (lume-api.md §3.2, §3.3), so the VM is looked up there and can still be deleted.
+  const auto listed = lume::find_listed(m_services.lume, vm).value_or_throw();
+  if (!listed) {
+    return std::nullopt; // the failed pull left no VM; the next pull under the name clears it
+  }
+  if (listed->status == lume::VmStatus::running && !m_options.delete_vm) {
+    // Reaching the guest needs its address, which only the masked answer gives.
+    throw lookup.error().with_hint("VM '" + vm +
+                                   "' exists, but Lume hides it behind that failed pull until "
+                                   "its server restarts: restart Lume ('lume serve') and run "
+                                   "this again, or delete the VM with 'lume-unlock remove " +
+                                   vm + " --delete-vm'");
+  }
+  return lume::VmState(*listed);
+}
+
 Plan RemovePipeline::plan() {
   const std::string& vm = m_options.vm;
-  const auto found = m_services.lume.find(lume::VmRef{vm}).value_or_throw();
+  const std::optional<lume::VmState> found = find_vm();
   const std::string record_path =
       provenance::provenance_path(m_options.state_dir, vm).value_or_throw();
   struct stat info {};

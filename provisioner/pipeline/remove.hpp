@@ -45,6 +45,8 @@ public:
   const RemoveOutcome& outcome() const { return m_outcome; }
 
 private:
+  /// The VM as Lume has it, also when a failed pull masks its name (then as listed).
+  std::optional<lume::VmState> find_vm();
   StepResult step_guest();
   StepResult step_host_record();
   StepResult step_delete_vm();

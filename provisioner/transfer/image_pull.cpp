@@ -1,6 +1,7 @@
 #include "transfer/image_pull.hpp"
 
 #include "lume/image_name.hpp"
+#include "lume/masked_vm.hpp"
 #include "lume/registry_route.hpp"
 #include "lume/vm_storage.hpp"
 #include "lume/wait.hpp"
@@ -55,10 +56,6 @@ Result<Resolved> resolve(oci::RegistryClient& registry, const oci::Reference& re
 
 } // namespace
 
-bool is_sticky_pull_failure(const Error& error) {
-  return error.why().find("Pull failed for '") != std::string::npos;
-}
-
 Result<ImagePullPlan> plan_image_pull(lume::LumeApi& lume,
                                       oci::RegistryClient& registry,
                                       const ImagePullRequest& request) {
@@ -88,7 +85,7 @@ Result<ImagePullPlan> plan_image_pull(lume::LumeApi& lume,
                    "wait for that pull to finish (`lume ls`), then run this again");
     }
     plan.vm_exists = existing.value().has_value();
-  } else if (is_sticky_pull_failure(existing.error())) {
+  } else if (lume::is_sticky_pull_failure(existing.error())) {
     // An earlier failed pull masks the VM in Lume's answers; the directory tells the truth.
     LUME_UNLOCK_TRY_ASSIGN(auto vm_dir, lume::vm_directory(lume, request.vm));
     std::error_code ec;
@@ -148,7 +145,7 @@ pull_image(lume::LumeApi& lume, oci::RegistryClient& registry, const ImagePullRe
   auto finished = lume::wait_until(lume, request.vm, lume::is_pull_finished, wait);
   LUME_UNLOCK_TRY_ASSIGN(auto vm_dir, lume::vm_directory(lume, request.vm));
   if (!finished.ok()) {
-    if (is_sticky_pull_failure(finished.error())) {
+    if (lume::is_sticky_pull_failure(finished.error())) {
       return finished.error().with_hint(
           "Lume keeps answering this for '" + request.vm +
           "' until another pull under that name starts; fix the cause (a leftover directory "

@@ -34,11 +34,6 @@ struct PulledImage {
   std::optional<signing::VerifiedSignature> signature;
 };
 
-/// True for Lume's sticky "Pull failed for '<name>': …" answer (lume-api.md §3.3): an earlier
-/// pull under that name failed, and Lume answers this for the name until its server restarts or
-/// a new pull under the name starts.
-bool is_sticky_pull_failure(const Error& error);
-
 /// What pull_image would do, observed without changing anything (for --dry-run).
 struct ImagePullPlan {
   std::string reference;          ///< what Lume is asked to pull ("registry/org/name:tag")

@@ -276,6 +276,42 @@ TEST_F(CliPull, LumePullFailureIsExit3WithLumesMessage) {
   EXPECT_FALSE(fs::exists(m_state / "vms/demo/provenance.json"));
 }
 
+TEST_F(CliPull, AVmMaskedByAFailedPullIsStillFoundAndDeletedByRemove) {
+  start_sim();
+  ASSERT_EQ(cli({"pull", m_ref, "demo"}).exit_code, 0);
+  // A second pull under the name fails over the existing VM, and from then on Lume answers
+  // GET /lume/vms/demo with that failure (lume-api.md §3.3) while the VM stays on disk.
+  lume::ClientOptions options;
+  options.base_url = m_sim->url();
+  lume::LumeClient lume(options);
+  const std::string repository = m_registry->host();
+  lume::PullRequest again{"macos-tahoe-cua:latest", "demo", repository, "trycua", std::nullopt};
+  ASSERT_TRUE(lume.pull_start(again).ok());
+  for (int i = 0; i < 100 && lume.get(lume::VmRef{"demo"}).ok(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  auto masked = lume.get(lume::VmRef{"demo"});
+  ASSERT_FALSE(masked.ok());
+  ASSERT_NE(masked.error().why().find("Pull failed for 'demo'"), std::string::npos)
+      << masked.error().message();
+
+  // Without --delete-vm the stopped VM's guest cannot be cleaned: the same answer as unmasked.
+  auto kept = cli({"remove", "demo"});
+  EXPECT_EQ(kept.exit_code, 3) << kept.err;
+  EXPECT_NE(kept.err.find("the VM is stopped: its guest cannot be cleaned"), std::string::npos)
+      << kept.err;
+
+  auto removed = cli({"remove", "demo", "--delete-vm"});
+  ASSERT_EQ(removed.exit_code, 0) << removed.err;
+  EXPECT_FALSE(fs::exists(m_sim->home() + "/demo"));
+  EXPECT_FALSE(fs::exists(m_state / "vms/demo/provenance.json"));
+
+  // The name is usable again: a new pull under it clears Lume's failure record.
+  auto pulled = cli({"pull", m_ref, "demo"});
+  ASSERT_EQ(pulled.exit_code, 0) << pulled.err;
+  EXPECT_TRUE(lume.get(lume::VmRef{"demo"}).ok());
+}
+
 TEST_F(CliPull, DryRunResolvesAndReportsButChangesNothing) {
   start_sim();
   auto fresh = cli({"pull", "--dry-run", m_ref, "demo"});
