@@ -1,5 +1,7 @@
 #include "guest/shell_quote.hpp"
 
+#include "util/text_check.hpp"
+
 namespace lume_unlock::guest {
 
 Result<std::string> shell_quote(std::string_view word) {
@@ -35,6 +37,23 @@ Result<std::string> shell_join(const std::vector<std::string>& words) {
     line += quoted;
   }
   return line;
+}
+
+Status require_shell_name(std::string_view name) {
+  const auto is_letter = [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+  };
+  bool valid = !name.empty() && is_letter(name[0]);
+  for (char c : name) {
+    valid = valid && (is_letter(c) || (c >= '0' && c <= '9'));
+  }
+  if (!valid) {
+    return Error(ErrorCategory::usage,
+                 "cannot set the variable " + util::quote_for_message(name) + " in the guest",
+                 "a variable name is letters, digits and '_', not starting with a digit",
+                 "rename the variable");
+  }
+  return ok_status();
 }
 
 } // namespace lume_unlock::guest

@@ -19,4 +19,9 @@ Result<std::string> shell_quote(std::string_view word);
 /// argv = words in the guest. The first NUL found fails the whole line.
 Result<std::string> shell_join(const std::vector<std::string>& words);
 
+/// Checks that `name` can stand unquoted as a shell variable name ("NAME=value", "unset NAME"):
+/// [A-Za-z_][A-Za-z0-9_]*. Anything else is a usage error naming it, never a word the shell
+/// would read as code.
+Status require_shell_name(std::string_view name);
+
 } // namespace lume_unlock::guest

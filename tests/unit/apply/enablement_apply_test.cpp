@@ -180,8 +180,15 @@ TEST(ExecCommandLine, TheStockLineUnsetsTheInjectionAndKeepsOnlyTheEntrysEnv) {
   auto line = stock_command_line(entry, target.value(), {"-o", "json"});
   ASSERT_TRUE(line.ok()) << line.error().message();
   EXPECT_EQ(line.value(),
-            "cd / && 'env' '-u' 'DYLD_INSERT_LIBRARIES' 'ODD=$(z) & '\\''q'\\''' "
+            "cd / && unset DYLD_INSERT_LIBRARIES && ODD='$(z) & '\\''q'\\''' "
             "'/opt/x y/bin/x' '--a' '-o' 'json'");
+  // A program path holding '=' stays the program (env(1) would read it as an assignment).
+  entry.program = "/opt/a=b/bin/x";
+  auto with_equals = stock_command_line(entry, target.value(), {});
+  ASSERT_TRUE(with_equals.ok()) << with_equals.error().message();
+  EXPECT_EQ(with_equals.value(),
+            "cd / && unset DYLD_INSERT_LIBRARIES && ODD='$(z) & '\\''q'\\''' '/opt/a=b/bin/x' "
+            "'--a'");
   // An entry whose env clashes with lume-unlock's is refused on both sides alike.
   entry.env = {{"LUME_UNLOCK_ENABLEMENT", "/tmp/other"}};
   EXPECT_FALSE(stock_command_line(entry, target.value(), {}).ok());

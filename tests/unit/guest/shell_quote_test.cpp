@@ -61,5 +61,16 @@ TEST(ShellJoin, FailsOnTheFirstNul) {
   EXPECT_EQ(line.error().why(), "it contains a NUL byte at offset 0 of 1");
 }
 
+TEST(ShellName, AcceptsVariableNamesAndRefusesAnythingTheShellWouldRead) {
+  for (const char* name : {"LD_PRELOAD", "DYLD_INSERT_LIBRARIES", "_x", "a1"}) {
+    EXPECT_TRUE(require_shell_name(name).ok()) << name;
+  }
+  for (const char* name : {"", "1A", "A-B", "A B", "A;rm", "$(x)", "A=B"}) {
+    auto checked = require_shell_name(name);
+    ASSERT_FALSE(checked.ok()) << name;
+    EXPECT_EQ(checked.error().category(), ErrorCategory::usage) << name;
+  }
+}
+
 } // namespace
 } // namespace lume_unlock::guest
