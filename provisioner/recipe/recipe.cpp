@@ -10,12 +10,49 @@
 
 #include <filesystem>
 #include <functional>
-#include <regex>
+#include <string_view>
 #include <vector>
 
 namespace lume_unlock::recipe {
 
 namespace {
+
+// Plain scans instead of std::regex: no input length can make them recurse (issue 15).
+
+bool all_of_in(std::string_view text, std::string_view allowed) {
+  return text.find_first_not_of(allowed) == std::string_view::npos;
+}
+
+constexpr std::string_view k_digits = "0123456789";
+
+/// "0", up to 18 decimal digits without a leading zero, or "0x" and up to 15 hex digits: what
+/// fits a long long with room for the range check.
+bool is_whole_number(std::string_view text) {
+  if (text.rfind("0x", 0) == 0) {
+    const std::string_view hex = text.substr(2);
+    return !hex.empty() && hex.size() <= 15 && all_of_in(hex, "0123456789abcdefABCDEF");
+  }
+  return text == "0" ||
+         (!text.empty() && text.size() <= 18 && text[0] != '0' && all_of_in(text, k_digits));
+}
+
+/// WIDTHxHEIGHT, each 2 to 5 digits without a leading zero ("1920x1080").
+bool is_display_size(std::string_view text) {
+  const auto dimension = [](std::string_view d) {
+    return d.size() >= 2 && d.size() <= 5 && d[0] != '0' && all_of_in(d, k_digits);
+  };
+  const std::size_t x = text.find('x');
+  return x != std::string_view::npos && dimension(text.substr(0, x)) &&
+         dimension(text.substr(x + 1));
+}
+
+/// A macOS short account name as Lume's unattended setup makes them: a lower-case letter or
+/// '_', then up to 31 of [a-z0-9_.-].
+bool is_account_name(std::string_view text) {
+  return !text.empty() && text.size() <= 32 &&
+         all_of_in(text.substr(0, 1), "abcdefghijklmnopqrstuvwxyz_") &&
+         all_of_in(text.substr(1), "abcdefghijklmnopqrstuvwxyz0123456789_.-");
+}
 
 /// Thrown inside the parser and turned into a Result at its edge.
 struct RecipeError {
@@ -92,8 +129,7 @@ public:
            "must be a whole number from " + std::to_string(min) + " to " + std::to_string(max));
     }
     const std::string text = node.Scalar();
-    static const std::regex k_integer("(0|[1-9][0-9]{0,17}|0x[0-9A-Fa-f]{1,15})");
-    if (!std::regex_match(text, k_integer)) {
+    if (!is_whole_number(text)) {
       fail(node,
            field,
            "'" + text + "' is not a whole number from " + std::to_string(min) + " to " +
@@ -210,8 +246,7 @@ Result<Recipe> parse_recipe(std::string_view text, const std::string& source_nam
                      }},
                     {"display", [&](auto& v, auto& g) {
                        std::string d = p.string(v, g);
-                       static const std::regex k_display("[1-9][0-9]{1,4}x[1-9][0-9]{1,4}");
-                       if (!std::regex_match(d, k_display)) {
+                       if (!is_display_size(d)) {
                          p.fail(v, g, "'" + d + "' is not WIDTHxHEIGHT", "for example 1920x1080");
                        }
                        recipe.vm.display = d;
@@ -224,8 +259,7 @@ Result<Recipe> parse_recipe(std::string_view text, const std::string& source_nam
              [&](const YAML::Node& n, const std::string& f) {
                p.mapping(n, f, {{"user", [&](auto& v, auto& g) {
                                    std::string user = p.string(v, g);
-                                   static const std::regex k_user("[a-z_][a-z0-9_.-]{0,31}");
-                                   if (!std::regex_match(user, k_user)) {
+                                   if (!is_account_name(user)) {
                                      p.fail(v, g, "'" + user + "' is not a valid account name");
                                    }
                                    recipe.guest.user = user;

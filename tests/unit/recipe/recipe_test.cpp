@@ -131,6 +131,43 @@ TEST(Recipe, RejectsBadInputWithFileLineAndColumn) {
   }
 }
 
+TEST(Recipe, NumbersDisplaysAndAccountNamesFollowTheirExactShapes) {
+  const auto accepted = [](const std::string& vm_and_guest) {
+    auto r = parse_recipe("source: {image: a.io/b/c:1}\n" + vm_and_guest, "r.yaml");
+    return r.ok() ? std::string("ok") : r.error().message();
+  };
+  for (const std::string& good :
+       std::vector<std::string>{"vm: {cpu: 8}\n",
+                                "vm: {cpu: 0x8}\n",
+                                "vm: {cpu: 0x0000000000008}\n",
+                                "vm: {display: 1920x1080}\n",
+                                "vm: {display: 10x99999}\n",
+                                "guest: {user: lume}\n",
+                                "guest: {user: _svc.x-1}\n",
+                                "guest: {user: " + std::string(32, 'a') + "}\n"}) {
+    EXPECT_EQ(accepted(good), "ok") << good;
+  }
+  for (const std::string& bad :
+       std::vector<std::string>{"vm: {cpu: 08}\n",
+                                "vm: {cpu: 0x}\n",
+                                "vm: {cpu: 0x0000000000000008}\n",
+                                "vm: {cpu: 1234567890123456789}\n",
+                                "vm: {cpu: -1}\n",
+                                "vm: {cpu: 8.0}\n",
+                                "vm: {display: 1x1080}\n",
+                                "vm: {display: 01920x1080}\n",
+                                "vm: {display: 123456x10}\n",
+                                "vm: {display: 1920x1080x2}\n",
+                                "vm: {display: 1920X1080}\n",
+                                "guest: {user: Lume}\n",
+                                "guest: {user: 1lume}\n",
+                                "guest: {user: " + std::string(33, 'a') + "}\n"}) {
+    EXPECT_NE(accepted(bad), "ok") << bad;
+  }
+  // A 100k-character value is refused at once (std::regex recursed per character).
+  EXPECT_NE(accepted("vm: {display: " + std::string(100000, '1') + "x10}\n"), "ok");
+}
+
 TEST(Recipe, ShippedTahoeRecipeIsValid) {
   auto r = load_recipe(std::string(LUME_UNLOCK_SOURCE_DIR) + "/image-recipes/tahoe-llm.yaml");
   ASSERT_TRUE(r.ok()) << r.error().message();
