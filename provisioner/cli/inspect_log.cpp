@@ -58,6 +58,7 @@ void run_inspect_log(const InspectLogOptions& options, Context& context, int& ex
                 text.error().message(),
                 "capture llama.cpp's stderr into a file (2> llama.stderr) and pass its path");
   }
+  verify::check_llama_log_lines(text.value()).value_or_throw();
   verify::LlamaLogOptions classify;
   classify.expect_shim = options.expect_shim;
   auto report = verify::classify_llama_log(text.value(), classify);

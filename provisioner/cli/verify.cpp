@@ -46,6 +46,7 @@ void run_verify(const VerifyOptions& options, Context& context, int& exit_code) 
     const std::string text =
         util::read_input_file(options.llama_log, verify::k_max_llama_log_bytes, "the log")
             .value_or_throw();
+    verify::check_llama_log_lines(text).value_or_throw();
     verify::LlamaLogOptions log_options;
     log_options.expect_shim = true;
     log_report = verify::classify_llama_log(text, log_options);

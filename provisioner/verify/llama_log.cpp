@@ -483,6 +483,32 @@ const char* verdict_name(LlamaLogVerdict verdict) {
   return "no-metal-log";
 }
 
+Status check_llama_log_lines(std::string_view text) {
+  std::size_t number = 1;
+  while (!text.empty()) {
+    const auto newline = text.find('\n');
+    const std::string_view line = text.substr(0, newline);
+    if (line.size() > k_max_metal_line_bytes &&
+        (line.find("ggml_metal") != std::string_view::npos ||
+         line.find("[lume-unlock-shim]") != std::string_view::npos ||
+         line.find("[LumeMetalCapabilities]") != std::string_view::npos)) {
+      return Error(ErrorCategory::usage,
+                   "cannot classify the log",
+                   "line " + std::to_string(number) + " is a Metal init or shim line of " +
+                       std::to_string(line.size()) + " characters, more than the " +
+                       std::to_string(k_max_metal_line_bytes) +
+                       " that llama.cpp or a shim ever writes",
+                   "pass llama.cpp's own stderr, unedited (2> llama.stderr)");
+    }
+    if (newline == std::string_view::npos) {
+      break;
+    }
+    text.remove_prefix(newline + 1);
+    ++number;
+  }
+  return ok_status();
+}
+
 LlamaLogReport classify_llama_log(std::string_view text, const LlamaLogOptions& options) {
   LlamaLogReport report;
   LineReader reader(report);

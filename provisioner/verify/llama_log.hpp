@@ -1,5 +1,7 @@
 #pragma once
 
+#include "util/result.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
@@ -67,6 +69,15 @@ struct LlamaLogOptions {
 
 /// The largest llama.cpp log read: a verbose run's stderr is a few MiB.
 inline constexpr std::size_t k_max_llama_log_bytes = 64u << 20;
+
+/// The longest Metal init or shim line accepted. llama.cpp's and the shims' lines are under 200
+/// characters; a line far longer was not written by them.
+inline constexpr std::size_t k_max_metal_line_bytes = 4096;
+
+/// Refuses (usage) a log holding a line that carries a Metal init prefix ("ggml_metal…") or a
+/// shim marker and is longer than k_max_metal_line_bytes, naming the line and its length: such a
+/// file is not the llama.cpp log the user meant, and a verdict drawn from it would mislead.
+Status check_llama_log_lines(std::string_view text);
 
 /// Classifies the text of a llama.cpp stderr log. Pure: no I/O. Tolerates every log era in
 /// metal-capabilities.md §1.5 ("ggml_metal_init:"/"ggml_metal_device_init:", "support" suffixes,

@@ -430,6 +430,25 @@ TEST(LlamaLog, HugeLinesClassifyWithoutCrashing) {
   EXPECT_EQ(report.verdict, LlamaLogVerdict::fast);
 }
 
+TEST(LlamaLog, OverlongMetalOrShimLinesAreRefusedNamingTheLine) {
+  const std::string at_limit = "ggml_metal_init: " + std::string(k_max_metal_line_bytes - 17, 'x');
+  ASSERT_EQ(at_limit.size(), k_max_metal_line_bytes);
+  EXPECT_TRUE(check_llama_log_lines("main: start\n" + at_limit + "\n").ok());
+  // Any other long line (a prompt echoed into the same stream) is not a reason to refuse.
+  EXPECT_TRUE(check_llama_log_lines("main: " + std::string(100000, 'p') + "\n").ok());
+
+  for (const std::string& line : {at_limit + "x",
+                                  "[lume-unlock-shim] enabled for " + std::string(5000, 'n'),
+                                  "[LumeMetalCapabilities] " + std::string(5000, 'n')}) {
+    auto checked = check_llama_log_lines("main: start\r\nllama: load\n" + line);
+    ASSERT_FALSE(checked.ok()) << line.substr(0, 40);
+    EXPECT_EQ(checked.error().category(), ErrorCategory::usage);
+    EXPECT_EQ(checked.error().why(),
+              "line 3 is a Metal init or shim line of " + std::to_string(line.size()) +
+                  " characters, more than the 4096 that llama.cpp or a shim ever writes");
+  }
+}
+
 TEST(LlamaLog, ScannerKeepsTheLineGrammar) {
   auto report = classify_llama_log(
       "ggml_metal foo ggml_metal_device_init:  GPU name:   MTL0\n"
