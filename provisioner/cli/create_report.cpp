@@ -67,6 +67,8 @@ nlohmann::json create_outcome_json(const pipeline::CreatePipeline& pipeline,
   }
   doc["enablement"] = enabled;
   doc["enablement_changes"] = o.enablement_changes;
+  // Entries added with `allow` that the recipe does not have: kept, or removed by --exclusive.
+  doc["allow_entries"] = {{"kept", o.kept_allow_entries}, {"removed", o.removed_allow_entries}};
   doc["programs"] = program_checks_json(o.program_checks);
   doc["warnings"] = o.warnings;
   return doc;

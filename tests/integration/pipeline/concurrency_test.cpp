@@ -142,7 +142,10 @@ TEST_F(Concurrency, ThreeAllowAddsAndTwoCreatesAtOnceSerializeAndLoseNothing) {
 
   CliRun listed = cli({"allow", "list", "vm1"}, true, {"--json"});
   ASSERT_EQ(listed.exit_code, 0) << listed.err;
-  for (const auto& entry : json_of(listed)["enablement"]) {
+  // The document must outlive the loop: a range-for over a member of a temporary dangles.
+  const nlohmann::json document = json_of(listed);
+  ASSERT_EQ(document["enablement"].size(), 1u + 3u * 10u) << listed.out;
+  for (const auto& entry : document["enablement"]) {
     EXPECT_EQ(entry["origin"], entry["name"] == "probe-agent" ? "recipe" : "allow") << entry;
   }
 }

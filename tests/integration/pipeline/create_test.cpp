@@ -106,6 +106,47 @@ TEST_F(Create, SecondCreateChangesNothingInFewerThanTenSshCommands) {
   EXPECT_EQ(human.out.rfind("create 'vm1': no changes\n", 0), 0u) << human.out;
 }
 
+TEST_F(Create, CreateKeepsAllowEntriesAndSaysSoUntilExclusiveRemovesThem) {
+  start_world();
+  ASSERT_EQ(create().exit_code, 0);
+  CliRun added = cli({"allow", "add", "vm1", "extra", "--program", probe_path(), "--no-agent"});
+  ASSERT_EQ(added.exit_code, 0) << added.err;
+  EXPECT_EQ(cli({"status", "vm1"}).exit_code, 0) << "an allow edit is part of the record";
+
+  CliRun kept = create();
+  ASSERT_EQ(kept.exit_code, 0) << kept.err;
+  const auto doc = json_of(kept);
+  EXPECT_EQ(doc["allow_entries"]["kept"], nlohmann::json::array({"extra"})) << kept.out;
+  EXPECT_EQ(doc["allow_entries"]["removed"], nlohmann::json::array()) << kept.out;
+  EXPECT_EQ(cli({"status", "vm1"}).exit_code, 0);
+
+  CliRun plan = cli({"create",
+                     "vm1",
+                     "--recipe",
+                     recipe,
+                     "--bundle",
+                     SHIM_BUNDLE_DIR,
+                     "--exclusive",
+                     "--dry-run"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  EXPECT_NE(plan.out.find("--exclusive: remove the entries added with allow: 'extra'"),
+            std::string::npos)
+      << plan.out;
+
+  CliRun exclusive = create({"--exclusive"});
+  ASSERT_EQ(exclusive.exit_code, 0) << exclusive.err;
+  EXPECT_EQ(json_of(exclusive)["allow_entries"]["removed"], nlohmann::json::array({"extra"}));
+  CliRun listed = cli({"allow", "list", "vm1"}, true, {"--json"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  std::vector<std::string> names;
+  const nlohmann::json document = json_of(listed); // outlives the loop (no dangling temporary)
+  for (const auto& entry : document["enablement"]) {
+    names.push_back(entry["name"].get<std::string>());
+  }
+  EXPECT_EQ(names, std::vector<std::string>{"probe-agent"}) << listed.out;
+  EXPECT_EQ(cli({"status", "vm1"}).exit_code, 0);
+}
+
 TEST_F(Create, StatusIsCleanThenNamesATamperedFile) {
   start_world();
   ASSERT_EQ(create().exit_code, 0);
