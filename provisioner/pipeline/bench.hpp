@@ -6,6 +6,7 @@
 #include "util/result.hpp"
 #include "verify/bench_compare.hpp"
 #include "verify/bench_gate.hpp"
+#include "verify/bench_request.hpp"
 #include "verify/llama_bench.hpp"
 
 #include <nlohmann/json.hpp>
@@ -21,7 +22,7 @@ struct BenchOptions {
   std::string vm;
   std::string entry = "llama-bench"; ///< the enablement entry that runs llama-bench
   std::string state_dir;             ///< the host record lives in <state_dir>/vms/<vm>/
-  apply::BenchRequest request;
+  verify::BenchRequest request;
   /// The host's llama-bench run of the same model and sizes, and where it came from
   /// ("--host-json FILE", "--host-run").
   std::optional<std::vector<verify::LlamaBenchTest>> host;

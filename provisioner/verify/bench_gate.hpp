@@ -25,6 +25,13 @@ struct BenchThresholds {
 /// "5" or "5x": a speedup of at least 1. Fails (usage) naming `what` otherwise.
 Result<double> parse_min_speedup(std::string_view text, const std::string& what);
 
+/// The kinds a host-ratio threshold names: pp (prompt processing), tg (generation), pg (both).
+inline constexpr const char* k_bench_kinds[] = {"pp", "tg", "pg"};
+
+/// One share of host: "0.95", or a percentage "95%" read as its fraction; in [0.01, 2]. Fails
+/// (usage) naming `what`.
+Result<double> parse_host_ratio(std::string_view text, const std::string& what);
+
 /// "pp=0.95,tg=0.70": kinds pp, tg, pg, each once, ratios in [0.01, 2]. A percentage
 /// ("pp=95%") is read as its fraction. Fails (usage) naming `what` and the bad part.
 Result<std::map<std::string, double>> parse_min_host_ratio(std::string_view text,
