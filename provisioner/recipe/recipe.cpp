@@ -300,6 +300,8 @@ Result<Recipe> parse_recipe(std::string_view text, const std::string& source_nam
             {"bench",
              [&](const YAML::Node& n, const std::string& f) {
                BenchSpec bench;
+               bench.thresholds.min_speedup_name = "bench.min_speedup";
+               bench.thresholds.min_host_ratio_name = "bench.min_host_ratio";
                const auto tokens = [&](const YAML::Node& v, const std::string& g) {
                  return static_cast<int>(p.integer(v, g, 1, verify::k_max_bench_tokens));
                };
@@ -357,6 +359,15 @@ Result<Recipe> parse_recipe(std::string_view text, const std::string& source_nam
                         "needs 'model', the model file's path in the guest",
                         "bench: {model: /Users/lume/models/tinyllama-1.1b-q4_0.gguf, "
                         "min_speedup: 5}");
+               }
+               if (!bench.thresholds.min_host_ratio.empty() && !bench.host_json) {
+                 // create and bake take no --host-json: without the file the gate could
+                 // only fail.
+                 p.fail(n,
+                        f + ".min_host_ratio",
+                        "needs 'host_json', the host's figures to compare with",
+                        "add host_json: FILE (the host's 'llama-bench -o json' output, relative "
+                        "to the recipe)");
                }
                bench_node.emplace(n);
                recipe.bench = bench;

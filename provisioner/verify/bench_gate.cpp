@@ -152,8 +152,8 @@ std::vector<std::string> gate_bench(const std::vector<BenchRow>& rows,
   std::set<std::string> kinds_with_host;
   for (const BenchRow& row : rows) {
     if (thresholds.min_speedup && row.speedup < *thresholds.min_speedup) {
-      failures.push_back(row.test + ": speedup " + fixed(row.speedup, 2) +
-                         "x is below --min-speedup " + figure(*thresholds.min_speedup));
+      failures.push_back(row.test + ": speedup " + fixed(row.speedup, 2) + "x is below " +
+                         thresholds.min_speedup_name + " " + figure(*thresholds.min_speedup));
     }
     const auto ratio = thresholds.min_host_ratio.find(row.kind);
     if (ratio == thresholds.min_host_ratio.end() || !row.host_ratio) {
@@ -161,14 +161,15 @@ std::vector<std::string> gate_bench(const std::vector<BenchRow>& rows,
     }
     kinds_with_host.insert(row.kind);
     if (*row.host_ratio < ratio->second) {
-      failures.push_back(row.test + ": " + fixed(*row.host_ratio * 100, 1) +
-                         "% of host is below --min-host-ratio " + row.kind + "=" +
+      failures.push_back(row.test + ": " + fixed(*row.host_ratio * 100, 1) + "% of host is below " +
+                         thresholds.min_host_ratio_name + " " + row.kind + "=" +
                          figure(ratio->second));
     }
   }
   for (const auto& [kind, ratio] : thresholds.min_host_ratio) {
     if (kinds_with_host.count(kind) == 0) {
-      failures.push_back("--min-host-ratio " + kind + "=" + figure(ratio) + ": no " + kind +
+      failures.push_back(thresholds.min_host_ratio_name + " " + kind + "=" + figure(ratio) +
+                         ": no " + kind +
                          " test has a host figure to compare with "
                          "(give --host-json FILE or --host-run)");
     }

@@ -18,6 +18,10 @@ namespace lume_unlock::verify {
 struct BenchThresholds {
   std::optional<double> min_speedup;            ///< unlocked / stock, every test
   std::map<std::string, double> min_host_ratio; ///< "pp"/"tg"/"pg" → unlocked / host
+  /// How gate_bench's sentences name the two thresholds: the flags, or a recipe's fields
+  /// ("bench.min_speedup"), so a failure points at what the user wrote.
+  std::string min_speedup_name = "--min-speedup";
+  std::string min_host_ratio_name = "--min-host-ratio";
 
   bool empty() const { return !min_speedup && min_host_ratio.empty(); }
 };

@@ -213,6 +213,9 @@ TEST(RecipeBench, TheBlockTakesTheSettingsOfTheBenchCommand) {
   EXPECT_EQ(bench.thresholds.min_host_ratio,
             (std::map<std::string, double>{{"pp", 0.95}, {"tg", 0.70}}));
   EXPECT_EQ(bench.host_json, "host/m1-ultra.json");
+  // The gate's sentences name the recipe's fields, not the flags.
+  EXPECT_EQ(bench.thresholds.min_speedup_name, "bench.min_speedup");
+  EXPECT_EQ(bench.thresholds.min_host_ratio_name, "bench.min_host_ratio");
 }
 
 TEST(RecipeBench, DefaultsAreThoseOfTheBenchCommand) {
@@ -264,20 +267,25 @@ TEST(RecipeBench, BadValuesNameTheFieldAndTheRule) {
        with_bench(" {model: /m.gguf, min_speedup: [5]}"),
        "r.yaml:5:38: bench.min_speedup: must be a number | hint: for example 5"},
       {"host ratio out of range",
-       with_bench(" {model: /m.gguf, min_host_ratio: {pp: 3}}"),
+       with_bench(" {model: /m.gguf, min_host_ratio: {pp: 3}, host_json: h.json}"),
        "r.yaml:5:46: bench.min_host_ratio.pp: '3' is not a share of host in [0.01, 2] | hint: "
        "give the fraction of the host's t/s the unlocked run must reach, e.g. 0.95 (or 95%)"},
       {"host ratio of an unknown kind",
-       with_bench(" {model: /m.gguf, min_host_ratio: {tp: 0.9}}"),
+       with_bench(" {model: /m.gguf, min_host_ratio: {tp: 0.9}, host_json: h.json}"),
        "r.yaml:5:42: bench.min_host_ratio.tp: unknown key | hint: did you mean 'pp'? (known "
        "keys here: pp, tg, pg)"},
       {"host ratio as a flag string",
-       with_bench(" {model: /m.gguf, min_host_ratio: 'pp=0.9'}"),
+       with_bench(" {model: /m.gguf, min_host_ratio: 'pp=0.9', host_json: h.json}"),
        "r.yaml:5:41: bench.min_host_ratio: must be a mapping of keys to values"},
       {"empty host ratio",
-       with_bench(" {model: /m.gguf, min_host_ratio: {}}"),
+       with_bench(" {model: /m.gguf, min_host_ratio: {}, host_json: h.json}"),
        "r.yaml:5:41: bench.min_host_ratio: names no test kind | hint: min_host_ratio: {pp: "
        "0.95, tg: 0.70}"},
+      {"host ratio without host figures",
+       with_bench(" {model: /m.gguf, min_host_ratio: {pp: 0.9}}"),
+       "r.yaml:5:8: bench.min_host_ratio: needs 'host_json', the host's figures to compare with "
+       "| hint: add host_json: FILE (the host's 'llama-bench -o json' output, relative to the "
+       "recipe)"},
       {"unknown key",
        with_bench(" {model: /m.gguf, min_speedups: 5}"),
        "r.yaml:5:25: bench.min_speedups: unknown key | hint: did you mean 'min_speedup'? (known "
