@@ -182,6 +182,8 @@ TEST_F(BenchPipeline, BakeBenchAnnotatesThePushedManifestAndRecordsTheAnnotatedD
   ASSERT_GE(ids.size(), tail.size()) << planned.out;
   EXPECT_EQ(std::vector<std::string>(ids.end() - tail.size(), ids.end()), tail);
 
+  CliRun generated = cli({"key", "generate", files / "release"}, false);
+  ASSERT_EQ(generated.exit_code, 0) << generated.err;
   CliRun run = cli({"bake",
                     recipe,
                     "--push",
@@ -192,7 +194,9 @@ TEST_F(BenchPipeline, BakeBenchAnnotatesThePushedManifestAndRecordsTheAnnotatedD
                     SHIM_BUNDLE_DIR,
                     "--ssh-wait",
                     "2",
-                    "--bench"},
+                    "--bench",
+                    "--sign-key",
+                    files / "release.key"},
                    true,
                    {"--json"});
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
@@ -227,6 +231,11 @@ TEST_F(BenchPipeline, BakeBenchAnnotatesThePushedManifestAndRecordsTheAnnotatedD
   ASSERT_TRUE(lock.ok()) << lock.error().message();
   ASSERT_EQ(lock.value().baked.size(), 1u);
   EXPECT_EQ(lock.value().baked[0].digest, digest);
+  // The signature is of the annotated digest, under its cosign tag.
+  ASSERT_TRUE(doc.contains("signature")) << run.out;
+  EXPECT_EQ(doc["signature"]["reference"], target("sha256-" + digest.substr(7) + ".sig"));
+  EXPECT_FALSE(skopeo_raw(target("sha256-" + digest.substr(7) + ".sig")).empty());
+  EXPECT_EQ(lock.value().baked[0].signed_by, doc["signature"]["key"].get<std::string>());
 
   // Lume's own manifest: the same config and layers, and no tag names it.
   std::smatch found;
