@@ -115,7 +115,7 @@ Result<BenchSide> run_side(guest::GuestSession& session,
 
 } // namespace
 
-std::vector<std::string> llama_bench_arguments(const BenchRequest& request) {
+std::vector<std::string> llama_bench_arguments(const verify::BenchRequest& request) {
   return {"-m",
           request.model,
           "-p",
@@ -131,7 +131,7 @@ std::vector<std::string> llama_bench_arguments(const BenchRequest& request) {
 Result<GuestBench> run_guest_bench(guest::GuestSession& session,
                                    const enablement::EnablementEntry& entry,
                                    const EnablementTarget& target,
-                                   const BenchRequest& request,
+                                   const verify::BenchRequest& request,
                                    const util::ProgressCallback& progress) {
   LUME_UNLOCK_TRY_ASSIGN(const auto model, guest::shell_quote(request.model));
   LUME_UNLOCK_TRY_ASSIGN(auto found, session.run("test -f " + model + " && test -r " + model));

@@ -5,6 +5,7 @@
 #include "guest/session.hpp"
 #include "util/progress.hpp"
 #include "util/result.hpp"
+#include "verify/bench_request.hpp"
 #include "verify/llama_bench.hpp"
 #include "verify/llama_log.hpp"
 
@@ -13,16 +14,8 @@
 
 namespace lume_unlock::apply {
 
-/// What `bench` asks llama-bench to measure.
-struct BenchRequest {
-  std::string model;   ///< the model file's path in the guest
-  int prompt = 512;    ///< -p
-  int gen = 128;       ///< -n
-  int repetitions = 3; ///< -r
-};
-
 /// "-m MODEL -p 512 -n 128 -r 3 -o json": the words appended to the entry's own arguments.
-std::vector<std::string> llama_bench_arguments(const BenchRequest& request);
+std::vector<std::string> llama_bench_arguments(const verify::BenchRequest& request);
 
 /// One llama-bench run in the guest: its parsed tests and its Metal log, classified.
 struct BenchSide {
@@ -45,7 +38,7 @@ struct GuestBench {
 Result<GuestBench> run_guest_bench(guest::GuestSession& session,
                                    const enablement::EnablementEntry& entry,
                                    const EnablementTarget& target,
-                                   const BenchRequest& request,
+                                   const verify::BenchRequest& request,
                                    const util::ProgressCallback& progress);
 
 } // namespace lume_unlock::apply

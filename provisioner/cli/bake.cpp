@@ -112,6 +112,9 @@ void run_bake(const BakeCommandOptions& options, Context& context, int& exit_cod
     if (!options.sign_key.empty()) {
       resume += " --sign-key " + options.sign_key;
     }
+    if (options.setup.bench) {
+      resume += " --bench";
+    }
     plan.apply(use.renderer.callback(), resume, reports);
     if (context.json()) {
       nlohmann::json doc = outcome_json(bake, reports);
@@ -139,6 +142,10 @@ void register_bake(CLI::App& app, Context& context, int& exit_code) {
       "against the VM's own disk and NVRAM (so a tag moved by someone else is never recorded),\n"
       "adds the immutable tag sha256-<hex> and records {reference, digest, pushed_at,\n"
       "recipe_sha256, shim files} in <recipe>.lock.json and <state>/vms/<vm>/bake.json.\n"
+      "With --bench the recipe's bench runs after the create steps (a failed gate pushes\n"
+      "nothing) and its figures become the pushed manifest's dev.lume-unlock.bench.*\n"
+      "annotations: the annotated manifest (a new digest) gets the tags, the signature and\n"
+      "the record.\n"
       "Lume reports push failures only in its log: bake reads it (GET /lume/logs) while it\n"
       "waits and stops at Lume's failure line; without the log (Lume not run as its\n"
       "LaunchAgent) a failed push is noticed when --push-timeout passes. Pull the result with\n"

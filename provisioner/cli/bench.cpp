@@ -105,13 +105,13 @@ void register_bench(CLI::App& app, Context& context, int& exit_code) {
       ->capture_default_str();
   command->add_option("-p,--n-prompt", options->bench.request.prompt, "Prompt tokens (pp test)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 20));
+      ->check(CLI::Range(1, verify::k_max_bench_tokens));
   command->add_option("-n,--n-gen", options->bench.request.gen, "Generated tokens (tg test)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 20));
+      ->check(CLI::Range(1, verify::k_max_bench_tokens));
   command->add_option("-r,--repetitions", options->bench.request.repetitions, "Repetitions")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1000));
+      ->check(CLI::Range(1, verify::k_max_bench_repetitions));
   auto* host_json = command->add_option("--host-json",
                                         options->host_json,
                                         "The host's 'llama-bench -o json' output, to compare with");

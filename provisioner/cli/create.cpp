@@ -68,6 +68,9 @@ void run_planned_create(const CreateCommandOptions& options,
         resume += std::string(" ") + flag + " " + value;
       }
     }
+    if (options.setup.bench) {
+      resume += " --bench";
+    }
     plan.apply(renderer.callback(), resume, reports);
   } catch (const Error&) {
     report_counts();
@@ -129,9 +132,11 @@ void register_create(CLI::App& app, Context& context, int& exit_code) {
       "create", "Create (or bring up to date) a VM with the Metal capability shim installed");
   command->footer(
       "Steps: preflight, image, resize, boot, connect, facts, install-shim, probe, enablement,\n"
-      "provenance. Every step is idempotent: running create again changes nothing and says so,\n"
-      "and after a failure it resumes. --dry-run prints the plan and changes nothing.\n"
-      "The shim bundle comes from --bundle, else the recipe's shim.bundle, else\n"
+      "provenance, and with --bench the recipe's bench (exit 6 when its gate fails; the VM\n"
+      "stays, with the figures in its record). Every other step is idempotent: running create\n"
+      "again changes nothing and says so, and after a failure it resumes. --dry-run prints\n"
+      "the plan and changes nothing. The shim bundle comes from --bundle, else the recipe's\n"
+      "shim.bundle, else\n"
       "$LUME_UNLOCK_BUNDLE, else the installed share/lume-unlock/shim-bundle/ beside bin/,\n"
       "else this build's shim-bundle/ directory; a registry bundle (made\n"
       "by 'lume-unlock bundle push') is named REF@sha256:<hex>. A recipe with a lock file\n"

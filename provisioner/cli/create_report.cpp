@@ -71,6 +71,9 @@ nlohmann::json create_outcome_json(const pipeline::CreatePipeline& pipeline,
   doc["allow_entries"] = {{"kept", o.kept_allow_entries}, {"removed", o.removed_allow_entries}};
   doc["programs"] = program_checks_json(o.program_checks);
   doc["warnings"] = o.warnings;
+  if (o.bench) {
+    doc["bench"] = o.bench->record;
+  }
   return doc;
 }
 
@@ -118,6 +121,11 @@ void print_create_summary(Context& context,
   }
   out << "\n";
   print_program_checks(out, o.program_checks);
+  if (o.bench) {
+    out << "bench:\n" << verify::render_bench_table(o.bench->rows);
+    out << "unlocked run's Metal log: " << verify::verdict_name(o.bench->unlocked_log.verdict)
+        << " (stock run: " << verify::verdict_name(o.bench->stock_log.verdict) << ")\n";
+  }
 }
 
 } // namespace lume_unlock::cli

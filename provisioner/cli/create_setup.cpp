@@ -2,6 +2,7 @@
 
 #include "bundle/loader.hpp"
 #include "cli/connection_flags.hpp"
+#include "cli/host_bench.hpp"
 #include "cli/vm_guest.hpp"
 #include "lume/vm_name.hpp"
 #include "recipe/recipe.hpp"
@@ -18,6 +19,37 @@ namespace {
 
 /// $LUME_UNLOCK_TEST_PROBE_ENV ("K=V[,K=V]…"): extra environment for the unlocked probe run,
 /// for tests that need a shim that stays inert. Not a user feature.
+/// --bench: the recipe's bench: block as the pipeline runs it, its host_json read now, so a
+/// missing block or a bad file costs nothing.
+std::optional<pipeline::BenchOptions> recipe_bench(const CreateSetup& setup,
+                                                   const std::optional<recipe::Recipe>& recipe) {
+  if (!setup.bench) {
+    return std::nullopt;
+  }
+  if (!recipe || !recipe->bench) {
+    throw Error(ErrorCategory::usage,
+                "--bench",
+                recipe ? "the recipe '" + recipe->path + "' has no bench: block"
+                       : std::string("there is no recipe to take the bench from"),
+                "add one to the recipe, e.g. 'bench: {model: /Users/lume/models/model.gguf, "
+                "min_speedup: 5}' (image-recipes/README.md), or measure a VM with "
+                "'lume-unlock bench NAME --model PATH'");
+  }
+  pipeline::BenchOptions bench = pipeline::bench_options_from_recipe(*recipe->bench);
+  if (const auto host = recipe::bench_host_json_file(*recipe).value_or_throw()) {
+    auto tests = read_host_bench(*host);
+    if (!tests.ok()) {
+      throw Error(ErrorCategory::usage,
+                  "recipe '" + recipe->path + "' field 'bench.host_json'",
+                  tests.error().why(),
+                  tests.error().hint());
+    }
+    bench.host = tests.value();
+    bench.host_source = "recipe bench.host_json " + *host;
+  }
+  return bench;
+}
+
 std::map<std::string, std::string> test_probe_env() {
   std::map<std::string, std::string> env;
   const char* value = std::getenv("LUME_UNLOCK_TEST_PROBE_ENV");
@@ -43,6 +75,10 @@ void add_create_setup_options(CLI::App& command, CreateSetup& setup) {
                   setup.ssh_wait_seconds,
                   "Seconds to retry the first SSH login after Lume reports SSH open")
       ->capture_default_str();
+  command.add_flag("--bench",
+                   setup.bench,
+                   "Run the recipe's bench: block last (llama-bench stock and unlocked, gated; "
+                   "exit 6 when a figure falls short)");
   add_registry_flags(command, setup.registry);
   add_connection_options(command, setup.connection);
 }
@@ -55,6 +91,7 @@ void with_create_services(const CreateSetup& setup,
   if (!setup.recipe.empty()) {
     recipe = recipe::load_recipe(setup.recipe).value_or_throw();
   }
+  const std::optional<pipeline::BenchOptions> bench = recipe_bench(setup, recipe);
   const BundleLocation choice =
       locate_bundle(setup.bundle.empty() ? std::nullopt : std::optional<std::string>(setup.bundle),
                     recipe ? recipe->shim.bundle : std::nullopt);
@@ -95,6 +132,7 @@ void with_create_services(const CreateSetup& setup,
   }
   create.probe_extra_env = test_probe_env();
   create.ssh_wait = std::chrono::seconds(setup.ssh_wait_seconds);
+  create.bench = bench;
 
   pipeline::CreateServices services{lume_client,
                                     registry,

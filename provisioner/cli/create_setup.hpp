@@ -23,12 +23,13 @@ struct CreateSetup {
   std::string from;   ///< empty: the recipe's image
   std::string bundle; ///< --bundle, empty: none
   int ssh_wait_seconds = 60;
+  bool bench = false; ///< --bench: run the recipe's bench: block as the last create step
   RegistryFlags registry;
   guest::ConnectionOptions connection;
 };
 
-/// The options create and bake share: --from, --bundle, --ssh-wait, the registry flags and the
-/// guest connection options (the VM name and recipe are each command's own).
+/// The options create and bake share: --from, --bundle, --ssh-wait, --bench, the registry
+/// flags and the guest connection options (the VM name and recipe are each command's own).
 void add_create_setup_options(CLI::App& command, CreateSetup& setup);
 
 /// The collaborators of a create, alive while the body of with_create_services runs.
@@ -44,8 +45,9 @@ struct CreateServicesInUse {
 
 /// Loads the recipe (once: the create options carry it), locates and verifies the shim bundle
 /// (--bundle, the recipe's shim.bundle, $LUME_UNLOCK_BUNDLE, the build tree), opens the Lume and
-/// registry clients and the progress renderer, fills the create options from the global options,
-/// and runs `body` with them. Throws Error (a recipe or bundle that does not load).
+/// registry clients and the progress renderer, fills the create options from the global options
+/// (and with --bench the recipe's bench, its host_json read), and runs `body` with them. Throws
+/// Error (a recipe or bundle that does not load; --bench without a recipe bench: block).
 void with_create_services(const CreateSetup& setup,
                           Context& context,
                           const std::function<void(CreateServicesInUse&)>& body);

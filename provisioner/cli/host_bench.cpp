@@ -1,5 +1,6 @@
 #include "cli/host_bench.hpp"
 
+#include "apply/bench_runner.hpp"
 #include "util/atomic_file.hpp"
 #include "util/text_check.hpp"
 
@@ -33,7 +34,7 @@ Result<std::vector<verify::LlamaBenchTest>> read_host_bench(const std::string& p
   return parsed;
 }
 
-Result<std::vector<verify::LlamaBenchTest>> run_host_bench(const apply::BenchRequest& request) {
+Result<std::vector<verify::LlamaBenchTest>> run_host_bench(const verify::BenchRequest& request) {
 #ifdef __APPLE__
   struct stat info {};
   if (::stat(request.model.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "apply/bench_runner.hpp"
 #include "util/result.hpp"
+#include "verify/bench_request.hpp"
 #include "verify/llama_bench.hpp"
 
 #include <string>
@@ -16,6 +16,6 @@ Result<std::vector<verify::LlamaBenchTest>> read_host_bench(const std::string& p
 /// `bench --host-run`: runs `llama-bench` (from PATH) on this Mac with the same arguments as the
 /// guest (the model at the same path on the host) and parses its JSON. Anywhere but macOS it
 /// fails (usage) saying so and pointing at --host-json.
-Result<std::vector<verify::LlamaBenchTest>> run_host_bench(const apply::BenchRequest& request);
+Result<std::vector<verify::LlamaBenchTest>> run_host_bench(const verify::BenchRequest& request);
 
 } // namespace lume_unlock::cli

@@ -68,6 +68,10 @@ inline constexpr const char* lume_part_total = "org.trycua.lume.part.total";
 inline constexpr const char* lume_part_offset = "org.trycua.lume.part.offset";
 inline constexpr const char* lume_chunk_size = "org.trycua.lume.chunk.size";
 
+// lume-unlock's manifest-level annotations of a baked image: the bench figures
+// ("dev.lume-unlock.bench.pp512.speedup", ...; pipeline::bench_annotations).
+inline constexpr const char* lume_unlock_bench_prefix = "dev.lume-unlock.bench.";
+
 // Legacy format.
 inline constexpr const char* lume_legacy_uncompressed_disk_size =
     "org.trycua.lume.uncompressed-disk-size";

@@ -1,8 +1,10 @@
 #include "pipeline/bake.hpp"
 
 #include "lume/vm_power.hpp"
+#include "oci/media_types.hpp"
 #include "provenance/provenance.hpp"
 #include "signing/image_signer.hpp"
+#include "transfer/image_annotate.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
 
@@ -63,19 +65,43 @@ Plan BakePipeline::plan() {
   Plan create_plan = m_create.plan();
   Plan plan("bake");
   for (const Step& step : create_plan.steps()) {
-    plan.add(step);
+    if (step.id != "bench") {
+      plan.add(step);
+      continue;
+    }
+    // A gate that fails stops the bake before anything is pushed: say so.
+    Step bench = step;
+    bench.apply = [apply = step.apply] {
+      try {
+        return apply();
+      } catch (const Error& error) {
+        throw error.with_hint(error.hint().empty() ? "nothing was pushed"
+                                                   : error.hint() + "; nothing was pushed");
+      }
+    };
+    plan.add(bench);
   }
+  const bool bench = m_options.create.bench.has_value();
   const std::string& vm = m_options.create.vm;
   plan.add({"stop", "stop '" + vm + "' so its disk is consistent", std::nullopt, "", [this] {
               return step_stop();
             }});
   plan.add({"push",
             "push '" + vm + "' to " + m_options.target.str() +
-                " through Lume, resolve the digest, check it against the VM's disk, tag it "
-                "sha256-<hex>",
+                " through Lume, resolve the digest, check it against the VM's disk" +
+                (bench ? "" : ", tag it sha256-<hex>"),
             false,
             target_observed,
             [this] { return step_push(); }});
+  if (bench) {
+    plan.add({"annotate",
+              "add the bench figures to the pushed manifest (" +
+                  std::string(oci::annotation::lume_unlock_bench_prefix) +
+                  "*), put it under the tag and sha256-<hex> of its new digest",
+              false,
+              "",
+              [this] { return step_annotate(); }});
+  }
   if (m_options.sign_key) {
     plan.add({"sign",
               "sign the pushed digest with " + m_options.sign_key->public_key().fingerprint() +
@@ -108,10 +134,34 @@ StepResult BakePipeline::step_push() {
   request.timeout = m_options.push_timeout;
   request.poll_interval = m_options.push_poll_interval;
   request.progress = m_services.progress;
+  // With a bench the annotate step changes the digest: the immutable tag goes on that one.
+  request.tag_immutable = !m_options.create.bench;
   transfer::PushedImage pushed =
       transfer::push_image(m_services.lume, m_services.registry, request).value_or_throw();
   m_outcome.pushed = pushed;
-  return {true, "pushed " + pushed.pinned + " (also tagged " + pushed.immutable_tag + ")"};
+  return {true,
+          "pushed " + pushed.pinned +
+              (pushed.immutable_tag.empty() ? "" : " (also tagged " + pushed.immutable_tag + ")")};
+}
+
+StepResult BakePipeline::step_annotate() {
+  const auto& bench = m_create.outcome().bench;
+  if (!bench) {
+    throw Error(ErrorCategory::failure,
+                "bake step 'annotate'",
+                "the bench step left no figures",
+                "report this as a bug");
+  }
+  const oci::Annotations annotations = bench_annotations(bench->record);
+  transfer::PushedImage annotated =
+      transfer::annotate_pushed_image(m_services.registry, *m_outcome.pushed, annotations)
+          .value_or_throw();
+  const std::string lume_digest = m_outcome.pushed->digest.str();
+  m_outcome.pushed = annotated;
+  return {true,
+          std::to_string(annotations.size()) + " annotations: " + annotated.pinned +
+              " (also tagged " + annotated.immutable_tag + "; Lume's " + lume_digest +
+              " left untagged)"};
 }
 
 StepResult BakePipeline::step_sign() {

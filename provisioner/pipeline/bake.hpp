@@ -36,10 +36,13 @@ struct BakeOutcome {
   std::string host_record_path;                  ///< <state>/vms/<vm>/bake.json
 };
 
-/// `bake` as an explicit plan: every step of `create` (the last of which writes the provenance
-/// record into the guest, so it travels inside the image), then stop → push (through Lume,
-/// then resolved, checked against the VM's disk and tagged sha256-<hex>) → record (the recipe's
-/// lock file and the host state). A failed push records nothing.
+/// `bake` as an explicit plan: every step of `create` (which write the provenance record, and
+/// with create.bench the bench figures, into the guest, so they travel inside the image), then
+/// stop → push (through Lume, then resolved, checked against the VM's disk and tagged
+/// sha256-<hex>) → annotate (with create.bench: the figures as manifest annotations, the
+/// immutable tag set on the annotated digest instead) → sign → record (the recipe's lock file
+/// and the host state, with the final digest). A failed push records nothing; a failed bench
+/// gate pushes nothing.
 class BakePipeline {
 public:
   BakePipeline(BakeOptions options, CreateServices services);
@@ -53,6 +56,7 @@ public:
 private:
   StepResult step_stop();
   StepResult step_push();
+  StepResult step_annotate();
   StepResult step_sign();
   StepResult step_record();
 

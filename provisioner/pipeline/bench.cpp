@@ -1,5 +1,6 @@
 #include "pipeline/bench.hpp"
 
+#include "oci/media_types.hpp"
 #include "pipeline/vm_record.hpp"
 #include "util/edit_distance.hpp"
 #include "util/text_check.hpp"
@@ -13,6 +14,13 @@ namespace {
 std::string fixed(double value, int decimals) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
+/// 5 → "5", 0.95 → "0.95": thresholds as the user wrote them.
+std::string compact(double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%g", value);
   return buffer;
 }
 
@@ -30,6 +38,38 @@ void put_first(nlohmann::json& out,
 }
 
 } // namespace
+
+BenchOptions bench_options_from_recipe(const recipe::BenchSpec& spec) {
+  BenchOptions options;
+  options.entry = spec.entry;
+  options.request = spec.request;
+  options.thresholds = spec.thresholds;
+  return options;
+}
+
+std::string describe_bench(const BenchOptions& options) {
+  const verify::BenchRequest& r = options.request;
+  std::string text = "entry " + util::quote_for_message(options.entry) + ", model " +
+                     util::quote_for_message(r.model) + ", -p " + std::to_string(r.prompt) +
+                     " -n " + std::to_string(r.gen) + " -r " + std::to_string(r.repetitions);
+  const verify::BenchThresholds& t = options.thresholds;
+  if (t.empty()) {
+    text += ", no gate but the Metal log";
+  } else {
+    text += ", gate";
+    if (t.min_speedup) {
+      text += " min_speedup " + compact(*t.min_speedup);
+    }
+    if (!t.min_host_ratio.empty()) {
+      text += std::string(t.min_speedup ? "," : "") + " min_host_ratio " +
+              verify::format_host_ratio(t.min_host_ratio);
+    }
+  }
+  if (options.host_source) {
+    text += ", host figures from " + *options.host_source;
+  }
+  return text;
+}
 
 nlohmann::json bench_record(const BenchOptions& options,
                             const apply::GuestBench& measured,
@@ -93,6 +133,73 @@ std::string bench_summary(const nlohmann::json& record) {
     detail += (detail.empty() ? "" : ", ") + record["measured_at"].get<std::string>();
   }
   return detail.empty() ? out : out + " (" + detail + ")";
+}
+
+namespace {
+
+/// "pp512 @ d4096" → "pp512-d4096": a test name as a part of an annotation key.
+std::string key_part(const std::string& test) {
+  std::string out;
+  bool gap = false;
+  for (const char c : test) {
+    const char lower = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    if ((lower >= 'a' && lower <= 'z') || (lower >= '0' && lower <= '9')) {
+      if (gap && !out.empty()) {
+        out += '-';
+      }
+      out += lower;
+      gap = false;
+    } else {
+      gap = true;
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+oci::Annotations bench_annotations(const nlohmann::json& record) {
+  oci::Annotations out;
+  if (!record.is_object()) {
+    return out;
+  }
+  const std::string prefix = oci::annotation::lume_unlock_bench_prefix;
+  if (record.contains("tests") && record["tests"].is_array()) {
+    for (const auto& test : record["tests"]) {
+      if (!test.is_object() || !test.value("test", nlohmann::json()).is_string()) {
+        continue;
+      }
+      const std::string name = key_part(test["test"].get<std::string>());
+      if (name.empty()) {
+        continue;
+      }
+      for (const auto& [field, decimals] : {std::pair<const char*, int>{"speedup", 2},
+                                            {"stock_ts", 2},
+                                            {"unlocked_ts", 2},
+                                            {"host_ratio", 3}}) {
+        if (test.contains(field) && test[field].is_number()) {
+          out[prefix + name + "." + field] = fixed(test[field].get<double>(), decimals);
+        }
+      }
+    }
+  }
+  for (const char* field : {"model_type", "build_commit", "gpu", "host_chip", "measured_at"}) {
+    if (record.contains(field) && record[field].is_string()) {
+      out[prefix + field] = record[field].get<std::string>();
+    }
+  }
+  if (record.contains("log") && record["log"].is_object() &&
+      record["log"].value("unlocked", nlohmann::json()).is_string()) {
+    out[prefix + "log"] = record["log"]["unlocked"].get<std::string>();
+  }
+  if (record.contains("passed") && record["passed"].is_boolean()) {
+    out[prefix + "passed"] = record["passed"].get<bool>() ? "true" : "false";
+  }
+  const std::string summary = bench_summary(record);
+  if (!summary.empty()) {
+    out[prefix + "summary"] = summary;
+  }
+  return out;
 }
 
 Result<BenchOutcome> run_bench(guest::GuestSession& session,

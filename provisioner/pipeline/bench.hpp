@@ -2,10 +2,13 @@
 
 #include "apply/bench_runner.hpp"
 #include "guest/session.hpp"
+#include "oci/manifest.hpp"
+#include "recipe/recipe.hpp"
 #include "util/progress.hpp"
 #include "util/result.hpp"
 #include "verify/bench_compare.hpp"
 #include "verify/bench_gate.hpp"
+#include "verify/bench_request.hpp"
 #include "verify/llama_bench.hpp"
 
 #include <nlohmann/json.hpp>
@@ -19,9 +22,9 @@ namespace lume_unlock::pipeline {
 /// What `lume-unlock bench` measures and against what it is gated.
 struct BenchOptions {
   std::string vm;
-  std::string entry = "llama-bench"; ///< the enablement entry that runs llama-bench
-  std::string state_dir;             ///< the host record lives in <state_dir>/vms/<vm>/
-  apply::BenchRequest request;
+  std::string entry = verify::k_default_bench_entry; ///< the entry that runs llama-bench
+  std::string state_dir; ///< the host record lives in <state_dir>/vms/<vm>/
+  verify::BenchRequest request;
   /// The host's llama-bench run of the same model and sizes, and where it came from
   /// ("--host-json FILE", "--host-run").
   std::optional<std::vector<verify::LlamaBenchTest>> host;
@@ -36,6 +39,14 @@ struct BenchOutcome {
   std::vector<std::string> failures; ///< verify::gate_bench: empty when the gate passes
   nlohmann::json record;             ///< what went into the provenance record's "bench"
 };
+
+/// The options of a recipe's `bench:` block (create --bench, bake --bench): entry, request and
+/// thresholds as written; vm, state_dir and the host figures are the caller's to fill in.
+BenchOptions bench_options_from_recipe(const recipe::BenchSpec& spec);
+
+/// One line for a plan: "entry 'llama-bench', model '/m.gguf', -p 512 -n 128 -r 3, gate
+/// min_speedup 5, min_host_ratio pp=0.95, host figures from FILE".
+std::string describe_bench(const BenchOptions& options);
 
 /// `bench`: reads the guest's enablement (apply::read_guest_enablement), finds `entry` (usage
 /// error with a "did you mean" hint when it is not on the list), runs it stock and unlocked
@@ -59,5 +70,15 @@ nlohmann::json bench_record(const BenchOptions& options,
 /// One line for `status` and registry listings: "pp512 10.00x 97.7% of host, tg128 12.00x
 /// (log fast, gate passed, 2026-12-03T10:00:00Z)". Empty for a record it cannot read.
 std::string bench_summary(const nlohmann::json& record);
+
+/// The manifest annotations `bake --bench` puts on the pushed image, from a bench record
+/// (bench_record), keys under oci::annotation::lume_unlock_bench_prefix: per test
+/// "<test>.speedup", "<test>.stock_ts", "<test>.unlocked_ts" and "<test>.host_ratio" (when
+/// known), then "model_type", "build_commit", "gpu", "host_chip", "log" (the unlocked run's
+/// verdict), "passed", "measured_at" and "summary" (bench_summary) when the record has them.
+/// Values are strings, as Lume reads annotations ([String:String]). A test name becomes a key
+/// part with every run of characters outside [a-z0-9] as one '-' ("pp512+tg128" →
+/// "pp512-tg128", "pp512 @ d4096" → "pp512-d4096").
+oci::Annotations bench_annotations(const nlohmann::json& record);
 
 } // namespace lume_unlock::pipeline

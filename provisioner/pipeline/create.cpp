@@ -267,6 +267,14 @@ Plan CreatePipeline::plan() {
       {"provenance", "write the provenance record (guest, then host)", std::nullopt, "", [this] {
          return step_provenance();
        }});
+  if (m_options.bench) {
+    plan.add({"bench",
+              "measure with llama-bench stock and unlocked: " + describe_bench(*m_options.bench) +
+                  "; record the figures (guest, then host)",
+              std::nullopt,
+              "",
+              [this] { return step_bench(); }});
+  }
   return plan;
 }
 
@@ -449,6 +457,31 @@ StepResult CreatePipeline::step_provenance() {
               provenance::provenance_path(m_options.state_dir, m_options.vm).value()};
 }
 
+StepResult CreatePipeline::step_bench() {
+  BenchOptions options = *m_options.bench;
+  options.vm = m_options.vm;
+  options.state_dir = m_options.state_dir;
+  BenchOutcome outcome = run_bench(*m_session, options, m_services.progress).value_or_throw();
+  m_outcome.bench = outcome;
+  if (!outcome.failures.empty()) {
+    std::string why = "the gate failed:";
+    for (const std::string& failure : outcome.failures) {
+      why += "\n  " + failure;
+    }
+    throw Error(ErrorCategory::verification,
+                "bench of VM '" + m_options.vm.str() + "'",
+                why,
+                "the VM '" + m_options.vm.str() +
+                    "' was created and left in place, and the figures are in its record "
+                    "('lume-unlock status " +
+                    m_options.vm.str() +
+                    "'); fix the cause and measure again with "
+                    "'lume-unlock bench " +
+                    m_options.vm.str() + " --model " + options.request.model + "'");
+  }
+  return {true, bench_summary(outcome.record)};
+}
+
 provenance::Provenance build_provenance(const CreateOptions& options,
                                         const recipe::Recipe& recipe,
                                         const CreateOutcome& outcome,
@@ -522,6 +555,11 @@ provenance::Provenance build_provenance(const CreateOptions& options,
   }
   if (options.recipe_path) {
     record.recipe = provenance::RecipeInfo{*options.recipe_path, recipe.sha256};
+  }
+  // The last bench stays until a new one replaces it: a re-create that changes nothing must
+  // not drop the figures `status` shows (and a baked image carries them).
+  if (previous) {
+    record.bench = previous->bench;
   }
   record.created_at = previous && previous->created_at ? previous->created_at : now;
   record.updated_at = now;

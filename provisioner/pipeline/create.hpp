@@ -12,6 +12,7 @@
 #include "lume/vm_name.hpp"
 #include "lume/vm_power.hpp"
 #include "oci/registry_client.hpp"
+#include "pipeline/bench.hpp"
 #include "pipeline/plan.hpp"
 #include "provenance/provenance.hpp"
 #include "recipe/recipe.hpp"
@@ -65,6 +66,10 @@ struct CreateOptions {
   std::chrono::milliseconds install_settle{std::chrono::seconds(90)};
   /// How long a refused or dropped SSH login is retried after Lume reports SSH open.
   std::chrono::milliseconds ssh_wait{std::chrono::seconds(60)};
+  /// `--bench`: the recipe's bench (bench_options_from_recipe), run as the last step; its
+  /// `vm` and `state_dir` are the create's. A gate that fails stops the create (exit 6) with
+  /// the VM left in place and the figures recorded.
+  std::optional<BenchOptions> bench;
 };
 
 /// The collaborators a create runs with (all outlive the pipeline).
@@ -91,12 +96,14 @@ struct CreateOutcome {
   std::vector<apply::ProgramCheck> program_checks; ///< the verdicts of the programs enabled
   std::vector<std::string> warnings;
   std::optional<provenance::Provenance> record;
+  std::optional<BenchOutcome> bench; ///< with --bench, once the bench step ran
   std::uint64_t ssh_commands = 0;
 };
 
 /// `create` as an explicit plan (DESIGN §8): preflight (read-only, at planning time) → image →
-/// resize → boot → connect → facts → install-shim → probe → enablement → provenance. Every step
-/// is idempotent, so a second create reports every step unchanged.
+/// resize → boot → connect → facts → install-shim → probe → enablement → provenance (→ bench,
+/// with options.bench). Every step but bench is idempotent, so a second create reports them
+/// unchanged; bench measures again each time.
 class CreatePipeline {
 public:
   CreatePipeline(CreateOptions options, CreateServices services);
@@ -124,6 +131,7 @@ private:
   StepResult step_probe();
   StepResult step_enablement();
   StepResult step_provenance();
+  StepResult step_bench();
   lume::VmDetails current_details();
   std::uint32_t desired_cpu() const;
   std::uint64_t desired_memory() const;

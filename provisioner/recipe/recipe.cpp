@@ -145,6 +145,23 @@ public:
     return value;
   }
 
+  /// A value parsed from its scalar text by `parse` (a verify:: parser shared with the CLI
+  /// flags), its error reported at the node.
+  template <class T>
+  T parsed(const YAML::Node& node,
+           const std::string& field,
+           const std::function<Result<T>(std::string_view, const std::string&)>& parse,
+           const std::string& example) const {
+    if (!node.IsScalar() || node.Tag() == "tag:yaml.org,2002:null" || node.Scalar().empty()) {
+      fail(node, field, "must be a number", "for example " + example);
+    }
+    auto value = parse(node.Scalar(), field);
+    if (!value) {
+      fail(node, field, value.error().why(), value.error().hint());
+    }
+    return value.value();
+  }
+
   std::uint64_t
   size(const YAML::Node& node, const std::string& field, std::uint64_t ceiling) const {
     auto bytes = parse_vm_size(string(node, field), ceiling);
@@ -188,6 +205,10 @@ Result<std::uint64_t> parse_vm_size(std::string_view text, std::uint64_t ceiling
 Result<Recipe> parse_recipe(std::string_view text, const std::string& source_name) {
   Parser p(source_name);
   Recipe recipe;
+  // Where the bench errors found after the walk point (optional: assigning to a YAML::Node
+  // rebinds only an empty one, so each is emplaced once).
+  std::optional<YAML::Node> bench_node;
+  std::optional<YAML::Node> bench_entry;
   recipe.sha256 = util::sha256_hex(text);
   try {
     YAML::Node root;
@@ -310,6 +331,81 @@ Result<Recipe> parse_recipe(std::string_view text, const std::string& source_nam
                p.mapping(
                    n, f, {{"ca", [&](auto& v, auto& g) { recipe.registry.ca = p.string(v, g); }}});
              }},
+            {"bench",
+             [&](const YAML::Node& n, const std::string& f) {
+               BenchSpec bench;
+               bench.thresholds.min_speedup_name = "bench.min_speedup";
+               bench.thresholds.min_host_ratio_name = "bench.min_host_ratio";
+               const auto tokens = [&](const YAML::Node& v, const std::string& g) {
+                 return static_cast<int>(p.integer(v, g, 1, verify::k_max_bench_tokens));
+               };
+               p.mapping(
+                   n,
+                   f,
+                   {{"model",
+                     [&](auto& v, auto& g) {
+                       bench.request.model = p.string(v, g);
+                       if (bench.request.model.front() != '/') {
+                         p.fail(v,
+                                g,
+                                "'" + bench.request.model + "' is not an absolute path",
+                                "write where the model file is in the guest, e.g. "
+                                "/Users/lume/models/tinyllama-1.1b-q4_0.gguf");
+                       }
+                     }},
+                    {"entry",
+                     [&](auto& v, auto& g) {
+                       bench.entry = p.string(v, g);
+                       bench_entry.emplace(v);
+                     }},
+                    {"prompt", [&](auto& v, auto& g) { bench.request.prompt = tokens(v, g); }},
+                    {"gen", [&](auto& v, auto& g) { bench.request.gen = tokens(v, g); }},
+                    {"repetitions",
+                     [&](auto& v, auto& g) {
+                       bench.request.repetitions =
+                           static_cast<int>(p.integer(v, g, 1, verify::k_max_bench_repetitions));
+                     }},
+                    {"min_speedup",
+                     [&](auto& v, auto& g) {
+                       bench.thresholds.min_speedup =
+                           p.parsed<double>(v, g, verify::parse_min_speedup, "5");
+                     }},
+                    {"min_host_ratio",
+                     [&](const YAML::Node& rn, const std::string& rf) {
+                       std::vector<Parser::Key> kinds;
+                       for (const char* kind : verify::k_bench_kinds) {
+                         kinds.push_back({kind, [&, kind](auto& v, auto& g) {
+                                            bench.thresholds.min_host_ratio[kind] =
+                                                p.parsed<double>(
+                                                    v, g, verify::parse_host_ratio, "0.95");
+                                          }});
+                       }
+                       p.mapping(rn, rf, kinds);
+                       if (bench.thresholds.min_host_ratio.empty()) {
+                         p.fail(
+                             rn, rf, "names no test kind", "min_host_ratio: {pp: 0.95, tg: 0.70}");
+                       }
+                     }},
+                    {"host_json", [&](auto& v, auto& g) { bench.host_json = p.string(v, g); }}});
+               if (bench.request.model.empty()) {
+                 p.fail(n,
+                        f,
+                        "needs 'model', the model file's path in the guest",
+                        "bench: {model: /Users/lume/models/tinyllama-1.1b-q4_0.gguf, "
+                        "min_speedup: 5}");
+               }
+               if (!bench.thresholds.min_host_ratio.empty() && !bench.host_json) {
+                 // create and bake take no --host-json: without the file the gate could
+                 // only fail.
+                 p.fail(n,
+                        f + ".min_host_ratio",
+                        "needs 'host_json', the host's figures to compare with",
+                        "add host_json: FILE (the host's 'llama-bench -o json' output, relative "
+                        "to the recipe)");
+               }
+               bench_node.emplace(n);
+               recipe.bench = bench;
+             }},
             {"enablement",
              [&](const YAML::Node& n, const std::string& f) {
                if (!n.IsSequence()) {
@@ -322,6 +418,17 @@ Result<Recipe> parse_recipe(std::string_view text, const std::string& source_nam
                recipe.enablement = std::move(list.value());
              }},
         });
+    // Checked once the whole recipe is read: `bench` may come before `enablement`.
+    if (recipe.bench && recipe.enablement.find(recipe.bench->entry) == nullptr) {
+      const auto names = recipe.enablement.names();
+      const auto match = util::closest_match(recipe.bench->entry, names);
+      p.fail(bench_entry ? *bench_entry : *bench_node,
+             "bench.entry",
+             "'" + recipe.bench->entry + "' is not an entry of the recipe's enablement list",
+             match ? "did you mean '" + *match + "'?"
+                   : "add an entry for llama-bench (agent: false) under 'enablement', or name "
+                     "the entry that runs it with bench.entry");
+    }
     if (!recipe.source.image && !recipe.source.ipsw) {
       return Error(ErrorCategory::usage,
                    source_name + ": source",
@@ -351,16 +458,41 @@ Result<Recipe> load_recipe(const std::string& path) {
   return recipe;
 }
 
+namespace {
+
+/// A path written in the recipe, as seen from the working directory: relative paths are
+/// relative to the recipe's directory, so a recipe works from wherever it is run.
+std::string relative_to_recipe(const Recipe& recipe, const std::string& written_text) {
+  const std::filesystem::path written(written_text);
+  return written.is_absolute() ? written.string()
+                               : (std::filesystem::path(recipe.path).parent_path() / written)
+                                     .lexically_normal()
+                                     .string();
+}
+
+} // namespace
+
+Result<std::optional<std::string>> bench_host_json_file(const Recipe& recipe) {
+  if (!recipe.bench || !recipe.bench->host_json) {
+    return std::optional<std::string>();
+  }
+  const std::string path = relative_to_recipe(recipe, *recipe.bench->host_json);
+  std::error_code ignored;
+  if (!std::filesystem::is_regular_file(path, ignored)) {
+    return Error(ErrorCategory::usage,
+                 "recipe '" + recipe.path + "' field 'bench.host_json'",
+                 "'" + path + "' is not a file",
+                 "write the path of the host's 'llama-bench -o json' output relative to the "
+                 "recipe's directory");
+  }
+  return std::optional<std::string>(path);
+}
+
 Result<std::optional<std::string>> registry_ca_file(const Recipe& recipe) {
   if (!recipe.registry.ca) {
     return std::optional<std::string>();
   }
-  const std::filesystem::path written(*recipe.registry.ca);
-  const std::string path = written.is_absolute()
-                               ? written.string()
-                               : (std::filesystem::path(recipe.path).parent_path() / written)
-                                     .lexically_normal()
-                                     .string();
+  const std::string path = relative_to_recipe(recipe, *recipe.registry.ca);
   std::error_code ignored;
   if (!std::filesystem::is_regular_file(path, ignored)) {
     return Error(ErrorCategory::usage,

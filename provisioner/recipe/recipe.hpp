@@ -2,6 +2,8 @@
 
 #include "enablement/enablement_list.hpp"
 #include "util/result.hpp"
+#include "verify/bench_gate.hpp"
+#include "verify/bench_request.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -53,6 +55,17 @@ struct RegistrySpec {
   std::optional<std::string> ca;
 };
 
+/// What `create --bench` and `bake --bench` measure once the VM is provisioned, and the gate
+/// it must pass (recipe `bench:`): the settings of `lume-unlock bench`, in the same types.
+struct BenchSpec {
+  std::string entry = verify::k_default_bench_entry; ///< an entry of the recipe's enablement
+  verify::BenchRequest request;                      ///< request.model is required
+  verify::BenchThresholds thresholds;
+  /// The host's `llama-bench -o json` of the same model and sizes, to compare with; a path
+  /// relative to the recipe's directory.
+  std::optional<std::string> host_json;
+};
+
 /// An image recipe (image-recipes/README.md documents every field).
 struct Recipe {
   std::string path;   ///< as given by the user
@@ -64,12 +77,18 @@ struct Recipe {
   enablement::EnablementList enablement;
   TrustSpec trust;
   RegistrySpec registry;
+  std::optional<BenchSpec> bench;
 };
 
 /// The recipe's registry.ca as a path usable from the working directory (resolved against the
 /// recipe's directory); nullopt when the recipe names none. Usage error (exit 2) when the file
 /// is not there.
 Result<std::optional<std::string>> registry_ca_file(const Recipe& recipe);
+
+/// The recipe's bench.host_json as a path usable from the working directory (resolved against
+/// the recipe's directory); nullopt when the recipe names none. Usage error (exit 2) when the
+/// file is not there.
+Result<std::optional<std::string>> bench_host_json_file(const Recipe& recipe);
 
 /// The most memory a VM may be given: 512 GiB, the most any Apple silicon Mac has (Mac Studio,
 /// M3 Ultra). Virtualization.framework cannot give a guest more memory than its host has.

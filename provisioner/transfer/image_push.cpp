@@ -84,6 +84,26 @@ Error push_failed_error(const std::string& what, const lume::PushFailure& failur
 
 } // namespace
 
+Result<std::string> put_immutable_tag(oci::RegistryClient& registry,
+                                      const oci::Reference& target,
+                                      const std::string& bytes,
+                                      const std::string& media_type,
+                                      const oci::Digest& digest,
+                                      const std::string& what) {
+  oci::Reference immutable = target;
+  immutable.tag = lume::digest_tag(digest);
+  immutable.digest.reset();
+  LUME_UNLOCK_TRY_ASSIGN(auto tagged, registry.push_manifest(immutable, bytes, media_type));
+  if (tagged != digest) {
+    return Error(ErrorCategory::registry,
+                 what,
+                 "the registry stored the immutable tag as " + tagged.str() + ", not " +
+                     digest.str(),
+                 "nothing was recorded; check the registry");
+  }
+  return *immutable.tag;
+}
+
 Result<PushedImage>
 push_image(lume::LumeApi& lume, oci::RegistryClient& registry, const ImagePushRequest& request) {
   const oci::Reference& target = request.target;
@@ -179,22 +199,18 @@ push_image(lume::LumeApi& lume, oci::RegistryClient& registry, const ImagePushRe
         "nothing was recorded; push to a tag only you use and run the command again");
   }
 
-  oci::Reference immutable = target;
-  immutable.tag = lume::digest_tag(manifest.digest);
-  LUME_UNLOCK_TRY_ASSIGN(auto tagged,
-                         registry.push_manifest(immutable, manifest.bytes, manifest.media_type));
-  if (tagged != manifest.digest) {
-    return Error(ErrorCategory::registry,
-                 what,
-                 "the registry stored the immutable tag as " + tagged.str() + ", not " +
-                     manifest.digest.str(),
-                 "nothing was recorded; check the registry");
+  std::string immutable_tag;
+  if (request.tag_immutable) {
+    LUME_UNLOCK_TRY_ASSIGN(
+        immutable_tag,
+        put_immutable_tag(
+            registry, target, manifest.bytes, manifest.media_type, manifest.digest, what));
   }
 
   PushedImage pushed{target,
                      manifest.digest,
                      target.pinned(manifest.digest).str(),
-                     *immutable.tag,
+                     immutable_tag,
                      {},
                      check.disk_bytes_hashed};
   auto upload_time = manifest.manifest.annotations.find(oci::annotation::lume_upload_time);

@@ -2,9 +2,11 @@
 
 #include "util/text_check.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <set>
 
 namespace lume_unlock::verify {
@@ -19,6 +21,22 @@ std::optional<double> plain_number(std::string_view text) {
     return std::nullopt;
   }
   return std::strtod(std::string(text).c_str(), nullptr);
+}
+
+/// "0.95" or "95%" as a fraction in [0.01, 2].
+std::optional<double> ratio_of(std::string_view text) {
+  const bool percent = !text.empty() && text.back() == '%';
+  if (percent) {
+    text.remove_suffix(1);
+  }
+  auto value = plain_number(text);
+  if (value && percent) {
+    *value /= 100;
+  }
+  if (!value || *value < 0.01 || *value > 2) {
+    return std::nullopt;
+  }
+  return value;
 }
 
 std::string figure(double value) {
@@ -50,6 +68,18 @@ Result<double> parse_min_speedup(std::string_view text, const std::string& what)
   return *value;
 }
 
+Result<double> parse_host_ratio(std::string_view text, const std::string& what) {
+  const auto value = ratio_of(text);
+  if (!value) {
+    return Error(ErrorCategory::usage,
+                 what,
+                 util::quote_for_message(text) + " is not a share of host in [0.01, 2]",
+                 "give the fraction of the host's t/s the unlocked run must reach, e.g. 0.95 "
+                 "(or 95%)");
+  }
+  return *value;
+}
+
 Result<std::map<std::string, double>> parse_min_host_ratio(std::string_view text,
                                                            const std::string& what) {
   const std::string hint = "give kind=ratio pairs for pp (prompt processing), tg (generation) "
@@ -62,22 +92,16 @@ Result<std::map<std::string, double>> parse_min_host_ratio(std::string_view text
         start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     const std::size_t equals = part.find('=');
     const std::string kind(part.substr(0, equals));
-    if (equals == std::string_view::npos || (kind != "pp" && kind != "tg" && kind != "pg")) {
+    const bool known = std::find(std::begin(k_bench_kinds), std::end(k_bench_kinds), kind) !=
+                       std::end(k_bench_kinds);
+    if (equals == std::string_view::npos || !known) {
       return Error(ErrorCategory::usage,
                    what,
                    util::quote_for_message(part) + " is not one of pp=R, tg=R or pg=R",
                    hint);
     }
-    std::string_view number = part.substr(equals + 1);
-    const bool percent = !number.empty() && number.back() == '%';
-    if (percent) {
-      number.remove_suffix(1);
-    }
-    auto value = plain_number(number);
-    if (value && percent) {
-      *value /= 100;
-    }
-    if (!value || *value < 0.01 || *value > 2) {
+    const auto value = ratio_of(part.substr(equals + 1));
+    if (!value) {
       return Error(ErrorCategory::usage,
                    what,
                    util::quote_for_message(part) + " has no ratio in [0.01, 2]",
@@ -128,8 +152,8 @@ std::vector<std::string> gate_bench(const std::vector<BenchRow>& rows,
   std::set<std::string> kinds_with_host;
   for (const BenchRow& row : rows) {
     if (thresholds.min_speedup && row.speedup < *thresholds.min_speedup) {
-      failures.push_back(row.test + ": speedup " + fixed(row.speedup, 2) +
-                         "x is below --min-speedup " + figure(*thresholds.min_speedup));
+      failures.push_back(row.test + ": speedup " + fixed(row.speedup, 2) + "x is below " +
+                         thresholds.min_speedup_name + " " + figure(*thresholds.min_speedup));
     }
     const auto ratio = thresholds.min_host_ratio.find(row.kind);
     if (ratio == thresholds.min_host_ratio.end() || !row.host_ratio) {
@@ -137,14 +161,15 @@ std::vector<std::string> gate_bench(const std::vector<BenchRow>& rows,
     }
     kinds_with_host.insert(row.kind);
     if (*row.host_ratio < ratio->second) {
-      failures.push_back(row.test + ": " + fixed(*row.host_ratio * 100, 1) +
-                         "% of host is below --min-host-ratio " + row.kind + "=" +
+      failures.push_back(row.test + ": " + fixed(*row.host_ratio * 100, 1) + "% of host is below " +
+                         thresholds.min_host_ratio_name + " " + row.kind + "=" +
                          figure(ratio->second));
     }
   }
   for (const auto& [kind, ratio] : thresholds.min_host_ratio) {
     if (kinds_with_host.count(kind) == 0) {
-      failures.push_back("--min-host-ratio " + kind + "=" + figure(ratio) + ": no " + kind +
+      failures.push_back(thresholds.min_host_ratio_name + " " + kind + "=" + figure(ratio) +
+                         ": no " + kind +
                          " test has a host figure to compare with "
                          "(give --host-json FILE or --host-run)");
     }

@@ -18,12 +18,23 @@ namespace lume_unlock::verify {
 struct BenchThresholds {
   std::optional<double> min_speedup;            ///< unlocked / stock, every test
   std::map<std::string, double> min_host_ratio; ///< "pp"/"tg"/"pg" → unlocked / host
+  /// How gate_bench's sentences name the two thresholds: the flags, or a recipe's fields
+  /// ("bench.min_speedup"), so a failure points at what the user wrote.
+  std::string min_speedup_name = "--min-speedup";
+  std::string min_host_ratio_name = "--min-host-ratio";
 
   bool empty() const { return !min_speedup && min_host_ratio.empty(); }
 };
 
 /// "5" or "5x": a speedup of at least 1. Fails (usage) naming `what` otherwise.
 Result<double> parse_min_speedup(std::string_view text, const std::string& what);
+
+/// The kinds a host-ratio threshold names: pp (prompt processing), tg (generation), pg (both).
+inline constexpr const char* k_bench_kinds[] = {"pp", "tg", "pg"};
+
+/// One share of host: "0.95", or a percentage "95%" read as its fraction; in [0.01, 2]. Fails
+/// (usage) naming `what`.
+Result<double> parse_host_ratio(std::string_view text, const std::string& what);
 
 /// "pp=0.95,tg=0.70": kinds pp, tg, pg, each once, ratios in [0.01, 2]. A percentage
 /// ("pp=95%") is read as its fraction. Fails (usage) naming `what` and the bad part.

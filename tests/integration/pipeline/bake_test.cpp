@@ -38,16 +38,6 @@ protected:
     return cli(command, true, {"--json"});
   }
   std::string lock_path() const { return recipe::lock_path_for(recipe); }
-  /// sha256 of the manifest bytes skopeo fetches: an independent digest.
-  std::string skopeo_digest(const std::string& reference) const {
-    auto run = run_command({"/bin/sh",
-                            "-c",
-                            "skopeo inspect \"$2\" --raw \"docker://$1\" | sha256sum",
-                            "sh",
-                            reference,
-                            registry->skopeo_trust()});
-    return "sha256:" + run.stdout_text.substr(0, 64);
-  }
 };
 
 TEST_F(Bake, PushesTheVmPrintsTheRegistrysDigestTagsItAndRecordsIt) {

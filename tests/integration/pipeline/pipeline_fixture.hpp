@@ -154,6 +154,27 @@ protected:
     return cli(command, true, {"--json"});
   }
 
+  /// sha256 of the manifest bytes skopeo fetches: an independent digest.
+  std::string skopeo_digest(const std::string& reference) const {
+    auto run = run_command({"/bin/sh",
+                            "-c",
+                            "skopeo inspect \"$2\" --raw \"docker://$1\" | sha256sum",
+                            "sh",
+                            reference,
+                            registry->skopeo_trust()});
+    return "sha256:" + run.stdout_text.substr(0, 64);
+  }
+  /// The manifest bytes skopeo fetches (an independent client); empty when it fails.
+  std::string skopeo_raw(const std::string& reference) const {
+    auto run = run_command({"/bin/sh",
+                            "-c",
+                            "skopeo inspect \"$2\" --raw \"docker://$1\"",
+                            "sh",
+                            reference,
+                            registry->skopeo_trust()});
+    return run.exit_status == 0 ? run.stdout_text : std::string();
+  }
+
   bool guest_has(const std::string& path) const { return ::access(path.c_str(), F_OK) == 0; }
   /// Files under the guest's support directory whose names mark them temporary or staged.
   std::string leftovers() const {

@@ -62,5 +62,66 @@ TEST(BenchRecord, SummaryOfAFailedOrUnreadableRecord) {
   EXPECT_EQ(bench_summary(nlohmann::json::parse(R"({"tests":"many"})")), "");
 }
 
+TEST(BenchAnnotations, ASummaryOfTheFiguresAsStrings) {
+  const auto record = nlohmann::json::parse(R"({
+    "measured_at": "2026-12-03T10:00:00Z", "model_type": "gemma3 12B Q4_0",
+    "build_commit": "ee3d1b54c", "gpu": "Apple Paravirtual device", "host_chip": "Apple M1 Ultra",
+    "tests": [
+      {"test": "pp512", "speedup": 7.2013, "stock_ts": 71.9, "unlocked_ts": 517.73,
+       "host_ratio": 0.99594},
+      {"test": "tg128", "speedup": 14.48, "stock_ts": 3.615, "unlocked_ts": 52.35},
+      {"test": "pp512 @ d4096", "speedup": 6.5, "stock_ts": 10, "unlocked_ts": 65}],
+    "log": {"stock": "stock", "unlocked": "fast"}, "passed": true})");
+  const std::string p = "dev.lume-unlock.bench.";
+  EXPECT_EQ(bench_annotations(record),
+            (oci::Annotations{{p + "pp512.speedup", "7.20"},
+                              {p + "pp512.stock_ts", "71.90"},
+                              {p + "pp512.unlocked_ts", "517.73"},
+                              {p + "pp512.host_ratio", "0.996"},
+                              {p + "tg128.speedup", "14.48"},
+                              {p + "tg128.stock_ts", "3.62"},
+                              {p + "tg128.unlocked_ts", "52.35"},
+                              {p + "pp512-d4096.speedup", "6.50"},
+                              {p + "pp512-d4096.stock_ts", "10.00"},
+                              {p + "pp512-d4096.unlocked_ts", "65.00"},
+                              {p + "model_type", "gemma3 12B Q4_0"},
+                              {p + "build_commit", "ee3d1b54c"},
+                              {p + "gpu", "Apple Paravirtual device"},
+                              {p + "host_chip", "Apple M1 Ultra"},
+                              {p + "measured_at", "2026-12-03T10:00:00Z"},
+                              {p + "log", "fast"},
+                              {p + "passed", "true"},
+                              {p + "summary",
+                               "pp512 7.20x 99.6% of host, tg128 14.48x, pp512 @ d4096 6.50x "
+                               "(log fast, gate passed, 2026-12-03T10:00:00Z)"}}));
+  // Only what the record has: nothing invented.
+  EXPECT_EQ(bench_annotations(nlohmann::json::parse(R"({"passed": false})")),
+            (oci::Annotations{{p + "passed", "false"}}));
+  EXPECT_TRUE(bench_annotations(nlohmann::json::array()).empty());
+}
+
+TEST(BenchFromRecipe, TheRecipesSettingsAndAPlanLine) {
+  recipe::BenchSpec spec;
+  spec.entry = "bench-gpu";
+  spec.request.model = "/Users/lume/m.gguf";
+  spec.request.repetitions = 5;
+  spec.thresholds.min_speedup = 5;
+  spec.thresholds.min_host_ratio = {{"pp", 0.95}, {"tg", 0.7}};
+  BenchOptions options = bench_options_from_recipe(spec);
+  EXPECT_EQ(options.entry, "bench-gpu");
+  EXPECT_EQ(options.request.model, "/Users/lume/m.gguf");
+  EXPECT_EQ(options.request.repetitions, 5);
+  EXPECT_EQ(verify::to_json(options.thresholds), verify::to_json(spec.thresholds));
+  EXPECT_FALSE(options.host);
+  EXPECT_EQ(describe_bench(options),
+            "entry 'bench-gpu', model '/Users/lume/m.gguf', -p 512 -n 128 -r 5, gate "
+            "min_speedup 5, min_host_ratio pp=0.95,tg=0.7");
+  options.thresholds = {};
+  options.host_source = "recipe bench.host_json host.json";
+  EXPECT_EQ(describe_bench(options),
+            "entry 'bench-gpu', model '/Users/lume/m.gguf', -p 512 -n 128 -r 5, no gate but the "
+            "Metal log, host figures from recipe bench.host_json host.json");
+}
+
 } // namespace
 } // namespace lume_unlock::pipeline

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 namespace lume_unlock::recipe {
 namespace {
@@ -90,7 +91,7 @@ TEST(Recipe, RejectsBadInputWithFileLineAndColumn) {
       {"unknown top-level key",
        "source: {image: a.io/b/c:1}\nimages: []\n",
        "r.yaml:2:1: images: unknown key | hint: known keys here: source, vm, guest, shim, "
-       "trust, registry, enablement"},
+       "trust, registry, bench, enablement"},
       {"empty trust keys",
        "source: {image: a.io/b/c:1}\ntrust: {keys: []}\n",
        "r.yaml:2:15: trust.keys: must be a non-empty list of public keys | hint: each entry: a "
@@ -214,6 +215,154 @@ TEST(Recipe, RegistryCaIsResolvedAgainstTheRecipesDirectory) {
   EXPECT_FALSE(registry_ca_file(parse_recipe("source: {image: a.io/b/c:1}\n", "r.yaml").value())
                    .value()
                    .has_value());
+}
+
+/// A recipe whose enablement has the llama-bench entry, with `bench` as its bench: block.
+std::string with_bench(const std::string& bench) {
+  return "source: {image: a.io/b/c:1}\n"
+         "enablement:\n"
+         "  - {name: llama-bench, program: /opt/llama.cpp/bin/llama-bench, agent: false}\n"
+         "  - {name: bench-gpu, program: /opt/llama.cpp/bin/llama-bench, agent: false}\n"
+         "bench:" +
+         bench + "\n";
+}
+
+TEST(RecipeBench, TheBlockTakesTheSettingsOfTheBenchCommand) {
+  auto r = parse_recipe(with_bench(R"(
+  model: /Users/lume/models/tiny.gguf
+  entry: bench-gpu
+  prompt: 256
+  gen: 64
+  repetitions: 5
+  min_speedup: 5x
+  min_host_ratio: {pp: 0.95, tg: 70%}
+  host_json: host/m1-ultra.json)"),
+                        "r.yaml");
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  ASSERT_TRUE(r.value().bench.has_value());
+  const BenchSpec& bench = *r.value().bench;
+  EXPECT_EQ(bench.entry, "bench-gpu");
+  EXPECT_EQ(bench.request.model, "/Users/lume/models/tiny.gguf");
+  EXPECT_EQ(bench.request.prompt, 256);
+  EXPECT_EQ(bench.request.gen, 64);
+  EXPECT_EQ(bench.request.repetitions, 5);
+  EXPECT_EQ(bench.thresholds.min_speedup, 5.0);
+  EXPECT_EQ(bench.thresholds.min_host_ratio,
+            (std::map<std::string, double>{{"pp", 0.95}, {"tg", 0.70}}));
+  EXPECT_EQ(bench.host_json, "host/m1-ultra.json");
+  // The gate's sentences name the recipe's fields, not the flags.
+  EXPECT_EQ(bench.thresholds.min_speedup_name, "bench.min_speedup");
+  EXPECT_EQ(bench.thresholds.min_host_ratio_name, "bench.min_host_ratio");
+}
+
+TEST(RecipeBench, DefaultsAreThoseOfTheBenchCommand) {
+  auto r = parse_recipe(with_bench(" {model: /m.gguf}"), "r.yaml");
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  const BenchSpec& bench = *r.value().bench;
+  const verify::BenchRequest defaults;
+  EXPECT_EQ(bench.entry, "llama-bench");
+  EXPECT_EQ(bench.request.prompt, defaults.prompt);
+  EXPECT_EQ(bench.request.gen, defaults.gen);
+  EXPECT_EQ(bench.request.repetitions, defaults.repetitions);
+  EXPECT_EQ(bench.request.prompt, 512);
+  EXPECT_EQ(bench.request.gen, 128);
+  EXPECT_EQ(bench.request.repetitions, 3);
+  EXPECT_TRUE(bench.thresholds.empty());
+  EXPECT_FALSE(bench.host_json);
+  EXPECT_FALSE(parse_recipe(k_good, "r.yaml").value().bench.has_value());
+}
+
+TEST(RecipeBench, BadValuesNameTheFieldAndTheRule) {
+  struct BenchCase {
+    const char* name;
+    std::string text;
+    const char* message;
+  };
+  const BenchCase cases[] = {
+      {"no model",
+       with_bench(" {min_speedup: 5}"),
+       "r.yaml:5:8: bench: needs 'model', the model file's path in the guest | hint: bench: "
+       "{model: /Users/lume/models/tinyllama-1.1b-q4_0.gguf, min_speedup: 5}"},
+      {"relative model",
+       with_bench(" {model: models/m.gguf}"),
+       "r.yaml:5:16: bench.model: 'models/m.gguf' is not an absolute path | hint: write where "
+       "the model file is in the guest, e.g. /Users/lume/models/tinyllama-1.1b-q4_0.gguf"},
+      {"negative prompt",
+       with_bench(" {model: /m.gguf, prompt: -512}"),
+       "r.yaml:5:33: bench.prompt: '-512' is not a whole number from 1 to 1048576"},
+      {"zero repetitions",
+       with_bench(" {model: /m.gguf, repetitions: 0}"),
+       "r.yaml:5:38: bench.repetitions: 0 is out of range (1 to 1000)"},
+      {"gen as text",
+       with_bench(" {model: /m.gguf, gen: many}"),
+       "r.yaml:5:30: bench.gen: 'many' is not a whole number from 1 to 1048576"},
+      {"negative speedup",
+       with_bench(" {model: /m.gguf, min_speedup: -5}"),
+       "r.yaml:5:38: bench.min_speedup: '-5' is not a speedup of at least 1 | hint: give the "
+       "factor the unlocked run must reach over the stock run, e.g. 5 or 5x"},
+      {"speedup as a list",
+       with_bench(" {model: /m.gguf, min_speedup: [5]}"),
+       "r.yaml:5:38: bench.min_speedup: must be a number | hint: for example 5"},
+      {"host ratio out of range",
+       with_bench(" {model: /m.gguf, min_host_ratio: {pp: 3}, host_json: h.json}"),
+       "r.yaml:5:46: bench.min_host_ratio.pp: '3' is not a share of host in [0.01, 2] | hint: "
+       "give the fraction of the host's t/s the unlocked run must reach, e.g. 0.95 (or 95%)"},
+      {"host ratio of an unknown kind",
+       with_bench(" {model: /m.gguf, min_host_ratio: {tp: 0.9}, host_json: h.json}"),
+       "r.yaml:5:42: bench.min_host_ratio.tp: unknown key | hint: did you mean 'pp'? (known "
+       "keys here: pp, tg, pg)"},
+      {"host ratio as a flag string",
+       with_bench(" {model: /m.gguf, min_host_ratio: 'pp=0.9', host_json: h.json}"),
+       "r.yaml:5:41: bench.min_host_ratio: must be a mapping of keys to values"},
+      {"empty host ratio",
+       with_bench(" {model: /m.gguf, min_host_ratio: {}, host_json: h.json}"),
+       "r.yaml:5:41: bench.min_host_ratio: names no test kind | hint: min_host_ratio: {pp: "
+       "0.95, tg: 0.70}"},
+      {"host ratio without host figures",
+       with_bench(" {model: /m.gguf, min_host_ratio: {pp: 0.9}}"),
+       "r.yaml:5:8: bench.min_host_ratio: needs 'host_json', the host's figures to compare with "
+       "| hint: add host_json: FILE (the host's 'llama-bench -o json' output, relative to the "
+       "recipe)"},
+      {"unknown key",
+       with_bench(" {model: /m.gguf, min_speedups: 5}"),
+       "r.yaml:5:25: bench.min_speedups: unknown key | hint: did you mean 'min_speedup'? (known "
+       "keys here: model, entry, prompt, gen, repetitions, min_speedup, min_host_ratio, "
+       "host_json)"},
+      {"entry not enabled",
+       with_bench(" {model: /m.gguf, entry: llama-bnech}"),
+       "r.yaml:5:32: bench.entry: 'llama-bnech' is not an entry of the recipe's enablement list "
+       "| hint: did you mean 'llama-bench'?"},
+      {"bench not a mapping",
+       with_bench(" /m.gguf"),
+       "r.yaml:5:8: bench: must be a mapping of keys to values"},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(error_of(c.text), c.message) << c.name;
+  }
+  // The default entry must be enabled too.
+  EXPECT_EQ(error_of("source: {image: a.io/b/c:1}\nbench: {model: /m.gguf}\n"),
+            "r.yaml:2:8: bench.entry: 'llama-bench' is not an entry of the recipe's enablement "
+            "list | hint: add an entry for llama-bench (agent: false) under 'enablement', or "
+            "name the entry that runs it with bench.entry");
+}
+
+TEST(RecipeBench, HostJsonIsResolvedAgainstTheRecipesDirectory) {
+  test::TempDir dir;
+  std::filesystem::create_directories(dir / "host");
+  test::write_file(dir / "host/m1.json", "[]");
+  test::write_file(dir / "r.yaml", with_bench(" {model: /m.gguf, host_json: host/m1.json}"));
+  auto loaded = load_recipe(dir / "r.yaml");
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message();
+  EXPECT_EQ(bench_host_json_file(loaded.value()).value(), dir / "host/m1.json");
+
+  test::write_file(dir / "r.yaml", with_bench(" {model: /m.gguf, host_json: none.json}"));
+  auto missing = bench_host_json_file(load_recipe(dir / "r.yaml").value());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().category(), ErrorCategory::usage);
+  EXPECT_EQ(missing.error().message(),
+            "recipe '" + (dir / "r.yaml") + "' field 'bench.host_json': '" + (dir / "none.json") +
+                "' is not a file");
+  EXPECT_FALSE(bench_host_json_file(parse_recipe(k_good, "r.yaml").value()).value());
 }
 
 } // namespace

@@ -61,6 +61,20 @@ TEST(BenchGate, ParsesSpeedupsAndHostRatios) {
   }
 }
 
+TEST(BenchGate, ParsesOneHostRatioAsTheListDoes) {
+  EXPECT_EQ(parse_host_ratio("0.95", "bench.min_host_ratio.pp").value(), 0.95);
+  EXPECT_EQ(parse_host_ratio("70%", "bench.min_host_ratio.tg").value(), 0.70);
+  EXPECT_EQ(parse_host_ratio("2", "x").value(), 2.0);
+  for (const char* bad : {"", "0", "3", "-0.5", "0.001", "1e-1", "pp=0.9", "%"}) {
+    auto parsed = parse_host_ratio(bad, "bench.min_host_ratio.pp");
+    ASSERT_FALSE(parsed.ok()) << bad;
+    EXPECT_EQ(parsed.error().category(), ErrorCategory::usage);
+    EXPECT_EQ(parsed.error().message(),
+              "bench.min_host_ratio.pp: '" + std::string(bad) +
+                  "' is not a share of host in [0.01, 2]");
+  }
+}
+
 TEST(BenchGate, NamesEveryFigureThatFallsShort) {
   BenchThresholds thresholds;
   thresholds.min_speedup = 5;

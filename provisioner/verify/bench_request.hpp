@@ -1,0 +1,25 @@
+#pragma once
+
+#include <string>
+
+namespace lume_unlock::verify {
+
+/// What a bench asks llama-bench to measure: the flags of `lume-unlock bench` and the fields of
+/// a recipe's `bench:` block, one struct for both so the defaults and limits cannot drift.
+struct BenchRequest {
+  std::string model;   ///< the model file's path in the guest
+  int prompt = 512;    ///< -p
+  int gen = 128;       ///< -n
+  int repetitions = 3; ///< -r
+};
+
+/// The enablement entry a bench runs unless told otherwise (`--entry`, a recipe's bench.entry).
+inline constexpr const char* k_default_bench_entry = "llama-bench";
+
+/// The most prompt or generated tokens a bench may ask for (-p, -n): far past any context a
+/// guest can hold, low enough that a typo does not run for days.
+inline constexpr int k_max_bench_tokens = 1 << 20;
+/// The most repetitions (-r).
+inline constexpr int k_max_bench_repetitions = 1000;
+
+} // namespace lume_unlock::verify
