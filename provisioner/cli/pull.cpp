@@ -59,6 +59,12 @@ int render_verification(Context& context,
   return check.verified() ? 0 : exit_code(ErrorCategory::verification);
 }
 
+/// Which key vouched for the digest, the same line for a dry run and a pull.
+std::string verified_line(const oci::Digest& digest, const signing::VerifiedSignature& signature) {
+  return "signature verified: " + digest.str() + " signed by " + signature.key_fingerprint + " (" +
+         signature.key_source + ")";
+}
+
 void run_dry(const PullCommandOptions& options,
              Context& context,
              const transfer::ImagePullPlan& plan) {
@@ -78,10 +84,16 @@ void run_dry(const PullCommandOptions& options,
     if (plan.conflict) {
       doc["conflict"] = plan.conflict->why();
     }
+    if (plan.signature) {
+      doc["signature"] = signing::to_json(*plan.signature);
+    }
     context.print_json(doc);
     return;
   }
   context.out << "resolved " << options.reference << " to " << plan.digest.str() << '\n';
+  if (plan.signature) {
+    context.out << verified_line(plan.digest, *plan.signature) << '\n';
+  }
   if (plan.in_place) {
     context.out << "VM '" << options.vm << "' exists and already holds " << plan.digest.str()
                 << ": nothing to do\n";
@@ -136,8 +148,7 @@ int run_pull(const PullCommandOptions& options, Context& context) {
                         {"provenance", pulled.record_path}};
   if (image.signature) {
     doc["signature"] = signing::to_json(*image.signature);
-    context.note("signature verified: " + image.digest.str() + " signed by " +
-                 image.signature->key_fingerprint + " (" + image.signature->key_source + ")");
+    context.note(verified_line(image.digest, *image.signature));
   }
   if (!context.json()) {
     context.note(image.changed ? "pulled " + image.reference + " into VM '" + options.vm + "'"

@@ -69,7 +69,14 @@ Result<ImagePullPlan> plan_image_pull(lume::LumeApi& lume,
   LUME_UNLOCK_TRY(lume::require_no_registry_override(named, lume_config.registry, refused));
   LUME_UNLOCK_TRY_ASSIGN(auto resolved, resolve(registry, ref));
   LUME_UNLOCK_TRY_ASSIGN(auto image, lume::lume_image_for(ref, resolved.tag, refused));
-  ImagePullPlan plan{image.reference(), resolved.digest, {}, false, {}, false, {}};
+  ImagePullPlan plan{image.reference(), resolved.digest, {}, false, {}, false, {}, {}};
+  if (!request.trusted_keys.empty()) {
+    // Even when the VM holds the digest already: a recipe that demands a signature never
+    // accepts an unsigned image.
+    LUME_UNLOCK_TRY_ASSIGN(
+        plan.signature,
+        signing::verify_image_signature(registry, ref.pinned(plan.digest), request.trusted_keys));
+  }
   plan.lume_request.image = image.name + ":" + image.tag;
   plan.lume_request.name = request.vm;
   plan.lume_request.registry = image.registry;
@@ -121,16 +128,12 @@ pull_image(lume::LumeApi& lume, oci::RegistryClient& registry, const ImagePullRe
   if (plan.conflict) {
     return *plan.conflict;
   }
-  PulledImage result{
-      plan.reference, plan.digest, plan.vm_manifest_digest.value_or(""), !plan.in_place, {}};
-  if (!request.trusted_keys.empty()) {
-    // Before Lume is asked for anything, and even when the VM holds the digest already: a
-    // recipe that demands a signature never accepts an unsigned image.
-    LUME_UNLOCK_TRY_ASSIGN(result.signature,
-                           signing::verify_image_signature(registry,
-                                                           request.reference.pinned(plan.digest),
-                                                           request.trusted_keys));
-  }
+  // plan_image_pull verified the signature, when trusted keys were given, before Lume was asked.
+  PulledImage result{plan.reference,
+                     plan.digest,
+                     plan.vm_manifest_digest.value_or(""),
+                     !plan.in_place,
+                     plan.signature};
   if (plan.in_place) {
     return result;
   }

@@ -20,8 +20,8 @@ struct ImagePullRequest {
   std::chrono::milliseconds timeout{std::chrono::hours(6)};
   util::ProgressCallback progress;
   /// The recipe's trust: keys. When any is given, the resolved digest must carry a cosign
-  /// signature by one of them (signing::verify_image_signature) before Lume is asked for
-  /// anything: a refusal (exit 6) leaves no VM and pulls no byte.
+  /// signature by one of them (signing::verify_image_signature) before Lume is asked to pull
+  /// or about the VM: a refusal (exit 6) leaves no VM and pulls no byte.
   std::vector<signing::TrustedKey> trusted_keys;
 };
 
@@ -43,11 +43,16 @@ struct ImagePullPlan {
   std::optional<std::string> vm_manifest_digest; ///< the existing VM's .manifest-digest
   bool in_place = false;         ///< the VM already holds exactly `digest`: nothing to do
   std::optional<Error> conflict; ///< why the pull would be refused (VM exists otherwise)
+  /// The signature that vouched for `digest`, when the request has trusted keys.
+  std::optional<signing::VerifiedSignature> signature;
 };
 
 /// Resolves and observes: the registry (manifest GET; HEAD of the sha256-<hex> tag for a
-/// digest-only reference) and Lume (does the VM exist, from which digest). Fails like
-/// pull_image for resolution problems; a name conflict is reported in `conflict`.
+/// digest-only reference) and Lume (does the VM exist, from which digest). With trusted keys,
+/// the resolved digest's signature is verified right after resolution, before Lume is asked
+/// about the VM: the one check that both `pull --dry-run` and a real pull run, so a dry run
+/// refuses an unsigned image (exit 6) with the real pull's message. Fails like pull_image for
+/// resolution problems; a name conflict is reported in `conflict`.
 Result<ImagePullPlan> plan_image_pull(lume::LumeApi& lume,
                                       oci::RegistryClient& registry,
                                       const ImagePullRequest& request);

@@ -1,6 +1,6 @@
 // A recipe's trust: block in `pull --recipe`, against lume-sim and docker-registry over TLS: a
 // signed digest is pulled and its key recorded; an unsigned one, or one signed by another key,
-// is refused with exit 6 before Lume is asked for anything.
+// is refused with exit 6 before Lume is asked to pull, by a real pull and by --dry-run alike.
 #include "oci/registry_client.hpp"
 #include "provenance/provenance.hpp"
 #include "support/cli_run.hpp"
@@ -61,16 +61,18 @@ protected:
                      "source:\n  image: " + m_pinned + "\ntrust:\n  keys:\n    - " + entry + "\n");
     return m_dir / "recipe.yaml";
   }
-  test::CliRun pull(const std::string& recipe) {
-    return test::run_lume_unlock({"--lume-url",
-                                  m_sim->url(),
-                                  "--state-dir",
-                                  m_state.path(),
-                                  "pull",
-                                  m_tagged,
-                                  "demo",
-                                  "--recipe",
-                                  recipe});
+  test::CliRun pull(const std::string& recipe, const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"--lume-url",
+                                     m_sim->url(),
+                                     "--state-dir",
+                                     m_state.path(),
+                                     "pull",
+                                     m_tagged,
+                                     "demo",
+                                     "--recipe",
+                                     recipe};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return test::run_lume_unlock(args);
   }
   bool lume_was_asked_to_pull() {
     return m_sim->process().stderr_text().find("POST /lume/pull") != std::string::npos;
@@ -122,6 +124,56 @@ TEST_F(CliTrust, AnImageSignedByAnotherKeyIsRefusedBeforeLumePullsAnything) {
   EXPECT_NE(r.err.find("signed by another key"), std::string::npos) << r.err;
   EXPECT_FALSE(lume_was_asked_to_pull());
   EXPECT_FALSE(std::filesystem::exists(m_sim->home() + "/demo"));
+}
+
+TEST_F(CliTrust, ADryRunVerifiesTheSignatureAndShowsTheKeyThatVouched) {
+  ASSERT_EQ(test::run_lume_unlock({"sign", m_pinned, "--key", m_dir / "release.key"}).exit_code, 0);
+  const std::string recipe = recipe_trusting("release.pub");
+  auto dry = pull(recipe, {"--dry-run"});
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  const std::string digest = m_pinned.substr(m_pinned.find('@') + 1);
+  EXPECT_NE(dry.out.find("signature verified: " + digest + " signed by " + fingerprint("release") +
+                         " (" + (m_dir / "release.pub") + ")"),
+            std::string::npos)
+      << dry.out;
+  auto json = test::run_lume_unlock({"--json",
+                                     "--lume-url",
+                                     m_sim->url(),
+                                     "--state-dir",
+                                     m_state.path(),
+                                     "pull",
+                                     m_tagged,
+                                     "demo",
+                                     "--recipe",
+                                     recipe,
+                                     "--dry-run"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto doc = nlohmann::json::parse(json.out);
+  EXPECT_EQ(doc["signature"]["key"], fingerprint("release")) << doc;
+  EXPECT_EQ(doc["action"], "pull") << doc;
+  EXPECT_FALSE(lume_was_asked_to_pull());
+  EXPECT_FALSE(provenance::read_provenance(m_state.path(), "demo").ok());
+}
+
+TEST_F(CliTrust, ADryRunRefusesAnUnsignedImageWithThePullsOwnMessage) {
+  const std::string recipe = recipe_trusting("release.pub");
+  auto dry = pull(recipe, {"--dry-run"});
+  EXPECT_EQ(dry.exit_code, 6) << dry.out << dry.err;
+  EXPECT_NE(dry.err.find("not signed"), std::string::npos) << dry.err;
+  EXPECT_EQ(dry.out, "");
+  auto real = pull(recipe);
+  EXPECT_EQ(real.exit_code, 6) << real.err;
+  EXPECT_EQ(dry.err, real.err);
+  EXPECT_FALSE(lume_was_asked_to_pull());
+}
+
+TEST_F(CliTrust, ADryRunRefusesAnImageSignedByAnotherKey) {
+  ASSERT_EQ(test::run_lume_unlock({"sign", m_pinned, "--key", m_dir / "stranger.key"}).exit_code,
+            0);
+  auto dry = pull(recipe_trusting("release.pub"), {"--dry-run"});
+  EXPECT_EQ(dry.exit_code, 6) << dry.err;
+  EXPECT_NE(dry.err.find("signed by another key"), std::string::npos) << dry.err;
+  EXPECT_FALSE(lume_was_asked_to_pull());
 }
 
 TEST_F(CliTrust, AMissingTrustKeyFileIsAUsageErrorNamingTheEntry) {
