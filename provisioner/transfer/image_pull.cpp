@@ -15,8 +15,9 @@ namespace lume_unlock::transfer {
 namespace {
 
 /// The digest to pin and the tag Lume pulls. A tag is resolved (verified GET); a digest is
-/// fetched by digest (verified) and pulled through its `sha256-<hex>` tag, which must exist and
-/// point at the same manifest.
+/// fetched by digest (verified) and pulled through the reference's own tag while that tag still
+/// names it ("repo:tag@sha256:…", as lock files pin images), else through its `sha256-<hex>`
+/// tag, which must exist and point at the same manifest.
 struct Resolved {
   oci::Digest digest;
   std::string tag;
@@ -28,6 +29,17 @@ Result<Resolved> resolve(oci::RegistryClient& registry, const oci::Reference& re
     return Resolved{fetched.digest, ref.tag.value_or("latest")};
   }
   const oci::Digest& digest = *ref.digest;
+  if (ref.tag) {
+    // Lume pulls by tag, and .manifest-digest is checked after the pull, so a tag that moves
+    // meanwhile is still caught. Upstream images (trycua's) carry no sha256-<hex> tag.
+    oci::Reference own_tag = ref;
+    own_tag.digest.reset();
+    auto head = registry.head_manifest(own_tag);
+    if (head.ok() && head.value().digest == digest) {
+      LUME_UNLOCK_TRY(registry.get_manifest(ref)); // verifies the bytes against the digest
+      return Resolved{digest, *ref.tag};
+    }
+  }
   oci::Reference by_tag = ref;
   by_tag.digest.reset();
   by_tag.tag = lume::digest_tag(digest);

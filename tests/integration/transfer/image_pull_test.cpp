@@ -235,6 +235,35 @@ TEST_F(ImagePullTest, DigestOnlyReferenceIsPulledThroughItsSha256Tag) {
   EXPECT_EQ(pulled.value().digest, digest);
 }
 
+TEST_F(ImagePullTest, ATagPinnedByDigestIsPulledThroughItsTagWhileTheTagStillNamesIt) {
+  // "repo:latest@sha256:…" as a lock file pins an upstream image, which has no sha256-<hex> tag.
+  const auto digest = oci::Digest::parse(m_digest).value();
+  FakeLume lume(m_home.path());
+  lume.writes_digest = m_digest;
+  auto pulled = pull_image(lume, m_client, request(ref(":latest@" + m_digest)));
+  ASSERT_TRUE(pulled.ok()) << pulled.error().message();
+  ASSERT_EQ(lume.pulls.size(), 1u);
+  EXPECT_EQ(lume.pulls[0].image, "macos-tahoe-cua:latest");
+  EXPECT_EQ(pulled.value().digest, digest);
+
+  // Once the tag names another image, only the immutable tag could serve the pinned digest.
+  auto other = test::seed_lume_image(m_client, ref(":latest"), [] {
+    test::LumeImageSpec s;
+    s.seed = 7;
+    return s;
+  }());
+  ASSERT_TRUE(other.ok());
+  FakeLume fresh(m_home.path() + "/fresh");
+  auto moved = pull_image(fresh, m_client, request(ref(":latest@" + m_digest)));
+  ASSERT_FALSE(moved.ok());
+  EXPECT_NE(moved.error().why().find("the immutable tag '" + m_registry->host() +
+                                     "/trycua/macos-tahoe-cua:sha256-" + digest.hex() +
+                                     "' is not available"),
+            std::string::npos)
+      << moved.error().why();
+  EXPECT_TRUE(fresh.pulls.empty());
+}
+
 TEST_F(ImagePullTest, Sha256TagPointingElsewhereIsRefused) {
   const auto digest = oci::Digest::parse(m_digest).value();
   auto other = test::seed_lume_image(m_client, ref(":other"), [] {
