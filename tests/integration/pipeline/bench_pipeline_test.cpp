@@ -46,6 +46,23 @@ protected:
     write_file(recipe, yaml, 0644);
   }
 
+  /// `lume-unlock --json bake RECIPE --push TARGET --name vm1 … --bench EXTRA…`.
+  CliRun bake_with_bench(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> command = {"bake",
+                                        recipe,
+                                        "--push",
+                                        target(),
+                                        "--name",
+                                        "vm1",
+                                        "--bundle",
+                                        SHIM_BUNDLE_DIR,
+                                        "--ssh-wait",
+                                        "2",
+                                        "--bench"};
+    command.insert(command.end(), extra.begin(), extra.end());
+    return cli(command, true, {"--json"});
+  }
+
   static std::string fixture(const std::string& name) {
     return std::string(LUME_UNLOCK_FIXTURES) + "/llama-bench/" + name;
   }
@@ -184,21 +201,7 @@ TEST_F(BenchPipeline, BakeBenchAnnotatesThePushedManifestAndRecordsTheAnnotatedD
 
   CliRun generated = cli({"key", "generate", files / "release"}, false);
   ASSERT_EQ(generated.exit_code, 0) << generated.err;
-  CliRun run = cli({"bake",
-                    recipe,
-                    "--push",
-                    target(),
-                    "--name",
-                    "vm1",
-                    "--bundle",
-                    SHIM_BUNDLE_DIR,
-                    "--ssh-wait",
-                    "2",
-                    "--bench",
-                    "--sign-key",
-                    files / "release.key"},
-                   true,
-                   {"--json"});
+  CliRun run = bake_with_bench({"--sign-key", files / "release.key"});
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
   const auto doc = json_of(run);
   const std::string digest = doc["digest"];
@@ -271,19 +274,7 @@ TEST_F(BenchPipeline, BakeBenchAnnotatesThePushedManifestAndRecordsTheAnnotatedD
 TEST_F(BenchPipeline, BakeWithAFailedGatePushesNothing) {
   guest_home_in_images = true;
   start_bench_world("min_speedup: 1000");
-  CliRun run = cli({"bake",
-                    recipe,
-                    "--push",
-                    target(),
-                    "--name",
-                    "vm1",
-                    "--bundle",
-                    SHIM_BUNDLE_DIR,
-                    "--ssh-wait",
-                    "2",
-                    "--bench"},
-                   true,
-                   {"--json"});
+  CliRun run = bake_with_bench();
   EXPECT_EQ(run.exit_code, 6) << run.err << run.out;
   const auto error = json_of(run)["error"];
   EXPECT_NE(error.dump().find("pp512: speedup 10.00x is below bench.min_speedup 1000"),

@@ -61,16 +61,21 @@ protected:
                      "source:\n  image: " + m_pinned + "\ntrust:\n  keys:\n    - " + entry + "\n");
     return m_dir / "recipe.yaml";
   }
-  test::CliRun pull(const std::string& recipe, const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> args = {"--lume-url",
-                                     m_sim->url(),
-                                     "--state-dir",
-                                     m_state.path(),
-                                     "pull",
-                                     m_tagged,
-                                     "demo",
-                                     "--recipe",
-                                     recipe};
+  /// `lume-unlock GLOBAL… --lume-url … pull TAGGED demo --recipe RECIPE EXTRA…`.
+  test::CliRun pull(const std::string& recipe,
+                    const std::vector<std::string>& extra = {},
+                    std::vector<std::string> global = {}) {
+    std::vector<std::string> args = std::move(global);
+    args.insert(args.end(),
+                {"--lume-url",
+                 m_sim->url(),
+                 "--state-dir",
+                 m_state.path(),
+                 "pull",
+                 m_tagged,
+                 "demo",
+                 "--recipe",
+                 recipe});
     args.insert(args.end(), extra.begin(), extra.end());
     return test::run_lume_unlock(args);
   }
@@ -136,17 +141,7 @@ TEST_F(CliTrust, ADryRunVerifiesTheSignatureAndShowsTheKeyThatVouched) {
                          " (" + (m_dir / "release.pub") + ")"),
             std::string::npos)
       << dry.out;
-  auto json = test::run_lume_unlock({"--json",
-                                     "--lume-url",
-                                     m_sim->url(),
-                                     "--state-dir",
-                                     m_state.path(),
-                                     "pull",
-                                     m_tagged,
-                                     "demo",
-                                     "--recipe",
-                                     recipe,
-                                     "--dry-run"});
+  auto json = pull(recipe, {"--dry-run"}, {"--json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   const auto doc = nlohmann::json::parse(json.out);
   EXPECT_EQ(doc["signature"]["key"], fingerprint("release")) << doc;
