@@ -89,7 +89,13 @@ Plan CreatePipeline::plan() {
                                      "reference (refresh the lock with 'lume-unlock lock " +
                                      m_recipe.path + "')");
       } else if (const auto* pinned = lock.find("source.image")) {
-        reference_text = pinned->pinned;
+        // The recipe's tag stays beside the pinned digest: Lume pulls by tag, and an upstream
+        // image has no sha256-<hex> tag, so the pull goes through the tag while it still names
+        // the digest (transfer/image_pull.cpp; .manifest-digest is compared afterwards).
+        const auto written = oci::parse_reference(pinned->reference);
+        reference_text = written.ok() && written.value().tag && !written.value().digest
+                             ? pinned->reference + "@" + pinned->digest
+                             : pinned->pinned;
         m_outcome.locked = true;
       }
     }
