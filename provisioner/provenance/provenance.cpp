@@ -117,6 +117,57 @@ Result<const json*> sub_object(const json& object, const char* key, const std::s
   return &*it;
 }
 
+/// A string or a non-negative integer that must be there.
+template <class T>
+Status require(const json& object, const char* key, const std::string& path, T& out) {
+  std::optional<T> value;
+  LUME_UNLOCK_TRY(read(object, key, path, value));
+  if (!value) {
+    return bad(path + key, "is missing");
+  }
+  out = *value;
+  return ok_status();
+}
+
+Result<std::vector<ArtifactRecord>> read_artifacts(const json& list) {
+  if (!list.is_array()) {
+    return bad("artifacts", "must be an array");
+  }
+  std::vector<ArtifactRecord> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const json& a = list[i];
+    const std::string at = "artifacts[" + std::to_string(i) + "].";
+    if (!a.is_object()) {
+      return bad(at.substr(0, at.size() - 1), "must be an object");
+    }
+    ArtifactRecord record;
+    LUME_UNLOCK_TRY(require(a, "source", at, record.source));
+    LUME_UNLOCK_TRY(require(a, "sha256", at, record.sha256));
+    LUME_UNLOCK_TRY(require(a, "size", at, record.size));
+    LUME_UNLOCK_TRY(require(a, "dest", at, record.dest));
+    LUME_UNLOCK_TRY(require(a, "unpack", at, record.unpack));
+    auto files = a.find("files");
+    if (files == a.end() || !files->is_array()) {
+      return bad(at + "files", "must be an array");
+    }
+    for (std::size_t j = 0; j < files->size(); ++j) {
+      const json& f = (*files)[j];
+      const std::string file_at = at + "files[" + std::to_string(j) + "].";
+      if (!f.is_object()) {
+        return bad(file_at.substr(0, file_at.size() - 1), "must be an object");
+      }
+      ArtifactFile file;
+      LUME_UNLOCK_TRY(require(f, "path", file_at, file.path));
+      LUME_UNLOCK_TRY(require(f, "sha256", file_at, file.sha256));
+      LUME_UNLOCK_TRY(require(f, "size", file_at, file.size));
+      LUME_UNLOCK_TRY(read(f, "macho", file_at, file.macho));
+      record.files.push_back(std::move(file));
+    }
+    out.push_back(std::move(record));
+  }
+  return out;
+}
+
 } // namespace
 
 json to_json(const Provenance& r) {
@@ -191,6 +242,24 @@ json to_json(const Provenance& r) {
     put_object(out, "recipe", recipe);
   }
   put(out, "bench", r.bench);
+  if (r.artifacts) {
+    json artifacts = json::array();
+    for (const auto& a : *r.artifacts) {
+      json files = json::array();
+      for (const auto& f : a.files) {
+        json file = {{"path", f.path}, {"sha256", f.sha256}, {"size", f.size}};
+        put(file, "macho", f.macho);
+        files.push_back(std::move(file));
+      }
+      artifacts.push_back({{"source", a.source},
+                           {"sha256", a.sha256},
+                           {"size", a.size},
+                           {"dest", a.dest},
+                           {"unpack", a.unpack},
+                           {"files", std::move(files)}});
+    }
+    out["artifacts"] = std::move(artifacts);
+  }
   put(out, "created_at", r.created_at);
   put(out, "updated_at", r.updated_at);
   return out;
@@ -336,6 +405,10 @@ Result<Provenance> provenance_from_json(const json& in) {
     r.recipe = info;
   }
   LUME_UNLOCK_TRY(read(in, "bench", "", r.bench));
+  if (auto artifacts = in.find("artifacts"); artifacts != in.end() && !artifacts->is_null()) {
+    LUME_UNLOCK_TRY_ASSIGN(auto list, read_artifacts(*artifacts));
+    r.artifacts = std::move(list);
+  }
   LUME_UNLOCK_TRY(read(in, "created_at", "", r.created_at));
   LUME_UNLOCK_TRY(read(in, "updated_at", "", r.updated_at));
   for (const auto* stamp : {&r.created_at, &r.updated_at}) {

@@ -90,6 +90,26 @@ struct RecipeInfo {
   std::optional<std::string> sha256;
 };
 
+/// One file that a recipe's install: item put into the guest.
+struct ArtifactFile {
+  std::string path; ///< absolute guest path
+  std::string sha256;
+  std::uint64_t size = 0;
+  /// The Mach-O verdict (macho::verdict_name) of an executable file; absent for data files.
+  std::optional<std::string> macho;
+};
+
+/// One item of a recipe's install: block as it was installed: where the bytes came from, their
+/// digest, and every guest file made from them. `status` and `verify` re-hash `files`.
+struct ArtifactRecord {
+  std::string source; ///< "https://…", "oci://REPO@sha256:…" or "file:PATH", as the recipe says
+  std::string sha256; ///< of the fetched bytes (the archive, or the single file)
+  std::uint64_t size = 0;
+  std::string dest;   ///< the guest path: a directory for an archive, the file for unpack none
+  std::string unpack; ///< "zip", "tar.gz" or "none"
+  std::vector<ArtifactFile> files;
+};
+
 inline constexpr const char* k_schema = "lume-unlock/provenance/v1";
 
 struct Provenance {
@@ -105,6 +125,9 @@ struct Provenance {
   /// The last `lume-unlock bench` (verify::bench_record): the figures per test, the llama.cpp
   /// build, model type, host chip when known, the unlocked run's log verdict and the gate.
   std::optional<nlohmann::json> bench;
+  /// What the recipe's install: block put into the guest (absent before the block existed, or
+  /// when the recipe installs nothing).
+  std::optional<std::vector<ArtifactRecord>> artifacts;
   std::optional<std::string> created_at; ///< RFC 3339, UTC
   std::optional<std::string> updated_at; ///< RFC 3339, UTC
 };

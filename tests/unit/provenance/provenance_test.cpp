@@ -135,6 +135,42 @@ TEST(Provenance, ResolvedProgramRoundTripsAndOlderRecordsHaveNone) {
   EXPECT_FALSE(provenance_from_json(document).ok());
 }
 
+TEST(Provenance, ArtifactsRoundTripAndEachMissingKeyIsNamed) {
+  Provenance record = full_record();
+  record.artifacts = std::vector<ArtifactRecord>{
+      {"https://example.test/llama-b10167-bin-macos-arm64.zip",
+       std::string(64, '1'),
+       1234,
+       "/opt/llama.cpp",
+       "zip",
+       {{"/opt/llama.cpp/bin/llama-server", std::string(64, '2'), 99, "injectable"},
+        {"/opt/llama.cpp/README.md", std::string(64, '3'), 7, std::nullopt}}}};
+  auto document = to_json(record);
+  EXPECT_EQ(document["artifacts"][0]["files"][0]["macho"], "injectable");
+  EXPECT_FALSE(document["artifacts"][0]["files"][1].contains("macho"));
+  auto parsed = provenance_from_json(document);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  EXPECT_TRUE(same(parsed.value(), record));
+  EXPECT_FALSE(to_json(full_record()).contains("artifacts"));
+
+  for (const char* key : {"source", "sha256", "size", "dest", "unpack"}) {
+    auto broken = document;
+    broken["artifacts"][0].erase(key);
+    auto bad = provenance_from_json(broken);
+    ASSERT_FALSE(bad.ok()) << key;
+    EXPECT_NE(bad.error().message().find(std::string("'artifacts[0].") + key + "' is missing"),
+              std::string::npos)
+        << bad.error().message();
+  }
+  auto broken = document;
+  broken["artifacts"][0]["files"][1]["size"] = -1;
+  auto bad = provenance_from_json(broken);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("'artifacts[0].files[1].size' must be a non-negative"),
+            std::string::npos)
+      << bad.error().message();
+}
+
 TEST(Provenance, UnknownValuesAreAbsentNotInvented) {
   Provenance r;
   r.vm = "vm1";
