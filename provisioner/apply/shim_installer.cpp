@@ -1,6 +1,7 @@
 #include "apply/shim_installer.hpp"
 
 #include "bundle/platform.hpp"
+#include "guest/file_hashes.hpp"
 #include "guest/payload.hpp"
 #include "guest/shell_quote.hpp"
 #include "util/sha256.hpp"
@@ -14,19 +15,6 @@ namespace {
 
 std::string base_name(const std::string& path) {
   return path.substr(path.find_last_of('/') + 1);
-}
-
-/// path → sha256 from `shasum -a 256` output ("<hex>  <path>" per line).
-std::map<std::string, std::string> parse_shasum(const std::string& output) {
-  std::map<std::string, std::string> digests;
-  std::istringstream lines(output);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.size() > 66 && line[64] == ' ' && util::is_sha256_hex(line.substr(0, 64))) {
-      digests[line.substr(66)] = line.substr(0, 64);
-    }
-  }
-  return digests;
 }
 
 } // namespace
@@ -94,16 +82,15 @@ Result<ShimInstallReport> install_shim(guest::GuestSession& session,
   expected[record_path] = util::sha256_hex(record);
 
   // Observe: ONE command hashing every expected path (missing ones just do not print).
-  std::vector<std::string> words = {"shasum", "-a", "256"};
+  std::vector<std::string> paths;
   for (const auto& [path, digest] : expected) {
-    words.push_back(path);
+    paths.push_back(path);
   }
-  LUME_UNLOCK_TRY_ASSIGN(auto command, guest::shell_join(words));
-  auto observed = session.run(command + " 2>/dev/null");
+  auto observed = guest::hash_guest_files(session, paths);
   if (!observed.ok()) {
     return observed.error().with_context("checking the installed shim");
   }
-  if (parse_shasum(observed.value().stdout_text) == expected) {
+  if (observed.value() == expected) {
     report.commands = session.command_count() - commands_before;
     return report;
   }

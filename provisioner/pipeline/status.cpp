@@ -5,6 +5,7 @@
 #include "enablement/enablement_json.hpp"
 #include "enablement/guard_file.hpp"
 #include "enablement/guest_layout.hpp"
+#include "guest/file_hashes.hpp"
 #include "guest/guest_facts.hpp"
 #include "guest/shell_quote.hpp"
 #include "provenance/record_merge.hpp"
@@ -105,20 +106,11 @@ Result<StatusReport> check_status(guest::GuestSession& session,
     files = *record.shim->files;
   }
   if (!files.empty()) {
-    std::vector<std::string> words = {"shasum", "-a", "256"};
+    std::vector<std::string> paths;
     for (const auto& file : files) {
-      words.push_back(file.path);
+      paths.push_back(file.path);
     }
-    LUME_UNLOCK_TRY_ASSIGN(auto command, guest::shell_join(words));
-    LUME_UNLOCK_TRY_ASSIGN(auto result, session.run(command + " 2>/dev/null"));
-    std::map<std::string, std::string> found;
-    std::istringstream lines(result.stdout_text);
-    std::string line;
-    while (std::getline(lines, line)) {
-      if (line.size() > 66 && util::is_sha256_hex(line.substr(0, 64))) {
-        found[line.substr(66)] = line.substr(0, 64);
-      }
-    }
+    LUME_UNLOCK_TRY_ASSIGN(auto found, guest::hash_guest_files(session, paths));
     for (const auto& file : files) {
       const auto it = found.find(file.path);
       report.items.push_back(

@@ -89,6 +89,13 @@ protected:
     return ran.ok() && ran.value().exit_status == 0;
   }
 
+  /// What guest-sim's launchd holds for an agent, for a failure message.
+  std::string launchd_record(const std::string& name) {
+    auto ran = session->run("launchctl print gui/" + std::to_string(facts.uid) +
+                            "/dev.lume-unlock." + name + " 2>&1");
+    return ran.ok() ? ran.value().stdout_text : ran.error().message();
+  }
+
   TempDir work{"lume-unlock-bundle"};
   std::optional<bundle::LoadedBundle> bundle_;
 };

@@ -207,7 +207,7 @@ TEST_F(EnablementApply, ConnectionDroppedBetweenStepsThenRerunConverges) {
     auto rerun = apply(after);
     ASSERT_TRUE(rerun.ok()) << rerun.error().message();
     expect_applied(after);
-    EXPECT_FALSE(loaded("b"));
+    EXPECT_FALSE(loaded("b")) << launchd_record("b");
   }
 }
 

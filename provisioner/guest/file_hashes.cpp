@@ -1,0 +1,49 @@
+#include "guest/file_hashes.hpp"
+
+#include "guest/shell_quote.hpp"
+#include "util/sha256.hpp"
+#include "util/text_check.hpp"
+
+#include <sstream>
+
+namespace lume_unlock::guest {
+
+std::map<std::string, std::string> parse_shasum_output(const std::string& output) {
+  std::map<std::string, std::string> digests;
+  std::istringstream lines(output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.size() > 66 && line[64] == ' ' && (line[65] == ' ' || line[65] == '*') &&
+        util::is_sha256_hex(line.substr(0, 64))) {
+      digests[line.substr(66)] = line.substr(0, 64);
+    }
+  }
+  return digests;
+}
+
+Result<std::map<std::string, std::string>> hash_guest_files(GuestSession& session,
+                                                            const std::vector<std::string>& paths) {
+  if (paths.empty()) {
+    return std::map<std::string, std::string>{};
+  }
+  std::vector<std::string> words = {"shasum", "-a", "256"};
+  for (const auto& path : paths) {
+    // shasum prints a name holding a newline or backslash escaped ("\<hex>  a\nb"): such a
+    // line would never match its path, so the file would read as missing. Refuse it instead.
+    for (const char c : path) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '\\') {
+        return Error(ErrorCategory::usage,
+                     "hashing guest files",
+                     "the path " + util::quote_for_message(path) +
+                         " holds a control character or a backslash",
+                     "use paths of printable characters without '\\'");
+      }
+    }
+    words.push_back(path);
+  }
+  LUME_UNLOCK_TRY_ASSIGN(auto command, shell_join(words));
+  LUME_UNLOCK_TRY_ASSIGN(auto result, session.run(command + " 2>/dev/null"));
+  return parse_shasum_output(result.stdout_text);
+}
+
+} // namespace lume_unlock::guest
