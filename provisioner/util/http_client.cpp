@@ -41,6 +41,7 @@ struct Transfer {
   HttpResponse* response = nullptr;
   std::size_t upload_offset = 0;
   bool sink_aborted = false;
+  bool sink_started = false;
   bool body_too_large = false;
 };
 
@@ -65,6 +66,17 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
     long status = 0;
     curl_easy_getinfo(transfer->curl, CURLINFO_RESPONSE_CODE, &status);
     to_sink = status >= 200 && status < 300;
+  }
+  if (to_sink && !transfer->sink_started) {
+    transfer->sink_started = true;
+    if (transfer->request->on_sink_start) {
+      long status = 0;
+      curl_easy_getinfo(transfer->curl, CURLINFO_RESPONSE_CODE, &status);
+      if (!transfer->request->on_sink_start(status, transfer->response->headers)) {
+        transfer->sink_aborted = true;
+        return 0; // makes libcurl abort with CURLE_WRITE_ERROR
+      }
+    }
   }
   if (to_sink) {
     if (!transfer->request->body_sink(chunk)) {
@@ -108,6 +120,8 @@ TransportError::Kind classify(CURLcode code) {
   case CURLE_SSL_CERTPROBLEM:
   case CURLE_SSL_CACERT_BADFILE:
     return TransportError::Kind::tls;
+  case CURLE_UNSUPPORTED_PROTOCOL:
+    return TransportError::Kind::protocol;
   case CURLE_ABORTED_BY_CALLBACK:
   case CURLE_WRITE_ERROR:
   case CURLE_READ_ERROR:
@@ -191,8 +205,9 @@ Result<HttpResponse, TransportError> HttpClient::send(const HttpRequest& request
     curl_easy_setopt(curl, CURLOPT_CAINFO, m_options.ca_file.c_str());
   }
   // Only http(s), also after redirects.
-  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  const char* protocols = request.https_only ? "https" : "http,https";
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, protocols);
+  curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, protocols);
 
   curl_slist* header_list = nullptr;
   bool has_content_type = false;

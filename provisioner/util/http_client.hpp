@@ -40,11 +40,20 @@ struct HttpRequest {
   /// With a body_sink: only 2xx bodies go to the sink; other bodies (error documents) land in
   /// HttpResponse::body, so a failed download never writes an error page into the caller's file.
   bool sink_success_only = false;
+  /// With a body_sink: called once with the status and headers of the final response (after
+  /// redirects) just before its first body byte reaches the sink; return false to abort the
+  /// transfer (kind aborted). Not called for a response without a body, nor for bodies that
+  /// sink_success_only keeps out of the sink. A resuming download decides here whether the
+  /// bytes continue its file (206) or replace it (200).
+  std::function<bool(long status, const std::vector<HttpHeader>& headers)> on_sink_start;
   /// Whole-request deadline; zero means none (a stalled transfer still fails after 60 s at
   /// under 1 byte/s).
   std::chrono::milliseconds timeout{60000};
   std::chrono::milliseconds connect_timeout{10000};
   bool follow_redirects = false;
+  /// Only https, for the request and every redirect (a redirect to http fails with kind
+  /// protocol): for artifacts fetched over TLS only.
+  bool https_only = false;
   /// The most bytes kept in HttpResponse::body (a body_sink's chunks do not count): a longer
   /// body aborts the transfer with a TransportError (kind aborted) that names this limit, so a
   /// hostile or broken server cannot make the client hold gigabytes.
@@ -67,7 +76,8 @@ struct HttpResponse {
 
 /// Why a request got no HTTP response at all.
 struct TransportError {
-  enum class Kind { connection_refused, timeout, resolve, tls, aborted, other };
+  /// protocol: the URL or a redirect uses a scheme the request does not allow.
+  enum class Kind { connection_refused, timeout, resolve, tls, aborted, protocol, other };
   Kind kind = Kind::other;
   /// libcurl's explanation; never contains credentials.
   std::string detail;

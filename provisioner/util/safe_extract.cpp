@@ -146,8 +146,8 @@ private:
 
 class Extractor {
 public:
-  Extractor(std::string root, const ExtractLimits& limits)
-      : m_root(std::move(root)), m_limits(limits) {}
+  Extractor(std::string root, const ExtractLimits& limits, unsigned strip_components)
+      : m_root(std::move(root)), m_limits(limits), m_strip(strip_components) {}
 
   Status entry(struct archive* a, archive_entry* header);
   Status check_all_links() const;
@@ -165,8 +165,14 @@ private:
         ErrorCategory::failure, "", "cannot " + action + " '" + path + "': " + std::strerror(err));
   }
 
+  std::string stripped_text() const {
+    return "stripping " + std::to_string(m_strip) + " leading path component" +
+           (m_strip == 1 ? "" : "s");
+  }
+
   std::string m_root;
   ExtractLimits m_limits;
+  unsigned m_strip = 0;
   std::size_t m_entries = 0;
   std::uint64_t m_total = 0;
 };
@@ -251,6 +257,11 @@ Status Extractor::hard_link(const std::string& path,
     return reject("hard link '" + path + "' -> '" + shown_target + "' leaves the destination");
   }
   auto parts = split(shown_target);
+  if (parts.size() <= m_strip) {
+    return reject("hard link '" + path + "' -> '" + shown_target +
+                  "' names no file extracted before it");
+  }
+  parts.erase(parts.begin(), parts.begin() + m_strip);
   bool inside_real_directories = !parts.empty();
   for (std::size_t depth = 1; depth < parts.size() && inside_real_directories; ++depth) {
     struct stat st {};
@@ -291,6 +302,13 @@ Status Extractor::entry(struct archive* a, archive_entry* header) {
     }
     return reject("entry '" + path + "' names the destination itself");
   }
+  if (parts.size() <= m_strip) {
+    if (type == AE_IFDIR && hardlink == nullptr) {
+      return ok_status(); // the top folder that strip_components drops
+    }
+    return reject("entry '" + path + "' has no path left after " + stripped_text());
+  }
+  parts.erase(parts.begin(), parts.begin() + m_strip);
   if (hardlink == nullptr && type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK) {
     return reject("entry '" + path + "' is " + special_type_name(type) +
                   "; only files, directories and links are allowed");
@@ -366,7 +384,8 @@ Status Extractor::check_all_links() const {
 
 Status safe_extract(const std::string& archive_path,
                     const std::string& destination,
-                    const ExtractLimits& limits) {
+                    const ExtractLimits& limits,
+                    const ExtractOptions& options) {
   const std::string what = "cannot extract '" + archive_path + "'";
   auto fail = [&](const Error& error) {
     return Error(error.category(), what, error.why(), error.hint());
@@ -386,15 +405,19 @@ Status safe_extract(const std::string& archive_path,
 
   std::unique_ptr<struct archive, ReaderDeleter> a(archive_read_new());
   // Only in-library decompressors: filter_all would also accept formats that run external programs.
-  archive_read_support_filter_gzip(a.get());
-  archive_read_support_filter_bzip2(a.get());
-  archive_read_support_filter_xz(a.get());
-  archive_read_support_filter_zstd(a.get());
-  archive_read_support_format_tar(a.get());
+  if (options.format == ArchiveFormat::zip) {
+    archive_read_support_format_zip(a.get());
+  } else {
+    archive_read_support_filter_gzip(a.get());
+    archive_read_support_filter_bzip2(a.get());
+    archive_read_support_filter_xz(a.get());
+    archive_read_support_filter_zstd(a.get());
+    archive_read_support_format_tar(a.get());
+  }
   if (archive_read_open_filename(a.get(), archive_path.c_str(), k_block) != ARCHIVE_OK) {
     return Error(ErrorCategory::failure, what, archive_error_string(a.get()));
   }
-  Extractor extractor(tree.path(), limits);
+  Extractor extractor(tree.path(), limits, options.strip_components);
   for (;;) {
     archive_entry* header = nullptr;
     int rc = archive_read_next_header(a.get(), &header);

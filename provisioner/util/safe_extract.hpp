@@ -15,7 +15,24 @@ struct ExtractLimits {
   std::size_t max_entries = 100000;
 };
 
-/// The one way lume-unlock extracts an archive (tar, optionally gzip'd or otherwise compressed).
+/// Which archive reader to use.
+enum class ArchiveFormat {
+  tar, ///< tar, optionally gzip, bzip2, xz or zstd compressed
+  zip, ///< zip (stored or deflated); its declared sizes are not trusted, written bytes count
+};
+
+/// What to read and how to place it.
+struct ExtractOptions {
+  ArchiveFormat format = ArchiveFormat::tar;
+  /// Leading path components dropped from every entry (and from hard link targets), as a release
+  /// archive's top folder ("build/bin/llama-server" -> "bin/llama-server" with 1). A directory
+  /// with no component left is skipped; a file or link with none left is refused (it would be
+  /// lost silently).
+  unsigned strip_components = 0;
+};
+
+/// The one way lume-unlock extracts an archive (tar, optionally gzip'd or otherwise compressed,
+/// or zip).
 /// Everything is written into a temporary directory beside `destination`, and that directory is
 /// renamed to `destination` only when every entry passed; on failure nothing remains under either
 /// name. `destination` must not exist yet. Rejected, each with its own message (all errors are
@@ -29,6 +46,7 @@ struct ExtractLimits {
 /// Files keep their execute bits (modes are masked with 0755); owners and times are not restored.
 Status safe_extract(const std::string& archive_path,
                     const std::string& destination,
-                    const ExtractLimits& limits = {});
+                    const ExtractLimits& limits = {},
+                    const ExtractOptions& options = {});
 
 } // namespace lume_unlock::util

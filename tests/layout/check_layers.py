@@ -13,7 +13,7 @@ import sys
 FLOORS = [
     ["util"],
     ["oci", "guest", "enablement", "bundle", "macho", "verify"],
-    ["lume", "signing"],
+    ["lume", "signing", "fetch"],
     ["provenance", "recipe"],
     ["apply", "transfer"],
     ["pipeline"],

@@ -1,0 +1,179 @@
+#include "archive_unpack.hpp"
+
+#include "util/edit_distance.hpp"
+#include "util/sha256.hpp"
+#include "util/text_check.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace lume_unlock::fetch {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct FormatName {
+  UnpackFormat format;
+  const char* name;
+};
+constexpr FormatName k_formats[] = {
+    {UnpackFormat::zip, "zip"}, {UnpackFormat::tar_gz, "tar.gz"}, {UnpackFormat::none, "none"}};
+
+Error io_error(const std::string& what, const std::string& action, int err) {
+  return Error(ErrorCategory::failure, what, "cannot " + action + ": " + std::strerror(err));
+}
+
+/// Copies `from` to a new file `to` with `mode` (when a hard link cannot cross file systems).
+Status copy_file(const std::string& what,
+                 const std::string& from,
+                 const std::string& to,
+                 mode_t mode) {
+  std::error_code ec;
+  fs::copy_file(from, to, fs::copy_options::none, ec);
+  if (ec) {
+    return io_error(what, "copy it to '" + to + "'", ec.value());
+  }
+  if (chmod(to.c_str(), mode) != 0) {
+    return io_error(what, "set the mode of '" + to + "'", errno);
+  }
+  return ok_status();
+}
+
+/// The single file of UnpackFormat::none, placed as <staging_dir>/<file name>, whole or not at all.
+Status place_single_file(const std::string& what,
+                         const std::string& blob_path,
+                         const std::string& staging_dir) {
+  struct stat st {};
+  if (stat(blob_path.c_str(), &st) != 0) {
+    return io_error(what, "read it", errno);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return Error(ErrorCategory::failure, what, "it is not a regular file");
+  }
+  if (lstat(staging_dir.c_str(), &st) == 0) {
+    return Error(ErrorCategory::failure,
+                 what,
+                 "the staging directory '" + staging_dir + "' already exists");
+  }
+  std::string temporary = staging_dir + ".partial.XXXXXX";
+  if (mkdtemp(temporary.data()) == nullptr) {
+    return io_error(what, "create a directory beside '" + staging_dir + "'", errno);
+  }
+  const auto name = fs::path(blob_path).filename().string();
+  const auto placed = temporary + "/" + name;
+  Status status = ok_status();
+  if (link(blob_path.c_str(), placed.c_str()) != 0) {
+    status = copy_file(what, blob_path, placed, st.st_mode & 0755);
+  }
+  if (status && (chmod(temporary.c_str(), 0755) != 0 ||
+                 rename(temporary.c_str(), staging_dir.c_str()) != 0)) {
+    status = io_error(what, "rename into '" + staging_dir + "'", errno);
+  }
+  if (!status) {
+    std::error_code ec;
+    fs::remove_all(temporary, ec);
+  }
+  return status;
+}
+
+Result<std::vector<UnpackedFile>> list_tree(const std::string& what, const std::string& root) {
+  std::vector<UnpackedFile> files;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root, ec);
+       !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    const auto status = it->symlink_status(ec);
+    if (ec) {
+      break;
+    }
+    if (!fs::is_regular_file(status) && !fs::is_symlink(status)) {
+      continue; // directories are implied by the files in them
+    }
+    UnpackedFile file;
+    file.host_path = it->path().string();
+    file.relative_path = it->path().lexically_relative(root).generic_string();
+    if (fs::is_symlink(status)) {
+      file.symlink_target = fs::read_symlink(it->path(), ec).string();
+      if (ec) {
+        break;
+      }
+    } else {
+      LUME_UNLOCK_TRY_ASSIGN(file.sha256, util::sha256_file_hex(file.host_path));
+      file.size = static_cast<std::uint64_t>(fs::file_size(it->path(), ec));
+      file.executable = (status.permissions() & fs::perms::owner_exec) != fs::perms::none;
+    }
+    files.push_back(std::move(file));
+  }
+  if (ec) {
+    return io_error(what, "list '" + root + "'", ec.value());
+  }
+  std::sort(files.begin(), files.end(), [](const UnpackedFile& a, const UnpackedFile& b) {
+    return a.relative_path < b.relative_path;
+  });
+  return files;
+}
+
+} // namespace
+
+Result<UnpackFormat> parse_unpack_format(std::string_view text) {
+  std::vector<std::string> names;
+  for (const auto& entry : k_formats) {
+    if (text == entry.name) {
+      return entry.format;
+    }
+    names.emplace_back(entry.name);
+  }
+  std::string hint;
+  if (auto close = util::closest_match(text, names)) {
+    hint = "did you mean '" + *close + "'?";
+  }
+  return Error(ErrorCategory::usage,
+               "",
+               util::quote_for_message(text) + " is not an unpack format; use zip, tar.gz or none",
+               hint);
+}
+
+const char* format_name(UnpackFormat format) {
+  for (const auto& entry : k_formats) {
+    if (entry.format == format) {
+      return entry.name;
+    }
+  }
+  return "none";
+}
+
+Result<std::vector<UnpackedFile>> unpack_artifact(const std::string& blob_path,
+                                                  UnpackFormat format,
+                                                  unsigned strip_components,
+                                                  const std::string& staging_dir,
+                                                  const util::ExtractLimits& limits) {
+  const std::string what = "cannot unpack '" + blob_path + "'";
+  if (format == UnpackFormat::none) {
+    if (strip_components != 0) {
+      return Error(ErrorCategory::usage,
+                   what,
+                   "strip_components applies to archives only, and unpack is none",
+                   "drop strip_components, or set unpack to zip or tar.gz");
+    }
+    LUME_UNLOCK_TRY(place_single_file(what, blob_path, staging_dir));
+    LUME_UNLOCK_TRY_ASSIGN(auto files, list_tree(what, staging_dir));
+    for (auto& file : files) {
+      file.relative_path.clear(); // the one file is the destination itself
+    }
+    return files;
+  }
+  util::ExtractOptions options;
+  options.format = format == UnpackFormat::zip ? util::ArchiveFormat::zip : util::ArchiveFormat::tar;
+  options.strip_components = strip_components;
+  LUME_UNLOCK_TRY(util::safe_extract(blob_path, staging_dir, limits, options));
+  return list_tree(what, staging_dir);
+}
+
+} // namespace lume_unlock::fetch

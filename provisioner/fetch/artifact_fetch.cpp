@@ -1,0 +1,240 @@
+#include "artifact_fetch.hpp"
+
+#include "fetch/resumable_download.hpp"
+#include "oci/registry_client.hpp"
+#include "util/file_lock.hpp"
+#include "util/random_id.hpp"
+#include "util/sha256.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace lume_unlock::fetch {
+
+namespace {
+
+Error digest_mismatch(const ArtifactSource& source,
+                      const std::string& expected,
+                      const std::string& actual) {
+  return Error(ErrorCategory::registry,
+               "the bytes of '" + describe(source) + "' do not match the expected sha256",
+               "expected sha256:" + expected + ", got sha256:" + actual,
+               "the source changed or was tampered with; nothing was cached. If the change is "
+               "intended, update the sha256 (lume-unlock lock)");
+}
+
+void report_finished(const FetchServices& services,
+                     const std::string& label,
+                     std::uint64_t size,
+                     const std::string& detail) {
+  if (!services.progress) {
+    return;
+  }
+  util::ProgressEvent event;
+  event.step = label;
+  event.done = size;
+  event.total = size;
+  event.unit = "bytes";
+  event.detail = detail;
+  event.finished = true;
+  services.progress(event);
+}
+
+/// The cached blob with this digest, re-hashed so a damaged cache file is never used (it is
+/// evicted and fetched again).
+std::optional<FetchedArtifact> cached(BlobCache& cache, const std::string& sha256) {
+  auto path = cache.find(sha256);
+  if (!path) {
+    return std::nullopt;
+  }
+  auto actual = util::sha256_file_hex(*path);
+  if (!actual || actual.value() != sha256) {
+    cache.evict(sha256);
+    return std::nullopt;
+  }
+  struct stat st {};
+  if (stat(path->c_str(), &st) != 0) {
+    return std::nullopt;
+  }
+  FetchedArtifact artifact;
+  artifact.path = *path;
+  artifact.sha256 = sha256;
+  artifact.size = static_cast<std::uint64_t>(st.st_size);
+  artifact.from_cache = true;
+  return artifact;
+}
+
+Result<FetchedArtifact> fetch_file(const FetchRequest& request, const FetchServices& services) {
+  const std::string& path = request.source.text;
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    const std::string why = stat(path.c_str(), &st) != 0 ? std::strerror(errno) : "not a file";
+    return Error(ErrorCategory::usage,
+                 "cannot read the artifact '" + path + "'",
+                 why,
+                 "a file: source names a regular file on this host");
+  }
+  LUME_UNLOCK_TRY_ASSIGN(std::string actual, util::sha256_file_hex(path));
+  if (request.sha256 && *request.sha256 != actual) {
+    return digest_mismatch(request.source, *request.sha256, actual);
+  }
+  FetchedArtifact artifact;
+  artifact.path = path;
+  artifact.sha256 = actual;
+  artifact.size = static_cast<std::uint64_t>(st.st_size);
+  report_finished(services, request.label, artifact.size, "host file");
+  return artifact;
+}
+
+Result<FetchedArtifact> fetch_oci(const FetchRequest& request,
+                                  BlobCache& cache,
+                                  const FetchServices& services) {
+  const auto& reference = request.source.reference;
+  const std::string what = "cannot fetch '" + describe(request.source) + "'";
+  if (services.registry == nullptr) {
+    return Error(ErrorCategory::usage, what, "no registry client is configured");
+  }
+  LUME_UNLOCK_TRY(cache.prepare());
+  LUME_UNLOCK_TRY_ASSIGN(auto size, services.registry->stat_blob(reference, *reference.digest));
+  if (!size) {
+    return Error(ErrorCategory::registry,
+                 what,
+                 "the registry has no blob " + reference.digest->str(),
+                 "push it there, or correct the digest");
+  }
+  oci::Descriptor blob;
+  blob.media_type = "application/octet-stream";
+  blob.digest = *reference.digest;
+  blob.size = *size;
+  // download_blob checks digest and size while streaming and renames into place only then.
+  const auto path = cache.blob_path(reference.digest->hex());
+  LUME_UNLOCK_TRY(services.registry->download_blob(reference, blob, path));
+  FetchedArtifact artifact;
+  artifact.path = path;
+  artifact.sha256 = reference.digest->hex();
+  artifact.size = *size;
+  artifact.network_bytes = *size;
+  report_finished(services, request.label, artifact.size, "");
+  return artifact;
+}
+
+/// The partial file this process may write: the source's own (locked, resumable) or, while
+/// another process holds that one, a private one removed afterwards.
+struct PartialClaim {
+  std::string path;
+  std::optional<util::FileLock> lock;
+  bool shared = true;
+};
+
+PartialClaim claim_partial(BlobCache& cache, const ArtifactSource& source) {
+  PartialClaim claim;
+  claim.path = cache.partial_path(source.text);
+  auto lock = util::FileLock::acquire(claim.path + ".lock",
+                                      "pid " + std::to_string(getpid()) + ", fetch of '" +
+                                          describe(source) + "'",
+                                      std::chrono::milliseconds(0));
+  if (lock) {
+    claim.lock.emplace(std::move(lock).value());
+    return claim;
+  }
+  // Another process downloads the same source: do not share its file, and do not wait for it.
+  claim.path += "." + util::random_hex(12);
+  claim.shared = false;
+  return claim;
+}
+
+Result<FetchedArtifact> fetch_https(const FetchRequest& request,
+                                    BlobCache& cache,
+                                    const FetchServices& services) {
+  LUME_UNLOCK_TRY(cache.prepare());
+  PartialClaim claim = claim_partial(cache, request.source);
+  // The other process may have committed the blob while we waited for nothing.
+  if (request.sha256) {
+    if (auto hit = cached(cache, *request.sha256)) {
+      report_finished(services, request.label, hit->size, "cached");
+      return *hit;
+    }
+  }
+  DownloadPlan plan;
+  plan.url = request.source.text;
+  plan.partial_path = claim.path;
+  plan.label = request.label;
+  plan.max_retries = request.max_retries;
+  plan.retry_backoff = request.retry_backoff;
+
+  auto outcome = download_resumable(services.http, plan, services.progress);
+  if (!outcome) {
+    if (!claim.shared) {
+      unlink(claim.path.c_str());
+    }
+    return outcome.error();
+  }
+  std::uint64_t network_bytes = outcome.value().network_bytes;
+  if (request.sha256 && outcome.value().sha256 != *request.sha256 &&
+      outcome.value().resumed_from > 0) {
+    // The partial of an earlier run may hold an older version of the source: once from zero.
+    unlink(claim.path.c_str());
+    outcome = download_resumable(services.http, plan, services.progress);
+    if (!outcome) {
+      return outcome.error();
+    }
+    network_bytes += outcome.value().network_bytes;
+  }
+  if (request.sha256 && outcome.value().sha256 != *request.sha256) {
+    unlink(claim.path.c_str());
+    return digest_mismatch(request.source, *request.sha256, outcome.value().sha256);
+  }
+  LUME_UNLOCK_TRY_ASSIGN(std::string path, cache.commit(claim.path, outcome.value().sha256));
+  FetchedArtifact artifact;
+  artifact.path = path;
+  artifact.sha256 = outcome.value().sha256;
+  artifact.size = outcome.value().size;
+  artifact.network_bytes = network_bytes;
+  return artifact;
+}
+
+} // namespace
+
+Result<FetchedArtifact>
+fetch_artifact(const FetchRequest& request, BlobCache& cache, const FetchServices& services) {
+  if (request.sha256 && !util::is_sha256_hex(*request.sha256)) {
+    return Error(ErrorCategory::usage,
+                 "cannot fetch '" + describe(request.source) + "'",
+                 "the expected sha256 '" + *request.sha256 +
+                     "' is not 64 lower-case hex characters");
+  }
+  if (request.source.kind == ArtifactSource::Kind::file) {
+    return fetch_file(request, services);
+  }
+  std::optional<std::string> expected = request.sha256;
+  if (request.source.kind == ArtifactSource::Kind::oci) {
+    const auto& digest = request.source.reference.digest;
+    if (!digest) {
+      return Error(ErrorCategory::usage,
+                   "cannot fetch '" + describe(request.source) + "'",
+                   "the reference is not pinned by digest");
+    }
+    if (expected && *expected != digest->hex()) {
+      return Error(ErrorCategory::usage,
+                   "cannot fetch '" + describe(request.source) + "'",
+                   "its sha256 " + *expected + " differs from the digest the reference pins",
+                   "an oci:// source is pinned by its digest: drop sha256 or make them equal");
+    }
+    expected = digest->hex();
+  }
+  if (expected) {
+    if (auto hit = cached(cache, *expected)) {
+      report_finished(services, request.label, hit->size, "cached");
+      return *hit;
+    }
+  }
+  if (request.source.kind == ArtifactSource::Kind::oci) {
+    return fetch_oci(request, cache, services);
+  }
+  return fetch_https(request, cache, services);
+}
+
+} // namespace lume_unlock::fetch

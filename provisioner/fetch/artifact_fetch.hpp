@@ -1,0 +1,68 @@
+#pragma once
+
+#include "fetch/artifact_source.hpp"
+#include "fetch/blob_cache.hpp"
+#include "util/http_client.hpp"
+#include "util/progress.hpp"
+#include "util/result.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace lume_unlock::oci {
+class RegistryClient;
+}
+
+namespace lume_unlock::fetch {
+
+struct FetchRequest {
+  ArtifactSource source;
+  /// Expected SHA-256 (64 lower-case hex); nullopt for an unpinned item (`lume-unlock lock`
+  /// learns the digest this way).
+  std::optional<std::string> sha256;
+  /// The progress step ("llama.cpp", "model.gguf").
+  std::string label;
+  /// Attempts after a dropped connection within one call, each resuming where the last stopped.
+  unsigned max_retries = 3;
+  /// Pause before retry n is n times this.
+  std::chrono::milliseconds retry_backoff{200};
+};
+
+struct FetchedArtifact {
+  /// The verified bytes: a blob in the cache, or the host file itself for a file source.
+  std::string path;
+  std::string sha256;
+  std::uint64_t size = 0;
+  /// Response body bytes received from the network by this call (0 for a cache hit or a file).
+  std::uint64_t network_bytes = 0;
+  bool from_cache = false;
+};
+
+struct FetchServices {
+  util::HttpClient& http;
+  /// For oci:// sources; null when none is configured (such a source then fails, usage).
+  oci::RegistryClient* registry = nullptr;
+  util::ProgressCallback progress;
+};
+
+/// Brings one artifact's bytes to the host, verified:
+/// - expected digest already cached (and still hashing to its name): no request at all;
+/// - https: GET through `services.http` (redirects followed, https only), streamed to the
+///   source's partial file while hashing, resumed with "Range: bytes=N-" from a partial left by
+///   this or an earlier run (a 200, a 416 or a Content-Range not starting at N restarts from
+///   zero), retried up to `max_retries` times after a dropped connection; committed to the cache
+///   only when the digest matches (or, unpinned, under the digest it has);
+/// - oci: oci::RegistryClient::download_blob into the cache (it checks digest and size);
+/// - file: hashed in place, not copied.
+/// Fails with category registry (exit 4) when the bytes do not match: the message names the
+/// source (redacted), the expected and the actual sha256; the partial is removed and the cache
+/// is left as it was. HTTP statuses and transport failures after the retries are category
+/// registry too; a missing file source and a bad expected digest are usage.
+/// Progress: step = label, done/total in bytes (total when the server says), a few events a
+/// second at most, then a finished event.
+Result<FetchedArtifact>
+fetch_artifact(const FetchRequest& request, BlobCache& cache, const FetchServices& services);
+
+} // namespace lume_unlock::fetch
