@@ -4,13 +4,16 @@
 #include "cli/connection_flags.hpp"
 #include "cli/host_bench.hpp"
 #include "cli/vm_guest.hpp"
+#include "fetch/blob_cache.hpp"
 #include "lume/vm_name.hpp"
 #include "recipe/recipe.hpp"
 #include "recipe/trust.hpp"
+#include "util/http_client.hpp"
 
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 namespace lume_unlock::cli {
@@ -100,8 +103,16 @@ void with_create_services(const CreateSetup& setup,
   const std::vector<signing::TrustedKey> trusted_keys =
       recipe ? recipe::load_trusted_keys(*recipe).value_or_throw()
              : std::vector<signing::TrustedKey>{};
-  oci::RegistryClient registry(
-      registry_client_options(setup.registry, recipe ? &*recipe : nullptr));
+  const oci::RegistryClientOptions registry_options =
+      registry_client_options(setup.registry, recipe ? &*recipe : nullptr);
+  oci::RegistryClient registry(registry_options);
+  // The install: block's artifacts: fetched over TLS with the registry's CA rules, cached.
+  std::optional<fetch::BlobCache> cache;
+  std::optional<util::HttpClient> artifact_http;
+  if (recipe && !recipe->install.empty()) {
+    cache.emplace(fetch::BlobCache::default_root().value_or_throw());
+    artifact_http.emplace(artifact_http_options(registry_options));
+  }
   const LocatedBundle located =
       load_located_bundle(choice, registry, trusted_keys).value_or_throw();
   const bundle::LoadedBundle& bundle = located.bundle;
@@ -142,7 +153,9 @@ void with_create_services(const CreateSetup& setup,
                                           context, setup.vm, setup.connection, lume_client);
                                     },
                                     renderer.callback(),
-                                    [&](const std::string& warning) { context.warn(warning); }};
+                                    [&](const std::string& warning) { context.warn(warning); },
+                                    cache ? &*cache : nullptr,
+                                    artifact_http ? &*artifact_http : nullptr};
   CreateServicesInUse use{create, services, choice, located, lume_client, registry, renderer};
   body(use);
 }

@@ -1,12 +1,17 @@
 #include "cli/lock.hpp"
 
+#include "apply/artifact_stage.hpp"
+#include "cli/progress_renderer.hpp"
 #include "cli/registry_options.hpp"
+#include "fetch/blob_cache.hpp"
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"
 #include "provenance/provenance.hpp"
 #include "recipe/lock_file.hpp"
 #include "recipe/recipe.hpp"
 #include "util/atomic_file.hpp"
+#include "util/http_client.hpp"
+#include "util/size.hpp"
 
 #include <memory>
 #include <vector>
@@ -51,6 +56,16 @@ void run_lock(const LockOptions& options, Context& context) {
     locked.media_type = fetched.media_type;
     lock.references.push_back(locked);
   }
+  if (!loaded.install.empty()) {
+    fetch::BlobCache cache(fetch::BlobCache::default_root().value_or_throw());
+    util::HttpClient http(
+        artifact_http_options(registry_client_options(options.registry, &loaded)));
+    ProgressRenderer renderer(context);
+    context.note("fetching " + std::to_string(loaded.install.size()) +
+                 " install: artifact(s) to pin their digests");
+    lock.artifacts =
+        apply::lock_artifacts(loaded, cache, {http, &client, renderer.callback()}).value_or_throw();
+  }
   const std::string lock_path = recipe::lock_path_for(options.recipe_path);
   // Re-locking pins the references again; the images baked from this recipe stay on record.
   if (auto existing = recipe::load_lock_file(lock_path); existing.ok()) {
@@ -67,6 +82,10 @@ void run_lock(const LockOptions& options, Context& context) {
   for (const auto& r : lock.references) {
     context.out << "  " << r.field << ": " << r.reference << " -> " << r.digest << '\n';
   }
+  for (const auto& a : lock.artifacts) {
+    context.out << "  " << a.field << ": " << a.source << " -> sha256:" << a.sha256 << " ("
+                << util::format_size(a.size) << ")\n";
+  }
 }
 
 } // namespace
@@ -74,9 +93,12 @@ void run_lock(const LockOptions& options, Context& context) {
 void register_lock(CLI::App& app, Context& context, int& exit_code) {
   auto options = std::make_shared<LockOptions>();
   CLI::App* command = app.add_subcommand(
-      "lock", "Resolve a recipe's image references to digests and write its lock file");
+      "lock",
+      "Resolve a recipe's image references and install: artifacts to digests and write its lock "
+      "file");
   command->footer("Writes RECIPE's lock next to it (name.yaml -> name.lock.json): the recipe's "
-                  "SHA-256 and every reference pinned to a verified manifest digest.");
+                  "SHA-256, every reference pinned to a verified manifest digest, and every "
+                  "install: artifact fetched into the cache and pinned to its SHA-256.");
   command->add_option("RECIPE", options->recipe_path, "Recipe YAML file")->required();
   add_registry_flags(*command, options->registry);
   command->callback([options, &context, &exit_code] {

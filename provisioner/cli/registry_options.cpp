@@ -37,4 +37,10 @@ oci::RegistryClientOptions registry_client_options(const RegistryFlags& flags,
   return options;
 }
 
+util::HttpClientOptions artifact_http_options(const oci::RegistryClientOptions& registry) {
+  util::HttpClientOptions options;
+  options.ca_file = registry.ca_file;
+  return options;
+}
+
 } // namespace lume_unlock::cli

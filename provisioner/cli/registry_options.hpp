@@ -2,6 +2,7 @@
 
 #include "oci/registry_client.hpp"
 #include "recipe/recipe.hpp"
+#include "util/http_client.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -25,5 +26,9 @@ void add_registry_flags(CLI::App& command, RegistryFlags& flags);
 /// or the recipe's CA file is missing.
 oci::RegistryClientOptions registry_client_options(const RegistryFlags& flags,
                                                    const recipe::Recipe* recipe = nullptr);
+
+/// The HTTPS client options for a recipe's install: artifacts: TLS verified against the same CA
+/// file as the registries (--registry-ca, registry.ca, SSL_CERT_FILE), never plain HTTP.
+util::HttpClientOptions artifact_http_options(const oci::RegistryClientOptions& registry);
 
 } // namespace lume_unlock::cli

@@ -8,6 +8,7 @@
 #include "cli/vm_guest.hpp"
 #include "guest/guest_facts.hpp"
 #include "lume/client.hpp"
+#include "pipeline/status.hpp"
 #include "provenance/provenance.hpp"
 #include "util/atomic_file.hpp"
 #include "verify/llama_log.hpp"
@@ -66,20 +67,33 @@ void run_verify(const VerifyOptions& options, Context& context, int& exit_code) 
   context.debug("SSH commands: " + std::to_string(session->command_count()) +
                 ", Lume requests: " + std::to_string(lume_client.request_count()));
 
+  // The installed artifacts (the host record's): each guest file re-hashed.
+  std::vector<pipeline::StatusItem> artifact_checks;
+  if (auto record = provenance::read_provenance(context.global.state_dir, options.vm);
+      record.ok()) {
+    artifact_checks = pipeline::check_artifacts(*session, record.value()).value_or_throw();
+  }
   std::vector<std::string> problems = verdict.problems;
+  for (const auto& item : artifact_checks) {
+    if (!item.ok()) {
+      problems.push_back(item.item + " has SHA-256 " + item.found + ", recorded " + item.expected);
+    }
+  }
   if (log_report && log_report->verdict != verify::LlamaLogVerdict::fast) {
     problems.push_back("the llama.cpp log '" + options.llama_log + "' is '" +
                        verify::verdict_name(log_report->verdict) + "', not 'fast'");
   }
   if (context.json()) {
-    nlohmann::json doc = {{"vm", options.vm},
-                          {"ok", problems.empty()},
-                          {"profile",
-                           {{"apple_family_max", profile.apple_family_max},
-                            {"max_threadgroup_memory", profile.max_threadgroup_memory}}},
-                          {"probe", {{"stock", run.stock}, {"unlocked", run.unlocked}}},
-                          {"changed_families", verdict.changed_families},
-                          {"problems", problems}};
+    nlohmann::json doc = {
+        {"vm", options.vm},
+        {"ok", problems.empty()},
+        {"profile",
+         {{"apple_family_max", profile.apple_family_max},
+          {"max_threadgroup_memory", profile.max_threadgroup_memory}}},
+        {"probe", {{"stock", run.stock}, {"unlocked", run.unlocked}}},
+        {"changed_families", verdict.changed_families},
+        {"artifacts", pipeline::to_json(pipeline::StatusReport{artifact_checks, 0})["items"]},
+        {"problems", problems}};
     if (log_report) {
       doc["llama_log"] = verify::to_json(*log_report);
     }
@@ -92,6 +106,14 @@ void run_verify(const VerifyOptions& options, Context& context, int& exit_code) 
       context.out << " " << code;
     }
     context.out << "\n";
+    if (!artifact_checks.empty()) {
+      std::size_t matching = 0;
+      for (const auto& item : artifact_checks) {
+        matching += item.ok() ? 1 : 0;
+      }
+      context.out << "  artifact files: " << matching << " of " << artifact_checks.size()
+                  << " match the record\n";
+    }
     if (log_report) {
       context.out << "  llama.cpp log: " << verify::verdict_name(log_report->verdict) << "\n";
     }
@@ -113,7 +135,8 @@ void register_verify(CLI::App& app, Context& context, int& exit_code) {
   auto options = std::make_shared<VerifyOptions>();
   auto* command = app.add_subcommand(
       "verify",
-      "Probe the guest stock and with the shim and check the answers (exit 6 on failure)");
+      "Probe the guest stock and with the shim, check the answers and re-hash the installed "
+      "artifacts (exit 6 on failure)");
   command->add_option("name", options->vm, "The Lume VM")->required();
   command->add_option("--llama-log",
                       options->llama_log,

@@ -7,6 +7,8 @@
 #include "util/tar_archive.hpp"
 #include "util/text_check.hpp"
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <set>
 #include <sstream>
@@ -73,6 +75,29 @@ indices_in(const std::string& text, const std::string& prefix, const std::string
   return out;
 }
 
+Status check_targets(const std::vector<PayloadFile>& files, const std::string& what) {
+  std::set<std::string> targets;
+  for (const PayloadFile& file : files) {
+    if (file.path.empty() || file.path[0] != '/' || file.path.back() == '/') {
+      return Error(ErrorCategory::usage,
+                   what,
+                   "guest path " + util::quote_for_message(file.path) +
+                       " is not an absolute file path");
+    }
+    if (!targets.insert(file.path).second) {
+      return Error(ErrorCategory::usage,
+                   what,
+                   "guest path " + util::quote_for_message(file.path) + " is given twice");
+    }
+  }
+  return ok_status();
+}
+
+/// What the install command's exit status says (install.sh's statuses above).
+Status install_outcome(const CommandResult& result,
+                       const std::vector<PayloadFile>& files,
+                       const std::string& what);
+
 } // namespace
 
 Result<std::string> payload_install_script(const std::vector<PayloadFile>& files) {
@@ -128,22 +153,11 @@ Result<PayloadReport> install_payload(GuestSession& session,
   const std::uint64_t commands_before = session.command_count();
   const std::string what = what_failed(files.size());
 
-  std::set<std::string> targets;
+  LUME_UNLOCK_TRY(check_targets(files, what));
   std::vector<util::TarEntry> entries;
   std::string sums;
   for (std::size_t i = 0; i < files.size(); ++i) {
     const PayloadFile& file = files[i];
-    if (file.path.empty() || file.path[0] != '/' || file.path.back() == '/') {
-      return Error(ErrorCategory::usage,
-                   what,
-                   "guest path " + util::quote_for_message(file.path) +
-                       " is not an absolute file path");
-    }
-    if (!targets.insert(file.path).second) {
-      return Error(ErrorCategory::usage,
-                   what,
-                   "guest path " + util::quote_for_message(file.path) + " is given twice");
-    }
     std::string content = file.content;
     if (!file.source_path.empty()) {
       LUME_UNLOCK_TRY_ASSIGN(auto read, util::read_file(file.source_path));
@@ -175,11 +189,92 @@ Result<PayloadReport> install_payload(GuestSession& session,
   if (!ran.ok()) {
     return ran.error().with_context(what);
   }
-  const CommandResult& result = ran.value();
+  LUME_UNLOCK_TRY(install_outcome(ran.value(), files, what));
+  return report;
+}
+
+Result<PayloadReport> install_streamed_payload(GuestSession& session,
+                                               const std::vector<PayloadFile>& files,
+                                               const std::string& scratch_root,
+                                               const StreamedProgress& progress) {
+  PayloadReport report;
+  report.files = files.size();
+  if (files.empty()) {
+    return report;
+  }
+  const std::uint64_t commands_before = session.command_count();
+  const std::string what = what_failed(files.size());
+  LUME_UNLOCK_TRY(check_targets(files, what));
+  for (const PayloadFile& file : files) {
+    if (file.source_path.empty() || file.sha256.size() != 64) {
+      return Error(ErrorCategory::usage,
+                   what,
+                   "guest path " + util::quote_for_message(file.path) +
+                       " has no host file and SHA-256 to stream");
+    }
+  }
+  LUME_UNLOCK_TRY_ASSIGN(auto script, payload_install_script(files));
+  std::string sums;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    sums += files[i].sha256 + "  " + member_name(i) + "\n";
+  }
+  const std::string scratch = scratch_root + "/" + random_name();
+  LUME_UNLOCK_TRY_ASSIGN(auto quoted_scratch, shell_quote(scratch));
+  // Command 1: an empty scratch directory for the files.
+  auto made = session.run("mkdir -p " + quoted_scratch + "/files");
+  if (!made.ok()) {
+    return made.error().with_context(what);
+  }
+  if (made.value().exit_status != 0) {
+    return Error(ErrorCategory::guest,
+                 what,
+                 "cannot create " + util::quote_for_message(scratch) + ": " +
+                     trim(made.value().stderr_text),
+                 "check the guest user's permissions and free disk space");
+  }
+  const auto clean_up = [&] { (void)session.run("rm -rf " + quoted_scratch); };
+  // SFTP: each file streamed from the host, no command per file.
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const auto sent = [&, i](std::uint64_t bytes) {
+      if (progress) {
+        progress(i, report.archive_bytes + bytes);
+      }
+    };
+    if (auto streamed =
+            session.send_file(files[i].source_path, scratch + "/" + member_name(i), sent);
+        !streamed.ok()) {
+      clean_up();
+      return streamed.error().with_context(what);
+    }
+    struct stat info {};
+    if (::stat(files[i].source_path.c_str(), &info) == 0) {
+      report.archive_bytes += static_cast<std::uint64_t>(info.st_size);
+    }
+  }
+  // Command 2: the manifest and install.sh as here-documents (a random delimiter no generated
+  // line can equal), then the same verify-and-install as install_payload, always cleaning up.
+  const std::string end = "LUME_UNLOCK_END_" + util::random_hex(16);
+  const std::string command = "s=" + quoted_scratch + "\ncat >\"$s/SHA256SUMS\" <<'" + end + "'\n" +
+                              sums + end + "\ncat >\"$s/install.sh\" <<'" + end + "'\n" + script +
+                              end + "\nsh \"$s/install.sh\" \"$s\"; r=$?\nrm -rf \"$s\"\nexit $r";
+  auto ran = session.run(command);
+  report.commands = session.command_count() - commands_before;
+  if (!ran.ok()) {
+    return ran.error().with_context(what);
+  }
+  LUME_UNLOCK_TRY(install_outcome(ran.value(), files, what));
+  return report;
+}
+
+namespace {
+
+Status install_outcome(const CommandResult& result,
+                       const std::vector<PayloadFile>& files,
+                       const std::string& what) {
   const std::string stderr_text = trim(result.stderr_text);
   switch (result.exit_status) {
   case 0:
-    return report;
+    return ok_status();
   case k_extract_failed:
     return Error(ErrorCategory::guest,
                  what,
@@ -223,5 +318,7 @@ Result<PayloadReport> install_payload(GuestSession& session,
                  "check the guest's free disk space and retry");
   }
 }
+
+} // namespace
 
 } // namespace lume_unlock::guest

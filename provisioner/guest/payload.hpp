@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct PayloadFile {
   std::string content;     ///< its bytes, when source_path is empty
   std::string source_path; ///< a local file to read the bytes from instead
   mode_t mode = 0644;      ///< set in the guest before the file is moved into place
+  /// The SHA-256 of source_path's bytes, known to the caller (install_streamed_payload only:
+  /// it streams the file and never reads it whole).
+  std::string sha256;
 };
 
 /// What one install cost.
@@ -46,6 +50,23 @@ struct PayloadReport {
 Result<PayloadReport> install_payload(GuestSession& session,
                                       const std::vector<PayloadFile>& files,
                                       const std::string& scratch_root);
+
+/// Progress of a streamed install: the index of the file being sent and the bytes sent so far
+/// (of all files).
+using StreamedProgress = std::function<void(std::size_t file, std::uint64_t bytes_sent)>;
+
+/// install_payload() for files too large to hold in memory (models are gigabytes): each file's
+/// source_path is streamed over SFTP (GuestSession::send_file) to
+/// <scratch_root>/payload-<random>/files/<index>, then ONE command writes the SHA256SUMS of the
+/// given `sha256`s and the same install.sh, checks and installs all or none, and removes the
+/// scratch directory. Commands: 2, whatever the number and size of the files (a failed send
+/// adds one that removes the scratch directory). `archive_bytes` counts the bytes streamed.
+/// Errors as install_payload's; a file the transfer damaged is a verification error naming it,
+/// with nothing changed.
+Result<PayloadReport> install_streamed_payload(GuestSession& session,
+                                               const std::vector<PayloadFile>& files,
+                                               const std::string& scratch_root,
+                                               const StreamedProgress& progress = {});
 
 /// The install.sh that install_payload() ships for `files` (each already given its index by
 /// position): exposed for unit tests.

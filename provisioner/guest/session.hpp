@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -34,6 +35,15 @@ public:
   /// in the guest, then renamed into place with `mode`. On any failure the previous file (if any)
   /// is untouched and no temporary is left.
   virtual Status upload(std::string_view bytes, const std::string& remote_path, mode_t mode) = 0;
+
+  /// Streams the host file `local_path` to `remote_path` (created, or truncated, with mode 0600;
+  /// its directory must exist) without holding it in memory, calling `sent(bytes so far)` after
+  /// each chunk. No check and no rename: the caller writes into a staging directory and verifies
+  /// the files in the guest itself (install_streamed_payload in payload.hpp). Errors: the local
+  /// file cannot be read (failure), the remote one cannot be written (guest).
+  virtual Status send_file(const std::string& local_path,
+                           const std::string& remote_path,
+                           const std::function<void(std::uint64_t)>& sent) = 0;
 
   /// Reads a whole remote file of at most `max_bytes`; an error when it does not exist, cannot be
   /// read, or is larger (naming the limit, without reading past it): a guest is not trusted to

@@ -79,6 +79,10 @@ public:
   /// One SFTP transfer to "<dir>/.<name>.lume-unlock-<random>.tmp" plus ONE remote command that
   /// checks `shasum -a 256`, chmods and renames (and removes the temporary on any failure).
   Status upload(std::string_view bytes, const std::string& remote_path, mode_t mode) override;
+  /// One SFTP transfer, written in chunks as they are read from the host file.
+  Status send_file(const std::string& local_path,
+                   const std::string& remote_path,
+                   const std::function<void(std::uint64_t)>& sent) override;
   Result<std::string> read_file(const std::string& remote_path, std::size_t max_bytes) override;
   Result<std::string>
   read_range(const std::string& remote_path, std::uint64_t offset, std::size_t length) override;

@@ -10,6 +10,7 @@
 #include "lume/vm_power.hpp"
 #include "lume/vm_storage.hpp"
 #include "lume/wait.hpp"
+#include "pipeline/artifact_plan.hpp"
 #include "pipeline/vm_record.hpp"
 #include "provenance/record_merge.hpp"
 #include "recipe/lock_file.hpp"
@@ -74,21 +75,30 @@ Plan CreatePipeline::plan() {
                 "no recipe and no image given",
                 "give --recipe FILE (e.g. image-recipes/tahoe-llm.yaml) or --from REF");
   }
+  if (m_options.recipe) {
+    const std::string lock_path = recipe::lock_path_for(m_recipe.path);
+    if (file_exists(lock_path)) {
+      recipe::LockFile lock = recipe::load_lock_file(lock_path).value_or_throw();
+      // The recipe's sha256 is of the bytes it was loaded from: no need to read them again.
+      if (lock.recipe_sha256 == m_recipe.sha256) {
+        m_lock = std::move(lock);
+      } else {
+        m_outcome.warnings.push_back("'" + lock_path +
+                                     "' was made from other recipe bytes; using the recipe's "
+                                     "references and digests (refresh the lock with "
+                                     "'lume-unlock lock " +
+                                     m_recipe.path + "')");
+      }
+    }
+  }
   std::string reference_text;
   if (m_options.from) {
     reference_text = *m_options.from;
   } else if (m_recipe.source.image) {
     reference_text = *m_recipe.source.image;
-    const std::string lock_path = recipe::lock_path_for(m_recipe.path);
-    if (file_exists(lock_path)) {
-      const recipe::LockFile lock = recipe::load_lock_file(lock_path).value_or_throw();
-      // The recipe's sha256 is of the bytes it was loaded from: no need to read them again.
-      if (lock.recipe_sha256 != m_recipe.sha256) {
-        m_outcome.warnings.push_back("'" + lock_path +
-                                     "' was made from other recipe bytes; using the recipe's "
-                                     "reference (refresh the lock with 'lume-unlock lock " +
-                                     m_recipe.path + "')");
-      } else if (const auto* pinned = lock.find("source.image")) {
+    if (m_lock) {
+      const recipe::LockFile& lock = *m_lock;
+      if (const auto* pinned = lock.find("source.image")) {
         // The recipe's tag stays beside the pinned digest: Lume pulls by tag, and an upstream
         // image has no sha256-<hex> tag, so the pull goes through the tag while it still names
         // the digest (transfer/image_pull.cpp; .manifest-digest is compared afterwards).
@@ -203,6 +213,23 @@ Plan CreatePipeline::plan() {
             true,
             "VM " + vm_observed,
             {}});
+  if (!m_recipe.install.empty()) {
+    if (m_services.cache == nullptr || m_services.artifact_http == nullptr) {
+      throw Error(ErrorCategory::failure,
+                  "create '" + vm + "'",
+                  "the recipe has an install: block but no artifact cache was set up");
+    }
+    const recipe::LockFile* lock = m_lock ? &*m_lock : nullptr;
+    for (auto& warning : unpinned_warnings(m_recipe, lock)) {
+      m_outcome.warnings.push_back(std::move(warning));
+    }
+    plan.add(
+        {"fetch",
+         describe_fetch(m_recipe, lock, m_services.cache),
+         std::nullopt,
+         all_cached(m_recipe, lock, m_services.cache) ? "all in the cache" : "some to download",
+         [this] { return step_fetch(); }});
+  }
   if (from_ipsw) {
     plan.add({"image",
               "install macOS from IPSW " + *m_recipe.source.ipsw + " with unattended setup " +
@@ -254,6 +281,19 @@ Plan CreatePipeline::plan() {
             std::nullopt,
             "",
             [this] { return step_probe(); }});
+  if (!m_recipe.install.empty()) {
+    std::string dests;
+    for (const auto& item : m_recipe.install) {
+      dests += (dests.empty() ? "" : ", ") + item.dest;
+    }
+    plan.add({"install",
+              "put the fetched artifacts into the guest (" + dests +
+                  "): files that differ streamed over SFTP, checked by SHA-256, moved into "
+                  "place all or none",
+              std::nullopt,
+              "",
+              [this] { return step_install_artifacts(); }});
+  }
   std::string allow_names;
   for (const auto& name : m_allow_entries) {
     allow_names += (allow_names.empty() ? "'" : ", '") + name + "'";
@@ -293,6 +333,35 @@ lume::VmDetails CreatePipeline::current_details() {
               "VM '" + m_options.vm.str() + "'",
               "Lume still reports a pull (" + lume::describe(state) + ")",
               "wait for the pull to finish, then run create again");
+}
+
+StepResult CreatePipeline::step_fetch() {
+  m_staging.emplace(apply::StagingArea::create(*m_services.cache).value_or_throw());
+  fetch::FetchServices services{
+      *m_services.artifact_http, &m_services.registry, m_services.progress};
+  m_outcome.fetched =
+      apply::stage_artifacts(
+          m_recipe, m_lock ? &*m_lock : nullptr, *m_services.cache, services, *m_staging)
+          .value_or_throw();
+  // Before the image: a program the archives do not hold fails now, not after a long pull.
+  apply::check_enabled_programs(m_outcome.fetched, m_recipe.enablement).value_or_throw();
+  bool downloaded = false;
+  for (const auto& artifact : m_outcome.fetched) {
+    downloaded = downloaded || !artifact.fetched.from_cache;
+  }
+  return {downloaded, summarize_fetch(m_outcome.fetched)};
+}
+
+StepResult CreatePipeline::step_install_artifacts() {
+  // The support folder's staging root: on the home's volume, as the destinations normally are.
+  const std::string scratch = enablement::support_dir_of_home(m_facts->home) + "/staging";
+  apply::ArtifactInstallReport report =
+      apply::install_artifacts(
+          *m_session, m_outcome.fetched, m_outcome.shim->installed, scratch, m_services.progress)
+          .value_or_throw();
+  m_outcome.artifacts = report;
+  m_staging.reset(); // the unpacked trees are in the guest now
+  return {report.changed(), summarize_install(report)};
 }
 
 StepResult CreatePipeline::step_image() {
@@ -556,6 +625,9 @@ provenance::Provenance build_provenance(const CreateOptions& options,
     record.shim = shim;
   }
   record.enablement = enablement;
+  if (outcome.artifacts) {
+    record.artifacts = outcome.artifacts->records;
+  }
   if (outcome.probe) {
     record.probe = provenance::ProbeInfo{outcome.probe->stock, outcome.probe->unlocked};
   }

@@ -1,11 +1,14 @@
 #pragma once
 
+#include "apply/artifact_installer.hpp"
+#include "apply/artifact_stage.hpp"
 #include "apply/guest_connect.hpp"
 #include "apply/probe_runner.hpp"
 #include "apply/probe_verdict.hpp"
 #include "apply/program_check.hpp"
 #include "apply/shim_installer.hpp"
 #include "bundle/loader.hpp"
+#include "fetch/blob_cache.hpp"
 #include "guest/guest_facts.hpp"
 #include "guest/session.hpp"
 #include "lume/api.hpp"
@@ -15,9 +18,11 @@
 #include "pipeline/bench.hpp"
 #include "pipeline/plan.hpp"
 #include "provenance/provenance.hpp"
+#include "recipe/lock_file.hpp"
 #include "recipe/recipe.hpp"
 #include "signing/signature_verifier.hpp"
 #include "transfer/image_pull.hpp"
+#include "util/http_client.hpp"
 #include "util/progress.hpp"
 
 #include <chrono>
@@ -80,6 +85,10 @@ struct CreateServices {
   apply::GuestConnector connect;
   util::ProgressCallback progress;
   std::function<void(const std::string&)> warn; ///< warnings for the user (host preference…)
+  /// The artifact cache and the HTTPS client that fills it (TLS with the registry's CA rules);
+  /// required when the recipe has an install: block.
+  fetch::BlobCache* cache = nullptr;
+  util::HttpClient* artifact_http = nullptr;
 };
 
 /// What a create found and did, for the summary and --json.
@@ -97,13 +106,17 @@ struct CreateOutcome {
   std::vector<std::string> warnings;
   std::optional<provenance::Provenance> record;
   std::optional<BenchOutcome> bench; ///< with --bench, once the bench step ran
+  /// The recipe's install: items as fetched (from the cache or the network) and installed.
+  std::vector<apply::StagedArtifact> fetched;
+  std::optional<apply::ArtifactInstallReport> artifacts;
   std::uint64_t ssh_commands = 0;
 };
 
-/// `create` as an explicit plan (DESIGN §8): preflight (read-only, at planning time) → image →
-/// resize → boot → connect → facts → install-shim → probe → enablement → provenance (→ bench,
-/// with options.bench). Every step but bench is idempotent, so a second create reports them
-/// unchanged; bench measures again each time.
+/// `create` as an explicit plan (DESIGN §8): preflight (read-only, at planning time) → fetch
+/// (the recipe's install: items onto the host, verified; only with such items) → image →
+/// resize → boot → connect → facts → install-shim → probe → install (the fetched artifacts into
+/// the guest) → enablement → provenance (→ bench, with options.bench). Every step but bench is
+/// idempotent, so a second create reports them unchanged; bench measures again each time.
 class CreatePipeline {
 public:
   CreatePipeline(CreateOptions options, CreateServices services);
@@ -121,6 +134,8 @@ public:
   guest::GuestSession* session() const { return m_session.get(); }
 
 private:
+  StepResult step_fetch();
+  StepResult step_install_artifacts();
   StepResult step_image();
   StepResult step_install_ipsw();
   StepResult step_resize();
@@ -139,6 +154,9 @@ private:
   CreateOptions m_options;
   CreateServices m_services;
   recipe::Recipe m_recipe;
+  /// The recipe's lock when it was made from the recipe's bytes.
+  std::optional<recipe::LockFile> m_lock;
+  std::optional<apply::StagingArea> m_staging;
   oci::Reference m_reference;
   std::optional<lume::VmDetails> m_observed_vm;
   std::unique_ptr<guest::GuestSession> m_session;

@@ -92,6 +92,45 @@ std::vector<StatusItem> StatusReport::drifted() const {
   return out;
 }
 
+std::vector<provenance::ArtifactFile>
+recorded_artifact_files(const provenance::Provenance& record) {
+  std::vector<provenance::ArtifactFile> files;
+  if (record.artifacts) {
+    for (const auto& artifact : *record.artifacts) {
+      files.insert(files.end(), artifact.files.begin(), artifact.files.end());
+    }
+  }
+  return files;
+}
+
+std::vector<StatusItem> artifact_items(const provenance::Provenance& record,
+                                       const std::map<std::string, std::string>& found) {
+  std::vector<StatusItem> items;
+  for (const auto& file : recorded_artifact_files(record)) {
+    const auto it = found.find(file.path);
+    StatusItem item{
+        "artifact file " + file.path, file.sha256, it == found.end() ? k_missing : it->second};
+    if (!item.ok()) {
+      item.fix = "run 'lume-unlock create " + record.vm +
+                 (record.recipe && record.recipe->path ? " --recipe " + *record.recipe->path
+                                                       : std::string()) +
+                 "' again: it puts the recorded bytes back";
+    }
+    items.push_back(std::move(item));
+  }
+  return items;
+}
+
+Result<std::vector<StatusItem>> check_artifacts(guest::GuestSession& session,
+                                                const provenance::Provenance& record) {
+  std::vector<std::string> paths;
+  for (const auto& file : recorded_artifact_files(record)) {
+    paths.push_back(file.path);
+  }
+  LUME_UNLOCK_TRY_ASSIGN(auto found, guest::hash_guest_files(session, paths));
+  return artifact_items(record, found);
+}
+
 Result<StatusReport> check_status(guest::GuestSession& session,
                                   const provenance::Provenance& record) {
   const std::uint64_t before = session.command_count();
@@ -100,21 +139,31 @@ Result<StatusReport> check_status(guest::GuestSession& session,
   LUME_UNLOCK_TRY_ASSIGN(auto observed, apply::observe_enablement(session, facts));
   const enablement::ObservedState& state = observed.state;
 
-  // Shim files: one shasum of every recorded path (missing ones print nothing).
+  // Shim files and the files of installed artifacts: one shasum of every recorded path
+  // (missing ones print nothing).
   std::vector<provenance::FileHash> files;
   if (record.shim && record.shim->files) {
     files = *record.shim->files;
   }
-  if (!files.empty()) {
+  const std::vector<provenance::ArtifactFile> artifact_files = recorded_artifact_files(record);
+  if (!files.empty() || !artifact_files.empty()) {
     std::vector<std::string> paths;
     for (const auto& file : files) {
       paths.push_back(file.path);
     }
+    for (const auto& file : artifact_files) {
+      paths.push_back(file.path);
+    }
     LUME_UNLOCK_TRY_ASSIGN(auto found, guest::hash_guest_files(session, paths));
+    const auto found_hash = [&](const std::string& path) {
+      const auto it = found.find(path);
+      return it == found.end() ? std::string(k_missing) : it->second;
+    };
     for (const auto& file : files) {
-      const auto it = found.find(file.path);
-      report.items.push_back(
-          {"shim file " + file.path, file.sha256, it == found.end() ? k_missing : it->second});
+      report.items.push_back({"shim file " + file.path, file.sha256, found_hash(file.path)});
+    }
+    for (auto& item : artifact_items(record, found)) {
+      report.items.push_back(std::move(item));
     }
   }
 

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,12 +36,25 @@ struct StatusReport {
 };
 
 /// Compares the host record of a VM with its guest (4 commands: facts, one observe of the
-/// enablement files and agents, one `shasum` of the shim files, one realpath of the programs):
+/// enablement files and agents, one `shasum` of the shim and artifact files, one realpath of the
+/// programs): every installed artifact file's SHA-256 (a changed one has a `fix`),
 /// every shim file's SHA-256, the guard file (as rendered from enablement.json), enablement.json
 /// (the entries' names and programs), each program's real path now against the recorded one (a
 /// link re-pointed since, say by `brew upgrade`, drifts, with a `fix` that says to apply the list
 /// again), each agent's plist SHA-256 and whether it is loaded, no stray agent of ours, and the
 /// guest's provenance.json (timestamps aside).
+/// Every guest file the record's artifacts list, in record order.
+std::vector<provenance::ArtifactFile> recorded_artifact_files(const provenance::Provenance& record);
+
+/// One item per recorded artifact file against `found` (path → SHA-256; absent = missing), with
+/// a fix for each that differs.
+std::vector<StatusItem> artifact_items(const provenance::Provenance& record,
+                                       const std::map<std::string, std::string>& found);
+
+/// The recorded artifact files re-hashed in the guest (ONE command; none without artifacts).
+Result<std::vector<StatusItem>> check_artifacts(guest::GuestSession& session,
+                                                const provenance::Provenance& record);
+
 Result<StatusReport> check_status(guest::GuestSession& session,
                                   const provenance::Provenance& record);
 

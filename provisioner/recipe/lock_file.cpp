@@ -103,6 +103,15 @@ const LockedReference* LockFile::find(const std::string& field) const {
   return nullptr;
 }
 
+const LockedArtifact* LockFile::find_artifact(const std::string& field) const {
+  for (const auto& a : artifacts) {
+    if (a.field == field) {
+      return &a;
+    }
+  }
+  return nullptr;
+}
+
 bool LockFile::matches_recipe(std::string_view recipe_bytes) const {
   return util::sha256_hex(recipe_bytes) == recipe_sha256;
 }
@@ -121,6 +130,13 @@ nlohmann::json to_json(const LockFile& lock) {
       entry["signed_by"] = *r.signed_by;
     }
     out["references"].push_back(entry);
+  }
+  if (!lock.artifacts.empty()) {
+    out["artifacts"] = nlohmann::json::array();
+    for (const auto& a : lock.artifacts) {
+      out["artifacts"].push_back(
+          {{"field", a.field}, {"source", a.source}, {"sha256", a.sha256}, {"size", a.size}});
+    }
   }
   if (!lock.baked.empty()) {
     out["baked"] = nlohmann::json::array();
@@ -189,6 +205,34 @@ Result<LockFile> parse_lock_file(std::string_view text, const std::string& path)
       r.signed_by = key->get<std::string>();
     }
     lock.references.push_back(r);
+  }
+  if (auto artifacts = json.find("artifacts"); artifacts != json.end()) {
+    if (!artifacts->is_array()) {
+      return invalid(path, "'artifacts' must be an array");
+    }
+    for (std::size_t i = 0; i < artifacts->size(); ++i) {
+      const auto& entry = (*artifacts)[i];
+      const std::string at = "artifacts[" + std::to_string(i) + "].";
+      if (!entry.is_object()) {
+        return invalid(path, "'" + at.substr(0, at.size() - 1) + "' must be an object");
+      }
+      LockedArtifact a;
+      for (auto [key, out] : {std::pair<const char*, std::string*>{"field", &a.field},
+                              {"source", &a.source},
+                              {"sha256", &a.sha256}}) {
+        LUME_UNLOCK_TRY_ASSIGN(auto value, required_string(entry, key, at, path));
+        *out = value;
+      }
+      if (!util::is_sha256_hex(a.sha256)) {
+        return invalid(path, "'" + at + "sha256' must be 64 lower-case hex characters");
+      }
+      const auto size = entry.find("size");
+      if (size == entry.end() || !size->is_number_unsigned()) {
+        return invalid(path, "'" + at + "size' must be a whole number of bytes");
+      }
+      a.size = size->get<std::uint64_t>();
+      lock.artifacts.push_back(a);
+    }
   }
   if (auto baked = json.find("baked"); baked != json.end()) {
     if (!baked->is_array()) {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,6 +30,19 @@ struct LockedReference {
   friend bool operator==(const LockedReference& a, const LockedReference& b) {
     return a.field == b.field && a.reference == b.reference && a.digest == b.digest &&
            a.pinned == b.pinned && a.media_type == b.media_type && a.signed_by == b.signed_by;
+  }
+};
+
+/// One item of a recipe's install: block, pinned: the SHA-256 and size of the bytes its source
+/// served when the lock was made. A locked create refuses any other bytes.
+struct LockedArtifact {
+  std::string field;  ///< "install[0]"
+  std::string source; ///< fetch::describe() of the source (URLs redacted)
+  std::string sha256; ///< 64 lower-case hex
+  std::uint64_t size = 0;
+
+  friend bool operator==(const LockedArtifact& a, const LockedArtifact& b) {
+    return a.field == b.field && a.source == b.source && a.sha256 == b.sha256 && a.size == b.size;
   }
 };
 
@@ -74,17 +88,22 @@ struct LockFile {
   std::string recipe_path;   ///< as given to `lume-unlock lock`
   std::string recipe_sha256; ///< 64 hex of the recipe's bytes
   std::vector<LockedReference> references;
+  /// The install: items, in recipe order; absent from the file when the recipe has none.
+  std::vector<LockedArtifact> artifacts;
   std::vector<BakedImage> baked; ///< newest last; absent from the file when empty
   std::optional<std::string> created_at;
 
   /// The entry for a field, or nullptr.
   const LockedReference* find(const std::string& field) const;
+  /// The pinned artifact of an install: field ("install[0]"), or nullptr.
+  const LockedArtifact* find_artifact(const std::string& field) const;
   /// True when the lock was made from exactly these recipe bytes.
   bool matches_recipe(std::string_view recipe_bytes) const;
 
   friend bool operator==(const LockFile& a, const LockFile& b) {
     return a.recipe_path == b.recipe_path && a.recipe_sha256 == b.recipe_sha256 &&
-           a.references == b.references && a.baked == b.baked && a.created_at == b.created_at;
+           a.references == b.references && a.artifacts == b.artifacts && a.baked == b.baked &&
+           a.created_at == b.created_at;
   }
 };
 

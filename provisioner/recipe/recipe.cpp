@@ -5,6 +5,7 @@
 #include "util/edit_distance.hpp"
 #include "util/sha256.hpp"
 #include "util/size.hpp"
+#include "util/text_check.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -174,6 +175,146 @@ public:
 private:
   std::string m_source;
 };
+
+/// A `mode:` of an installed file: octal, as chmod takes it ("0755", "644"), no set-id or sticky
+/// bit (a recipe never needs one, and a setuid file is a privilege handed to any guest process).
+mode_t file_mode(const Parser& p, const YAML::Node& node, const std::string& field) {
+  const std::string text = p.string(node, field);
+  if (text.size() > 4 || !all_of_in(text, "01234567")) {
+    p.fail(node, field, "'" + text + "' is not an octal file mode", "for example 0755 or 0644");
+  }
+  const auto mode = static_cast<mode_t>(std::stoul(text, nullptr, 8));
+  if (mode > 0777) {
+    p.fail(node,
+           field,
+           "'" + text + "' sets a set-id or sticky bit",
+           "installed files get permission bits only, for example 0755");
+  }
+  if ((mode & 0400) == 0) {
+    p.fail(
+        node, field, "'" + text + "' leaves the file unreadable to its owner", "for example 0644");
+  }
+  return mode;
+}
+
+InstallItem parse_install_item(const Parser& p, const YAML::Node& node, const std::string& field) {
+  InstallItem item;
+  item.field = field;
+  std::optional<YAML::Node> mode_node;
+  std::optional<YAML::Node> strip_node;
+  bool has_url = false;
+  bool has_file = false;
+  const auto source_from =
+      [&](const YAML::Node& v, const std::string& g, const Result<fetch::ArtifactSource>& parsed) {
+        if (!parsed) {
+          p.fail(v, g, parsed.error().why(), parsed.error().hint());
+        }
+        item.source = parsed.value();
+      };
+  p.mapping(node,
+            field,
+            {{"url",
+              [&](auto& v, auto& g) {
+                has_url = true;
+                source_from(v, g, fetch::parse_url_source(p.string(v, g)));
+              }},
+             {"file",
+              [&](auto& v, auto& g) {
+                has_file = true;
+                const std::string path = p.string(v, g);
+                if (auto problem = util::text_problem(path)) {
+                  p.fail(v, g, "the path " + *problem);
+                }
+                item.source = fetch::file_source(path);
+              }},
+             {"sha256",
+              [&](auto& v, auto& g) {
+                std::string digest = p.string(v, g);
+                if (digest.rfind("sha256:", 0) == 0) {
+                  digest = digest.substr(7);
+                }
+                if (!util::is_sha256_hex(digest)) {
+                  p.fail(v,
+                         g,
+                         "'" + p.string(v, g) + "' is not a SHA-256 (64 lower-case hex digits)",
+                         "leave it out and run 'lume-unlock lock RECIPE' to pin what the source "
+                         "serves, or copy the digest the publisher gives");
+                }
+                item.sha256 = digest;
+              }},
+             {"dest",
+              [&](auto& v, auto& g) {
+                item.dest = p.string(v, g);
+                if (auto problem = dest_problem(item.dest)) {
+                  p.fail(v,
+                         g,
+                         "'" + item.dest + "' " + *problem,
+                         "write the absolute guest path, e.g. /Users/lume/llama.cpp");
+                }
+              }},
+             {"unpack",
+              [&](auto& v, auto& g) {
+                auto format = fetch::parse_unpack_format(p.string(v, g));
+                if (!format) {
+                  p.fail(v, g, format.error().why(), format.error().hint());
+                }
+                item.unpack = format.value();
+              }},
+             {"strip_components",
+              [&](auto& v, auto& g) {
+                item.strip_components = static_cast<unsigned>(p.integer(v, g, 0, 32));
+                strip_node.emplace(v);
+              }},
+             {"mode", [&](auto& v, auto& g) {
+                item.mode = file_mode(p, v, g);
+                mode_node.emplace(v);
+              }}});
+  if (has_url == has_file) {
+    p.fail(node,
+           field,
+           has_url ? "names both 'url' and 'file'" : "needs 'url' or 'file'",
+           "url: https://… (or oci://REPO@sha256:…), or file: PATH relative to the recipe");
+  }
+  if (item.dest.empty()) {
+    p.fail(node, field, "needs 'dest', the absolute guest path", "dest: /Users/lume/llama.cpp");
+  }
+  const bool archive = item.unpack != fetch::UnpackFormat::none;
+  if (strip_node && !archive) {
+    p.fail(*strip_node,
+           field + ".strip_components",
+           "only applies to archives",
+           "add unpack: zip or unpack: tar.gz, or remove strip_components");
+  }
+  if (mode_node && archive) {
+    p.fail(*mode_node,
+           field + ".mode",
+           "only applies to single files (unpack: none)",
+           "an archive's files keep their own modes (0755 for executables, else 0644)");
+  }
+  return item;
+}
+
+/// No two items may write the same path, or one into the other's tree.
+void check_install_dests(const Parser& p,
+                         const YAML::Node& list,
+                         const std::vector<InstallItem>& items) {
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      const std::string& a = items[j].dest;
+      const std::string& b = items[i].dest;
+      const auto inside = [](const std::string& path, const std::string& root) {
+        return path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
+               path[root.size()] == '/';
+      };
+      if (a == b || inside(a, b) || inside(b, a)) {
+        p.fail(list[i]["dest"],
+               items[i].field + ".dest",
+               "'" + b + "' overlaps " + items[j].field + ".dest '" + a + "'",
+               "give each item its own destination");
+      }
+    }
+  }
+}
 
 } // namespace
 
@@ -405,6 +546,21 @@ Result<Recipe> parse_recipe(std::string_view text, const std::string& source_nam
                }
                bench_node.emplace(n);
                recipe.bench = bench;
+             }},
+            {"install",
+             [&](const YAML::Node& n, const std::string& f) {
+               if (!n.IsSequence() || n.size() == 0) {
+                 p.fail(n,
+                        f,
+                        "must be a non-empty list of artifacts",
+                        "install: [{url: https://…/llama-bXXXX-bin-macos-arm64.zip, unpack: zip, "
+                        "dest: /Users/lume/llama.cpp}]");
+               }
+               for (std::size_t i = 0; i < n.size(); ++i) {
+                 recipe.install.push_back(
+                     parse_install_item(p, n[i], f + "[" + std::to_string(i) + "]"));
+               }
+               check_install_dests(p, n, recipe.install);
              }},
             {"enablement",
              [&](const YAML::Node& n, const std::string& f) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "enablement/enablement_list.hpp"
+#include "recipe/install_item.hpp"
 #include "util/result.hpp"
 #include "verify/bench_gate.hpp"
 #include "verify/bench_request.hpp"
@@ -78,6 +79,8 @@ struct Recipe {
   TrustSpec trust;
   RegistrySpec registry;
   std::optional<BenchSpec> bench;
+  /// What the recipe puts into the guest (llama.cpp, models), in recipe order.
+  std::vector<InstallItem> install;
 };
 
 /// The recipe's registry.ca as a path usable from the working directory (resolved against the

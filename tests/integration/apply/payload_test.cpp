@@ -34,14 +34,15 @@ protected:
   }
   std::vector<PayloadFile> three_files() const {
     return {
-        {root() + "/bin/tool", "#!/bin/sh\necho tool\n", {}, 0755},
-        {root() + "/a dir/it's \"quoted\" $(x) & <y>.txt", "new quoted\n", {}, 0644},
+        {root() + "/bin/tool", "#!/bin/sh\necho tool\n", {}, 0755, {}},
+        {root() + "/a dir/it's \"quoted\" $(x) & <y>.txt", "new quoted\n", {}, 0644, {}},
         {root() + "/shim/abc/lib.so",
          std::string("\0\x01"
                      "binary\xff",
                      9) /* split: \x01b would be one escape */,
          {},
-         0644},
+         0644,
+         {}},
     };
   }
 };
@@ -73,7 +74,8 @@ TEST_F(Payload, ReplacesExistingFilesAndReadsLocalSources) {
   ASSERT_TRUE(install_payload(*session, files, scratch()).ok());
   test::TempDir local;
   ASSERT_TRUE(util::write_file_atomic(local / "src", "from a local file\n", 0644).ok());
-  auto report = install_payload(*session, {{files[0].path, {}, local / "src", 0700}}, scratch());
+  auto report =
+      install_payload(*session, {{files[0].path, {}, local / "src", 0700, {}}}, scratch());
   ASSERT_TRUE(report.ok()) << report.error().message();
   EXPECT_EQ(slurp(files[0].path), "from a local file\n");
   EXPECT_EQ(mode_of(files[0].path), 0700u);
@@ -147,8 +149,9 @@ TEST_F(Payload, FailedMoveMidwayPutsEarlierFilesBack) {
   const std::string blocked = root() + "/locked/c.txt";
   guest_sh("mkdir -p '" + root() + "/locked' && printf old > '" + old_path + "' && chmod 0555 '" +
            root() + "/locked'");
-  std::vector<PayloadFile> files = {
-      {old_path, "replaced", {}, 0644}, {new_path, "created", {}, 0644}, {blocked, "c", {}, 0644}};
+  std::vector<PayloadFile> files = {{old_path, "replaced", {}, 0644, {}},
+                                    {new_path, "created", {}, 0644, {}},
+                                    {blocked, "c", {}, 0644, {}}};
   auto report = install_payload(*session, files, scratch());
   guest_sh("chmod 0755 '" + root() + "/locked'");
   if (geteuid() != 0 && fs::exists(blocked)) {
@@ -170,12 +173,12 @@ TEST_F(Payload, FailedMoveMidwayPutsEarlierFilesBack) {
 
 TEST_F(Payload, RelativeOrDuplicatePathsAreRefusedBeforeAnyCommand) {
   const std::uint64_t before = session->command_count();
-  auto relative = install_payload(*session, {{"rel/x", "x", {}, 0644}}, scratch());
+  auto relative = install_payload(*session, {{"rel/x", "x", {}, 0644, {}}}, scratch());
   ASSERT_FALSE(relative.ok());
   EXPECT_EQ(relative.error().message(),
             "installing 1 file in the guest: guest path 'rel/x' is not an absolute file path");
-  auto twice =
-      install_payload(*session, {{"/tmp/x", "a", {}, 0644}, {"/tmp/x", "b", {}, 0644}}, scratch());
+  auto twice = install_payload(
+      *session, {{"/tmp/x", "a", {}, 0644, {}}, {"/tmp/x", "b", {}, 0644, {}}}, scratch());
   ASSERT_FALSE(twice.ok());
   EXPECT_EQ(twice.error().message(),
             "installing 2 files in the guest: guest path '/tmp/x' is given twice");

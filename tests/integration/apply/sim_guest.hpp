@@ -113,6 +113,14 @@ public:
     }
     return m_inner->upload(bytes, remote_path, mode);
   }
+  Status send_file(const std::string& local_path,
+                   const std::string& remote_path,
+                   const std::function<void(std::uint64_t)>& sent) override {
+    if (dropped()) {
+      return gone();
+    }
+    return m_inner->send_file(local_path, remote_path, sent);
+  }
   Result<std::string> read_file(const std::string& remote_path, std::size_t max_bytes) override {
     if (dropped()) {
       return gone();

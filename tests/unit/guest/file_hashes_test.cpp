@@ -1,5 +1,4 @@
 #include "guest/file_hashes.hpp"
-
 #include "scripted_session.hpp"
 
 #include <gtest/gtest.h>
@@ -40,7 +39,8 @@ TEST(HashGuestFiles, NoPathsRunsNoCommand) {
 }
 
 TEST(HashGuestFiles, PathsShasumWouldEscapeAreRefusedBeforeAnyCommand) {
-  for (const std::string& path : {std::string("/a\nb"), std::string("/a\\b"), std::string("/a\x1b")}) {
+  for (const std::string& path :
+       {std::string("/a\nb"), std::string("/a\\b"), std::string("/a\x1b")}) {
     test::ScriptedSession session;
     auto digests = hash_guest_files(session, {"/fine", path});
     ASSERT_FALSE(digests.ok()) << path;

@@ -4,6 +4,8 @@
 #include "guest/session.hpp"
 
 #include <deque>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -30,6 +32,22 @@ public:
   Status upload(std::string_view bytes, const std::string& remote_path, mode_t) override {
     uploads[remote_path] = std::string(bytes);
     commands.push_back("<upload " + remote_path + ">");
+    return ok_status();
+  }
+  /// send_file reads the host file whole: unit tests send small ones.
+  Status send_file(const std::string& local_path,
+                   const std::string& remote_path,
+                   const std::function<void(std::uint64_t)>& sent) override {
+    std::ifstream in(local_path, std::ios::binary);
+    if (!in) {
+      return Error(ErrorCategory::failure, "reading '" + local_path + "'", "cannot open it");
+    }
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    uploads[remote_path] = bytes;
+    commands.push_back("<send " + remote_path + ">");
+    if (sent) {
+      sent(bytes.size());
+    }
     return ok_status();
   }
   Result<std::string> read_file(const std::string& remote_path, std::size_t max_bytes) override {

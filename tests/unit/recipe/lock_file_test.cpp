@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+#include <vector>
+
 namespace lume_unlock::recipe {
 namespace {
 
@@ -49,6 +52,34 @@ TEST(LockFile, KeepsBakedImagesAndLeavesTheKeyOutWhenThereAreNone) {
   ASSERT_TRUE(parsed.ok()) << parsed.error().message();
   EXPECT_EQ(parsed.value(), lock);
   EXPECT_EQ(to_json(lock)["baked"][0]["shim_files"][0]["sha256"], std::string(64, 'c'));
+}
+
+TEST(LockFile, PinsInstallArtifactsAndLeavesTheKeyOutWhenThereAreNone) {
+  EXPECT_FALSE(to_json(sample()).contains("artifacts"));
+  LockFile lock = sample();
+  lock.artifacts.push_back({"install[0]",
+                            "https://github.com/ggml-org/llama.cpp/releases/download/b1/x.zip",
+                            std::string(64, 'd'),
+                            31457280});
+  auto parsed = parse_lock_file(to_json(lock).dump(), "x.lock.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  EXPECT_EQ(parsed.value(), lock);
+  ASSERT_NE(parsed.value().find_artifact("install[0]"), nullptr);
+  EXPECT_EQ(parsed.value().find_artifact("install[0]")->size, 31457280u);
+  EXPECT_EQ(parsed.value().find_artifact("install[1]"), nullptr);
+
+  for (const auto& [key, value, message] :
+       std::vector<std::tuple<std::string, nlohmann::json, std::string>>{
+           {"sha256", "abc", "'artifacts[0].sha256' must be 64 lower-case hex characters"},
+           {"size", -1, "'artifacts[0].size' must be a whole number of bytes"},
+           {"size", 1.5, "'artifacts[0].size' must be a whole number of bytes"},
+           {"field", nullptr, "'artifacts[0].field' must be a non-empty string"}}) {
+    nlohmann::json broken = to_json(lock);
+    broken["artifacts"][0][key] = value;
+    auto refused = parse_lock_file(broken.dump(), "x.lock.json");
+    ASSERT_FALSE(refused.ok()) << key;
+    EXPECT_EQ(refused.error().why(), message);
+  }
 }
 
 TEST(LockFile, MatchesOnlyTheRecipeBytesItWasMadeFrom) {

@@ -59,6 +59,7 @@ TEST(Recipe, DefaultsAreEightCpusAndSixteenGigabytes) {
   EXPECT_EQ(r.value().vm.memory_bytes, 16ULL << 30);
   EXPECT_FALSE(r.value().vm.disk_bytes.has_value());
   EXPECT_EQ(r.value().shim.profile, (enablement::Profile{1009, 65536}));
+  EXPECT_TRUE(r.value().install.empty());
 }
 
 struct BadCase {
@@ -91,7 +92,7 @@ TEST(Recipe, RejectsBadInputWithFileLineAndColumn) {
       {"unknown top-level key",
        "source: {image: a.io/b/c:1}\nimages: []\n",
        "r.yaml:2:1: images: unknown key | hint: known keys here: source, vm, guest, shim, "
-       "trust, registry, bench, enablement"},
+       "trust, registry, bench, install, enablement"},
       {"empty trust keys",
        "source: {image: a.io/b/c:1}\ntrust: {keys: []}\n",
        "r.yaml:2:15: trust.keys: must be a non-empty list of public keys | hint: each entry: a "
@@ -176,6 +177,20 @@ TEST(Recipe, ShippedTahoeRecipeIsValid) {
   EXPECT_EQ(r.value().vm.cpu, 8);
   EXPECT_EQ(r.value().vm.memory_bytes, 16ULL << 30);
   EXPECT_EQ(r.value().shim.profile, (enablement::Profile{1009, 65536}));
+  // It installs what it enables: llama.cpp b10167 under the user's home, and the model.
+  ASSERT_EQ(r.value().install.size(), 2u);
+  EXPECT_EQ(r.value().install[0].source.text,
+            "https://github.com/ggml-org/llama.cpp/releases/download/b10167/"
+            "llama-b10167-bin-macos-arm64.zip");
+  EXPECT_EQ(r.value().install[0].unpack, fetch::UnpackFormat::zip);
+  EXPECT_EQ(r.value().install[0].dest, "/Users/lume/llama.cpp");
+  EXPECT_EQ(r.value().install[1].dest, "/Users/lume/models/model.gguf");
+  EXPECT_FALSE(r.value().install[0].sha256) << "digests come from 'lock', never invented";
+  for (const auto& entry : r.value().enablement.entries) {
+    EXPECT_EQ(entry.program.rfind("/Users/lume/llama.cpp/bin/", 0), 0u) << entry.program;
+  }
+  ASSERT_TRUE(r.value().bench);
+  EXPECT_EQ(r.value().bench->request.model, r.value().install[1].dest);
 }
 
 TEST(Recipe, MissingFileIsBadUsage) {

@@ -1,0 +1,254 @@
+#include "apply/artifact_installer.hpp"
+
+#include "apply/program_check.hpp"
+#include "guest/file_hashes.hpp"
+#include "guest/payload.hpp"
+#include "guest/shell_quote.hpp"
+#include "macho/verdict.hpp"
+#include "util/text_check.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <map>
+#include <set>
+
+namespace lume_unlock::apply {
+
+namespace {
+
+/// One guest file to have, from one staged artifact.
+struct WantedFile {
+  std::size_t artifact = 0;
+  std::string guest_path;
+  const fetch::UnpackedFile* bytes = nullptr; ///< the regular file whose bytes it gets
+  mode_t mode = 0644;
+};
+
+std::string parent_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+/// The regular file a link of the tree stands for (links to links followed, at most 40 as the
+/// kernel does); nullptr for a dangling or looping link.
+const fetch::UnpackedFile* link_target(const std::vector<fetch::UnpackedFile>& files,
+                                       const fetch::UnpackedFile& link) {
+  const fetch::UnpackedFile* at = &link;
+  for (int hops = 0; hops < 40 && at != nullptr && !at->symlink_target.empty(); ++hops) {
+    const std::string base = at->relative_path.find('/') == std::string::npos
+                                 ? std::string()
+                                 : parent_of("/" + at->relative_path).substr(1);
+    std::string joined = base.empty() ? at->symlink_target : base + "/" + at->symlink_target;
+    // Normalize "a/../b" and "./b": safe_extract already refused links that leave the tree.
+    std::vector<std::string> parts;
+    std::size_t from = 0;
+    while (from <= joined.size()) {
+      const std::size_t end = std::min(joined.find('/', from), joined.size());
+      const std::string part = joined.substr(from, end - from);
+      if (part == "..") {
+        if (!parts.empty()) {
+          parts.pop_back();
+        }
+      } else if (!part.empty() && part != ".") {
+        parts.push_back(part);
+      }
+      from = end + 1;
+    }
+    std::string normal;
+    for (const auto& part : parts) {
+      normal += (normal.empty() ? "" : "/") + part;
+    }
+    const fetch::UnpackedFile* next = nullptr;
+    for (const auto& file : files) {
+      if (file.relative_path == normal) {
+        next = &file;
+      }
+    }
+    at = next;
+  }
+  return at != nullptr && at->symlink_target.empty() ? at : nullptr;
+}
+
+Result<std::vector<WantedFile>> wanted_files(const std::vector<StagedArtifact>& staged) {
+  std::vector<WantedFile> wanted;
+  for (std::size_t i = 0; i < staged.size(); ++i) {
+    const StagedArtifact& artifact = staged[i];
+    for (const auto& file : artifact.files) {
+      const fetch::UnpackedFile* bytes =
+          file.symlink_target.empty() ? &file : link_target(artifact.files, file);
+      if (bytes == nullptr) {
+        return Error(ErrorCategory::verification,
+                     artifact.item.field + " (" + artifact.source + ")",
+                     "the link " + util::quote_for_message(file.relative_path) + " -> " +
+                         util::quote_for_message(file.symlink_target) +
+                         " points to no file of the archive",
+                     "the archive is broken: fix the recipe's source or sha256");
+      }
+      WantedFile want;
+      want.artifact = i;
+      want.guest_path = recipe::guest_path_of(artifact.item, file.relative_path);
+      want.bytes = bytes;
+      want.mode = artifact.item.unpack == fetch::UnpackFormat::none ? artifact.item.mode
+                  : bytes->executable                                ? 0755
+                                                                     : 0644;
+      wanted.push_back(want);
+    }
+  }
+  return wanted;
+}
+
+/// The Mach-O verdict of a host file against the shim, read through its headers only.
+std::optional<std::string> macho_verdict(const std::string& host_path, const InstalledShim& shim) {
+  const int fd = ::open(host_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return std::nullopt;
+  }
+  const macho::ReadAt source = [fd](std::uint64_t offset,
+                                    std::size_t length) -> Result<std::string> {
+    std::string bytes(length, '\0');
+    std::size_t got = 0;
+    while (got < length) {
+      const ssize_t n = ::pread(fd, bytes.data() + got, length - got, static_cast<off_t>(offset + got));
+      if (n <= 0) {
+        break;
+      }
+      got += static_cast<std::size_t>(n);
+    }
+    bytes.resize(got);
+    return bytes;
+  };
+  auto image = macho::read_program_image(source);
+  ::close(fd);
+  if (!image.ok()) {
+    return std::nullopt;
+  }
+  return std::string(macho::verdict_name(macho::judge_program(image.value(), shim_target(shim)).kind));
+}
+
+/// ONE command: for each destination, the nearest existing folder must be a writable directory.
+Status check_writable(guest::GuestSession& session,
+                      const std::vector<StagedArtifact>& staged,
+                      const std::set<std::size_t>& artifacts) {
+  std::string script =
+      "w() { p=$2; while [ ! -e \"$p\" ] && [ ! -L \"$p\" ]; do p=${p%/*}; [ -n \"$p\" ] || p=/; "
+      "done; if [ ! -d \"$p\" ] || [ ! -w \"$p\" ]; then printf '%s %s\\n' \"$1\" \"$p\"; exit 3; "
+      "fi; }\n";
+  for (const std::size_t i : artifacts) {
+    const recipe::InstallItem& item = staged[i].item;
+    const std::string root =
+        item.unpack == fetch::UnpackFormat::none ? parent_of(item.dest) : item.dest;
+    LUME_UNLOCK_TRY_ASSIGN(auto quoted, guest::shell_quote(root));
+    script += "w " + std::to_string(i) + " " + quoted + "\n";
+  }
+  LUME_UNLOCK_TRY_ASSIGN(auto ran, session.run(script + "exit 0"));
+  if (ran.exit_status == 0) {
+    return ok_status();
+  }
+  const std::string out = ran.stdout_text;
+  const auto space = out.find(' ');
+  std::size_t index = 0;
+  if (space != std::string::npos) {
+    index = std::strtoul(out.substr(0, space).c_str(), nullptr, 10);
+  }
+  std::string folder = space == std::string::npos ? std::string() : out.substr(space + 1);
+  while (!folder.empty() && folder.back() == '\n') {
+    folder.pop_back();
+  }
+  const recipe::InstallItem& item = staged[index < staged.size() ? index : 0].item;
+  return Error(ErrorCategory::guest,
+               item.field + ": installing into " + util::quote_for_message(item.dest),
+               "the guest user cannot write to " + util::quote_for_message(folder),
+               "choose a dest the guest user owns (e.g. under /Users/<user>), or create it "
+               "there first with 'lume-unlock ssh NAME -- sudo mkdir -p DIR && sudo chown "
+               "$USER DIR'; nothing was sent");
+}
+
+} // namespace
+
+Result<ArtifactInstallReport> install_artifacts(guest::GuestSession& session,
+                                                const std::vector<StagedArtifact>& staged,
+                                                const InstalledShim& shim,
+                                                const std::string& scratch_root,
+                                                const util::ProgressCallback& progress) {
+  ArtifactInstallReport report;
+  const std::uint64_t commands_before = session.command_count();
+  LUME_UNLOCK_TRY_ASSIGN(auto wanted, wanted_files(staged));
+  report.files_total = wanted.size();
+
+  std::vector<std::string> paths;
+  for (const auto& want : wanted) {
+    paths.push_back(want.guest_path);
+  }
+  auto observed = guest::hash_guest_files(session, paths);
+  if (!observed.ok()) {
+    return observed.error().with_context("checking the installed artifacts");
+  }
+  std::vector<guest::PayloadFile> to_send;
+  std::set<std::size_t> changed_artifacts;
+  std::uint64_t bytes_to_send = 0;
+  for (const auto& want : wanted) {
+    const auto found = observed.value().find(want.guest_path);
+    if (found != observed.value().end() && found->second == want.bytes->sha256) {
+      continue;
+    }
+    guest::PayloadFile file;
+    file.path = want.guest_path;
+    file.source_path = want.bytes->host_path;
+    file.sha256 = want.bytes->sha256;
+    file.mode = want.mode;
+    to_send.push_back(file);
+    changed_artifacts.insert(want.artifact);
+    bytes_to_send += want.bytes->size;
+  }
+
+  if (!to_send.empty()) {
+    LUME_UNLOCK_TRY(check_writable(session, staged, changed_artifacts));
+    const std::string step = "upload " + (changed_artifacts.size() == 1
+                                               ? staged[*changed_artifacts.begin()].item.label()
+                                               : std::to_string(changed_artifacts.size()) +
+                                                     " artifacts");
+    const auto sent = [&](std::size_t, std::uint64_t bytes) {
+      if (progress) {
+        progress(util::ProgressEvent{step, bytes, bytes_to_send, "bytes", {}, false});
+      }
+    };
+    auto installed = guest::install_streamed_payload(session, to_send, scratch_root, sent);
+    if (!installed.ok()) {
+      return installed.error().with_context("installing the recipe's artifacts");
+    }
+    if (progress) {
+      progress(util::ProgressEvent{step, bytes_to_send, bytes_to_send, "bytes", {}, true});
+    }
+    report.files_sent = to_send.size();
+    report.bytes_sent = installed.value().archive_bytes;
+  }
+
+  for (std::size_t i = 0; i < staged.size(); ++i) {
+    const StagedArtifact& artifact = staged[i];
+    provenance::ArtifactRecord record;
+    record.source = artifact.source;
+    record.sha256 = artifact.fetched.sha256;
+    record.size = artifact.fetched.size;
+    record.dest = artifact.item.dest;
+    record.unpack = fetch::format_name(artifact.item.unpack);
+    for (const auto& want : wanted) {
+      if (want.artifact != i) {
+        continue;
+      }
+      provenance::ArtifactFile file;
+      file.path = want.guest_path;
+      file.sha256 = want.bytes->sha256;
+      file.size = want.bytes->size;
+      if ((want.mode & 0111) != 0) {
+        file.macho = macho_verdict(want.bytes->host_path, shim);
+      }
+      record.files.push_back(file);
+    }
+    report.records.push_back(record);
+  }
+  report.commands = session.command_count() - commands_before;
+  return report;
+}
+
+} // namespace lume_unlock::apply

@@ -1,0 +1,166 @@
+#include "apply/artifact_stage.hpp"
+
+#include "util/random_id.hpp"
+#include "util/text_check.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+namespace lume_unlock::apply {
+
+namespace fs = std::filesystem;
+
+ArtifactPin pin_of(const recipe::InstallItem& item, const recipe::LockFile* lock) {
+  if (item.sha256) {
+    return {item.sha256, false};
+  }
+  if (lock != nullptr) {
+    if (const auto* locked = lock->find_artifact(item.field)) {
+      return {locked->sha256, true};
+    }
+  }
+  return {};
+}
+
+Result<StagingArea> StagingArea::create(const fetch::BlobCache& cache) {
+  const std::string path = cache.root() + "/staging/" + util::random_hex(16);
+  std::error_code ec;
+  fs::create_directories(path, ec);
+  if (ec) {
+    return Error(ErrorCategory::failure,
+                 "creating the staging directory '" + path + "'",
+                 ec.message(),
+                 "check that the cache directory is writable (LUME_UNLOCK_CACHE_DIR chooses it)");
+  }
+  return StagingArea(path);
+}
+
+StagingArea::StagingArea(StagingArea&& other) noexcept : m_path(std::move(other.m_path)) {
+  other.m_path.clear();
+}
+
+StagingArea::~StagingArea() {
+  if (!m_path.empty()) {
+    std::error_code ignored;
+    fs::remove_all(m_path, ignored);
+  }
+}
+
+Result<std::vector<StagedArtifact>> stage_artifacts(const recipe::Recipe& recipe,
+                                                    const recipe::LockFile* lock,
+                                                    fetch::BlobCache& cache,
+                                                    const fetch::FetchServices& services,
+                                                    const StagingArea& staging) {
+  std::vector<StagedArtifact> staged;
+  for (std::size_t i = 0; i < recipe.install.size(); ++i) {
+    const recipe::InstallItem& item = recipe.install[i];
+    const ArtifactPin pin = pin_of(item, lock);
+    fetch::FetchRequest request;
+    request.source = recipe::install_source(recipe, item);
+    request.sha256 = pin.sha256;
+    request.label = item.label();
+    auto fetched = fetch::fetch_artifact(request, cache, services);
+    if (!fetched.ok()) {
+      return fetched.error().with_context(item.field);
+    }
+    auto files = fetch::unpack_artifact(fetched.value().path,
+                                        item.unpack,
+                                        item.strip_components,
+                                        staging.path() + "/" + std::to_string(i));
+    if (!files.ok()) {
+      return files.error().with_context(item.field);
+    }
+    StagedArtifact artifact;
+    artifact.item = item;
+    artifact.source = fetch::describe(request.source);
+    artifact.fetched = std::move(fetched).value();
+    artifact.pinned = pin.sha256.has_value();
+    artifact.files = std::move(files).value();
+    staged.push_back(std::move(artifact));
+  }
+  return staged;
+}
+
+Result<std::vector<recipe::LockedArtifact>> lock_artifacts(const recipe::Recipe& recipe,
+                                                           fetch::BlobCache& cache,
+                                                           const fetch::FetchServices& services) {
+  std::vector<recipe::LockedArtifact> locked;
+  for (const recipe::InstallItem& item : recipe.install) {
+    fetch::FetchRequest request;
+    request.source = recipe::install_source(recipe, item);
+    request.sha256 = item.sha256;
+    request.label = item.label();
+    auto fetched = fetch::fetch_artifact(request, cache, services);
+    if (!fetched.ok()) {
+      return fetched.error().with_context(item.field);
+    }
+    locked.push_back(recipe::LockedArtifact{
+        item.field, fetch::describe(request.source), fetched.value().sha256, fetched.value().size});
+  }
+  return locked;
+}
+
+namespace {
+
+/// "bin/llama-server, bin/llama-bench, … (and 41 more)": executables first, as a reader looks
+/// for the program among them.
+std::string describe_tree(const std::vector<fetch::UnpackedFile>& files) {
+  std::vector<const fetch::UnpackedFile*> ordered;
+  for (const auto& file : files) {
+    ordered.push_back(&file);
+  }
+  std::stable_sort(ordered.begin(), ordered.end(), [](const auto* a, const auto* b) {
+    return a->executable && !b->executable;
+  });
+  constexpr std::size_t k_shown = 8;
+  std::string text;
+  for (std::size_t i = 0; i < ordered.size() && i < k_shown; ++i) {
+    text += (i ? ", " : "") + util::quote_for_message(ordered[i]->relative_path);
+  }
+  if (ordered.size() > k_shown) {
+    text += " (and " + std::to_string(ordered.size() - k_shown) + " more)";
+  }
+  return text.empty() ? "no files" : text;
+}
+
+} // namespace
+
+Status check_enabled_programs(const std::vector<StagedArtifact>& staged,
+                              const enablement::EnablementList& enablement) {
+  for (const auto& entry : enablement.entries) {
+    for (const auto& artifact : staged) {
+      const std::string& dest = artifact.item.dest;
+      if (artifact.item.unpack == fetch::UnpackFormat::none ||
+          entry.program.compare(0, dest.size() + 1, dest + "/") != 0) {
+        continue;
+      }
+      const std::string relative = entry.program.substr(dest.size() + 1);
+      const bool found = std::any_of(artifact.files.begin(),
+                                     artifact.files.end(),
+                                     [&](const auto& file) { return file.relative_path == relative; });
+      if (found) {
+        continue;
+      }
+      std::string hint = "fix the entry's program path, or the item's dest or strip_components";
+      for (const auto& file : artifact.files) {
+        const std::string& path = file.relative_path;
+        if (path.size() > relative.size() + 1 &&
+            path.compare(path.size() - relative.size() - 1, std::string::npos, "/" + relative) == 0) {
+          hint = "the tree has it as " + util::quote_for_message(path) + ": set " +
+                 artifact.item.field + ".strip_components to drop the leading folder";
+          break;
+        }
+      }
+      return Error(ErrorCategory::usage,
+                   "enablement entry '" + entry.name + "'",
+                   "program " + util::quote_for_message(entry.program) + " is not in " +
+                       artifact.item.field + " (" + artifact.source + ", unpacked to " +
+                       util::quote_for_message(dest) + "), which holds " +
+                       describe_tree(artifact.files),
+                   hint);
+    }
+  }
+  return ok_status();
+}
+
+} // namespace lume_unlock::apply

@@ -1,0 +1,42 @@
+#pragma once
+
+#include "fetch/archive_unpack.hpp"
+#include "fetch/artifact_source.hpp"
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+
+namespace lume_unlock::recipe {
+
+struct Recipe;
+
+/// One item of a recipe's `install:` block: an artifact put into the guest (issue 24;
+/// image-recipes/README.md documents the fields).
+struct InstallItem {
+  std::string field; ///< "install[0]", for messages and the lock
+  /// Where the bytes come from. A `file:` source holds the path as written; install_source()
+  /// resolves it against the recipe's directory.
+  fetch::ArtifactSource source;
+  std::optional<std::string> sha256; ///< 64 lower-case hex; absent: the lock (or the fetch) says
+  std::string dest;                  ///< absolute guest path: the tree's root, or the file
+  fetch::UnpackFormat unpack = fetch::UnpackFormat::none;
+  unsigned strip_components = 0;
+  mode_t mode = 0644; ///< of the file, for unpack none; archives keep their own (0755 or 0644)
+
+  /// The file name of `dest` ("llama.cpp", "model.gguf"): the progress label.
+  std::string label() const;
+};
+
+/// The item's source, with a `file:` path resolved against the recipe's directory.
+fetch::ArtifactSource install_source(const Recipe& recipe, const InstallItem& item);
+
+/// The guest path of one file of an unpacked item (`relative` empty: the dest itself).
+std::string guest_path_of(const InstallItem& item, const std::string& relative);
+
+/// Checks a guest path a recipe names as an install destination: absolute, normal (no "//",
+/// ".", ".." or trailing "/"), printable without '\', not "/". Returns why it is not, or nothing.
+std::optional<std::string> dest_problem(const std::string& path);
+
+} // namespace lume_unlock::recipe
