@@ -31,10 +31,8 @@ Error io_error(const std::string& what, const std::string& action, int err) {
 }
 
 /// Copies `from` to a new file `to` with `mode` (when a hard link cannot cross file systems).
-Status copy_file(const std::string& what,
-                 const std::string& from,
-                 const std::string& to,
-                 mode_t mode) {
+Status
+copy_file(const std::string& what, const std::string& from, const std::string& to, mode_t mode) {
   std::error_code ec;
   fs::copy_file(from, to, fs::copy_options::none, ec);
   if (ec) {
@@ -58,9 +56,8 @@ Status place_single_file(const std::string& what,
     return Error(ErrorCategory::failure, what, "it is not a regular file");
   }
   if (lstat(staging_dir.c_str(), &st) == 0) {
-    return Error(ErrorCategory::failure,
-                 what,
-                 "the staging directory '" + staging_dir + "' already exists");
+    return Error(
+        ErrorCategory::failure, what, "the staging directory '" + staging_dir + "' already exists");
   }
   std::string temporary = staging_dir + ".partial.XXXXXX";
   if (mkdtemp(temporary.data()) == nullptr) {
@@ -170,7 +167,8 @@ Result<std::vector<UnpackedFile>> unpack_artifact(const std::string& blob_path,
     return files;
   }
   util::ExtractOptions options;
-  options.format = format == UnpackFormat::zip ? util::ArchiveFormat::zip : util::ArchiveFormat::tar;
+  options.format =
+      format == UnpackFormat::zip ? util::ArchiveFormat::zip : util::ArchiveFormat::tar;
   options.strip_components = strip_components;
   LUME_UNLOCK_TRY(util::safe_extract(blob_path, staging_dir, limits, options));
   return list_tree(what, staging_dir);

@@ -89,9 +89,8 @@ Result<FetchedArtifact> fetch_file(const FetchRequest& request, const FetchServi
   return artifact;
 }
 
-Result<FetchedArtifact> fetch_oci(const FetchRequest& request,
-                                  BlobCache& cache,
-                                  const FetchServices& services) {
+Result<FetchedArtifact>
+fetch_oci(const FetchRequest& request, BlobCache& cache, const FetchServices& services) {
   const auto& reference = request.source.reference;
   const std::string what = "cannot fetch '" + describe(request.source) + "'";
   if (services.registry == nullptr) {
@@ -146,9 +145,8 @@ PartialClaim claim_partial(BlobCache& cache, const ArtifactSource& source) {
   return claim;
 }
 
-Result<FetchedArtifact> fetch_https(const FetchRequest& request,
-                                    BlobCache& cache,
-                                    const FetchServices& services) {
+Result<FetchedArtifact>
+fetch_https(const FetchRequest& request, BlobCache& cache, const FetchServices& services) {
   LUME_UNLOCK_TRY(cache.prepare());
   PartialClaim claim = claim_partial(cache, request.source);
   // The other process may have committed the blob while we waited for nothing.

@@ -45,8 +45,8 @@ Result<std::string> BlobCache::root_for(const CacheEnvironment& environment) {
     return *environment.home + "/Library/Caches/" + k_app;
   }
   // The XDG base directory spec ignores relative values.
-  if (!environment.macos && environment.xdg_cache_home &&
-      !environment.xdg_cache_home->empty() && environment.xdg_cache_home->front() == '/') {
+  if (!environment.macos && environment.xdg_cache_home && !environment.xdg_cache_home->empty() &&
+      environment.xdg_cache_home->front() == '/') {
     return *environment.xdg_cache_home + "/" + k_app;
   }
   if (has_home) {

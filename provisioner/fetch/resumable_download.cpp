@@ -275,15 +275,14 @@ Result<DownloadOutcome> download_resumable(util::HttpClient& http,
     }
     const long status = response.value().status;
     if (status == 416 && offset > 0) {
-      const auto range =
-          parse_content_range(response.value().header("Content-Range").value_or(""));
+      const auto range = parse_content_range(response.value().header("Content-Range").value_or(""));
       if (range.total == offset) {
         total = offset; // the partial already holds every byte
         break;
       }
       LUME_UNLOCK_TRY(file.truncate());
-      if (auto stop = next_attempt("the server refused to resume at byte " +
-                                   std::to_string(offset))) {
+      if (auto stop =
+              next_attempt("the server refused to resume at byte " + std::to_string(offset))) {
         return *stop;
       }
       continue;
