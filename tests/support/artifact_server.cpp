@@ -1,0 +1,209 @@
+#include "support/artifact_server.hpp"
+
+#include <httplib.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <optional>
+
+namespace lume_unlock::test {
+
+namespace {
+
+constexpr std::size_t k_chunk = 1 << 16;
+
+/// N from "bytes=N-" (the only form a resuming client sends); nullopt for anything else.
+std::optional<std::uint64_t> range_start(const std::string& value) {
+  constexpr std::string_view k_prefix = "bytes=";
+  if (value.compare(0, k_prefix.size(), k_prefix) != 0 || value.back() != '-') {
+    return std::nullopt;
+  }
+  const auto digits = value.substr(k_prefix.size(), value.size() - k_prefix.size() - 1);
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  return std::stoull(digits);
+}
+
+} // namespace
+
+std::unique_ptr<ArtifactServer> ArtifactServer::start(const TestCa& ca, std::string& why_not) {
+  std::unique_ptr<ArtifactServer> server(new ArtifactServer());
+  server->m_server = std::make_unique<httplib::SSLServer>(ca.server_certificate().c_str(),
+                                                          ca.server_key().c_str());
+  if (!server->m_server->is_valid()) {
+    why_not = "cpp-httplib could not load the test CA's server certificate";
+    return nullptr;
+  }
+  server->install_handler();
+  server->m_port = server->m_server->bind_to_any_port("127.0.0.1");
+  if (server->m_port <= 0) {
+    why_not = "cannot bind a loopback port";
+    return nullptr;
+  }
+  auto* raw = server->m_server.get();
+  server->m_thread = std::thread([raw] { raw->listen_after_bind(); });
+  while (!raw->is_running()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return server;
+}
+
+ArtifactServer::~ArtifactServer() {
+  if (m_server) {
+    m_server->stop();
+  }
+  if (m_thread.joinable()) {
+    m_thread.join();
+  }
+}
+
+void ArtifactServer::serve_bytes(const std::string& path, std::string bytes) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  Content content;
+  content.size = bytes.size();
+  content.bytes = std::move(bytes);
+  m_contents[path] = std::move(content);
+}
+
+void ArtifactServer::serve_file(const std::string& path, const std::string& file_path) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  Content content;
+  content.file_path = file_path;
+  int fd = open(file_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    content.size = static_cast<std::uint64_t>(lseek(fd, 0, SEEK_END));
+    close(fd);
+  }
+  m_contents[path] = std::move(content);
+}
+
+void ArtifactServer::redirect(const std::string& path, const std::string& location) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_redirects[path] = location.rfind("/", 0) == 0 ? url(location) : location;
+}
+
+void ArtifactServer::drop_after(std::uint64_t bytes, unsigned times) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_drop_after = bytes;
+  m_drops_left = times;
+}
+
+void ArtifactServer::serve_wrong_bytes(bool on) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_wrong_bytes = on;
+}
+
+void ArtifactServer::ignore_range(bool on) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_ignore_range = on;
+}
+
+std::string ArtifactServer::url(const std::string& path) const {
+  return "https://127.0.0.1:" + std::to_string(m_port) + path;
+}
+
+std::vector<std::string> ArtifactServer::range_headers() const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  return m_ranges;
+}
+
+void ArtifactServer::install_handler() {
+  m_server->Get(".*", [this](const httplib::Request& request, httplib::Response& response) {
+    ++m_requests;
+    // This server answers ranges itself (including the fault of ignoring them): httplib must
+    // not apply them a second time after the handler returns.
+    const_cast<httplib::Request&>(request).ranges.clear();
+
+    std::unique_lock<std::mutex> lock(m_mutex);
+    const bool has_range = request.has_header("Range");
+    if (has_range) {
+      m_ranges.push_back(request.get_header_value("Range"));
+    }
+    if (auto redirect = m_redirects.find(request.path); redirect != m_redirects.end()) {
+      response.status = 302;
+      response.set_header("Location", redirect->second);
+      return;
+    }
+    auto found = m_contents.find(request.path);
+    if (found == m_contents.end()) {
+      response.status = 404;
+      response.set_content("not found\n", "text/plain");
+      return;
+    }
+    const Content content = found->second;
+    std::uint64_t start = 0;
+    if (has_range && !m_ignore_range) {
+      auto wanted = range_start(request.get_header_value("Range"));
+      if (wanted && *wanted >= content.size) {
+        response.status = 416;
+        response.set_header("Content-Range", "bytes */" + std::to_string(content.size));
+        return;
+      }
+      if (wanted) {
+        start = *wanted;
+        response.status = 206;
+        response.set_header("Content-Range",
+                            "bytes " + std::to_string(start) + "-" +
+                                std::to_string(content.size - 1) + "/" +
+                                std::to_string(content.size));
+      }
+    }
+    if (response.status != 206) {
+      response.status = 200;
+    }
+    std::optional<std::uint64_t> drop_at;
+    if (m_drops_left > 0) {
+      --m_drops_left;
+      drop_at = m_drop_after;
+    }
+    const bool wrong = m_wrong_bytes;
+    lock.unlock();
+
+    const std::uint64_t length = content.size - start;
+    response.set_content_provider(
+        static_cast<std::size_t>(length),
+        "application/octet-stream",
+        [this, content, start, drop_at, wrong, sent = std::uint64_t(0)](
+            std::size_t offset, std::size_t wanted, httplib::DataSink& sink) mutable {
+          std::size_t n = std::min(wanted, k_chunk);
+          if (drop_at) {
+            if (sent >= *drop_at) {
+              return false; // closes the connection mid-body
+            }
+            n = static_cast<std::size_t>(std::min<std::uint64_t>(n, *drop_at - sent));
+          }
+          std::string chunk(n, '\0');
+          const auto at = start + offset;
+          if (content.file_path.empty()) {
+            chunk = content.bytes.substr(static_cast<std::size_t>(at), n);
+          } else {
+            int fd = open(content.file_path.c_str(), O_RDONLY | O_CLOEXEC);
+            if (fd < 0) {
+              return false;
+            }
+            auto got = pread(fd, chunk.data(), n, static_cast<off_t>(at));
+            close(fd);
+            if (got <= 0) {
+              return false;
+            }
+            chunk.resize(static_cast<std::size_t>(got));
+          }
+          if (wrong) {
+            for (auto& c : chunk) {
+              c = static_cast<char>(c ^ 0x5a);
+            }
+          }
+          if (!sink.write(chunk.data(), chunk.size())) {
+            return false;
+          }
+          sent += chunk.size();
+          m_body_bytes += chunk.size();
+          return true;
+        });
+  });
+}
+
+} // namespace lume_unlock::test
