@@ -90,8 +90,8 @@ Result<std::vector<WantedFile>> wanted_files(const std::vector<StagedArtifact>& 
       want.guest_path = recipe::guest_path_of(artifact.item, file.relative_path);
       want.bytes = bytes;
       want.mode = artifact.item.unpack == fetch::UnpackFormat::none ? artifact.item.mode
-                  : bytes->executable                                ? 0755
-                                                                     : 0644;
+                  : bytes->executable                               ? 0755
+                                                                    : 0644;
       wanted.push_back(want);
     }
   }
@@ -109,7 +109,8 @@ std::optional<std::string> macho_verdict(const std::string& host_path, const Ins
     std::string bytes(length, '\0');
     std::size_t got = 0;
     while (got < length) {
-      const ssize_t n = ::pread(fd, bytes.data() + got, length - got, static_cast<off_t>(offset + got));
+      const ssize_t n =
+          ::pread(fd, bytes.data() + got, length - got, static_cast<off_t>(offset + got));
       if (n <= 0) {
         break;
       }
@@ -123,7 +124,8 @@ std::optional<std::string> macho_verdict(const std::string& host_path, const Ins
   if (!image.ok()) {
     return std::nullopt;
   }
-  return std::string(macho::verdict_name(macho::judge_program(image.value(), shim_target(shim)).kind));
+  return std::string(
+      macho::verdict_name(macho::judge_program(image.value(), shim_target(shim)).kind));
 }
 
 /// ONE command: for each destination, the nearest existing folder must be a writable directory.
@@ -204,10 +206,10 @@ Result<ArtifactInstallReport> install_artifacts(guest::GuestSession& session,
 
   if (!to_send.empty()) {
     LUME_UNLOCK_TRY(check_writable(session, staged, changed_artifacts));
-    const std::string step = "upload " + (changed_artifacts.size() == 1
-                                               ? staged[*changed_artifacts.begin()].item.label()
-                                               : std::to_string(changed_artifacts.size()) +
-                                                     " artifacts");
+    const std::string step =
+        "upload " + (changed_artifacts.size() == 1
+                         ? staged[*changed_artifacts.begin()].item.label()
+                         : std::to_string(changed_artifacts.size()) + " artifacts");
     const auto sent = [&](std::size_t, std::uint64_t bytes) {
       if (progress) {
         progress(util::ProgressEvent{step, bytes, bytes_to_send, "bytes", {}, false});

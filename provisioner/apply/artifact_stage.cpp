@@ -135,9 +135,10 @@ Status check_enabled_programs(const std::vector<StagedArtifact>& staged,
         continue;
       }
       const std::string relative = entry.program.substr(dest.size() + 1);
-      const bool found = std::any_of(artifact.files.begin(),
-                                     artifact.files.end(),
-                                     [&](const auto& file) { return file.relative_path == relative; });
+      const bool found =
+          std::any_of(artifact.files.begin(), artifact.files.end(), [&](const auto& file) {
+            return file.relative_path == relative;
+          });
       if (found) {
         continue;
       }
@@ -145,7 +146,8 @@ Status check_enabled_programs(const std::vector<StagedArtifact>& staged,
       for (const auto& file : artifact.files) {
         const std::string& path = file.relative_path;
         if (path.size() > relative.size() + 1 &&
-            path.compare(path.size() - relative.size() - 1, std::string::npos, "/" + relative) == 0) {
+            path.compare(path.size() - relative.size() - 1, std::string::npos, "/" + relative) ==
+                0) {
           hint = "the tree has it as " + util::quote_for_message(path) + ": set " +
                  artifact.item.field + ".strip_components to drop the leading folder";
           break;

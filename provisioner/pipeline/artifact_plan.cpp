@@ -70,8 +70,8 @@ std::string summarize_fetch(const std::vector<apply::StagedArtifact>& staged) {
   }
   const std::size_t n = staged.size();
   return std::to_string(n) + " artifact" + (n == 1 ? "" : "s") + ", " + util::format_size(total) +
-         ": " + std::to_string(cached) + " from the cache, " +
-         util::format_size(downloaded) + " downloaded";
+         ": " + std::to_string(cached) + " from the cache, " + util::format_size(downloaded) +
+         " downloaded";
 }
 
 std::string summarize_install(const apply::ArtifactInstallReport& report) {

@@ -97,6 +97,10 @@ struct ArtifactFile {
   std::uint64_t size = 0;
   /// The Mach-O verdict (macho::verdict_name) of an executable file; absent for data files.
   std::optional<std::string> macho;
+
+  friend bool operator==(const ArtifactFile& a, const ArtifactFile& b) {
+    return a.path == b.path && a.sha256 == b.sha256 && a.size == b.size && a.macho == b.macho;
+  }
 };
 
 /// One item of a recipe's install: block as it was installed: where the bytes came from, their
@@ -108,6 +112,11 @@ struct ArtifactRecord {
   std::string dest;   ///< the guest path: a directory for an archive, the file for unpack none
   std::string unpack; ///< "zip", "tar.gz" or "none"
   std::vector<ArtifactFile> files;
+
+  friend bool operator==(const ArtifactRecord& a, const ArtifactRecord& b) {
+    return a.source == b.source && a.sha256 == b.sha256 && a.size == b.size && a.dest == b.dest &&
+           a.unpack == b.unpack && a.files == b.files;
+  }
 };
 
 inline constexpr const char* k_schema = "lume-unlock/provenance/v1";

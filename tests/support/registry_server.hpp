@@ -36,6 +36,9 @@ public:
   /// directory form skopeo's --cert-dir reads.
   std::string ca_file() const { return m_ca ? m_ca->ca_file() : std::string(); }
   std::string cert_dir() const { return m_ca ? m_ca->cert_dir() : std::string(); }
+  /// The throwaway CA itself (null for plain HTTP), e.g. for another loopback HTTPS server that
+  /// lume-unlock must trust through the same SSL_CERT_FILE.
+  const TestCa* ca() const { return m_ca.get(); }
   /// Registry client options that trust this server (its CA; plain HTTP: an insecure host).
   oci::RegistryClientOptions client_options() const {
     oci::RegistryClientOptions options;

@@ -123,7 +123,8 @@ TEST_F(ArtifactInstall, PutsEveryFileInPlaceRecordsItAndASecondRunSendsNothing) 
     verdicts[file.path.substr(facts.home.size() + 1)] = file.macho;
   }
   // guest-sim's shim is linux-x86_64: an arm64 Mach-O has no slice it can take.
-  EXPECT_EQ(verdicts["llama.cpp/bin/llama-server"], std::optional<std::string>("wrong-architecture"));
+  EXPECT_EQ(verdicts["llama.cpp/bin/llama-server"],
+            std::optional<std::string>("wrong-architecture"));
   EXPECT_EQ(verdicts["llama.cpp/bin/llama-bench"], std::optional<std::string>("injectable"));
   EXPECT_EQ(verdicts["llama.cpp/README.md"], std::nullopt);
   ASSERT_FALSE(events.empty());
@@ -166,8 +167,8 @@ TEST_F(ArtifactInstall, AnUnwritableDestinationIsRefusedBeforeAnyByteIsSent) {
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().category(), ErrorCategory::guest);
   EXPECT_EQ(refused.error().message(),
-            "install[0]: installing into '" + locked + "/llama.cpp': the guest user cannot write to '" +
-                locked + "'");
+            "install[0]: installing into '" + locked +
+                "/llama.cpp': the guest user cannot write to '" + locked + "'");
   EXPECT_NE(refused.error().hint().find("nothing was sent"), std::string::npos);
   EXPECT_FALSE(fs::exists(facts.home + "/models/model.gguf")) << "all or none";
   EXPECT_TRUE(events.empty()) << "no upload started";

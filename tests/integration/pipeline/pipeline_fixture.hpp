@@ -55,6 +55,8 @@ protected:
     // lume-unlock trusts the registry's throwaway CA through SSL_CERT_FILE, lume-sim through
     // --registry-ca (the Mac's keychain).
     setenv("SSL_CERT_FILE", registry->ca_file().c_str(), 1);
+    // Each test its own artifact cache: never the user's ~/.cache.
+    setenv("LUME_UNLOCK_CACHE_DIR", (files.path() + "/cache").c_str(), 1);
     oci::RegistryClient client(registry->client_options());
     image_ref = oci::parse_reference(registry->host() + "/lume-test/tahoe:latest").value();
     auto seeded = seed_lume_image(client, image_ref);
@@ -93,6 +95,7 @@ protected:
 
   void TearDown() override {
     unsetenv("SSL_CERT_FILE");
+    unsetenv("LUME_UNLOCK_CACHE_DIR");
     unsetenv("LUME_UNLOCK_PIPELINE_TEST_PW");
     unsetenv("LUME_UNLOCK_TEST_PROBE_ENV");
   }

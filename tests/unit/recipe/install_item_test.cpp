@@ -53,7 +53,8 @@ TEST(RecipeInstall, ParsesEveryFieldOfEachItem) {
 }
 
 TEST(RecipeInstall, FileSourcesAreResolvedAgainstTheRecipesDirectory) {
-  auto r = with_install("  - {file: models/tiny.gguf, dest: /m.gguf}\n  - {file: /abs/x, dest: /x}\n");
+  auto r =
+      with_install("  - {file: models/tiny.gguf, dest: /m.gguf}\n  - {file: /abs/x, dest: /x}\n");
   ASSERT_TRUE(r.ok()) << r.error().message();
   Recipe recipe = r.value();
   recipe.path = "/work/recipes/r.yaml";
@@ -130,9 +131,7 @@ TEST(RecipeInstall, BadItemsNameTheFieldLineColumnAndTheFix) {
        "  - {url: https://a.io/m, dest: /Users/lume/llama.cpp/models/m.gguf}\n",
        "r.yaml:4:33: install[1].dest: '/Users/lume/llama.cpp/models/m.gguf' overlaps "
        "install[0].dest '/Users/lume/llama.cpp' | hint: give each item its own destination"},
-      {"credentials in the url",
-       "  - {url: 'https://me:secret@a.io/x', dest: /d}\n",
-       ""},
+      {"credentials in the url", "  - {url: 'https://me:secret@a.io/x', dest: /d}\n", ""},
   };
   for (const auto& c : cases) {
     const std::string message = error_of(c.install);

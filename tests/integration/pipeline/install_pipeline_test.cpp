@@ -1,0 +1,208 @@
+// The recipe's install: block end to end: a loopback HTTPS artifact server (the throwaway CA of
+// the registry, trusted through SSL_CERT_FILE), lume-sim, guest-sim and the CLI: lock pins what
+// the server serves, create fetches once into the cache and installs into the guest, status and
+// verify re-hash, and every bad byte is refused before it reaches the guest.
+#include "pipeline_fixture.hpp"
+#include "provenance/provenance.hpp"
+#include "recipe/lock_file.hpp"
+#include "support/artifact_server.hpp"
+#include "support/file_io.hpp"
+#include "util/sha256.hpp"
+
+#include <filesystem>
+
+namespace lume_unlock::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+class InstallPipeline : public PipelineWorld {
+protected:
+  /// Starts the world and the artifact server with a llama.cpp-like release (build/bin/...) and
+  /// a model, and a recipe that installs both and enables the release's llama-cli.
+  void start_install_world(const std::string& archive_sha256 = {}) {
+    start_world();
+    if (HasFatalFailure() || IsSkipped()) {
+      return;
+    }
+    std::string why;
+    server = ArtifactServer::start(*registry->ca(), why);
+    ASSERT_NE(server, nullptr) << why;
+    const fs::path tree = files.path() + "/release/build/bin";
+    fs::create_directories(tree);
+    write_file(tree / "llama-cli", "#!/bin/sh\necho llama-cli \"$@\"\n", 0755);
+    write_file(tree / "libllama.dylib", std::string(70000, 'l'));
+    const auto tar = run_command({"/bin/tar",
+                                  "-czf",
+                                  files.path() + "/llama.tar.gz",
+                                  "-C",
+                                  files.path() + "/release",
+                                  "build"});
+    ASSERT_EQ(tar.exit_status, 0) << tar.stderr_text;
+    archive = slurp(files.path() + "/llama.tar.gz");
+    model = std::string(200000, 'g');
+    server->serve_bytes("/releases/llama.tar.gz", archive);
+    server->serve_bytes("/models/tiny.gguf", model);
+
+    std::string yaml = slurp(recipe);
+    yaml += "  - name: llama-cli\n    program: " + home() + "/llama.cpp/bin/llama-cli\n" +
+            "    agent: false\n";
+    yaml += "install:\n  - url: " + server->url("/releases/llama.tar.gz") +
+            "\n    unpack: tar.gz\n    strip_components: 1\n    dest: " + home() + "/llama.cpp\n" +
+            (archive_sha256.empty() ? "" : "    sha256: " + archive_sha256 + "\n") +
+            "  - url: " + server->url("/models/tiny.gguf") + "\n    dest: " + home() +
+            "/models/model.gguf\n";
+    write_file(recipe, yaml, 0644);
+  }
+
+  std::string home() const { return guest.info().home; }
+  std::string cache_blobs() const { return files.path() + "/cache/blobs/sha256"; }
+  std::size_t cached_blobs() const {
+    std::error_code ec;
+    return fs::exists(cache_blobs(), ec)
+               ? static_cast<std::size_t>(std::distance(fs::directory_iterator(cache_blobs()), {}))
+               : 0;
+  }
+  static const nlohmann::json* step(const nlohmann::json& doc, const std::string& id) {
+    if (!doc.contains("steps")) {
+      return nullptr;
+    }
+    for (const auto& s : doc["steps"]) {
+      if (s["id"] == id) {
+        return &s;
+      }
+    }
+    return nullptr;
+  }
+
+  std::unique_ptr<ArtifactServer> server;
+  std::string archive;
+  std::string model;
+};
+
+TEST_F(InstallPipeline, LockPinsTheArtifactsAndCreatesFromTheCacheDownloadNothing) {
+  start_install_world();
+  // Unpinned, the plan says so.
+  CliRun planned = create({"--dry-run"});
+  ASSERT_EQ(planned.exit_code, 0) << planned.err << planned.out;
+  const auto plan = json_of(planned);
+  ASSERT_NE(step(plan, "fetch"), nullptr) << planned.out;
+  EXPECT_EQ(plan["steps"][1]["id"], "fetch") << "fetch comes before the image";
+  const std::string described = (*step(plan, "fetch"))["description"];
+  EXPECT_NE(described.find("install[0] " + server->url("/releases/llama.tar.gz") + " -> " +
+                           home() + "/llama.cpp (tar.gz; download, unpinned: 'lume-unlock lock' "
+                                    "pins it)"),
+            std::string::npos)
+      << described;
+  EXPECT_EQ(server->requests(), 0u) << "a dry run fetches nothing";
+
+  // lock downloads each artifact once and pins its digest.
+  CliRun locked = cli({"lock", recipe}, false, {"--json"});
+  ASSERT_EQ(locked.exit_code, 0) << locked.err << locked.out;
+  const auto lock = recipe::load_lock_file(recipe::lock_path_for(recipe)).value();
+  ASSERT_EQ(lock.artifacts.size(), 2u);
+  EXPECT_EQ(lock.artifacts[0].field, "install[0]");
+  EXPECT_EQ(lock.artifacts[0].sha256, util::sha256_hex(archive));
+  EXPECT_EQ(lock.artifacts[0].size, archive.size());
+  EXPECT_EQ(lock.artifacts[1].sha256, util::sha256_hex(model));
+  EXPECT_EQ(server->body_bytes_sent(), archive.size() + model.size());
+  const std::uint64_t requests_after_lock = server->requests();
+
+  // The plan now finds both in the cache; create transfers 0 bytes from the network.
+  const std::string cached = (*step(json_of(create({"--dry-run"})), "fetch"))["description"];
+  EXPECT_NE(cached.find("in the cache, sha256:" + util::sha256_hex(model).substr(0, 12)),
+            std::string::npos)
+      << cached;
+  CliRun run = create();
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  EXPECT_EQ(server->requests(), requests_after_lock);
+  EXPECT_EQ(slurp(home() + "/llama.cpp/bin/llama-cli"), "#!/bin/sh\necho llama-cli \"$@\"\n");
+  EXPECT_EQ(slurp(home() + "/models/model.gguf"), model);
+  const auto doc = json_of(run);
+  ASSERT_NE(step(doc, "install"), nullptr) << run.out;
+  EXPECT_EQ((*step(doc, "install"))["outcome"], "changed");
+
+  // Recorded on the host (and the guest): each artifact with its files.
+  const auto record = provenance::read_provenance(state.path(), "vm1").value();
+  ASSERT_TRUE(record.artifacts);
+  ASSERT_EQ(record.artifacts->size(), 2u);
+  EXPECT_EQ((*record.artifacts)[0].sha256, util::sha256_hex(archive));
+  EXPECT_EQ((*record.artifacts)[0].files.size(), 2u);
+  EXPECT_EQ((*record.artifacts)[1].files[0].path, home() + "/models/model.gguf");
+  EXPECT_EQ(provenance::parse_provenance(
+                slurp(support_dir() + "/provenance.json"))
+                .value()
+                .artifacts,
+            record.artifacts);
+
+  // A second create changes nothing and asks the server for nothing.
+  CliRun again = create();
+  ASSERT_EQ(again.exit_code, 0) << again.err << again.out;
+  EXPECT_EQ((*step(json_of(again), "install"))["outcome"], "unchanged") << again.out;
+  EXPECT_EQ(server->requests(), requests_after_lock);
+  EXPECT_EQ(leftovers(), "");
+}
+
+TEST_F(InstallPipeline, ALockedCreateRefusesChangedBytesBeforeAnythingReachesTheGuest) {
+  start_install_world();
+  ASSERT_EQ(cli({"lock", recipe}, false).exit_code, 0);
+  // Another host (an empty cache) and a source that now serves other bytes.
+  fs::remove_all(files.path() + "/cache");
+  server->serve_wrong_bytes(true);
+  CliRun run = create();
+  EXPECT_EQ(run.exit_code, 4) << run.err << run.out;
+  run.err += run.out; // --json: the error document is on stdout
+  EXPECT_NE(run.err.find(util::sha256_hex(archive)), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("install[0]"), std::string::npos) << run.err;
+  EXPECT_EQ(cached_blobs(), 0u) << "the cache keeps nothing that failed its digest";
+  EXPECT_FALSE(guest_has(home() + "/llama.cpp")) << "no byte reached the guest";
+  EXPECT_FALSE(fs::exists(state.path() + "/vms/vm1/provenance.json")) << "nothing was created";
+}
+
+TEST_F(InstallPipeline, APinnedRecipeRefusesATamperedDownloadNamingBothDigests) {
+  const std::string wrong(64, 'e');
+  start_install_world(wrong);
+  CliRun run = create();
+  EXPECT_EQ(run.exit_code, 4) << run.err << run.out;
+  run.err += run.out; // --json: the error document is on stdout
+  EXPECT_NE(run.err.find(wrong), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find(util::sha256_hex(archive)), std::string::npos)
+      << "the actual digest is named: " << run.err;
+  EXPECT_EQ(cached_blobs(), 0u);
+  EXPECT_FALSE(guest_has(home() + "/llama.cpp"));
+}
+
+TEST_F(InstallPipeline, AChangedGuestFileIsDriftAndCreatePutsItBack) {
+  start_install_world(util::sha256_hex(std::string()) /* placeholder, replaced below */);
+  // Pin the real digest in the recipe itself this time.
+  std::string yaml = slurp(recipe);
+  const std::string placeholder = util::sha256_hex(std::string());
+  yaml.replace(yaml.find(placeholder), placeholder.size(), util::sha256_hex(archive));
+  write_file(recipe, yaml, 0644);
+  ASSERT_EQ(create().exit_code, 0);
+  EXPECT_EQ(cli({"status", "vm1"}).exit_code, 0);
+
+  write_file(home() + "/llama.cpp/bin/libllama.dylib", "tampered");
+  CliRun status = cli({"status", "vm1"}, true, {"--json"});
+  EXPECT_EQ(status.exit_code, 6) << status.out << status.err;
+  bool named = false;
+  for (const auto& item : json_of(status).value("items", nlohmann::json::array())) {
+    if (item["item"] == "artifact file " + home() + "/llama.cpp/bin/libllama.dylib") {
+      named = true;
+      EXPECT_EQ(item["ok"], false);
+      EXPECT_EQ(item["found"], util::sha256_hex("tampered"));
+      EXPECT_NE(item["fix"].get<std::string>().find("lume-unlock create vm1 --recipe"),
+                std::string::npos);
+    }
+  }
+  EXPECT_TRUE(named) << status.out;
+  EXPECT_EQ(cli({"verify", "vm1"}).exit_code, 6);
+
+  CliRun repaired = create();
+  ASSERT_EQ(repaired.exit_code, 0) << repaired.err;
+  EXPECT_EQ(slurp(home() + "/llama.cpp/bin/libllama.dylib"), std::string(70000, 'l'));
+  EXPECT_EQ(cli({"status", "vm1"}).exit_code, 0);
+}
+
+} // namespace
+} // namespace lume_unlock::test
