@@ -345,9 +345,12 @@ StepResult CreatePipeline::step_fetch() {
           .value_or_throw();
   // Before the image: a program the archives do not hold fails now, not after a long pull.
   apply::check_enabled_programs(m_outcome.fetched, m_recipe.enablement).value_or_throw();
+  // Changed: something came from the network (a host file is read in place, not fetched).
   bool downloaded = false;
   for (const auto& artifact : m_outcome.fetched) {
-    downloaded = downloaded || !artifact.fetched.from_cache;
+    downloaded = downloaded || artifact.fetched.network_bytes != 0 ||
+                 (!artifact.fetched.from_cache &&
+                  artifact.item.source.kind != fetch::ArtifactSource::Kind::file);
   }
   return {downloaded, summarize_fetch(m_outcome.fetched)};
 }

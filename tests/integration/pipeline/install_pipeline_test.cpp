@@ -89,9 +89,9 @@ TEST_F(InstallPipeline, LockPinsTheArtifactsAndCreatesFromTheCacheDownloadNothin
   ASSERT_NE(step(plan, "fetch"), nullptr) << planned.out;
   EXPECT_EQ(plan["steps"][1]["id"], "fetch") << "fetch comes before the image";
   const std::string described = (*step(plan, "fetch"))["description"];
-  EXPECT_NE(described.find("install[0] " + server->url("/releases/llama.tar.gz") + " -> " +
-                           home() + "/llama.cpp (tar.gz; download, unpinned: 'lume-unlock lock' "
-                                    "pins it)"),
+  EXPECT_NE(described.find("install[0] " + server->url("/releases/llama.tar.gz") + " -> " + home() +
+                           "/llama.cpp (tar.gz; download, unpinned: 'lume-unlock lock' "
+                           "pins it)"),
             std::string::npos)
       << described;
   EXPECT_EQ(server->requests(), 0u) << "a dry run fetches nothing";
@@ -129,11 +129,9 @@ TEST_F(InstallPipeline, LockPinsTheArtifactsAndCreatesFromTheCacheDownloadNothin
   EXPECT_EQ((*record.artifacts)[0].sha256, util::sha256_hex(archive));
   EXPECT_EQ((*record.artifacts)[0].files.size(), 2u);
   EXPECT_EQ((*record.artifacts)[1].files[0].path, home() + "/models/model.gguf");
-  EXPECT_EQ(provenance::parse_provenance(
-                slurp(support_dir() + "/provenance.json"))
-                .value()
-                .artifacts,
-            record.artifacts);
+  EXPECT_EQ(
+      provenance::parse_provenance(slurp(support_dir() + "/provenance.json")).value().artifacts,
+      record.artifacts);
 
   // A second create changes nothing and asks the server for nothing.
   CliRun again = create();
