@@ -18,32 +18,11 @@ namespace fs = std::filesystem;
 
 class BenchPipeline : public PipelineWorld {
 protected:
-  /// Starts the world, puts the stand-in (with libMetalEmu.so and the composed replays: 10.0x
-  /// pp512, 12.0x tg128) and a model file into the guest's home, and writes a recipe that
-  /// enables it and benches with `bench` (YAML flow mapping entries).
+  /// Starts the world with llama.cpp in the guest and a recipe that benches with `bench`.
   void start_bench_world(const std::string& bench) {
     start_world();
-    const fs::path bin = guest.info().home + "/llama.cpp/bin";
-    fs::create_directories(bin / "llama-bench-replay");
-    const fs::path built = LLAMA_BENCH_SIM_BINARY;
-    fs::copy_file(built, bin / "llama-bench", fs::copy_options::overwrite_existing);
-    fs::copy_file(built.parent_path() / "libMetalEmu.so",
-                  bin / "libMetalEmu.so",
-                  fs::copy_options::overwrite_existing);
-    write_file(bin / "llama-bench-replay/stock.json", slurp(fixture("guest-stock.json")));
-    write_file(bin / "llama-bench-replay/unlocked.json", slurp(fixture("guest-unlocked.json")));
-    llama_bench = (bin / "llama-bench").string();
-    fs::create_directories(guest.info().home + "/models");
-    model = guest.info().home + "/models/composed 1B.gguf";
-    write_file(model, "GGUF not really a model");
+    prepare_guest_llama_cpp();
     write_bench_recipe(bench);
-  }
-
-  void write_bench_recipe(const std::string& bench) {
-    std::string yaml = slurp(recipe);
-    yaml += "  - name: llama-bench\n    program: " + llama_bench + "\n    agent: false\n";
-    yaml += "bench: {model: \"" + model + "\"" + (bench.empty() ? "" : ", " + bench) + "}\n";
-    write_file(recipe, yaml, 0644);
   }
 
   /// `lume-unlock --json bake RECIPE --push TARGET --name vm1 … --bench EXTRA…`.
@@ -82,9 +61,6 @@ protected:
   std::string target(const std::string& tag = "1") const {
     return registry->host() + "/acme/tahoe-llm:" + tag;
   }
-
-  std::string llama_bench;
-  std::string model;
 };
 
 TEST_F(BenchPipeline, CreateBenchRunsLastRecordsTheFiguresOnHostAndGuestAndStatusShowsThem) {

@@ -7,6 +7,7 @@
 #include "dropping_proxy.hpp"
 #include "oci/registry_client.hpp"
 #include "support/cli_run.hpp"
+#include "support/file_io.hpp"
 #include "support/guest_sim.hpp"
 #include "support/lume_image_seeder.hpp"
 #include "support/lume_sim.hpp"
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -175,7 +177,45 @@ protected:
     return run.exit_status == 0 ? run.stdout_text : std::string();
   }
 
-  bool guest_has(const std::string& path) const { return ::access(path.c_str(), F_OK) == 0; }
+#ifdef LLAMA_BENCH_SIM_BINARY
+  /// Puts llama.cpp into the guest as a real image would have it, for the bench tests: the
+  /// llama-bench stand-in (with libMetalEmu.so and its composed replays, 10.0x pp512 and
+  /// 12.0x tg128) under ~/llama.cpp/bin and a model file under ~/models; sets `llama_bench` and
+  /// `model`. The one place to change when recipes install llama.cpp themselves (issue 24).
+  void prepare_guest_llama_cpp() {
+    namespace fs = std::filesystem;
+    const fs::path bin = guest.info().home + "/llama.cpp/bin";
+    fs::create_directories(bin / "llama-bench-replay");
+    const fs::path built = LLAMA_BENCH_SIM_BINARY;
+    fs::copy_file(built, bin / "llama-bench", fs::copy_options::overwrite_existing);
+    fs::copy_file(built.parent_path() / "libMetalEmu.so",
+                  bin / "libMetalEmu.so",
+                  fs::copy_options::overwrite_existing);
+    const std::string replays = std::string(LUME_UNLOCK_FIXTURES) + "/llama-bench/";
+    write_file(bin / "llama-bench-replay/stock.json", slurp(replays + "guest-stock.json"));
+    write_file(bin / "llama-bench-replay/unlocked.json", slurp(replays + "guest-unlocked.json"));
+    llama_bench = (bin / "llama-bench").string();
+    fs::create_directories(guest.info().home + "/models");
+    model = guest.info().home + "/models/composed 1B.gguf";
+    write_file(model, "GGUF not really a model");
+  }
+
+  /// The recipe with the llama-bench entry enabled and `bench:` set to the model and `bench`
+  /// (YAML flow mapping entries, e.g. "min_speedup: 5").
+  void write_bench_recipe(const std::string& bench) {
+    std::string yaml = slurp(recipe);
+    yaml += "  - name: llama-bench\n    program: " + llama_bench + "\n    agent: false\n";
+    yaml += "bench: {model: \"" + model + "\"" + (bench.empty() ? "" : ", " + bench) + "}\n";
+    write_file(recipe, yaml, 0644);
+  }
+
+  std::string llama_bench;
+  std::string model;
+#endif
+
+  bool guest_has(const std::string& path) const {
+    return ::access(path.c_str(), F_OK) == 0;
+  }
   /// Files under the guest's support directory whose names mark them temporary or staged.
   std::string leftovers() const {
     return run_command({"/bin/sh",
