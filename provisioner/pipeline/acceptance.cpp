@@ -92,7 +92,8 @@ StepCommand bench_command(const StepInputs& in) {
     append(command,
            {"--min-host-ratio", verify::format_host_ratio(spec.thresholds.min_host_ratio)});
   }
-  if (auto host_json = recipe::bench_host_json_file(in.recipe); host_json.ok() && host_json.value()) {
+  if (auto host_json = recipe::bench_host_json_file(in.recipe);
+      host_json.ok() && host_json.value()) {
     append(command, {"--host-json", *host_json.value()});
   }
   append(command, in.options.connection_args);
@@ -141,9 +142,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-Status write_scrubbed(const AcceptanceOptions& options,
-                      const std::string& name,
-                      const std::string& text) {
+Status
+write_scrubbed(const AcceptanceOptions& options, const std::string& name, const std::string& text) {
   return util::write_file_atomic(options.out_dir + "/" + name,
                                  util::scrub_secrets(text, options.secrets));
 }

@@ -52,7 +52,8 @@ void drain(int out_fd, int err_fd, std::string& out, std::string& err) {
   }
 }
 
-/// pipe() with both ends close-on-exec (macOS has no pipe2), so a child gets only its dup2'ed copies.
+/// pipe() with both ends close-on-exec (macOS has no pipe2), so a child gets only its dup2'ed
+/// copies.
 bool close_on_exec_pipe(int fds[2]) {
   if (::pipe(fds) != 0) {
     return false;

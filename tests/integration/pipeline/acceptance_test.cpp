@@ -113,8 +113,9 @@ TEST_F(Acceptance, EveryStepPassesTheVmIsRemovedAndTheFolderHoldsNoSecret) {
   for (const auto& s : doc.at("steps")) {
     names.push_back(s.at("name"));
   }
-  EXPECT_EQ(names,
-            (std::vector<std::string>{"preflight", "create", "verify", "bench", "report", "remove"}));
+  EXPECT_EQ(
+      names,
+      (std::vector<std::string>{"preflight", "create", "verify", "bench", "report", "remove"}));
   for (const char* name : {"preflight", "create", "verify", "bench", "remove"}) {
     EXPECT_EQ(step(doc, name).at("status"), "pass") << step(doc, name).dump();
     EXPECT_EQ(step(doc, name).at("exit_status"), 0);
@@ -132,14 +133,18 @@ TEST_F(Acceptance, EveryStepPassesTheVmIsRemovedAndTheFolderHoldsNoSecret) {
   EXPECT_EQ(bench.at("tests").at(0).at("speedup"), 10.0) << bench.dump();
   EXPECT_NE(step(doc, "bench").at("command").dump().find("\"--min-speedup\",\"5\""),
             std::string::npos);
-  for (const char* file : {"01-preflight.stdout", "01-preflight.stderr", "02-create.stdout",
-                           "03-verify.stdout", "06-remove.stdout"}) {
+  for (const char* file : {"01-preflight.stdout",
+                           "01-preflight.stderr",
+                           "02-create.stdout",
+                           "03-verify.stdout",
+                           "06-remove.stdout"}) {
     EXPECT_TRUE(fs::exists(out + "/" + file)) << file;
   }
   // No secret anywhere, though the recipe's path (which holds both) was printed and recorded.
   EXPECT_EQ(files_holding(password), std::vector<std::string>{});
   EXPECT_EQ(files_holding(token), std::vector<std::string>{});
-  EXPECT_NE(slurp(out + "/02-create.stdout").find("recipe-[scrubbed]-[scrubbed]"), std::string::npos)
+  EXPECT_NE(slurp(out + "/02-create.stdout").find("recipe-[scrubbed]-[scrubbed]"),
+            std::string::npos)
       << slurp(out + "/02-create.stdout");
   EXPECT_EQ(run.stdout_text.find(password), std::string::npos);
 }
@@ -149,11 +154,12 @@ TEST_F(Acceptance, KeepLeavesTheVmTheTableSaysSoAndASecondRunRefusesIt) {
   const CommandOutput run = acceptance({"--keep"}, false);
   ASSERT_EQ(run.exit_status, 0) << run.stdout_text << run.stderr_text;
   EXPECT_TRUE(vm_exists());
-  EXPECT_EQ(run.stdout_text.rfind("step       result   seconds  detail\n", 0), 0U) << run.stdout_text;
+  EXPECT_EQ(run.stdout_text.rfind("step       result   seconds  detail\n", 0), 0U)
+      << run.stdout_text;
   EXPECT_TRUE(std::regex_search(run.stdout_text, std::regex("\ncreate +pass +[0-9]+\\.[0-9]  \n")))
       << run.stdout_text;
-  EXPECT_TRUE(std::regex_search(run.stdout_text,
-                                std::regex("\nremove +skipped +0\\.0  the VM is kept \\(--keep\\)\n")))
+  EXPECT_TRUE(std::regex_search(
+      run.stdout_text, std::regex("\nremove +skipped +0\\.0  the VM is kept \\(--keep\\)\n")))
       << run.stdout_text;
   EXPECT_NE(run.stdout_text.find("passed; VM 'accept-vm' kept; everything is in " + out +
                                  " (see README.txt there)\n"),
@@ -164,9 +170,10 @@ TEST_F(Acceptance, KeepLeavesTheVmTheTableSaysSoAndASecondRunRefusesIt) {
   out += "-again";
   const CommandOutput again = acceptance({}, false);
   EXPECT_EQ(again.exit_status, 2) << again.stdout_text << again.stderr_text;
-  EXPECT_NE(again.stderr_text.find("lume-unlock: error: doctor --acceptance: VM 'accept-vm' already "
-                                   "exists, and the acceptance run deletes the VM it uses"),
-            std::string::npos)
+  EXPECT_NE(
+      again.stderr_text.find("lume-unlock: error: doctor --acceptance: VM 'accept-vm' already "
+                             "exists, and the acceptance run deletes the VM it uses"),
+      std::string::npos)
       << again.stderr_text;
   EXPECT_TRUE(vm_exists());
 }
@@ -183,8 +190,9 @@ TEST_F(Acceptance, AFailedBenchGateIsReportedWithItsLogAndTheVmIsStillRemoved) {
   EXPECT_NE(bench.at("detail").get<std::string>().find("lume-unlock: bench failed:"),
             std::string::npos)
       << bench.dump();
-  EXPECT_NE(slurp(out + "/" + bench.at("stderr").get<std::string>()).find("lume-unlock: bench failed: "),
-            std::string::npos);
+  EXPECT_NE(
+      slurp(out + "/" + bench.at("stderr").get<std::string>()).find("lume-unlock: bench failed: "),
+      std::string::npos);
   EXPECT_EQ(step(doc, "report").at("status"), "skipped");
   EXPECT_EQ(step(doc, "report").at("detail"), "an earlier step failed");
   EXPECT_EQ(step(doc, "remove").at("status"), "pass");
@@ -195,8 +203,13 @@ TEST_F(Acceptance, AFailedBenchGateIsReportedWithItsLogAndTheVmIsStillRemoved) {
 
 TEST_F(Acceptance, WithoutARecipeItSaysWhatToAdd) {
   start_world();
-  const CommandOutput run = run_command({LUME_UNLOCK_BINARY, "--lume-url", lume->url(),
-                                         "--state-dir", state.path(), "doctor", "--acceptance"});
+  const CommandOutput run = run_command({LUME_UNLOCK_BINARY,
+                                         "--lume-url",
+                                         lume->url(),
+                                         "--state-dir",
+                                         state.path(),
+                                         "doctor",
+                                         "--acceptance"});
   EXPECT_EQ(run.exit_status, 2);
   EXPECT_EQ(run.stderr_text,
             "lume-unlock: error: doctor --acceptance: it needs the recipe to create the VM from\n"

@@ -21,10 +21,12 @@ TEST(ChildProcess, ArgumentsReachTheProgramUninterpreted) {
 
 TEST(ChildProcess, LargeOutputOnBothStreamsDoesNotDeadlock) {
   // More than a pipe holds (64 KiB) on each stream, written alternately.
-  auto run = run_child({"/bin/sh", "-c",
-                        "i=0; while [ $i -lt 2000 ]; do echo 0123456789012345678901234567890123456789"
-                        "0123456789; echo 0123456789012345678901234567890123456789012345678 >&2; "
-                        "i=$((i+1)); done"});
+  auto run =
+      run_child({"/bin/sh",
+                 "-c",
+                 "i=0; while [ $i -lt 2000 ]; do echo 0123456789012345678901234567890123456789"
+                 "0123456789; echo 0123456789012345678901234567890123456789012345678 >&2; "
+                 "i=$((i+1)); done"});
   ASSERT_TRUE(run.ok());
   EXPECT_EQ(run.value().exit_status, 0);
   EXPECT_EQ(run.value().stdout_text.size(), 2000U * 51);
@@ -47,7 +49,8 @@ TEST(ChildProcess, AKilledChildReportsTheSignalAsAShellDoes) {
 TEST(ChildProcess, AMissingProgramIsAnErrorNamingIt) {
   auto run = run_child({"/nonexistent/lume-unlock"});
   ASSERT_FALSE(run.ok());
-  EXPECT_EQ(run.error().message(), "cannot run '/nonexistent/lume-unlock': No such file or directory");
+  EXPECT_EQ(run.error().message(),
+            "cannot run '/nonexistent/lume-unlock': No such file or directory");
 }
 
 } // namespace
