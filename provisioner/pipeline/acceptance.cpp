@@ -203,6 +203,28 @@ AcceptanceStep run_step(const AcceptanceOptions& options,
   return step;
 }
 
+/// Scrubs, in place, files that a step's command wrote itself into the folder (report's
+/// `--out DIR/report`): the folder as a whole must hold no secret, not only what is written here.
+Status scrub_folder(const AcceptanceOptions& options) {
+  if (options.secrets.empty()) {
+    return ok_status();
+  }
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(options.out_dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    if (!it->is_regular_file(ec)) {
+      continue;
+    }
+    const std::string path = it->path().string();
+    LUME_UNLOCK_TRY_ASSIGN(const std::string text, util::read_file(path));
+    const std::string scrubbed = util::scrub_secrets(text, options.secrets);
+    if (scrubbed != text) {
+      LUME_UNLOCK_TRY(util::write_file_atomic(path, scrubbed, 0600));
+    }
+  }
+  return ok_status();
+}
+
 std::string readme_text(const AcceptanceReport& report) {
   std::ostringstream text;
   text << "lume-unlock doctor --acceptance: one run of the whole path against the throwaway VM '"
@@ -317,6 +339,7 @@ Result<AcceptanceReport> run_acceptance(const AcceptanceOptions& options,
   const AcceptanceStep& remove = report.steps.back();
   report.vm_kept = create_tried && remove.status != AcceptanceStatus::pass;
   LUME_UNLOCK_TRY(std::move(written));
+  LUME_UNLOCK_TRY(scrub_folder(options));
   LUME_UNLOCK_TRY(write_scrubbed(options, "acceptance.json", to_json(report).dump(2) + "\n"));
   LUME_UNLOCK_TRY(write_scrubbed(options, "README.txt", readme_text(report)));
   return report;

@@ -77,7 +77,8 @@ std::vector<std::string> acceptance_secrets(const std::string& password_env);
 /// Runs the step table — preflight (doctor), create, verify, bench (the recipe's bench: block
 /// and gate), report, remove (--delete-vm) — each as a child process, writing each step's
 /// stdout and stderr (`NN-name.stdout`, `NN-name.stderr`), `acceptance.json` and `README.txt`
-/// into `out_dir`, every byte scrubbed of `secrets`. A failed step skips the ones after it but
+/// into `out_dir`, every byte scrubbed of `secrets` (files a step wrote there itself, report's,
+/// are scrubbed in place afterwards). A failed step skips the ones after it but
 /// remove, which runs unless `keep` (and is skipped when no create was tried). `on_step` is told
 /// each step's name as it starts. Fails (usage) when the recipe cannot be read or `out_dir`
 /// already holds a run, and when a file cannot be written.
