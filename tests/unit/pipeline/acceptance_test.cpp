@@ -2,7 +2,6 @@
 // its arguments and a secret, and fails the steps it is told to): which steps run, which are
 // skipped and why, what the folder holds, and that the secret is scrubbed from all of it.
 #include "pipeline/acceptance.hpp"
-
 #include "support/file_io.hpp"
 #include "support/temp_dir.hpp"
 
@@ -21,17 +20,18 @@ protected:
   void SetUp() override {
     // argv: GLOBAL… --json COMMAND NAME …; FAIL_STEP names the command that exits 6 (for
     // "report", `report --help` fails: a lume-unlock without that command).
-    test::write_file(dir / "lume-unlock",
-                     "#!/bin/sh\n"
-                     "if [ \"$1 $2\" = 'report --help' ]; then [ \"$FAIL_STEP\" != report ]; exit; fi\n"
-                     "while [ \"$1\" != --json ]; do shift; done; shift\n"
-                     "echo \"{\\\"command\\\": \\\"$1\\\", \\\"args\\\": \\\"$*\\\"}\"\n"
-                     "echo \"guest password is $LUME_UNLOCK_GUEST_PASSWORD\" >&2\n"
-                     "if [ \"$1\" = report ]; then mkdir -p \"$4\"; "
-                     "echo \"report $LUME_UNLOCK_GUEST_PASSWORD\" > \"$4/r.txt\"; fi\n"
-                     "if [ \"$1\" = \"$FAIL_STEP\" ]; then echo 'lume-unlock: error: it broke' >&2; "
-                     "exit 6; fi\n",
-                     0755);
+    test::write_file(
+        dir / "lume-unlock",
+        "#!/bin/sh\n"
+        "if [ \"$1 $2\" = 'report --help' ]; then [ \"$FAIL_STEP\" != report ]; exit; fi\n"
+        "while [ \"$1\" != --json ]; do shift; done; shift\n"
+        "echo \"{\\\"command\\\": \\\"$1\\\", \\\"args\\\": \\\"$*\\\"}\"\n"
+        "echo \"guest password is $LUME_UNLOCK_GUEST_PASSWORD\" >&2\n"
+        "if [ \"$1\" = report ]; then mkdir -p \"$4\"; "
+        "echo \"report $LUME_UNLOCK_GUEST_PASSWORD\" > \"$4/r.txt\"; fi\n"
+        "if [ \"$1\" = \"$FAIL_STEP\" ]; then echo 'lume-unlock: error: it broke' >&2; "
+        "exit 6; fi\n",
+        0755);
     test::write_file(dir / "recipe.yaml",
                      "source:\n  image: 127.0.0.1:5000/lume/tahoe:latest\n"
                      "enablement:\n  - name: llama-bench\n    program: /opt/llama/llama-bench\n"
@@ -55,7 +55,8 @@ protected:
   }
 
   AcceptanceReport run() {
-    auto report = run_acceptance(options, [&](const std::string& step) { started.push_back(step); });
+    auto report =
+        run_acceptance(options, [&](const std::string& step) { started.push_back(step); });
     EXPECT_TRUE(report.ok()) << (report.ok() ? "" : report.error().message());
     return report.ok() ? std::move(report).value() : AcceptanceReport{};
   }
@@ -77,22 +78,35 @@ protected:
 TEST_F(AcceptanceRunner, RunsEveryStepInOrderAndWritesTheFolderScrubbed) {
   const AcceptanceReport report = run();
   EXPECT_EQ(summary(report),
-            (std::vector<std::string>{"preflight pass", "create pass", "verify pass", "bench pass",
-                                      "report pass", "remove pass"}));
-  EXPECT_EQ(started, (std::vector<std::string>{"preflight", "create", "verify", "bench", "report",
-                                               "remove"}));
+            (std::vector<std::string>{"preflight pass",
+                                      "create pass",
+                                      "verify pass",
+                                      "bench pass",
+                                      "report pass",
+                                      "remove pass"}));
+  EXPECT_EQ(
+      started,
+      (std::vector<std::string>{"preflight", "create", "verify", "bench", "report", "remove"}));
   EXPECT_TRUE(report.passed());
   EXPECT_FALSE(report.vm_kept);
   // The bench step carries the recipe's bench: block and gate; remove deletes the VM.
-  EXPECT_EQ(test::slurp(options.out_dir + "/04-bench.stdout"),
-            "{\"command\": \"bench\", \"args\": \"bench acc --entry llama-bench --model /m.gguf -p 512 "
-            "-n 128 -r 3 --min-speedup 2 --ssh-password-env LUME_UNLOCK_GUEST_PASSWORD\"}\n");
+  EXPECT_EQ(
+      test::slurp(options.out_dir + "/04-bench.stdout"),
+      "{\"command\": \"bench\", \"args\": \"bench acc --entry llama-bench --model /m.gguf -p 512 "
+      "-n 128 -r 3 --min-speedup 2 --ssh-password-env LUME_UNLOCK_GUEST_PASSWORD\"}\n");
   ASSERT_EQ(report.steps.size(), 6U);
   EXPECT_EQ(report.steps.back().command,
-            (std::vector<std::string>{options.executable, "--lume-url", "http://127.0.0.1:1",
-                                      "--json", "remove", "acc", "--delete-vm",
-                                      "--ssh-password-env", "LUME_UNLOCK_GUEST_PASSWORD"}));
-  EXPECT_EQ(test::slurp(options.out_dir + "/01-preflight.stderr"), "guest password is [scrubbed]\n");
+            (std::vector<std::string>{options.executable,
+                                      "--lume-url",
+                                      "http://127.0.0.1:1",
+                                      "--json",
+                                      "remove",
+                                      "acc",
+                                      "--delete-vm",
+                                      "--ssh-password-env",
+                                      "LUME_UNLOCK_GUEST_PASSWORD"}));
+  EXPECT_EQ(test::slurp(options.out_dir + "/01-preflight.stderr"),
+            "guest password is [scrubbed]\n");
   EXPECT_EQ(nlohmann::json::parse(test::slurp(options.out_dir + "/acceptance.json")),
             to_json(report));
   // What the report step wrote into the folder itself is scrubbed too.
@@ -109,14 +123,17 @@ TEST_F(AcceptanceRunner, AFailedStepSkipsTheRestButTheVmIsStillRemoved) {
   setenv("FAIL_STEP", "verify", 1);
   const AcceptanceReport report = run();
   EXPECT_EQ(summary(report),
-            (std::vector<std::string>{"preflight pass", "create pass",
+            (std::vector<std::string>{"preflight pass",
+                                      "create pass",
                                       "verify fail (lume-unlock: error: it broke)",
                                       "bench skipped (an earlier step failed)",
-                                      "report skipped (an earlier step failed)", "remove pass"}));
+                                      "report skipped (an earlier step failed)",
+                                      "remove pass"}));
   EXPECT_FALSE(report.passed());
   ASSERT_EQ(report.steps.size(), 6U);
   EXPECT_EQ(report.steps[2].exit_status, 6);
-  EXPECT_NE(test::slurp(options.out_dir + "/README.txt").find("verify: fail (lume-unlock: error: it broke)\n"),
+  EXPECT_NE(test::slurp(options.out_dir + "/README.txt")
+                .find("verify: fail (lume-unlock: error: it broke)\n"),
             std::string::npos);
 }
 
@@ -151,8 +168,9 @@ TEST_F(AcceptanceRunner, AFolderThatHoldsARunIsRefused) {
   auto again = run_acceptance(options, [](const std::string&) {});
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.error().message(),
-            "acceptance folder '" + options.out_dir + "': it already holds an acceptance run "
-            "(acceptance.json)");
+            "acceptance folder '" + options.out_dir +
+                "': it already holds an acceptance run "
+                "(acceptance.json)");
 }
 
 TEST(AcceptanceSecrets, NameThePasswordVariablesAndTheRegistryCredentials) {
@@ -160,8 +178,12 @@ TEST(AcceptanceSecrets, NameThePasswordVariablesAndTheRegistryCredentials) {
     unsetenv(name.c_str());
   }
   EXPECT_EQ(acceptance_secret_variables("MY_PW"),
-            (std::vector<std::string>{"LUME_UNLOCK_GUEST_PASSWORD", "MY_PW", "GHCR_TOKEN",
-                                      "GITHUB_TOKEN", "GHCR_USERNAME", "GITHUB_USERNAME",
+            (std::vector<std::string>{"LUME_UNLOCK_GUEST_PASSWORD",
+                                      "MY_PW",
+                                      "GHCR_TOKEN",
+                                      "GITHUB_TOKEN",
+                                      "GHCR_USERNAME",
+                                      "GITHUB_USERNAME",
                                       "LUME_UNLOCK_KEY_PASSPHRASE"}));
   EXPECT_EQ(acceptance_secret_variables("LUME_UNLOCK_GUEST_PASSWORD").size(), 6U);
   setenv("MY_PW", "pw-value", 1);
