@@ -193,7 +193,7 @@ void render_acceptance(const pipeline::AcceptanceReport& report, Context& contex
     context.out << line << step.detail << '\n';
   }
   context.out << (report.passed() ? "passed" : "FAILED") << "; VM '" << report.vm << "' "
-              << (report.vm_kept ? "kept" : "removed") << "; everything is in " << report.out_dir
+              << pipeline::vm_outcome(report) << "; everything is in " << report.out_dir
               << " (see README.txt there)\n";
 }
 

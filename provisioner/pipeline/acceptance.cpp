@@ -148,15 +148,34 @@ write_scrubbed(const AcceptanceOptions& options, const std::string& name, const 
                                  util::scrub_secrets(text, options.secrets));
 }
 
-/// The first line of a step's stderr that says what went wrong ("lume-unlock: error: …").
-std::string error_line(const std::string& stderr_text, int exit_status) {
-  std::istringstream lines(stderr_text);
+/// Why a step failed, in one line: its `{"error": …}` document's message (what --json prints on
+/// an error), else the doctor checks that failed, else the first line of stderr that says
+/// "error" or "failed" (bench's gate), else the exit status.
+std::string failure_summary(const util::ChildOutcome& outcome) {
+  const auto doc = nlohmann::json::parse(outcome.stdout_text, nullptr, false);
+  if (doc.is_object() && doc.contains("error") && doc["error"].is_object() &&
+      doc["error"].value("message", std::string()) != "") {
+    return doc["error"]["message"].get<std::string>();
+  }
+  if (doc.is_object() && doc.contains("checks") && doc["checks"].is_array()) {
+    std::string failed;
+    for (const auto& check : doc["checks"]) {
+      if (check.is_object() && check.value("status", std::string()) == "fail") {
+        failed += (failed.empty() ? "" : "; ") + check.value("name", std::string()) + ": " +
+                  check.value("detail", std::string());
+      }
+    }
+    if (!failed.empty()) {
+      return failed;
+    }
+  }
+  std::istringstream lines(outcome.stderr_text);
   for (std::string line; std::getline(lines, line);) {
     if (line.find("error") != std::string::npos || line.find("failed") != std::string::npos) {
       return line;
     }
   }
-  return "exit " + std::to_string(exit_status);
+  return "exit " + std::to_string(outcome.exit_status);
 }
 
 AcceptanceStep run_step(const AcceptanceOptions& options,
@@ -191,8 +210,7 @@ AcceptanceStep run_step(const AcceptanceOptions& options,
   step.exit_status = outcome.value().exit_status;
   step.status = *step.exit_status == 0 ? AcceptanceStatus::pass : AcceptanceStatus::fail;
   if (step.status == AcceptanceStatus::fail) {
-    step.detail = util::scrub_secrets(error_line(outcome.value().stderr_text, *step.exit_status),
-                                      options.secrets);
+    step.detail = util::scrub_secrets(failure_summary(outcome.value()), options.secrets);
   }
   if (written.ok()) {
     written = write_scrubbed(options, step.stdout_file, outcome.value().stdout_text);
@@ -241,7 +259,7 @@ std::string readme_text(const AcceptanceReport& report) {
     }
     text << "\n";
   }
-  text << "\nVM: " << (report.vm_kept ? "kept" : "removed or never created") << "\n";
+  text << "\nVM: " << vm_outcome(report) << "\n";
   return text.str();
 }
 
@@ -257,6 +275,15 @@ const char* acceptance_status_name(AcceptanceStatus status) {
     break;
   }
   return "skipped";
+}
+
+const char* vm_outcome(const AcceptanceReport& report) {
+  if (report.vm_kept) {
+    return "kept";
+  }
+  return !report.steps.empty() && report.steps.back().status == AcceptanceStatus::pass
+             ? "removed"
+             : "never created";
 }
 
 bool AcceptanceReport::passed() const {
@@ -370,6 +397,7 @@ nlohmann::json to_json(const AcceptanceReport& report) {
           {"out", report.out_dir},
           {"passed", report.passed()},
           {"vm_kept", report.vm_kept},
+          {"vm_outcome", vm_outcome(report)},
           {"steps", steps}};
 }
 

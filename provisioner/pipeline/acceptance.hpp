@@ -64,6 +64,9 @@ struct AcceptanceReport {
   bool passed() const;
 };
 
+/// What became of the VM: "kept" (--keep, or its remove failed), "removed" or "never created".
+const char* vm_outcome(const AcceptanceReport& report);
+
 /// The environment variables whose values an acceptance folder must never hold: the guest
 /// password variables (LUME_UNLOCK_GUEST_PASSWORD and `password_env`, --ssh-password-env), the
 /// registry credential variables (GHCR_TOKEN, GITHUB_TOKEN, GHCR_USERNAME, GITHUB_USERNAME) and

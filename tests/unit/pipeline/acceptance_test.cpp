@@ -19,12 +19,15 @@ class AcceptanceRunner : public ::testing::Test {
 protected:
   void SetUp() override {
     // argv: GLOBAL… --json COMMAND NAME …; FAIL_STEP names the command that exits 6 (for
-    // "report", `report --help` fails: a lume-unlock without that command).
+    // "report", `report --help` fails: a lume-unlock without that command), printing FAIL_JSON
+    // as its only output when that is set.
     test::write_file(
         dir / "lume-unlock",
         "#!/bin/sh\n"
         "if [ \"$1 $2\" = 'report --help' ]; then [ \"$FAIL_STEP\" != report ]; exit; fi\n"
         "while [ \"$1\" != --json ]; do shift; done; shift\n"
+        "if [ \"$1\" = \"$FAIL_STEP\" ] && [ -n \"$FAIL_JSON\" ]; then echo \"$FAIL_JSON\"; exit "
+        "6; fi\n"
         "echo \"{\\\"command\\\": \\\"$1\\\", \\\"args\\\": \\\"$*\\\"}\"\n"
         "echo \"guest password is $LUME_UNLOCK_GUEST_PASSWORD\" >&2\n"
         "if [ \"$1\" = report ]; then mkdir -p \"$4\"; "
@@ -52,6 +55,7 @@ protected:
   void TearDown() override {
     unsetenv("LUME_UNLOCK_GUEST_PASSWORD");
     unsetenv("FAIL_STEP");
+    unsetenv("FAIL_JSON");
   }
 
   AcceptanceReport run() {
@@ -146,12 +150,36 @@ TEST_F(AcceptanceRunner, AFailedPreflightCreatesNothingSoThereIsNothingToRemove)
   EXPECT_FALSE(report.vm_kept);
 }
 
+TEST_F(AcceptanceRunner, AFailureIsSummedUpFromTheJsonErrorOrTheFailedDoctorChecks) {
+  setenv("FAIL_STEP", "create", 1);
+  setenv("FAIL_JSON",
+         R"({"error": {"category": "guest", "message": "connect to VM 'acc': refused"}})",
+         1);
+  AcceptanceReport report = run();
+  ASSERT_EQ(report.steps.size(), 6U);
+  EXPECT_EQ(report.steps[1].detail, "connect to VM 'acc': refused");
+  EXPECT_STREQ(vm_outcome(report), "removed");
+
+  setenv("FAIL_STEP", "doctor", 1);
+  setenv("FAIL_JSON",
+         R"({"checks": [{"name": "lume", "status": "fail", "detail": "cannot connect"},)"
+         R"( {"name": "disk", "status": "ok", "detail": "fine"},)"
+         R"( {"name": "bundle", "status": "fail", "detail": "no darwin-arm64"}], "ok": false})",
+         1);
+  options.out_dir += "-2";
+  report = run();
+  ASSERT_EQ(report.steps.size(), 6U);
+  EXPECT_EQ(report.steps[0].detail, "lume: cannot connect; bundle: no darwin-arm64");
+  EXPECT_STREQ(vm_outcome(report), "never created");
+}
+
 TEST_F(AcceptanceRunner, KeepSkipsTheRemoveAndSaysTheVmIsKept) {
   options.keep = true;
   const AcceptanceReport report = run();
   ASSERT_EQ(report.steps.size(), 6U);
   EXPECT_EQ(summary(report).back(), "remove skipped (the VM is kept (--keep))");
   EXPECT_TRUE(report.vm_kept);
+  EXPECT_STREQ(vm_outcome(report), "kept");
   EXPECT_TRUE(report.passed());
 }
 
