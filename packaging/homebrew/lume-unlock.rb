@@ -8,7 +8,8 @@
 # tests/packaging/check_formula.py fails when the two lists differ.
 class LumeUnlock < Formula
   desc "Provision macOS VMs under Lume with a process-scoped Metal capability shim"
-  # No homepage or license yet: the project has neither a public address nor a LICENSE file.
+  # No homepage yet: the project has no public address. The license is the LICENSE file's.
+  license "MIT"
   head "file://#{ENV.fetch("HOMEBREW_LUME_UNLOCK_SOURCE", File.expand_path("../..", __dir__))}",
        using: :git
 

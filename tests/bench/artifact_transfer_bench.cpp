@@ -123,8 +123,14 @@ int main(int argc, char** argv) {
   // The guest, reached by key by both sides: ours as a per-VM key, scp with -i.
   const std::string state = work / "state";
   test::run_command({"/bin/mkdir", "-p", state + "/vms/vm1"});
-  test::run_command(
-      {"/usr/bin/ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", state + "/vms/vm1/ssh_ed25519"});
+  test::run_command({"/usr/bin/ssh-keygen",
+                     "-q",
+                     "-t",
+                     "ed25519",
+                     "-N",
+                     "",
+                     "-f",
+                     state + "/vms/vm1/ssh_ed25519"});
   test::TempDir guest_dir("lume-unlock-artifact-bench-guest");
   test::GuestSim guest(guest_dir.path());
   if (auto problem = guest.start({"--authorized-key", state + "/vms/vm1/ssh_ed25519.pub"})) {
@@ -177,13 +183,8 @@ int main(int argc, char** argv) {
   // The peer: curl into a file (hashed afterwards, as a careful user would), then scp.
   ::sync();
   start = Clock::now();
-  auto curl = test::run_command({"/usr/bin/curl",
-                                 "-fsS",
-                                 "--cacert",
-                                 ca->ca_file(),
-                                 "-o",
-                                 work / "peer.gguf",
-                                 url});
+  auto curl = test::run_command(
+      {"/usr/bin/curl", "-fsS", "--cacert", ca->ca_file(), "-o", work / "peer.gguf", url});
   if (curl.exit_status != 0) {
     fail("curl: " + curl.stderr_text);
   }

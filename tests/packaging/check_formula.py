@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks that packaging/homebrew/lume-unlock.rb depends on exactly the Homebrew packages
 scripts/bootstrap installs to build lume-unlock on macOS (brew_build_packages), and that every
-macOS package bootstrap installs is either one of those or one of the test-only ones.
+macOS package bootstrap installs is either one of those or one of the test-only ones, and that
+the formula names the license of the LICENSE file (MIT).
 Usage: check_formula.py SOURCE_DIR"""
 import re
 import sys
@@ -35,6 +36,11 @@ def main():
     for wanted in ("lume-unlock --version", "lume-unlock inspect-log"):
         if wanted not in test_block:
             problems.append("the formula's test do block does not run '%s'" % wanted)
+    license = open(root + "/LICENSE").read()
+    if not license.startswith("MIT License\n"):
+        problems.append("LICENSE does not start with 'MIT License'")
+    if not re.search(r'^\s*license\s+"MIT"\s*$', formula, re.M):
+        problems.append('the formula does not name the license (license "MIT")')
     if installed != ['"${brew_build_packages[@]}"', '"${brew_test_packages[@]}"']:
         problems.append("brew_packages must be brew_build_packages then brew_test_packages")
     for name in sorted(set(build) & set(tests)):

@@ -119,6 +119,7 @@ TEST_F(InstalledTool, InstallsTheToolAndNothingTestOnly) {
   std::vector<std::string> expected = {
       "bin/lume-unlock",
       "share/bash-completion/completions/lume-unlock",
+      "share/doc/lume-unlock/LICENSE",
       "share/doc/lume-unlock/README.md",
       "share/lume-unlock/image-recipes/README.md",
       "share/lume-unlock/image-recipes/tahoe-llm.yaml",
@@ -142,6 +143,16 @@ TEST_F(InstalledTool, InstallsTheToolAndNothingTestOnly) {
               entry.value("support", nlohmann::json::array()).size();
   }
   EXPECT_EQ(bundle.size(), listed) << "installed bundle files differ from bundle.json";
+}
+
+TEST_F(InstalledTool, InstallsTheMitLicenseOfTheSourceTree) {
+  const std::string installed_license =
+      util::read_file(prefix + "/share/doc/lume-unlock/LICENSE").value();
+  EXPECT_EQ(installed_license,
+            util::read_file(std::string(LUME_UNLOCK_SOURCE_DIR) + "/LICENSE").value());
+  EXPECT_EQ(
+      installed_license.rfind("MIT License\n\nCopyright (c) 2026 the lume-unlock authors\n", 0), 0U)
+      << installed_license;
 }
 
 } // namespace

@@ -18,42 +18,11 @@ namespace fs = std::filesystem;
 
 class BenchPipeline : public PipelineWorld {
 protected:
-  /// Starts the world and writes a recipe that installs, as a real one does, a release archive
-  /// of the llama-bench stand-in (with libMetalEmu.so and the composed replays: 10.0x pp512,
-  /// 12.0x tg128) and a model file from this host (`file:` sources), enables it and benches
-  /// with `bench` (YAML flow mapping entries). guest-sim holds none of it until create runs.
+  /// Starts the world with llama.cpp in the guest and a recipe that benches with `bench`.
   void start_bench_world(const std::string& bench) {
     start_world();
-    const fs::path release = files.path() + "/release/llama.cpp/bin";
-    fs::create_directories(release / "llama-bench-replay");
-    const fs::path built = LLAMA_BENCH_SIM_BINARY;
-    fs::copy_file(built, release / "llama-bench", fs::copy_options::overwrite_existing);
-    fs::copy_file(built.parent_path() / "libMetalEmu.so",
-                  release / "libMetalEmu.so",
-                  fs::copy_options::overwrite_existing);
-    write_file(release / "llama-bench-replay/stock.json", slurp(fixture("guest-stock.json")));
-    write_file(release / "llama-bench-replay/unlocked.json", slurp(fixture("guest-unlocked.json")));
-    const auto tar = run_command({"/bin/tar",
-                                  "-czf",
-                                  files.path() + "/llama.tar.gz",
-                                  "-C",
-                                  files.path() + "/release",
-                                  "llama.cpp"});
-    ASSERT_EQ(tar.exit_status, 0) << tar.stderr_text;
-    write_file(files.path() + "/composed 1B.gguf", "GGUF not really a model");
-    llama_bench = guest.info().home + "/llama.cpp/bin/llama-bench";
-    model = guest.info().home + "/models/composed 1B.gguf";
+    prepare_llama_cpp_release();
     write_bench_recipe(bench);
-  }
-
-  void write_bench_recipe(const std::string& bench) {
-    std::string yaml = slurp(recipe);
-    yaml += "  - name: llama-bench\n    program: " + llama_bench + "\n    agent: false\n";
-    yaml += "install:\n  - {file: llama.tar.gz, unpack: tar.gz, strip_components: 1, dest: \"" +
-            guest.info().home + "/llama.cpp\"}\n  - {file: \"composed 1B.gguf\", dest: \"" + model +
-            "\"}\n";
-    yaml += "bench: {model: \"" + model + "\"" + (bench.empty() ? "" : ", " + bench) + "}\n";
-    write_file(recipe, yaml, 0644);
   }
 
   /// `lume-unlock --json bake RECIPE --push TARGET --name vm1 … --bench EXTRA…`.
@@ -92,9 +61,6 @@ protected:
   std::string target(const std::string& tag = "1") const {
     return registry->host() + "/acme/tahoe-llm:" + tag;
   }
-
-  std::string llama_bench;
-  std::string model;
 };
 
 TEST_F(BenchPipeline, CreateBenchRunsLastRecordsTheFiguresOnHostAndGuestAndStatusShowsThem) {

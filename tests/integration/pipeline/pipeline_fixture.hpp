@@ -7,6 +7,7 @@
 #include "dropping_proxy.hpp"
 #include "oci/registry_client.hpp"
 #include "support/cli_run.hpp"
+#include "support/file_io.hpp"
 #include "support/guest_sim.hpp"
 #include "support/lume_image_seeder.hpp"
 #include "support/lume_sim.hpp"
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -178,7 +180,56 @@ protected:
     return run.exit_status == 0 ? run.stdout_text : std::string();
   }
 
-  bool guest_has(const std::string& path) const { return ::access(path.c_str(), F_OK) == 0; }
+#ifdef LLAMA_BENCH_SIM_BINARY
+  /// What a recipe installs instead of the test copying it into guest-sim (a real image holds
+  /// no llama.cpp): a release archive of the llama-bench stand-in with libMetalEmu.so and the
+  /// composed replays (10.0x pp512, 12.0x tg128), and a model file, both on this host for
+  /// `file:` sources. write_bench_recipe() adds the install: items.
+  void prepare_llama_cpp_release() {
+    namespace fs = std::filesystem;
+    const fs::path release = files.path() + "/release/llama.cpp/bin";
+    fs::create_directories(release / "llama-bench-replay");
+    const fs::path built = LLAMA_BENCH_SIM_BINARY;
+    fs::copy_file(built, release / "llama-bench", fs::copy_options::overwrite_existing);
+    fs::copy_file(built.parent_path() / "libMetalEmu.so",
+                  release / "libMetalEmu.so",
+                  fs::copy_options::overwrite_existing);
+    const std::string replays = std::string(LUME_UNLOCK_FIXTURES) + "/llama-bench/";
+    write_file(release / "llama-bench-replay/stock.json", slurp(replays + "guest-stock.json"));
+    write_file(release / "llama-bench-replay/unlocked.json",
+               slurp(replays + "guest-unlocked.json"));
+    const auto tar = run_command({"/bin/tar",
+                                  "-czf",
+                                  files.path() + "/llama.tar.gz",
+                                  "-C",
+                                  files.path() + "/release",
+                                  "llama.cpp"});
+    ASSERT_EQ(tar.exit_status, 0) << tar.stderr_text;
+    write_file(files.path() + "/composed 1B.gguf", "GGUF not really a model");
+    llama_bench = guest.info().home + "/llama.cpp/bin/llama-bench";
+    model = guest.info().home + "/models/composed 1B.gguf";
+  }
+
+  /// The recipe with the llama-bench entry enabled, the release and the model installed, and
+  /// `bench:` set to the model and `bench` (YAML flow mapping entries, e.g. "min_speedup: 5").
+  void write_bench_recipe(const std::string& bench) {
+    std::string yaml = slurp(recipe);
+    yaml += "  - name: llama-bench\n    program: " + llama_bench + "\n    agent: false\n";
+    // Absolute host paths: a test may move the recipe (acceptance_test.cpp).
+    yaml += "install:\n  - {file: \"" + files.path() + "/llama.tar.gz\", unpack: tar.gz, " +
+            "strip_components: 1, dest: \"" + guest.info().home + "/llama.cpp\"}\n  - {file: \"" +
+            files.path() + "/composed 1B.gguf\", dest: \"" + model + "\"}\n";
+    yaml += "bench: {model: \"" + model + "\"" + (bench.empty() ? "" : ", " + bench) + "}\n";
+    write_file(recipe, yaml, 0644);
+  }
+
+  std::string llama_bench;
+  std::string model;
+#endif
+
+  bool guest_has(const std::string& path) const {
+    return ::access(path.c_str(), F_OK) == 0;
+  }
   /// Files under the guest's support directory whose names mark them temporary or staged.
   std::string leftovers() const {
     return run_command({"/bin/sh",

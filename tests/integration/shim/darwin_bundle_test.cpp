@@ -1,5 +1,6 @@
 // The darwin-arm64 entry of the built shim bundle, read by the loader and by lume-unlock's own
-// Mach-O reader: bundle.json lists the slices each file really has, and no arm64e slice.
+// Mach-O reader: bundle.json lists the slices each file really has. The cross-built shim has no
+// arm64e slice (ld64.lld cannot link one); Apple's toolchain builds a universal arm64 + arm64e one.
 #include "bundle/loader.hpp"
 #include "macho/program_image.hpp"
 #include "macho/verdict.hpp"
@@ -27,8 +28,13 @@ TEST(ShimDarwinBundle, BundleJsonListsTheSlicesTheMachOFilesHave) {
       EXPECT_TRUE(slice.signature->ad_hoc());
     }
     EXPECT_EQ(file->slices, archs);
-    EXPECT_EQ(file->slices, std::vector<std::string>{"arm64"});
   }
+#ifdef __APPLE__
+  EXPECT_EQ(entry.shim.slices, (std::vector<std::string>{"arm64", "arm64e"}));
+#else
+  EXPECT_EQ(entry.shim.slices, std::vector<std::string>{"arm64"});
+#endif
+  EXPECT_EQ(entry.probe->slices, std::vector<std::string>{"arm64"});
   // The probe is a program like any other: the reader lets the shim into it.
   const std::string probe = test::slurp(loaded.value().root() + "/" + entry.probe->path);
   const auto verdict =

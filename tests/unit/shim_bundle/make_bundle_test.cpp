@@ -5,6 +5,7 @@
 #include "util/atomic_file.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <sys/wait.h>
 
@@ -119,6 +120,25 @@ TEST_F(MakeBundleTool, WritesABundleThatLoadsFromDirectoryAndArchive) {
       bundle::load_bundle_archive(out + "/lume-unlock-shim-bundle-0.1.0.tar.gz", m_dir.string());
   ASSERT_TRUE(from_archive.ok()) << from_archive.error().message();
   EXPECT_EQ(from_archive.value().manifest(), manifest);
+}
+
+TEST_F(MakeBundleTool, AUniversalArm64AndArm64eShimIsAcceptedWithBothSlicesListed) {
+  // The shape Apple's lipo gives the macOS build's shim (shim/runtime, macOS workflow).
+  fs::copy_file(std::string(LUME_UNLOCK_MACHO_FIXTURES) + "/fat-arm64-arm64e",
+                m_dir / "src" / "shim.dylib",
+                fs::copy_options::overwrite_existing);
+  auto out = (m_dir / "build").string();
+  auto run = run_tool(args(out));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  auto loaded =
+      bundle::load_bundle_archive(out + "/lume-unlock-shim-bundle-0.1.0.tar.gz", m_dir.string());
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message();
+  EXPECT_EQ(loaded.value().manifest().platforms.at("darwin-arm64").shim.slices,
+            (std::vector<std::string>{"arm64", "arm64e"}));
+  const auto json =
+      nlohmann::json::parse(util::read_file(out + "/shim-bundle/bundle.json").value());
+  EXPECT_EQ(json["platforms"]["darwin-arm64"]["shim"]["slices"],
+            nlohmann::json::array({"arm64", "arm64e"}));
 }
 
 TEST_F(MakeBundleTool, ADarwinFileThatIsNotAMachOIsRefused) {

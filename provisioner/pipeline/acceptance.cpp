@@ -1,0 +1,404 @@
+#include "pipeline/acceptance.hpp"
+
+#include "recipe/recipe.hpp"
+#include "util/atomic_file.hpp"
+#include "util/child_process.hpp"
+#include "util/secret_scrub.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <variant>
+
+namespace lume_unlock::pipeline {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// What a step runs: a command line, or why it is skipped.
+using StepCommand = std::variant<std::vector<std::string>, std::string>;
+
+struct StepInputs {
+  const AcceptanceOptions& options;
+  const recipe::Recipe& recipe;
+};
+
+/// `executable GLOBAL… --json COMMAND…`.
+std::vector<std::string> lume_unlock(const AcceptanceOptions& options,
+                                     std::vector<std::string> command) {
+  std::vector<std::string> argv = {options.executable};
+  argv.insert(argv.end(), options.global_args.begin(), options.global_args.end());
+  argv.push_back("--json");
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
+void append(std::vector<std::string>& to, const std::vector<std::string>& more) {
+  to.insert(to.end(), more.begin(), more.end());
+}
+
+std::string number(double value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
+
+StepCommand preflight_command(const StepInputs& in) {
+  std::vector<std::string> command = {"doctor", "--recipe", in.options.recipe};
+  append(command, in.options.bundle_args);
+  append(command, in.options.registry_args);
+  return lume_unlock(in.options, command);
+}
+
+StepCommand create_command(const StepInputs& in) {
+  std::vector<std::string> command = {"create", in.options.vm, "--recipe", in.options.recipe};
+  append(command, in.options.bundle_args);
+  append(command, in.options.registry_args);
+  append(command, in.options.connection_args);
+  return lume_unlock(in.options, command);
+}
+
+StepCommand verify_command(const StepInputs& in) {
+  std::vector<std::string> command = {"verify", in.options.vm};
+  append(command, in.options.connection_args);
+  return lume_unlock(in.options, command);
+}
+
+/// The recipe's bench: block as `bench` flags, so the gate is the one the recipe states.
+StepCommand bench_command(const StepInputs& in) {
+  if (!in.recipe.bench) {
+    return std::string("the recipe has no bench: block");
+  }
+  const recipe::BenchSpec& spec = *in.recipe.bench;
+  std::vector<std::string> command = {"bench",
+                                      in.options.vm,
+                                      "--entry",
+                                      spec.entry,
+                                      "--model",
+                                      spec.request.model,
+                                      "-p",
+                                      std::to_string(spec.request.prompt),
+                                      "-n",
+                                      std::to_string(spec.request.gen),
+                                      "-r",
+                                      std::to_string(spec.request.repetitions)};
+  if (spec.thresholds.min_speedup) {
+    append(command, {"--min-speedup", number(*spec.thresholds.min_speedup)});
+  }
+  if (!spec.thresholds.min_host_ratio.empty()) {
+    append(command,
+           {"--min-host-ratio", verify::format_host_ratio(spec.thresholds.min_host_ratio)});
+  }
+  if (auto host_json = recipe::bench_host_json_file(in.recipe);
+      host_json.ok() && host_json.value()) {
+    append(command, {"--host-json", *host_json.value()});
+  }
+  append(command, in.options.connection_args);
+  return lume_unlock(in.options, command);
+}
+
+// Issue 25's report command is built in parallel: until it is merged this lume-unlock has none,
+// and the step says so instead of failing (the lead removes this fallback at merge).
+StepCommand report_command(const StepInputs& in) {
+  auto help = util::run_child({in.options.executable, "report", "--help"});
+  if (!help.ok() || help.value().exit_status != 0) {
+    return std::string("this lume-unlock has no report command");
+  }
+  return lume_unlock(in.options,
+                     {"report", in.options.vm, "--out", in.options.out_dir + "/report"});
+}
+
+StepCommand remove_command(const StepInputs& in) {
+  if (in.options.keep) {
+    return std::string("the VM is kept (--keep)");
+  }
+  std::vector<std::string> command = {"remove", in.options.vm, "--delete-vm"};
+  append(command, in.options.connection_args);
+  return lume_unlock(in.options, command);
+}
+
+/// One row of the step table.
+struct StepDefinition {
+  const char* name;
+  /// Runs even after a step failed (cleaning up), unless its command says it is skipped.
+  bool cleans_up;
+  StepCommand (*command)(const StepInputs&);
+};
+
+/// The whole path a first run on a Mac takes, in order: the one table of the steps.
+const StepDefinition k_steps[] = {
+    {"preflight", false, preflight_command},
+    {"create", false, create_command},
+    {"verify", false, verify_command},
+    {"bench", false, bench_command},
+    {"report", false, report_command},
+    {"remove", true, remove_command},
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+Status
+write_scrubbed(const AcceptanceOptions& options, const std::string& name, const std::string& text) {
+  return util::write_file_atomic(options.out_dir + "/" + name,
+                                 util::scrub_secrets(text, options.secrets));
+}
+
+/// Why a step failed, in one line: its `{"error": …}` document's message (what --json prints on
+/// an error), else the doctor checks that failed, else the first line of stderr that says
+/// "error" or "failed" (bench's gate), else the exit status.
+std::string failure_summary(const util::ChildOutcome& outcome) {
+  const auto doc = nlohmann::json::parse(outcome.stdout_text, nullptr, false);
+  if (doc.is_object() && doc.contains("error") && doc["error"].is_object() &&
+      doc["error"].value("message", std::string()) != "") {
+    return doc["error"]["message"].get<std::string>();
+  }
+  if (doc.is_object() && doc.contains("checks") && doc["checks"].is_array()) {
+    std::string failed;
+    for (const auto& check : doc["checks"]) {
+      if (check.is_object() && check.value("status", std::string()) == "fail") {
+        failed += (failed.empty() ? "" : "; ") + check.value("name", std::string()) + ": " +
+                  check.value("detail", std::string());
+      }
+    }
+    if (!failed.empty()) {
+      return failed;
+    }
+  }
+  std::istringstream lines(outcome.stderr_text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("error") != std::string::npos || line.find("failed") != std::string::npos) {
+      return line;
+    }
+  }
+  return "exit " + std::to_string(outcome.exit_status);
+}
+
+AcceptanceStep run_step(const AcceptanceOptions& options,
+                        int index,
+                        const StepDefinition& definition,
+                        const StepCommand& command,
+                        Status& written) {
+  AcceptanceStep step;
+  step.name = definition.name;
+  if (const auto* reason = std::get_if<std::string>(&command)) {
+    step.detail = *reason;
+    return step;
+  }
+  const auto& argv = std::get<std::vector<std::string>>(command);
+  for (const std::string& arg : argv) {
+    step.command.push_back(util::scrub_secrets(arg, options.secrets));
+  }
+  char prefix[8];
+  std::snprintf(prefix, sizeof prefix, "%02d-", index + 1);
+  step.stdout_file = prefix + step.name + ".stdout";
+  step.stderr_file = prefix + step.name + ".stderr";
+  const auto started = std::chrono::steady_clock::now();
+  auto outcome = util::run_child(argv);
+  step.seconds = seconds_since(started);
+  if (!outcome.ok()) {
+    step.status = AcceptanceStatus::fail;
+    step.detail = util::scrub_secrets(outcome.error().message(), options.secrets);
+    step.stdout_file.clear();
+    step.stderr_file.clear();
+    return step;
+  }
+  step.exit_status = outcome.value().exit_status;
+  step.status = *step.exit_status == 0 ? AcceptanceStatus::pass : AcceptanceStatus::fail;
+  if (step.status == AcceptanceStatus::fail) {
+    step.detail = util::scrub_secrets(failure_summary(outcome.value()), options.secrets);
+  }
+  if (written.ok()) {
+    written = write_scrubbed(options, step.stdout_file, outcome.value().stdout_text);
+  }
+  if (written.ok()) {
+    written = write_scrubbed(options, step.stderr_file, outcome.value().stderr_text);
+  }
+  return step;
+}
+
+/// Scrubs, in place, files that a step's command wrote itself into the folder (report's
+/// `--out DIR/report`): the folder as a whole must hold no secret, not only what is written here.
+Status scrub_folder(const AcceptanceOptions& options) {
+  if (options.secrets.empty()) {
+    return ok_status();
+  }
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(options.out_dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    if (!it->is_regular_file(ec)) {
+      continue;
+    }
+    const std::string path = it->path().string();
+    LUME_UNLOCK_TRY_ASSIGN(const std::string text, util::read_file(path));
+    const std::string scrubbed = util::scrub_secrets(text, options.secrets);
+    if (scrubbed != text) {
+      LUME_UNLOCK_TRY(util::write_file_atomic(path, scrubbed, 0600));
+    }
+  }
+  return ok_status();
+}
+
+std::string readme_text(const AcceptanceReport& report) {
+  std::ostringstream text;
+  text << "lume-unlock doctor --acceptance: one run of the whole path against the throwaway VM '"
+       << report.vm << "'.\n\n"
+       << "To report a problem, attach this whole folder (a .tar.gz of it) to the bug report.\n"
+       << "acceptance.json lists every step: its command, pass/fail/skipped, seconds and exit\n"
+       << "status; NN-step.stdout and NN-step.stderr hold what that step printed (--json output\n"
+       << "on stdout). The values of the password and token variables lume-unlock reads were\n"
+       << "replaced by " << util::k_scrubbed_marker << " in every file before it was written.\n\n";
+  for (const auto& step : report.steps) {
+    text << step.name << ": " << acceptance_status_name(step.status);
+    if (!step.detail.empty()) {
+      text << " (" << step.detail << ")";
+    }
+    text << "\n";
+  }
+  text << "\nVM: " << vm_outcome(report) << "\n";
+  return text.str();
+}
+
+} // namespace
+
+const char* acceptance_status_name(AcceptanceStatus status) {
+  switch (status) {
+  case AcceptanceStatus::pass:
+    return "pass";
+  case AcceptanceStatus::fail:
+    return "fail";
+  case AcceptanceStatus::skipped:
+    break;
+  }
+  return "skipped";
+}
+
+const char* vm_outcome(const AcceptanceReport& report) {
+  if (report.vm_kept) {
+    return "kept";
+  }
+  return !report.steps.empty() && report.steps.back().status == AcceptanceStatus::pass
+             ? "removed"
+             : "never created";
+}
+
+bool AcceptanceReport::passed() const {
+  for (const auto& step : steps) {
+    if (step.status == AcceptanceStatus::fail) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::vector<std::string> acceptance_secret_variables(const std::string& password_env) {
+  std::vector<std::string> names = {"LUME_UNLOCK_GUEST_PASSWORD",
+                                    "GHCR_TOKEN",
+                                    "GITHUB_TOKEN",
+                                    "GHCR_USERNAME",
+                                    "GITHUB_USERNAME",
+                                    "LUME_UNLOCK_KEY_PASSPHRASE"};
+  if (!password_env.empty() && password_env != names.front()) {
+    names.insert(names.begin() + 1, password_env);
+  }
+  return names;
+}
+
+std::vector<std::string> acceptance_secrets(const std::string& password_env) {
+  std::vector<std::string> values;
+  for (const std::string& name : acceptance_secret_variables(password_env)) {
+    if (const char* value = std::getenv(name.c_str()); value != nullptr && *value != '\0') {
+      values.emplace_back(value);
+    }
+  }
+  return values;
+}
+
+Result<AcceptanceReport> run_acceptance(const AcceptanceOptions& options,
+                                        const std::function<void(const std::string&)>& on_step) {
+  LUME_UNLOCK_TRY_ASSIGN(const recipe::Recipe recipe, recipe::load_recipe(options.recipe));
+  std::error_code ec;
+  if (fs::exists(options.out_dir + "/acceptance.json", ec)) {
+    return Error(ErrorCategory::usage,
+                 "acceptance folder '" + options.out_dir + "'",
+                 "it already holds an acceptance run (acceptance.json)",
+                 "name a new folder with --out DIR");
+  }
+  fs::create_directories(options.out_dir, ec);
+  if (ec) {
+    return Error(ErrorCategory::failure,
+                 "cannot create the acceptance folder '" + options.out_dir + "'",
+                 ec.message(),
+                 "name a writable folder with --out DIR");
+  }
+  AcceptanceReport report;
+  report.vm = options.vm;
+  report.out_dir = options.out_dir;
+  const StepInputs inputs{options, recipe};
+  Status written = ok_status();
+  bool failed = false;
+  bool create_tried = false;
+  int index = 0;
+  for (const StepDefinition& definition : k_steps) {
+    AcceptanceStep step;
+    if (failed && !definition.cleans_up) {
+      step.name = definition.name;
+      step.detail = "an earlier step failed";
+    } else if (definition.cleans_up && !create_tried) {
+      step.name = definition.name;
+      step.detail = "no VM was created";
+    } else {
+      const StepCommand command = definition.command(inputs);
+      if (std::holds_alternative<std::vector<std::string>>(command)) {
+        on_step(definition.name);
+      }
+      step = run_step(options, index, definition, command, written);
+    }
+    create_tried = create_tried || (step.name == "create" && step.exit_status.has_value());
+    failed = failed || step.status == AcceptanceStatus::fail;
+    report.steps.push_back(std::move(step));
+    ++index;
+  }
+  const AcceptanceStep& remove = report.steps.back();
+  report.vm_kept = create_tried && remove.status != AcceptanceStatus::pass;
+  LUME_UNLOCK_TRY(std::move(written));
+  LUME_UNLOCK_TRY(scrub_folder(options));
+  LUME_UNLOCK_TRY(write_scrubbed(options, "acceptance.json", to_json(report).dump(2) + "\n"));
+  LUME_UNLOCK_TRY(write_scrubbed(options, "README.txt", readme_text(report)));
+  return report;
+}
+
+nlohmann::json to_json(const AcceptanceReport& report) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (const auto& step : report.steps) {
+    nlohmann::json item = {{"name", step.name},
+                           {"status", acceptance_status_name(step.status)},
+                           {"seconds", step.seconds}};
+    if (!step.detail.empty()) {
+      item["detail"] = step.detail;
+    }
+    if (step.exit_status) {
+      item["exit_status"] = *step.exit_status;
+    }
+    if (!step.command.empty()) {
+      item["command"] = step.command;
+    }
+    if (!step.stdout_file.empty()) {
+      item["stdout"] = step.stdout_file;
+      item["stderr"] = step.stderr_file;
+    }
+    steps.push_back(item);
+  }
+  return {{"vm", report.vm},
+          {"out", report.out_dir},
+          {"passed", report.passed()},
+          {"vm_kept", report.vm_kept},
+          {"vm_outcome", vm_outcome(report)},
+          {"steps", steps}};
+}
+
+} // namespace lume_unlock::pipeline
