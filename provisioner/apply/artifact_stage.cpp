@@ -66,7 +66,9 @@ Result<std::vector<StagedArtifact>> stage_artifacts(const recipe::Recipe& recipe
     auto files = fetch::unpack_artifact(fetched.value().path,
                                         item.unpack,
                                         item.strip_components,
-                                        staging.path() + "/" + std::to_string(i));
+                                        staging.path() + "/" + std::to_string(i),
+                                        {},
+                                        fetched.value().sha256);
     if (!files.ok()) {
       return files.error().with_context(item.field);
     }

@@ -80,7 +80,10 @@ Status place_single_file(const std::string& what,
   return status;
 }
 
-Result<std::vector<UnpackedFile>> list_tree(const std::string& what, const std::string& root) {
+/// `known_sha256`: the digest of every regular file in the tree when the caller already checked
+/// it (a single cached blob), so it is not read again; empty: each file is hashed.
+Result<std::vector<UnpackedFile>>
+list_tree(const std::string& what, const std::string& root, const std::string& known_sha256 = {}) {
   std::vector<UnpackedFile> files;
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(root, ec);
@@ -102,7 +105,11 @@ Result<std::vector<UnpackedFile>> list_tree(const std::string& what, const std::
         break;
       }
     } else {
-      LUME_UNLOCK_TRY_ASSIGN(file.sha256, util::sha256_file_hex(file.host_path));
+      if (known_sha256.empty()) {
+        LUME_UNLOCK_TRY_ASSIGN(file.sha256, util::sha256_file_hex(file.host_path));
+      } else {
+        file.sha256 = known_sha256;
+      }
       file.size = static_cast<std::uint64_t>(fs::file_size(it->path(), ec));
       file.executable = (status.permissions() & fs::perms::owner_exec) != fs::perms::none;
     }
@@ -150,7 +157,8 @@ Result<std::vector<UnpackedFile>> unpack_artifact(const std::string& blob_path,
                                                   UnpackFormat format,
                                                   unsigned strip_components,
                                                   const std::string& staging_dir,
-                                                  const util::ExtractLimits& limits) {
+                                                  const util::ExtractLimits& limits,
+                                                  const std::string& known_sha256) {
   const std::string what = "cannot unpack '" + blob_path + "'";
   if (format == UnpackFormat::none) {
     if (strip_components != 0) {
@@ -160,7 +168,7 @@ Result<std::vector<UnpackedFile>> unpack_artifact(const std::string& blob_path,
                    "drop strip_components, or set unpack to zip or tar.gz");
     }
     LUME_UNLOCK_TRY(place_single_file(what, blob_path, staging_dir));
-    LUME_UNLOCK_TRY_ASSIGN(auto files, list_tree(what, staging_dir));
+    LUME_UNLOCK_TRY_ASSIGN(auto files, list_tree(what, staging_dir, known_sha256));
     for (auto& file : files) {
       file.relative_path.clear(); // the one file is the destination itself
     }

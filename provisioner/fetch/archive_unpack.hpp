@@ -42,10 +42,13 @@ struct UnpackedFile {
 /// so nothing is lost silently). none hard-links the blob (or copies it across file systems)
 /// to `<staging_dir>/<file name of blob_path>`; strip_components must then be 0 (usage).
 /// Staging files may be hard links to cache blobs: read them, never write them.
+/// `known_sha256` (unpack none only): the blob's digest as fetch_artifact verified it, so a
+/// multi-gigabyte model is not read once more to list it; empty: it is hashed.
 Result<std::vector<UnpackedFile>> unpack_artifact(const std::string& blob_path,
                                                   UnpackFormat format,
                                                   unsigned strip_components,
                                                   const std::string& staging_dir,
-                                                  const util::ExtractLimits& limits = {});
+                                                  const util::ExtractLimits& limits = {},
+                                                  const std::string& known_sha256 = {});
 
 } // namespace lume_unlock::fetch

@@ -50,8 +50,8 @@ public:
   Status prepare() const;
 
   /// Moves `file` (on the cache's file system, normally a partial) to blob_path(sha256_hex) by
-  /// rename, after fsyncing it; mode 0644. The caller has checked the digest. Returns the blob
-  /// path. Fails (category failure) with both paths and errno text.
+  /// rename (not fsynced: every use re-hashes a blob); mode 0644. The caller has checked the
+  /// digest. Returns the blob path. Fails (category failure) with both paths and errno text.
   Result<std::string> commit(const std::string& file, std::string_view sha256_hex) const;
 
   /// Removes the blob with this digest (a cached file that no longer hashes to its name).

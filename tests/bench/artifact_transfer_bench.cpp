@@ -77,12 +77,17 @@ void run_ours(const std::string& url,
   item.dest = guest_path;
   recipe.install = {item};
   auto staging = apply::StagingArea::create(cache).value_or_throw();
+  auto start = Clock::now();
   auto staged =
       apply::stage_artifacts(recipe, nullptr, cache, {http, nullptr, {}}, staging).value_or_throw();
+  const double fetched = seconds_since(start);
   auto session = guest::SshSession::connect(ssh).value_or_throw();
+  start = Clock::now();
   auto installed =
       apply::install_artifacts(*session, staged, apply::InstalledShim{}, guest_path + ".d", {})
           .value_or_throw();
+  std::cout << "  (ours: fetch and unpack " << fetched << " s, install " << seconds_since(start)
+            << " s)" << std::endl;
   if (installed.files_sent != 1) {
     fail("our install sent " + std::to_string(installed.files_sent) + " files");
   }
@@ -188,9 +193,11 @@ int main(int argc, char** argv) {
   if (curl.exit_status != 0) {
     fail("curl: " + curl.stderr_text);
   }
+  const double peer_download = seconds_since(start);
   if (util::sha256_file_hex(work / "peer.gguf").value_or_throw() != sha256) {
     fail("curl's copy has other bytes");
   }
+  const auto scp_start = Clock::now();
   auto scp = test::run_command({"/usr/bin/scp",
                                 "-q",
                                 "-P",
@@ -206,6 +213,7 @@ int main(int argc, char** argv) {
                                 work / "peer.gguf",
                                 guest.info().user + "@127.0.0.1:" + home + "/peer.gguf"});
   const double peer = seconds_since(start);
+  const double peer_copy = seconds_since(scp_start);
   if (scp.exit_status != 0) {
     fail("scp: " + scp.stderr_text);
   }
@@ -214,7 +222,8 @@ int main(int argc, char** argv) {
   std::cout << "artifact of " << mib << " MiB, loopback HTTPS -> host -> guest-sim over SSH\n"
             << "  lume-unlock fetch + install: " << ours << " s (" << mibf / ours
             << " MiB/s), peak RSS " << our_rss_kib / 1024 << " MiB\n"
-            << "  curl + sha256 + scp:        " << peer << " s (" << mibf / peer << " MiB/s)\n"
+            << "  curl + sha256 + scp:        " << peer << " s (" << mibf / peer << " MiB/s; curl "
+            << peer_download << " s, scp " << peer_copy << " s)\n"
             << "  ratio ours/peer: " << ours / peer << "\n";
   return 0;
 }
