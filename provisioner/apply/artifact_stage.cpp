@@ -10,6 +10,20 @@ namespace lume_unlock::apply {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+fetch::FetchRequest fetch_request(const recipe::Recipe& recipe,
+                                  const recipe::InstallItem& item,
+                                  const std::optional<std::string>& sha256) {
+  fetch::FetchRequest request;
+  request.source = recipe::install_source(recipe, item);
+  request.sha256 = sha256;
+  request.label = item.label();
+  return request;
+}
+
+} // namespace
+
 ArtifactPin pin_of(const recipe::InstallItem& item, const recipe::LockFile* lock) {
   if (item.sha256) {
     return {item.sha256, false};
@@ -55,10 +69,7 @@ Result<std::vector<StagedArtifact>> stage_artifacts(const recipe::Recipe& recipe
   for (std::size_t i = 0; i < recipe.install.size(); ++i) {
     const recipe::InstallItem& item = recipe.install[i];
     const ArtifactPin pin = pin_of(item, lock);
-    fetch::FetchRequest request;
-    request.source = recipe::install_source(recipe, item);
-    request.sha256 = pin.sha256;
-    request.label = item.label();
+    const fetch::FetchRequest request = fetch_request(recipe, item, pin.sha256);
     auto fetched = fetch::fetch_artifact(request, cache, services);
     if (!fetched.ok()) {
       return fetched.error().with_context(item.field);
@@ -88,10 +99,7 @@ Result<std::vector<recipe::LockedArtifact>> lock_artifacts(const recipe::Recipe&
                                                            const fetch::FetchServices& services) {
   std::vector<recipe::LockedArtifact> locked;
   for (const recipe::InstallItem& item : recipe.install) {
-    fetch::FetchRequest request;
-    request.source = recipe::install_source(recipe, item);
-    request.sha256 = item.sha256;
-    request.label = item.label();
+    const fetch::FetchRequest request = fetch_request(recipe, item, item.sha256);
     auto fetched = fetch::fetch_artifact(request, cache, services);
     if (!fetched.ok()) {
       return fetched.error().with_context(item.field);

@@ -12,6 +12,7 @@
 #include "support/artifact_server.hpp"
 #include "support/guest_sim.hpp"
 #include "support/process.hpp"
+#include "support/random_file.hpp"
 #include "support/temp_dir.hpp"
 #include "support/test_ca.hpp"
 #include "util/sha256.hpp"
@@ -34,23 +35,6 @@ using Clock = std::chrono::steady_clock;
 [[noreturn]] void fail(const std::string& what) {
   std::cerr << "artifact_transfer_bench: " << what << '\n';
   std::exit(1);
-}
-
-/// `mib` MiB of incompressible bytes, written 1 MiB at a time; returns their SHA-256.
-std::string write_random_file(const std::string& path, std::uint64_t mib) {
-  std::mt19937_64 rng(7);
-  std::string block(1 << 20, '\0');
-  util::Sha256 hasher;
-  std::ofstream out(path, std::ios::binary);
-  for (std::uint64_t i = 0; i < mib; ++i) {
-    for (std::size_t j = 0; j < block.size(); j += 8) {
-      const std::uint64_t v = rng();
-      std::memcpy(&block[j], &v, 8);
-    }
-    hasher.update(block);
-    out.write(block.data(), static_cast<std::streamsize>(block.size()));
-  }
-  return hasher.finish_hex();
 }
 
 double seconds_since(Clock::time_point start) {
@@ -96,15 +80,7 @@ void run_ours(const std::string& url,
 } // namespace
 
 int main(int argc, char** argv) {
-  std::uint64_t mib = 256;
-  for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--mib" && i + 1 < argc) {
-      mib = std::stoull(argv[++i]);
-    } else {
-      std::cerr << "usage: artifact_transfer_bench [--mib N]\n";
-      return 2;
-    }
-  }
+  const std::uint64_t mib = test::mib_argument(argc, argv, "artifact_transfer_bench", 256);
   const bool ci = test::running_in_ci();
   const auto skip = [&](const std::string& why) {
     std::cerr << "artifact_transfer_bench: skipped: " << why << '\n';
@@ -152,7 +128,7 @@ int main(int argc, char** argv) {
   ssh.connect_timeout = std::chrono::seconds(5);
 
   const std::uint64_t bytes = mib << 20;
-  const std::string sha256 = write_random_file(work / "model.gguf", mib);
+  const std::string sha256 = test::write_random_file(work / "model.gguf", mib, 7);
   server->serve_file("/model.gguf", work / "model.gguf");
   const std::string url = server->url("/model.gguf");
   const std::string home = guest.info().home;

@@ -5,6 +5,7 @@
 // or skopeo, unless CI=true.
 #include "oci/media_types.hpp"
 #include "oci/registry_client.hpp"
+#include "support/random_file.hpp"
 #include "support/registry_server.hpp"
 #include "support/temp_dir.hpp"
 #include "util/sha256.hpp"
@@ -27,23 +28,6 @@ using namespace lume_unlock;
 using Clock = std::chrono::steady_clock;
 
 const char* const k_skopeo = "/usr/bin/skopeo";
-
-/// Writes `mib` MiB of incompressible bytes (so nobody wins by compressing), 1 MiB at a time.
-std::string write_random_file(const std::string& path, std::uint64_t mib, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::string block(1 << 20, '\0');
-  util::Sha256 hasher;
-  std::ofstream out(path, std::ios::binary);
-  for (std::uint64_t i = 0; i < mib; ++i) {
-    for (std::size_t j = 0; j < block.size(); j += 8) {
-      std::uint64_t v = rng();
-      std::memcpy(&block[j], &v, 8);
-    }
-    hasher.update(block);
-    out.write(block.data(), static_cast<std::streamsize>(block.size()));
-  }
-  return hasher.finish_hex();
-}
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -89,15 +73,7 @@ void write_skopeo_dir(const std::string& dir,
 } // namespace
 
 int main(int argc, char** argv) {
-  std::uint64_t mib = 256;
-  for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--mib" && i + 1 < argc) {
-      mib = std::stoull(argv[++i]);
-    } else {
-      std::cerr << "usage: registry_transfer_bench [--mib N]\n";
-      return 2;
-    }
-  }
+  const std::uint64_t mib = test::mib_argument(argc, argv, "registry_transfer_bench", 256);
   const bool ci = test::running_in_ci();
   std::string why_not;
   if (access(k_skopeo, X_OK) != 0) {
@@ -113,8 +89,8 @@ int main(int argc, char** argv) {
   }
   test::TempDir work("lume-unlock-bench");
   const std::uint64_t bytes = mib << 20;
-  const std::string ours_hex = write_random_file(work / "ours.bin", mib, 1);
-  const std::string theirs_hex = write_random_file(work / "theirs.bin", mib, 2);
+  const std::string ours_hex = test::write_random_file(work / "ours.bin", mib, 1);
+  const std::string theirs_hex = test::write_random_file(work / "theirs.bin", mib, 2);
   const auto repo = oci::parse_reference(server->host() + "/bench/ours:v1").value_or_throw();
 
   // Upload with our client: hashing pass included (it is part of a real push).

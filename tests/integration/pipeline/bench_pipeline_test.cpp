@@ -46,18 +46,6 @@ protected:
     return std::string(LUME_UNLOCK_FIXTURES) + "/llama-bench/" + name;
   }
 
-  static const nlohmann::json* step(const nlohmann::json& doc, const std::string& id) {
-    if (!doc.contains("steps")) {
-      return nullptr;
-    }
-    for (const auto& s : doc["steps"]) {
-      if (s["id"] == id) {
-        return &s;
-      }
-    }
-    return nullptr;
-  }
-
   std::string target(const std::string& tag = "1") const {
     return registry->host() + "/acme/tahoe-llm:" + tag;
   }
@@ -75,7 +63,7 @@ TEST_F(BenchPipeline, CreateBenchRunsLastRecordsTheFiguresOnHostAndGuestAndStatu
                 "-p 512 -n 128 -r 3, gate min_speedup 5"),
             std::string::npos)
       << plan.dump(2);
-  EXPECT_EQ(step(json_of(create({"--dry-run"})), "bench"), nullptr) << "bench without --bench";
+  EXPECT_EQ(step_of(json_of(create({"--dry-run"})), "bench"), nullptr) << "bench without --bench";
 
   const auto started = std::chrono::steady_clock::now();
   CliRun run = create({"--bench"});
@@ -83,7 +71,7 @@ TEST_F(BenchPipeline, CreateBenchRunsLastRecordsTheFiguresOnHostAndGuestAndStatu
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
   const auto doc = json_of(run);
-  const nlohmann::json* bench_step = step(doc, "bench");
+  const nlohmann::json* bench_step = step_of(doc, "bench");
   ASSERT_NE(bench_step, nullptr) << run.out;
   EXPECT_EQ((*bench_step)["outcome"], "changed") << bench_step->dump();
   std::cout << "[measure] create --bench: " << seconds << " s, of which the bench step "
@@ -181,9 +169,9 @@ TEST_F(BenchPipeline, BakeBenchAnnotatesThePushedManifestAndRecordsTheAnnotatedD
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
   const auto doc = json_of(run);
   const std::string digest = doc["digest"];
-  const nlohmann::json* annotate = step(doc, "annotate");
+  const nlohmann::json* annotate = step_of(doc, "annotate");
   ASSERT_NE(annotate, nullptr) << run.out;
-  std::cout << "[measure] bake --bench: bench step " << (*step(doc, "bench"))["seconds"]
+  std::cout << "[measure] bake --bench: bench step " << (*step_of(doc, "bench"))["seconds"]
             << " s, annotate step " << (*annotate)["seconds"] << " s\n";
 
   // skopeo, not our client: the tag's manifest carries the figures, and its sha256 is the

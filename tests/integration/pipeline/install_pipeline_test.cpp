@@ -63,18 +63,6 @@ protected:
                ? static_cast<std::size_t>(std::distance(fs::directory_iterator(cache_blobs()), {}))
                : 0;
   }
-  static const nlohmann::json* step(const nlohmann::json& doc, const std::string& id) {
-    if (!doc.contains("steps")) {
-      return nullptr;
-    }
-    for (const auto& s : doc["steps"]) {
-      if (s["id"] == id) {
-        return &s;
-      }
-    }
-    return nullptr;
-  }
-
   std::unique_ptr<ArtifactServer> server;
   std::string archive;
   std::string model;
@@ -86,9 +74,9 @@ TEST_F(InstallPipeline, LockPinsTheArtifactsAndCreatesFromTheCacheDownloadNothin
   CliRun planned = create({"--dry-run"});
   ASSERT_EQ(planned.exit_code, 0) << planned.err << planned.out;
   const auto plan = json_of(planned);
-  ASSERT_NE(step(plan, "fetch"), nullptr) << planned.out;
+  ASSERT_NE(step_of(plan, "fetch"), nullptr) << planned.out;
   EXPECT_EQ(plan["steps"][1]["id"], "fetch") << "fetch comes before the image";
-  const std::string described = (*step(plan, "fetch"))["description"];
+  const std::string described = (*step_of(plan, "fetch"))["description"];
   EXPECT_NE(described.find("install[0] " + server->url("/releases/llama.tar.gz") + " -> " + home() +
                            "/llama.cpp (tar.gz; download, unpinned: 'lume-unlock lock' "
                            "pins it)"),
@@ -109,7 +97,7 @@ TEST_F(InstallPipeline, LockPinsTheArtifactsAndCreatesFromTheCacheDownloadNothin
   const std::uint64_t requests_after_lock = server->requests();
 
   // The plan now finds both in the cache; create transfers 0 bytes from the network.
-  const std::string cached = (*step(json_of(create({"--dry-run"})), "fetch"))["description"];
+  const std::string cached = (*step_of(json_of(create({"--dry-run"})), "fetch"))["description"];
   EXPECT_NE(cached.find("in the cache, sha256:" + util::sha256_hex(model).substr(0, 12)),
             std::string::npos)
       << cached;
@@ -119,8 +107,8 @@ TEST_F(InstallPipeline, LockPinsTheArtifactsAndCreatesFromTheCacheDownloadNothin
   EXPECT_EQ(slurp(home() + "/llama.cpp/bin/llama-cli"), "#!/bin/sh\necho llama-cli \"$@\"\n");
   EXPECT_EQ(slurp(home() + "/models/model.gguf"), model);
   const auto doc = json_of(run);
-  ASSERT_NE(step(doc, "install"), nullptr) << run.out;
-  EXPECT_EQ((*step(doc, "install"))["outcome"], "changed");
+  ASSERT_NE(step_of(doc, "install"), nullptr) << run.out;
+  EXPECT_EQ((*step_of(doc, "install"))["outcome"], "changed");
 
   // Recorded on the host (and the guest): each artifact with its files.
   const auto record = provenance::read_provenance(state.path(), "vm1").value();
@@ -136,7 +124,7 @@ TEST_F(InstallPipeline, LockPinsTheArtifactsAndCreatesFromTheCacheDownloadNothin
   // A second create changes nothing and asks the server for nothing.
   CliRun again = create();
   ASSERT_EQ(again.exit_code, 0) << again.err << again.out;
-  EXPECT_EQ((*step(json_of(again), "install"))["outcome"], "unchanged") << again.out;
+  EXPECT_EQ((*step_of(json_of(again), "install"))["outcome"], "unchanged") << again.out;
   EXPECT_EQ(server->requests(), requests_after_lock);
   EXPECT_EQ(leftovers(), "");
 }

@@ -35,6 +35,19 @@ inline nlohmann::json json_of(const CliRun& run) {
   return nlohmann::json::parse(run.out, nullptr, false);
 }
 
+/// The step `id` of a --json plan or outcome document, or null.
+inline const nlohmann::json* step_of(const nlohmann::json& doc, const std::string& id) {
+  if (!doc.contains("steps")) {
+    return nullptr;
+  }
+  for (const auto& s : doc["steps"]) {
+    if (s["id"] == id) {
+      return &s;
+    }
+  }
+  return nullptr;
+}
+
 class PipelineWorld : public ::testing::Test {
 protected:
   /// Starts everything; `lume_args` are extra lume-sim arguments (faults).
