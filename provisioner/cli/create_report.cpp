@@ -70,6 +70,31 @@ nlohmann::json create_outcome_json(const pipeline::CreatePipeline& pipeline,
   // Entries added with `allow` that the recipe does not have: kept, or removed by --exclusive.
   doc["allow_entries"] = {{"kept", o.kept_allow_entries}, {"removed", o.removed_allow_entries}};
   doc["programs"] = program_checks_json(o.program_checks);
+  if (!o.fetched.empty()) {
+    // The install: items: where each came from (cache or network) and what the guest got.
+    nlohmann::json artifacts = nlohmann::json::array();
+    for (std::size_t i = 0; i < o.fetched.size(); ++i) {
+      const auto& staged = o.fetched[i];
+      nlohmann::json item = {{"field", staged.item.field},
+                             {"source", staged.source},
+                             {"sha256", staged.fetched.sha256},
+                             {"size", staged.fetched.size},
+                             {"pinned", staged.pinned},
+                             {"from_cache", staged.fetched.from_cache},
+                             {"network_bytes", staged.fetched.network_bytes},
+                             {"dest", staged.item.dest}};
+      if (o.artifacts && i < o.artifacts->records.size()) {
+        item["files"] = o.artifacts->records[i].files.size();
+      }
+      artifacts.push_back(item);
+    }
+    doc["artifacts"] = artifacts;
+    if (o.artifacts) {
+      doc["artifacts_sent"] = {{"files", o.artifacts->files_sent},
+                               {"of", o.artifacts->files_total},
+                               {"bytes", o.artifacts->bytes_sent}};
+    }
+  }
   doc["warnings"] = o.warnings;
   if (o.bench) {
     doc["bench"] = o.bench->record;

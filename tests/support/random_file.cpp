@@ -26,7 +26,8 @@ std::string write_random_file(const std::string& path, std::uint64_t mib, std::u
   return hasher.finish_hex();
 }
 
-std::uint64_t mib_argument(int argc, char** argv, const std::string& program, std::uint64_t fallback) {
+std::uint64_t
+mib_argument(int argc, char** argv, const std::string& program, std::uint64_t fallback) {
   std::uint64_t mib = fallback;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--mib" && i + 1 < argc) {

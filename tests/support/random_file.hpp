@@ -11,6 +11,7 @@ std::string write_random_file(const std::string& path, std::uint64_t mib, std::u
 
 /// A benchmark's command line: nothing, or `--mib N`. Prints "usage: PROGRAM [--mib N]" and exits
 /// 2 on anything else.
-std::uint64_t mib_argument(int argc, char** argv, const std::string& program, std::uint64_t fallback);
+std::uint64_t
+mib_argument(int argc, char** argv, const std::string& program, std::uint64_t fallback);
 
 } // namespace lume_unlock::test

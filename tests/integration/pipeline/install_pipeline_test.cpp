@@ -121,11 +121,18 @@ TEST_F(InstallPipeline, LockPinsTheArtifactsAndCreatesFromTheCacheDownloadNothin
       provenance::parse_provenance(slurp(support_dir() + "/provenance.json")).value().artifacts,
       record.artifacts);
 
+  ASSERT_TRUE(doc.contains("artifacts")) << run.out;
+  EXPECT_EQ(doc["artifacts"][0]["from_cache"], true);
+  EXPECT_EQ(doc["artifacts"][0]["network_bytes"], 0);
+  EXPECT_EQ(doc["artifacts"][1]["sha256"], util::sha256_hex(model));
+  EXPECT_EQ(doc["artifacts_sent"]["files"], 3);
+
   // A second create changes nothing and asks the server for nothing.
   CliRun again = create();
   ASSERT_EQ(again.exit_code, 0) << again.err << again.out;
   EXPECT_EQ((*step_of(json_of(again), "install"))["outcome"], "unchanged") << again.out;
   EXPECT_EQ(server->requests(), requests_after_lock);
+  EXPECT_EQ(json_of(again)["artifacts_sent"]["files"], 0);
   EXPECT_EQ(leftovers(), "");
 }
 
