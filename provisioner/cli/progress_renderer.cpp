@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
 
 namespace lume_unlock::cli {
@@ -9,6 +10,8 @@ namespace lume_unlock::cli {
 namespace {
 
 constexpr int k_bar_width = 24;
+/// A rate over less than this is noise (the first chunks of a transfer, a resumed offset).
+constexpr auto k_rate_window = std::chrono::seconds(1);
 
 std::string bar(std::uint64_t done, std::uint64_t total) {
   const int filled = total == 0 ? 0 : static_cast<int>((done * k_bar_width) / total);
@@ -31,7 +34,29 @@ std::string human_bytes(std::uint64_t bytes) {
   return buffer;
 }
 
-std::string ProgressRenderer::format(const util::ProgressEvent& event) {
+std::string human_duration(double seconds) {
+  const auto total = static_cast<std::uint64_t>(std::ceil(std::max(seconds, 0.0)));
+  char buffer[32];
+  if (total < 60) {
+    std::snprintf(buffer, sizeof buffer, "%llus", static_cast<unsigned long long>(total));
+  } else if (total < 3600) {
+    std::snprintf(buffer,
+                  sizeof buffer,
+                  "%llum%02llus",
+                  static_cast<unsigned long long>(total / 60),
+                  static_cast<unsigned long long>(total % 60));
+  } else {
+    std::snprintf(buffer,
+                  sizeof buffer,
+                  "%lluh%02llum",
+                  static_cast<unsigned long long>(total / 3600),
+                  static_cast<unsigned long long>((total % 3600) / 60));
+  }
+  return buffer;
+}
+
+std::string ProgressRenderer::format(const util::ProgressEvent& event,
+                                     std::optional<double> bytes_per_second) {
   std::string text = event.step;
   if (event.done && event.total && *event.total > 0) {
     const std::uint64_t done = std::min(*event.done, *event.total);
@@ -44,6 +69,13 @@ std::string ProgressRenderer::format(const util::ProgressEvent& event) {
     }
   } else if (event.done && event.unit == "bytes") {
     text += "  " + human_bytes(*event.done);
+  }
+  if (event.done && event.unit == "bytes" && bytes_per_second && *bytes_per_second >= 1.0) {
+    text += "  " + human_bytes(static_cast<std::uint64_t>(*bytes_per_second)) + "/s";
+    if (!event.finished && event.total && *event.total > *event.done) {
+      text += "  ETA " +
+              human_duration(static_cast<double>(*event.total - *event.done) / *bytes_per_second);
+    }
   }
   if (!event.detail.empty()) {
     text += "  " + event.detail;
@@ -71,12 +103,23 @@ void ProgressRenderer::operator()(const util::ProgressEvent& event) {
   if (m_context.quiet()) {
     return;
   }
-  const std::string text = format(event);
+  const auto now = m_clock();
+  std::optional<double> rate;
+  if (event.unit == "bytes" && event.done) {
+    if (event.step != m_rate_step || *event.done < m_rate_from) {
+      m_rate_step = event.step;
+      m_rate_since = now;
+      m_rate_from = *event.done;
+    } else if (now - m_rate_since >= k_rate_window) {
+      const std::chrono::duration<double> elapsed = now - m_rate_since;
+      rate = static_cast<double>(*event.done - m_rate_from) / elapsed.count();
+    }
+  }
+  const std::string text = format(event, rate);
   const bool new_step = event.step != m_last_step;
   if (text == m_last_text && !event.finished) {
     return;
   }
-  const auto now = m_clock();
   const bool throttled =
       !new_step && !event.finished && now - m_last_print < std::chrono::seconds(1);
 

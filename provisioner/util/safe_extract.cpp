@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -144,6 +145,17 @@ private:
   bool m_committed = false;
 };
 
+/// libarchive's explanation without the newline some of its messages end with (a message is
+/// one line).
+std::string libarchive_error(struct archive* a) {
+  const char* text = archive_error_string(a);
+  std::string message = text != nullptr ? text : "libarchive failed";
+  while (!message.empty() && std::isspace(static_cast<unsigned char>(message.back())) != 0) {
+    message.pop_back();
+  }
+  return message;
+}
+
 class Extractor {
 public:
   Extractor(std::string root, const ExtractLimits& limits, unsigned strip_components)
@@ -213,9 +225,7 @@ Status Extractor::write_file(struct archive* a,
   for (;;) {
     la_ssize_t got = archive_read_data(a, buffer.data(), buffer.size());
     if (got < 0) {
-      const char* text = archive_error_string(a);
-      return reject("entry '" + path +
-                    "' cannot be read: " + (text != nullptr ? text : "libarchive failed"));
+      return reject("entry '" + path + "' cannot be read: " + libarchive_error(a));
     }
     if (got == 0) {
       break;
@@ -415,7 +425,7 @@ Status safe_extract(const std::string& archive_path,
     archive_read_support_format_tar(a.get());
   }
   if (archive_read_open_filename(a.get(), archive_path.c_str(), k_block) != ARCHIVE_OK) {
-    return Error(ErrorCategory::failure, what, archive_error_string(a.get()));
+    return Error(ErrorCategory::failure, what, libarchive_error(a.get()));
   }
   Extractor extractor(tree.path(), limits, options.strip_components);
   for (;;) {
@@ -425,11 +435,9 @@ Status safe_extract(const std::string& archive_path,
       break;
     }
     if (rc < ARCHIVE_WARN) {
-      const char* text = archive_error_string(a.get());
       return Error(ErrorCategory::verification,
                    what,
-                   std::string("the archive is damaged: ") +
-                       (text != nullptr ? text : "libarchive failed"));
+                   "the archive is damaged: " + libarchive_error(a.get()));
     }
     if (auto status = extractor.entry(a.get(), header); !status) {
       return fail(status.error());

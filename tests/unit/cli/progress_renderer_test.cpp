@@ -46,9 +46,48 @@ TEST(ProgressRenderer, PlainOutputIsThrottledToOneLineASecondPerStep) {
   render(bytes_event(100, 100, true)); // the final line always prints
   EXPECT_EQ(err.str(),
             "pull    1% [........................] 1 B / 100 B\n"
-            "pull    3% [........................] 3 B / 100 B\n"
-            "pull  100% [########################] 100 B / 100 B  done\n");
+            "pull    3% [........................] 3 B / 100 B  1 B/s  ETA 54s\n"
+            "pull  100% [########################] 100 B / 100 B  89 B/s  done\n");
   EXPECT_EQ(out.str(), "");
+}
+
+TEST(ProgressRenderer, FormatsRateAndTimeLeftForBytes) {
+  EXPECT_EQ(ProgressRenderer::format(bytes_event(2'000'000'000, 10'000'000'000), 50e6),
+            "pull   20% [####....................] 2.0 GB / 10.0 GB  50.0 MB/s  ETA 2m40s");
+  // Finished: the average rate, no time left. No total: the rate alone.
+  EXPECT_EQ(ProgressRenderer::format(bytes_event(10, 10, true), 5.0),
+            "pull  100% [########################] 10 B / 10 B  5 B/s  done");
+  util::ProgressEvent open_ended;
+  open_ended.step = "model.gguf";
+  open_ended.done = 3'000'000;
+  open_ended.unit = "bytes";
+  EXPECT_EQ(ProgressRenderer::format(open_ended, 1.5e6), "model.gguf  3.0 MB  1.5 MB/s");
+  // A rate below a byte a second says nothing.
+  EXPECT_EQ(ProgressRenderer::format(bytes_event(1, 10), 0.5),
+            "pull   10% [##......................] 1 B / 10 B");
+}
+
+TEST(ProgressRenderer, RateIsMeasuredFromTheStepsFirstEventNotFromZero) {
+  std::ostringstream out, err;
+  Context context(out, err, false, false);
+  FakeClock clock;
+  ProgressRenderer render(context, [&] { return clock.now; });
+  // A download resumed at 4 GB: the 4 GB already on disk are not part of the rate.
+  render(bytes_event(4'000'000'000, 10'000'000'000));
+  clock.now += 2s;
+  render(bytes_event(4'100'000'000, 10'000'000'000));
+  EXPECT_EQ(err.str(),
+            "pull   40% [#########...............] 4.0 GB / 10.0 GB\n"
+            "pull   41% [#########...............] 4.1 GB / 10.0 GB  50.0 MB/s  ETA 1m58s\n");
+}
+
+TEST(HumanDuration, RoundsUpAndUsesTwoUnits) {
+  EXPECT_EQ(human_duration(0), "0s");
+  EXPECT_EQ(human_duration(0.2), "1s");
+  EXPECT_EQ(human_duration(59), "59s");
+  EXPECT_EQ(human_duration(60), "1m00s");
+  EXPECT_EQ(human_duration(185), "3m05s");
+  EXPECT_EQ(human_duration(7620), "2h07m");
 }
 
 TEST(ProgressRenderer, TerminalOutputOverprintsOneLine) {

@@ -1,4 +1,5 @@
 #include "support/temp_dir.hpp"
+#include "support/zip_writer.hpp"
 #include "util/atomic_file.hpp"
 #include "util/safe_extract.hpp"
 #include "util/tar_archive.hpp"
@@ -86,9 +87,20 @@ protected:
   }
   void TearDown() override { fs::remove_all(m_dir); }
 
-  Status extract(const std::string& bytes, const ExtractLimits& limits = {}) {
+  Status extract(const std::string& bytes,
+                 const ExtractLimits& limits = {},
+                 const ExtractOptions& options = {}) {
     EXPECT_TRUE(write_file_atomic(m_archive, bytes).ok());
-    return safe_extract(m_archive, m_destination, limits);
+    return safe_extract(m_archive, m_destination, limits, options);
+  }
+
+  Status extract_zip(const std::vector<test::ZipEntry>& entries,
+                     unsigned strip_components = 0,
+                     const ExtractLimits& limits = {}) {
+    ExtractOptions options;
+    options.format = ArchiveFormat::zip;
+    options.strip_components = strip_components;
+    return extract(test::make_zip(entries), limits, options);
   }
 
   /// After a failure nothing is left: no destination, no temporary directory beside it.
@@ -263,6 +275,103 @@ TEST_F(SafeExtractTest, DamagedArchiveIsRejectedAndLeavesNothing) {
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.error().message().rfind("cannot extract '" + m_archive + "': ", 0), 0u)
       << status.error().message();
+  expect_nothing_left();
+}
+
+TEST_F(SafeExtractTest, ZipKeepsExecuteBitsAndLinksThatStayInside) {
+  using test::ZipEntry;
+  auto status = extract_zip({ZipEntry::directory("bin/"),
+                             ZipEntry::file("bin/tool", "run me", 0755),
+                             ZipEntry::file("lib/libx.1.dylib", "macho"),
+                             ZipEntry::symlink("lib/libx.dylib", "libx.1.dylib"),
+                             ZipEntry::file("data", "d", 04777)});
+  ASSERT_TRUE(status.ok()) << status.error().message();
+  fs::path out = m_destination;
+  EXPECT_EQ(read_file((out / "bin/tool").string()).value(), "run me");
+  EXPECT_EQ(fs::status(out / "bin/tool").permissions() & fs::perms::all, fs::perms(0755));
+  EXPECT_EQ(fs::read_symlink(out / "lib/libx.dylib"), "libx.1.dylib");
+  EXPECT_EQ(read_file((out / "lib/libx.dylib").string()).value(), "macho");
+  EXPECT_EQ(fs::status(out / "data").permissions() & (fs::perms::all | fs::perms::set_uid),
+            fs::perms(0755));
+}
+
+TEST_F(SafeExtractTest, ZipBombIsCaughtByTheBytesWrittenNotTheSizesDeclared) {
+  test::ZipEntry bomb = test::ZipEntry::file("a", std::string(2 << 20, 'z'));
+  bomb.declared_size = 10;
+  ExtractLimits small;
+  small.max_entry_bytes = 4096;
+  auto status = extract_zip({bomb}, 0, small);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().message(),
+            "cannot extract '" + m_archive +
+                "': entry 'a' is larger than the limit of 4096 bytes per entry");
+  expect_nothing_left();
+
+  // A liar under the limits is still caught: libarchive checks the size at the entry's end.
+  bomb.content = std::string(3000, 'z');
+  status = extract_zip({bomb}, 0, small);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().message(),
+            "cannot extract '" + m_archive +
+                "': entry 'a' cannot be read: ZIP uncompressed data is wrong size (read 3000, "
+                "expected 10)");
+  expect_nothing_left();
+
+  // The total counts the bytes of every entry.
+  small.max_entry_bytes = 1 << 20;
+  small.max_total_bytes = 1 << 20;
+  status = extract_zip({test::ZipEntry::file("p1", std::string(600000, 'y')),
+                        test::ZipEntry::file("p2", std::string(600000, 'y'))},
+                       0,
+                       small);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().message(),
+            "cannot extract '" + m_archive +
+                "': the entries total more than the limit of 1048576 bytes");
+  expect_nothing_left();
+}
+
+TEST_F(SafeExtractTest, ZipPathsOutsideTheDestinationAreRejected) {
+  using test::ZipEntry;
+  const std::pair<std::vector<ZipEntry>, std::string> cases[] = {
+      {{ZipEntry::file("../evil", "x")}, "entry '../evil' contains a '..' component"},
+      {{ZipEntry::file("/etc/evil", "x")}, "entry '/etc/evil' is an absolute path"},
+      {{ZipEntry::symlink("up", "../..")}, "symbolic link 'up' -> '../..' leaves the destination"},
+  };
+  for (const auto& [entries, why] : cases) {
+    fs::remove_all(m_destination);
+    auto status = extract_zip(entries);
+    ASSERT_FALSE(status.ok()) << why;
+    EXPECT_EQ(status.error().message(), "cannot extract '" + m_archive + "': " + why);
+    expect_nothing_left();
+  }
+  EXPECT_FALSE(fs::exists(m_dir / "evil"));
+}
+
+TEST_F(SafeExtractTest, StripComponentsDropsTopFoldersAndHardLinkTargetsAlike) {
+  ExtractOptions options;
+  options.strip_components = 1;
+  auto status = extract(craft({dir("top"),
+                               file("top/bin/tool", "t", 0755),
+                               hardlink_to("top/bin/tool2", "top/bin/tool"),
+                               symlink_to("top/current", "bin")}),
+                        {},
+                        options);
+  ASSERT_TRUE(status.ok()) << status.error().message();
+  EXPECT_EQ(read_file(m_destination + "/bin/tool2").value(), "t");
+  EXPECT_EQ(read_file(m_destination + "/current/tool").value(), "t");
+  EXPECT_FALSE(fs::exists(m_destination + "/top"));
+}
+
+TEST_F(SafeExtractTest, StripComponentsRefusesAFileItWouldLose) {
+  ExtractOptions options;
+  options.strip_components = 2;
+  auto status = extract(craft({file("top/LICENSE", "MIT"), file("top/bin/x")}), {}, options);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().message(),
+            "cannot extract '" + m_archive +
+                "': entry 'top/LICENSE' has no path left after stripping 2 leading path "
+                "components");
   expect_nothing_left();
 }
 
