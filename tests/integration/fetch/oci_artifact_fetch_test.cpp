@@ -55,9 +55,9 @@ TEST_F(OciArtifactFetch, ABlobPinnedByDigestIsFetchedOnceIntoTheCache) {
 
 TEST_F(OciArtifactFetch, ADigestTheRegistryLacksIsARegistryErrorAndCachesNothing) {
   FetchRequest request;
-  request.source = parse_oci_source("oci://" + server->host() + "/models/tiny@sha256:" +
-                                    std::string(64, 'a'))
-                       .value();
+  request.source =
+      parse_oci_source("oci://" + server->host() + "/models/tiny@sha256:" + std::string(64, 'a'))
+          .value();
   request.label = "model.gguf";
   auto fetched = fetch_artifact(request, cache, {http, registry.get(), {}});
   ASSERT_FALSE(fetched.ok());
