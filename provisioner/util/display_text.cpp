@@ -109,7 +109,8 @@ std::string display_text(std::string_view text) {
     while (end < escaped.size() && !is_word_break(escaped[end])) {
       ++end;
     }
-    out += cut(std::string_view(escaped).substr(pos, end - pos), k_display_word_limit,
+    out += cut(std::string_view(escaped).substr(pos, end - pos),
+               k_display_word_limit,
                k_display_word_kept);
     pos = end;
   }

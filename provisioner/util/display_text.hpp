@@ -7,10 +7,11 @@
 namespace lume_unlock::util {
 
 /// A word of outside text longer than this many characters is cut (issue 27: a 120 KB rejected
-/// reference was echoed whole).
-inline constexpr std::size_t k_display_word_limit = 256;
+/// reference was echoed whole). Above the 255 of names and references, so a value one over
+/// their limit is still shown whole.
+inline constexpr std::size_t k_display_word_limit = 320;
 /// What is kept of a cut word, in characters.
-inline constexpr std::size_t k_display_word_kept = 200;
+inline constexpr std::size_t k_display_word_kept = 256;
 /// A whole text longer than this many characters is cut, whatever its words.
 inline constexpr std::size_t k_display_text_limit = 8192;
 /// What is kept of a cut text, in characters.

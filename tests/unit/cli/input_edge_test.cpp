@@ -101,5 +101,45 @@ TEST(InputEdge, VmNamesStartingWithADashAreRefusedBeforeAnyConnection) {
   }
 }
 
+// Issue 27: a number beyond double's range in a llama-bench JSON was "internal error".
+TEST(InputEdge, HostJsonThatNoDoubleHoldsIsExit2) {
+  test::TempDir dir;
+  struct Case {
+    std::string text;
+    std::string why;
+  };
+  const Case cases[] = {
+      {R"([{"build_number": 1e999}])",
+       "it is not JSON we can hold: a number is out of range (number overflow parsing '1e999')"},
+      {R"([{"avg_ts": -1e999}])",
+       "it is not JSON we can hold: a number is out of range (number overflow parsing '-1e999')"},
+      {R"([{"avg_ts": 1E+400)",
+       "it is not JSON we can hold: a number is out of range (number overflow parsing '1E+400')"},
+      {R"([{"avg_ts": 12)", "it ends early, after 14 bytes: the JSON is truncated"},
+  };
+  for (const auto& c : cases) {
+    const std::string path = dir / "host.json";
+    test::write_file(path, c.text);
+    for (bool json : {false, true}) {
+      std::vector<std::string> args = {"--lume-url",
+                                       "http://127.0.0.1:1",
+                                       "bench",
+                                       "vm",
+                                       "--model",
+                                       "/m.gguf",
+                                       "--host-json",
+                                       path};
+      if (json) {
+        args.insert(args.begin(), "--json");
+      }
+      auto r = run(args);
+      EXPECT_EQ(r.exit_code, 2) << c.text << r.out << r.err;
+      EXPECT_TRUE(has(r.out + r.err, "bench --host-json '" + path + "': " + c.why))
+          << c.text << ": " << r.out << r.err;
+      EXPECT_FALSE(has(r.out + r.err, "internal error")) << r.out << r.err;
+    }
+  }
+}
+
 } // namespace
 } // namespace lume_unlock::cli

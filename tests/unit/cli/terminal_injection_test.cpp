@@ -94,8 +94,7 @@ TEST(TerminalInjection, NoCommandEchoesAControlCharacter) {
 TEST(TerminalInjection, EscapedValueIsShownNotDropped) {
   const CliRun r = test::run_lume_unlock({"resolve", "127.0.0.1:1/a" + k_hostile + ":1"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("'127.0.0.1:1/a\\x1b]0;pwned\\x07\\x1b[31m:1'"), std::string::npos)
-      << r.err;
+  EXPECT_NE(r.err.find("'127.0.0.1:1/a\\x1b]0;pwned\\x07\\x1b[31m:1'"), std::string::npos) << r.err;
 }
 
 TEST(TerminalInjection, AHugeReferenceIsCutInTheMessage) {

@@ -21,14 +21,16 @@ TEST(DisplayText, EscapesEveryControlAndInvalidByte) {
     std::string shown;
   };
   const Case cases[] = {
-      {"vm\x1b]0;pwned\x07", "vm\\x1b]0;pwned\\x07"},  // OSC: retitles the terminal
+      {"vm\x1b]0;pwned\x07", "vm\\x1b]0;pwned\\x07"}, // OSC: retitles the terminal
       {"\x1b[31mred\x1b[0m", "\\x1b[31mred\\x1b[0m"}, // CSI: recolours it
       {"a\rb", "a\\x0db"},
       {"del\x7f", "del\\x7f"},
       {std::string("nul\0x", 5), "nul\\x00x"},
-      {"c1 \xc2\x9b" "31m", "c1 \\xc2\\x9b31m"}, // C1 CSI in UTF-8
-      {"c1 \xc2\x85", "c1 \\xc2\\x85"},         // NEL
-      {"nbsp \xc2\xa0", "nbsp \xc2\xa0"},       // U+00A0 is printable
+      {"c1 \xc2\x9b"
+       "31m",
+       "c1 \\xc2\\x9b31m"},               // C1 CSI in UTF-8
+      {"c1 \xc2\x85", "c1 \\xc2\\x85"},   // NEL
+      {"nbsp \xc2\xa0", "nbsp \xc2\xa0"}, // U+00A0 is printable
       {"bad \xff\xc3", "bad \\xff\\xc3"},
       {"overlong \xc0\xaf", "overlong \\xc0\\xaf"},
       {"surrogate \xed\xa0\x80", "surrogate \\xed\\xa0\\x80"},
@@ -41,15 +43,16 @@ TEST(DisplayText, EscapesEveryControlAndInvalidByte) {
 TEST(DisplayText, CutsALongWordWithItsSize) {
   const std::string reference = "registry.example/" + std::string(120 * 1024, 'a') + ":1";
   const std::string shown = display_text("reference '" + reference + "' is too long");
-  EXPECT_EQ(shown, "reference '" + reference.substr(0, 199) + "… (" +
-                       std::to_string(reference.size() + 2) + " bytes) is too long");
+  EXPECT_EQ(shown,
+            "reference '" + reference.substr(0, 255) + "… (" +
+                std::to_string(reference.size() + 2) + " bytes) is too long");
 }
 
 TEST(DisplayText, KeepsWordsUpToTheLimit) {
   const std::string word(k_display_word_limit, 'w');
   EXPECT_EQ(display_text(word + " " + word), word + " " + word);
   const std::string longer(k_display_word_limit + 1, 'w');
-  EXPECT_EQ(display_text(longer), std::string(k_display_word_kept, 'w') + "… (257 bytes)");
+  EXPECT_EQ(display_text(longer), std::string(k_display_word_kept, 'w') + "… (321 bytes)");
 }
 
 TEST(DisplayText, CutsALongTextOfShortWords) {
@@ -75,14 +78,14 @@ TEST(DisplayText, IsIdempotent) {
 
 TEST(DisplayText, CutsACharacterNotAByte) {
   std::string word;
-  for (int i = 0; i < 300; ++i) {
+  for (int i = 0; i < 400; ++i) {
     word += "\xc3\xa9";
   }
   std::string kept;
   for (std::size_t i = 0; i < k_display_word_kept; ++i) {
     kept += "\xc3\xa9";
   }
-  EXPECT_EQ(display_text(word), kept + "… (600 bytes)");
+  EXPECT_EQ(display_text(word), kept + "… (800 bytes)");
 }
 
 } // namespace

@@ -45,7 +45,7 @@ TEST(Error, CutsALongQuotedValue) {
   const std::string reference(120 * 1024, 'r');
   Error e(ErrorCategory::usage, "invalid reference '" + reference + "'", "too long");
   EXPECT_EQ(e.what_failed(),
-            "invalid reference '" + reference.substr(0, 199) + "… (" +
+            "invalid reference '" + reference.substr(0, 255) + "… (" +
                 std::to_string(reference.size() + 2) + " bytes)");
 }
 
