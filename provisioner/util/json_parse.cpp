@@ -27,11 +27,12 @@ JsonParsed parse_json(std::string_view text) {
     const bool truncated = e.byte > text.size();
     parsed.error = JsonSyntaxError{truncated ? JsonSyntaxError::Kind::truncated
                                              : JsonSyntaxError::Kind::syntax,
-                                   e.byte, without_exception_prefix(e.what())};
+                                   e.byte,
+                                   without_exception_prefix(e.what())};
   } catch (const nlohmann::json::exception& e) {
     // out_of_range.406: a number that no double holds.
-    parsed.error = JsonSyntaxError{JsonSyntaxError::Kind::out_of_range, 0,
-                                   without_exception_prefix(e.what())};
+    parsed.error =
+        JsonSyntaxError{JsonSyntaxError::Kind::out_of_range, 0, without_exception_prefix(e.what())};
   }
   if (!parsed.ok()) {
     // Callers that only ask is_discarded() see what nlohmann's non-throwing parse gives.

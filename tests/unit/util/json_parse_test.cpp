@@ -22,16 +22,22 @@ TEST(JsonParse, EveryBadTextIsAnErrorNotAnException) {
     std::string described;
   };
   const Case cases[] = {
-      {R"({"n": 1e999})", Kind::out_of_range,
+      {R"({"n": 1e999})",
+       Kind::out_of_range,
        "a number is out of range (number overflow parsing '1e999')"},
-      {R"([-1e999])", Kind::out_of_range,
+      {R"([-1e999])",
+       Kind::out_of_range,
        "a number is out of range (number overflow parsing '-1e999')"},
       {R"({"n": )", Kind::truncated, "it ends early, after 6 bytes"},
       {"", Kind::truncated, "it ends early, after 0 bytes"},
-      {"[x]", Kind::syntax,
-       "at byte 2: parse error at line 1, column 2: syntax error while parsing value - invalid literal; last read: '[x'"},
-      {"{} {}", Kind::syntax,
-       "at byte 4: parse error at line 1, column 4: syntax error while parsing value - unexpected '{'; expected end of input"},
+      {"[x]",
+       Kind::syntax,
+       "at byte 2: parse error at line 1, column 2: syntax error while parsing value - invalid "
+       "literal; last read: '[x'"},
+      {"{} {}",
+       Kind::syntax,
+       "at byte 4: parse error at line 1, column 4: syntax error while parsing value - unexpected "
+       "'{'; expected end of input"},
   };
   for (const auto& c : cases) {
     JsonParsed parsed;
