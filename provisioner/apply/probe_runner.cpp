@@ -1,6 +1,7 @@
 #include "apply/probe_runner.hpp"
 
 #include "guest/shell_quote.hpp"
+#include "util/json_parse.hpp"
 
 namespace lume_unlock::apply {
 
@@ -76,7 +77,7 @@ Result<ProbeRun> parse_probe_output(const guest::CommandResult& result) {
   ProbeRun run;
   const auto parse =
       [&](const std::string& part, const char* which, nlohmann::json& into) -> Status {
-    into = nlohmann::json::parse(part, nullptr, false);
+    into = util::parse_json(part).value;
     if (into.is_discarded() || !into.is_object()) {
       std::string why = "the " + std::string(which) + " run printed no JSON document";
       if (!result.stderr_text.empty()) {

@@ -1,6 +1,7 @@
 #include "apply/shim_record.hpp"
 
 #include "enablement/guest_layout.hpp"
+#include "util/json_parse.hpp"
 #include "util/sha256.hpp"
 
 #include <nlohmann/json.hpp>
@@ -59,8 +60,15 @@ std::string render_installed_shim(const InstalledShim& record) {
 }
 
 Result<InstalledShim> parse_installed_shim(std::string_view text, const std::string& source) {
+  util::JsonParsed parsed = util::parse_json(text);
+  if (!parsed.ok()) {
+    return Error(ErrorCategory::verification,
+                 "reading " + source,
+                 "it is not valid JSON: " + util::describe_json_error(*parsed.error, text.size()),
+                 "reinstall the shim with 'lume-unlock create NAME'");
+  }
   try {
-    const nlohmann::json document = nlohmann::json::parse(text);
+    const nlohmann::json& document = parsed.value;
     if (document.at("schema").get<std::string>() != k_installed_shim_schema) {
       throw std::invalid_argument("schema is not " + std::string(k_installed_shim_schema));
     }

@@ -1,5 +1,6 @@
 #include "manifest.hpp"
 
+#include "util/json_parse.hpp"
 #include "util/relative_path.hpp"
 #include "util/sha256.hpp"
 
@@ -205,7 +206,7 @@ bool is_bundle_version(std::string_view version) {
 }
 
 Result<BundleManifest> parse_bundle_manifest(std::string_view text) {
-  json document = json::parse(text.begin(), text.end(), nullptr, false);
+  json document = util::parse_json(text).value;
   if (document.is_discarded()) {
     return invalid("", "not valid JSON");
   }

@@ -5,6 +5,7 @@
 #include "cli/progress_renderer.hpp"
 #include "cli/vm_guest.hpp"
 #include "pipeline/bench.hpp"
+#include "util/display_text.hpp"
 
 #include <memory>
 #include <string>
@@ -76,7 +77,7 @@ void run_bench_command(BenchCommandOptions& options, Context& context, int& exit
   }
   if (!outcome.failures.empty()) {
     for (const std::string& failure : outcome.failures) {
-      context.err << "lume-unlock: bench failed: " << failure << "\n";
+      context.err << "lume-unlock: bench failed: " << util::display_text(failure) << "\n";
     }
     exit_code = lume_unlock::exit_code(ErrorCategory::verification);
     return;

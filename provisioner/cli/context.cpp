@@ -2,6 +2,7 @@
 
 #include "lume/vm_name.hpp"
 #include "pipeline/vm_lock.hpp"
+#include "util/display_text.hpp"
 
 #include <cstdlib>
 
@@ -31,23 +32,24 @@ Context::lock_vm(const std::string& vm, const std::string& command, bool dry_run
 }
 
 void Context::print_json(const nlohmann::json& document) const {
-  out << document.dump(2) << '\n';
+  // Outside text may hold invalid UTF-8; dump escapes controls and replaces what is invalid.
+  out << document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 
 void Context::note(const std::string& line) const {
   if (!quiet()) {
-    err << line << '\n';
+    err << util::display_text(line) << '\n';
   }
 }
 
 void Context::debug(const std::string& line) const {
   if (verbose()) {
-    err << "debug: " << line << '\n';
+    err << "debug: " << util::display_text(line) << '\n';
   }
 }
 
 void Context::warn(const std::string& line) const {
-  err << (color() ? "\033[33mwarning:\033[0m " : "warning: ") << line << '\n';
+  err << (color() ? "\033[33mwarning:\033[0m " : "warning: ") << util::display_text(line) << '\n';
 }
 
 nlohmann::json error_to_json(const Error& error) {

@@ -10,19 +10,30 @@ namespace lume_unlock::cli {
 namespace {
 
 /// The highest Apple family a probe answered true, its threadgroup memory and the shim state.
+/// The probe's JSON comes from the guest: a field of the wrong type reads as absent, never as
+/// an exception (issue 27).
 nlohmann::json probe_summary(const nlohmann::json& doc) {
   int highest = 0;
-  if (doc.contains("families")) {
+  if (doc.is_object() && doc.contains("families") && doc["families"].is_object()) {
     for (const auto& [code, answer] : doc["families"].items()) {
-      const int value = std::stoi(code);
+      const bool digits = !code.empty() && code.size() <= 4 &&
+                          code.find_first_not_of("0123456789") == std::string::npos;
+      const int value = digits ? std::stoi(code) : 0;
       if (value >= 1001 && value <= 1999 && answer.is_boolean() && answer.get<bool>()) {
         highest = std::max(highest, value);
       }
     }
   }
+  const bool has_memory = doc.is_object() && doc.contains("max_threadgroup_memory") &&
+                          doc["max_threadgroup_memory"].is_number_unsigned();
+  const auto state = doc.is_object() && doc.contains("shim") && doc["shim"].is_object() &&
+                             doc["shim"].contains("state") && doc["shim"]["state"].is_string()
+                         ? doc["shim"]["state"].get<std::string>()
+                         : std::string("absent");
   return {{"highest_apple_family", highest},
-          {"max_threadgroup_memory", doc.value("max_threadgroup_memory", 0ULL)},
-          {"shim", doc.value("/shim/state"_json_pointer, std::string("absent"))}};
+          {"max_threadgroup_memory",
+           has_memory ? doc["max_threadgroup_memory"].get<std::uint64_t>() : 0ULL},
+          {"shim", state}};
 }
 
 } // namespace

@@ -1,5 +1,7 @@
 #include "progress_renderer.hpp"
 
+#include "util/display_text.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -83,7 +85,8 @@ std::string ProgressRenderer::format(const util::ProgressEvent& event,
   if (event.finished) {
     text += "  done";
   }
-  return text;
+  // Steps and details may quote outside text (VM names, references, server messages).
+  return util::display_text(text);
 }
 
 ProgressRenderer::ProgressRenderer(const Context& context, Clock clock)
@@ -140,7 +143,9 @@ void ProgressRenderer::operator()(const util::ProgressEvent& event) {
     if (!event.detail.empty()) {
       line["detail"] = event.detail;
     }
-    m_context.err << nlohmann::json{{"progress", line}}.dump() << '\n';
+    m_context.err << nlohmann::json{{"progress", line}}.dump(
+                         -1, ' ', false, nlohmann::json::error_handler_t::replace)
+                  << '\n';
   } else if (m_context.err_is_terminal) {
     // Redraw in place; a new step keeps the previous one's last line on screen.
     if (m_line_open && new_step) {

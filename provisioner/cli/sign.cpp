@@ -56,7 +56,12 @@ void register_sign(CLI::App& app, Context& context, int& exit_code) {
                   ".\nExample: lume-unlock sign registry.example/org/tahoe@sha256:... --key "
                   "signing.key");
   command->add_option("REF", options->reference, "registry/repository@sha256:...")->required();
-  command->add_option("--key", options->key_file, "Private key from `lume-unlock key generate`")
+  command
+      ->add_option("--key",
+                   options->key_file,
+                   "ECDSA P-256 private key in PKCS#8 PEM (BEGIN PRIVATE KEY or BEGIN ENCRYPTED "
+                   "PRIVATE KEY), as `lume-unlock key generate` writes; convert a SEC1 'EC "
+                   "PRIVATE KEY' with openssl pkcs8 -topk8")
       ->type_name("FILE")
       ->required()
       ->check(CLI::ExistingFile);

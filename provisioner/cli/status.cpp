@@ -3,7 +3,9 @@
 #include "cli/connection_flags.hpp"
 #include "cli/vm_guest.hpp"
 #include "lume/client.hpp"
+#include "lume/vm_name.hpp"
 #include "pipeline/bench.hpp"
+#include "pipeline/state_dir.hpp"
 #include "pipeline/status.hpp"
 #include "provenance/provenance.hpp"
 
@@ -19,6 +21,9 @@ struct StatusOptions {
 };
 
 void run_status(const StatusOptions& options, Context& context, int& exit_code) {
+  // The name and the state directory first: neither is "no record" (issue 27).
+  lume::VmName::parse(options.vm).value_or_throw();
+  pipeline::check_state_dir_readable(context.global.state_dir).value_or_throw();
   auto record = provenance::read_provenance(context.global.state_dir, options.vm);
   if (!record.ok()) {
     throw Error(ErrorCategory::usage,

@@ -1,5 +1,6 @@
 #include "enablement_json.hpp"
 
+#include "util/json_parse.hpp"
 #include "util/text_check.hpp"
 
 #include <algorithm>
@@ -144,13 +145,12 @@ std::string render_enablement_json(const EnablementList& list) {
 
 Result<EnablementList> parse_enablement_json(std::string_view text,
                                              const std::string& source_name) {
-  json document;
-  try {
-    document = json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {
-    // parse_error, and out_of_range for a number beyond double's range.
-    return Error(ErrorCategory::usage, source_name, std::string("invalid JSON: ") + e.what());
+  util::JsonParsed parsed = util::parse_json(text);
+  if (!parsed.ok()) {
+    // A syntax error, or a number beyond double's range.
+    return Error(ErrorCategory::usage, source_name, "invalid JSON: " + parsed.error->reason);
   }
+  const json document = std::move(parsed.value);
   EnablementList list;
   try {
     if (!document.is_object()) {

@@ -2,6 +2,7 @@
 
 #include "lume/vm_name.hpp"
 #include "util/body_preview.hpp"
+#include "util/json_parse.hpp"
 #include "util/percent_encode.hpp"
 
 #include <algorithm>
@@ -48,7 +49,7 @@ std::string storage_query(const VmRef& vm) {
 }
 
 std::optional<std::string> lume_message(const std::string& body) {
-  json j = json::parse(body, nullptr, false);
+  json j = util::parse_json(body).value;
   if (j.is_object()) {
     auto it = j.find("message");
     if (it != j.end() && it->is_string()) {
@@ -221,27 +222,28 @@ Result<json> LumeClient::call(const Call& call) {
   if (response.body.empty()) {
     return json();
   }
-  try {
-    return json::parse(response.body);
-  } catch (const json::parse_error& e) {
-    // nlohmann reports one past the end when the text stops early (a truncated body).
-    const std::string where =
-        e.byte > response.body.size()
-            ? "it ends early, after " + std::to_string(response.body.size()) + " bytes"
-            : "error at byte " + std::to_string(e.byte);
+  util::JsonParsed parsed = util::parse_json(response.body);
+  if (parsed.ok()) {
+    return std::move(parsed.value);
+  }
+  const util::JsonSyntaxError& error = *parsed.error;
+  if (error.kind == util::JsonSyntaxError::Kind::out_of_range) {
+    // Well-formed but not representable, e.g. a number beyond double's range.
     return Error(ErrorCategory::lume_api,
                  call.operation,
-                 "Lume answered " + status + " with a body that is not valid JSON (" + where +
-                     "): '" + util::body_preview(response.body) + "'",
-                 "check that --lume-url points at Lume 0.5.3 (`lume --version`)");
-  } catch (const json::exception& e) {
-    // Well-formed but not representable, e.g. a number beyond double's range (out_of_range).
-    return Error(ErrorCategory::lume_api,
-                 call.operation,
-                 "Lume answered " + status + " with JSON this client cannot hold (" + e.what() +
+                 "Lume answered " + status + " with JSON this client cannot hold (" + error.reason +
                      "): '" + util::body_preview(response.body) + "'",
                  "check that --lume-url points at Lume 0.5.3 (`lume --version`)");
   }
+  const std::string where =
+      error.kind == util::JsonSyntaxError::Kind::truncated
+          ? "it ends early, after " + std::to_string(response.body.size()) + " bytes"
+          : "error at byte " + std::to_string(error.byte);
+  return Error(ErrorCategory::lume_api,
+               call.operation,
+               "Lume answered " + status + " with a body that is not valid JSON (" + where +
+                   "): '" + util::body_preview(response.body) + "'",
+               "check that --lume-url points at Lume 0.5.3 (`lume --version`)");
 }
 
 Result<std::vector<VmDetails>> LumeClient::list() {

@@ -2,6 +2,7 @@
 
 #include "util/atomic_file.hpp"
 #include "util/base64.hpp"
+#include "util/json_parse.hpp"
 #include "util/private_file.hpp"
 
 #include <nlohmann/json.hpp>
@@ -67,7 +68,7 @@ std::optional<Credentials> EnvironmentCredentials::lookup(const std::string& reg
 
 Result<DockerConfigCredentials> DockerConfigCredentials::parse(const std::string& text,
                                                                const std::string& path) {
-  auto json = nlohmann::json::parse(text, nullptr, false);
+  auto json = util::parse_json(text).value;
   if (json.is_discarded() || !json.is_object()) {
     return invalid_config(path, "not a JSON object");
   }

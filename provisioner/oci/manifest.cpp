@@ -1,6 +1,7 @@
 #include "oci/manifest.hpp"
 
 #include "oci/media_types.hpp"
+#include "util/json_parse.hpp"
 
 namespace lume_unlock::oci {
 
@@ -141,7 +142,7 @@ Result<Descriptor> descriptor_from_json(const nlohmann::json& json) {
 }
 
 Result<Manifest> parse_manifest(std::string_view bytes) {
-  nlohmann::json json = nlohmann::json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json json = util::parse_json(bytes).value;
   if (json.is_discarded()) {
     return invalid("the body is not valid JSON");
   }

@@ -1,5 +1,7 @@
 #include "oci/manifest_annotations.hpp"
 
+#include "util/json_parse.hpp"
+
 #include <nlohmann/json.hpp>
 
 namespace lume_unlock::oci {
@@ -8,7 +10,7 @@ Result<std::string> with_manifest_annotations(std::string_view bytes, const Anno
   const std::string what = "adding annotations to a manifest";
   // Edited as JSON, not through Manifest: Manifest writes only the fields it knows, and a
   // round trip through it would drop whatever else the producer put in.
-  nlohmann::json manifest = nlohmann::json::parse(bytes, nullptr, false);
+  nlohmann::json manifest = util::parse_json(bytes).value;
   if (!manifest.is_object()) {
     return Error(ErrorCategory::registry, what, "the manifest is not a JSON object");
   }

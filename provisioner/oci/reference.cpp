@@ -1,5 +1,10 @@
 #include "oci/reference.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace lume_unlock::oci {
@@ -72,21 +77,8 @@ bool is_tag(std::string_view s) {
   return true;
 }
 
-/// host[:port], host being dot-separated labels of [A-Za-z0-9-] (no leading/trailing '-').
-bool is_registry(std::string_view s) {
-  std::string_view host = s;
-  if (auto colon = s.find(':'); colon != std::string_view::npos) {
-    host = s.substr(0, colon);
-    std::string_view port = s.substr(colon + 1);
-    if (port.empty() || port.size() > 5) {
-      return false;
-    }
-    for (char c : port) {
-      if (c < '0' || c > '9') {
-        return false;
-      }
-    }
-  }
+/// Dot-separated labels of [A-Za-z0-9-], none empty or with a leading or trailing '-'.
+bool is_host_name(std::string_view host) {
   if (host.empty()) {
     return false;
   }
@@ -109,6 +101,46 @@ bool is_registry(std::string_view s) {
     start = dot + 1;
   }
   return true;
+}
+
+/// "[" IPv6 address "]", as in a URL (RFC 3986 section 3.2.2).
+bool is_bracketed_ipv6(std::string_view host) {
+  if (host.size() < 3 || host.front() != '[' || host.back() != ']') {
+    return false;
+  }
+  const std::string address(host.substr(1, host.size() - 2));
+  in6_addr parsed{};
+  return inet_pton(AF_INET6, address.c_str(), &parsed) == 1;
+}
+
+/// Why `registry` (host[:port], the host a name or a bracketed IPv6 address) is not one, or
+/// nothing when it is. A port is a number from 1 to 65535, so a bad one is refused here and not
+/// later as a curl URL error (issue 27).
+std::optional<std::string> registry_problem(std::string_view registry) {
+  const std::string quoted = "registry '" + std::string(registry) + "'";
+  std::string_view host = registry;
+  std::optional<std::string_view> port;
+  const std::size_t host_end = registry.front() == '[' ? registry.find(']') : 0;
+  if (registry.front() == '[' && host_end == std::string_view::npos) {
+    return quoted + " opens '[' without the closing ']' of an IPv6 address";
+  }
+  if (auto colon = registry.find(':', host_end); colon != std::string_view::npos) {
+    host = registry.substr(0, colon);
+    port = registry.substr(colon + 1);
+  }
+  const bool host_ok = host.front() == '[' ? is_bracketed_ipv6(host) : is_host_name(host);
+  if (!host_ok) {
+    return quoted + " must be a host name or address with an optional :port";
+  }
+  if (port) {
+    const bool digits = !port->empty() && port->size() <= 5 &&
+                        port->find_first_not_of("0123456789") == std::string_view::npos;
+    const long value = digits ? std::stol(std::string(*port)) : 0;
+    if (value < 1 || value > 65535) {
+      return quoted + " has port '" + std::string(*port) + "'; a port is a number from 1 to 65535";
+    }
+  }
+  return std::nullopt;
 }
 
 std::vector<std::string_view> split(std::string_view s, char separator) {
@@ -204,10 +236,8 @@ Result<Reference> parse_reference(std::string_view text, const ReferenceDefaults
   }
   std::size_t first_path = 0;
   if (components.size() > 1 && looks_like_registry(components[0])) {
-    if (!is_registry(components[0])) {
-      return invalid(text,
-                     "registry '" + std::string(components[0]) +
-                         "' must be a host name or address with an optional :port");
+    if (auto problem = registry_problem(components[0])) {
+      return invalid(text, *problem);
     }
     ref.registry = std::string(components[0]);
     first_path = 1;

@@ -5,6 +5,7 @@
 #include "oci/registry_error.hpp"
 #include "util/atomic_file.hpp"
 #include "util/base64.hpp"
+#include "util/json_parse.hpp"
 #include "util/percent_encode.hpp"
 #include "util/sha256.hpp"
 
@@ -216,7 +217,7 @@ struct RegistryClient::Impl {
     if (response.value().status != 200) {
       return make_http_error("GET", token_url, response.value()).to_error(token_failed);
     }
-    auto json = nlohmann::json::parse(response.value().body, nullptr, false);
+    auto json = util::parse_json(response.value().body).value;
     std::string token;
     if (json.is_object()) {
       for (const char* key : {"token", "access_token"}) {

@@ -1,6 +1,7 @@
 #include "oci/registry_error.hpp"
 
 #include "util/body_preview.hpp"
+#include "util/json_parse.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -30,7 +31,7 @@ Error RegistryHttpError::to_error(const std::string& what_failed) const {
 }
 
 std::string registry_error_message(const std::string& body) {
-  auto json = nlohmann::json::parse(body, nullptr, false);
+  auto json = util::parse_json(body).value;
   if (json.is_discarded() || !json.is_object()) {
     return {};
   }

@@ -3,6 +3,7 @@
 #include "recipe/recipe.hpp"
 #include "util/atomic_file.hpp"
 #include "util/child_process.hpp"
+#include "util/json_parse.hpp"
 #include "util/secret_scrub.hpp"
 
 #include <chrono>
@@ -148,21 +149,29 @@ write_scrubbed(const AcceptanceOptions& options, const std::string& name, const 
                                  util::scrub_secrets(text, options.secrets));
 }
 
+/// `object[key]` when it is a string, else "" (value() would throw on another type).
+std::string string_field(const nlohmann::json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 /// Why a step failed, in one line: its `{"error": …}` document's message (what --json prints on
 /// an error), else the doctor checks that failed, else the first line of stderr that says
 /// "error" or "failed" (bench's gate), else the exit status.
 std::string failure_summary(const util::ChildOutcome& outcome) {
-  const auto doc = nlohmann::json::parse(outcome.stdout_text, nullptr, false);
+  const auto doc = util::parse_json(outcome.stdout_text).value;
+  // value("message", …) would throw on a message that is not a string: check the type first.
   if (doc.is_object() && doc.contains("error") && doc["error"].is_object() &&
-      doc["error"].value("message", std::string()) != "") {
+      doc["error"].contains("message") && doc["error"]["message"].is_string() &&
+      !doc["error"]["message"].get<std::string>().empty()) {
     return doc["error"]["message"].get<std::string>();
   }
   if (doc.is_object() && doc.contains("checks") && doc["checks"].is_array()) {
     std::string failed;
     for (const auto& check : doc["checks"]) {
-      if (check.is_object() && check.value("status", std::string()) == "fail") {
-        failed += (failed.empty() ? "" : "; ") + check.value("name", std::string()) + ": " +
-                  check.value("detail", std::string());
+      if (check.is_object() && string_field(check, "status") == "fail") {
+        failed += (failed.empty() ? "" : "; ") + string_field(check, "name") + ": " +
+                  string_field(check, "detail");
       }
     }
     if (!failed.empty()) {

@@ -2,6 +2,7 @@
 
 #include "lume/vm_name.hpp"
 #include "util/atomic_file.hpp"
+#include "util/json_parse.hpp"
 
 #include <cctype>
 #include <ctime>
@@ -421,7 +422,7 @@ Result<Provenance> provenance_from_json(const json& in) {
 }
 
 Result<Provenance> parse_provenance(std::string_view text) {
-  auto document = json::parse(text, nullptr, false);
+  auto document = util::parse_json(text).value;
   if (document.is_discarded()) {
     return bad("", "document is not valid JSON");
   }

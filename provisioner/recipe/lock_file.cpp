@@ -1,6 +1,7 @@
 #include "recipe/lock_file.hpp"
 
 #include "util/atomic_file.hpp"
+#include "util/json_parse.hpp"
 #include "util/sha256.hpp"
 
 namespace lume_unlock::recipe {
@@ -151,7 +152,7 @@ nlohmann::json to_json(const LockFile& lock) {
 }
 
 Result<LockFile> parse_lock_file(std::string_view text, const std::string& path) {
-  auto json = nlohmann::json::parse(text, nullptr, false);
+  auto json = util::parse_json(text).value;
   if (json.is_discarded() || !json.is_object()) {
     return invalid(path, "not a JSON object");
   }

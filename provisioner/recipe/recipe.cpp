@@ -68,12 +68,18 @@ public:
                          const std::string& field,
                          const std::string& why,
                          const std::string& hint = {}) const {
+    throw RecipeError{Error(ErrorCategory::usage, where(node) + ": " + field, why, hint)};
+  }
+
+  /// "recipe.yaml:12:7", the source and the node's line and column (just the source when the
+  /// node has no mark).
+  std::string where(const YAML::Node& node) const {
     const YAML::Mark mark = node.Mark();
     std::string where = m_source;
     if (mark.line >= 0) {
       where += ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
     }
-    throw RecipeError{Error(ErrorCategory::usage, where + ": " + field, why, hint)};
+    return where;
   }
 
   using Handler = std::function<void(const YAML::Node& value, const std::string& field)>;
@@ -461,6 +467,7 @@ Result<Recipe> parse_recipe(std::string_view text, const std::string& source_nam
                                    for (std::size_t i = 0; i < kn.size(); ++i) {
                                      recipe.trust.keys.push_back(
                                          p.string(kn[i], kf + "[" + std::to_string(i) + "]"));
+                                     recipe.trust.key_sources.push_back(p.where(kn[i]));
                                    }
                                  }}});
                if (!recipe.trust.required()) {

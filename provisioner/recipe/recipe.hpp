@@ -45,6 +45,9 @@ struct ShimSpec {
 /// When any key is listed, create, pull and the bundle fetch refuse what none of them signed.
 struct TrustSpec {
   std::vector<std::string> keys;
+  /// Where each entry of `keys` is written ("recipe.yaml:12:7"), for errors found when the key
+  /// is read; may be shorter than `keys` for a spec built in code.
+  std::vector<std::string> key_sources;
   bool required() const { return !keys.empty(); }
 };
 

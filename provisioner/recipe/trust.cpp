@@ -11,11 +11,15 @@ Result<std::vector<signing::TrustedKey>> load_trusted_keys(const Recipe& recipe)
   const std::filesystem::path directory = std::filesystem::path(recipe.path).parent_path();
   for (std::size_t i = 0; i < recipe.trust.keys.size(); ++i) {
     const std::string& entry = recipe.trust.keys[i];
-    const std::string field = recipe.path + ": trust.keys[" + std::to_string(i) + "]";
+    const std::string where =
+        i < recipe.trust.key_sources.size() ? recipe.trust.key_sources[i] : recipe.path;
+    const std::string field = where + ": trust.keys[" + std::to_string(i) + "]";
     if (entry.find("-----BEGIN") != std::string::npos) {
       auto key = util::EcdsaPublicKey::from_pem(entry, field + " (inline)");
       if (!key) {
-        return key.error();
+        // Led by file:line:col like every other recipe error.
+        return Error(
+            ErrorCategory::usage, field + " (inline)", key.error().why(), key.error().hint());
       }
       keys.push_back({key.value(), "trust.keys[" + std::to_string(i) + "] (inline)"});
       continue;

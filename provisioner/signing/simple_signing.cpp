@@ -1,5 +1,7 @@
 #include "signing/simple_signing.hpp"
 
+#include "util/json_parse.hpp"
+
 namespace lume_unlock::signing {
 namespace {
 
@@ -34,7 +36,7 @@ std::string serialize_payload(const SimpleSigningPayload& payload) {
 }
 
 Result<SimpleSigningPayload> parse_payload(std::string_view bytes) {
-  nlohmann::json document = nlohmann::json::parse(bytes, nullptr, false);
+  nlohmann::json document = util::parse_json(bytes).value;
   if (document.is_discarded() || !document.is_object()) {
     return bad_payload("is not a JSON object");
   }

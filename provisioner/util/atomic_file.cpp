@@ -153,7 +153,8 @@ read_input_file(const std::string& path, std::size_t max_bytes, const std::strin
     return Error(ErrorCategory::usage,
                  "cannot read " + what + " '" + path + "'",
                  "it is larger than the limit of " + describe_limit(max_bytes),
-                 "a real " + what + " is far smaller; check that this is the right file");
+                 // `what` carries its article ("the signing key"): "a real the …" read wrong.
+                 "a real one is far smaller than that; check that this is the right file");
   };
   if (static_cast<std::uint64_t>(info.st_size) > max_bytes) {
     return too_large();

@@ -88,10 +88,36 @@ int passphrase_callback(char* buffer, int size, int /*rwflag*/, void* user) {
   return static_cast<int>(text.size());
 }
 
+/// The labels of the PEM blocks in `pem` ("PRIVATE KEY" for "-----BEGIN PRIVATE KEY-----"), in
+/// order, so a file is judged by every block it holds and not only by the first OpenSSL reads.
+std::vector<std::string> pem_labels(std::string_view pem) {
+  static constexpr std::string_view k_begin = "-----BEGIN ";
+  std::vector<std::string> labels;
+  std::size_t at = pem.find(k_begin);
+  while (at != std::string_view::npos) {
+    const std::size_t start = at + k_begin.size();
+    const std::size_t end = pem.find("-----", start);
+    if (end == std::string_view::npos) {
+      break;
+    }
+    labels.emplace_back(pem.substr(start, end - start));
+    at = pem.find(k_begin, end);
+  }
+  return labels;
+}
+
 } // namespace
 
 Result<EcdsaPublicKey> EcdsaPublicKey::from_pem(std::string_view pem, const std::string& source) {
   ERR_clear_error();
+  // OpenSSL reads the first block and ignores the rest: a second key would be half-read.
+  if (const auto labels = pem_labels(pem); labels.size() > 1) {
+    return Error(ErrorCategory::usage,
+                 "public key " + source,
+                 "holds " + std::to_string(labels.size()) +
+                     " PEM blocks; a public key file holds exactly one key",
+                 "put each key in its own .pub file (a recipe's trust.keys lists several)");
+  }
   BioPtr bio = memory_bio(pem);
   KeyPtr key = own(PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr));
   if (!key) {
@@ -163,6 +189,29 @@ Result<EcdsaPrivateKey> EcdsaPrivateKey::from_pem(std::string_view pem,
                  "is in cosign's own encrypted format, which only cosign reads",
                  "use a key from 'lume-unlock key generate', or export a PKCS#8 key from your "
                  "KMS/HSM tooling");
+  }
+  // Only PKCS#8, what 'key generate' writes: one format to document and to test. SEC1
+  // ("EC PRIVATE KEY") was read silently before although the help said PKCS#8 (issue 27).
+  const auto labels = pem_labels(pem);
+  if (labels.size() > 1) {
+    return Error(ErrorCategory::usage,
+                 "private key " + source,
+                 "holds " + std::to_string(labels.size()) +
+                     " PEM blocks; a private key file holds exactly one key",
+                 "put the signing key alone in its file");
+  }
+  if (labels.size() == 1 && labels[0] != "PRIVATE KEY" && labels[0] != "ENCRYPTED PRIVATE KEY") {
+    const std::string convert =
+        labels[0] == "EC PRIVATE KEY"
+            ? "convert it with: openssl pkcs8 -topk8 -nocrypt -in KEY -out KEY.p8 (or without "
+              "-nocrypt to encrypt it), or create one with: lume-unlock key generate PREFIX"
+            : "create one with: lume-unlock key generate PREFIX";
+    return Error(ErrorCategory::usage,
+                 "private key " + source,
+                 "is a '" + labels[0] +
+                     "' PEM block; sign takes a PKCS#8 P-256 key (-----BEGIN PRIVATE KEY----- "
+                     "or -----BEGIN ENCRYPTED PRIVATE KEY-----)",
+                 convert);
   }
   if (encrypted && !passphrase.has_value()) {
     return Error(ErrorCategory::usage,

@@ -1,5 +1,7 @@
 #include "error.hpp"
 
+#include "display_text.hpp"
+
 namespace lume_unlock {
 
 namespace {
@@ -39,8 +41,9 @@ const char* category_name(ErrorCategory category) {
 }
 
 Error::Error(ErrorCategory category, std::string what_failed, std::string why, std::string hint)
-    : std::runtime_error(join_message(what_failed, why)), m_category(category),
-      m_what_failed(std::move(what_failed)), m_why(std::move(why)), m_hint(std::move(hint)) {}
+    : std::runtime_error(join_message(util::display_text(what_failed), util::display_text(why))),
+      m_category(category), m_what_failed(util::display_text(what_failed)),
+      m_why(util::display_text(why)), m_hint(util::display_text(hint)) {}
 
 std::string Error::message() const {
   return join_message(m_what_failed, m_why);

@@ -23,7 +23,10 @@ const char* category_name(ErrorCategory category);
 
 /// The one error type of lume-unlock. `what_failed` names the object ("pull of 'ghcr.io/a/b:1'"),
 /// `why` the cause (status, server message, errno text) and `hint` the next thing to run.
-/// Messages never contain passwords or tokens: callers redact before constructing.
+/// Messages never contain passwords or tokens: callers redact before constructing. Every part
+/// goes through util::display_text here, once, so outside text quoted by any caller (a VM
+/// name, a reference, a server's message) reaches no terminal with control characters and is
+/// cut to a sane length (issue 27).
 class Error : public std::runtime_error {
 public:
   Error(ErrorCategory category, std::string what_failed, std::string why, std::string hint = {});

@@ -36,6 +36,15 @@ Result<KeyPairFiles> write_key_pair(const std::string& prefix,
                  "the PREFIX is empty",
                  "name the files, e.g.: lume-unlock key generate signing");
   }
+  // A prefix names a file: "DIR/" or an existing directory would write hidden DIR/.key.
+  struct stat info {};
+  if (prefix.back() == '/' || (::stat(prefix.c_str(), &info) == 0 && S_ISDIR(info.st_mode))) {
+    return Error(ErrorCategory::usage,
+                 "key generate '" + prefix + "'",
+                 "the PREFIX names a directory; it must name a file (PREFIX.key and PREFIX.pub)",
+                 "add a file name, e.g.: lume-unlock key generate " +
+                     (prefix.back() == '/' ? prefix : prefix + "/") + "signing");
+  }
   KeyPairFiles files{prefix + ".key", prefix + ".pub", {}};
   for (const std::string& path : {files.private_key, files.public_key}) {
     if (exists(path)) {

@@ -7,8 +7,18 @@ namespace lume_unlock::util {
 
 namespace {
 
-/// Length of the valid UTF-8 sequence starting at `text[pos]`, or 0 when it is not valid
-/// (overlong forms, surrogates and code points above U+10FFFF are invalid).
+bool is_forbidden_control(std::uint8_t byte) {
+  return (byte < 0x20 && byte != '\t') || byte == 0x7F;
+}
+
+std::string hex_byte(std::uint8_t byte) {
+  char buffer[8];
+  std::snprintf(buffer, sizeof buffer, "%02x", byte);
+  return buffer;
+}
+
+} // namespace
+
 std::size_t utf8_sequence_length(std::string_view text, std::size_t pos) {
   const auto byte = [&](std::size_t i) { return static_cast<std::uint8_t>(text[i]); };
   const std::uint8_t lead = byte(pos);
@@ -47,18 +57,6 @@ std::size_t utf8_sequence_length(std::string_view text, std::size_t pos) {
   }
   return length;
 }
-
-bool is_forbidden_control(std::uint8_t byte) {
-  return (byte < 0x20 && byte != '\t') || byte == 0x7F;
-}
-
-std::string hex_byte(std::uint8_t byte) {
-  char buffer[8];
-  std::snprintf(buffer, sizeof buffer, "%02x", byte);
-  return buffer;
-}
-
-} // namespace
 
 std::string quote_for_message(std::string_view text) {
   std::string out = "'";

@@ -1,5 +1,6 @@
 #include "verify/llama_bench.hpp"
 
+#include "util/json_parse.hpp"
 #include "util/size.hpp"
 #include "util/text_check.hpp"
 
@@ -142,20 +143,24 @@ Result<std::vector<LlamaBenchTest>> parse_llama_bench_json(std::string_view text
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return malformed(source, "it is empty: llama-bench printed no JSON");
   }
-  json document;
-  try {
-    document = json::parse(text);
-  } catch (const json::parse_error& e) {
-    if (e.byte >= text.size()) {
+  util::JsonParsed parsed = util::parse_json(text);
+  if (!parsed.ok()) {
+    const util::JsonSyntaxError& error = *parsed.error;
+    if (error.kind == util::JsonSyntaxError::Kind::out_of_range) {
+      return malformed(
+          source, "it is not JSON we can hold: " + util::describe_json_error(error, text.size()));
+    }
+    if (error.kind == util::JsonSyntaxError::Kind::truncated || error.byte >= text.size()) {
       return malformed(source,
                        "it ends early, after " + std::to_string(text.size()) +
                            " bytes: the JSON is truncated");
     }
-    return malformed(source,
-                     "it is not JSON (at byte " + std::to_string(e.byte) + ": " +
-                         util::quote_for_message(text.substr(e.byte > 0 ? e.byte - 1 : 0, 24)) +
-                         ")");
+    return malformed(
+        source,
+        "it is not JSON (at byte " + std::to_string(error.byte) + ": " +
+            util::quote_for_message(text.substr(error.byte > 0 ? error.byte - 1 : 0, 24)) + ")");
   }
+  const json document = std::move(parsed.value);
   if (!document.is_array()) {
     return malformed(source,
                      "it is a JSON " + std::string(document.type_name()) +

@@ -30,7 +30,7 @@ bool answers_v2(const RegistryServer& server, RegistryServer::Access access) {
 } // namespace
 
 std::unique_ptr<RegistryServer>
-RegistryServer::start(std::string& why_not, Transport transport, Access access) {
+RegistryServer::start(std::string& why_not, Transport transport, Access access, Loopback loopback) {
   if (::access(k_binary, X_OK) != 0) {
     why_not = std::string(k_binary) + " is not installed (run scripts/bootstrap)";
     return nullptr;
@@ -45,7 +45,9 @@ RegistryServer::start(std::string& why_not, Transport transport, Access access) 
     }
   }
   server->m_port = free_loopback_port();
-  server->m_host = "127.0.0.1:" + std::to_string(server->m_port);
+  // A port free on 127.0.0.1 is taken to be free on [::1] too; the wait below tells otherwise.
+  server->m_host =
+      (loopback == Loopback::ipv6 ? "[::1]:" : "127.0.0.1:") + std::to_string(server->m_port);
   const std::string config = *server->m_dir / "config.yml";
   {
     std::ofstream out(config);
@@ -57,8 +59,8 @@ RegistryServer::start(std::string& why_not, Transport transport, Access access) 
         << " }\n"
            "  delete: { enabled: true }\n"
            "http:\n"
-           "  addr: "
-        << server->m_host << "\n";
+           "  addr: \""
+        << server->m_host << "\"\n"; // quoted: YAML reads a bare [::1]:N as a list
     if (server->m_ca) {
       out << "  tls: { certificate: " << server->m_ca->server_certificate()
           << ", key: " << server->m_ca->server_key() << " }\n";
@@ -74,11 +76,13 @@ RegistryServer::start(std::string& why_not, Transport transport, Access access) 
   options.log_dir = server->m_dir->path();
   options.name = "docker-registry";
   server->m_process = std::make_unique<ChildProcess>(options);
-  if (!wait_for_tcp(server->m_port, std::chrono::seconds(10))) {
+  // wait_for_tcp knows IPv4 only; on [::1] the GET /v2/ polling below is the wait.
+  if (loopback == Loopback::ipv4 && !wait_for_tcp(server->m_port, std::chrono::seconds(10))) {
     why_not = "docker-registry did not listen on " + server->m_host + ": " + server->logs();
     return nullptr;
   }
-  for (int i = 0; i < 100 && !answers_v2(*server, access); ++i) {
+  for (int i = 0; i < (loopback == Loopback::ipv6 ? 500 : 100) && !answers_v2(*server, access);
+       ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   if (!answers_v2(*server, access)) {

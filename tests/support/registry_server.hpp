@@ -23,12 +23,16 @@ public:
   /// Starts the registry and waits until GET /v2/ answers 200. Returns null and sets `why_not`
   /// when the binary is missing or the server does not come up. Transport::plain_http exists
   /// only for tests that show a plain-HTTP registry refused.
-  static std::unique_ptr<RegistryServer>
-  start(std::string& why_not, Transport transport = Transport::tls, Access access = Access::open);
+  /// Loopback::ipv6 listens on [::1] instead of 127.0.0.1 (host() is then "[::1]:PORT").
+  enum class Loopback { ipv4, ipv6 };
+  static std::unique_ptr<RegistryServer> start(std::string& why_not,
+                                               Transport transport = Transport::tls,
+                                               Access access = Access::open,
+                                               Loopback loopback = Loopback::ipv4);
 
   ~RegistryServer();
 
-  /// "127.0.0.1:PORT" — the registry part of references.
+  /// "127.0.0.1:PORT" (or "[::1]:PORT") — the registry part of references.
   const std::string& host() const { return m_host; }
   int port() const { return m_port; }
   std::string url() const { return (m_ca ? "https://" : "http://") + m_host; }

@@ -60,7 +60,7 @@ std::unique_ptr<TestCa> TestCa::create(std::string& why_not) {
                       "-subj",
                       "/CN=127.0.0.1",
                       "-addext",
-                      "subjectAltName=IP:127.0.0.1,DNS:localhost",
+                      "subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost",
                       "-addext",
                       "basicConstraints=CA:FALSE",
                       "-addext",

@@ -324,7 +324,7 @@ TEST(LumeClient, ANumberBeyondDoublesRangeIsAnErrorNotACrash) {
   ASSERT_FALSE(listed.ok());
   EXPECT_EQ(listed.error().message(),
             "list of VMs: Lume answered HTTP 200 with JSON this client cannot hold "
-            "([json.exception.out_of_range.406] number overflow parsing '1e99999'): "
+            "(number overflow parsing '1e99999'): "
             "'[{\"cpuCount\":1e99999}]'");
 }
 

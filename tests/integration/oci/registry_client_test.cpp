@@ -1,6 +1,7 @@
 // The registry client against a real registry (Debian's docker-registry, CNCF distribution 2.8)
 // on loopback, with every digest cross-checked by an independent client (skopeo).
 #include "oci/media_types.hpp"
+#include "oci/reference.hpp"
 #include "oci/registry_client.hpp"
 #include "support/lume_image_seeder.hpp"
 #include "support/registry_server.hpp"
@@ -11,6 +12,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -274,6 +277,47 @@ TEST_F(RegistryClientTest, ManifestReferencingMissingBlobsIsRejected) {
             "cannot push manifest '" + tagged.str() + "': PUT https://" + s_server->host() +
                 "/v2/lume/broken/manifests/v1 answered HTTP 400: MANIFEST_BLOB_UNKNOWN: blob "
                 "unknown to registry");
+}
+
+// Issue 27: an IPv6 registry host parses, prints back the same and the URL built from it works
+// with libcurl against a real docker-registry listening on [::1].
+/// Whether this machine has the IPv6 loopback (some containers run without it).
+bool have_ipv6_loopback() {
+  const int fd = ::socket(AF_INET6, SOCK_STREAM, 0);
+  if (fd < 0) {
+    return false;
+  }
+  sockaddr_in6 address{};
+  address.sin6_family = AF_INET6;
+  address.sin6_addr = in6addr_loopback;
+  const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+  ::close(fd);
+  return bound;
+}
+
+TEST(RegistryClientIpv6, ABracketedLoopbackRegistryServesAnImage) {
+  if (!have_ipv6_loopback()) {
+    GTEST_SKIP() << "this machine has no IPv6 loopback (::1) to listen on";
+  }
+  std::string why_not;
+  auto server = RegistryServer::start(why_not,
+                                      RegistryServer::Transport::tls,
+                                      RegistryServer::Access::open,
+                                      RegistryServer::Loopback::ipv6);
+  LUME_UNLOCK_REQUIRE(server != nullptr, "no docker-registry on [::1]: " + why_not);
+  ASSERT_EQ(server->host().rfind("[::1]:", 0), 0u) << server->host();
+  const std::string text = server->host() + "/lume/v6:1";
+  auto tagged = oci::parse_reference(text);
+  ASSERT_TRUE(tagged.ok()) << tagged.error().message();
+  EXPECT_EQ(tagged.value().registry, server->host());
+  EXPECT_EQ(tagged.value().str(), text);
+
+  RegistryClient client(server->client_options());
+  auto seeded = test::seed_lume_image(client, tagged.value());
+  ASSERT_TRUE(seeded.ok()) << seeded.error().message();
+  auto fetched = client.get_manifest(tagged.value());
+  ASSERT_TRUE(fetched.ok()) << fetched.error().message();
+  EXPECT_EQ(fetched.value().digest, seeded.value().digest);
 }
 
 } // namespace

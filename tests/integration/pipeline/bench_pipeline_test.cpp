@@ -163,9 +163,9 @@ TEST_F(BenchPipeline, BakeBenchAnnotatesThePushedManifestAndRecordsTheAnnotatedD
   ASSERT_GE(ids.size(), tail.size()) << planned.out;
   EXPECT_EQ(std::vector<std::string>(ids.end() - tail.size(), ids.end()), tail);
 
-  CliRun generated = cli({"key", "generate", files / "release"}, false);
+  CliRun generated = cli({"key", "generate", files / "signing"}, false);
   ASSERT_EQ(generated.exit_code, 0) << generated.err;
-  CliRun run = bake_with_bench({"--sign-key", files / "release.key"});
+  CliRun run = bake_with_bench({"--sign-key", files / "signing.key"});
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
   const auto doc = json_of(run);
   const std::string digest = doc["digest"];

@@ -96,7 +96,7 @@ TEST(EnablementJson, ErrorsNameTheSourceAndThePath) {
   const Case cases[] = {
       {"not JSON",
        "{",
-       "enablement.json: invalid JSON: [json.exception.parse_error.101] parse error at line 1, "
+       "enablement.json: invalid JSON: parse error at line 1, "
        "column 2: syntax error while parsing object key - unexpected end of input; expected string "
        "literal"},
       {"not an object", "[]", "enablement.json: /: must be an object"},
@@ -104,7 +104,7 @@ TEST(EnablementJson, ErrorsNameTheSourceAndThePath) {
       // number beyond double's range, and the uncaught exception aborted the process.
       {"number out of range",
        R"({"schema":1e99999})",
-       "enablement.json: invalid JSON: [json.exception.out_of_range.406] number overflow "
+       "enablement.json: invalid JSON: number overflow "
        "parsing '1e99999'"},
       {"other schema",
        R"({"schema":"lume-unlock/enablement/v2","enablement":[]})",

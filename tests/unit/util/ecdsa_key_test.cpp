@@ -111,5 +111,72 @@ TEST(EcdsaKey, TheOpensslCommandLineReadsOurKeysAndWeRefuseItsP384) {
   EXPECT_NE(refused.error().message().find("not an ECDSA P-256 key"), std::string::npos);
 }
 
+// Issue 27: sign takes PKCS#8 only; OpenSSL's SEC1 form of the same key is refused with the
+// command that converts it, and the converted key signs again.
+TEST(EcdsaKey, Sec1PrivateKeysAreRefusedWithTheConversionCommand) {
+  test::TempDir dir;
+  const EcdsaPrivateKey key = fresh_key();
+  test::write_file(dir / "k.key", key.pem(std::nullopt).value_or_throw(), 0600);
+  const test::CommandOutput sec1 =
+      test::run_command({"/usr/bin/openssl", "ec", "-in", dir / "k.key", "-outform", "PEM"});
+  LUME_UNLOCK_REQUIRE(sec1.exit_status != 127, "/usr/bin/openssl is not installed");
+  ASSERT_EQ(sec1.exit_status, 0) << sec1.stderr_text;
+  ASSERT_NE(sec1.stdout_text.find("-----BEGIN EC PRIVATE KEY-----"), std::string::npos);
+  auto refused = EcdsaPrivateKey::from_pem(sec1.stdout_text, std::nullopt, "'sec1.key'");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message(),
+            "private key 'sec1.key': is a 'EC PRIVATE KEY' PEM block; sign takes a PKCS#8 P-256 "
+            "key (-----BEGIN PRIVATE KEY----- or -----BEGIN ENCRYPTED PRIVATE KEY-----)");
+  EXPECT_EQ(refused.error().hint(),
+            "convert it with: openssl pkcs8 -topk8 -nocrypt -in KEY -out KEY.p8 (or without "
+            "-nocrypt to encrypt it), or create one with: lume-unlock key generate PREFIX");
+
+  test::write_file(dir / "sec1.key", sec1.stdout_text, 0600);
+  const test::CommandOutput converted = test::run_command(
+      {"/usr/bin/openssl", "pkcs8", "-topk8", "-nocrypt", "-in", dir / "sec1.key"});
+  ASSERT_EQ(converted.exit_status, 0) << converted.stderr_text;
+  auto accepted = EcdsaPrivateKey::from_pem(converted.stdout_text, std::nullopt, "'k.p8'");
+  ASSERT_TRUE(accepted.ok()) << accepted.error().message();
+  EXPECT_EQ(accepted.value().public_key().fingerprint(), key.public_key().fingerprint());
+}
+
+TEST(EcdsaKey, PemFilesHoldingMoreOrOtherThanOneKeyAreRefused) {
+  const std::string pub = fresh_key().public_key().pem();
+  const std::string priv = fresh_key().pem(std::nullopt).value_or_throw();
+  struct Case {
+    std::string pem;
+    bool is_private;
+    std::string message;
+  };
+  const Case cases[] = {
+      {pub + fresh_key().public_key().pem(),
+       false,
+       "public key 'two.pub': holds 2 PEM blocks; a public key file holds exactly one key"},
+      {pub + priv,
+       false,
+       "public key 'two.pub': holds 2 PEM blocks; a public key file holds exactly one key"},
+      {priv + priv,
+       true,
+       "private key 'two.key': holds 2 PEM blocks; a private key file holds exactly one key"},
+      {"-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----\n",
+       true,
+       "private key 'two.key': is a 'RSA PRIVATE KEY' PEM block; sign takes a PKCS#8 P-256 key "
+       "(-----BEGIN PRIVATE KEY----- or -----BEGIN ENCRYPTED PRIVATE KEY-----)"},
+      {"-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----\n",
+       true,
+       "private key 'two.key': is a 'OPENSSH PRIVATE KEY' PEM block; sign takes a PKCS#8 P-256 "
+       "key (-----BEGIN PRIVATE KEY----- or -----BEGIN ENCRYPTED PRIVATE KEY-----)"},
+  };
+  for (const auto& c : cases) {
+    const std::string message =
+        c.is_private ? EcdsaPrivateKey::from_pem(c.pem, std::nullopt, "'two.key'").error().message()
+                     : EcdsaPublicKey::from_pem(c.pem, "'two.pub'").error().message();
+    EXPECT_EQ(message, c.message);
+  }
+  // One block, as key generate writes it, still reads.
+  EXPECT_TRUE(EcdsaPublicKey::from_pem(pub, "'one.pub'").ok());
+  EXPECT_TRUE(EcdsaPrivateKey::from_pem(priv, std::nullopt, "'one.key'").ok());
+}
+
 } // namespace
 } // namespace lume_unlock::util

@@ -27,6 +27,28 @@ TEST(Error, MessageJoinsWhatAndWhy) {
   EXPECT_EQ(e.with_context("x").hint(), "list VMs with 'lume ls'");
 }
 
+// Issue 27: the error type escapes outside text once, for every caller.
+TEST(Error, EscapesControlCharactersInEveryPart) {
+  Error e(ErrorCategory::usage,
+          "invalid VM name 'a\x1b]0;pwned\x07'",
+          "server said \x1b[31mno\x1b[0m",
+          "run 'lume-unlock create \x9b'");
+  EXPECT_EQ(e.what_failed(), "invalid VM name 'a\\x1b]0;pwned\\x07'");
+  EXPECT_EQ(e.why(), "server said \\x1b[31mno\\x1b[0m");
+  EXPECT_EQ(e.hint(), "run 'lume-unlock create \\x9b'");
+  EXPECT_EQ(e.message(), "invalid VM name 'a\\x1b]0;pwned\\x07': server said \\x1b[31mno\\x1b[0m");
+  EXPECT_STREQ(e.what(), e.message().c_str());
+  EXPECT_EQ(e.with_context("status").message(), "status: " + e.message());
+}
+
+TEST(Error, CutsALongQuotedValue) {
+  const std::string reference(120 * 1024, 'r');
+  Error e(ErrorCategory::usage, "invalid reference '" + reference + "'", "too long");
+  EXPECT_EQ(e.what_failed(),
+            "invalid reference '" + reference.substr(0, 255) + "… (" +
+                std::to_string(reference.size() + 2) + " bytes)");
+}
+
 TEST(Result, CarriesValueOrError) {
   Result<int> good(42);
   ASSERT_TRUE(good.ok());
