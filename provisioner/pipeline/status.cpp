@@ -1,18 +1,17 @@
 #include "pipeline/status.hpp"
 
 #include "apply/enablement_apply.hpp"
+#include "apply/guest_file_hashes.hpp"
 #include "apply/program_paths.hpp"
 #include "enablement/enablement_json.hpp"
 #include "enablement/guard_file.hpp"
 #include "enablement/guest_layout.hpp"
 #include "guest/guest_facts.hpp"
-#include "guest/shell_quote.hpp"
 #include "provenance/record_merge.hpp"
 #include "util/sha256.hpp"
 
 #include <map>
 #include <set>
-#include <sstream>
 
 namespace lume_unlock::pipeline {
 
@@ -104,26 +103,15 @@ Result<StatusReport> check_status(guest::GuestSession& session,
   if (record.shim && record.shim->files) {
     files = *record.shim->files;
   }
-  if (!files.empty()) {
-    std::vector<std::string> words = {"shasum", "-a", "256"};
-    for (const auto& file : files) {
-      words.push_back(file.path);
-    }
-    LUME_UNLOCK_TRY_ASSIGN(auto command, guest::shell_join(words));
-    LUME_UNLOCK_TRY_ASSIGN(auto result, session.run(command + " 2>/dev/null"));
-    std::map<std::string, std::string> found;
-    std::istringstream lines(result.stdout_text);
-    std::string line;
-    while (std::getline(lines, line)) {
-      if (line.size() > 66 && util::is_sha256_hex(line.substr(0, 64))) {
-        found[line.substr(66)] = line.substr(0, 64);
-      }
-    }
-    for (const auto& file : files) {
-      const auto it = found.find(file.path);
-      report.items.push_back(
-          {"shim file " + file.path, file.sha256, it == found.end() ? k_missing : it->second});
-    }
+  std::vector<std::string> paths;
+  for (const auto& file : files) {
+    paths.push_back(file.path);
+  }
+  LUME_UNLOCK_TRY_ASSIGN(auto found, apply::hash_guest_files(session, paths));
+  for (const auto& file : files) {
+    const auto it = found.find(file.path);
+    report.items.push_back(
+        {"shim file " + file.path, file.sha256, it == found.end() ? k_missing : it->second});
   }
 
   // enablement.json and the guard file rendered from it.
