@@ -15,7 +15,7 @@ FLOORS = [
     ["oci", "guest", "enablement", "bundle", "macho", "verify"],
     ["lume", "signing"],
     ["provenance", "recipe"],
-    ["apply", "transfer"],
+    ["apply", "transfer", "report"],
     ["pipeline"],
     ["cli"],
 ]

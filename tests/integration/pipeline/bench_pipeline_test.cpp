@@ -1,7 +1,7 @@
 // create --bench and bake --bench end to end: a recipe with a bench: block, the llama-bench
 // stand-in (tests/sim/llama-bench) beside the real shim in guest-sim, lume-sim and a real
 // docker-registry on TLS; the annotated manifest read back with skopeo.
-#include "pipeline_fixture.hpp"
+#include "bench_world.hpp"
 #include "provenance/provenance.hpp"
 #include "recipe/lock_file.hpp"
 #include "support/file_io.hpp"
@@ -15,77 +15,6 @@ namespace lume_unlock::test {
 namespace {
 
 namespace fs = std::filesystem;
-
-class BenchPipeline : public PipelineWorld {
-protected:
-  /// Starts the world, puts the stand-in (with libMetalEmu.so and the composed replays: 10.0x
-  /// pp512, 12.0x tg128) and a model file into the guest's home, and writes a recipe that
-  /// enables it and benches with `bench` (YAML flow mapping entries).
-  void start_bench_world(const std::string& bench) {
-    start_world();
-    const fs::path bin = guest.info().home + "/llama.cpp/bin";
-    fs::create_directories(bin / "llama-bench-replay");
-    const fs::path built = LLAMA_BENCH_SIM_BINARY;
-    fs::copy_file(built, bin / "llama-bench", fs::copy_options::overwrite_existing);
-    fs::copy_file(built.parent_path() / "libMetalEmu.so",
-                  bin / "libMetalEmu.so",
-                  fs::copy_options::overwrite_existing);
-    write_file(bin / "llama-bench-replay/stock.json", slurp(fixture("guest-stock.json")));
-    write_file(bin / "llama-bench-replay/unlocked.json", slurp(fixture("guest-unlocked.json")));
-    llama_bench = (bin / "llama-bench").string();
-    fs::create_directories(guest.info().home + "/models");
-    model = guest.info().home + "/models/composed 1B.gguf";
-    write_file(model, "GGUF not really a model");
-    write_bench_recipe(bench);
-  }
-
-  void write_bench_recipe(const std::string& bench) {
-    std::string yaml = slurp(recipe);
-    yaml += "  - name: llama-bench\n    program: " + llama_bench + "\n    agent: false\n";
-    yaml += "bench: {model: \"" + model + "\"" + (bench.empty() ? "" : ", " + bench) + "}\n";
-    write_file(recipe, yaml, 0644);
-  }
-
-  /// `lume-unlock --json bake RECIPE --push TARGET --name vm1 … --bench EXTRA…`.
-  CliRun bake_with_bench(const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> command = {"bake",
-                                        recipe,
-                                        "--push",
-                                        target(),
-                                        "--name",
-                                        "vm1",
-                                        "--bundle",
-                                        SHIM_BUNDLE_DIR,
-                                        "--ssh-wait",
-                                        "2",
-                                        "--bench"};
-    command.insert(command.end(), extra.begin(), extra.end());
-    return cli(command, true, {"--json"});
-  }
-
-  static std::string fixture(const std::string& name) {
-    return std::string(LUME_UNLOCK_FIXTURES) + "/llama-bench/" + name;
-  }
-
-  static const nlohmann::json* step(const nlohmann::json& doc, const std::string& id) {
-    if (!doc.contains("steps")) {
-      return nullptr;
-    }
-    for (const auto& s : doc["steps"]) {
-      if (s["id"] == id) {
-        return &s;
-      }
-    }
-    return nullptr;
-  }
-
-  std::string target(const std::string& tag = "1") const {
-    return registry->host() + "/acme/tahoe-llm:" + tag;
-  }
-
-  std::string llama_bench;
-  std::string model;
-};
 
 TEST_F(BenchPipeline, CreateBenchRunsLastRecordsTheFiguresOnHostAndGuestAndStatusShowsThem) {
   start_bench_world("min_speedup: 5");
