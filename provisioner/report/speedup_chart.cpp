@@ -78,12 +78,13 @@ void panel(std::ostringstream& svg,
        number_of(test, "unlocked_ts").value_or(0),
        number_of(test, "speedup") ? fixed(*number_of(test, "speedup"), 1) + "x stock" : ""}};
   if (const auto host = number_of(test, "host_ts")) {
-    bars.push_back({"host",
-                    k_host_colour,
-                    *host,
-                    number_of(test, "host_ratio")
-                        ? "unlocked at " + fixed(*number_of(test, "host_ratio") * 100, 1) + "% of host"
-                        : ""});
+    bars.push_back(
+        {"host",
+         k_host_colour,
+         *host,
+         number_of(test, "host_ratio")
+             ? "unlocked at " + fixed(*number_of(test, "host_ratio") * 100, 1) + "% of host"
+             : ""});
   }
   double highest = 0;
   for (const auto& bar : bars) {

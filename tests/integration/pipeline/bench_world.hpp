@@ -21,10 +21,11 @@ protected:
     const std::filesystem::path bin = guest.info().home + "/llama.cpp/bin";
     std::filesystem::create_directories(bin / "llama-bench-replay");
     const std::filesystem::path built = LLAMA_BENCH_SIM_BINARY;
-    std::filesystem::copy_file(built, bin / "llama-bench", std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::copy_file(
+        built, bin / "llama-bench", std::filesystem::copy_options::overwrite_existing);
     std::filesystem::copy_file(built.parent_path() / "libMetalEmu.so",
-                  bin / "libMetalEmu.so",
-                  std::filesystem::copy_options::overwrite_existing);
+                               bin / "libMetalEmu.so",
+                               std::filesystem::copy_options::overwrite_existing);
     write_file(bin / "llama-bench-replay/stock.json", slurp(fixture("guest-stock.json")));
     write_file(bin / "llama-bench-replay/unlocked.json", slurp(fixture("guest-unlocked.json")));
     llama_bench = (bin / "llama-bench").string();

@@ -63,6 +63,13 @@ TEST_F(Report, AReportOfABenchedVmHoldsItsRecordsRawInputsAndAReadableChart) {
       << run.out;
   const auto report = nlohmann::json::parse(slurp(out_dir() + "/report.json"));
   expect_schema_valid(out_dir());
+  // The validator is not a formality: a figure that is not a number fails it.
+  auto doctored = report;
+  doctored["bench"]["tests"][0]["speedup"] = "fast";
+  write_file(files / "doctored.json", doctored.dump(), 0644);
+  auto refused = run_command(
+      {"/usr/bin/env", "python3", REPORT_CHECKS, "schema", REPORT_SCHEMA, files / "doctored.json"});
+  EXPECT_EQ(refused.exit_status, 1) << refused.stdout_text << refused.stderr_text;
   EXPECT_EQ(report["schema"], "lume-unlock/report/v1");
   EXPECT_EQ(report["image"]["digest"], image_digest);
   EXPECT_EQ(report["lume"]["cpu"], 2) << report["lume"].dump();
@@ -89,7 +96,8 @@ TEST_F(Report, AReportOfABenchedVmHoldsItsRecordsRawInputsAndAReadableChart) {
 
   // A real SVG renderer draws the chart at its size, with ink and colours on it.
   const std::string png = files / "speedup.png";
-  auto rendered = run_command({"/usr/bin/env", "rsvg-convert", "-o", png, out_dir() + "/speedup.svg"});
+  auto rendered =
+      run_command({"/usr/bin/env", "rsvg-convert", "-o", png, out_dir() + "/speedup.svg"});
   ASSERT_EQ(rendered.exit_status, 0) << rendered.stderr_text;
   const std::string seen = report_checks({"png", png});
   std::cout << "[measure] speedup.svg as PNG: " << seen;
@@ -103,8 +111,7 @@ TEST_F(Report, AReportOfABenchedVmHoldsItsRecordsRawInputsAndAReadableChart) {
   EXPECT_LT(ink, 0.6) << seen;
 
   // --json prints report.json itself.
-  CliRun as_json =
-      cli({"report", "vm1", "--out", files / "second"}, false, {"--json"});
+  CliRun as_json = cli({"report", "vm1", "--out", files / "second"}, false, {"--json"});
   ASSERT_EQ(as_json.exit_code, 0) << as_json.err;
   const auto printed = json_of(as_json);
   EXPECT_EQ(printed["bench"], report["bench"]);
@@ -131,12 +138,10 @@ TEST_F(Report, CheckMatchesTheVmThenExitsSixNamingAChangedShimOrArtifactFile) {
   expect_schema_valid(out_dir());
   CliRun same = cli({"report", "--check", out_dir(), "vm1"});
   EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
-  EXPECT_NE(same.out.find("against VM 'vm1': everything matches\n"), std::string::npos)
-      << same.out;
+  EXPECT_NE(same.out.find("against VM 'vm1': everything matches\n"), std::string::npos) << same.out;
   EXPECT_NE(same.out.find("  ok      artifact file " + artifact + "\n"), std::string::npos)
       << same.out;
-  EXPECT_NE(same.out.find("  ok      probe unlocked family 1009\n"), std::string::npos)
-      << same.out;
+  EXPECT_NE(same.out.find("  ok      probe unlocked family 1009\n"), std::string::npos) << same.out;
 
   const auto report = nlohmann::json::parse(slurp(out_dir() + "/report.json"));
   const std::string shim_file = report["shim"]["files"][0]["path"];
