@@ -55,9 +55,7 @@ void run_write(const ReportCommandOptions& options, Context& context, int& exit_
   lume_options.base_url = context.global.lume_url;
   lume::LumeClient lume_client(lume_options);
   const pipeline::ReportFolder folder =
-      pipeline::build_report_folder(report, lume_client, pipeline::read_host_facts())
-          .value_or_throw();
-  pipeline::write_report_folder(dir, folder).value_or_throw();
+      pipeline::write_vm_report(report, lume_client, dir).value_or_throw();
   if (context.json()) {
     context.print_json(folder.report);
     context.note("report of VM '" + options.vm + "' written to " + dir + "/");

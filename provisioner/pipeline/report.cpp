@@ -6,6 +6,7 @@
 #include "guest/guest_facts.hpp"
 #include "pipeline/bench_raw.hpp"
 #include "provenance/provenance.hpp"
+#include "recipe/lock_file.hpp"
 #include "report/report_markdown.hpp"
 #include "report/speedup_chart.hpp"
 #include "util/atomic_file.hpp"
@@ -233,6 +234,18 @@ Status write_report_folder(const std::string& dir, const ReportFolder& folder) {
     fs::remove_all(old, error);
   }
   return ok_status();
+}
+
+Result<ReportFolder>
+write_vm_report(const ReportOptions& options, lume::LumeApi& lume, const std::string& dir) {
+  LUME_UNLOCK_TRY_ASSIGN(auto folder, build_report_folder(options, lume, read_host_facts()));
+  LUME_UNLOCK_TRY(write_report_folder(dir, folder));
+  return folder;
+}
+
+std::string report_dir_for_recipe(const std::string& recipe_path) {
+  const std::string lock = recipe::lock_path_for(recipe_path);
+  return lock.substr(0, lock.size() - std::string(".lock.json").size()) + ".report";
 }
 
 Result<nlohmann::json> read_report(const std::string& dir) {

@@ -56,6 +56,14 @@ Result<ReportFolder> build_report_folder(const ReportOptions& options,
 /// (usage) when `dir` exists and holds no report.json (nothing else is ever overwritten).
 Status write_report_folder(const std::string& dir, const ReportFolder& folder);
 
+/// build_report_folder with this host's facts (read_host_facts), then write_report_folder.
+Result<ReportFolder>
+write_vm_report(const ReportOptions& options, lume::LumeApi& lume, const std::string& dir);
+
+/// Where `bake` writes the baked VM's report: beside the recipe's lock file, "<recipe without
+/// its extension>.report" ("image-recipes/tahoe-llm.report" for tahoe-llm.yaml).
+std::string report_dir_for_recipe(const std::string& recipe_path);
+
 /// Reads `<dir>/report.json` (report::parse_report).
 Result<nlohmann::json> read_report(const std::string& dir);
 

@@ -163,6 +163,16 @@ TEST_F(BenchPipeline, BakeBenchAnnotatesThePushedManifestAndRecordsTheAnnotatedD
   ASSERT_TRUE(lock.ok()) << lock.error().message();
   ASSERT_EQ(lock.value().baked.size(), 1u);
   EXPECT_EQ(lock.value().baked[0].digest, digest);
+  // The baked VM's report lies beside the lock file, with the figures of its bench.
+  const std::string report_dir = recipe.substr(0, recipe.rfind('.')) + ".report";
+  EXPECT_EQ(doc["report"], report_dir) << run.out;
+  const auto report = nlohmann::json::parse(slurp(report_dir + "/report.json"));
+  EXPECT_EQ(report["vm"], "vm1");
+  const auto baked = provenance::read_provenance(state.path(), "vm1");
+  ASSERT_TRUE(baked.ok() && baked.value().bench);
+  EXPECT_EQ(report["bench"]["tests"], (*baked.value().bench)["tests"]) << report["bench"].dump();
+  EXPECT_EQ(report["bench"]["tests"][0]["speedup"], 10.0);
+  EXPECT_TRUE(fs::exists(report_dir + "/speedup.svg"));
   // The signature is of the annotated digest, under its cosign tag.
   ASSERT_TRUE(doc.contains("signature")) << run.out;
   EXPECT_EQ(doc["signature"]["reference"], target("sha256-" + digest.substr(7) + ".sig"));

@@ -22,8 +22,10 @@ inline provenance::Provenance composed_record(bool with_bench) {
       {"/Users/lume/Library/Application Support/LumeUnlock/shim/x/liblume-unlock-shim.dylib",
        std::string(64, 'b')}};
   record.probe = provenance::ProbeInfo{
-      nlohmann::json::parse(R"({"families":{"1007":false,"1009":false},"max_threadgroup_memory":32768})"),
-      nlohmann::json::parse(R"({"families":{"1007":true,"1009":true},"max_threadgroup_memory":65536})")};
+      nlohmann::json::parse(
+          R"({"families":{"1007":false,"1009":false},"max_threadgroup_memory":32768})"),
+      nlohmann::json::parse(
+          R"({"families":{"1007":true,"1009":true},"max_threadgroup_memory":65536})")};
   if (with_bench) {
     record.bench = nlohmann::json::parse(R"({
       "measured_at": "2026-12-03T10:00:00Z", "entry": "llama-bench", "model": "/m/q.gguf",

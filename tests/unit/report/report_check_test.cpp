@@ -1,6 +1,5 @@
-#include "report/report_check.hpp"
-
 #include "composed_report.hpp"
+#include "report/report_check.hpp"
 
 #include <gtest/gtest.h>
 
@@ -55,13 +54,14 @@ TEST(ReportCheck, NamesEachDifferenceWithTheReportsValueAndTheVms) {
   now.file_sha256[k_shim] = std::string(64, 'f');
   now.probe_unlocked["families"]["1009"] = false;
   now.probe_unlocked["max_threadgroup_memory"] = 32768;
-  EXPECT_EQ(differing(compare_report(report, now)),
-            (std::vector<std::string>{
-                "image digest: sha256:" + std::string(64, 'a') + " / sha256:" + std::string(64, 'e'),
-                "shim file " + k_shim + ": " + std::string(64, 'b') + " / " + std::string(64, 'f'),
-                "artifact file /m/q.gguf: " + std::string(64, 'd') + " / missing",
-                "probe unlocked family 1009: true / false",
-                "probe unlocked threadgroup memory: 65536 / 32768"}));
+  EXPECT_EQ(
+      differing(compare_report(report, now)),
+      (std::vector<std::string>{
+          "image digest: sha256:" + std::string(64, 'a') + " / sha256:" + std::string(64, 'e'),
+          "shim file " + k_shim + ": " + std::string(64, 'b') + " / " + std::string(64, 'f'),
+          "artifact file /m/q.gguf: " + std::string(64, 'd') + " / missing",
+          "probe unlocked family 1009: true / false",
+          "probe unlocked threadgroup memory: 65536 / 32768"}));
 }
 
 TEST(ReportCheck, ParseRefusesWhatIsNotAReport) {

@@ -1,6 +1,5 @@
-#include "report/report_document.hpp"
-
 #include "composed_report.hpp"
+#include "report/report_document.hpp"
 #include "util/sha256.hpp"
 
 #include <gtest/gtest.h>
@@ -15,15 +14,16 @@ TEST(ReportDocument, CarriesTheRecordsFactsAndFiguresUnchanged) {
   EXPECT_EQ(report["vm"], "demo");
   EXPECT_EQ(report["image"], provenance::to_json(record)["image"]);
   EXPECT_EQ(report["guest"], provenance::to_json(record)["guest"]);
-  EXPECT_EQ(report["profile"], nlohmann::json({{"apple_family_max", 1009},
-                                               {"max_threadgroup_memory", 65536}}));
+  EXPECT_EQ(report["profile"],
+            nlohmann::json({{"apple_family_max", 1009}, {"max_threadgroup_memory", 65536}}));
   EXPECT_EQ(report["shim"]["files"], provenance::to_json(record)["shim"]["files"]);
   EXPECT_EQ(report["bench"]["tests"], (*record.bench)["tests"]);
   EXPECT_EQ(report["bench"]["ran"], true);
   EXPECT_EQ(report["host"]["bench_gpu_info"],
             nlohmann::json({{"value", "Apple M1 Ultra"},
-                            {"source", "llama-bench's gpu_info in the host run (--host-json "
-                                       "host.json)"}}));
+                            {"source",
+                             "llama-bench's gpu_info in the host run (--host-json "
+                             "host.json)"}}));
   EXPECT_EQ(report["raw_inputs"][0],
             nlohmann::json({{"name", "provenance.json"},
                             {"source", "/state/vms/demo/provenance.json"},
@@ -51,8 +51,9 @@ TEST(ReportDocument, SaysWhatIsMissingInsteadOfInventingIt) {
   const auto report = build_report(inputs);
   EXPECT_EQ(report["bench"]["ran"], false);
   EXPECT_EQ(report["lume"],
-            nlohmann::json({{"source", "the provenance record's hardware (Lume did not answer: "
-                                       "GET /lume/vms/bare: connection refused)"}}));
+            nlohmann::json({{"source",
+                             "the provenance record's hardware (Lume did not answer: "
+                             "GET /lume/vms/bare: connection refused)"}}));
   EXPECT_EQ(report["host"], nlohmann::json({{"mac", false}}));
   EXPECT_EQ(report["probe"]["families"], nlohmann::json::array());
   EXPECT_EQ(report["notes"],

@@ -1,6 +1,5 @@
-#include "report/report_markdown.hpp"
-
 #include "composed_report.hpp"
+#include "report/report_markdown.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,5 @@
-#include "report/speedup_chart.hpp"
-
 #include "composed_report.hpp"
+#include "report/speedup_chart.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,15 +15,28 @@ TEST(SpeedupChart, DrawsEveryFigureRatioAndShareOfHostFromTheReport) {
   EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"960\" height=\"540\"", 0),
             0u)
       << svg;
-  EXPECT_TRUE(has(svg, ">llama-bench tokens/s in VM &apos;demo&apos;: stock, unlocked, host — "
-                       "llama 1B Q4_K - Medium</text>"))
+  EXPECT_TRUE(has(svg,
+                  ">llama-bench tokens/s in VM &apos;demo&apos;: stock, unlocked, host — "
+                  "llama 1B Q4_K - Medium</text>"))
       << svg;
-  EXPECT_TRUE(has(svg, ">guest GPU Apple Paravirtual device, host Apple M1 Ultra, llama.cpp "
-                       "ee3d1b54c, measured 2026-12-03T10:00:00Z</text>"));
-  for (const char* figure : {">50.00<", ">450.00<", ">500.00<", ">3.00<", ">36.00<", ">48.00<",
-                             ">9.0x stock<", ">12.0x stock<", ">unlocked at 90.0% of host<",
-                             ">unlocked at 75.0% of host<", ">pp512 (pp)<", ">tg128 (tg)<",
-                             ">tokens/s<", ">stock (no shim)<", ">unlocked (shim)<",
+  EXPECT_TRUE(has(svg,
+                  ">guest GPU Apple Paravirtual device, host Apple M1 Ultra, llama.cpp "
+                  "ee3d1b54c, measured 2026-12-03T10:00:00Z</text>"));
+  for (const char* figure : {">50.00<",
+                             ">450.00<",
+                             ">500.00<",
+                             ">3.00<",
+                             ">36.00<",
+                             ">48.00<",
+                             ">9.0x stock<",
+                             ">12.0x stock<",
+                             ">unlocked at 90.0% of host<",
+                             ">unlocked at 75.0% of host<",
+                             ">pp512 (pp)<",
+                             ">tg128 (tg)<",
+                             ">tokens/s<",
+                             ">stock (no shim)<",
+                             ">unlocked (shim)<",
                              ">host (the Mac)<"}) {
     EXPECT_TRUE(has(svg, figure)) << figure;
   }
@@ -37,8 +49,8 @@ TEST(SpeedupChart, BarsAreScaledToTheirPanelsAxis) {
   const std::string svg = render_speedup_chart(composed_report(true));
   const double plot_height = 540 - 96 - 44 - 34 - 40;
   char expected[64];
-  std::snprintf(expected, sizeof expected, "height=\"%.1f\" fill=\"#188038\"",
-                500.0 / 600.0 * plot_height);
+  std::snprintf(
+      expected, sizeof expected, "height=\"%.1f\" fill=\"#188038\"", 500.0 / 600.0 * plot_height);
   EXPECT_TRUE(has(svg, expected)) << expected << "\n" << svg;
   EXPECT_TRUE(has(svg, ">600</text>"));
   EXPECT_FALSE(has(svg, ">700</text>"));
