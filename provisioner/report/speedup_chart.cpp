@@ -83,7 +83,7 @@ void panel(std::ostringstream& svg,
          k_host_colour,
          *host,
          number_of(test, "host_ratio")
-             ? "unlocked at " + fixed(*number_of(test, "host_ratio") * 100, 1) + "% of host"
+             ? "unlocked at\n" + fixed(*number_of(test, "host_ratio") * 100, 1) + "% of host"
              : ""});
   }
   double highest = 0;
@@ -91,7 +91,7 @@ void panel(std::ostringstream& svg,
     highest = std::max(highest, bar.value);
   }
   const double step = nice_step(highest > 0 ? highest / 5 : 1);
-  const double axis_max = step * std::ceil((highest > 0 ? highest * 1.12 : 1) / step);
+  const double axis_max = step * std::ceil((highest > 0 ? highest * 1.15 : 1) / step);
   const double plot_left = left + 64;
   const double plot_width = width - 76;
   const double plot_top = top + 34;
@@ -132,8 +132,28 @@ void panel(std::ostringstream& svg,
         << fixed(bar_width, 1) << "\" height=\"" << fixed(bar_height, 1) << "\" fill=\""
         << bar.colour << "\"/>\n";
     text(svg, x + bar_width / 2, y - 6, fixed(bar.value, 2), 12);
+    // A note of two lines ("unlocked at\n97.7% of host") stays within its bar's slot.
+    const auto newline = bar.note.find('\n');
+    const bool two_lines = newline != std::string::npos;
+    if (two_lines) {
+      text(svg,
+           x + bar_width / 2,
+           y - 38,
+           bar.note.substr(0, newline),
+           13,
+           "middle",
+           "bold",
+           bar.colour);
+    }
     if (!bar.note.empty()) {
-      text(svg, x + bar_width / 2, y - 22, bar.note, 13, "middle", "bold", bar.colour);
+      text(svg,
+           x + bar_width / 2,
+           y - 22,
+           two_lines ? bar.note.substr(newline + 1) : bar.note,
+           13,
+           "middle",
+           "bold",
+           bar.colour);
     }
     text(svg, x + bar_width / 2, bottom + 18, bar.label, 13);
   }
