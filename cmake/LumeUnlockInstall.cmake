@@ -1,9 +1,11 @@
 # What `cmake --install` puts under the prefix besides the binary (provisioner/cli), its
 # completions (provisioner/cli) and the shim bundle (shim/bundle):
 #   share/lume-unlock/image-recipes/   the shipped recipes
-#   share/doc/lume-unlock/             the README and the LICENSE (MIT)
+#   share/doc/lume-unlock/             the README, the LICENSE (MIT) and report.json's JSON Schema
 # Nothing test-only is installed: lume-sim, guest-sim, fixtures and benches have no install rules.
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/image-recipes/"
   DESTINATION "${CMAKE_INSTALL_DATADIR}/lume-unlock/image-recipes"
   FILES_MATCHING PATTERN "*.yaml" PATTERN "*.md")
-install(FILES "${PROJECT_SOURCE_DIR}/README.md" "${PROJECT_SOURCE_DIR}/LICENSE" DESTINATION "${CMAKE_INSTALL_DOCDIR}")
+install(FILES "${PROJECT_SOURCE_DIR}/README.md" "${PROJECT_SOURCE_DIR}/LICENSE"
+  "${PROJECT_SOURCE_DIR}/provisioner/report/report.schema.json"
+  DESTINATION "${CMAKE_INSTALL_DOCDIR}")

@@ -106,6 +106,7 @@ Result<BenchSide> run_side(guest::GuestSession& session,
     return parsed.error().with_context(what);
   }
   out.tests = std::move(parsed.value());
+  out.stdout_text = std::move(ran.stdout_text);
   out.stderr_text = std::move(ran.stderr_text);
   verify::LlamaLogOptions options;
   options.expect_shim = expect_shim;

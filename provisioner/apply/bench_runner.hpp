@@ -20,6 +20,7 @@ std::vector<std::string> llama_bench_arguments(const verify::BenchRequest& reque
 /// One llama-bench run in the guest: its parsed tests and its Metal log, classified.
 struct BenchSide {
   std::vector<verify::LlamaBenchTest> tests;
+  std::string stdout_text; ///< the JSON exactly as printed: the report copies it
   std::string stderr_text;
   verify::LlamaLogReport log;
 };

@@ -5,6 +5,7 @@
 #include "lume/vm_name.hpp"
 #include "oci/reference.hpp"
 #include "pipeline/bake.hpp"
+#include "pipeline/report.hpp"
 #include "util/key_file.hpp"
 
 #include <filesystem>
@@ -116,14 +117,32 @@ void run_bake(const BakeCommandOptions& options, Context& context, int& exit_cod
       resume += " --bench";
     }
     plan.apply(use.renderer.callback(), resume, reports);
+    // The baked VM's report travels with the lock file. The image is pushed and locked by now,
+    // so a report that cannot be written is a warning, not a failed bake.
+    pipeline::ReportOptions report_options;
+    report_options.vm = vm;
+    report_options.state_dir = context.global.state_dir;
+    report_options.tool_version = k_version;
+    const std::string report_dir = pipeline::report_dir_for_recipe(options.setup.recipe);
+    auto report = pipeline::write_vm_report(report_options, use.lume, report_dir);
+    if (!report.ok()) {
+      context.warn("the report of VM '" + vm + "' was not written: " + report.error().message() +
+                   "; write it with 'lume-unlock report " + vm + " --out " + report_dir + "'");
+    }
     if (context.json()) {
       nlohmann::json doc = outcome_json(bake, reports);
       doc["vm"] = vm;
+      if (report.ok()) {
+        doc["report"] = report_dir;
+      }
       context.print_json(doc);
     } else {
       const pipeline::BakeOutcome& o = bake.outcome();
       context.out << pipeline::reports_to_text("bake '" + vm + "'", reports);
       context.out << "recorded in " << o.lock_path << " and " << o.host_record_path << "\n";
+      if (report.ok()) {
+        context.out << "report in " << report_dir << "/ (report.md, report.json, speedup.svg)\n";
+      }
       context.out << o.pushed->pinned << "\n";
     }
     exit_code = 0;

@@ -36,11 +36,15 @@ void run_bench_command(BenchCommandOptions& options, Context& context, int& exit
   }
   // The host's figures come first: a bad file or a refused --host-run costs no guest run.
   if (!options.host_json.empty()) {
-    bench.host = read_host_bench(options.host_json).value_or_throw();
+    auto host = read_host_bench(options.host_json).value_or_throw();
+    bench.host = std::move(host.tests);
+    bench.host_json = std::move(host.json);
     bench.host_source = "--host-json " + options.host_json;
   } else if (options.host_run) {
     context.note("running llama-bench on the host");
-    bench.host = run_host_bench(bench.request).value_or_throw();
+    auto host = run_host_bench(bench.request).value_or_throw();
+    bench.host = std::move(host.tests);
+    bench.host_json = std::move(host.json);
     bench.host_source = "--host-run";
   }
   bench.state_dir = context.global.state_dir;

@@ -13,6 +13,7 @@
 #include "cli/lock.hpp"
 #include "cli/pull.hpp"
 #include "cli/remove.hpp"
+#include "cli/report.hpp"
 #include "cli/resolve.hpp"
 #include "cli/sign.hpp"
 #include "cli/ssh.hpp"
@@ -33,6 +34,7 @@ void register_commands(CLI::App& app, Context& context, int& exit_code) {
   register_allow(app, context, exit_code);
   register_exec(app, context, exit_code);
   register_bench(app, context, exit_code);
+  register_report(app, context, exit_code);
   register_ssh(app, context, exit_code);
   register_bake(app, context, exit_code);
   register_lock(app, context, exit_code);

@@ -47,7 +47,8 @@ std::optional<pipeline::BenchOptions> recipe_bench(const CreateSetup& setup,
                   tests.error().why(),
                   tests.error().hint());
     }
-    bench.host = tests.value();
+    bench.host = tests.value().tests;
+    bench.host_json = tests.value().json;
     bench.host_source = "recipe bench.host_json " + *host;
   }
   return bench;

@@ -15,7 +15,7 @@
 
 namespace lume_unlock::cli {
 
-Result<std::vector<verify::LlamaBenchTest>> read_host_bench(const std::string& path) {
+Result<HostBench> read_host_bench(const std::string& path) {
   auto text = util::read_input_file(path, verify::k_max_llama_bench_bytes, "the host's JSON");
   if (!text.ok()) {
     return Error(ErrorCategory::usage,
@@ -31,10 +31,10 @@ Result<std::vector<verify::LlamaBenchTest>> read_host_bench(const std::string& p
                  parsed.error().why(),
                  parsed.error().hint());
   }
-  return parsed;
+  return HostBench{std::move(text.value()), std::move(parsed.value())};
 }
 
-Result<std::vector<verify::LlamaBenchTest>> run_host_bench(const verify::BenchRequest& request) {
+Result<HostBench> run_host_bench(const verify::BenchRequest& request) {
 #ifdef __APPLE__
   struct stat info {};
   if (::stat(request.model.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
@@ -68,7 +68,8 @@ Result<std::vector<verify::LlamaBenchTest>> run_host_bench(const verify::BenchRe
                      std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")",
                  "check that llama-bench is on PATH and runs the model; or pass --host-json FILE");
   }
-  return verify::parse_llama_bench_json(output, "the host run");
+  LUME_UNLOCK_TRY_ASSIGN(auto tests, verify::parse_llama_bench_json(output, "the host run"));
+  return HostBench{std::move(output), std::move(tests)};
 #else
   (void)request;
   return Error(ErrorCategory::usage,

@@ -9,13 +9,19 @@
 
 namespace lume_unlock::cli {
 
+/// The host's llama-bench run: the JSON exactly as read (the report copies it) and its tests.
+struct HostBench {
+  std::string json;
+  std::vector<verify::LlamaBenchTest> tests;
+};
+
 /// `bench --host-json FILE`: the host's llama-bench JSON, read with the size limit and parsed.
 /// Fails (usage) naming the file.
-Result<std::vector<verify::LlamaBenchTest>> read_host_bench(const std::string& path);
+Result<HostBench> read_host_bench(const std::string& path);
 
 /// `bench --host-run`: runs `llama-bench` (from PATH) on this Mac with the same arguments as the
 /// guest (the model at the same path on the host) and parses its JSON. Anywhere but macOS it
 /// fails (usage) saying so and pointing at --host-json.
-Result<std::vector<verify::LlamaBenchTest>> run_host_bench(const verify::BenchRequest& request);
+Result<HostBench> run_host_bench(const verify::BenchRequest& request);
 
 } // namespace lume_unlock::cli

@@ -1,6 +1,7 @@
 #include "pipeline/bench.hpp"
 
 #include "oci/media_types.hpp"
+#include "pipeline/bench_raw.hpp"
 #include "pipeline/vm_record.hpp"
 #include "util/edit_distance.hpp"
 #include "util/text_check.hpp"
@@ -101,6 +102,7 @@ nlohmann::json bench_record(const BenchOptions& options,
   out["thresholds"] = verify::to_json(options.thresholds);
   out["passed"] = failures.empty();
   out["failures"] = failures;
+  out["raw"] = bench_raw_record(bench_raw_files(measured, options.host_json));
   return out;
 }
 
@@ -232,6 +234,15 @@ Result<BenchOutcome> run_bench(guest::GuestSession& session,
   outcome.failures = verify::gate_bench(outcome.rows, options.thresholds, outcome.unlocked_log);
   const std::string now = provenance::rfc3339_now();
   outcome.record = bench_record(options, measured, outcome.rows, outcome.failures, now);
+  // The outputs first, then the record that names their sha256: a record never points at bytes
+  // that were not kept.
+  auto kept = write_bench_raw_files(
+      options.state_dir, options.vm, bench_raw_files(measured, options.host_json));
+  if (!kept.ok()) {
+    return kept.error()
+        .with_context(what + ": keeping llama-bench's outputs")
+        .with_hint("the bench ran; run it again to record it");
+  }
 
   auto current = current_vm_record(session, view.facts.home, options.state_dir, options.vm);
   provenance::Provenance record = current ? *current : provenance::Provenance{};

@@ -29,6 +29,8 @@ struct BenchOptions {
   /// ("--host-json FILE", "--host-run").
   std::optional<std::vector<verify::LlamaBenchTest>> host;
   std::optional<std::string> host_source;
+  /// The host run's JSON exactly as read, kept beside the guest runs' (bench_raw_files).
+  std::optional<std::string> host_json;
   verify::BenchThresholds thresholds;
 };
 
@@ -51,7 +53,8 @@ std::string describe_bench(const BenchOptions& options);
 /// `bench`: reads the guest's enablement (apply::read_guest_enablement), finds `entry` (usage
 /// error with a "did you mean" hint when it is not on the list), runs it stock and unlocked
 /// (apply::run_guest_bench), compares (verify::compare_bench) and gates (verify::gate_bench),
-/// then records the result in the VM's provenance record, guest first, then host. A gate that
+/// then keeps llama-bench's outputs under <state_dir>/vms/<vm>/bench/ (write_bench_raw_files) and
+/// records the result in the VM's provenance record, guest first, then host. A gate that
 /// fails is an outcome, not an error: the record says so too.
 Result<BenchOutcome> run_bench(guest::GuestSession& session,
                                const BenchOptions& options,
@@ -60,7 +63,8 @@ Result<BenchOutcome> run_bench(guest::GuestSession& session,
 /// The provenance record's "bench" object: measured_at, entry, model, arguments
 /// {prompt, gen, repetitions}, build_commit, model_type, backends, gpu (the guest's), host_chip
 /// and host_source when a host run was given, tests (verify::to_json of each row), log
-/// {stock, unlocked} verdicts, thresholds, passed and failures.
+/// {stock, unlocked} verdicts, thresholds, passed, failures and raw (bench_raw_record of the
+/// outputs kept on the host).
 nlohmann::json bench_record(const BenchOptions& options,
                             const apply::GuestBench& measured,
                             const std::vector<verify::BenchRow>& rows,

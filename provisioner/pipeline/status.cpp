@@ -7,13 +7,11 @@
 #include "enablement/guest_layout.hpp"
 #include "guest/file_hashes.hpp"
 #include "guest/guest_facts.hpp"
-#include "guest/shell_quote.hpp"
 #include "provenance/record_merge.hpp"
 #include "util/sha256.hpp"
 
 #include <map>
 #include <set>
-#include <sstream>
 
 namespace lume_unlock::pipeline {
 

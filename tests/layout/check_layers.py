@@ -15,7 +15,7 @@ FLOORS = [
     ["oci", "guest", "enablement", "bundle", "macho", "verify"],
     ["lume", "signing", "fetch"],
     ["provenance", "recipe"],
-    ["apply", "transfer"],
+    ["apply", "transfer", "report"],
     ["pipeline"],
     ["cli"],
 ]

@@ -25,6 +25,7 @@ listing=$(tar tvzf "$work/one/$archive")
 top=${archive%.tar.gz}
 for wanted in bin/lume-unlock share/lume-unlock/shim-bundle/bundle.json \
   share/lume-unlock/image-recipes/tahoe-llm.yaml share/doc/lume-unlock/README.md \
+  share/doc/lume-unlock/report.schema.json \
   share/bash-completion/completions/lume-unlock share/zsh/site-functions/_lume-unlock; do
   grep -q " $top/$wanted\$" <<<"$listing" || { echo "FAIL: $wanted missing from $archive"; exit 1; }
 done

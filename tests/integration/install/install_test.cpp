@@ -121,6 +121,7 @@ TEST_F(InstalledTool, InstallsTheToolAndNothingTestOnly) {
       "share/bash-completion/completions/lume-unlock",
       "share/doc/lume-unlock/LICENSE",
       "share/doc/lume-unlock/README.md",
+      "share/doc/lume-unlock/report.schema.json",
       "share/lume-unlock/image-recipes/README.md",
       "share/lume-unlock/image-recipes/tahoe-llm.yaml",
       "share/lume-unlock/lume-unlock-shim-bundle-" + std::string(LUME_UNLOCK_VERSION) + ".tar.gz",

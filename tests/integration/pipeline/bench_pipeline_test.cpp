@@ -1,7 +1,7 @@
 // create --bench and bake --bench end to end: a recipe with a bench: block, the llama-bench
 // stand-in (tests/sim/llama-bench) beside the real shim in guest-sim, lume-sim and a real
 // docker-registry on TLS; the annotated manifest read back with skopeo.
-#include "pipeline_fixture.hpp"
+#include "bench_world.hpp"
 #include "provenance/provenance.hpp"
 #include "recipe/lock_file.hpp"
 #include "support/file_io.hpp"
@@ -15,41 +15,6 @@ namespace lume_unlock::test {
 namespace {
 
 namespace fs = std::filesystem;
-
-class BenchPipeline : public PipelineWorld {
-protected:
-  /// Starts the world with llama.cpp in the guest and a recipe that benches with `bench`.
-  void start_bench_world(const std::string& bench) {
-    start_world();
-    prepare_llama_cpp_release();
-    write_bench_recipe(bench);
-  }
-
-  /// `lume-unlock --json bake RECIPE --push TARGET --name vm1 … --bench EXTRA…`.
-  CliRun bake_with_bench(const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> command = {"bake",
-                                        recipe,
-                                        "--push",
-                                        target(),
-                                        "--name",
-                                        "vm1",
-                                        "--bundle",
-                                        SHIM_BUNDLE_DIR,
-                                        "--ssh-wait",
-                                        "2",
-                                        "--bench"};
-    command.insert(command.end(), extra.begin(), extra.end());
-    return cli(command, true, {"--json"});
-  }
-
-  static std::string fixture(const std::string& name) {
-    return std::string(LUME_UNLOCK_FIXTURES) + "/llama-bench/" + name;
-  }
-
-  std::string target(const std::string& tag = "1") const {
-    return registry->host() + "/acme/tahoe-llm:" + tag;
-  }
-};
 
 TEST_F(BenchPipeline, CreateBenchRunsLastRecordsTheFiguresOnHostAndGuestAndStatusShowsThem) {
   start_bench_world("min_speedup: 5");
@@ -198,6 +163,16 @@ TEST_F(BenchPipeline, BakeBenchAnnotatesThePushedManifestAndRecordsTheAnnotatedD
   ASSERT_TRUE(lock.ok()) << lock.error().message();
   ASSERT_EQ(lock.value().baked.size(), 1u);
   EXPECT_EQ(lock.value().baked[0].digest, digest);
+  // The baked VM's report lies beside the lock file, with the figures of its bench.
+  const std::string report_dir = recipe.substr(0, recipe.rfind('.')) + ".report";
+  EXPECT_EQ(doc["report"], report_dir) << run.out;
+  const auto report = nlohmann::json::parse(slurp(report_dir + "/report.json"));
+  EXPECT_EQ(report["vm"], "vm1");
+  const auto baked = provenance::read_provenance(state.path(), "vm1");
+  ASSERT_TRUE(baked.ok() && baked.value().bench);
+  EXPECT_EQ(report["bench"]["tests"], (*baked.value().bench)["tests"]) << report["bench"].dump();
+  EXPECT_EQ(report["bench"]["tests"][0]["speedup"], 10.0);
+  EXPECT_TRUE(fs::exists(report_dir + "/speedup.svg"));
   // The signature is of the annotated digest, under its cosign tag.
   ASSERT_TRUE(doc.contains("signature")) << run.out;
   EXPECT_EQ(doc["signature"]["reference"], target("sha256-" + digest.substr(7) + ".sig"));

@@ -18,13 +18,11 @@ namespace fs = std::filesystem;
 class AcceptanceRunner : public ::testing::Test {
 protected:
   void SetUp() override {
-    // argv: GLOBAL… --json COMMAND NAME …; FAIL_STEP names the command that exits 6 (for
-    // "report", `report --help` fails: a lume-unlock without that command), printing FAIL_JSON
-    // as its only output when that is set.
+    // argv: GLOBAL… --json COMMAND NAME …; FAIL_STEP names the command that exits 6, printing
+    // FAIL_JSON as its only output when that is set.
     test::write_file(
         dir / "lume-unlock",
         "#!/bin/sh\n"
-        "if [ \"$1 $2\" = 'report --help' ]; then [ \"$FAIL_STEP\" != report ]; exit; fi\n"
         "while [ \"$1\" != --json ]; do shift; done; shift\n"
         "if [ \"$1\" = \"$FAIL_STEP\" ] && [ -n \"$FAIL_JSON\" ]; then echo \"$FAIL_JSON\"; exit "
         "6; fi\n"
@@ -183,12 +181,14 @@ TEST_F(AcceptanceRunner, KeepSkipsTheRemoveAndSaysTheVmIsKept) {
   EXPECT_TRUE(report.passed());
 }
 
-TEST_F(AcceptanceRunner, ALumeUnlockWithoutAReportCommandSkipsTheReportStep) {
+TEST_F(AcceptanceRunner, AFailedReportFailsTheRunAndTheVmIsStillRemoved) {
   setenv("FAIL_STEP", "report", 1);
   const AcceptanceReport report = run();
   ASSERT_EQ(report.steps.size(), 6U);
-  EXPECT_EQ(summary(report)[4], "report skipped (this lume-unlock has no report command)");
-  EXPECT_TRUE(report.passed());
+  EXPECT_EQ(summary(report)[4], "report fail (lume-unlock: error: it broke)");
+  EXPECT_EQ(summary(report)[5], "remove pass");
+  EXPECT_FALSE(report.passed());
+  EXPECT_FALSE(report.vm_kept);
 }
 
 TEST_F(AcceptanceRunner, AFolderThatHoldsARunIsRefused) {

@@ -1,4 +1,6 @@
 #include "pipeline/bench.hpp"
+#include "pipeline/bench_raw.hpp"
+#include "util/sha256.hpp"
 
 #include <gtest/gtest.h>
 
@@ -47,7 +49,14 @@ TEST(BenchRecord, HoldsEveryFigureTheBuildTheModelAndTheVerdicts) {
                             {"log", {{"stock", "stock"}, {"unlocked", "fast"}}},
                             {"thresholds", {{"min_speedup", 5.0}}},
                             {"passed", true},
-                            {"failures", nlohmann::json::array()}}));
+                            {"failures", nlohmann::json::array()},
+                            {"raw", bench_raw_record(bench_raw_files(measured, std::nullopt))}}));
+  // Each output's sha256 and size, of the bytes as printed.
+  measured.stock.stdout_text = "[]";
+  EXPECT_EQ(bench_raw_record(bench_raw_files(measured, std::string("host")))["stock.json"],
+            nlohmann::json({{"sha256", util::sha256_hex("[]")}, {"size", 2}}));
+  EXPECT_EQ(bench_raw_record(bench_raw_files(measured, std::string("host"))).size(), 5u);
+  EXPECT_EQ(bench_raw_record(bench_raw_files(measured, std::nullopt)).size(), 4u);
   EXPECT_EQ(bench_summary(record),
             "pp512 9.00x 90.0% of host (log fast, gate passed, 2026-12-03T10:00:00Z)");
 }

@@ -1,0 +1,150 @@
+#include "cli/report.hpp"
+
+#include "cli/connection_flags.hpp"
+#include "cli/version.hpp"
+#include "cli/vm_guest.hpp"
+#include "lume/client.hpp"
+#include "pipeline/report.hpp"
+
+#include <memory>
+
+namespace lume_unlock::cli {
+
+namespace {
+
+struct ReportCommandOptions {
+  std::string vm;
+  std::string out;
+  std::string check;
+  std::string label;
+  bool dry_run = false;
+  guest::ConnectionOptions connection;
+};
+
+pipeline::ReportOptions report_options(const ReportCommandOptions& options,
+                                       const Context& context) {
+  pipeline::ReportOptions report;
+  report.vm = options.vm;
+  report.state_dir = context.global.state_dir;
+  report.tool_version = k_version;
+  if (!options.label.empty()) {
+    report.label = options.label;
+  }
+  return report;
+}
+
+void run_write(const ReportCommandOptions& options, Context& context, int& exit_code) {
+  const pipeline::ReportOptions report = report_options(options, context);
+  const std::string dir =
+      options.out.empty() ? pipeline::default_report_dir(options.vm) : options.out;
+  if (options.dry_run) {
+    const auto sources = pipeline::report_sources(report).value_or_throw();
+    if (context.json()) {
+      context.print_json({{"vm", options.vm}, {"dry_run", true}, {"out", dir}, {"reads", sources}});
+    } else {
+      context.out << "report '" << options.vm << "' would read (dry run, nothing written):\n";
+      for (const auto& source : sources) {
+        context.out << "  " << source << "\n";
+      }
+      context.out << "and write " << dir << "/\n";
+    }
+    exit_code = 0;
+    return;
+  }
+  lume::ClientOptions lume_options;
+  lume_options.base_url = context.global.lume_url;
+  lume::LumeClient lume_client(lume_options);
+  const pipeline::ReportFolder folder =
+      pipeline::write_vm_report(report, lume_client, dir).value_or_throw();
+  if (context.json()) {
+    context.print_json(folder.report);
+    context.note("report of VM '" + options.vm + "' written to " + dir + "/");
+  } else {
+    context.out << "report of VM '" << options.vm << "' written to " << dir << "/\n"
+                << "  report.md, report.json, speedup.svg and " << folder.raw.size()
+                << " raw input(s)\n";
+    for (const auto& note : folder.report["notes"]) {
+      context.out << "  note: " << note.get<std::string>() << "\n";
+    }
+  }
+  exit_code = 0;
+}
+
+void run_check(const ReportCommandOptions& options, Context& context, int& exit_code) {
+  const nlohmann::json report = pipeline::read_report(options.check).value_or_throw();
+  lume::ClientOptions lume_options;
+  lume_options.base_url = context.global.lume_url;
+  lume::LumeClient lume_client(lume_options);
+  auto session = connect_vm_guest(context, options.vm, options.connection, lume_client);
+  const auto items = pipeline::check_report(*session, report, context.global.state_dir, options.vm)
+                         .value_or_throw();
+  std::vector<const report::CheckItem*> differ;
+  for (const auto& item : items) {
+    if (!item.ok()) {
+      differ.push_back(&item);
+    }
+  }
+  if (context.json()) {
+    nlohmann::json listed = nlohmann::json::array();
+    for (const auto& item : items) {
+      listed.push_back({{"item", item.item},
+                        {"expected", item.expected},
+                        {"found", item.found},
+                        {"ok", item.ok()}});
+    }
+    context.print_json(
+        {{"vm", options.vm}, {"report", options.check}, {"ok", differ.empty()}, {"items", listed}});
+  } else {
+    context.out << "report " << options.check << " against VM '" << options.vm << "': "
+                << (differ.empty() ? "everything matches"
+                                   : std::to_string(differ.size()) + " difference(s)")
+                << "\n";
+    for (const auto& item : items) {
+      context.out << "  " << (item.ok() ? "ok      " : "DIFFERS ") << item.item;
+      if (!item.ok()) {
+        context.out << ": report " << item.expected << ", VM " << item.found;
+      }
+      context.out << "\n";
+    }
+  }
+  if (!differ.empty()) {
+    std::string names;
+    for (const auto* item : differ) {
+      names += (names.empty() ? "" : ", ") + item->item;
+    }
+    context.warn("VM '" + options.vm + "' differs from the report " + options.check + ": " + names);
+    exit_code = lume_unlock::exit_code(ErrorCategory::verification);
+    return;
+  }
+  exit_code = 0;
+}
+
+} // namespace
+
+void register_report(CLI::App& app, Context& context, int& exit_code) {
+  auto options = std::make_shared<ReportCommandOptions>();
+  auto* command = app.add_subcommand(
+      "report",
+      "Write a VM's evidence (report.json, report.md, speedup.svg, raw inputs) to a folder, or "
+      "check one against the VM (exit 6 on a difference)");
+  command->add_option("name", options->vm, "The Lume VM")->required();
+  auto* out = command->add_option(
+      "--out", options->out, "The report folder (default ./lume-unlock-report-NAME)");
+  auto* check = command->add_option(
+      "--check", options->check, "Compare the report in this folder with the VM instead");
+  command->add_option(
+      "--label", options->label, "What the run was, shown in report.md and the chart's title");
+  command->add_flag(
+      "--dry-run", options->dry_run, "List what the report would read; write nothing");
+  out->excludes(check);
+  add_connection_options(*command, options->connection);
+  command->callback([options, &context, &exit_code] {
+    if (options->check.empty()) {
+      run_write(*options, context, exit_code);
+    } else {
+      run_check(*options, context, exit_code);
+    }
+  });
+}
+
+} // namespace lume_unlock::cli

@@ -1,0 +1,78 @@
+#pragma once
+
+#include "guest/session.hpp"
+#include "lume/api.hpp"
+#include "report/host_facts.hpp"
+#include "report/report_check.hpp"
+#include "report/report_document.hpp"
+#include "util/result.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lume_unlock::pipeline {
+
+/// What `lume-unlock report NAME` reports on.
+struct ReportOptions {
+  std::string vm;
+  std::string state_dir; ///< the records live in <state_dir>/vms/<vm>/
+  std::string tool_version;
+  std::optional<std::string> label; ///< --label: what the run was, in the user's words
+};
+
+/// "./lume-unlock-report-<vm>": where a report goes without --out.
+std::string default_report_dir(const std::string& vm);
+
+/// The files one report folder holds: report.json, report.md, speedup.svg and the raw inputs.
+struct ReportFolder {
+  nlohmann::json report;
+  std::string markdown;
+  std::string chart;
+  std::vector<report::RawInput> raw;
+};
+
+/// What `report --dry-run` says it would read, one line each: the host record, the bench's
+/// outputs it names, Lume's view of the VM, and this host's facts (or that it is not a Mac).
+/// Fails (usage) for a VM name provenance_path refuses.
+Result<std::vector<std::string>> report_sources(const ReportOptions& options);
+
+/// This Mac's facts (sw_vers, sysctl, system_profiler); `mac` false and nothing else elsewhere.
+report::HostFacts read_host_facts();
+
+/// Builds the folder of `options.vm` from its host provenance record (category usage naming
+/// the VM when there is none), GET /lume/vms/NAME (a Lume that does not answer is noted, its
+/// settings then come from the record), `host` and the raw inputs: provenance.json and every
+/// bench output the record's bench.raw names, read from <state_dir>/vms/<vm>/bench/ and checked
+/// against the sha256 recorded (category verification naming the file when missing or changed).
+Result<ReportFolder> build_report_folder(const ReportOptions& options,
+                                         lume::LumeApi& lume,
+                                         const report::HostFacts& host);
+
+/// Writes the folder to `dir` atomically: everything into a temporary directory beside it,
+/// then renamed into place; an existing report folder at `dir` is replaced only then. Fails
+/// (usage) when `dir` exists and holds no report.json (nothing else is ever overwritten).
+Status write_report_folder(const std::string& dir, const ReportFolder& folder);
+
+/// build_report_folder with this host's facts (read_host_facts), then write_report_folder.
+Result<ReportFolder>
+write_vm_report(const ReportOptions& options, lume::LumeApi& lume, const std::string& dir);
+
+/// Where `bake` writes the baked VM's report: beside the recipe's lock file, "<recipe without
+/// its extension>.report" ("image-recipes/tahoe-llm.report" for tahoe-llm.yaml).
+std::string report_dir_for_recipe(const std::string& recipe_path);
+
+/// Reads `<dir>/report.json` (report::parse_report).
+Result<nlohmann::json> read_report(const std::string& dir);
+
+/// `report --check`: the VM now against `report` — its image digest (the host record of `vm`),
+/// every shim and artifact file (one `shasum`), and the probe run again stock and unlocked with
+/// the report's profile (3 more commands: facts, observe, probe).
+Result<std::vector<report::CheckItem>> check_report(guest::GuestSession& session,
+                                                    const nlohmann::json& report,
+                                                    const std::string& state_dir,
+                                                    const std::string& vm);
+
+} // namespace lume_unlock::pipeline

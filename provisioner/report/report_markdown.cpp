@@ -1,0 +1,209 @@
+#include "report/report_markdown.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+namespace lume_unlock::report {
+
+namespace {
+
+std::string fixed(double value, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
+/// A JSON value as a table cell: strings bare, absent as "—", '|' escaped.
+std::string cell(const nlohmann::json& object, const char* key) {
+  if (!object.is_object() || !object.contains(key) || object[key].is_null()) {
+    return "—";
+  }
+  const auto& value = object[key];
+  std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+  std::string out;
+  for (const char c : text) {
+    out += c == '|' ? std::string("\\|") : std::string(1, c);
+  }
+  return out;
+}
+
+std::string figure(const nlohmann::json& test, const char* ts, const char* stddev) {
+  if (!test.contains(ts) || !test[ts].is_number()) {
+    return "—";
+  }
+  std::string out = fixed(test[ts].get<double>(), 2);
+  if (test.contains(stddev) && test[stddev].is_number()) {
+    out += " ± " + fixed(test[stddev].get<double>(), 2);
+  }
+  return out;
+}
+
+void how_fast(std::ostringstream& md, const nlohmann::json& bench) {
+  md << "## How fast\n\n";
+  if (!bench.value("ran", false)) {
+    md << "No bench run: " << cell(bench, "why") << ".\n\n";
+    return;
+  }
+  md << "| test | stock t/s | unlocked t/s | speedup | host t/s | unlocked / host |\n"
+     << "| --- | ---: | ---: | ---: | ---: | ---: |\n";
+  for (const auto& test : bench["tests"]) {
+    md << "| " << cell(test, "test") << " | " << figure(test, "stock_ts", "stock_stddev_ts")
+       << " | " << figure(test, "unlocked_ts", "unlocked_stddev_ts") << " | "
+       << (test.contains("speedup") && test["speedup"].is_number()
+               ? fixed(test["speedup"].get<double>(), 2) + "x"
+               : "—")
+       << " | " << figure(test, "host_ts", "host_stddev_ts") << " | "
+       << (test.contains("host_ratio") && test["host_ratio"].is_number()
+               ? fixed(test["host_ratio"].get<double>() * 100, 1) + "%"
+               : "—")
+       << " |\n";
+  }
+  md << "\nFigures are llama-bench's mean tokens/s ± standard deviation. ";
+  const auto& log = bench.value("log", nlohmann::json::object());
+  md << "Metal log of the unlocked run: `" << cell(log, "unlocked") << "` (stock run: `"
+     << cell(log, "stock")
+     << "`). Gate: " << (bench.value("passed", false) ? "passed" : "**FAILED**");
+  if (bench.contains("thresholds") && !bench["thresholds"].empty()) {
+    md << " (thresholds `" << bench["thresholds"].dump() << "`)";
+  }
+  md << ".\n";
+  if (bench.contains("failures")) {
+    for (const auto& failure : bench["failures"]) {
+      md << "- " << failure.get<std::string>() << "\n";
+    }
+  }
+  md << "\n![stock, unlocked and host tokens/s](speedup.svg)\n\n";
+}
+
+void on_what(std::ostringstream& md, const nlohmann::json& report) {
+  md << "## On what\n\n| | |\n| --- | --- |\n";
+  const auto& host = report["host"];
+  if (host.value("mac", false)) {
+    md << "| host | macOS " << cell(host, "macos_version") << " (" << cell(host, "macos_build")
+       << "), " << cell(host, "chip") << ", " << cell(host, "gpu_cores") << " GPU cores |\n";
+  } else {
+    md << "| host | not a Mac: its macOS version, chip and GPU cores are not known |\n";
+  }
+  if (host.contains("bench_gpu_info")) {
+    md << "| host, as llama-bench names it | " << cell(host["bench_gpu_info"], "value") << " ("
+       << cell(host["bench_gpu_info"], "source") << ") |\n";
+  }
+  const auto& guest = report["guest"];
+  md << "| guest | " << cell(guest, "os") << " " << cell(guest, "version") << " ("
+     << cell(guest, "build") << "), " << cell(guest, "arch") << " |\n";
+  const auto& lume = report["lume"];
+  md << "| VM settings | " << cell(lume, "cpu") << " CPUs, " << cell(lume, "memory_bytes")
+     << " bytes memory, " << cell(lume, "disk_bytes") << " bytes disk (" << cell(lume, "source")
+     << ") |\n";
+  const auto& image = report["image"];
+  md << "| image | `" << cell(image, "reference") << "` |\n| image digest | `"
+     << cell(image, "digest") << "` |\n";
+  if (image.contains("signed_by")) {
+    md << "| image signed by | `" << cell(image, "signed_by") << "` |\n";
+  }
+  const auto& shim = report["shim"];
+  md << "| shim bundle | " << cell(shim, "bundle_version") << " " << cell(shim, "platform");
+  if (shim.contains("bundle_digest")) {
+    md << ", `" << cell(shim, "bundle_reference") << "`";
+  }
+  md << " |\n";
+  if (shim.contains("bundle_signed_by")) {
+    md << "| shim bundle signed by | `" << cell(shim, "bundle_signed_by") << "` |\n";
+  }
+  const auto& profile = report["profile"];
+  md << "| shim profile | apple_family_max " << cell(profile, "apple_family_max")
+     << ", max_threadgroup_memory " << cell(profile, "max_threadgroup_memory") << " |\n";
+  const auto& bench = report["bench"];
+  if (bench.value("ran", false)) {
+    md << "| llama.cpp | build " << cell(bench, "build_commit") << ", backends "
+       << cell(bench, "backends") << ", guest GPU " << cell(bench, "gpu") << " |\n"
+       << "| model | " << cell(bench, "model_type") << " (`" << cell(bench, "model") << "`) |\n";
+  }
+  md << "\n### Installed shim files\n\n| path | sha256 |\n| --- | --- |\n";
+  for (const auto& file : shim["files"]) {
+    md << "| `" << cell(file, "path") << "` | `" << cell(file, "sha256") << "` |\n";
+  }
+  md << "\n### The probe, stock vs unlocked\n\n";
+  const auto& tg = report["probe"]["threadgroup_memory"];
+  md << "Threadgroup memory: " << cell(tg, "stock") << " → " << cell(tg, "unlocked")
+     << " bytes.\n\n| family | stock | unlocked |\n| --- | --- | --- |\n";
+  for (const auto& family : report["probe"]["families"]) {
+    md << "| " << cell(family, "family") << " | " << cell(family, "stock") << " | "
+       << cell(family, "unlocked") << " |\n";
+  }
+  md << "\n### Enablement\n\n| entry | program | resolved | agent | origin |\n"
+     << "| --- | --- | --- | --- | --- |\n";
+  for (const auto& entry : report["enablement"]) {
+    md << "| " << cell(entry, "name") << " | `" << cell(entry, "program") << "` | `"
+       << cell(entry, "resolved_program") << "` | " << cell(entry, "agent") << " | "
+       << cell(entry, "origin") << " |\n";
+  }
+  md << "\n### Installed artifacts\n\n";
+  if (report["artifacts"].empty()) {
+    md << "The recipe installed no artifacts.\n";
+  }
+  for (const auto& artifact : report["artifacts"]) {
+    md << "- `" << cell(artifact, "source") << "` (sha256 `" << cell(artifact, "sha256") << "`) → `"
+       << cell(artifact, "dest") << "`\n";
+    for (const auto& file : artifact.value("files", nlohmann::json::array())) {
+      md << "  - `" << cell(file, "path") << "` sha256 `" << cell(file, "sha256") << "`"
+         << (file.contains("macho") ? ", Mach-O " + cell(file, "macho") : std::string()) << "\n";
+    }
+  }
+  md << "\n";
+}
+
+} // namespace
+
+std::string render_report_markdown(const nlohmann::json& report) {
+  std::ostringstream md;
+  const std::string vm = report.value("vm", std::string());
+  const auto& bench = report["bench"];
+  md << "# lume-unlock report: VM '" << vm << "'\n\n";
+  if (report.contains("label")) {
+    md << "**" << cell(report, "label") << "**\n\n";
+  }
+  md << "## What was measured\n\n";
+  if (bench.value("ran", false)) {
+    const auto& args = bench.value("arguments", nlohmann::json::object());
+    md << "llama-bench (`-p " << cell(args, "prompt") << " -n " << cell(args, "gen") << " -r "
+       << cell(args, "repetitions") << "`) on `" << cell(bench, "model") << "` in the guest, "
+       << "once without the shim (stock) and once with it (unlocked), at "
+       << cell(bench, "measured_at");
+    if (bench.contains("host_source")) {
+      md << ", compared with the host's run (" << cell(bench, "host_source") << ")";
+    }
+    md << ".\n\n";
+  } else {
+    md << "Nothing was benchmarked in this VM; the report holds its provenance only.\n\n";
+  }
+  how_fast(md, bench);
+  on_what(md, report);
+  md << "## How to reproduce and re-check\n\n```sh\n"
+     << "lume-unlock pull " << cell(report["image"], "reference") << "@"
+     << cell(report["image"], "digest") << " " << vm << "\n";
+  if (bench.value("ran", false)) {
+    const auto& args = bench.value("arguments", nlohmann::json::object());
+    md << "lume-unlock bench " << vm << " --model '" << cell(bench, "model") << "' -p "
+       << cell(args, "prompt") << " -n " << cell(args, "gen") << " -r " << cell(args, "repetitions")
+       << "\n";
+  }
+  md << "lume-unlock report --check DIR " << vm << "   # exit 6 names every difference\n```\n\n";
+  md << "## Raw inputs\n\nCopied verbatim into this folder:\n\n| file | sha256 | bytes | from |\n"
+     << "| --- | --- | ---: | --- |\n";
+  for (const auto& raw : report["raw_inputs"]) {
+    md << "| `" << cell(raw, "name") << "` | `" << cell(raw, "sha256") << "` | "
+       << cell(raw, "size") << " | `" << cell(raw, "source") << "` |\n";
+  }
+  if (!report["notes"].empty()) {
+    md << "\n## Notes\n\n";
+    for (const auto& note : report["notes"]) {
+      md << "- " << note.get<std::string>() << "\n";
+    }
+  }
+  md << "\nWritten by lume-unlock " << cell(report["tool"], "version") << " at "
+     << cell(report, "generated_at") << " from the records it keeps; no figure is typed in.\n";
+  return md.str();
+}
+
+} // namespace lume_unlock::report

@@ -1,0 +1,265 @@
+#include "report/speedup_chart.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <sstream>
+#include <vector>
+
+namespace lume_unlock::report {
+
+namespace {
+
+constexpr const char* k_stock_colour = "#9aa0a6";
+constexpr const char* k_unlocked_colour = "#1a73e8";
+constexpr const char* k_host_colour = "#188038";
+
+std::string fixed(double value, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
+/// 1, 2 or 5 times a power of ten, at least `raw`: tick steps people read at a glance.
+double nice_step(double raw) {
+  const double power = std::pow(10.0, std::floor(std::log10(raw)));
+  for (const double m : {1.0, 2.0, 5.0, 10.0}) {
+    if (m * power >= raw) {
+      return m * power;
+    }
+  }
+  return 10 * power;
+}
+
+std::string text_of(const nlohmann::json& object, const char* key) {
+  return object.is_object() && object.contains(key) && object[key].is_string()
+             ? object[key].get<std::string>()
+             : std::string();
+}
+
+std::optional<double> number_of(const nlohmann::json& object, const char* key) {
+  if (object.is_object() && object.contains(key) && object[key].is_number()) {
+    return object[key].get<double>();
+  }
+  return std::nullopt;
+}
+
+struct Bar {
+  const char* label;
+  const char* colour;
+  double value;
+  std::string note; ///< drawn above the bar: "10.0x", "97.7% of host"
+};
+
+void text(std::ostringstream& svg,
+          double x,
+          double y,
+          const std::string& content,
+          int size,
+          const char* anchor = "middle",
+          const char* weight = "normal",
+          const char* colour = "#202124") {
+  svg << "<text x=\"" << fixed(x, 1) << "\" y=\"" << fixed(y, 1) << "\" font-size=\"" << size
+      << "\" text-anchor=\"" << anchor << "\" font-weight=\"" << weight << "\" fill=\"" << colour
+      << "\">" << xml_escape(content) << "</text>\n";
+}
+
+void panel(std::ostringstream& svg,
+           const nlohmann::json& test,
+           double left,
+           double top,
+           double width,
+           double height) {
+  std::vector<Bar> bars = {
+      {"stock", k_stock_colour, number_of(test, "stock_ts").value_or(0), ""},
+      {"unlocked",
+       k_unlocked_colour,
+       number_of(test, "unlocked_ts").value_or(0),
+       number_of(test, "speedup") ? fixed(*number_of(test, "speedup"), 1) + "x stock" : ""}};
+  if (const auto host = number_of(test, "host_ts")) {
+    bars.push_back(
+        {"host",
+         k_host_colour,
+         *host,
+         number_of(test, "host_ratio")
+             ? "unlocked at\n" + fixed(*number_of(test, "host_ratio") * 100, 1) + "% of host"
+             : ""});
+  }
+  double highest = 0;
+  for (const auto& bar : bars) {
+    highest = std::max(highest, bar.value);
+  }
+  const double step = nice_step(highest > 0 ? highest / 5 : 1);
+  const double axis_max = step * std::ceil((highest > 0 ? highest * 1.15 : 1) / step);
+  const double plot_left = left + 64;
+  const double plot_width = width - 76;
+  const double plot_top = top + 34;
+  const double plot_height = height - 34 - 40;
+  const double bottom = plot_top + plot_height;
+
+  text(svg,
+       left + width / 2,
+       top + 16,
+       text_of(test, "test") + " (" + text_of(test, "kind") + ")",
+       16,
+       "middle",
+       "bold");
+  // Grid lines and tick labels.
+  for (double tick = 0; tick <= axis_max + step / 2; tick += step) {
+    const double y = bottom - tick / axis_max * plot_height;
+    svg << "<line x1=\"" << fixed(plot_left, 1) << "\" y1=\"" << fixed(y, 1) << "\" x2=\""
+        << fixed(plot_left + plot_width, 1) << "\" y2=\"" << fixed(y, 1)
+        << "\" stroke=\"#dadce0\" stroke-width=\"1\"/>\n";
+    text(svg, plot_left - 6, y + 4, fixed(tick, step < 1 ? 1 : 0), 12, "end");
+  }
+  svg << "<line x1=\"" << fixed(plot_left, 1) << "\" y1=\"" << fixed(plot_top, 1) << "\" x2=\""
+      << fixed(plot_left, 1) << "\" y2=\"" << fixed(bottom, 1)
+      << "\" stroke=\"#5f6368\" stroke-width=\"1.5\"/>\n";
+  svg << "<text transform=\"translate(" << fixed(left + 14, 1) << ","
+      << fixed(plot_top + plot_height / 2, 1)
+      << ") rotate(-90)\" font-size=\"13\" text-anchor=\"middle\" fill=\"#202124\">tokens/s"
+      << "</text>\n";
+
+  const double slot = plot_width / static_cast<double>(bars.size());
+  const double bar_width = std::min(90.0, slot * 0.6);
+  for (std::size_t i = 0; i < bars.size(); ++i) {
+    const Bar& bar = bars[i];
+    const double bar_height = bar.value / axis_max * plot_height;
+    const double x = plot_left + slot * static_cast<double>(i) + (slot - bar_width) / 2;
+    const double y = bottom - bar_height;
+    svg << "<rect x=\"" << fixed(x, 1) << "\" y=\"" << fixed(y, 1) << "\" width=\""
+        << fixed(bar_width, 1) << "\" height=\"" << fixed(bar_height, 1) << "\" fill=\""
+        << bar.colour << "\"/>\n";
+    text(svg, x + bar_width / 2, y - 6, fixed(bar.value, 2), 12);
+    // A note of two lines ("unlocked at\n97.7% of host") stays within its bar's slot.
+    const auto newline = bar.note.find('\n');
+    const bool two_lines = newline != std::string::npos;
+    if (two_lines) {
+      text(svg,
+           x + bar_width / 2,
+           y - 38,
+           bar.note.substr(0, newline),
+           13,
+           "middle",
+           "bold",
+           bar.colour);
+    }
+    if (!bar.note.empty()) {
+      text(svg,
+           x + bar_width / 2,
+           y - 22,
+           two_lines ? bar.note.substr(newline + 1) : bar.note,
+           13,
+           "middle",
+           "bold",
+           bar.colour);
+    }
+    text(svg, x + bar_width / 2, bottom + 18, bar.label, 13);
+  }
+  svg << "<line x1=\"" << fixed(plot_left, 1) << "\" y1=\"" << fixed(bottom, 1) << "\" x2=\""
+      << fixed(plot_left + plot_width, 1) << "\" y2=\"" << fixed(bottom, 1)
+      << "\" stroke=\"#5f6368\" stroke-width=\"1.5\"/>\n";
+}
+
+} // namespace
+
+std::string xml_escape(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    case '\'':
+      out += "&apos;";
+      break;
+    default:
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string render_speedup_chart(const nlohmann::json& report) {
+  const nlohmann::json bench = report.value("bench", nlohmann::json::object());
+  std::ostringstream svg;
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << k_chart_width << "\" height=\""
+      << k_chart_height << "\" viewBox=\"0 0 " << k_chart_width << " " << k_chart_height
+      << "\" font-family=\"Helvetica, Arial, sans-serif\">\n";
+  svg << "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+  const std::string vm = text_of(report, "vm");
+  const std::string label = text_of(report, "label");
+  const bool ran = bench.is_object() && bench.value("ran", false) && bench.contains("tests") &&
+                   bench["tests"].is_array() && !bench["tests"].empty();
+  if (!ran) {
+    text(svg,
+         k_chart_width / 2.0,
+         40,
+         "llama-bench in VM '" + vm + "': no bench run",
+         22,
+         "middle",
+         "bold");
+    text(svg, k_chart_width / 2.0, 80, text_of(bench, "why"), 14);
+    svg << "</svg>\n";
+    return svg.str();
+  }
+  std::string model = text_of(bench, "model_type");
+  if (model.empty()) {
+    model = text_of(bench, "model");
+  }
+  text(svg,
+       k_chart_width / 2.0,
+       32,
+       "llama-bench tokens/s in VM '" + vm + "': stock, unlocked" +
+           (bench.contains("host_source") ? ", host" : "") + " — " + model,
+       20,
+       "middle",
+       "bold");
+  std::string subtitle = "guest GPU " + (text_of(bench, "gpu").empty() ? std::string("unknown")
+                                                                       : text_of(bench, "gpu"));
+  if (!text_of(bench, "host_chip").empty()) {
+    subtitle += ", host " + text_of(bench, "host_chip");
+  }
+  if (!text_of(bench, "build_commit").empty()) {
+    subtitle += ", llama.cpp " + text_of(bench, "build_commit");
+  }
+  subtitle += ", measured " + text_of(bench, "measured_at");
+  text(svg, k_chart_width / 2.0, 56, subtitle, 13, "middle", "normal", "#5f6368");
+  if (!label.empty()) {
+    text(svg, k_chart_width / 2.0, 76, label, 13, "middle", "bold", "#b06000");
+  }
+
+  const auto& tests = bench["tests"];
+  const double top = 96;
+  const double height = k_chart_height - top - 44;
+  const double width = (k_chart_width - 40.0) / static_cast<double>(tests.size());
+  for (std::size_t i = 0; i < tests.size(); ++i) {
+    panel(svg, tests[i], 20 + width * static_cast<double>(i), top, width, height);
+  }
+  // Legend.
+  double x = k_chart_width / 2.0 - 230;
+  const double y = k_chart_height - 20;
+  for (const auto& [name, colour] :
+       {std::pair<const char*, const char*>{"stock (no shim)", k_stock_colour},
+        {"unlocked (shim)", k_unlocked_colour},
+        {"host (the Mac)", k_host_colour}}) {
+    svg << "<rect x=\"" << fixed(x, 1) << "\" y=\"" << fixed(y - 11, 1)
+        << "\" width=\"14\" height=\"14\" fill=\"" << colour << "\"/>\n";
+    text(svg, x + 20, y + 1, name, 13, "start");
+    x += 160;
+  }
+  svg << "</svg>\n";
+  return svg.str();
+}
+
+} // namespace lume_unlock::report
