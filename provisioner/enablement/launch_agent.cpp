@@ -2,6 +2,7 @@
 
 #include "util/sha256.hpp"
 #include "util/text_check.hpp"
+#include "util/xml_escape.hpp"
 
 #include <map>
 
@@ -15,7 +16,7 @@ const char* const k_plist_header = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n
                                    "<plist version=\"1.0\">\n";
 
 std::string string_element(std::string_view text, const std::string& indent) {
-  return indent + "<string>" + xml_escape(text) + "</string>\n";
+  return indent + "<string>" + util::xml_escape(text) + "</string>\n";
 }
 
 std::string bool_element(bool value, const std::string& indent) {
@@ -27,7 +28,7 @@ std::string string_dict(const std::map<std::string, std::string>& values,
                         const std::string& indent) {
   std::string out = indent + "<dict>\n";
   for (const auto& [key, value] : values) {
-    out += indent + "\t<key>" + xml_escape(key) + "</key>\n";
+    out += indent + "\t<key>" + util::xml_escape(key) + "</key>\n";
     out += string_element(value, indent + "\t");
   }
   out += indent + "</dict>\n";
@@ -49,33 +50,6 @@ bool is_env_name(const std::string& name) {
 }
 
 } // namespace
-
-std::string xml_escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-    case '&':
-      out += "&amp;";
-      break;
-    case '<':
-      out += "&lt;";
-      break;
-    case '>':
-      out += "&gt;";
-      break;
-    case '"':
-      out += "&quot;";
-      break;
-    case '\'':
-      out += "&apos;";
-      break;
-    default:
-      out += c;
-    }
-  }
-  return out;
-}
 
 Result<std::map<std::string, std::string>> agent_environment(const EnablementEntry& entry,
                                                              const GuestLayout& layout,

@@ -65,7 +65,4 @@ struct RenderedAgent {
 Result<std::vector<RenderedAgent>>
 render_agents(const EnablementList& list, const GuestLayout& layout, const AgentSettings& settings);
 
-/// `text` with &, <, >, " and ' replaced by XML entities.
-std::string xml_escape(std::string_view text);
-
 } // namespace lume_unlock::enablement

@@ -1,5 +1,7 @@
 #include "report/speedup_chart.hpp"
 
+#include "util/xml_escape.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -62,7 +64,7 @@ void text(std::ostringstream& svg,
           const char* colour = "#202124") {
   svg << "<text x=\"" << fixed(x, 1) << "\" y=\"" << fixed(y, 1) << "\" font-size=\"" << size
       << "\" text-anchor=\"" << anchor << "\" font-weight=\"" << weight << "\" fill=\"" << colour
-      << "\">" << xml_escape(content) << "</text>\n";
+      << "\">" << util::xml_escape(content) << "</text>\n";
 }
 
 void panel(std::ostringstream& svg,
@@ -163,32 +165,6 @@ void panel(std::ostringstream& svg,
 }
 
 } // namespace
-
-std::string xml_escape(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-    case '&':
-      out += "&amp;";
-      break;
-    case '<':
-      out += "&lt;";
-      break;
-    case '>':
-      out += "&gt;";
-      break;
-    case '"':
-      out += "&quot;";
-      break;
-    case '\'':
-      out += "&apos;";
-      break;
-    default:
-      out += c;
-    }
-  }
-  return out;
-}
 
 std::string render_speedup_chart(const nlohmann::json& report) {
   const nlohmann::json bench = report.value("bench", nlohmann::json::object());

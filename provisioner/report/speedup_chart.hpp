@@ -18,7 +18,4 @@ inline constexpr int k_chart_height = 540;
 /// read from the report. Pure text, no plotting library.
 std::string render_speedup_chart(const nlohmann::json& report);
 
-/// `text` with &, <, >, " and ' escaped for XML.
-std::string xml_escape(const std::string& text);
-
 } // namespace lume_unlock::report

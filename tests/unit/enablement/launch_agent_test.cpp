@@ -48,12 +48,6 @@ EnablementEntry awkward_entry() {
   return entry;
 }
 
-TEST(LaunchAgent, XmlEscapeCoversTheFiveEntities) {
-  EXPECT_EQ(xml_escape("a&b<c>d\"e'f"), "a&amp;b&lt;c&gt;d&quot;e&apos;f");
-  EXPECT_EQ(xml_escape("&amp;"), "&amp;amp;");
-  EXPECT_EQ(xml_escape("caf\xc3\xa9\t"), "caf\xc3\xa9\t");
-}
-
 TEST(LaunchAgent, AwkwardStringsSurviveAnIndependentParser) {
   const GuestLayout layout = layout_for("/Users/Zo\xc3\xab O'Brien & Co");
   const EnablementEntry entry = awkward_entry();

@@ -64,9 +64,5 @@ TEST(SpeedupChart, WithoutABenchItSaysSoAndDrawsNoBars) {
   EXPECT_FALSE(has(svg, "#1a73e8"));
 }
 
-TEST(SpeedupChart, EscapesTextForXml) {
-  EXPECT_EQ(xml_escape("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&apos;");
-}
-
 } // namespace
 } // namespace lume_unlock::report
