@@ -21,8 +21,14 @@ namespace {
 struct WantedFile {
   std::size_t artifact = 0;
   std::string guest_path;
-  const fetch::UnpackedFile* bytes = nullptr; ///< the regular file whose bytes it gets
+  /// The regular file whose bytes it gets; for a link, the file the link leads to (checked
+  /// to exist, so a broken archive is refused on the host).
+  const fetch::UnpackedFile* bytes = nullptr;
+  std::string link; ///< non-empty: the guest path is a symbolic link to this relative target
   mode_t mode = 0644;
+
+  /// What guest::hash_guest_files reports for this path when it is as wanted.
+  std::string state() const { return link.empty() ? bytes->sha256 : guest::link_state(link); }
 };
 
 std::string parent_of(const std::string& path) {
@@ -89,6 +95,7 @@ Result<std::vector<WantedFile>> wanted_files(const std::vector<StagedArtifact>& 
       want.artifact = i;
       want.guest_path = recipe::guest_path_of(artifact.item, file.relative_path);
       want.bytes = bytes;
+      want.link = file.symlink_target;
       want.mode = artifact.item.unpack == fetch::UnpackFormat::none ? artifact.item.mode
                   : bytes->executable                               ? 0755
                                                                     : 0644;
@@ -191,17 +198,21 @@ Result<ArtifactInstallReport> install_artifacts(guest::GuestSession& session,
   std::uint64_t bytes_to_send = 0;
   for (const auto& want : wanted) {
     const auto found = observed.value().find(want.guest_path);
-    if (found != observed.value().end() && found->second == want.bytes->sha256) {
+    if (found != observed.value().end() && found->second == want.state()) {
       continue;
     }
     guest::PayloadFile file;
     file.path = want.guest_path;
-    file.source_path = want.bytes->host_path;
-    file.sha256 = want.bytes->sha256;
-    file.mode = want.mode;
+    if (want.link.empty()) {
+      file.source_path = want.bytes->host_path;
+      file.sha256 = want.bytes->sha256;
+      file.mode = want.mode;
+      bytes_to_send += want.bytes->size;
+    } else {
+      file.symlink_target = want.link;
+    }
     to_send.push_back(file);
     changed_artifacts.insert(want.artifact);
-    bytes_to_send += want.bytes->size;
   }
 
   if (!to_send.empty()) {
@@ -240,10 +251,14 @@ Result<ArtifactInstallReport> install_artifacts(guest::GuestSession& session,
       }
       provenance::ArtifactFile file;
       file.path = want.guest_path;
-      file.sha256 = want.bytes->sha256;
-      file.size = want.bytes->size;
-      if ((want.mode & 0111) != 0) {
-        file.macho = macho_verdict(want.bytes->host_path, shim);
+      if (!want.link.empty()) {
+        file.link = want.link;
+      } else {
+        file.sha256 = want.bytes->sha256;
+        file.size = want.bytes->size;
+        if ((want.mode & 0111) != 0) {
+          file.macho = macho_verdict(want.bytes->host_path, shim);
+        }
       }
       record.files.push_back(file);
     }

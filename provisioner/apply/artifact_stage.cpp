@@ -22,6 +22,38 @@ fetch::FetchRequest fetch_request(const recipe::Recipe& recipe,
   return request;
 }
 
+/// The item's `files:` pins against the unpacked tree: a file missing, a link where a file is
+/// pinned, or other bytes is a registry error (exit 4, as a blob's mismatch is) naming both
+/// digests.
+Status check_pinned_files(const recipe::InstallItem& item,
+                          const std::string& source,
+                          const std::vector<fetch::UnpackedFile>& files) {
+  for (const auto& [path, want] : item.file_sha256) {
+    const auto found = std::find_if(
+        files.begin(), files.end(), [&](const auto& file) { return file.relative_path == path; });
+    const std::string what = item.field + ".files." + path + " (" + source + ")";
+    const std::string hint = "this is not the build the recipe pins: check the item's url, or "
+                             "the digest against the publisher's; nothing was sent to the guest";
+    if (found == files.end()) {
+      return Error(ErrorCategory::registry, what, "the archive holds no such file", hint);
+    }
+    if (!found->symlink_target.empty()) {
+      return Error(ErrorCategory::registry,
+                   what,
+                   "it is a link to " + util::quote_for_message(found->symlink_target) +
+                       ", not a file: pin the file it points to",
+                   hint);
+    }
+    if (found->sha256 != want) {
+      return Error(ErrorCategory::registry,
+                   what,
+                   "its SHA-256 is " + found->sha256 + ", the recipe pins " + want,
+                   hint);
+    }
+  }
+  return ok_status();
+}
+
 } // namespace
 
 ArtifactPin pin_of(const recipe::InstallItem& item, const recipe::LockFile* lock) {
@@ -83,6 +115,7 @@ Result<std::vector<StagedArtifact>> stage_artifacts(const recipe::Recipe& recipe
     if (!files.ok()) {
       return files.error().with_context(item.field);
     }
+    LUME_UNLOCK_TRY(check_pinned_files(item, fetch::describe(request.source), files.value()));
     StagedArtifact artifact;
     artifact.item = item;
     artifact.source = fetch::describe(request.source);
@@ -119,8 +152,14 @@ std::string describe_tree(const std::vector<fetch::UnpackedFile>& files) {
   for (const auto& file : files) {
     ordered.push_back(&file);
   }
-  std::stable_sort(ordered.begin(), ordered.end(), [](const auto* a, const auto* b) {
-    return a->executable && !b->executable;
+  // Programs first (what an enablement entry names), then other files, then links.
+  const auto rank = [](const fetch::UnpackedFile* file) {
+    const std::string& path = file->relative_path;
+    const bool library = path.find(".dylib") != std::string::npos;
+    return !file->symlink_target.empty() ? 2 : file->executable && !library ? 0 : 1;
+  };
+  std::stable_sort(ordered.begin(), ordered.end(), [&](const auto* a, const auto* b) {
+    return rank(a) < rank(b);
   });
   constexpr std::size_t k_shown = 8;
   std::string text;

@@ -117,16 +117,22 @@ Result<BenchSide> run_side(guest::GuestSession& session,
 } // namespace
 
 std::vector<std::string> llama_bench_arguments(const verify::BenchRequest& request) {
-  return {"-m",
-          request.model,
-          "-p",
-          std::to_string(request.prompt),
-          "-n",
-          std::to_string(request.gen),
-          "-r",
-          std::to_string(request.repetitions),
-          "-o",
-          "json"};
+  std::vector<std::string> args = {"-m",
+                                   request.model,
+                                   "-p",
+                                   std::to_string(request.prompt),
+                                   "-n",
+                                   std::to_string(request.gen),
+                                   "-r",
+                                   std::to_string(request.repetitions)};
+  if (request.threads) {
+    args.insert(args.end(), {"-t", std::to_string(*request.threads)});
+  }
+  if (request.gpu_layers) {
+    args.insert(args.end(), {"-ngl", std::to_string(*request.gpu_layers)});
+  }
+  args.insert(args.end(), {"-o", "json"});
+  return args;
 }
 
 Result<GuestBench> run_guest_bench(guest::GuestSession& session,

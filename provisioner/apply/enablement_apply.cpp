@@ -97,7 +97,7 @@ std::vector<guest::PayloadFile> payload_of(const enablement::Step& step) {
   std::vector<guest::PayloadFile> files;
   for (const enablement::FileWrite& write : step.files) {
     const std::string& target = write.staged_path.empty() ? write.path : write.staged_path;
-    files.push_back({target, write.content, {}, static_cast<mode_t>(write.mode), {}});
+    files.push_back({target, write.content, {}, static_cast<mode_t>(write.mode), {}, {}});
   }
   return files;
 }

@@ -66,7 +66,7 @@ Result<ShimInstallReport> install_shim(guest::GuestSession& session,
   std::vector<guest::PayloadFile> files;
   std::map<std::string, std::string> expected;
   const auto add = [&](const std::string& guest_path, const bundle::BundleFile& file, mode_t mode) {
-    files.push_back({guest_path, {}, bundle.local_path(file), mode, {}});
+    files.push_back({guest_path, {}, bundle.local_path(file), mode, {}, {}});
     expected[guest_path] = file.sha256;
   };
   add(report.installed.shim.path, entry.shim, 0755);
@@ -78,7 +78,7 @@ Result<ShimInstallReport> install_shim(guest::GuestSession& session,
   }
   // The record last: install_payload moves files in order, and a reader trusts the record only
   // when it is there.
-  files.push_back({record_path, record, {}, 0644, {}});
+  files.push_back({record_path, record, {}, 0644, {}, {}});
   expected[record_path] = util::sha256_hex(record);
 
   // Observe: ONE command hashing every expected path (missing ones just do not print).

@@ -21,6 +21,10 @@ std::map<std::string, std::string> parse_shasum_output(const std::string& output
   return digests;
 }
 
+std::string link_state(const std::string& target) {
+  return "-> " + target;
+}
+
 Result<std::map<std::string, std::string>> hash_guest_files(GuestSession& session,
                                                             const std::vector<std::string>& paths) {
   if (paths.empty()) {
@@ -42,8 +46,33 @@ Result<std::map<std::string, std::string>> hash_guest_files(GuestSession& sessio
     words.push_back(path);
   }
   LUME_UNLOCK_TRY_ASSIGN(auto command, shell_join(words));
-  LUME_UNLOCK_TRY_ASSIGN(auto result, session.run(command + " 2>/dev/null"));
-  return parse_shasum_output(result.stdout_text);
+  // Then each link by its position in `paths` ("link <index> <target>"): readlink prints the
+  // target as written, and the index keeps odd targets from being mistaken for paths.
+  std::vector<std::string> quoted(words.begin() + 3, words.end());
+  LUME_UNLOCK_TRY_ASSIGN(auto list, shell_join(quoted));
+  command += " 2>/dev/null\ni=0; for p in " + list +
+             "; do [ -L \"$p\" ] && printf 'link %s %s\\n' \"$i\" \"$(readlink \"$p\")\"; "
+             "i=$((i+1)); done; exit 0";
+  LUME_UNLOCK_TRY_ASSIGN(auto result, session.run(command));
+  auto digests = parse_shasum_output(result.stdout_text);
+  std::istringstream lines(result.stdout_text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("link ", 0) != 0) {
+      continue;
+    }
+    const auto space = line.find(' ', 5);
+    const std::string digits = line.substr(5, space == std::string::npos ? 0 : space - 5);
+    if (space == std::string::npos || digits.empty() ||
+        digits.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    const std::size_t index = std::stoul(digits);
+    if (index < paths.size()) {
+      digests[paths[index]] = link_state(line.substr(space + 1));
+    }
+  }
+  return digests;
 }
 
 } // namespace lume_unlock::guest

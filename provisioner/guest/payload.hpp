@@ -21,6 +21,10 @@ struct PayloadFile {
   /// The SHA-256 of source_path's bytes, known to the caller (install_streamed_payload only:
   /// it streams the file and never reads it whole).
   std::string sha256;
+  /// Non-empty: `path` becomes a symbolic link to this (relative) target instead of a file;
+  /// content, source_path, sha256 and mode are then unused. It is made in the scratch folder
+  /// and renamed into place like a file, and rolled back like one.
+  std::string symlink_target;
 };
 
 /// What one install cost.
@@ -59,7 +63,9 @@ using StreamedProgress = std::function<void(std::size_t file, std::uint64_t byte
 /// source_path is streamed over SFTP (GuestSession::send_file) to
 /// <scratch_root>/payload-<random>/files/<index>, then ONE command writes the SHA256SUMS of the
 /// given `sha256`s and the same install.sh, checks and installs all or none, and removes the
-/// scratch directory. Commands: 2, whatever the number and size of the files (a failed send
+/// scratch directory. Links (symlink_target) cross no bytes: install.sh makes them in the
+/// scratch folder and renames them into place with the files. Commands: 2, whatever the number
+/// and size of the files (a failed send
 /// adds one that removes the scratch directory). `archive_bytes` counts the bytes streamed.
 /// Errors as install_payload's; a file the transfer damaged is a verification error naming it,
 /// with nothing changed.

@@ -106,8 +106,9 @@ std::vector<StatusItem> artifact_items(const provenance::Provenance& record,
   std::vector<StatusItem> items;
   for (const auto& file : recorded_artifact_files(record)) {
     const auto it = found.find(file.path);
-    StatusItem item{
-        "artifact file " + file.path, file.sha256, it == found.end() ? k_missing : it->second};
+    StatusItem item{(file.link ? "artifact link " : "artifact file ") + file.path,
+                    file.link ? guest::link_state(*file.link) : file.sha256,
+                    it == found.end() ? k_missing : it->second};
     if (!item.ok()) {
       item.fix = "run 'lume-unlock create " + record.vm +
                  (record.recipe && record.recipe->path ? " --recipe " + *record.recipe->path

@@ -159,8 +159,11 @@ Result<std::vector<ArtifactRecord>> read_artifacts(const json& list) {
       }
       ArtifactFile file;
       LUME_UNLOCK_TRY(require(f, "path", file_at, file.path));
-      LUME_UNLOCK_TRY(require(f, "sha256", file_at, file.sha256));
-      LUME_UNLOCK_TRY(require(f, "size", file_at, file.size));
+      LUME_UNLOCK_TRY(read(f, "link", file_at, file.link));
+      if (!file.link) { // a link has a target instead of bytes
+        LUME_UNLOCK_TRY(require(f, "sha256", file_at, file.sha256));
+        LUME_UNLOCK_TRY(require(f, "size", file_at, file.size));
+      }
       LUME_UNLOCK_TRY(read(f, "macho", file_at, file.macho));
       record.files.push_back(std::move(file));
     }
@@ -248,7 +251,8 @@ json to_json(const Provenance& r) {
     for (const auto& a : *r.artifacts) {
       json files = json::array();
       for (const auto& f : a.files) {
-        json file = {{"path", f.path}, {"sha256", f.sha256}, {"size", f.size}};
+        json file = f.link ? json{{"path", f.path}, {"link", *f.link}}
+                           : json{{"path", f.path}, {"sha256", f.sha256}, {"size", f.size}};
         put(file, "macho", f.macho);
         files.push_back(std::move(file));
       }

@@ -90,16 +90,19 @@ struct RecipeInfo {
   std::optional<std::string> sha256;
 };
 
-/// One file that a recipe's install: item put into the guest.
+/// One file that a recipe's install: item put into the guest: a regular file (sha256, size) or
+/// a symbolic link of the archive (link, its relative target; sha256 empty, size 0).
 struct ArtifactFile {
   std::string path; ///< absolute guest path
   std::string sha256;
   std::uint64_t size = 0;
   /// The Mach-O verdict (macho::verdict_name) of an executable file; absent for data files.
   std::optional<std::string> macho;
+  std::optional<std::string> link;
 
   friend bool operator==(const ArtifactFile& a, const ArtifactFile& b) {
-    return a.path == b.path && a.sha256 == b.sha256 && a.size == b.size && a.macho == b.macho;
+    return a.path == b.path && a.sha256 == b.sha256 && a.size == b.size && a.macho == b.macho &&
+           a.link == b.link;
   }
 };
 

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -24,6 +25,10 @@ struct InstallItem {
   fetch::UnpackFormat unpack = fetch::UnpackFormat::none;
   unsigned strip_components = 0;
   mode_t mode = 0644; ///< of the file, for unpack none; archives keep their own (0755 or 0644)
+  /// Archives only (`files:`): SHA-256 (64 lower-case hex) of files inside the unpacked tree,
+  /// by their path below `dest` ("llama-bench"), so a publisher's digest of one program is
+  /// checked, not assumed. Checked on the host before any byte reaches the guest.
+  std::map<std::string, std::string> file_sha256;
 
   /// The file name of `dest` ("llama.cpp", "model.gguf"): the progress label.
   std::string label() const;

@@ -136,7 +136,8 @@ public:
            "must be a whole number from " + std::to_string(min) + " to " + std::to_string(max));
     }
     const std::string text = node.Scalar();
-    if (!is_whole_number(text)) {
+    const bool negative = min < 0 && text.size() > 1 && text[0] == '-' && text[1] != '0';
+    if (!is_whole_number(negative ? text.substr(1) : text)) {
       fail(node,
            field,
            "'" + text + "' is not a whole number from " + std::to_string(min) + " to " +
@@ -203,11 +204,51 @@ mode_t file_mode(const Parser& p, const YAML::Node& node, const std::string& fie
   return mode;
 }
 
+/// A `sha256:` value: 64 lower-case hex digits, with or without the "sha256:" prefix.
+std::string sha256_value(const Parser& p, const YAML::Node& node, const std::string& field) {
+  const std::string text = p.string(node, field);
+  const std::string digest = text.rfind("sha256:", 0) == 0 ? text.substr(7) : text;
+  if (!util::is_sha256_hex(digest)) {
+    p.fail(node,
+           field,
+           "'" + text + "' is not a SHA-256 (64 lower-case hex digits)",
+           "leave it out and run 'lume-unlock lock RECIPE' to pin what the source serves, or "
+           "copy the digest the publisher gives");
+  }
+  return digest;
+}
+
+/// `files:`, a mapping of paths inside the unpacked tree (below dest, after strip_components)
+/// to the SHA-256 each must have.
+std::map<std::string, std::string>
+file_digests(const Parser& p, const YAML::Node& node, const std::string& field) {
+  if (!node.IsMap() || node.size() == 0) {
+    p.fail(node,
+           field,
+           "must map paths inside the archive to their SHA-256",
+           "for example files: {llama-bench: <64 hex digits>}");
+  }
+  std::map<std::string, std::string> digests;
+  for (const auto& entry : node) {
+    const std::string path = p.string(entry.first, field);
+    const std::string where = field + "." + path;
+    if (dest_problem("/" + path) || path.empty()) {
+      p.fail(entry.first,
+             where,
+             "'" + path + "' is not a relative path inside the tree",
+             "write the path below dest, e.g. llama-bench");
+    }
+    digests[path] = sha256_value(p, entry.second, where);
+  }
+  return digests;
+}
+
 InstallItem parse_install_item(const Parser& p, const YAML::Node& node, const std::string& field) {
   InstallItem item;
   item.field = field;
   std::optional<YAML::Node> mode_node;
   std::optional<YAML::Node> strip_node;
+  std::optional<YAML::Node> files_node;
   bool has_url = false;
   bool has_file = false;
   const auto source_from =
@@ -233,20 +274,11 @@ InstallItem parse_install_item(const Parser& p, const YAML::Node& node, const st
                 }
                 item.source = fetch::file_source(path);
               }},
-             {"sha256",
+             {"sha256", [&](auto& v, auto& g) { item.sha256 = sha256_value(p, v, g); }},
+             {"files",
               [&](auto& v, auto& g) {
-                std::string digest = p.string(v, g);
-                if (digest.rfind("sha256:", 0) == 0) {
-                  digest = digest.substr(7);
-                }
-                if (!util::is_sha256_hex(digest)) {
-                  p.fail(v,
-                         g,
-                         "'" + p.string(v, g) + "' is not a SHA-256 (64 lower-case hex digits)",
-                         "leave it out and run 'lume-unlock lock RECIPE' to pin what the source "
-                         "serves, or copy the digest the publisher gives");
-                }
-                item.sha256 = digest;
+                files_node.emplace(v);
+                item.file_sha256 = file_digests(p, v, g);
               }},
              {"dest",
               [&](auto& v, auto& g) {
@@ -290,6 +322,12 @@ InstallItem parse_install_item(const Parser& p, const YAML::Node& node, const st
            field + ".strip_components",
            "only applies to archives",
            "add unpack: zip or unpack: tar.gz, or remove strip_components");
+  }
+  if (files_node && !archive) {
+    p.fail(*files_node,
+           field + ".files",
+           "only applies to archives",
+           "a single file is pinned by the item's own sha256");
   }
   if (mode_node && archive) {
     p.fail(*mode_node,
@@ -513,6 +551,16 @@ Result<Recipe> parse_recipe(std::string_view text, const std::string& source_nam
                        bench.request.repetitions =
                            static_cast<int>(p.integer(v, g, 1, verify::k_max_bench_repetitions));
                      }},
+                    {"threads",
+                     [&](auto& v, auto& g) {
+                       bench.request.threads =
+                           static_cast<int>(p.integer(v, g, 1, verify::k_max_bench_threads));
+                     }},
+                    {"gpu_layers",
+                     [&](auto& v, auto& g) {
+                       bench.request.gpu_layers =
+                           static_cast<int>(p.integer(v, g, -1, verify::k_max_bench_gpu_layers));
+                     }},
                     {"min_speedup",
                      [&](auto& v, auto& g) {
                        bench.thresholds.min_speedup =
@@ -560,8 +608,8 @@ Result<Recipe> parse_recipe(std::string_view text, const std::string& source_nam
                  p.fail(n,
                         f,
                         "must be a non-empty list of artifacts",
-                        "install: [{url: https://…/llama-bXXXX-bin-macos-arm64.zip, unpack: zip, "
-                        "dest: /Users/lume/llama.cpp}]");
+                        "install: [{url: https://…/llama-bXXXX-bin-macos-arm64.tar.gz, unpack: "
+                        "tar.gz, strip_components: 1, dest: /Users/lume/llama.cpp}]");
                }
                for (std::size_t i = 0; i < n.size(); ++i) {
                  recipe.install.push_back(

@@ -122,9 +122,12 @@ std::vector<CheckItem> compare_report(const nlohmann::json& report, const Observ
   const auto hashed = [&](const std::string& what, const nlohmann::json& file) {
     const std::string path = file["path"].get<std::string>();
     const auto found = now.file_sha256.find(path);
-    items.push_back({what + " " + path,
-                     file["sha256"].get<std::string>(),
-                     found == now.file_sha256.end() ? k_missing : found->second});
+    // A link reads as "-> TARGET" (guest::link_state), what hash_guest_files reports for it.
+    const bool link = file.contains("link");
+    items.push_back(
+        {(link ? "artifact link" : what) + " " + path,
+         link ? "-> " + file["link"].get<std::string>() : file["sha256"].get<std::string>(),
+         found == now.file_sha256.end() ? k_missing : found->second});
   };
   for (const auto& file : report["shim"]["files"]) {
     hashed("shim file", file);

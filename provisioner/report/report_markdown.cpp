@@ -146,6 +146,10 @@ void on_what(std::ostringstream& md, const nlohmann::json& report) {
     md << "- `" << cell(artifact, "source") << "` (sha256 `" << cell(artifact, "sha256") << "`) → `"
        << cell(artifact, "dest") << "`\n";
     for (const auto& file : artifact.value("files", nlohmann::json::array())) {
+      if (file.contains("link")) {
+        md << "  - `" << cell(file, "path") << "` → `" << cell(file, "link") << "` (link)\n";
+        continue;
+      }
       md << "  - `" << cell(file, "path") << "` sha256 `" << cell(file, "sha256") << "`"
          << (file.contains("macho") ? ", Mach-O " + cell(file, "macho") : std::string()) << "\n";
     }

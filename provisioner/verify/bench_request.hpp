@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 
 namespace lume_unlock::verify {
@@ -11,6 +12,10 @@ struct BenchRequest {
   int prompt = 512;    ///< -p
   int gen = 128;       ///< -n
   int repetitions = 3; ///< -r
+  /// -t and -ngl, passed only when set (llama-bench's own defaults otherwise): the published
+  /// run used -t 8 -ngl -1 (docs/sources.md).
+  std::optional<int> threads;
+  std::optional<int> gpu_layers;
 };
 
 /// The enablement entry a bench runs unless told otherwise (`--entry`, a recipe's bench.entry).
@@ -21,5 +26,8 @@ inline constexpr const char* k_default_bench_entry = "llama-bench";
 inline constexpr int k_max_bench_tokens = 1 << 20;
 /// The most repetitions (-r).
 inline constexpr int k_max_bench_repetitions = 1000;
+/// The most threads (-t) and GPU layers (-ngl; -1 is llama-bench's "all of them").
+inline constexpr int k_max_bench_threads = 1024;
+inline constexpr int k_max_bench_gpu_layers = 100000;
 
 } // namespace lume_unlock::verify

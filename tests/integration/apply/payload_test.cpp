@@ -34,14 +34,15 @@ protected:
   }
   std::vector<PayloadFile> three_files() const {
     return {
-        {root() + "/bin/tool", "#!/bin/sh\necho tool\n", {}, 0755, {}},
-        {root() + "/a dir/it's \"quoted\" $(x) & <y>.txt", "new quoted\n", {}, 0644, {}},
+        {root() + "/bin/tool", "#!/bin/sh\necho tool\n", {}, 0755, {}, {}},
+        {root() + "/a dir/it's \"quoted\" $(x) & <y>.txt", "new quoted\n", {}, 0644, {}, {}},
         {root() + "/shim/abc/lib.so",
          std::string("\0\x01"
                      "binary\xff",
                      9) /* split: \x01b would be one escape */,
          {},
          0644,
+         {},
          {}},
     };
   }
@@ -75,7 +76,7 @@ TEST_F(Payload, ReplacesExistingFilesAndReadsLocalSources) {
   test::TempDir local;
   ASSERT_TRUE(util::write_file_atomic(local / "src", "from a local file\n", 0644).ok());
   auto report =
-      install_payload(*session, {{files[0].path, {}, local / "src", 0700, {}}}, scratch());
+      install_payload(*session, {{files[0].path, {}, local / "src", 0700, {}, {}}}, scratch());
   ASSERT_TRUE(report.ok()) << report.error().message();
   EXPECT_EQ(slurp(files[0].path), "from a local file\n");
   EXPECT_EQ(mode_of(files[0].path), 0700u);
@@ -149,9 +150,9 @@ TEST_F(Payload, FailedMoveMidwayPutsEarlierFilesBack) {
   const std::string blocked = root() + "/locked/c.txt";
   guest_sh("mkdir -p '" + root() + "/locked' && printf old > '" + old_path + "' && chmod 0555 '" +
            root() + "/locked'");
-  std::vector<PayloadFile> files = {{old_path, "replaced", {}, 0644, {}},
-                                    {new_path, "created", {}, 0644, {}},
-                                    {blocked, "c", {}, 0644, {}}};
+  std::vector<PayloadFile> files = {{old_path, "replaced", {}, 0644, {}, {}},
+                                    {new_path, "created", {}, 0644, {}, {}},
+                                    {blocked, "c", {}, 0644, {}, {}}};
   auto report = install_payload(*session, files, scratch());
   guest_sh("chmod 0755 '" + root() + "/locked'");
   if (geteuid() != 0 && fs::exists(blocked)) {
@@ -171,14 +172,45 @@ TEST_F(Payload, FailedMoveMidwayPutsEarlierFilesBack) {
   EXPECT_EQ(leftovers(), std::vector<std::string>{});
 }
 
+TEST_F(Payload, LinksAreMadeInPlaceReplaceFilesAndComeBackOnRollback) {
+  const std::string lib = root() + "/lib/libllama.0.0.1.dylib";
+  const std::string link = root() + "/lib/libllama.0.dylib";
+  const std::string was_file = root() + "/lib/libggml.0.dylib";
+  guest_sh("mkdir -p '" + root() + "/lib' && printf copy > '" + was_file + "'");
+  PayloadFile linked{link, {}, {}, 0644, {}, "libllama.0.0.1.dylib"};
+  PayloadFile replaces{was_file, {}, {}, 0644, {}, "libllama.0.0.1.dylib"};
+  auto report =
+      install_payload(*session, {{lib, "dylib", {}, 0755, {}, {}}, linked, replaces}, scratch());
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  ASSERT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(fs::read_symlink(link).string(), "libllama.0.0.1.dylib");
+  EXPECT_EQ(slurp(link), "dylib");
+  ASSERT_TRUE(fs::is_symlink(was_file)) << "a copy where the release has a link becomes the link";
+
+  // A link pointing elsewhere, then a failure later in the same install: the first link is
+  // put back as it was (a link with its old target, not a copy of what it led to).
+  const std::string blocked = root() + "/locked/c.txt";
+  guest_sh("mkdir -p '" + root() + "/locked' && chmod 0555 '" + root() + "/locked'");
+  PayloadFile moved{link, {}, {}, 0644, {}, "elsewhere.dylib"};
+  auto failed = install_payload(*session, {moved, {blocked, "c", {}, 0644, {}, {}}}, scratch());
+  guest_sh("chmod 0755 '" + root() + "/locked'");
+  if (geteuid() != 0 && fs::exists(blocked)) {
+    GTEST_SKIP() << "this user can write into a 0555 directory";
+  }
+  ASSERT_FALSE(failed.ok());
+  ASSERT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(fs::read_symlink(link).string(), "libllama.0.0.1.dylib");
+  EXPECT_EQ(leftovers(), std::vector<std::string>{});
+}
+
 TEST_F(Payload, RelativeOrDuplicatePathsAreRefusedBeforeAnyCommand) {
   const std::uint64_t before = session->command_count();
-  auto relative = install_payload(*session, {{"rel/x", "x", {}, 0644, {}}}, scratch());
+  auto relative = install_payload(*session, {{"rel/x", "x", {}, 0644, {}, {}}}, scratch());
   ASSERT_FALSE(relative.ok());
   EXPECT_EQ(relative.error().message(),
             "installing 1 file in the guest: guest path 'rel/x' is not an absolute file path");
   auto twice = install_payload(
-      *session, {{"/tmp/x", "a", {}, 0644, {}}, {"/tmp/x", "b", {}, 0644, {}}}, scratch());
+      *session, {{"/tmp/x", "a", {}, 0644, {}, {}}, {"/tmp/x", "b", {}, 0644, {}, {}}}, scratch());
   ASSERT_FALSE(twice.ok());
   EXPECT_EQ(twice.error().message(),
             "installing 2 files in the guest: guest path '/tmp/x' is given twice");

@@ -123,6 +123,7 @@ TEST_F(InstalledTool, InstallsTheToolAndNothingTestOnly) {
       "share/doc/lume-unlock/README.md",
       "share/doc/lume-unlock/report.schema.json",
       "share/lume-unlock/image-recipes/README.md",
+      "share/lume-unlock/image-recipes/gemma4-12b.yaml",
       "share/lume-unlock/image-recipes/tahoe-llm.yaml",
       "share/lume-unlock/lume-unlock-shim-bundle-" + std::string(LUME_UNLOCK_VERSION) + ".tar.gz",
       "share/zsh/site-functions/_lume-unlock",

@@ -59,6 +59,11 @@ Arguments parse(int argc, char** argv) {
       out.gen = number(value, "-n");
     } else if (flag == "-r" || flag == "--repetitions") {
       (void)number(value, "-r"); // replayed figures: the repetitions were made when recorded
+    } else if (flag == "-t" || flag == "--threads") {
+      (void)number(value, "-t"); // as -r: the figures were recorded with the published -t 8
+    } else if (flag == "-ngl" || flag == "--n-gpu-layers") {
+      // llama-bench reads -1 as every layer (the published run's -ngl -1).
+      (void)number(std::string(value) == "-1" ? "0" : value, "-ngl");
     } else if (flag == "-o" || flag == "--output") {
       out.output = value;
     } else {

@@ -57,7 +57,7 @@ protected:
 };
 
 TEST_F(ArchiveUnpackTest, ZipWithItsTopFolderStrippedListsEveryFile) {
-  // The shape of llama.cpp's macOS release: build/bin/...
+  // One top folder holding a program, a library, a link to it and a file beside them.
   const auto path = blob("llama.zip",
                          make_zip({ZipEntry::directory("build/"),
                                    ZipEntry::directory("build/bin/"),

@@ -27,7 +27,25 @@ TEST(HashGuestFiles, HashesEveryPathInOneQuotedCommand) {
   ASSERT_TRUE(digests.ok()) << digests.error().message();
   EXPECT_EQ(digests.value(), (std::map<std::string, std::string>{{"/a b/it's", k_a}}));
   ASSERT_EQ(session.commands.size(), 1u);
-  EXPECT_EQ(session.commands[0], "'shasum' '-a' '256' '/a b/it'\\''s' '/gone' 2>/dev/null");
+  EXPECT_EQ(session.commands[0],
+            "'shasum' '-a' '256' '/a b/it'\\''s' '/gone' 2>/dev/null\n"
+            "i=0; for p in '/a b/it'\\''s' '/gone'; do [ -L \"$p\" ] && "
+            "printf 'link %s %s\\n' \"$i\" \"$(readlink \"$p\")\"; i=$((i+1)); done; exit 0");
+}
+
+TEST(HashGuestFiles, ALinkIsReportedAsItsTargetNotTheDigestOfWhatItPointsTo) {
+  test::ScriptedSession session;
+  // shasum follows the link to lib/b; the link line names the link itself by its position.
+  session.answers.push_back(
+      {0,
+       k_a + "  /lib/a.dylib\n" + k_b + "  /lib/b.dylib\nlink 0 b.dylib\nlink 9 x\nlink z y\n",
+       ""});
+  auto digests = hash_guest_files(session, {"/lib/a.dylib", "/lib/b.dylib"});
+  ASSERT_TRUE(digests.ok()) << digests.error().message();
+  EXPECT_EQ(digests.value(),
+            (std::map<std::string, std::string>{{"/lib/a.dylib", link_state("b.dylib")},
+                                                {"/lib/b.dylib", k_b}}));
+  EXPECT_EQ(link_state("b.dylib"), "-> b.dylib");
 }
 
 TEST(HashGuestFiles, NoPathsRunsNoCommand) {

@@ -10,8 +10,8 @@ namespace {
 using test::ScriptedSession;
 
 const std::vector<PayloadFile> k_files = {
-    {"/h/Library/Application Support/a", "A", {}, 0644, {}},
-    {"/h/it's/b", "B", {}, 0755, {}},
+    {"/h/Library/Application Support/a", "A", {}, 0644, {}, {}},
+    {"/h/it's/b", "B", {}, 0755, {}, {}},
 };
 
 TEST(Payload, NothingToInstallRunsNothing) {

@@ -138,16 +138,21 @@ TEST(Provenance, ResolvedProgramRoundTripsAndOlderRecordsHaveNone) {
 TEST(Provenance, ArtifactsRoundTripAndEachMissingKeyIsNamed) {
   Provenance record = full_record();
   record.artifacts = std::vector<ArtifactRecord>{
-      {"https://example.test/llama-b10167-bin-macos-arm64.zip",
+      {"https://example.test/llama-b10167-bin-macos-arm64.tar.gz",
        std::string(64, '1'),
        1234,
        "/opt/llama.cpp",
-       "zip",
-       {{"/opt/llama.cpp/bin/llama-server", std::string(64, '2'), 99, "injectable"},
-        {"/opt/llama.cpp/README.md", std::string(64, '3'), 7, std::nullopt}}}};
+       "tar.gz",
+       {{"/opt/llama.cpp/llama-server", std::string(64, '2'), 99, "injectable", std::nullopt},
+        {"/opt/llama.cpp/LICENSE", std::string(64, '3'), 7, std::nullopt, std::nullopt},
+        {"/opt/llama.cpp/libllama.0.dylib", "", 0, std::nullopt, "libllama.0.0.10167.dylib"}}}};
   auto document = to_json(record);
   EXPECT_EQ(document["artifacts"][0]["files"][0]["macho"], "injectable");
   EXPECT_FALSE(document["artifacts"][0]["files"][1].contains("macho"));
+  // A link is recorded by its path and target, with no bytes to hash.
+  EXPECT_EQ(document["artifacts"][0]["files"][2],
+            nlohmann::json({{"path", "/opt/llama.cpp/libllama.0.dylib"},
+                            {"link", "libllama.0.0.10167.dylib"}}));
   auto parsed = provenance_from_json(document);
   ASSERT_TRUE(parsed.ok()) << parsed.error().message();
   EXPECT_TRUE(same(parsed.value(), record));
@@ -162,6 +167,9 @@ TEST(Provenance, ArtifactsRoundTripAndEachMissingKeyIsNamed) {
               std::string::npos)
         << bad.error().message();
   }
+  auto unhashed = document;
+  unhashed["artifacts"][0]["files"][1].erase("sha256");
+  EXPECT_FALSE(provenance_from_json(unhashed).ok()) << "only a link may go without a digest";
   auto broken = document;
   broken["artifacts"][0]["files"][1]["size"] = -1;
   auto bad = provenance_from_json(broken);

@@ -21,12 +21,19 @@ std::string error_of(const std::string& install) {
 }
 
 TEST(RecipeInstall, ParsesEveryFieldOfEachItem) {
-  auto r = with_install("  - url: https://example.com/llama-b1-bin-macos-arm64.zip\n"
+  auto r = with_install("  - url: https://example.com/llama-b1-bin-macos-arm64.tar.gz\n"
                         "    sha256: sha256:" +
                         k_hex +
                         "\n"
-                        "    unpack: zip\n"
+                        "    unpack: tar.gz\n"
                         "    strip_components: 1\n"
+                        "    files:\n"
+                        "      llama-bench: " +
+                        k_hex +
+                        "\n"
+                        "      lib/libllama.0.0.1.dylib: sha256:" +
+                        k_hex +
+                        "\n"
                         "    dest: /Users/lume/llama.cpp\n"
                         "  - file: models/tiny.gguf\n"
                         "    dest: /Users/lume/models/model.gguf\n"
@@ -38,9 +45,13 @@ TEST(RecipeInstall, ParsesEveryFieldOfEachItem) {
   ASSERT_EQ(install.size(), 3u);
   EXPECT_EQ(install[0].field, "install[0]");
   EXPECT_EQ(install[0].source.kind, fetch::ArtifactSource::Kind::https);
-  EXPECT_EQ(install[0].source.text, "https://example.com/llama-b1-bin-macos-arm64.zip");
+  EXPECT_EQ(install[0].source.text, "https://example.com/llama-b1-bin-macos-arm64.tar.gz");
   EXPECT_EQ(install[0].sha256, k_hex);
-  EXPECT_EQ(install[0].unpack, fetch::UnpackFormat::zip);
+  EXPECT_EQ(install[0].unpack, fetch::UnpackFormat::tar_gz);
+  EXPECT_EQ(install[0].file_sha256,
+            (std::map<std::string, std::string>{{"llama-bench", k_hex},
+                                                {"lib/libllama.0.0.1.dylib", k_hex}}));
+  EXPECT_TRUE(install[1].file_sha256.empty());
   EXPECT_EQ(install[0].strip_components, 1u);
   EXPECT_EQ(install[0].dest, "/Users/lume/llama.cpp");
   EXPECT_EQ(install[0].label(), "llama.cpp");
@@ -73,7 +84,8 @@ TEST(RecipeInstall, BadItemsNameTheFieldLineColumnAndTheFix) {
       {"not a list",
        "  url: https://a.io/x\n",
        "r.yaml:3:3: install: must be a non-empty list of artifacts | hint: install: [{url: "
-       "https://…/llama-bXXXX-bin-macos-arm64.zip, unpack: zip, dest: /Users/lume/llama.cpp}]"},
+       "https://…/llama-bXXXX-bin-macos-arm64.tar.gz, unpack: tar.gz, strip_components: 1, dest: "
+       "/Users/lume/llama.cpp}]"},
       {"plain http",
        "  - {url: http://a.io/x.zip, dest: /d}\n",
        "r.yaml:3:11: install[0].url: 'http://a.io/x.zip' is plain HTTP; artifacts are fetched over "
@@ -81,7 +93,7 @@ TEST(RecipeInstall, BadItemsNameTheFieldLineColumnAndTheFix) {
       {"typo in a key",
        "  - {url: https://a.io/x.zip, dst: /d}\n",
        "r.yaml:3:31: install[0].dst: unknown key | hint: did you mean 'dest'? (known keys here: "
-       "url, file, sha256, dest, unpack, strip_components, mode)"},
+       "url, file, sha256, files, dest, unpack, strip_components, mode)"},
       {"no source",
        "  - {dest: /d}\n",
        "r.yaml:3:5: install[0]: needs 'url' or 'file' | hint: url: https://… (or "
@@ -131,6 +143,23 @@ TEST(RecipeInstall, BadItemsNameTheFieldLineColumnAndTheFix) {
        "  - {url: https://a.io/m, dest: /Users/lume/llama.cpp/models/m.gguf}\n",
        "r.yaml:4:33: install[1].dest: '/Users/lume/llama.cpp/models/m.gguf' overlaps "
        "install[0].dest '/Users/lume/llama.cpp' | hint: give each item its own destination"},
+      {"files on a single file",
+       "  - {url: https://a.io/x, dest: /d, files: {x: " + k_hex + "}}\n",
+       "r.yaml:3:44: install[0].files: only applies to archives | hint: a single file is pinned "
+       "by the item's own sha256"},
+      {"files not a mapping",
+       "  - {url: https://a.io/x, dest: /d, unpack: tar.gz, files: [llama-bench]}\n",
+       "r.yaml:3:60: install[0].files: must map paths inside the archive to their SHA-256 | hint: "
+       "for example files: {llama-bench: <64 hex digits>}"},
+      {"files path leaving the tree",
+       "  - {url: https://a.io/x, dest: /d, unpack: tar.gz, files: {../x: " + k_hex + "}}\n",
+       "r.yaml:3:61: install[0].files.../x: '../x' is not a relative path inside the tree | hint: "
+       "write the path below dest, e.g. llama-bench"},
+      {"files bad digest",
+       "  - {url: https://a.io/x, dest: /d, unpack: tar.gz, files: {llama-bench: abc}}\n",
+       "r.yaml:3:74: install[0].files.llama-bench: 'abc' is not a SHA-256 (64 lower-case hex "
+       "digits) | hint: leave it out and run 'lume-unlock lock RECIPE' to pin what the source "
+       "serves, or copy the digest the publisher gives"},
       {"credentials in the url", "  - {url: 'https://me:secret@a.io/x', dest: /d}\n", ""},
   };
   for (const auto& c : cases) {
