@@ -170,27 +170,62 @@ TEST(Recipe, NumbersDisplaysAndAccountNamesFollowTheirExactShapes) {
   EXPECT_NE(accepted("vm: {display: " + std::string(100000, '1') + "x10}\n"), "ok");
 }
 
-TEST(Recipe, ShippedTahoeRecipeIsValid) {
-  auto r = load_recipe(std::string(LUME_UNLOCK_SOURCE_DIR) + "/image-recipes/tahoe-llm.yaml");
+// The shipped recipes reproduce the published runs: the facts below are the publishers'
+// (docs/sources.md), so a change to a recipe that drifts from them fails here.
+void expect_published_run(const std::string& file,
+                          const std::string& model_url,
+                          const std::string& model_sha256) {
+  auto r = load_recipe(std::string(LUME_UNLOCK_SOURCE_DIR) + "/image-recipes/" + file);
   ASSERT_TRUE(r.ok()) << r.error().message();
-  EXPECT_EQ(r.value().source.image, "ghcr.io/trycua/macos-tahoe-cua:latest");
+  EXPECT_EQ(r.value().source.image,
+            "ghcr.io/trycua/macos-tahoe-cua:26.5.2@sha256:"
+            "ed1783e80e08e888889b54a8c0387105a37fbcfc995079f76db48e2280081487");
   EXPECT_EQ(r.value().vm.cpu, 8);
   EXPECT_EQ(r.value().vm.memory_bytes, 16ULL << 30);
   EXPECT_EQ(r.value().shim.profile, (enablement::Profile{1009, 65536}));
-  // It installs what it enables: llama.cpp b10167 under the user's home, and the model.
   ASSERT_EQ(r.value().install.size(), 2u);
-  EXPECT_EQ(r.value().install[0].source.text,
+  const InstallItem& llama = r.value().install[0];
+  EXPECT_EQ(llama.source.text,
             "https://github.com/ggml-org/llama.cpp/releases/download/b10167/"
-            "llama-b10167-bin-macos-arm64.zip");
-  EXPECT_EQ(r.value().install[0].unpack, fetch::UnpackFormat::zip);
-  EXPECT_EQ(r.value().install[0].dest, "/Users/lume/llama.cpp");
-  EXPECT_EQ(r.value().install[1].dest, "/Users/lume/models/model.gguf");
-  EXPECT_FALSE(r.value().install[0].sha256) << "digests come from 'lock', never invented";
+            "llama-b10167-bin-macos-arm64.tar.gz");
+  EXPECT_EQ(llama.unpack, fetch::UnpackFormat::tar_gz);
+  EXPECT_EQ(llama.strip_components, 1u) << "the archive's top folder is llama-b10167/";
+  EXPECT_EQ(llama.dest, "/Users/lume/llama.cpp");
+  EXPECT_EQ(
+      llama.file_sha256,
+      (std::map<std::string, std::string>{
+          {"llama-bench", "28faa552714d0d8150b1daa4e991181d62084c88e25afe9d49d08351794f0da7"}}));
+  EXPECT_FALSE(llama.sha256) << "GitHub publishes no digest of the archive: 'lock' pins it";
+  const InstallItem& model = r.value().install[1];
+  EXPECT_EQ(model.source.text, model_url);
+  EXPECT_EQ(model.sha256, model_sha256);
   for (const auto& entry : r.value().enablement.entries) {
-    EXPECT_EQ(entry.program.rfind("/Users/lume/llama.cpp/bin/", 0), 0u) << entry.program;
+    EXPECT_EQ(entry.program, "/Users/lume/llama.cpp/" + entry.name) << "no bin/ in the release";
   }
   ASSERT_TRUE(r.value().bench);
-  EXPECT_EQ(r.value().bench->request.model, r.value().install[1].dest);
+  const verify::BenchRequest& bench = r.value().bench->request;
+  EXPECT_EQ(bench.model, model.dest);
+  // llama-bench -p 512 -n 128 -r 10 -t 8 -ngl -1 -o json
+  EXPECT_EQ(bench.prompt, 512);
+  EXPECT_EQ(bench.gen, 128);
+  EXPECT_EQ(bench.repetitions, 10);
+  EXPECT_EQ(bench.threads, 8);
+  EXPECT_EQ(bench.gpu_layers, -1);
+}
+
+TEST(Recipe, ShippedTahoeRecipeReproducesThePublishedTinyLlamaRun) {
+  expect_published_run("tahoe-llm.yaml",
+                       "https://huggingface.co/TheBloke/TinyLlama-1.1B-Chat-v1.0-GGUF/resolve/"
+                       "52e7645ba7c309695bec7ac98f4f005b139cf465/"
+                       "tinyllama-1.1b-chat-v1.0.Q4_K_M.gguf",
+                       "9fecc3b3cd76bba89d504f29b616eedf7da85b96540e490ca5824d3f7d2776a0");
+}
+
+TEST(Recipe, ShippedGemmaRecipeReproducesThePublishedGemmaRun) {
+  expect_published_run("gemma4-12b.yaml",
+                       "https://huggingface.co/google/gemma-4-12B-it-qat-q4_0-gguf/resolve/"
+                       "29d097773436b69ff9feafd636ab4cf873786537/gemma-4-12b-it-qat-q4_0.gguf",
+                       "93567e57a8fe10b23569b9d9ec38cd005deedf71e29477c421a4b83f418a538b");
 }
 
 TEST(Recipe, MissingFileIsBadUsage) {
@@ -341,7 +376,8 @@ TEST(RecipeBench, BadValuesNameTheFieldAndTheRule) {
       {"unknown key",
        with_bench(" {model: /m.gguf, min_speedups: 5}"),
        "r.yaml:5:25: bench.min_speedups: unknown key | hint: did you mean 'min_speedup'? (known "
-       "keys here: model, entry, prompt, gen, repetitions, min_speedup, min_host_ratio, "
+       "keys here: model, entry, prompt, gen, repetitions, threads, gpu_layers, min_speedup, "
+       "min_host_ratio, "
        "host_json)"},
       {"entry not enabled",
        with_bench(" {model: /m.gguf, entry: llama-bnech}"),
