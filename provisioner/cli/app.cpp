@@ -48,6 +48,13 @@ void add_global_options(CLI::App& app, GlobalOptions& global, bool& quiet, bool&
          },
          "Seconds a command that changes a VM waits while another run changes it (default 60)")
       ->check(CLI::Range(0.0, 86400.0));
+  app.add_option("--mirror",
+                 global.mirrors,
+                 "FROM=TO: fetch install: artifacts whose URL starts with FROM from TO instead, "
+                 "same bytes verified (repeatable; env LUME_UNLOCK_MIRROR, HF_ENDPOINT)")
+      ->type_size(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_flag("--json", global.json, "Print machine-readable JSON on stdout");
   auto* quiet_flag = app.add_flag("-q,--quiet", quiet, "Print only results and errors");
   app.add_flag("-v,--verbose", verbose, "Print debug details (requests, commands, counts)")
@@ -56,7 +63,8 @@ void add_global_options(CLI::App& app, GlobalOptions& global, bool& quiet, bool&
 
 /// The first word of argv that is not a global option or its value: the command the user meant.
 std::optional<std::string> command_word(int argc, const char* const* argv) {
-  static const std::set<std::string> k_with_value = {"--lume-url", "--state-dir", "--lock-timeout"};
+  static const std::set<std::string> k_with_value = {
+      "--lume-url", "--state-dir", "--lock-timeout", "--mirror"};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--") {

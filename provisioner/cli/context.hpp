@@ -9,6 +9,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace lume_unlock::cli {
 
@@ -21,6 +22,9 @@ struct GlobalOptions {
   /// --lock-timeout: how long a command that changes a VM waits for another run on the same VM
   /// (pipeline::lock_vm) before it gives up.
   std::chrono::milliseconds lock_timeout{std::chrono::seconds(60)};
+  /// --mirror FROM=TO (repeatable), after $LUME_UNLOCK_MIRROR and $HF_ENDPOINT: where install:
+  /// artifacts are fetched from (fetch::MirrorMap).
+  std::vector<std::string> mirrors;
   bool json = false;
   Verbosity verbosity = Verbosity::normal;
 };

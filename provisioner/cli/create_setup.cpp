@@ -146,17 +146,18 @@ void with_create_services(const CreateSetup& setup,
   create.ssh_wait = std::chrono::seconds(setup.ssh_wait_seconds);
   create.bench = bench;
 
-  pipeline::CreateServices services{lume_client,
-                                    registry,
-                                    bundle,
-                                    [&]() -> std::unique_ptr<guest::GuestSession> {
-                                      return connect_vm_guest(
-                                          context, setup.vm, setup.connection, lume_client);
-                                    },
-                                    renderer.callback(),
-                                    [&](const std::string& warning) { context.warn(warning); },
-                                    cache ? &*cache : nullptr,
-                                    artifact_http ? &*artifact_http : nullptr};
+  pipeline::CreateServices services{
+      lume_client,
+      registry,
+      bundle,
+      [&]() -> std::unique_ptr<guest::GuestSession> {
+        return connect_vm_guest(context, setup.vm, setup.connection, lume_client);
+      },
+      renderer.callback(),
+      [&](const std::string& warning) { context.warn(warning); },
+      cache ? &*cache : nullptr,
+      artifact_http ? &*artifact_http : nullptr,
+      fetch::MirrorMap::from_environment(context.global.mirrors).value_or_throw()};
   CreateServicesInUse use{create, services, choice, located, lume_client, registry, renderer};
   body(use);
 }

@@ -64,7 +64,14 @@ void run_lock(const LockOptions& options, Context& context) {
     context.note("fetching " + std::to_string(loaded.install.size()) +
                  " install: artifact(s) to pin their digests");
     lock.artifacts =
-        apply::lock_artifacts(loaded, cache, {http, &client, renderer.callback()}).value_or_throw();
+        apply::lock_artifacts(
+            loaded,
+            cache,
+            {http,
+             &client,
+             renderer.callback(),
+             fetch::MirrorMap::from_environment(context.global.mirrors).value_or_throw()})
+            .value_or_throw();
   }
   const std::string lock_path = recipe::lock_path_for(options.recipe_path);
   // Re-locking pins the references again; the images baked from this recipe stay on record.

@@ -145,6 +145,16 @@ PartialClaim claim_partial(BlobCache& cache, const ArtifactSource& source) {
   return claim;
 }
 
+/// A failed download through a mirror names the publisher's URL too: the recipe says that one.
+Error mirrored(Error error, const ArtifactSource& source, const std::string& requested) {
+  if (requested == source.text) {
+    return error;
+  }
+  const std::string via = util::redact_url(requested);
+  return error.with_context(describe(source) + " (through the mirror " +
+                            via.substr(0, via.find('/', std::string("https://").size()) + 1) + ")");
+}
+
 Result<FetchedArtifact>
 fetch_https(const FetchRequest& request, BlobCache& cache, const FetchServices& services) {
   LUME_UNLOCK_TRY(cache.prepare());
@@ -157,7 +167,7 @@ fetch_https(const FetchRequest& request, BlobCache& cache, const FetchServices& 
     }
   }
   DownloadPlan plan;
-  plan.url = request.source.text;
+  plan.url = services.mirrors.apply(request.source.text);
   plan.partial_path = claim.path;
   plan.label = request.label;
   plan.max_retries = request.max_retries;
@@ -168,7 +178,7 @@ fetch_https(const FetchRequest& request, BlobCache& cache, const FetchServices& 
     if (!claim.shared) {
       unlink(claim.path.c_str());
     }
-    return outcome.error();
+    return mirrored(outcome.error(), request.source, plan.url);
   }
   std::uint64_t network_bytes = outcome.value().network_bytes;
   if (request.sha256 && outcome.value().sha256 != *request.sha256 &&
@@ -177,7 +187,7 @@ fetch_https(const FetchRequest& request, BlobCache& cache, const FetchServices& 
     unlink(claim.path.c_str());
     outcome = download_resumable(services.http, plan, services.progress);
     if (!outcome) {
-      return outcome.error();
+      return mirrored(outcome.error(), request.source, plan.url);
     }
     network_bytes += outcome.value().network_bytes;
   }

@@ -2,6 +2,7 @@
 
 #include "fetch/artifact_source.hpp"
 #include "fetch/blob_cache.hpp"
+#include "fetch/mirror_map.hpp"
 #include "util/http_client.hpp"
 #include "util/progress.hpp"
 #include "util/result.hpp"
@@ -45,11 +46,14 @@ struct FetchServices {
   /// For oci:// sources; null when none is configured (such a source then fails, usage).
   oci::RegistryClient* registry = nullptr;
   util::ProgressCallback progress;
+  /// Where https sources are really requested (LUME_UNLOCK_MIRROR, HF_ENDPOINT, --mirror).
+  MirrorMap mirrors;
 };
 
 /// Brings one artifact's bytes to the host, verified:
 /// - expected digest already cached (and still hashing to its name): no request at all;
-/// - https: GET through `services.http` (redirects followed, https only), streamed to the
+/// - https: GET through `services.http` (redirects followed, https only) of the URL after
+///   `services.mirrors` (the cache and the messages keep the publisher's), streamed to the
 ///   source's partial file while hashing, resumed with "Range: bytes=N-" from a partial left by
 ///   this or an earlier run (a 200, a 416 or a Content-Range not starting at N restarts from
 ///   zero), retried up to `max_retries` times after a dropped connection; committed to the cache

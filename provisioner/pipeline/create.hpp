@@ -89,6 +89,7 @@ struct CreateServices {
   /// required when the recipe has an install: block.
   fetch::BlobCache* cache = nullptr;
   util::HttpClient* artifact_http = nullptr;
+  fetch::MirrorMap mirrors; ///< where the artifacts' https sources are really fetched from
 };
 
 /// What a create found and did, for the summary and --json.

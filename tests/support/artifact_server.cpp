@@ -85,6 +85,19 @@ void ArtifactServer::redirect(const std::string& path, const std::string& locati
   m_redirects[path] = location.rfind("/", 0) == 0 ? url(location) : location;
 }
 
+void ArtifactServer::publish_release_asset(const std::string& path,
+                                           std::string bytes,
+                                           unsigned uses) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_release_assets[path] = {std::move(bytes), uses};
+}
+
+std::uint64_t ArtifactServer::requests_for(const std::string& path) const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  const auto found = m_path_requests.find(path);
+  return found == m_path_requests.end() ? 0 : found->second;
+}
+
 void ArtifactServer::drop_after(std::uint64_t bytes, unsigned times) {
   std::lock_guard<std::mutex> lock(m_mutex);
   m_drop_after = bytes;
@@ -121,6 +134,30 @@ void ArtifactServer::install_handler() {
     const bool has_range = request.has_header("Range");
     if (has_range) {
       m_ranges.push_back(request.get_header_value("Range"));
+    }
+    ++m_path_requests[request.path];
+    if (auto asset = m_release_assets.find(request.path); asset != m_release_assets.end()) {
+      const std::string signed_path = "/release-assets/" + std::to_string(++m_signatures);
+      Content content;
+      content.size = asset->second.bytes.size();
+      content.bytes = asset->second.bytes;
+      m_contents[signed_path] = std::move(content);
+      m_signed_uses[signed_path] = asset->second.uses;
+      response.status = 302;
+      response.set_header("Location",
+                          url(signed_path) + "?X-Amz-Expires=300&X-Amz-Signature=" +
+                              std::to_string(m_signatures * 7919u) + "f00d");
+      return;
+    }
+    if (auto uses = m_signed_uses.find(request.path); uses != m_signed_uses.end()) {
+      if (uses->second == 0) {
+        response.status = 403;
+        response.set_content("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>AccessDenied"
+                             "</Code><Message>Request has expired</Message></Error>",
+                             "application/xml");
+        return;
+      }
+      --uses->second;
     }
     if (auto redirect = m_redirects.find(request.path); redirect != m_redirects.end()) {
       response.status = 302;

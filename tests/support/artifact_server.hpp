@@ -34,6 +34,12 @@ public:
   void serve_file(const std::string& path, const std::string& file_path);
   /// 302 from `path` to `location` (a path on this server, or any absolute URL).
   void redirect(const std::string& path, const std::string& location);
+  /// A release asset as github.com serves one (docs/sources.md): every GET of `path` answers 302
+  /// to a freshly signed URL on this server (/release-assets/<n>?X-Amz-Expires=300&
+  /// X-Amz-Signature=…) that serves `bytes` for `uses` requests and then answers 403 "Request
+  /// has expired", as an expired S3 signature does. Any other path is a 404, as for a misnamed
+  /// asset.
+  void publish_release_asset(const std::string& path, std::string bytes, unsigned uses = 1000);
 
   /// The next `times` responses with a body close the connection after `bytes` body bytes.
   void drop_after(std::uint64_t bytes, unsigned times = 1);
@@ -46,6 +52,8 @@ public:
   int port() const { return m_port; }
 
   std::uint64_t requests() const { return m_requests; }
+  /// Requests whose path (without the query) was `path`.
+  std::uint64_t requests_for(const std::string& path) const;
   std::uint64_t body_bytes_sent() const { return m_body_bytes; }
   /// The Range header of every request that had one, in arrival order.
   std::vector<std::string> range_headers() const;
@@ -66,6 +74,14 @@ private:
   mutable std::mutex m_mutex;
   std::map<std::string, Content> m_contents;
   std::map<std::string, std::string> m_redirects;
+  struct ReleaseAsset {
+    std::string bytes;
+    unsigned uses = 0;
+  };
+  std::map<std::string, ReleaseAsset> m_release_assets;
+  std::map<std::string, unsigned> m_signed_uses; ///< signed path → requests it still answers
+  std::map<std::string, std::uint64_t> m_path_requests;
+  unsigned m_signatures = 0;
   std::vector<std::string> m_ranges;
   std::uint64_t m_drop_after = 0;
   unsigned m_drops_left = 0;

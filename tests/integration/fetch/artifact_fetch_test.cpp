@@ -63,8 +63,10 @@ protected:
   }
 
   Result<FetchedArtifact> fetch(const FetchRequest& request) {
-    FetchServices services{
-        *m_http, nullptr, [this](const util::ProgressEvent& event) { m_events.push_back(event); }};
+    FetchServices services{*m_http,
+                           nullptr,
+                           [this](const util::ProgressEvent& event) { m_events.push_back(event); },
+                           m_mirrors};
     return fetch_artifact(request, *m_cache, services);
   }
 
@@ -78,6 +80,7 @@ protected:
   std::unique_ptr<test::ArtifactServer> m_server;
   std::unique_ptr<util::HttpClient> m_http;
   std::unique_ptr<BlobCache> m_cache;
+  MirrorMap m_mirrors;
   std::vector<util::ProgressEvent> m_events;
 };
 
@@ -249,6 +252,63 @@ TEST_F(ArtifactFetchTest, RedirectIsFollowed) {
   auto fetched = fetch(request_for("/releases/download/x.zip", util::sha256_hex(bytes)));
   ASSERT_TRUE(fetched.ok()) << fetched.error().message();
   EXPECT_EQ(m_server->requests(), 2u);
+}
+
+// github.com as the publisher serves a release, reached through the mirror map: the recipe's
+// URL stays the publisher's, the request goes to the stand-in.
+class GithubReleaseFetch : public ArtifactFetchTest {
+protected:
+  static constexpr const char* k_asset =
+      "/ggml-org/llama.cpp/releases/download/b10167/llama-b10167-bin-macos-arm64.tar.gz";
+  void SetUp() override {
+    ArtifactFetchTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) {
+      return;
+    }
+    ASSERT_TRUE(m_mirrors.add("https://github.com/=" + m_server->url("/"), "test").ok());
+  }
+  FetchRequest github(const std::string& path, std::optional<std::string> sha256) {
+    FetchRequest request = request_for(path, std::move(sha256));
+    request.source = parse_https_source("https://github.com" + path).value();
+    return request;
+  }
+};
+
+TEST_F(GithubReleaseFetch, TheSignedRedirectIsFollowedAndThePublishersUrlIsWhatIsCached) {
+  const std::string bytes = pattern(50000);
+  m_server->publish_release_asset(k_asset, bytes);
+  auto fetched = fetch(github(k_asset, util::sha256_hex(bytes)));
+  ASSERT_TRUE(fetched.ok()) << fetched.error().message();
+  EXPECT_EQ(m_server->requests_for(k_asset), 1u);
+  EXPECT_EQ(m_server->requests(), 2u) << "the asset's URL, then the signed one";
+  EXPECT_FALSE(fs::exists(m_cache->partial_path("https://github.com" + std::string(k_asset))));
+}
+
+TEST_F(GithubReleaseFetch, AResumeAfterTheSignedUrlExpiredAsksTheOriginalUrlAgain) {
+  const std::string bytes = pattern(300000);
+  // Each signed URL answers once: a client that resumed through it would get a 403.
+  m_server->publish_release_asset(k_asset, bytes, 1);
+  m_server->drop_after(100000);
+  auto fetched = fetch(github(k_asset, util::sha256_hex(bytes)));
+  ASSERT_TRUE(fetched.ok()) << fetched.error().message();
+  EXPECT_EQ(m_server->requests_for(k_asset), 2u) << "the retry went back to github.com's URL";
+  // The Range header goes to the asset's URL and, through its redirect, to the new signed one.
+  EXPECT_EQ(m_server->range_headers(), (std::vector<std::string>{"bytes=100000-", "bytes=100000-"}))
+      << "resumed, not restarted";
+  EXPECT_EQ(fetched.value().network_bytes, bytes.size());
+}
+
+TEST_F(GithubReleaseFetch, AMisnamedAssetIsA404NamingThePublishersUrlAndTheMirrors) {
+  m_server->publish_release_asset(k_asset, "bytes");
+  const std::string zip = "/ggml-org/llama.cpp/releases/download/b10167/"
+                          "llama-b10167-bin-macos-arm64.zip";
+  auto fetched = fetch(github(zip, std::nullopt));
+  ASSERT_FALSE(fetched.ok());
+  EXPECT_EQ(fetched.error().category(), ErrorCategory::registry);
+  EXPECT_EQ(fetched.error().message(),
+            "https://github.com" + zip + " (through the mirror " + m_server->url("/") +
+                "): cannot download '" + m_server->url(zip) + "': HTTP 404: not found.");
+  EXPECT_EQ(entries_in(blobs_dir()), 0u);
 }
 
 TEST_F(ArtifactFetchTest, RedirectToPlainHttpIsRefused) {

@@ -7,6 +7,7 @@
 #include "recipe/lock_file.hpp"
 #include "support/artifact_server.hpp"
 #include "support/file_io.hpp"
+#include "support/llama_release.hpp"
 #include "util/sha256.hpp"
 
 #include <filesystem>
@@ -18,8 +19,10 @@ namespace fs = std::filesystem;
 
 class InstallPipeline : public PipelineWorld {
 protected:
-  /// Starts the world and the artifact server with a llama.cpp-like release (build/bin/...) and
-  /// a model, and a recipe that installs both and enables the release's llama-cli.
+  /// Starts the world and the artifact server with llama.cpp's release as its publisher packs
+  /// it, behind a github.com-like signed redirect, and a model at a Hugging Face-like path,
+  /// both reached through the mirror map; the recipe names the publishers' URLs and enables the
+  /// release's llama-cli.
   void start_install_world(const std::string& archive_sha256 = {}) {
     start_world();
     if (HasFatalFailure() || IsSkipped()) {
@@ -28,32 +31,36 @@ protected:
     std::string why;
     server = ArtifactServer::start(*registry->ca(), why);
     ASSERT_NE(server, nullptr) << why;
-    const fs::path tree = files.path() + "/release/build/bin";
-    fs::create_directories(tree);
-    write_file(tree / "llama-cli", "#!/bin/sh\necho llama-cli \"$@\"\n", 0755);
-    write_file(tree / "libllama.dylib", std::string(70000, 'l'));
-    const auto tar = run_command({"/bin/tar",
-                                  "-czf",
-                                  files.path() + "/llama.tar.gz",
-                                  "-C",
-                                  files.path() + "/release",
-                                  "build"});
-    ASSERT_EQ(tar.exit_status, 0) << tar.stderr_text;
-    archive = slurp(files.path() + "/llama.tar.gz");
+    release = make_llama_release(
+        files.path() + "/release", "b10167", {{"llama-cli", "#!/bin/sh\necho llama-cli \"$@\"\n"}});
+    archive = slurp(release.archive_path);
     model = std::string(200000, 'g');
-    server->serve_bytes("/releases/llama.tar.gz", archive);
-    server->serve_bytes("/models/tiny.gguf", model);
+    server->publish_release_asset(k_release_path, archive);
+    server->serve_bytes(k_model_path, model);
+    const std::string mirror =
+        "https://github.com/=" + server->url("/") + " https://huggingface.co/=" + server->url("/");
+    setenv("LUME_UNLOCK_MIRROR", mirror.c_str(), 1);
 
     std::string yaml = slurp(recipe);
-    yaml += "  - name: llama-cli\n    program: " + home() + "/llama.cpp/bin/llama-cli\n" +
+    yaml += "  - name: llama-cli\n    program: " + home() + "/llama.cpp/llama-cli\n" +
             "    agent: false\n";
-    yaml += "install:\n  - url: " + server->url("/releases/llama.tar.gz") +
+    yaml += "install:\n  - url: https://github.com" + std::string(k_release_path) +
             "\n    unpack: tar.gz\n    strip_components: 1\n    dest: " + home() + "/llama.cpp\n" +
             (archive_sha256.empty() ? "" : "    sha256: " + archive_sha256 + "\n") +
-            "  - url: " + server->url("/models/tiny.gguf") + "\n    dest: " + home() +
-            "/models/model.gguf\n";
+            "  - url: https://huggingface.co" + std::string(k_model_path) +
+            "\n    dest: " + home() + "/models/model.gguf\n";
     write_file(recipe, yaml, 0644);
   }
+  void TearDown() override {
+    unsetenv("LUME_UNLOCK_MIRROR");
+    PipelineWorld::TearDown();
+  }
+
+  static constexpr const char* k_release_path =
+      "/ggml-org/llama.cpp/releases/download/b10167/llama-b10167-bin-macos-arm64.tar.gz";
+  static constexpr const char* k_model_path =
+      "/TheBloke/TinyLlama-1.1B-Chat-v1.0-GGUF/resolve/52e7645ba7c309695bec7ac98f4f005b139cf465/"
+      "tinyllama-1.1b-chat-v1.0.Q4_K_M.gguf";
 
   std::string home() const { return guest.info().home; }
   std::string cache_blobs() const { return files.path() + "/cache/blobs/sha256"; }
@@ -64,6 +71,7 @@ protected:
                : 0;
   }
   std::unique_ptr<ArtifactServer> server;
+  LlamaRelease release;
   std::string archive;
   std::string model;
 };
@@ -77,7 +85,8 @@ TEST_F(InstallPipeline, LockPinsTheArtifactsAndCreatesFromTheCacheDownloadNothin
   ASSERT_NE(step_of(plan, "fetch"), nullptr) << planned.out;
   EXPECT_EQ(plan["steps"][1]["id"], "fetch") << "fetch comes before the image";
   const std::string described = (*step_of(plan, "fetch"))["description"];
-  EXPECT_NE(described.find("install[0] " + server->url("/releases/llama.tar.gz") + " -> " + home() +
+  EXPECT_NE(described.find("install[0] https://github.com" + std::string(k_release_path) + " -> " +
+                           home() +
                            "/llama.cpp (tar.gz; download, unpinned: 'lume-unlock lock' "
                            "pins it)"),
             std::string::npos)
@@ -104,7 +113,9 @@ TEST_F(InstallPipeline, LockPinsTheArtifactsAndCreatesFromTheCacheDownloadNothin
   CliRun run = create();
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
   EXPECT_EQ(server->requests(), requests_after_lock);
-  EXPECT_EQ(slurp(home() + "/llama.cpp/bin/llama-cli"), "#!/bin/sh\necho llama-cli \"$@\"\n");
+  EXPECT_EQ(slurp(home() + "/llama.cpp/llama-cli"), "#!/bin/sh\necho llama-cli \"$@\"\n");
+  EXPECT_TRUE(fs::is_symlink(home() + "/llama.cpp/libllama.0.dylib"));
+  EXPECT_EQ(slurp(home() + "/llama.cpp/LICENSE"), release.files.at("LICENSE"));
   EXPECT_EQ(slurp(home() + "/models/model.gguf"), model);
   const auto doc = json_of(run);
   ASSERT_NE(step_of(doc, "install"), nullptr) << run.out;
@@ -115,7 +126,10 @@ TEST_F(InstallPipeline, LockPinsTheArtifactsAndCreatesFromTheCacheDownloadNothin
   ASSERT_TRUE(record.artifacts);
   ASSERT_EQ(record.artifacts->size(), 2u);
   EXPECT_EQ((*record.artifacts)[0].sha256, util::sha256_hex(archive));
-  EXPECT_EQ((*record.artifacts)[0].files.size(), 2u);
+  EXPECT_EQ((*record.artifacts)[0].source, "https://github.com" + std::string(k_release_path))
+      << "the publisher's URL is recorded, not the mirror's";
+  const std::size_t tree = release.files.size() + release.links.size();
+  EXPECT_EQ((*record.artifacts)[0].files.size(), tree);
   EXPECT_EQ((*record.artifacts)[1].files[0].path, home() + "/models/model.gguf");
   EXPECT_EQ(
       provenance::parse_provenance(slurp(support_dir() + "/provenance.json")).value().artifacts,
@@ -125,7 +139,7 @@ TEST_F(InstallPipeline, LockPinsTheArtifactsAndCreatesFromTheCacheDownloadNothin
   EXPECT_EQ(doc["artifacts"][0]["from_cache"], true);
   EXPECT_EQ(doc["artifacts"][0]["network_bytes"], 0);
   EXPECT_EQ(doc["artifacts"][1]["sha256"], util::sha256_hex(model));
-  EXPECT_EQ(doc["artifacts_sent"]["files"], 3);
+  EXPECT_EQ(doc["artifacts_sent"]["files"], tree + 1);
 
   // A second create changes nothing and asks the server for nothing.
   CliRun again = create();
@@ -175,25 +189,35 @@ TEST_F(InstallPipeline, AChangedGuestFileIsDriftAndCreatePutsItBack) {
   ASSERT_EQ(create().exit_code, 0);
   EXPECT_EQ(cli({"status", "vm1"}).exit_code, 0);
 
-  write_file(home() + "/llama.cpp/bin/libllama.dylib", "tampered");
+  const std::string library = home() + "/llama.cpp/libllama.0.0.10167.dylib";
+  const std::string link = home() + "/llama.cpp/libllama.0.dylib";
+  write_file(library, "tampered");
+  fs::remove(link);
+  write_file(link, "a copy where the release has a link");
   CliRun status = cli({"status", "vm1"}, true, {"--json"});
   EXPECT_EQ(status.exit_code, 6) << status.out << status.err;
-  bool named = false;
+  int named = 0;
   for (const auto& item : json_of(status).value("items", nlohmann::json::array())) {
-    if (item["item"] == "artifact file " + home() + "/llama.cpp/bin/libllama.dylib") {
-      named = true;
+    if (item["item"] == "artifact file " + library) {
+      ++named;
       EXPECT_EQ(item["ok"], false);
       EXPECT_EQ(item["found"], util::sha256_hex("tampered"));
       EXPECT_NE(item["fix"].get<std::string>().find("lume-unlock create vm1 --recipe"),
                 std::string::npos);
     }
+    if (item["item"] == "artifact link " + link) {
+      ++named;
+      EXPECT_EQ(item["ok"], false);
+      EXPECT_EQ(item["expected"], "-> libllama.0.0.10167.dylib");
+    }
   }
-  EXPECT_TRUE(named) << status.out;
+  EXPECT_EQ(named, 2) << status.out;
   EXPECT_EQ(cli({"verify", "vm1"}).exit_code, 6);
 
   CliRun repaired = create();
   ASSERT_EQ(repaired.exit_code, 0) << repaired.err;
-  EXPECT_EQ(slurp(home() + "/llama.cpp/bin/libllama.dylib"), std::string(70000, 'l'));
+  EXPECT_EQ(slurp(library), release.files.at("libllama.0.0.10167.dylib"));
+  EXPECT_TRUE(fs::is_symlink(link));
   EXPECT_EQ(cli({"status", "vm1"}).exit_code, 0);
 }
 
