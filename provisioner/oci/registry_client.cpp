@@ -132,7 +132,7 @@ struct RegistryClient::Impl {
           std::this_thread::sleep_for(options.retry_delay * attempt);
           continue;
         }
-        return transport_error(what_failed, method, url, response.error());
+        return transport_error(what_failed, method, url, response.error(), options.ca_file);
       }
       HttpResponse& got = response.value();
       if (got.status == 401 && !authenticated_now) {
@@ -212,7 +212,7 @@ struct RegistryClient::Impl {
     const std::string token_failed =
         what_failed + ": token request to '" + util::redact_url(*realm) + "'";
     if (!response) {
-      return transport_error(token_failed, "GET", token_url, response.error());
+      return transport_error(token_failed, "GET", token_url, response.error(), options.ca_file);
     }
     if (response.value().status != 200) {
       return make_http_error("GET", token_url, response.value()).to_error(token_failed);

@@ -77,16 +77,30 @@ RegistryHttpError make_http_error(const std::string& method,
 Error transport_error(const std::string& what_failed,
                       const std::string& method,
                       const std::string& url,
-                      const util::TransportError& error) {
+                      const util::TransportError& error,
+                      const std::string& ca_file) {
   std::string hint;
   switch (error.kind) {
+  case util::TransportError::Kind::plain_http:
+    return Error(ErrorCategory::usage,
+                 what_failed,
+                 util::url_host(url) +
+                     " speaks plain HTTP; Lume reaches registries over HTTPS only (" + method +
+                     " " + util::redact_url(url) + ": " + error.detail + ")",
+                 "serve it over TLS with a certificate (docker-registry: http.tls.certificate "
+                 "and http.tls.key in its config.yml), trust its CA on the Mac (Keychain) for "
+                 "Lume and with --registry-ca FILE, the recipe's registry.ca or SSL_CERT_FILE "
+                 "for lume-unlock; --insecure-registry HOST serves lume-unlock's own requests "
+                 "only");
   case util::TransportError::Kind::connection_refused:
   case util::TransportError::Kind::resolve:
     hint = "check the registry host and that it is reachable";
     break;
   case util::TransportError::Kind::tls:
-    hint = "the registry's TLS certificate did not verify; name the CA that signed it with "
-           "--registry-ca FILE, the recipe's registry.ca, or SSL_CERT_FILE";
+    hint = "the registry's TLS certificate did not verify against " +
+           (ca_file.empty() ? std::string("the system's CAs") : "the CAs in " + ca_file) +
+           "; name the CA that signed it with --registry-ca FILE, the recipe's registry.ca, or "
+           "SSL_CERT_FILE";
     break;
   case util::TransportError::Kind::timeout:
     hint = "the registry did not answer in time; retry later";

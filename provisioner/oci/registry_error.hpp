@@ -32,10 +32,14 @@ RegistryHttpError make_http_error(const std::string& method,
 /// The registry's errors[] as "CODE: message; ..." (empty when the body has none).
 std::string registry_error_message(const std::string& body);
 
-/// An Error (category registry) for a request that got no HTTP response.
+/// An Error for a request that got no HTTP response: category registry (exit 4), except a
+/// registry that speaks plain HTTP where TLS was asked, which is a setup to change (usage, exit
+/// 2). `ca_file` is the CA file the request trusted (empty: the system's), named when the
+/// certificate did not verify.
 Error transport_error(const std::string& what_failed,
                       const std::string& method,
                       const std::string& url,
-                      const util::TransportError& error);
+                      const util::TransportError& error,
+                      const std::string& ca_file = {});
 
 } // namespace lume_unlock::oci

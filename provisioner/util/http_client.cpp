@@ -194,8 +194,13 @@ Result<HttpResponse, TransportError> HttpClient::send(const HttpRequest& request
   if (request.timeout.count() > 0) {
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
   } else {
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, 60L);
+    curl_easy_setopt(
+        curl, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(request.stall_bytes_per_second));
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(request.stall_window.count()));
+  }
+  if (!request.bearer_token.empty()) {
+    curl_easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
+    curl_easy_setopt(curl, CURLOPT_XOAUTH2_BEARER, request.bearer_token.c_str());
   }
   curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, request.follow_redirects ? 1L : 0L);
   curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
@@ -254,6 +259,18 @@ Result<HttpResponse, TransportError> HttpClient::send(const HttpRequest& request
     error.kind = transfer.sink_aborted || transfer.body_too_large ? TransportError::Kind::aborted
                                                                   : classify(code);
     error.detail = error_buffer[0] != '\0' ? std::string(error_buffer) : curl_easy_strerror(code);
+    // OpenSSL reads a plain-HTTP answer ("HTTP/1.1 400 …") as a TLS record of an unknown
+    // version; libcurl passes its words on. No other cause gives that failure on a handshake.
+    if (code == CURLE_SSL_CONNECT_ERROR &&
+        error.detail.find("wrong version number") != std::string::npos) {
+      error.kind = TransportError::Kind::plain_http;
+    }
+    if (error.kind == TransportError::Kind::timeout && request.timeout.count() == 0) {
+      error.kind = TransportError::Kind::stalled; // no deadline: only the stall limit times out
+      error.detail = "the transfer stalled: below " +
+                     std::to_string(request.stall_bytes_per_second) + " bytes/s for " +
+                     std::to_string(request.stall_window.count()) + " s (" + error.detail + ")";
+    }
     if (transfer.body_too_large) {
       error.detail =
           "the response body is larger than the limit of " + describe_limit(request.max_body_bytes);

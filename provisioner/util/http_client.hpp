@@ -46,9 +46,15 @@ struct HttpRequest {
   /// sink_success_only keeps out of the sink. A resuming download decides here whether the
   /// bytes continue its file (206) or replace it (200).
   std::function<bool(long status, const std::vector<HttpHeader>& headers)> on_sink_start;
-  /// Whole-request deadline; zero means none (a stalled transfer still fails after 60 s at
-  /// under 1 byte/s).
+  /// Whole-request deadline; zero means none: then only the stall limit below ends a transfer.
   std::chrono::milliseconds timeout{60000};
+  /// Without a deadline, a transfer slower than `stall_bytes_per_second` for `stall_window` is
+  /// dropped (kind stalled), so a stalled CDN connection never hangs a create.
+  std::uint32_t stall_bytes_per_second = 1024;
+  std::chrono::seconds stall_window{60};
+  /// Sent as "Authorization: Bearer …" through libcurl's own authentication, which never
+  /// passes it to another host a redirect leads to. Never logged.
+  std::string bearer_token;
   std::chrono::milliseconds connect_timeout{10000};
   bool follow_redirects = false;
   /// Only https, for the request and every redirect (a redirect to http fails with kind
@@ -76,8 +82,20 @@ struct HttpResponse {
 
 /// Why a request got no HTTP response at all.
 struct TransportError {
-  /// protocol: the URL or a redirect uses a scheme the request does not allow.
-  enum class Kind { connection_refused, timeout, resolve, tls, aborted, protocol, other };
+  /// protocol: the URL or a redirect uses a scheme the request does not allow. plain_http: the
+  /// server answered the TLS handshake with plain HTTP (it serves http:// on that port).
+  /// stalled: below the request's stall limit for its window.
+  enum class Kind {
+    connection_refused,
+    timeout,
+    stalled,
+    resolve,
+    tls,
+    plain_http,
+    aborted,
+    protocol,
+    other
+  };
   Kind kind = Kind::other;
   /// libcurl's explanation; never contains credentials.
   std::string detail;

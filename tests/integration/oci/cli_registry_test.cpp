@@ -87,10 +87,30 @@ TEST_F(CliRegistryTest, ARegistryCertificateFromAnUntrustedCaFailsVerification) 
             std::string::npos)
       << r.err;
   EXPECT_NE(
-      r.err.find("hint: the registry's TLS certificate did not verify; name the CA that "
-                 "signed it with --registry-ca FILE, the recipe's registry.ca, or SSL_CERT_FILE"),
+      r.err.find("hint: the registry's TLS certificate did not verify against the system's CAs; "
+                 "name the CA that signed it with --registry-ca FILE, the recipe's registry.ca, "
+                 "or SSL_CERT_FILE"),
       std::string::npos)
       << r.err;
+}
+
+TEST_F(CliRegistryTest, LockOfAPlainHttpRegistrySaysSoAndExitsTwo) {
+  std::string why_not;
+  auto plain = test::RegistryServer::start(why_not, test::RegistryServer::Transport::plain_http);
+  ASSERT_NE(plain, nullptr) << why_not;
+  test::TempDir dir;
+  ASSERT_TRUE(util::write_file_atomic(dir / "tahoe.yaml",
+                                      "source:\n  image: " + plain->host() + "/lume/cli:v1\n")
+                  .ok());
+  auto r = run({"lock", dir / "tahoe.yaml"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("lume-unlock: error: cannot get manifest '" + plain->host() +
+                       "/lume/cli:v1': " + plain->host() +
+                       " speaks plain HTTP; Lume reaches registries over HTTPS only (GET https://" +
+                       plain->host() + "/v2/lume/cli/manifests/v1: "),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(std::ifstream(dir / "tahoe.lock.json").good()) << "no lock file was written";
 }
 
 TEST_F(CliRegistryTest, ResolveOfABadReferenceIsUsage) {

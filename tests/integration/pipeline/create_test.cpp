@@ -267,6 +267,32 @@ TEST_F(Create, LockedRecipeIsPulledByItsPinnedDigest) {
   EXPECT_EQ(doc["image"]["digest"], image_digest);
 }
 
+// A registry that speaks plain HTTP where lume-unlock asks TLS (no --insecure-registry): OpenSSL
+// reads its HTTP answer as a bad TLS record. The error says what the registry is, as a setup to
+// change (exit 2), not a certificate that failed (exit 4).
+TEST_F(Create, APlainHttpRegistryIsNamedForWhatItIsBeforeLumeIsAsked) {
+  start_world();
+  std::string why_not;
+  auto plain = RegistryServer::start(why_not, RegistryServer::Transport::plain_http);
+  ASSERT_NE(plain, nullptr) << why_not;
+  std::string yaml = slurp(recipe);
+  yaml.replace(yaml.find(image_ref.str()),
+               image_ref.str().size(),
+               plain->host() + "/trycua/macos-tahoe-cua:latest");
+  write_file(recipe, yaml, 0644);
+  CliRun run = create();
+  EXPECT_EQ(run.exit_code, 2) << run.err << run.out;
+  run.err += run.out; // --json: the error document is on stdout
+  EXPECT_NE(
+      run.err.find(plain->host() + " speaks plain HTTP; Lume reaches registries over HTTPS only"),
+      std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("http.tls.certificate"), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("certificate did not verify"), std::string::npos) << run.err;
+  EXPECT_FALSE(std::filesystem::exists(state.path() + "/vms/vm1/provenance.json"))
+      << "nothing was created";
+}
+
 TEST_F(Create, RefusesWhenLumeRunsTheMaximumOfVms) {
   start_world(
       {"--fault",
