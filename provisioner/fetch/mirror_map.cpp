@@ -28,9 +28,9 @@ Status MirrorMap::add(std::string_view rule, const std::string& origin) {
   const std::string to(equals == std::string_view::npos ? "" : rule.substr(equals + 1));
   if (!is_prefix_url(from) || !is_prefix_url(to)) {
     // Each side redacted: a mirror URL may carry credentials, which are refused, never shown.
-    const std::string shown = util::redact_url(from) + (equals == std::string_view::npos
-                                                            ? std::string()
-                                                            : "=" + util::redact_url(to));
+    const std::string shown =
+        util::redact_url(from) +
+        (equals == std::string_view::npos ? std::string() : "=" + util::redact_url(to));
     return Error(ErrorCategory::usage,
                  origin,
                  util::quote_for_message(shown) +

@@ -49,13 +49,14 @@ LlamaRelease make_llama_release(const std::string& dir,
   release.files["LICENSE"] = license;
 
   // The workflow's command, word for word, from the folder that holds build/bin.
-  const auto packed = run_command({"/bin/sh",
-                                   "-c",
-                                   "cd \"$1\" && exec bsdtar -czvf \"$2\" -s \"$3\" -C ./build/bin .",
-                                   "sh",
-                                   dir,
-                                   release.asset_name,
-                                   ",^\\.,llama-" + tag + ","});
+  const auto packed =
+      run_command({"/bin/sh",
+                   "-c",
+                   "cd \"$1\" && exec bsdtar -czvf \"$2\" -s \"$3\" -C ./build/bin .",
+                   "sh",
+                   dir,
+                   release.asset_name,
+                   ",^\\.,llama-" + tag + ","});
   if (packed.exit_status != 0) {
     ADD_FAILURE() << "bsdtar (package libarchive-tools, installed by scripts/bootstrap) failed: "
                   << packed.stderr_text;

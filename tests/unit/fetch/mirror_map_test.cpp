@@ -10,8 +10,7 @@ namespace {
 TEST(MirrorMap, TheLongestMatchingPrefixIsReplacedAndOtherUrlsStay) {
   MirrorMap map;
   ASSERT_TRUE(map.add("https://github.com/=https://mirror.example/gh/", "test").ok());
-  ASSERT_TRUE(
-      map.add("https://github.com/ggml-org/=https://ggml.mirror.example/", "test").ok());
+  ASSERT_TRUE(map.add("https://github.com/ggml-org/=https://ggml.mirror.example/", "test").ok());
   EXPECT_EQ(map.apply("https://github.com/ggml-org/llama.cpp/releases/download/b1/x.tar.gz"),
             "https://ggml.mirror.example/llama.cpp/releases/download/b1/x.tar.gz");
   EXPECT_EQ(map.apply("https://github.com/other/x"), "https://mirror.example/gh/other/x");
@@ -22,8 +21,10 @@ TEST(MirrorMap, TheLongestMatchingPrefixIsReplacedAndOtherUrlsStay) {
 
 TEST(MirrorMap, BadRulesNameTheirOriginAndHideCredentials) {
   MirrorMap map;
-  for (const char* rule : {"https://github.com/", "http://github.com/=https://m.example/",
-                           "https://github.com=https://m.example/", "https://github.com/=/local/"}) {
+  for (const char* rule : {"https://github.com/",
+                           "http://github.com/=https://m.example/",
+                           "https://github.com=https://m.example/",
+                           "https://github.com/=/local/"}) {
     auto bad = map.add(rule, "LUME_UNLOCK_MIRROR");
     ASSERT_FALSE(bad.ok()) << rule;
     EXPECT_EQ(bad.error().category(), ErrorCategory::usage);
