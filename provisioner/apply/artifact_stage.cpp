@@ -1,5 +1,6 @@
 #include "apply/artifact_stage.hpp"
 
+#include "fetch/advertised_digest.hpp"
 #include "util/random_id.hpp"
 #include "util/text_check.hpp"
 
@@ -127,12 +128,57 @@ Result<std::vector<StagedArtifact>> stage_artifacts(const recipe::Recipe& recipe
   return staged;
 }
 
+namespace {
+
+/// A file (not an archive: lock checks nothing inside) whose publisher advertises its digest is
+/// pinned from one HEAD; the bytes are verified against the pin when create fetches them.
+Result<std::optional<recipe::LockedArtifact>>
+lock_from_advertisement(const recipe::InstallItem& item,
+                        const fetch::FetchRequest& request,
+                        const fetch::FetchServices& services) {
+  if (item.unpack != fetch::UnpackFormat::none) {
+    return std::optional<recipe::LockedArtifact>();
+  }
+  const auto advertised = fetch::advertised_digest(request.source, services);
+  if (!advertised) {
+    return std::optional<recipe::LockedArtifact>();
+  }
+  const std::string source = fetch::describe(request.source);
+  if (request.sha256 && *request.sha256 != advertised->sha256) {
+    return Error(ErrorCategory::registry,
+                 item.field + " (" + source + ")",
+                 "the publisher advertises sha256:" + advertised->sha256 +
+                     " (X-Linked-Etag), the recipe pins sha256:" + *request.sha256,
+                 "the file at this URL is not the one the recipe pins: check the url's "
+                 "revision, or the digest against the publisher's; nothing was downloaded");
+  }
+  if (services.progress) {
+    util::ProgressEvent event;
+    event.step = request.label;
+    event.done = advertised->size;
+    event.total = advertised->size;
+    event.unit = "bytes";
+    event.detail = "pinned from the publisher's X-Linked-Etag, not downloaded";
+    event.finished = true;
+    services.progress(event);
+  }
+  return std::optional<recipe::LockedArtifact>(
+      recipe::LockedArtifact{item.field, source, advertised->sha256, advertised->size});
+}
+
+} // namespace
+
 Result<std::vector<recipe::LockedArtifact>> lock_artifacts(const recipe::Recipe& recipe,
                                                            fetch::BlobCache& cache,
                                                            const fetch::FetchServices& services) {
   std::vector<recipe::LockedArtifact> locked;
   for (const recipe::InstallItem& item : recipe.install) {
     const fetch::FetchRequest request = fetch_request(recipe, item, item.sha256);
+    LUME_UNLOCK_TRY_ASSIGN(auto advertised, lock_from_advertisement(item, request, services));
+    if (advertised) {
+      locked.push_back(*advertised);
+      continue;
+    }
     auto fetched = fetch::fetch_artifact(request, cache, services);
     if (!fetched.ok()) {
       return fetched.error().with_context(item.field);

@@ -157,7 +157,8 @@ void with_create_services(const CreateSetup& setup,
       [&](const std::string& warning) { context.warn(warning); },
       cache ? &*cache : nullptr,
       artifact_http ? &*artifact_http : nullptr,
-      fetch::MirrorMap::from_environment(context.global.mirrors).value_or_throw()};
+      fetch::MirrorMap::from_environment(context.global.mirrors).value_or_throw(),
+      fetch::hugging_face_token_from_environment().value_or_throw()};
   CreateServicesInUse use{create, services, choice, located, lume_client, registry, renderer};
   body(use);
 }

@@ -70,7 +70,8 @@ void run_lock(const LockOptions& options, Context& context) {
             {http,
              &client,
              renderer.callback(),
-             fetch::MirrorMap::from_environment(context.global.mirrors).value_or_throw()})
+             fetch::MirrorMap::from_environment(context.global.mirrors).value_or_throw(),
+             fetch::hugging_face_token_from_environment().value_or_throw()})
             .value_or_throw();
   }
   const std::string lock_path = recipe::lock_path_for(options.recipe_path);

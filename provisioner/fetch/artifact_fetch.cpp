@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace lume_unlock::fetch {
@@ -155,6 +156,29 @@ Error mirrored(Error error, const ArtifactSource& source, const std::string& req
                             via.substr(0, via.find('/', std::string("https://").size()) + 1) + ")");
 }
 
+DownloadPlan download_plan(const FetchRequest& request,
+                           const FetchServices& services,
+                           const std::string& partial_path) {
+  DownloadPlan plan;
+  plan.url = services.mirrors.apply(request.source.text);
+  plan.partial_path = partial_path;
+  plan.label = request.label;
+  plan.max_retries = request.max_retries;
+  plan.retry_backoff = request.retry_backoff;
+  plan.pinned = request.sha256.has_value();
+  plan.stall_window = request.stall_window;
+  if (is_hugging_face_url(request.source.text)) {
+    plan.bearer_token = services.hugging_face_token;
+    plan.denied_hint =
+        services.hugging_face_token.empty()
+            ? "gated and private models need a token: set HF_TOKEN to a Hugging Face access "
+              "token of an account that has accepted the model's terms"
+            : "the token in HF_TOKEN has no access to this repository: accept the model's terms "
+              "on its Hugging Face page with that account, or use a token that has access";
+  }
+  return plan;
+}
+
 Result<FetchedArtifact>
 fetch_https(const FetchRequest& request, BlobCache& cache, const FetchServices& services) {
   LUME_UNLOCK_TRY(cache.prepare());
@@ -166,17 +190,12 @@ fetch_https(const FetchRequest& request, BlobCache& cache, const FetchServices& 
       return *hit;
     }
   }
-  DownloadPlan plan;
-  plan.url = services.mirrors.apply(request.source.text);
-  plan.partial_path = claim.path;
-  plan.label = request.label;
-  plan.max_retries = request.max_retries;
-  plan.retry_backoff = request.retry_backoff;
+  DownloadPlan plan = download_plan(request, services, claim.path);
 
   auto outcome = download_resumable(services.http, plan, services.progress);
   if (!outcome) {
     if (!claim.shared) {
-      unlink(claim.path.c_str());
+      discard_partial(claim.path);
     }
     return mirrored(outcome.error(), request.source, plan.url);
   }
@@ -184,7 +203,7 @@ fetch_https(const FetchRequest& request, BlobCache& cache, const FetchServices& 
   if (request.sha256 && outcome.value().sha256 != *request.sha256 &&
       outcome.value().resumed_from > 0) {
     // The partial of an earlier run may hold an older version of the source: once from zero.
-    unlink(claim.path.c_str());
+    discard_partial(claim.path);
     outcome = download_resumable(services.http, plan, services.progress);
     if (!outcome) {
       return mirrored(outcome.error(), request.source, plan.url);
@@ -192,10 +211,11 @@ fetch_https(const FetchRequest& request, BlobCache& cache, const FetchServices& 
     network_bytes += outcome.value().network_bytes;
   }
   if (request.sha256 && outcome.value().sha256 != *request.sha256) {
-    unlink(claim.path.c_str());
+    discard_partial(claim.path);
     return digest_mismatch(request.source, *request.sha256, outcome.value().sha256);
   }
   LUME_UNLOCK_TRY_ASSIGN(std::string path, cache.commit(claim.path, outcome.value().sha256));
+  discard_partial(claim.path); // what is left beside it (the ETag of its bytes)
   FetchedArtifact artifact;
   artifact.path = path;
   artifact.sha256 = outcome.value().sha256;
@@ -205,6 +225,26 @@ fetch_https(const FetchRequest& request, BlobCache& cache, const FetchServices& 
 }
 
 } // namespace
+
+Result<std::string> hugging_face_token_from_environment() {
+  const char* value = std::getenv("HF_TOKEN");
+  const std::string token = value == nullptr ? "" : value;
+  for (const char c : token) {
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) {
+      return Error(ErrorCategory::usage,
+                   "cannot use HF_TOKEN",
+                   "it holds a space or a control character",
+                   "set HF_TOKEN to the access token alone, as huggingface.co/settings/tokens "
+                   "shows it");
+    }
+  }
+  return token;
+}
+
+bool is_hugging_face_url(const std::string& url) {
+  const std::string host = util::url_host(url);
+  return url.rfind("https://", 0) == 0 && (host == "huggingface.co" || host == "hf.co");
+}
 
 Result<FetchedArtifact>
 fetch_artifact(const FetchRequest& request, BlobCache& cache, const FetchServices& services) {

@@ -29,6 +29,8 @@ struct FetchRequest {
   unsigned max_retries = 3;
   /// Pause before retry n is n times this.
   std::chrono::milliseconds retry_backoff{200};
+  /// A connection below 1 KiB/s for this long is dropped and resumed (a retry).
+  std::chrono::seconds stall_window{60};
 };
 
 struct FetchedArtifact {
@@ -48,7 +50,17 @@ struct FetchServices {
   util::ProgressCallback progress;
   /// Where https sources are really requested (LUME_UNLOCK_MIRROR, HF_ENDPOINT, --mirror).
   MirrorMap mirrors;
+  /// HF_TOKEN: sent to sources on Hugging Face (or where the mirror map sends them), never to
+  /// a host a redirect leads to; empty for none.
+  std::string hugging_face_token;
 };
+
+/// True for a URL on Hugging Face (huggingface.co, hf.co): the hosts HF_TOKEN belongs to.
+bool is_hugging_face_url(const std::string& url);
+
+/// HF_TOKEN (Hugging Face's own convention), empty when unset. A value holding a space or a
+/// control character is a usage error that never shows the value.
+Result<std::string> hugging_face_token_from_environment();
 
 /// Brings one artifact's bytes to the host, verified:
 /// - expected digest already cached (and still hashing to its name): no request at all;

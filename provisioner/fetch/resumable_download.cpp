@@ -1,14 +1,12 @@
 #include "resumable_download.hpp"
 
+#include "fetch/partial_file.hpp"
+#include "fetch/resume_headers.hpp"
+#include "util/atomic_file.hpp"
 #include "util/body_preview.hpp"
-#include "util/sha256.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <optional>
 #include <thread>
 
@@ -16,46 +14,10 @@ namespace lume_unlock::fetch {
 
 namespace {
 
-constexpr std::size_t k_write_buffer = 1 << 20;
 constexpr auto k_progress_interval = std::chrono::milliseconds(250);
 
-/// "bytes START-END/TOTAL" (RFC 9110 §14.4); TOTAL may be "*".
-struct ContentRange {
-  std::optional<std::uint64_t> start;
-  std::optional<std::uint64_t> total;
-};
-
-std::optional<std::uint64_t> parse_number(std::string_view text) {
-  if (text.empty() || text.size() > 19) {
-    return std::nullopt;
-  }
-  std::uint64_t value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') {
-      return std::nullopt;
-    }
-    value = value * 10 + static_cast<std::uint64_t>(c - '0');
-  }
-  return value;
-}
-
-ContentRange parse_content_range(std::string_view value) {
-  ContentRange range;
-  constexpr std::string_view k_unit = "bytes ";
-  if (value.substr(0, k_unit.size()) != k_unit) {
-    return range;
-  }
-  value.remove_prefix(k_unit.size());
-  const auto slash = value.find('/');
-  if (slash == std::string_view::npos) {
-    return range;
-  }
-  range.total = parse_number(value.substr(slash + 1));
-  const auto span = value.substr(0, slash);
-  if (const auto dash = span.find('-'); dash != std::string_view::npos) {
-    range.start = parse_number(span.substr(0, dash));
-  }
-  return range;
+std::string validator_path(const std::string& partial_path) {
+  return partial_path + ".etag";
 }
 
 std::optional<std::string> header_of(const std::vector<util::HttpHeader>& headers,
@@ -65,257 +27,270 @@ std::optional<std::string> header_of(const std::vector<util::HttpHeader>& header
   return response.header(name);
 }
 
-/// The open partial file and the hash of what it holds.
-class PartialFile {
-public:
-  ~PartialFile() {
-    if (m_fd >= 0) {
-      close(m_fd);
-    }
-  }
-
-  Status open_and_rehash(const std::string& path) {
-    m_path = path;
-    m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (m_fd < 0) {
-      return io_error("open", errno);
-    }
-    std::string block(k_write_buffer, '\0');
-    for (;;) {
-      auto got = ::read(m_fd, block.data(), block.size());
-      if (got < 0) {
-        if (errno == EINTR) {
-          continue;
-        }
-        return io_error("read", errno);
-      }
-      if (got == 0) {
-        break;
-      }
-      m_hasher.update(block.data(), static_cast<std::size_t>(got));
-    }
-    return ok_status();
-  }
-
-  Status truncate() {
-    m_buffer.clear();
-    if (ftruncate(m_fd, 0) != 0 || lseek(m_fd, 0, SEEK_SET) != 0) {
-      return io_error("truncate", errno);
-    }
-    m_hasher = util::Sha256();
-    return ok_status();
-  }
-
-  /// Buffers and hashes; writes in 1 MiB blocks.
-  Status append(std::string_view chunk) {
-    m_hasher.update(chunk);
-    m_buffer.append(chunk);
-    return m_buffer.size() >= k_write_buffer ? flush() : ok_status();
-  }
-
-  Status flush() {
-    std::string_view rest = m_buffer;
-    while (!rest.empty()) {
-      auto written = ::write(m_fd, rest.data(), rest.size());
-      if (written < 0) {
-        if (errno == EINTR) {
-          continue;
-        }
-        return io_error("write", errno);
-      }
-      rest.remove_prefix(static_cast<std::size_t>(written));
-    }
-    m_buffer.clear();
-    return ok_status();
-  }
-
-  std::uint64_t size() const { return m_hasher.size(); }
-  std::string finish_hex() { return m_hasher.finish_hex(); }
-
-private:
-  Error io_error(const char* action, int err) const {
-    return Error(ErrorCategory::failure,
-                 "cannot " + std::string(action) + " the partial download '" + m_path + "'",
-                 std::strerror(err));
-  }
-
-  std::string m_path;
-  int m_fd = -1;
-  util::Sha256 m_hasher;
-  std::string m_buffer;
-};
-
 bool retryable(util::TransportError::Kind kind) {
   using Kind = util::TransportError::Kind;
-  return kind == Kind::other || kind == Kind::timeout || kind == Kind::aborted ||
-         kind == Kind::connection_refused;
+  return kind == Kind::other || kind == Kind::timeout || kind == Kind::stalled ||
+         kind == Kind::aborted || kind == Kind::connection_refused;
 }
+
+/// One download: its partial file, the attempts so far and what the server said of the file.
+class Download {
+public:
+  Download(util::HttpClient& http, const DownloadPlan& plan, const util::ProgressCallback& progress)
+      : m_http(http), m_plan(plan), m_progress(progress),
+        m_what("cannot download '" + util::redact_url(plan.url) + "'") {}
+
+  Result<DownloadOutcome> run() {
+    LUME_UNLOCK_TRY(m_file.open_and_rehash(m_plan.partial_path));
+    m_outcome.resumed_from = m_file.size();
+    // A missing or unreadable validator only means the partial cannot be proven current.
+    auto validator = util::read_file(validator_path(m_plan.partial_path));
+    m_validator = validator ? validator.value() : std::string();
+    if (m_file.size() > 0 && !m_plan.pinned && m_validator.empty()) {
+      // Nothing proves the server still has the file these bytes came from: never splice.
+      LUME_UNLOCK_TRY(m_file.truncate());
+    }
+    for (;;) {
+      LUME_UNLOCK_TRY_ASSIGN(bool finished, attempt());
+      if (finished) {
+        break;
+      }
+    }
+    report(true);
+    m_outcome.size = m_file.size();
+    m_outcome.sha256 = m_file.finish_hex();
+    return m_outcome;
+  }
+
+private:
+  /// One request; true when the file is whole.
+  Result<bool> attempt() {
+    const std::uint64_t offset = m_file.size();
+    m_write_error.reset();
+    m_restart_from_zero = false;
+    m_body_started = false;
+    ++m_outcome.requests;
+    auto response = m_http.send(request_at(offset));
+    if (auto flushed = m_file.flush(); !flushed && !m_write_error) {
+      m_write_error = flushed.error();
+    }
+    if (m_write_error) {
+      return *m_write_error;
+    }
+    if (m_restart_from_zero) {
+      LUME_UNLOCK_TRY(m_file.truncate());
+      LUME_UNLOCK_TRY(retry("the server answered a range that does not continue the file"));
+      return false;
+    }
+    if (!response) {
+      LUME_UNLOCK_TRY(after_transport_error(response.error()));
+      return false;
+    }
+    return after_status(response.value(), offset);
+  }
+
+  util::HttpRequest request_at(std::uint64_t offset) {
+    util::HttpRequest request{"GET", m_plan.url};
+    request.follow_redirects = true; // release assets and model hubs redirect to CDNs
+    request.https_only = true;
+    request.timeout = std::chrono::milliseconds(0); // big files: only the stall limit applies
+    request.stall_bytes_per_second = m_plan.stall_bytes_per_second;
+    request.stall_window = m_plan.stall_window;
+    request.bearer_token = m_plan.bearer_token;
+    request.sink_success_only = true;
+    if (offset > 0) {
+      request.headers.push_back({"Range", "bytes=" + std::to_string(offset) + "-"});
+      if (!m_validator.empty()) {
+        request.headers.push_back({"If-Range", m_validator});
+      }
+    }
+    request.on_sink_start = [this, offset](long status, const auto& headers) {
+      return on_body_start(status, headers, offset);
+    };
+    request.body_sink = [this](std::string_view chunk) {
+      m_outcome.network_bytes += chunk.size();
+      if (auto status = m_file.append(chunk); !status) {
+        m_write_error = status.error();
+        return false;
+      }
+      report(false);
+      return true;
+    };
+    return request;
+  }
+
+  bool
+  on_body_start(long status, const std::vector<util::HttpHeader>& headers, std::uint64_t offset) {
+    m_body_started = true;
+    if (status == 206) {
+      const auto range = parse_content_range(header_of(headers, "Content-Range").value_or(""));
+      if (range.start != offset) {
+        m_restart_from_zero = true; // not the bytes that follow ours
+        return false;
+      }
+      m_total = range.total;
+      return true;
+    }
+    // 200 (or another 2xx): the whole body, whatever we asked for.
+    if (offset > 0) {
+      if (auto truncated = m_file.truncate(); !truncated) {
+        m_write_error = truncated.error();
+        return false;
+      }
+    }
+    remember_validator(header_of(headers, "ETag").value_or(""));
+    m_total = parse_decimal(header_of(headers, "Content-Length").value_or(""));
+    return true;
+  }
+
+  /// The ETag these bytes came with, kept beside the partial for a later run's If-Range.
+  void remember_validator(const std::string& etag) {
+    const auto strong = strong_etag(etag);
+    m_validator = strong.value_or("");
+    if (strong) {
+      (void)util::write_file_atomic(validator_path(m_plan.partial_path), *strong);
+    } else {
+      unlink(validator_path(m_plan.partial_path).c_str());
+    }
+  }
+
+  Status after_transport_error(const util::TransportError& error) {
+    if (error.kind == util::TransportError::Kind::protocol) {
+      return Error(ErrorCategory::registry,
+                   m_what,
+                   "a redirect left https (" + error.detail + ")",
+                   "artifacts are fetched over TLS only; ask for an https:// download link");
+    }
+    if (!retryable(error.kind)) {
+      return Error(ErrorCategory::registry, m_what, error.detail);
+    }
+    return retry(error.detail);
+  }
+
+  Result<bool> after_status(const util::HttpResponse& response, std::uint64_t offset) {
+    const long status = response.status;
+    if (status == 416 && offset > 0) {
+      const auto range = parse_content_range(response.header("Content-Range").value_or(""));
+      if (range.total == offset) {
+        m_total = offset; // the partial already holds every byte
+        return true;
+      }
+      LUME_UNLOCK_TRY(m_file.truncate());
+      LUME_UNLOCK_TRY(retry("the server refused to resume at byte " + std::to_string(offset)));
+      return false;
+    }
+    if (status == 429 || status == 503) {
+      LUME_UNLOCK_TRY(retry_after(response));
+      return false;
+    }
+    if (status >= 500) {
+      LUME_UNLOCK_TRY(retry("HTTP " + std::to_string(status)));
+      return false;
+    }
+    if (status < 200 || status >= 300) {
+      return refused(response);
+    }
+    if (status == 200 && !m_body_started && offset > 0) {
+      LUME_UNLOCK_TRY(m_file.truncate()); // the whole resource is empty now
+    }
+    if (m_total && m_file.size() != *m_total) {
+      LUME_UNLOCK_TRY(retry("the transfer ended at byte " + std::to_string(m_file.size()) + " of " +
+                            std::to_string(*m_total)));
+      return false;
+    }
+    return true;
+  }
+
+  Error refused(const util::HttpResponse& response) const {
+    std::string why = "HTTP " + std::to_string(response.status);
+    if (!response.body.empty()) {
+      why += ": " + util::body_preview(response.body);
+    }
+    const bool denied = response.status == 401 || response.status == 403;
+    if (denied && !m_plan.denied_hint.empty()) {
+      return Error(ErrorCategory::registry, m_what, why, m_plan.denied_hint);
+    }
+    return Error(ErrorCategory::registry, m_what, why);
+  }
+
+  /// 429 and 503: wait as long as the server asks (Hugging Face rate-limits its resolvers).
+  Status retry_after(const util::HttpResponse& response) {
+    const std::string why = "HTTP " + std::to_string(response.status);
+    const auto asked = parse_retry_after(response.header("Retry-After").value_or(""));
+    if (asked && *asked > m_plan.max_retry_after) {
+      return Error(ErrorCategory::registry,
+                   m_what,
+                   why + ": the server asks to wait " + std::to_string(asked->count()) +
+                       " s (Retry-After), longer than the " +
+                       std::to_string(m_plan.max_retry_after.count()) + " s lume-unlock waits",
+                   "run the command again later: the download resumes where it stopped");
+    }
+    return retry(why + (asked ? " (Retry-After " + std::to_string(asked->count()) + " s)" : ""),
+                 asked);
+  }
+
+  /// Retries and restarts share one bound, so a server that keeps changing its mind ends.
+  Status retry(const std::string& why, std::optional<std::chrono::seconds> wait = std::nullopt) {
+    if (m_failures >= m_plan.max_retries) {
+      return Error(ErrorCategory::registry,
+                   m_what,
+                   why + " (after " + std::to_string(m_failures + 1) + " attempts)",
+                   "run the command again: the download resumes where it stopped");
+    }
+    ++m_failures;
+    if (wait) {
+      std::this_thread::sleep_for(*wait);
+    } else {
+      std::this_thread::sleep_for(m_plan.retry_backoff * m_failures);
+    }
+    return ok_status();
+  }
+
+  void report(bool finished) {
+    if (!m_progress) {
+      return;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (!finished && now - m_last_report < k_progress_interval) {
+      return;
+    }
+    m_last_report = now;
+    util::ProgressEvent event;
+    event.step = m_plan.label;
+    event.done = m_file.size();
+    event.total = m_total;
+    event.unit = "bytes";
+    event.finished = finished;
+    m_progress(event);
+  }
+
+  util::HttpClient& m_http;
+  const DownloadPlan& m_plan;
+  const util::ProgressCallback& m_progress;
+  const std::string m_what;
+  PartialFile m_file;
+  DownloadOutcome m_outcome;
+  std::optional<std::uint64_t> m_total;
+  std::string m_validator;
+  unsigned m_failures = 0;
+  std::optional<Error> m_write_error;
+  bool m_restart_from_zero = false;
+  bool m_body_started = false;
+  std::chrono::steady_clock::time_point m_last_report =
+      std::chrono::steady_clock::now() - k_progress_interval;
+};
 
 } // namespace
 
 Result<DownloadOutcome> download_resumable(util::HttpClient& http,
                                            const DownloadPlan& plan,
                                            const util::ProgressCallback& progress) {
-  const std::string shown = util::redact_url(plan.url);
-  const std::string what = "cannot download '" + shown + "'";
-  PartialFile file;
-  LUME_UNLOCK_TRY(file.open_and_rehash(plan.partial_path));
+  return Download(http, plan, progress).run();
+}
 
-  DownloadOutcome outcome;
-  outcome.resumed_from = file.size();
-  std::optional<std::uint64_t> total;
-  auto last_report = std::chrono::steady_clock::now() - k_progress_interval;
-  auto report = [&](bool finished) {
-    if (!progress) {
-      return;
-    }
-    const auto now = std::chrono::steady_clock::now();
-    if (!finished && now - last_report < k_progress_interval) {
-      return;
-    }
-    last_report = now;
-    util::ProgressEvent event;
-    event.step = plan.label;
-    event.done = file.size();
-    event.total = total;
-    event.unit = "bytes";
-    event.finished = finished;
-    progress(event);
-  };
-
-  unsigned failures = 0;
-  // Retries and restarts share one bound, so a server that keeps changing its mind ends.
-  auto next_attempt = [&](const std::string& why) -> std::optional<Error> {
-    if (failures >= plan.max_retries) {
-      return Error(ErrorCategory::registry,
-                   what,
-                   why + " (after " + std::to_string(failures + 1) + " attempts)",
-                   "run the command again: the download resumes where it stopped");
-    }
-    ++failures;
-    std::this_thread::sleep_for(plan.retry_backoff * failures);
-    return std::nullopt;
-  };
-
-  for (;;) {
-    const std::uint64_t offset = file.size();
-    std::optional<Error> write_error;
-    bool restart_from_zero = false;
-
-    util::HttpRequest request{"GET", plan.url};
-    request.follow_redirects = true; // release assets and model hubs redirect to CDNs
-    request.https_only = true;
-    request.timeout = std::chrono::milliseconds(0); // big files: only the stall limit applies
-    request.sink_success_only = true;
-    if (offset > 0) {
-      request.headers.push_back({"Range", "bytes=" + std::to_string(offset) + "-"});
-    }
-    bool body_started = false;
-    request.on_sink_start = [&](long status, const std::vector<util::HttpHeader>& headers) {
-      body_started = true;
-      if (status == 206) {
-        const auto range = parse_content_range(header_of(headers, "Content-Range").value_or(""));
-        if (range.start != offset) {
-          restart_from_zero = true; // not the bytes that follow ours
-          return false;
-        }
-        total = range.total;
-        return true;
-      }
-      // 200 (or another 2xx): the whole body, whatever we asked for.
-      if (offset > 0) {
-        if (auto status_ = file.truncate(); !status_) {
-          write_error = status_.error();
-          return false;
-        }
-      }
-      total = parse_number(header_of(headers, "Content-Length").value_or(""));
-      return true;
-    };
-    request.body_sink = [&](std::string_view chunk) {
-      outcome.network_bytes += chunk.size();
-      if (auto status = file.append(chunk); !status) {
-        write_error = status.error();
-        return false;
-      }
-      report(false);
-      return true;
-    };
-
-    ++outcome.requests;
-    auto response = http.send(request);
-    if (auto flushed = file.flush(); !flushed && !write_error) {
-      write_error = flushed.error();
-    }
-    if (write_error) {
-      return *write_error;
-    }
-    if (restart_from_zero) {
-      LUME_UNLOCK_TRY(file.truncate());
-      if (auto stop = next_attempt("the server answered a range that does not continue the file")) {
-        return *stop;
-      }
-      continue;
-    }
-    if (!response) {
-      const auto& error = response.error();
-      if (error.kind == util::TransportError::Kind::protocol) {
-        return Error(ErrorCategory::registry,
-                     what,
-                     "a redirect left https (" + error.detail + ")",
-                     "artifacts are fetched over TLS only; ask for an https:// download link");
-      }
-      if (!retryable(error.kind)) {
-        return Error(ErrorCategory::registry, what, error.detail);
-      }
-      if (auto stop = next_attempt(error.detail)) {
-        return *stop;
-      }
-      continue;
-    }
-    const long status = response.value().status;
-    if (status == 416 && offset > 0) {
-      const auto range = parse_content_range(response.value().header("Content-Range").value_or(""));
-      if (range.total == offset) {
-        total = offset; // the partial already holds every byte
-        break;
-      }
-      LUME_UNLOCK_TRY(file.truncate());
-      if (auto stop =
-              next_attempt("the server refused to resume at byte " + std::to_string(offset))) {
-        return *stop;
-      }
-      continue;
-    }
-    if (status >= 500) {
-      if (auto stop = next_attempt("HTTP " + std::to_string(status))) {
-        return *stop;
-      }
-      continue;
-    }
-    if (status < 200 || status >= 300) {
-      std::string why = "HTTP " + std::to_string(status);
-      if (!response.value().body.empty()) {
-        why += ": " + util::body_preview(response.value().body);
-      }
-      return Error(ErrorCategory::registry, what, why);
-    }
-    if (status == 200 && !body_started && offset > 0) {
-      LUME_UNLOCK_TRY(file.truncate()); // the whole resource is empty now
-    }
-    if (total && file.size() != *total) {
-      if (auto stop = next_attempt("the transfer ended at byte " + std::to_string(file.size()) +
-                                   " of " + std::to_string(*total))) {
-        return *stop;
-      }
-      continue;
-    }
-    break;
-  }
-  report(true);
-  outcome.size = file.size();
-  outcome.sha256 = file.finish_hex();
-  return outcome;
+void discard_partial(const std::string& partial_path) {
+  unlink(partial_path.c_str());
+  unlink(validator_path(partial_path).c_str());
 }
 
 } // namespace lume_unlock::fetch

@@ -16,6 +16,19 @@ struct DownloadPlan {
   std::string label;        ///< the progress step
   unsigned max_retries = 3;
   std::chrono::milliseconds retry_backoff{200};
+  /// A digest checked afterwards covers these bytes: a partial may then be resumed without the
+  /// server proving it is the same file (a splice fails the digest and the caller starts over).
+  /// Unpinned, a partial is resumed only with "If-Range" and the ETag its bytes came with.
+  bool pinned = false;
+  /// HF_TOKEN for a Hugging Face URL (util::HttpRequest::bearer_token); empty for none.
+  std::string bearer_token;
+  /// The hint of a 401 or 403 (how to get access); empty for the generic one.
+  std::string denied_hint;
+  std::uint32_t stall_bytes_per_second = 1024;
+  std::chrono::seconds stall_window{60};
+  /// 429 and 503 are retried after the server's Retry-After, up to this long; a longer wait
+  /// fails at once naming it.
+  std::chrono::seconds max_retry_after{120};
 };
 
 struct DownloadOutcome {
@@ -28,14 +41,20 @@ struct DownloadOutcome {
 };
 
 /// GETs `url` into `partial_path`, hashing while streaming (memory stays flat whatever the size).
-/// Bytes already in the file are re-hashed and resumed with "Range: bytes=N-": 206 with a
+/// Bytes already in the file are re-hashed and resumed with "Range: bytes=N-" (and "If-Range"
+/// with the ETag they came with, kept beside the partial as PARTIAL.etag): 206 with a
 /// Content-Range starting at N appends; 200 replaces the file from zero; 416 (unless it says the
-/// file is already whole) and a Content-Range starting elsewhere restart from zero. Dropped
-/// connections, timeouts and 5xx answers are retried up to `max_retries` times, each resuming.
-/// The file is left in place on failure, for the next run. Fails (category registry) naming the
-/// redacted URL and the status or transport error; write errors are category failure.
+/// file is already whole) and a Content-Range starting elsewhere restart from zero. An unpinned
+/// partial without a known ETag starts from zero. Dropped and stalled connections, timeouts
+/// and 5xx answers are retried up to `max_retries` times, each resuming; 429 and 503 after their
+/// Retry-After. The file is left in place on failure, for the next run. Fails (category
+/// registry) naming the redacted URL and the status or transport error; write errors are
+/// category failure.
 Result<DownloadOutcome> download_resumable(util::HttpClient& http,
                                            const DownloadPlan& plan,
                                            const util::ProgressCallback& progress);
+
+/// Removes a partial and what download_resumable keeps beside it.
+void discard_partial(const std::string& partial_path);
 
 } // namespace lume_unlock::fetch

@@ -337,8 +337,11 @@ lume::VmDetails CreatePipeline::current_details() {
 
 StepResult CreatePipeline::step_fetch() {
   m_staging.emplace(apply::StagingArea::create(*m_services.cache).value_or_throw());
-  fetch::FetchServices services{
-      *m_services.artifact_http, &m_services.registry, m_services.progress, m_services.mirrors};
+  fetch::FetchServices services{*m_services.artifact_http,
+                                &m_services.registry,
+                                m_services.progress,
+                                m_services.mirrors,
+                                m_services.hugging_face_token};
   m_outcome.fetched =
       apply::stage_artifacts(
           m_recipe, m_lock ? &*m_lock : nullptr, *m_services.cache, services, *m_staging)

@@ -89,7 +89,8 @@ struct CreateServices {
   /// required when the recipe has an install: block.
   fetch::BlobCache* cache = nullptr;
   util::HttpClient* artifact_http = nullptr;
-  fetch::MirrorMap mirrors; ///< where the artifacts' https sources are really fetched from
+  fetch::MirrorMap mirrors;       ///< where the artifacts' https sources are really fetched from
+  std::string hugging_face_token; ///< HF_TOKEN, for Hugging Face sources only
 };
 
 /// What a create found and did, for the summary and --json.

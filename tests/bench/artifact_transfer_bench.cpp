@@ -62,7 +62,7 @@ void run_ours(const std::string& url,
   recipe.install = {item};
   auto staging = apply::StagingArea::create(cache).value_or_throw();
   auto start = Clock::now();
-  auto staged = apply::stage_artifacts(recipe, nullptr, cache, {http, nullptr, {}, {}}, staging)
+  auto staged = apply::stage_artifacts(recipe, nullptr, cache, {http, nullptr, {}, {}, {}}, staging)
                     .value_or_throw();
   const double fetched = seconds_since(start);
   auto session = guest::SshSession::connect(ssh).value_or_throw();

@@ -52,6 +52,7 @@ std::unique_ptr<ArtifactServer> ArtifactServer::start(const TestCa& ca, std::str
 }
 
 ArtifactServer::~ArtifactServer() {
+  m_stopping = true; // ends a trickling body
   if (m_server) {
     m_server->stop();
   }
@@ -65,6 +66,7 @@ void ArtifactServer::serve_bytes(const std::string& path, std::string bytes) {
   Content content;
   content.size = bytes.size();
   content.bytes = std::move(bytes);
+  content.etag = "\"v" + std::to_string(++m_generation) + "\"";
   m_contents[path] = std::move(content);
 }
 
@@ -77,6 +79,7 @@ void ArtifactServer::serve_file(const std::string& path, const std::string& file
     content.size = static_cast<std::uint64_t>(lseek(fd, 0, SEEK_END));
     close(fd);
   }
+  content.etag = "\"v" + std::to_string(++m_generation) + "\"";
   m_contents[path] = std::move(content);
 }
 
@@ -96,6 +99,39 @@ std::uint64_t ArtifactServer::requests_for(const std::string& path) const {
   std::lock_guard<std::mutex> lock(m_mutex);
   const auto found = m_path_requests.find(path);
   return found == m_path_requests.end() ? 0 : found->second;
+}
+
+void ArtifactServer::publish_hub_file(const std::string& path,
+                                      const std::string& sha256,
+                                      std::uint64_t size,
+                                      const std::string& cdn_url,
+                                      const std::string& required_token) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_hub_files[path] = {sha256, size, cdn_url, required_token};
+}
+
+void ArtifactServer::stall_after(std::uint64_t bytes, unsigned times) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_stall_after = bytes;
+  m_stalls_left = times;
+}
+
+void ArtifactServer::answer_busy(int status, unsigned retry_after_seconds, unsigned times) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_busy_status = status;
+  m_busy_retry_after = retry_after_seconds;
+  m_busy_left = times;
+}
+
+std::vector<std::string> ArtifactServer::authorizations() const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  return m_authorizations;
+}
+
+std::string ArtifactServer::etag(const std::string& path) const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  const auto found = m_contents.find(path);
+  return found == m_contents.end() ? std::string() : found->second.etag;
 }
 
 void ArtifactServer::drop_after(std::uint64_t bytes, unsigned times) {
@@ -123,6 +159,79 @@ std::vector<std::string> ArtifactServer::range_headers() const {
   return m_ranges;
 }
 
+bool ArtifactServer::answer_hub_file(const httplib::Request& request, httplib::Response& response) {
+  const auto hub = m_hub_files.find(request.path);
+  if (hub == m_hub_files.end()) {
+    return false;
+  }
+  const HubFile& file = hub->second;
+  if (!file.required_token.empty() &&
+      request.get_header_value("Authorization") != "Bearer " + file.required_token) {
+    response.status = 401;
+    response.set_content("{\"error\":\"Access to model is restricted. You must have access to it "
+                         "and be authenticated to access it. Please log in.\"}",
+                         "application/json");
+    return true;
+  }
+  response.status = 302;
+  response.set_header("Location", file.cdn_url);
+  response.set_header("X-Linked-Size", std::to_string(file.size));
+  response.set_header("X-Linked-Etag", "\"" + file.sha256 + "\"");
+  // The commit the path's revision names (here always a commit: resolve/<commit>/<file>).
+  const std::string::size_type resolve = request.path.find("/resolve/");
+  if (resolve != std::string::npos) {
+    const std::string::size_type start = resolve + std::string("/resolve/").size();
+    response.set_header("X-Repo-Commit",
+                        request.path.substr(start, request.path.find('/', start) - start));
+  }
+  response.set_header("ETag", "\"" + file.sha256 + "\"");
+  return true;
+}
+
+bool ArtifactServer::answer_before_content(const httplib::Request& request,
+                                           httplib::Response& response) {
+  if (m_busy_left > 0) {
+    --m_busy_left;
+    response.status = m_busy_status;
+    response.set_header("Retry-After", std::to_string(m_busy_retry_after));
+    response.set_content("rate limited\n", "text/plain");
+    return true;
+  }
+  if (answer_hub_file(request, response)) {
+    return true;
+  }
+  if (auto asset = m_release_assets.find(request.path); asset != m_release_assets.end()) {
+    const std::string signed_path = "/release-assets/" + std::to_string(++m_signatures);
+    Content content;
+    content.size = asset->second.bytes.size();
+    content.bytes = asset->second.bytes;
+    content.etag = "\"asset-" + std::to_string(asset->second.bytes.size()) + "\"";
+    m_contents[signed_path] = std::move(content);
+    m_signed_uses[signed_path] = asset->second.uses;
+    response.status = 302;
+    response.set_header("Location",
+                        url(signed_path) + "?X-Amz-Expires=300&X-Amz-Signature=" +
+                            std::to_string(m_signatures * 7919u) + "f00d");
+    return true;
+  }
+  if (auto uses = m_signed_uses.find(request.path); uses != m_signed_uses.end()) {
+    if (uses->second == 0) {
+      response.status = 403;
+      response.set_content("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>AccessDenied"
+                           "</Code><Message>Request has expired</Message></Error>",
+                           "application/xml");
+      return true;
+    }
+    --uses->second;
+  }
+  if (auto redirect = m_redirects.find(request.path); redirect != m_redirects.end()) {
+    response.status = 302;
+    response.set_header("Location", redirect->second);
+    return true;
+  }
+  return false;
+}
+
 void ArtifactServer::install_handler() {
   m_server->Get(".*", [this](const httplib::Request& request, httplib::Response& response) {
     ++m_requests;
@@ -135,33 +244,9 @@ void ArtifactServer::install_handler() {
     if (has_range) {
       m_ranges.push_back(request.get_header_value("Range"));
     }
+    m_authorizations.push_back(request.path + " " + request.get_header_value("Authorization"));
     ++m_path_requests[request.path];
-    if (auto asset = m_release_assets.find(request.path); asset != m_release_assets.end()) {
-      const std::string signed_path = "/release-assets/" + std::to_string(++m_signatures);
-      Content content;
-      content.size = asset->second.bytes.size();
-      content.bytes = asset->second.bytes;
-      m_contents[signed_path] = std::move(content);
-      m_signed_uses[signed_path] = asset->second.uses;
-      response.status = 302;
-      response.set_header("Location",
-                          url(signed_path) + "?X-Amz-Expires=300&X-Amz-Signature=" +
-                              std::to_string(m_signatures * 7919u) + "f00d");
-      return;
-    }
-    if (auto uses = m_signed_uses.find(request.path); uses != m_signed_uses.end()) {
-      if (uses->second == 0) {
-        response.status = 403;
-        response.set_content("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>AccessDenied"
-                             "</Code><Message>Request has expired</Message></Error>",
-                             "application/xml");
-        return;
-      }
-      --uses->second;
-    }
-    if (auto redirect = m_redirects.find(request.path); redirect != m_redirects.end()) {
-      response.status = 302;
-      response.set_header("Location", redirect->second);
+    if (answer_before_content(request, response)) {
       return;
     }
     auto found = m_contents.find(request.path);
@@ -171,8 +256,12 @@ void ArtifactServer::install_handler() {
       return;
     }
     const Content content = found->second;
+    response.set_header("ETag", content.etag);
+    // If-Range naming other bytes than these: the whole body (RFC 9110 §13.1.5).
+    const bool same_file =
+        !request.has_header("If-Range") || request.get_header_value("If-Range") == content.etag;
     std::uint64_t start = 0;
-    if (has_range && !m_ignore_range) {
+    if (has_range && !m_ignore_range && same_file) {
       auto wanted = range_start(request.get_header_value("Range"));
       if (wanted && *wanted >= content.size) {
         response.status = 416;
@@ -191,56 +280,85 @@ void ArtifactServer::install_handler() {
     if (response.status != 206) {
       response.status = 200;
     }
-    std::optional<std::uint64_t> drop_at;
+    Fault fault;
     if (m_drops_left > 0) {
       --m_drops_left;
-      drop_at = m_drop_after;
+      fault.drop_at = m_drop_after;
     }
-    const bool wrong = m_wrong_bytes;
+    if (m_stalls_left > 0) {
+      --m_stalls_left;
+      fault.stall_at = m_stall_after;
+    }
+    fault.wrong = m_wrong_bytes;
     lock.unlock();
-
-    const std::uint64_t length = content.size - start;
-    response.set_content_provider(
-        static_cast<std::size_t>(length),
-        "application/octet-stream",
-        [this, content, start, drop_at, wrong, sent = std::uint64_t(0)](
-            std::size_t offset, std::size_t wanted, httplib::DataSink& sink) mutable {
-          std::size_t n = std::min(wanted, k_chunk);
-          if (drop_at) {
-            if (sent >= *drop_at) {
-              return false; // closes the connection mid-body
-            }
-            n = static_cast<std::size_t>(std::min<std::uint64_t>(n, *drop_at - sent));
-          }
-          std::string chunk(n, '\0');
-          const auto at = start + offset;
-          if (content.file_path.empty()) {
-            chunk = content.bytes.substr(static_cast<std::size_t>(at), n);
-          } else {
-            int fd = open(content.file_path.c_str(), O_RDONLY | O_CLOEXEC);
-            if (fd < 0) {
-              return false;
-            }
-            auto got = pread(fd, chunk.data(), n, static_cast<off_t>(at));
-            close(fd);
-            if (got <= 0) {
-              return false;
-            }
-            chunk.resize(static_cast<std::size_t>(got));
-          }
-          if (wrong) {
-            for (auto& c : chunk) {
-              c = static_cast<char>(c ^ 0x5a);
-            }
-          }
-          if (!sink.write(chunk.data(), chunk.size())) {
-            return false;
-          }
-          sent += chunk.size();
-          m_body_bytes += chunk.size();
-          return true;
-        });
+    provide_body(response, content, start, fault);
   });
+}
+
+void ArtifactServer::provide_body(httplib::Response& response,
+                                  const Content& content,
+                                  std::uint64_t start,
+                                  const Fault& fault) {
+  const std::uint64_t length = content.size - start;
+  response.set_content_provider(
+      static_cast<std::size_t>(length),
+      "application/octet-stream",
+      [this, content, start, fault, sent = std::uint64_t(0)](
+          std::size_t offset, std::size_t wanted, httplib::DataSink& sink) mutable {
+        std::size_t n = std::min(wanted, k_chunk);
+        if (fault.drop_at) {
+          if (sent >= *fault.drop_at) {
+            return false; // closes the connection mid-body
+          }
+          n = static_cast<std::size_t>(std::min<std::uint64_t>(n, *fault.drop_at - sent));
+        }
+        if (fault.stall_at) {
+          if (sent >= *fault.stall_at) {
+            // A byte every 250 ms, far below any stall limit, until the client gives up.
+            if (m_stopping || sent - *fault.stall_at >= 240) {
+              return false;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(250));
+            n = 1;
+          } else {
+            n = static_cast<std::size_t>(std::min<std::uint64_t>(n, *fault.stall_at - sent));
+          }
+        }
+        auto chunk = read_chunk(content, start + offset, n);
+        if (!chunk) {
+          return false;
+        }
+        if (fault.wrong) {
+          for (auto& c : *chunk) {
+            c = static_cast<char>(c ^ 0x5a);
+          }
+        }
+        if (!sink.write(chunk->data(), chunk->size())) {
+          return false;
+        }
+        sent += chunk->size();
+        m_body_bytes += chunk->size();
+        return true;
+      });
+}
+
+std::optional<std::string>
+ArtifactServer::read_chunk(const Content& content, std::uint64_t at, std::size_t n) {
+  if (content.file_path.empty()) {
+    return content.bytes.substr(static_cast<std::size_t>(at), n);
+  }
+  std::string chunk(n, '\0');
+  int fd = open(content.file_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return std::nullopt;
+  }
+  auto got = pread(fd, chunk.data(), n, static_cast<off_t>(at));
+  close(fd);
+  if (got <= 0) {
+    return std::nullopt;
+  }
+  chunk.resize(static_cast<std::size_t>(got));
+  return chunk;
 }
 
 } // namespace lume_unlock::test

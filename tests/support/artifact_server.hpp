@@ -7,13 +7,16 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 namespace httplib {
 class SSLServer;
-}
+struct Request;
+struct Response;
+} // namespace httplib
 
 namespace lume_unlock::test {
 
@@ -41,8 +44,23 @@ public:
   /// asset.
   void publish_release_asset(const std::string& path, std::string bytes, unsigned uses = 1000);
 
+  /// A file as Hugging Face serves `resolve/<revision>/<file>` (docs/sources.md): GET and HEAD
+  /// of `path` answer 302 to `cdn_url` with X-Linked-Size, X-Linked-Etag (the SHA-256 in quotes,
+  /// whatever the CDN serves), X-Repo-Commit and ETag. With `required_token`, a request without
+  /// "Authorization: Bearer <token>" gets 401 as a gated repository answers.
+  void publish_hub_file(const std::string& path,
+                        const std::string& sha256,
+                        std::uint64_t size,
+                        const std::string& cdn_url,
+                        const std::string& required_token = {});
+
   /// The next `times` responses with a body close the connection after `bytes` body bytes.
   void drop_after(std::uint64_t bytes, unsigned times = 1);
+  /// The next `times` responses with a body slow down after `bytes` body bytes to a byte every
+  /// 250 ms until the client gives up, as a stalled CDN connection does.
+  void stall_after(std::uint64_t bytes, unsigned times = 1);
+  /// The next `times` requests answer `status` (429, 503) with "Retry-After: <seconds>".
+  void answer_busy(int status, unsigned retry_after_seconds, unsigned times = 1);
   /// Serve every body with its bytes changed (same length): a tampered mirror.
   void serve_wrong_bytes(bool on);
   /// Answer Range requests with 200 and the whole body, as some CDNs do.
@@ -57,6 +75,11 @@ public:
   std::uint64_t body_bytes_sent() const { return m_body_bytes; }
   /// The Range header of every request that had one, in arrival order.
   std::vector<std::string> range_headers() const;
+  /// "<path> <Authorization header or nothing>" of every request, in arrival order.
+  std::vector<std::string> authorizations() const;
+  /// The ETag this server gives the bytes at `path` (a new one each time they are replaced);
+  /// "If-Range" with another value gets the whole body, as RFC 9110 §13.1.5 says.
+  std::string etag(const std::string& path) const;
 
 private:
   ArtifactServer() = default;
@@ -64,8 +87,30 @@ private:
     std::string bytes;
     std::string file_path; ///< when set, bytes is unused
     std::uint64_t size = 0;
+    std::string etag;
+  };
+  struct HubFile {
+    std::string sha256;
+    std::uint64_t size = 0;
+    std::string cdn_url;
+    std::string required_token;
+  };
+  /// Answers a Hugging Face-like resolve path; false when `path` is not one.
+  bool answer_hub_file(const httplib::Request& request, httplib::Response& response);
+  /// Answers when a busy or signed-URL rule applies; false to go on.
+  bool answer_before_content(const httplib::Request& request, httplib::Response& response);
+  struct Fault {
+    std::optional<std::uint64_t> drop_at;
+    std::optional<std::uint64_t> stall_at;
+    bool wrong = false;
   };
   void install_handler();
+  void provide_body(httplib::Response& response,
+                    const Content& content,
+                    std::uint64_t start,
+                    const Fault& fault);
+  static std::optional<std::string>
+  read_chunk(const Content& content, std::uint64_t at, std::size_t n);
 
   std::unique_ptr<httplib::SSLServer> m_server;
   int m_port = 0;
@@ -82,7 +127,16 @@ private:
   std::map<std::string, unsigned> m_signed_uses; ///< signed path → requests it still answers
   std::map<std::string, std::uint64_t> m_path_requests;
   unsigned m_signatures = 0;
+  std::map<std::string, HubFile> m_hub_files;
   std::vector<std::string> m_ranges;
+  std::vector<std::string> m_authorizations;
+  unsigned m_generation = 0;
+  std::uint64_t m_stall_after = 0;
+  unsigned m_stalls_left = 0;
+  int m_busy_status = 0;
+  unsigned m_busy_retry_after = 0;
+  unsigned m_busy_left = 0;
+  std::atomic<bool> m_stopping{false};
   std::uint64_t m_drop_after = 0;
   unsigned m_drops_left = 0;
   bool m_wrong_bytes = false;

@@ -50,7 +50,7 @@ protected:
 
   Result<std::vector<StagedArtifact>> stage() {
     staging.emplace(StagingArea::create(cache).value());
-    return stage_artifacts(recipe, nullptr, cache, {http, nullptr, {}, {}}, *staging);
+    return stage_artifacts(recipe, nullptr, cache, {http, nullptr, {}, {}, {}}, *staging);
   }
 
   Result<ArtifactInstallReport> install(const std::vector<StagedArtifact>& staged) {

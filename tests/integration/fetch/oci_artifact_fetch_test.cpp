@@ -39,7 +39,7 @@ TEST_F(OciArtifactFetch, ABlobPinnedByDigestIsFetchedOnceIntoTheCache) {
       parse_oci_source("oci://" + server->host() + "/models/tiny@" + pushed.value().digest.str())
           .value();
   request.label = "model.gguf";
-  FetchServices services{http, registry.get(), {}, {}};
+  FetchServices services{http, registry.get(), {}, {}, {}};
   auto fetched = fetch_artifact(request, cache, services);
   ASSERT_TRUE(fetched.ok()) << fetched.error().message();
   EXPECT_EQ(fetched.value().sha256, util::sha256_hex(model));
@@ -59,7 +59,7 @@ TEST_F(OciArtifactFetch, ADigestTheRegistryLacksIsARegistryErrorAndCachesNothing
       parse_oci_source("oci://" + server->host() + "/models/tiny@sha256:" + std::string(64, 'a'))
           .value();
   request.label = "model.gguf";
-  auto fetched = fetch_artifact(request, cache, {http, registry.get(), {}, {}});
+  auto fetched = fetch_artifact(request, cache, {http, registry.get(), {}, {}, {}});
   ASSERT_FALSE(fetched.ok());
   EXPECT_EQ(fetched.error().category(), ErrorCategory::registry) << fetched.error().message();
   EXPECT_FALSE(cache.find(std::string(64, 'a')));

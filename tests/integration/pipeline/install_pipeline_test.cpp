@@ -20,10 +20,12 @@ namespace fs = std::filesystem;
 class InstallPipeline : public PipelineWorld {
 protected:
   /// Starts the world and the artifact server with llama.cpp's release as its publisher packs
-  /// it, behind a github.com-like signed redirect, and a model at a Hugging Face-like path,
-  /// both reached through the mirror map; the recipe names the publishers' URLs and enables the
+  /// it, behind a github.com-like signed redirect, and a model as Hugging Face serves one (a 302
+  /// to its CDN advertising `model_advertised`, by default the model's true SHA-256), both
+  /// reached through the mirror map; the recipe names the publishers' URLs and enables the
   /// release's llama-cli.
-  void start_install_world(const std::string& archive_sha256 = {}) {
+  void start_install_world(const std::string& archive_sha256 = {},
+                           const std::string& model_advertised = {}) {
     start_world();
     if (HasFatalFailure() || IsSkipped()) {
       return;
@@ -36,7 +38,11 @@ protected:
     archive = slurp(release.archive_path);
     model = std::string(200000, 'g');
     server->publish_release_asset(k_release_path, archive);
-    server->serve_bytes(k_model_path, model);
+    server->serve_bytes(k_cdn_path, model);
+    server->publish_hub_file(k_model_path,
+                             model_advertised.empty() ? util::sha256_hex(model) : model_advertised,
+                             model.size(),
+                             server->url(k_cdn_path));
     const std::string mirror =
         "https://github.com/=" + server->url("/") + " https://huggingface.co/=" + server->url("/");
     setenv("LUME_UNLOCK_MIRROR", mirror.c_str(), 1);
@@ -61,6 +67,7 @@ protected:
   static constexpr const char* k_model_path =
       "/TheBloke/TinyLlama-1.1B-Chat-v1.0-GGUF/resolve/52e7645ba7c309695bec7ac98f4f005b139cf465/"
       "tinyllama-1.1b-chat-v1.0.Q4_K_M.gguf";
+  static constexpr const char* k_cdn_path = "/cdn-lfs/repos/9f/ec/9fecc3b3";
 
   std::string home() const { return guest.info().home; }
   std::string cache_blobs() const { return files.path() + "/cache/blobs/sha256"; }
@@ -93,7 +100,8 @@ TEST_F(InstallPipeline, LockPinsTheArtifactsAndCreatesFromTheCacheDownloadNothin
       << described;
   EXPECT_EQ(server->requests(), 0u) << "a dry run fetches nothing";
 
-  // lock downloads each artifact once and pins its digest.
+  // lock downloads the archive once (an archive is pinned by what it unpacks to as well) and
+  // pins the model from Hugging Face's X-Linked-Etag without a byte of its body.
   CliRun locked = cli({"lock", recipe}, false, {"--json"});
   ASSERT_EQ(locked.exit_code, 0) << locked.err << locked.out;
   const auto lock = recipe::load_lock_file(recipe::lock_path_for(recipe)).value();
@@ -102,17 +110,20 @@ TEST_F(InstallPipeline, LockPinsTheArtifactsAndCreatesFromTheCacheDownloadNothin
   EXPECT_EQ(lock.artifacts[0].sha256, util::sha256_hex(archive));
   EXPECT_EQ(lock.artifacts[0].size, archive.size());
   EXPECT_EQ(lock.artifacts[1].sha256, util::sha256_hex(model));
-  EXPECT_EQ(server->body_bytes_sent(), archive.size() + model.size());
-  const std::uint64_t requests_after_lock = server->requests();
+  EXPECT_EQ(lock.artifacts[1].size, model.size());
+  EXPECT_EQ(server->requests_for(k_cdn_path), 0u) << "the model's CDN was never asked";
+  EXPECT_EQ(server->body_bytes_sent(), archive.size());
 
-  // The plan now finds both in the cache; create transfers 0 bytes from the network.
+  // The plan finds the archive in the cache; create downloads only the model, verified
+  // against the advertised pin.
   const std::string cached = (*step_of(json_of(create({"--dry-run"})), "fetch"))["description"];
-  EXPECT_NE(cached.find("in the cache, sha256:" + util::sha256_hex(model).substr(0, 12)),
+  EXPECT_NE(cached.find("in the cache, sha256:" + util::sha256_hex(archive).substr(0, 12)),
             std::string::npos)
       << cached;
   CliRun run = create();
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
-  EXPECT_EQ(server->requests(), requests_after_lock);
+  EXPECT_EQ(server->body_bytes_sent(), archive.size() + model.size());
+  const std::uint64_t requests_after_create = server->requests();
   EXPECT_EQ(slurp(home() + "/llama.cpp/llama-cli"), "#!/bin/sh\necho llama-cli \"$@\"\n");
   EXPECT_TRUE(fs::is_symlink(home() + "/llama.cpp/libllama.0.dylib"));
   EXPECT_EQ(slurp(home() + "/llama.cpp/LICENSE"), release.files.at("LICENSE"));
@@ -139,13 +150,14 @@ TEST_F(InstallPipeline, LockPinsTheArtifactsAndCreatesFromTheCacheDownloadNothin
   EXPECT_EQ(doc["artifacts"][0]["from_cache"], true);
   EXPECT_EQ(doc["artifacts"][0]["network_bytes"], 0);
   EXPECT_EQ(doc["artifacts"][1]["sha256"], util::sha256_hex(model));
+  EXPECT_EQ(doc["artifacts"][1]["from_cache"], false);
   EXPECT_EQ(doc["artifacts_sent"]["files"], tree + 1);
 
   // A second create changes nothing and asks the server for nothing.
   CliRun again = create();
   ASSERT_EQ(again.exit_code, 0) << again.err << again.out;
   EXPECT_EQ((*step_of(json_of(again), "install"))["outcome"], "unchanged") << again.out;
-  EXPECT_EQ(server->requests(), requests_after_lock);
+  EXPECT_EQ(server->requests(), requests_after_create);
   EXPECT_EQ(json_of(again)["artifacts_sent"]["files"], 0);
   EXPECT_EQ(leftovers(), "");
 }
@@ -164,6 +176,26 @@ TEST_F(InstallPipeline, ALockedCreateRefusesChangedBytesBeforeAnythingReachesThe
   EXPECT_EQ(cached_blobs(), 0u) << "the cache keeps nothing that failed its digest";
   EXPECT_FALSE(guest_has(home() + "/llama.cpp")) << "no byte reached the guest";
   EXPECT_FALSE(fs::exists(state.path() + "/vms/vm1/provenance.json")) << "nothing was created";
+}
+
+TEST_F(InstallPipeline, ACreateRefusesModelBytesThatDisagreeWithTheAdvertisedPin) {
+  const std::string advertised(64, 'a');
+  start_install_world({}, advertised);
+  CliRun locked = cli({"lock", recipe}, false);
+  ASSERT_EQ(locked.exit_code, 0) << locked.err << locked.out;
+  EXPECT_EQ(recipe::load_lock_file(recipe::lock_path_for(recipe)).value().artifacts[1].sha256,
+            advertised);
+  EXPECT_EQ(server->requests_for(k_cdn_path), 0u);
+
+  CliRun run = create();
+  EXPECT_EQ(run.exit_code, 4) << run.err << run.out;
+  run.err += run.out; // --json: the error document is on stdout
+  EXPECT_NE(run.err.find(advertised), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find(util::sha256_hex(model)), std::string::npos)
+      << "the digest of the bytes received is named: " << run.err;
+  EXPECT_FALSE(guest_has(home() + "/models")) << "no byte of the model reached the guest";
+  EXPECT_FALSE(guest_has(home() + "/llama.cpp")) << "nothing is installed before all is verified";
+  EXPECT_EQ(cached_blobs(), 1u) << "only the verified archive stays in the cache";
 }
 
 TEST_F(InstallPipeline, APinnedRecipeRefusesATamperedDownloadNamingBothDigests) {
