@@ -117,21 +117,9 @@ Result<BenchSide> run_side(guest::GuestSession& session,
 } // namespace
 
 std::vector<std::string> llama_bench_arguments(const verify::BenchRequest& request) {
-  std::vector<std::string> args = {"-m",
-                                   request.model,
-                                   "-p",
-                                   std::to_string(request.prompt),
-                                   "-n",
-                                   std::to_string(request.gen),
-                                   "-r",
-                                   std::to_string(request.repetitions)};
-  if (request.threads) {
-    args.insert(args.end(), {"-t", std::to_string(*request.threads)});
-  }
-  if (request.gpu_layers) {
-    args.insert(args.end(), {"-ngl", std::to_string(*request.gpu_layers)});
-  }
-  args.insert(args.end(), {"-o", "json"});
+  std::vector<std::string> args = {"-m", request.model};
+  const auto flags = verify::llama_bench_flags(request);
+  args.insert(args.end(), flags.begin(), flags.end());
   return args;
 }
 

@@ -117,6 +117,15 @@ void register_bench(CLI::App& app, Context& context, int& exit_code) {
   command->add_option("-r,--repetitions", options->bench.request.repetitions, "Repetitions")
       ->capture_default_str()
       ->check(CLI::Range(1, verify::k_max_bench_repetitions));
+  // -t and -ngl as llama-bench spells them long (CLI11 takes one-letter short names only), so
+  // the published command (-t 8 -ngl -1, docs/sources.md) can be asked for here too.
+  command->add_option("-t,--threads", options->bench.request.threads, "Threads (llama-bench -t)")
+      ->check(CLI::Range(1, verify::k_max_bench_threads));
+  command
+      ->add_option("--n-gpu-layers",
+                   options->bench.request.gpu_layers,
+                   "Layers on the GPU (llama-bench -ngl; -1: all of them)")
+      ->check(CLI::Range(-1, verify::k_max_bench_gpu_layers));
   auto* host_json = command->add_option("--host-json",
                                         options->host_json,
                                         "The host's 'llama-bench -o json' output, to compare with");

@@ -45,6 +45,7 @@ BenchOptions bench_options_from_recipe(const recipe::BenchSpec& spec) {
   options.entry = spec.entry;
   options.request = spec.request;
   options.thresholds = spec.thresholds;
+  options.published = spec.published;
   return options;
 }
 
@@ -69,6 +70,9 @@ std::string describe_bench(const BenchOptions& options) {
   if (options.host_source) {
     text += ", host figures from " + *options.host_source;
   }
+  if (options.published) {
+    text += ", beside the published run's figures";
+  }
   return text;
 }
 
@@ -84,6 +88,13 @@ nlohmann::json bench_record(const BenchOptions& options,
                          {{"prompt", options.request.prompt},
                           {"gen", options.request.gen},
                           {"repetitions", options.request.repetitions}}}};
+  // -t and -ngl too: a report checks the whole command against a published run's.
+  if (options.request.threads) {
+    out["arguments"]["threads"] = *options.request.threads;
+  }
+  if (options.request.gpu_layers) {
+    out["arguments"]["gpu_layers"] = *options.request.gpu_layers;
+  }
   const auto& unlocked = measured.unlocked.tests;
   put_first(out, "build_commit", unlocked, &verify::LlamaBenchTest::build_commit);
   put_first(out, "model_type", unlocked, &verify::LlamaBenchTest::model_type);
@@ -103,6 +114,9 @@ nlohmann::json bench_record(const BenchOptions& options,
   out["passed"] = failures.empty();
   out["failures"] = failures;
   out["raw"] = bench_raw_record(bench_raw_files(measured, options.host_json));
+  if (options.published) {
+    out["published"] = verify::to_json(*options.published);
+  }
   return out;
 }
 
@@ -246,6 +260,15 @@ Result<BenchOutcome> run_bench(guest::GuestSession& session,
 
   auto current = current_vm_record(session, view.facts.home, options.state_dir, options.vm);
   provenance::Provenance record = current ? *current : provenance::Provenance{};
+  // A later `bench` of the same command still reproduces the published run the recipe named
+  // at create --bench: keep it, so the report keeps comparing with it.
+  if (!options.published && record.bench && record.bench->is_object() &&
+      record.bench->contains("published") && (*record.bench)["published"].is_object() &&
+      (*record.bench)["published"].value("command", nlohmann::json()).is_string() &&
+      !verify::published_command_mismatch(
+          options.request, (*record.bench)["published"]["command"].get<std::string>())) {
+    outcome.record["published"] = (*record.bench)["published"];
+  }
   record.vm = options.vm;
   record.bench = outcome.record;
   record.created_at = record.created_at.value_or(now);

@@ -10,6 +10,7 @@
 #include "verify/bench_gate.hpp"
 #include "verify/bench_request.hpp"
 #include "verify/llama_bench.hpp"
+#include "verify/published_run.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -32,6 +33,9 @@ struct BenchOptions {
   /// The host run's JSON exactly as read, kept beside the guest runs' (bench_raw_files).
   std::optional<std::string> host_json;
   verify::BenchThresholds thresholds;
+  /// The published run the bench reproduces (a recipe's bench.published), kept in the record
+  /// so that `report` can set the measured figures beside the published ones.
+  std::optional<verify::PublishedRun> published;
 };
 
 struct BenchOutcome {
@@ -42,8 +46,9 @@ struct BenchOutcome {
   nlohmann::json record;             ///< what went into the provenance record's "bench"
 };
 
-/// The options of a recipe's `bench:` block (create --bench, bake --bench): entry, request and
-/// thresholds as written; vm, state_dir and the host figures are the caller's to fill in.
+/// The options of a recipe's `bench:` block (create --bench, bake --bench): entry, request,
+/// thresholds and published run as written; vm, state_dir and the host figures are the caller's to
+/// fill in.
 BenchOptions bench_options_from_recipe(const recipe::BenchSpec& spec);
 
 /// One line for a plan: "entry 'llama-bench', model '/m.gguf', -p 512 -n 128 -r 3, gate
@@ -54,17 +59,20 @@ std::string describe_bench(const BenchOptions& options);
 /// error with a "did you mean" hint when it is not on the list), runs it stock and unlocked
 /// (apply::run_guest_bench), compares (verify::compare_bench) and gates (verify::gate_bench),
 /// then keeps llama-bench's outputs under <state_dir>/vms/<vm>/bench/ (write_bench_raw_files) and
-/// records the result in the VM's provenance record, guest first, then host. A gate that
+/// records the result in the VM's provenance record, guest first, then host (keeping the
+/// published run an earlier bench of the same command recorded, when `options` names none). A
+/// gate that
 /// fails is an outcome, not an error: the record says so too.
 Result<BenchOutcome> run_bench(guest::GuestSession& session,
                                const BenchOptions& options,
                                const util::ProgressCallback& progress);
 
 /// The provenance record's "bench" object: measured_at, entry, model, arguments
-/// {prompt, gen, repetitions}, build_commit, model_type, backends, gpu (the guest's), host_chip
-/// and host_source when a host run was given, tests (verify::to_json of each row), log
-/// {stock, unlocked} verdicts, thresholds, passed, failures and raw (bench_raw_record of the
-/// outputs kept on the host).
+/// {prompt, gen, repetitions, threads and gpu_layers when set}, build_commit, model_type, backends,
+/// gpu (the guest's), host_chip and host_source when a host run was given, tests (verify::to_json
+/// of each row), log {stock, unlocked} verdicts, thresholds, passed, failures, raw
+/// (bench_raw_record of the outputs kept on the host) and published (verify::to_json) when the
+/// options name a run.
 nlohmann::json bench_record(const BenchOptions& options,
                             const apply::GuestBench& measured,
                             const std::vector<verify::BenchRow>& rows,

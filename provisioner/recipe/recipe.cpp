@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string_view>
 #include <vector>
 
@@ -202,6 +203,42 @@ mode_t file_mode(const Parser& p, const YAML::Node& node, const std::string& fie
         node, field, "'" + text + "' leaves the file unreadable to its owner", "for example 0644");
   }
   return mode;
+}
+
+/// bench.published: the run the bench reproduces, with its source and command, and its
+/// figures per test kind (speedup: {pp: 11.08x}, host: {pp: 98.25%}).
+verify::PublishedRun
+published_run(const Parser& p, const YAML::Node& node, const std::string& field) {
+  verify::PublishedRun run;
+  const auto figures = [&](std::map<std::string, double>& into,
+                           Result<double> (*parse)(std::string_view, const std::string&),
+                           const char* example) {
+    return [&p, &into, parse, example](const YAML::Node& fn, const std::string& ff) {
+      std::vector<Parser::Key> kinds;
+      // A bench runs the prompt and the generation tests apart: pp and tg, never pg.
+      for (const char* kind : {"pp", "tg"}) {
+        kinds.push_back({kind, [&p, &into, parse, example, kind](auto& v, auto& g) {
+                           into[kind] = p.parsed<double>(v, g, parse, example);
+                         }});
+      }
+      p.mapping(fn, ff, kinds);
+    };
+  };
+  p.mapping(node,
+            field,
+            {{"source", [&](auto& v, auto& g) { run.source = p.string(v, g); }},
+             {"command", [&](auto& v, auto& g) { run.command = p.string(v, g); }},
+             {"speedup", figures(run.speedup, verify::parse_min_speedup, "11.08x")},
+             {"host", figures(run.host_ratio, verify::parse_host_ratio, "98.25%")}});
+  if (run.source.empty() || run.command.empty() ||
+      (run.speedup.empty() && run.host_ratio.empty())) {
+    p.fail(node,
+           field,
+           "needs 'source', 'command' and at least one figure ('speedup' or 'host')",
+           "published: {source: 'docs/sources.md, The published run', command: 'llama-bench -p "
+           "512 -n 128 -r 10 -t 8 -ngl -1 -o json', speedup: {pp: 11.08x, tg: 16.36x}}");
+  }
+  return run;
 }
 
 /// A `sha256:` value: 64 lower-case hex digits, with or without the "sha256:" prefix.
@@ -520,6 +557,7 @@ Result<Recipe> parse_recipe(std::string_view text, const std::string& source_nam
             {"bench",
              [&](const YAML::Node& n, const std::string& f) {
                BenchSpec bench;
+               std::optional<YAML::Node> published_node;
                bench.thresholds.min_speedup_name = "bench.min_speedup";
                bench.thresholds.min_host_ratio_name = "bench.min_host_ratio";
                const auto tokens = [&](const YAML::Node& v, const std::string& g) {
@@ -582,7 +620,11 @@ Result<Recipe> parse_recipe(std::string_view text, const std::string& source_nam
                              rn, rf, "names no test kind", "min_host_ratio: {pp: 0.95, tg: 0.70}");
                        }
                      }},
-                    {"host_json", [&](auto& v, auto& g) { bench.host_json = p.string(v, g); }}});
+                    {"host_json", [&](auto& v, auto& g) { bench.host_json = p.string(v, g); }},
+                    {"published", [&](const YAML::Node& pn, const std::string& pf) {
+                       published_node.emplace(pn);
+                       bench.published = published_run(p, pn, pf);
+                     }}});
                if (bench.request.model.empty()) {
                  p.fail(n,
                         f,
@@ -598,6 +640,17 @@ Result<Recipe> parse_recipe(std::string_view text, const std::string& source_nam
                         "needs 'host_json', the host's figures to compare with",
                         "add host_json: FILE (the host's 'llama-bench -o json' output, relative "
                         "to the recipe)");
+               }
+               if (bench.published) {
+                 // Its figures hold for its command only (verify/published_run).
+                 if (auto why = verify::published_command_mismatch(bench.request,
+                                                                   bench.published->command)) {
+                   p.fail(*published_node,
+                          f + ".published.command",
+                          *why,
+                          "set prompt, gen, repetitions, threads and gpu_layers to the published "
+                          "command's, or remove 'published'");
+                 }
                }
                bench_node.emplace(n);
                recipe.bench = bench;

@@ -5,6 +5,7 @@
 #include "util/result.hpp"
 #include "verify/bench_gate.hpp"
 #include "verify/bench_request.hpp"
+#include "verify/published_run.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -68,6 +69,9 @@ struct BenchSpec {
   /// The host's `llama-bench -o json` of the same model and sizes, to compare with; a path
   /// relative to the recipe's directory.
   std::optional<std::string> host_json;
+  /// The published run this bench reproduces (bench.published): its figures, source and
+  /// command. The recipe is refused unless the bench runs exactly that command.
+  std::optional<verify::PublishedRun> published;
 };
 
 /// An image recipe (image-recipes/README.md documents every field).

@@ -1,5 +1,6 @@
 #include "report/report_document.hpp"
 
+#include "report/published_comparison.hpp"
 #include "util/sha256.hpp"
 
 #include <algorithm>
@@ -71,6 +72,10 @@ nlohmann::json bench_section(const provenance::Provenance& record) {
   }
   nlohmann::json out = *record.bench;
   out["ran"] = true;
+  const nlohmann::json comparison = compare_with_published(out);
+  if (!comparison.is_null()) {
+    out["published_comparison"] = comparison;
+  }
   return out;
 }
 
@@ -139,6 +144,9 @@ nlohmann::json build_report(const ReportInputs& inputs) {
   out["bench"] = bench_section(record);
   if (!out["bench"]["ran"].get<bool>()) {
     notes.push_back(out["bench"]["why"]);
+  }
+  for (const auto& note : published_comparison_notes(out["bench"])) {
+    notes.push_back(note);
   }
   nlohmann::json raw = nlohmann::json::array();
   for (const auto& input : inputs.raw) {

@@ -40,7 +40,8 @@ struct ReportInputs {
 /// (this Mac's facts, and the host chip llama-bench named when a host run was given), guest, lume
 /// (cpu, memory_bytes, disk_bytes and where they came from), image, shim (bundle and files),
 /// profile, probe (both answers, each family stock vs unlocked, threadgroup memory), enablement,
-/// artifacts, recipe, bench ({"ran": false, "why"} without one; else the record's figures),
+/// artifacts, recipe, bench ({"ran": false, "why"} without one; else the record's figures, and
+/// published_comparison, compare_with_published, when the bench names a published run),
 /// raw_inputs (name, source, sha256, size of each copied file) and notes. Pure.
 nlohmann::json build_report(const ReportInputs& inputs);
 

@@ -75,6 +75,46 @@ void how_fast(std::ostringstream& md, const nlohmann::json& bench) {
   md << "\n![stock, unlocked and host tokens/s](speedup.svg)\n\n";
 }
 
+/// A comparison row's figure: "11.08x" for a speedup, "98.25%" for a share of host.
+std::string comparison_figure(const nlohmann::json& row, const char* key) {
+  if (!row.contains(key) || !row[key].is_number()) {
+    return "—";
+  }
+  const double value = row[key].get<double>();
+  return row.value("figure", std::string()) == "host_ratio" ? fixed(value * 100, 2) + "%"
+                                                            : fixed(value, 2) + "x";
+}
+
+/// The measured figures beside the published run's, so a reader sees at a glance whether this
+/// Mac reproduces it.
+void against_published(std::ostringstream& md, const nlohmann::json& bench) {
+  if (!bench.contains("published_comparison") || !bench["published_comparison"].is_object()) {
+    return;
+  }
+  const auto& comparison = bench["published_comparison"];
+  md << "## Against the published run\n\n"
+     << "The published figures (" << cell(comparison, "source") << ") were measured with `"
+     << cell(comparison, "command") << "`; they are **" << cell(comparison, "statistic")
+     << "** (the median of each run's repetitions, then their ratio). This bench ran `"
+     << cell(comparison, "measured_command") << "`"
+     << (comparison.value("command_matches", false) ? ", the same command"
+                                                    : ", **not the published command**")
+     << ". A figure reproduces the published one within "
+     << fixed(comparison.value("tolerance", 0.0) * 100, 0)
+     << " % of it; the ratio of llama-bench's means (avg_ts) is shown beside it, not judged.\n\n"
+     << "| test | figure | statistic | measured | published | verdict |\n"
+     << "| --- | --- | --- | ---: | ---: | --- |\n";
+  for (const auto& row : comparison.value("rows", nlohmann::json::array())) {
+    const std::string figure =
+        row.value("figure", std::string()) == "host_ratio" ? "unlocked / host" : "speedup";
+    const std::string verdict = cell(row, "verdict");
+    md << "| " << cell(row, "test") << " | " << figure << " | " << cell(row, "statistic") << " | "
+       << comparison_figure(row, "measured") << " | " << comparison_figure(row, "published")
+       << " | " << (row["published"].is_number() ? "**" + verdict + "**" : verdict) << " |\n";
+  }
+  md << "\n";
+}
+
 void on_what(std::ostringstream& md, const nlohmann::json& report) {
   md << "## On what\n\n| | |\n| --- | --- |\n";
   const auto& host = report["host"];
@@ -171,7 +211,15 @@ std::string render_report_markdown(const nlohmann::json& report) {
   if (bench.value("ran", false)) {
     const auto& args = bench.value("arguments", nlohmann::json::object());
     md << "llama-bench (`-p " << cell(args, "prompt") << " -n " << cell(args, "gen") << " -r "
-       << cell(args, "repetitions") << "`) on `" << cell(bench, "model") << "` in the guest, "
+       << cell(args, "repetitions");
+    // -t and -ngl are recorded only when the bench set them (llama-bench's defaults otherwise).
+    if (args.contains("threads")) {
+      md << " -t " << cell(args, "threads");
+    }
+    if (args.contains("gpu_layers")) {
+      md << " -ngl " << cell(args, "gpu_layers");
+    }
+    md << "`) on `" << cell(bench, "model") << "` in the guest, "
        << "once without the shim (stock) and once with it (unlocked), at "
        << cell(bench, "measured_at");
     if (bench.contains("host_source")) {
@@ -182,6 +230,7 @@ std::string render_report_markdown(const nlohmann::json& report) {
     md << "Nothing was benchmarked in this VM; the report holds its provenance only.\n\n";
   }
   how_fast(md, bench);
+  against_published(md, bench);
   on_what(md, report);
   md << "## How to reproduce and re-check\n\n```sh\n"
      << "lume-unlock pull " << cell(report["image"], "reference") << "@"

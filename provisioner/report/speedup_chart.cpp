@@ -16,6 +16,7 @@ namespace {
 constexpr const char* k_stock_colour = "#9aa0a6";
 constexpr const char* k_unlocked_colour = "#1a73e8";
 constexpr const char* k_host_colour = "#188038";
+constexpr const char* k_below_colour = "#c5221f";
 
 std::string fixed(double value, int decimals) {
   char buffer[64];
@@ -67,8 +68,55 @@ void text(std::ostringstream& svg,
       << "\">" << util::xml_escape(content) << "</text>\n";
 }
 
+/// The comparison rows (report.json's bench.published_comparison) of `test` in the
+/// publisher's statistic: what the panel sets beside its bars.
+std::vector<nlohmann::json> published_rows(const nlohmann::json& bench,
+                                           const nlohmann::json& test) {
+  std::vector<nlohmann::json> out;
+  if (!bench.contains("published_comparison") || !bench["published_comparison"].is_object()) {
+    return out;
+  }
+  const auto& comparison = bench["published_comparison"];
+  for (const auto& row : comparison.value("rows", nlohmann::json::array())) {
+    if (row.value("test", std::string()) == text_of(test, "test") &&
+        row.value("published", nlohmann::json()).is_number()) {
+      out.push_back(row);
+    }
+  }
+  return out;
+}
+
+/// "speedup 11.10x, published 11.08x: reproduces" in the colour of its verdict.
+void published_line(std::ostringstream& svg, double x, double y, const nlohmann::json& row) {
+  const bool host = row.value("figure", std::string()) == "host_ratio";
+  const auto shown = [&](const nlohmann::json& value) {
+    if (!value.is_number()) {
+      return std::string("—");
+    }
+    // Two decimals, as the publisher gives them (98.25 %, 11.08x).
+    return host ? fixed(value.get<double>() * 100, 2) + "%" : fixed(value.get<double>(), 2) + "x";
+  };
+  const std::string verdict = row.value("verdict", std::string());
+  const char* colour = verdict == "reproduces"                   ? k_host_colour
+                       : verdict == "below the published figure" ? k_below_colour
+                       : verdict == "above the published figure" ? k_unlocked_colour
+                                                                 : k_stock_colour;
+  const bool measured = row.value("measured", nlohmann::json()).is_number();
+  text(svg,
+       x,
+       y,
+       std::string(host ? "of host " : "speedup ") +
+           (measured ? shown(row["measured"]) : std::string("not measured")) + ", published " +
+           shown(row["published"]) + (measured ? ": " + verdict : std::string()),
+       12,
+       "middle",
+       "bold",
+       colour);
+}
+
 void panel(std::ostringstream& svg,
            const nlohmann::json& test,
+           const std::vector<nlohmann::json>& published,
            double left,
            double top,
            double width,
@@ -96,8 +144,10 @@ void panel(std::ostringstream& svg,
   const double axis_max = step * std::ceil((highest > 0 ? highest * 1.15 : 1) / step);
   const double plot_left = left + 64;
   const double plot_width = width - 76;
-  const double plot_top = top + 34;
-  const double plot_height = height - 34 - 40;
+  // Each published figure takes a line under the panel's title.
+  const double lines = 16 * static_cast<double>(published.size());
+  const double plot_top = top + 34 + lines;
+  const double plot_height = height - 34 - lines - 40;
   const double bottom = plot_top + plot_height;
 
   text(svg,
@@ -107,6 +157,9 @@ void panel(std::ostringstream& svg,
        16,
        "middle",
        "bold");
+  for (std::size_t i = 0; i < published.size(); ++i) {
+    published_line(svg, left + width / 2, top + 34 + 16 * static_cast<double>(i), published[i]);
+  }
   // Grid lines and tick labels.
   for (double tick = 0; tick <= axis_max + step / 2; tick += step) {
     const double y = bottom - tick / axis_max * plot_height;
@@ -220,7 +273,13 @@ std::string render_speedup_chart(const nlohmann::json& report) {
   const double height = k_chart_height - top - 44;
   const double width = (k_chart_width - 40.0) / static_cast<double>(tests.size());
   for (std::size_t i = 0; i < tests.size(); ++i) {
-    panel(svg, tests[i], 20 + width * static_cast<double>(i), top, width, height);
+    panel(svg,
+          tests[i],
+          published_rows(bench, tests[i]),
+          20 + width * static_cast<double>(i),
+          top,
+          width,
+          height);
   }
   // Legend.
   double x = k_chart_width / 2.0 - 230;

@@ -75,8 +75,9 @@ compare_bench(const std::vector<LlamaBenchTest>& stock,
     row.unlocked_ts = test.avg_ts;
     row.unlocked_stddev_ts = test.stddev_ts;
     row.speedup = test.avg_ts / before->avg_ts;
+    const LlamaBenchTest* bare = host ? find_test(*host, test.name()) : nullptr;
+    row.median = median_figures(*before, test, bare);
     if (host) {
-      const LlamaBenchTest* bare = find_test(*host, test.name());
       if (bare != nullptr && bare->avg_ts > 0) {
         row.host_ts = bare->avg_ts;
         row.host_stddev_ts = bare->stddev_ts;
@@ -108,6 +109,9 @@ nlohmann::json to_json(const BenchRow& row) {
     out["host_ts"] = *row.host_ts;
     out["host_stddev_ts"] = row.host_stddev_ts.value_or(0);
     out["host_ratio"] = *row.host_ratio;
+  }
+  if (row.median) {
+    out["median"] = to_json(*row.median);
   }
   return out;
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "util/result.hpp"
+#include "verify/bench_statistics.hpp"
 #include "verify/llama_bench.hpp"
 
 #include <nlohmann/json.hpp>
@@ -23,6 +24,9 @@ struct BenchRow {
   std::optional<double> host_ts; ///< the host's figure for the same test
   std::optional<double> host_stddev_ts;
   std::optional<double> host_ratio; ///< unlocked_ts / host_ts (0.949 = 94.9 % of host)
+  /// The same comparison from the medians of samples_ts (the publisher's statistic); the
+  /// figures above are llama-bench's means (avg_ts). Absent when a run printed no samples.
+  std::optional<MedianFigures> median;
 };
 
 /// The rows of `stock` and `unlocked` (the same tests, matched by name, in the unlocked run's
@@ -34,7 +38,8 @@ Result<std::vector<BenchRow>> compare_bench(const std::vector<LlamaBenchTest>& s
                                             const std::optional<std::vector<LlamaBenchTest>>& host);
 
 /// {"test","kind","stock_ts","stock_stddev_ts","unlocked_ts","unlocked_stddev_ts","speedup",
-///  "host_ts","host_stddev_ts","host_ratio"}; the host keys only when known.
+///  "host_ts","host_stddev_ts","host_ratio","median"}; the host keys only when known, "median"
+///  (to_json of MedianFigures) only when both guest runs printed samples_ts.
 nlohmann::json to_json(const BenchRow& row);
 
 /// The table `bench` prints: test, stock t/s, unlocked t/s, speedup, and host t/s and % of

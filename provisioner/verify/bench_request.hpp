@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace lume_unlock::verify {
 
@@ -17,6 +18,12 @@ struct BenchRequest {
   std::optional<int> threads;
   std::optional<int> gpu_layers;
 };
+
+/// "-p 512 -n 128 -r 10 -t 8 -ngl -1 -o json": the flags of every llama-bench run of a bench,
+/// after "-m MODEL" (apply::llama_bench_arguments). One function, so that the check that a
+/// recipe's bench runs its published command (verify/published_run) sees the very words the
+/// guest runs.
+std::vector<std::string> llama_bench_flags(const BenchRequest& request);
 
 /// The enablement entry a bench runs unless told otherwise (`--entry`, a recipe's bench.entry).
 inline constexpr const char* k_default_bench_entry = "llama-bench";

@@ -75,6 +75,31 @@ rate_field(const json& test, const char* key, std::size_t index, const std::stri
   return value;
 }
 
+/// samples_ts: optional (older llama-bench prints none), but when present every element must
+/// be a figure rate_field would accept, or the medians read from it would be wrong.
+Result<std::vector<double>>
+samples_field(const json& test, const char* key, std::size_t index, const std::string& source) {
+  std::vector<double> out;
+  const auto found = test.find(key);
+  if (found == test.end() || found->is_null()) {
+    return out;
+  }
+  if (!found->is_array()) {
+    return malformed(
+        source, element(index) + "'s \"" + key + "\" is " + found->type_name() + ", not an array");
+  }
+  for (std::size_t i = 0; i < found->size(); ++i) {
+    const json& sample = (*found)[i];
+    if (!sample.is_number() || !std::isfinite(sample.get<double>()) || sample.get<double>() < 0) {
+      return malformed(source,
+                       element(index) + "'s \"" + key + "\" element " + std::to_string(i + 1) +
+                           " is " + sample.dump() + ", not a finite figure of at least 0");
+    }
+    out.push_back(sample.get<double>());
+  }
+  return out;
+}
+
 Result<std::optional<std::string>>
 text_field(const json& test, const char* key, std::size_t index, const std::string& source) {
   const auto found = test.find(key);
@@ -102,6 +127,7 @@ Result<LlamaBenchTest> read_test(const json& item, std::size_t index, const std:
   }
   LUME_UNLOCK_TRY_ASSIGN(test.avg_ts, rate_field(item, "avg_ts", index, source));
   LUME_UNLOCK_TRY_ASSIGN(test.stddev_ts, rate_field(item, "stddev_ts", index, source));
+  LUME_UNLOCK_TRY_ASSIGN(test.samples_ts, samples_field(item, "samples_ts", index, source));
   LUME_UNLOCK_TRY_ASSIGN(test.backends, text_field(item, "backends", index, source));
   LUME_UNLOCK_TRY_ASSIGN(test.gpu_info, text_field(item, "gpu_info", index, source));
   LUME_UNLOCK_TRY_ASSIGN(test.cpu_info, text_field(item, "cpu_info", index, source));

@@ -18,6 +18,9 @@ struct LlamaBenchTest {
   long long n_depth = 0;  ///< context depth before the test (llama-bench -d), 0 when absent
   double avg_ts = 0;      ///< tokens per second, mean over the repetitions
   double stddev_ts = 0;   ///< its standard deviation
+  /// Tokens per second of each repetition, in run order; empty when the output has none (a
+  /// llama-bench older than `samples_ts`). The publisher's figures are their medians.
+  std::vector<double> samples_ts;
   std::optional<std::string> backends;     ///< "MTL,BLAS"
   std::optional<std::string> gpu_info;     ///< "Apple Paravirtual device", "Apple M1 Ultra"
   std::optional<std::string> cpu_info;     ///< "Accelerate, Apple M1 Ultra (Virtual)"
@@ -37,7 +40,8 @@ inline constexpr std::size_t k_max_llama_bench_bytes = 4u << 20;
 /// Parses what `llama-bench -o json` printed on stdout. Fails (category verification, naming
 /// `source` — "the stock run", a file name — and the element and field) on empty, truncated
 /// or malformed JSON, on anything but a non-empty array of test objects, on a missing or
-/// mistyped n_prompt/n_gen/avg_ts/stddev_ts, on negative or non-finite figures, on a test that
+/// mistyped n_prompt/n_gen/avg_ts/stddev_ts, on a samples_ts that is not an array of figures
+/// (it may be absent), on negative or non-finite figures, on a test that
 /// neither processes a prompt nor generates, on two tests of the same name and on output over
 /// k_max_llama_bench_bytes. Pure: no I/O.
 Result<std::vector<LlamaBenchTest>> parse_llama_bench_json(std::string_view text,

@@ -119,6 +119,84 @@ TEST_F(Report, AReportOfABenchedVmHoldsItsRecordsRawInputsAndAReadableChart) {
   EXPECT_EQ(printed, nlohmann::json::parse(slurp(files / "second/report.json")));
 }
 
+TEST_F(Report, ARecipeThatNamesAPublishedRunGetsThePublishedFiguresBesideTheMeasuredOnes) {
+  // The stand-in's figures (tests/fixtures/llama-bench): 10.0x / 12.0x at 97.7 % / 75.0 % of
+  // host. The published run asks for 16x in generation: the report must say it falls short.
+  start_bench_world("host_json: \"" + fixture("host.json") +
+                    "\", published: {source: 'a composed run, for this test', command: "
+                    "'llama-bench -p 512 -n 128 -r 3 -o json', speedup: {pp: 10x, tg: 16x}, "
+                    "host: {pp: 97%, tg: 75%}}");
+  CliRun created = create({"--bench"});
+  ASSERT_EQ(created.exit_code, 0) << created.err << created.out;
+  auto record = provenance::read_provenance(state.path(), "vm1");
+  ASSERT_TRUE(record.ok() && record.value().bench);
+  EXPECT_EQ((*record.value().bench)["published"]["speedup"],
+            (nlohmann::json{{"pp", 10.0}, {"tg", 16.0}}));
+
+  ASSERT_EQ(cli({"report", "vm1", "--out", out_dir()}, false).exit_code, 0);
+  expect_schema_valid(out_dir());
+  const auto report = nlohmann::json::parse(slurp(out_dir() + "/report.json"));
+  const auto& comparison = report["bench"]["published_comparison"];
+  EXPECT_EQ(comparison["source"], "a composed run, for this test");
+  EXPECT_EQ(comparison["statistic"], "median of samples_ts");
+  EXPECT_EQ(comparison["command_matches"], true);
+  EXPECT_EQ(comparison["measured_command"], "llama-bench -p 512 -n 128 -r 3 -o json");
+  // Per test and figure: the median row, judged, then the avg_ts row, shown.
+  ASSERT_EQ(comparison["rows"].size(), 8u) << comparison.dump(2);
+  const auto row = [&](std::size_t i) { return comparison["rows"][i]; };
+  EXPECT_EQ(row(0)["test"], "pp512");
+  EXPECT_EQ(row(0)["figure"], "speedup");
+  EXPECT_EQ(row(0)["statistic"], "median of samples_ts");
+  EXPECT_EQ(row(0)["measured"], report["bench"]["tests"][0]["median"]["speedup"]);
+  EXPECT_EQ(row(0)["published"], 10.0);
+  EXPECT_EQ(row(0)["verdict"], "reproduces");
+  EXPECT_EQ(row(1)["statistic"], "ratio of avg_ts");
+  EXPECT_EQ(row(1)["measured"], report["bench"]["tests"][0]["speedup"]);
+  EXPECT_EQ(row(1)["published"], nullptr);
+  EXPECT_EQ(row(2)["figure"], "host_ratio");
+  EXPECT_EQ(row(2)["verdict"], "reproduces");
+  EXPECT_EQ(row(4)["test"], "tg128");
+  EXPECT_EQ(row(4)["published"], 16.0);
+  EXPECT_EQ(row(4)["verdict"], "below the published figure");
+  EXPECT_EQ(row(6)["verdict"], "reproduces");
+
+  const std::string markdown = slurp(out_dir() + "/report.md");
+  EXPECT_NE(markdown.find("## Against the published run\n"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| pp512 | speedup | median of samples_ts | 10.00x | 10.00x | "
+                          "**reproduces** |\n"),
+            std::string::npos)
+      << markdown;
+  EXPECT_NE(markdown.find("| tg128 | speedup | median of samples_ts | 12.00x | 16.00x | "
+                          "**below the published figure** |\n"),
+            std::string::npos)
+      << markdown;
+  EXPECT_NE(markdown.find("| tg128 | unlocked / host | median of samples_ts | 75.00% | 75.00% | "
+                          "**reproduces** |\n"),
+            std::string::npos)
+      << markdown;
+  const std::string svg = slurp(out_dir() + "/speedup.svg");
+  EXPECT_NE(svg.find(">speedup 12.00x, published 16.00x: below the published figure</text>"),
+            std::string::npos)
+      << svg;
+  EXPECT_NE(svg.find(">of host 97.71%, published 97.00%: reproduces</text>"), std::string::npos);
+  // The chart still renders.
+  auto rendered = run_command(
+      {"/usr/bin/env", "rsvg-convert", "-o", files / "published.png", out_dir() + "/speedup.svg"});
+  EXPECT_EQ(rendered.exit_status, 0) << rendered.stderr_text;
+
+  // A later bench of the same command keeps the published run; the report still compares.
+  CliRun again = cli({"bench", "vm1", "--model", model, "--host-json", fixture("host.json")});
+  ASSERT_EQ(again.exit_code, 0) << again.err << again.out;
+  auto rerecorded = provenance::read_provenance(state.path(), "vm1");
+  ASSERT_TRUE(rerecorded.ok() && rerecorded.value().bench);
+  EXPECT_EQ((*rerecorded.value().bench)["published"], (*record.value().bench)["published"]);
+  // Another command does not reproduce it: the record drops it.
+  CliRun other = cli({"bench", "vm1", "--model", model, "-r", "5"});
+  ASSERT_EQ(other.exit_code, 0) << other.err << other.out;
+  EXPECT_FALSE(
+      provenance::read_provenance(state.path(), "vm1").value().bench->contains("published"));
+}
+
 TEST_F(Report, CheckMatchesTheVmThenExitsSixNamingAChangedShimOrArtifactFile) {
   start_bench_world("");
   ASSERT_EQ(create({"--bench"}).exit_code, 0);

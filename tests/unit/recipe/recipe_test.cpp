@@ -174,7 +174,9 @@ TEST(Recipe, NumbersDisplaysAndAccountNamesFollowTheirExactShapes) {
 // (docs/sources.md), so a change to a recipe that drifts from them fails here.
 void expect_published_run(const std::string& file,
                           const std::string& model_url,
-                          const std::string& model_sha256) {
+                          const std::string& model_sha256,
+                          const std::map<std::string, double>& speedup,
+                          const std::map<std::string, double>& host_ratio) {
   auto r = load_recipe(std::string(LUME_UNLOCK_SOURCE_DIR) + "/image-recipes/" + file);
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_EQ(r.value().source.image,
@@ -211,6 +213,18 @@ void expect_published_run(const std::string& file,
   EXPECT_EQ(bench.repetitions, 10);
   EXPECT_EQ(bench.threads, 8);
   EXPECT_EQ(bench.gpu_layers, -1);
+  // The published figures, medians of samples_ts (results.csv's guest_ratio and
+  // shim_to_host_percent, to two decimals), with the command they were measured with.
+  const auto& published = r.value().bench->published;
+  ASSERT_TRUE(published.has_value());
+  EXPECT_EQ(published->command, "llama-bench -p 512 -n 128 -r 10 -t 8 -ngl -1 -o json");
+  EXPECT_NE(published->source.find("docs/sources.md"), std::string::npos) << published->source;
+  EXPECT_EQ(published->speedup, speedup);
+  // "99.59%" is read as 99.59 / 100, which may differ from 0.9959 in the last bit.
+  ASSERT_EQ(published->host_ratio.size(), host_ratio.size());
+  for (const auto& [kind, ratio] : host_ratio) {
+    EXPECT_DOUBLE_EQ(published->host_ratio.at(kind), ratio) << kind;
+  }
 }
 
 TEST(Recipe, ShippedTahoeRecipeReproducesThePublishedTinyLlamaRun) {
@@ -218,14 +232,18 @@ TEST(Recipe, ShippedTahoeRecipeReproducesThePublishedTinyLlamaRun) {
                        "https://huggingface.co/TheBloke/TinyLlama-1.1B-Chat-v1.0-GGUF/resolve/"
                        "52e7645ba7c309695bec7ac98f4f005b139cf465/"
                        "tinyllama-1.1b-chat-v1.0.Q4_K_M.gguf",
-                       "9fecc3b3cd76bba89d504f29b616eedf7da85b96540e490ca5824d3f7d2776a0");
+                       "9fecc3b3cd76bba89d504f29b616eedf7da85b96540e490ca5824d3f7d2776a0",
+                       {{"pp", 11.08}, {"tg", 16.36}},
+                       {{"pp", 0.9825}, {"tg", 0.7206}});
 }
 
 TEST(Recipe, ShippedGemmaRecipeReproducesThePublishedGemmaRun) {
   expect_published_run("gemma4-12b.yaml",
                        "https://huggingface.co/google/gemma-4-12B-it-qat-q4_0-gguf/resolve/"
                        "29d097773436b69ff9feafd636ab4cf873786537/gemma-4-12b-it-qat-q4_0.gguf",
-                       "93567e57a8fe10b23569b9d9ec38cd005deedf71e29477c421a4b83f418a538b");
+                       "93567e57a8fe10b23569b9d9ec38cd005deedf71e29477c421a4b83f418a538b",
+                       {{"pp", 7.20}, {"tg", 14.54}},
+                       {{"pp", 0.9959}, {"tg", 0.9482}});
 }
 
 TEST(Recipe, MissingFileIsBadUsage) {
@@ -378,7 +396,7 @@ TEST(RecipeBench, BadValuesNameTheFieldAndTheRule) {
        "r.yaml:5:25: bench.min_speedups: unknown key | hint: did you mean 'min_speedup'? (known "
        "keys here: model, entry, prompt, gen, repetitions, threads, gpu_layers, min_speedup, "
        "min_host_ratio, "
-       "host_json)"},
+       "host_json, published)"},
       {"entry not enabled",
        with_bench(" {model: /m.gguf, entry: llama-bnech}"),
        "r.yaml:5:32: bench.entry: 'llama-bnech' is not an entry of the recipe's enablement list "
@@ -395,6 +413,86 @@ TEST(RecipeBench, BadValuesNameTheFieldAndTheRule) {
             "r.yaml:2:8: bench.entry: 'llama-bench' is not an entry of the recipe's enablement "
             "list | hint: add an entry for llama-bench (agent: false) under 'enablement', or "
             "name the entry that runs it with bench.entry");
+}
+
+/// A bench: block that runs the published command, with `published` as its published: block.
+std::string published_bench(const std::string& published) {
+  return with_bench("\n  model: /m.gguf\n  repetitions: 10\n  threads: 8\n  gpu_layers: -1\n"
+                    "  published:" +
+                    published);
+}
+
+constexpr const char* k_published_command =
+    "\n    command: llama-bench -p 512 -n 128 -r 10 -t 8 -ngl -1 -o json";
+
+TEST(RecipeBench, PublishedFiguresAreReadPerKindAsWritten) {
+  auto r = parse_recipe(published_bench("\n    source: docs/sources.md" +
+                                        std::string(k_published_command) +
+                                        "\n    speedup: {pp: 7.20x, tg: 14.54}"
+                                        "\n    host: {pp: 99.59%, tg: 0.9482}"),
+                        "r.yaml");
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  const auto& published = r.value().bench->published;
+  ASSERT_TRUE(published.has_value());
+  EXPECT_EQ(published->source, "docs/sources.md");
+  EXPECT_EQ(published->speedup, (std::map<std::string, double>{{"pp", 7.20}, {"tg", 14.54}}));
+  EXPECT_DOUBLE_EQ(published->host_ratio.at("pp"), 0.9959);
+  EXPECT_EQ(published->host_ratio.at("tg"), 0.9482);
+  // The block may come before the fields that make the command: it is checked after them.
+  auto first = parse_recipe(with_bench("\n  published: {source: s, command: 'llama-bench -p 512 "
+                                       "-n 128 -r 10 -o json', speedup: {pp: 5}}\n  model: "
+                                       "/m.gguf\n  repetitions: 10"),
+                            "r.yaml");
+  EXPECT_TRUE(first.ok()) << first.error().message();
+}
+
+TEST(RecipeBench, PublishedFiguresHoldForTheirCommandOnly) {
+  struct PublishedCase {
+    const char* name;
+    std::string text;
+    const char* message;
+  };
+  const PublishedCase cases[] = {
+      {"another repetition count",
+       with_bench("\n  model: /m.gguf\n  threads: 8\n  gpu_layers: -1\n  published: {source: s, "
+                  "command: 'llama-bench -p 512 -n 128 -r 10 -t 8 -ngl -1 -o json', speedup: "
+                  "{pp: 11.08}}"),
+       "r.yaml:9:14: bench.published.command: the bench runs 'llama-bench -p 512 -n 128 -r 3 -t "
+       "8 -ngl -1 -o json', not the published 'llama-bench -p 512 -n 128 -r 10 -t 8 -ngl -1 -o "
+       "json' | hint: set prompt, gen, repetitions, threads and gpu_layers to the published "
+       "command's, or remove 'published'"},
+      {"no source",
+       published_bench(std::string(k_published_command) + "\n    speedup: {pp: 11.08}"),
+       "r.yaml:11:5: bench.published: needs 'source', 'command' and at least one figure "
+       "('speedup' or 'host') | hint: published: {source: 'docs/sources.md, The published "
+       "run', command: 'llama-bench -p 512 -n 128 -r 10 -t 8 -ngl -1 -o json', speedup: {pp: "
+       "11.08x, tg: 16.36x}}"},
+      {"no figures",
+       published_bench("\n    source: s" + std::string(k_published_command)),
+       "r.yaml:11:5: bench.published: needs 'source', 'command' and at least one figure "
+       "('speedup' or 'host') | hint: published: {source: 'docs/sources.md, The published "
+       "run', command: 'llama-bench -p 512 -n 128 -r 10 -t 8 -ngl -1 -o json', speedup: {pp: "
+       "11.08x, tg: 16.36x}}"},
+      {"a kind the bench does not run",
+       published_bench("\n    source: s" + std::string(k_published_command) +
+                       "\n    speedup: {pg: 11.08}"),
+       "r.yaml:13:15: bench.published.speedup.pg: unknown key | hint: did you mean 'pp'? (known "
+       "keys here: pp, tg)"},
+      {"a share of host out of range",
+       published_bench("\n    source: s" + std::string(k_published_command) +
+                       "\n    host: {tg: 720%}"),
+       "r.yaml:13:16: bench.published.host.tg: '720%' is not a share of host in [0.01, 2] | "
+       "hint: give the fraction of the host's t/s the unlocked run must reach, e.g. 0.95 (or "
+       "95%)"},
+      {"a speedup as text",
+       published_bench("\n    source: s" + std::string(k_published_command) +
+                       "\n    speedup: {tg: fast}"),
+       "r.yaml:13:19: bench.published.speedup.tg: 'fast' is not a speedup of at least 1 | hint: "
+       "give the factor the unlocked run must reach over the stock run, e.g. 5 or 5x"},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(error_of(c.text), c.message) << c.name;
+  }
 }
 
 TEST(RecipeBench, HostJsonIsResolvedAgainstTheRecipesDirectory) {

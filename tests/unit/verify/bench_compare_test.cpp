@@ -4,6 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
 namespace lume_unlock::verify {
 namespace {
 
@@ -58,7 +64,16 @@ TEST(BenchCompare, RowsGiveSpeedupAndShareOfHost) {
                             {"speedup", 12.0},
                             {"host_ts", 72.0},
                             {"host_stddev_ts", 0.125},
-                            {"host_ratio", 0.75}}));
+                            {"host_ratio", 0.75},
+                            // The fixtures' samples are symmetric about their means (4.25, 4.5,
+                            // 4.75): the medians give the same figures.
+                            {"median",
+                             {{"stock_ts", 4.5},
+                              {"unlocked_ts", 54.0},
+                              {"speedup", 12.0},
+                              {"host_ts", 72.0},
+                              {"host_ratio", 0.75},
+                              {"samples", {{"stock", 3}, {"unlocked", 3}, {"host", 3}}}}}}));
 }
 
 TEST(BenchCompare, WithoutAHostTheTableHasNoHostColumns) {
@@ -120,6 +135,87 @@ TEST(BenchCompare, PublishedOutputsGiveThePublishedRatios) {
   EXPECT_NEAR(gemma.value()[1].speedup, 14.484, 0.001);
   EXPECT_NEAR(*gemma.value()[0].host_ratio * 100, 99.6, 0.05);
   EXPECT_NEAR(*gemma.value()[1].host_ratio * 100, 94.9, 0.05);
+}
+
+/// results.csv beside an evidence file: metric ("pp512") → column → value, for the llama.cpp
+/// rows (the file also holds an MLX workload).
+std::map<std::string, std::map<std::string, double>> published_csv(const std::string& beside) {
+  std::ifstream in(std::filesystem::path(beside).parent_path() / "results.csv");
+  std::map<std::string, std::map<std::string, double>> out;
+  std::vector<std::string> columns;
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> cells;
+    std::istringstream split(line);
+    for (std::string cell; std::getline(split, cell, ',');) {
+      cells.push_back(cell);
+    }
+    if (columns.empty()) {
+      columns = cells;
+      continue;
+    }
+    if (cells.size() != columns.size() || cells[0].find("(llama.cpp)") == std::string::npos) {
+      continue;
+    }
+    for (std::size_t i = 3; i < cells.size(); ++i) {
+      if (!cells[i].empty()) {
+        out[cells[1]][columns[i]] = std::stod(cells[i]);
+      }
+    }
+  }
+  return out;
+}
+
+// The publisher's figures are medians of samples_ts: from the same llama-bench outputs, our
+// medians give results.csv's guest_ratio and shim_to_host_percent (11.08x / 16.36x; 7.20x /
+// 14.54x at 99.59 % / 94.82 %), while the ratios of avg_ts give other figures.
+TEST(BenchCompare, MediansOfThePublishedSamplesGiveThePublishedFigures) {
+  const auto tiny_stock = test::find_evidence("tiny-stock-minimal.json");
+  const auto tiny_shim = test::find_evidence("tiny-safe-shim-10x-final.json");
+  const auto gemma_stock = test::find_evidence("gemma4-stock-10x.json");
+  const auto gemma_shim = test::find_evidence("gemma4-safe-shim-10x.json");
+  const auto gemma_host = test::find_evidence("gemma4-host-10x.json");
+  if (!tiny_stock || !tiny_shim || !gemma_stock || !gemma_shim || !gemma_host) {
+    GTEST_SKIP() << "the published llama-bench outputs are not on this machine (looked under "
+                 << test::evidence_places() << ")";
+  }
+  const auto tiny_csv = published_csv(*tiny_stock);
+  const auto gemma_csv = published_csv(*gemma_stock);
+  ASSERT_EQ(tiny_csv.size(), 2u);
+  ASSERT_EQ(gemma_csv.size(), 2u);
+  auto tiny = compare_bench(load(*tiny_stock), load(*tiny_shim), {});
+  auto gemma = compare_bench(load(*gemma_stock), load(*gemma_shim), load(*gemma_host));
+  ASSERT_TRUE(tiny.ok() && gemma.ok());
+  for (const auto* rows : {&tiny.value(), &gemma.value()}) {
+    const auto& csv = rows == &tiny.value() ? tiny_csv : gemma_csv;
+    for (const BenchRow& row : *rows) {
+      SCOPED_TRACE(row.test);
+      ASSERT_TRUE(row.median.has_value());
+      const auto& published = csv.at(row.test);
+      // results.csv gives 4 to 6 decimals; ours agree to its last one.
+      EXPECT_NEAR(row.median->stock_ts, published.at("stock_guest"), 5e-5);
+      EXPECT_NEAR(row.median->unlocked_ts, published.at("safe_shim_guest"), 5e-5);
+      EXPECT_NEAR(row.median->speedup, published.at("guest_ratio"), 5e-5);
+      EXPECT_EQ(row.median->stock_samples, 10u);
+      if (published.count("shim_to_host_percent") && row.median->host_ratio) {
+        EXPECT_NEAR(row.median->host_ts.value(), published.at("host_baremetal"), 5e-5);
+        EXPECT_NEAR(*row.median->host_ratio * 100, published.at("shim_to_host_percent"), 5e-5);
+      }
+    }
+  }
+  // The headline figures, to the publisher's two decimals, in both statistics.
+  const auto two = [](double value) { return std::round(value * 100) / 100; };
+  EXPECT_EQ(two(tiny.value()[0].median->speedup), 11.08);
+  EXPECT_EQ(two(tiny.value()[1].median->speedup), 16.36);
+  EXPECT_EQ(two(tiny.value()[0].speedup), 11.10) << "the ratio of avg_ts";
+  EXPECT_EQ(two(tiny.value()[1].speedup), 17.08) << "the ratio of avg_ts";
+  EXPECT_EQ(two(gemma.value()[0].median->speedup), 7.20);
+  EXPECT_EQ(two(gemma.value()[1].median->speedup), 14.54);
+  EXPECT_EQ(two(*gemma.value()[0].median->host_ratio * 100), 99.59);
+  EXPECT_EQ(two(*gemma.value()[1].median->host_ratio * 100), 94.82);
+  EXPECT_EQ(two(gemma.value()[1].speedup), 14.48) << "the ratio of avg_ts";
+  EXPECT_EQ(two(*gemma.value()[1].host_ratio * 100), 94.87) << "the ratio of avg_ts";
+  // No host JSON of the TinyLlama run is published: its share of host has no median here.
+  EXPECT_FALSE(tiny.value()[0].median->host_ratio.has_value());
 }
 
 } // namespace

@@ -211,6 +211,30 @@ TEST(LlamaBench, MissingAndMistypedFiguresNameTheTestAndField) {
             std::string::npos);
 }
 
+TEST(LlamaBench, SamplesAreReadInRunOrderAndMayBeAbsent) {
+  auto stock = parse_llama_bench_json(fixture("guest-stock.json"), "guest-stock.json");
+  ASSERT_TRUE(stock.ok()) << stock.error().message();
+  EXPECT_EQ(stock.value()[0].samples_ts, (std::vector<double>{78.625, 80.125, 81.625}));
+  const std::string ok = "\"n_prompt\":512,\"n_gen\":0,\"avg_ts\":1.5,\"stddev_ts\":0.1";
+  // An older llama-bench prints no samples: the test is read, its samples are empty.
+  for (const std::string& absent : {ok, ok + ",\"samples_ts\":null", ok + ",\"samples_ts\":[]"}) {
+    auto parsed = parse_llama_bench_json(one(absent), "x");
+    ASSERT_TRUE(parsed.ok()) << absent;
+    EXPECT_TRUE(parsed.value()[0].samples_ts.empty()) << absent;
+  }
+  EXPECT_EQ(
+      parse_llama_bench_json(one(ok + ",\"samples_ts\":[3, 1.5, 2]"), "x").value()[0].samples_ts,
+      (std::vector<double>{3, 1.5, 2}));
+  EXPECT_NE(
+      error_of(one(ok + ",\"samples_ts\":1.5")).find("\"samples_ts\" is number, not an array"),
+      std::string::npos);
+  EXPECT_NE(error_of(one(ok + ",\"samples_ts\":[1.5, \"fast\"]"))
+                .find("test 1's \"samples_ts\" element 2 is \"fast\", not a finite figure of at "
+                      "least 0"),
+            std::string::npos);
+  EXPECT_NE(error_of(one(ok + ",\"samples_ts\":[-1]")).find("element 1 is -1"), std::string::npos);
+}
+
 TEST(LlamaBench, OutputOverTheLimitIsRefusedBeforeParsing) {
   std::string huge = "[";
   huge += std::string(k_max_llama_bench_bytes, ' ');
