@@ -1,8 +1,8 @@
 #include "oci/blob_download.hpp"
 
+#include "oci/hashing_file_writer.hpp"
 #include "oci/registry_error.hpp"
 #include "util/atomic_file.hpp"
-#include "util/sha256.hpp"
 
 #include <cstdlib>
 
@@ -13,35 +13,33 @@ namespace {
 using util::HttpRequest;
 using util::HttpResponse;
 
-constexpr std::size_t k_write_buffer = 1 << 20;
 constexpr std::uint64_t k_progress_step = 8ull << 20;
 
-/// The receiving end of one blob download: a temporary file per attempt, the bytes hashed and
-/// counted as they arrive, and the file renamed into place only when size and digest match.
+/// The receiving end of one blob download: a temporary file per attempt, the bytes counted as
+/// they arrive and handed to a HashingFileWriter (hashed and written on its thread, in order),
+/// and the file renamed into place only when size and digest match.
 class BlobReceiver {
 public:
   BlobReceiver(RegistrySession& session,
                const Descriptor& blob,
                const std::string& path,
                const std::string& what)
-      : m_session(session), m_blob(blob), m_path(path), m_what(what) {
-    m_buffer.reserve(k_write_buffer);
-  }
+      : m_session(session), m_blob(blob), m_path(path), m_what(what) {}
 
   /// Before every attempt: an earlier attempt's temporary file is removed, a new one made.
   Status reset() {
+    m_writer.reset(); // the writer uses the file: it goes first
     m_file.reset();
     auto created = util::AtomicFile::create(m_path);
     if (!created) {
       return created.error().with_context(m_what);
     }
     m_file.emplace(std::move(created).value());
-    m_hasher = util::Sha256();
+    m_writer.emplace(*m_file);
     m_received = 0;
     m_next_report = k_progress_step;
     m_too_large = false;
-    m_write_error.reset();
-    m_buffer.clear();
+    m_write_failed = false;
     return ok_status();
   }
 
@@ -52,9 +50,8 @@ public:
       m_too_large = true;
       return false;
     }
-    m_hasher.update(chunk);
-    m_buffer.append(chunk);
-    if (m_buffer.size() >= k_write_buffer && !flush()) {
+    if (!m_writer->push(chunk)) {
+      m_write_failed = true;
       return false;
     }
     if (m_received >= m_next_report) {
@@ -73,8 +70,9 @@ public:
                        " bytes the descriptor states",
                    "the image is inconsistent; do not use it");
     }
-    if (m_write_error) {
-      return m_write_error->with_context(m_what);
+    if (m_write_failed) {
+      auto failed = m_writer->finish();
+      return failed.error().with_context(m_what);
     }
     if (!response) {
       return response.error();
@@ -82,10 +80,12 @@ public:
     if (response.value().status != 200) {
       return make_http_error("GET", url, response.value()).to_error(m_what);
     }
-    if (!flush()) {
-      return m_write_error->with_context(m_what);
+    // Every byte is hashed and written before the checks; only then is the file renamed.
+    auto hex = m_writer->finish();
+    if (!hex) {
+      return hex.error().with_context(m_what);
     }
-    LUME_UNLOCK_TRY(check_content());
+    LUME_UNLOCK_TRY(check_content(hex.value()));
     if (auto committed = m_file->commit(); !committed) {
       return committed.error().with_context(m_what);
     }
@@ -94,20 +94,7 @@ public:
   }
 
 private:
-  bool flush() {
-    if (m_buffer.empty()) {
-      return true;
-    }
-    auto written = m_file->write(m_buffer);
-    m_buffer.clear();
-    if (!written) {
-      m_write_error = written.error();
-      return false;
-    }
-    return true;
-  }
-
-  Status check_content() {
+  Status check_content(const std::string& hex) const {
     if (m_received != m_blob.size) {
       return Error(ErrorCategory::registry,
                    m_what,
@@ -115,7 +102,7 @@ private:
                        std::to_string(m_blob.size),
                    "the transfer was cut short or the image is inconsistent; retry the command");
     }
-    const std::string actual = "sha256:" + m_hasher.finish_hex();
+    const std::string actual = "sha256:" + hex;
     if (actual != m_blob.digest.str()) {
       return Error(ErrorCategory::registry,
                    m_what,
@@ -131,12 +118,11 @@ private:
   const std::string& m_path;
   const std::string& m_what;
   std::optional<util::AtomicFile> m_file;
-  util::Sha256 m_hasher;
+  std::optional<HashingFileWriter> m_writer; ///< after m_file: destroyed before it
   std::uint64_t m_received = 0;
   std::uint64_t m_next_report = k_progress_step;
   bool m_too_large = false;
-  std::optional<Error> m_write_error;
-  std::string m_buffer;
+  bool m_write_failed = false;
 };
 
 } // namespace

@@ -1,5 +1,6 @@
 #include "oci/blob_upload.hpp"
 
+#include "oci/hashing_read_ahead.hpp"
 #include "oci/media_types.hpp"
 #include "oci/registry_error.hpp"
 #include "util/percent_encode.hpp"
@@ -28,7 +29,8 @@ public:
       : m_session(session), m_repo(repo), m_source(source),
         m_known(known_digest), m_target{&repo, true},
         // A monolithic PUT with a known digest is checked by the registry; no need to hash here.
-        m_monolithic(known_digest && source.size <= session.options().chunked_upload_threshold) {
+        m_monolithic(known_digest && source.size <= session.options().chunked_upload_threshold),
+        m_reader(source, m_monolithic ? nullptr : &m_hasher) {
     // Named by digest when it is known up front, else by repository only until it is computed.
     m_what = known_digest ? "cannot upload blob '" + known_digest->str() + "' to '" +
                                 repo.repository_path() + "'"
@@ -93,7 +95,7 @@ private:
     return with_query(m_upload_url, "digest=" + util::percent_encode(digest.str(), "/:,"));
   }
 
-  /// A request whose body is the source's bytes [begin, end), read as libcurl asks for them.
+  /// A request whose body is the source's bytes [begin, end), which send_body() reads ahead.
   HttpRequest body_request(const std::string& method,
                            const std::string& url,
                            std::uint64_t begin,
@@ -102,31 +104,21 @@ private:
     r.timeout = std::chrono::milliseconds(0);
     r.headers.push_back({"Content-Type", media_type::octet_stream});
     r.body_size = end - begin;
-    r.body_reader = [this, begin, end](char* buffer, std::size_t capacity) -> std::size_t {
-      return read_body(begin, end, buffer, capacity);
+    r.body_reader = [this, begin](char* buffer, std::size_t capacity) -> std::size_t {
+      return read_body(begin, buffer, capacity);
     };
     return r;
   }
 
-  std::size_t
-  read_body(std::uint64_t begin, std::uint64_t end, char* buffer, std::size_t capacity) {
-    const std::uint64_t at = begin + m_position;
-    if (at >= end) {
-      return 0;
-    }
-    auto n = m_source.read_at(
-        at, buffer, static_cast<std::size_t>(std::min<std::uint64_t>(capacity, end - at)));
+  /// libcurl's read callback: bytes the read-ahead thread has read (and hashed, unless the
+  /// registry checks a known digest); progress is reported here, on the caller's thread.
+  std::size_t read_body(std::uint64_t begin, char* buffer, std::size_t capacity) {
+    auto n = m_reader.read(buffer, capacity);
     if (!n) {
       m_read_error = n.error();
       return HttpRequest::abort_upload;
     }
-    // The bytes are hashed as they are sent (one pass over the file). A resend after a 401
-    // re-reads a range already hashed; `m_hashed` keeps each byte from being hashed twice.
-    if (!m_monolithic && at + n.value() > m_hashed) {
-      const std::uint64_t skip = m_hashed > at ? m_hashed - at : 0;
-      m_hasher.update(buffer + skip, n.value() - skip);
-      m_hashed = at + n.value();
-    }
+    const std::uint64_t at = begin + m_position;
     m_position += n.value();
     if (at / k_progress_step != (at + n.value()) / k_progress_step) {
       m_session.report("upload blob", at + n.value(), m_source.size, false);
@@ -134,13 +126,16 @@ private:
     return n.value();
   }
 
-  /// Sends one request that carries body bytes; a resend starts the body again.
-  Result<HttpResponse> send_body(const HttpRequest& request) {
-    m_position = 0;
-    auto response = m_session.send(m_target, request, false, m_what, [this]() -> Status {
+  /// Sends one request that carries the body bytes [begin, end); every attempt (a resend
+  /// after a 401) reads the range again from its start.
+  Result<HttpResponse>
+  send_body(const HttpRequest& request, std::uint64_t begin, std::uint64_t end) {
+    auto response = m_session.send(m_target, request, false, m_what, [&]() -> Status {
       m_position = 0;
+      m_reader.start(begin, end);
       return ok_status();
     });
+    m_reader.stop();
     if (m_read_error) {
       return m_read_error->with_context(m_what);
     }
@@ -159,7 +154,7 @@ private:
       HttpRequest patch = body_request("PATCH", m_upload_url, offset, end);
       patch.headers.push_back(
           {"Content-Range", std::to_string(offset) + "-" + std::to_string(end - 1)});
-      LUME_UNLOCK_TRY_ASSIGN(auto response, send_body(patch));
+      LUME_UNLOCK_TRY_ASSIGN(auto response, send_body(patch, offset, end));
       if (response.status != 202) {
         return make_http_error("PATCH", m_upload_url, response).to_error(m_what);
       }
@@ -178,9 +173,12 @@ private:
     return ok_status();
   }
 
-  /// The closing PUT: 201, and the digest the registry stored must be the one sent.
+  /// The closing PUT (carrying the whole body when monolithic): 201, and the digest the
+  /// registry stored must be the one sent.
   Status send_finish(const HttpRequest& finish) {
-    LUME_UNLOCK_TRY_ASSIGN(auto finished, send_body(finish));
+    auto sent = m_monolithic ? send_body(finish, 0, m_source.size)
+                             : m_session.send(m_target, finish, false, m_what);
+    LUME_UNLOCK_TRY_ASSIGN(auto finished, std::move(sent));
     if (finished.status != 201) {
       return make_http_error("PUT", finish.url, finished).to_error(m_what);
     }
@@ -220,9 +218,9 @@ private:
   Descriptor m_descriptor;
   std::string m_upload_url;
   util::Sha256 m_hasher;
-  std::uint64_t m_hashed = 0;
   std::uint64_t m_position = 0;
   std::optional<Error> m_read_error;
+  HashingReadAhead m_reader; ///< last: its thread stops before the hasher goes
 };
 
 } // namespace
