@@ -1,6 +1,8 @@
 // Blob transfer throughput through a loopback docker-registry serving TLS: our RegistryClient
-// against `skopeo copy`, in the same run, plus our peak RSS. Run manually:
-//   build/tests/bench/registry_transfer_bench [--mib 256] [--keep]
+// against `skopeo copy`, in the same run, plus the peak RSS of both. Each side runs k_runs
+// times, interleaved (ours, then skopeo, in every round) so a noisy neighbour hits both; the
+// medians are printed, and the last line is a one-line JSON summary. Run manually:
+//   build/tests/bench/registry_transfer_bench [--mib 256]
 // ctest runs it only as a smoke test with --mib 4. Exit 77 (skipped) without docker-registry
 // or skopeo, unless CI=true.
 #include "oci/media_types.hpp"
@@ -15,12 +17,14 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <random>
+#include <vector>
 
 namespace {
 
@@ -28,6 +32,7 @@ using namespace lume_unlock;
 using Clock = std::chrono::steady_clock;
 
 const char* const k_skopeo = "/usr/bin/skopeo";
+constexpr int k_runs = 5;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -70,6 +75,162 @@ void write_skopeo_dir(const std::string& dir,
   std::ofstream(dir + "/manifest.json", std::ios::binary) << manifest.dump();
 }
 
+/// Seconds of each timed phase, one entry per round.
+struct Timings {
+  std::vector<double> upload, upload_known, download, skopeo_upload, skopeo_download;
+};
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+/// Starts a timed phase after the earlier phases' writeback, so it does not slow this one.
+Clock::time_point start_phase() {
+  sync();
+  return Clock::now();
+}
+
+/// Our three phases of one round: upload hashed while sent, upload with the digest known (as
+/// when it was computed while compressing), download. Each upload goes to a new repository so
+/// the registry cannot skip it.
+void run_ours(oci::RegistryClient& client,
+              const test::RegistryServer& server,
+              const test::TempDir& work,
+              const oci::Reference& download_repo,
+              const oci::Descriptor& blob,
+              int round,
+              Timings& t) {
+  const auto repo =
+      oci::parse_reference(server.host() + "/bench/ours-" + std::to_string(round) + ":v1")
+          .value_or_throw();
+  auto start = start_phase();
+  auto pushed = client.push_blob_file(repo, work / "ours.bin", oci::media_type::lume_disk);
+  t.upload.push_back(seconds_since(start));
+  if (!pushed) {
+    fail(pushed.error().message());
+  }
+  if (pushed.value().digest != blob.digest) {
+    fail("uploaded digest differs");
+  }
+  const auto repo_known =
+      oci::parse_reference(server.host() + "/bench/ours-known-" + std::to_string(round) + ":v1")
+          .value_or_throw();
+  start = start_phase();
+  auto known =
+      client.push_blob_file(repo_known, work / "ours.bin", oci::media_type::lume_disk, blob.digest);
+  t.upload_known.push_back(seconds_since(start));
+  if (!known) {
+    fail(known.error().message());
+  }
+  start = start_phase();
+  auto downloaded = client.download_blob(download_repo, blob, work / "ours.back");
+  t.download.push_back(seconds_since(start));
+  if (!downloaded) {
+    fail(downloaded.error().message());
+  }
+  std::remove((work / "ours.back").c_str());
+}
+
+/// skopeo's two phases of one round: upload a blob of its own, new in every round (skopeo
+/// remembers where it pushed a blob and would mount it instead of uploading), download ours.
+void run_skopeo(const test::RegistryServer& server,
+                const test::TempDir& work,
+                const oci::Reference& download_repo,
+                std::uint64_t mib,
+                int round,
+                Timings& t) {
+  const std::string hex =
+      test::write_random_file(work / "theirs.bin", mib, static_cast<std::uint64_t>(100 + round));
+  write_skopeo_dir(work / "skopeo-src", work / "theirs.bin", hex, mib << 20);
+  auto start = start_phase();
+  auto up = test::run_command(
+      {k_skopeo,
+       "copy",
+       "--quiet",
+       "--preserve-digests",
+       server.skopeo_trust("dest-"),
+       "dir:" + (work / "skopeo-src"),
+       "docker://" + server.host() + "/bench/theirs-" + std::to_string(round) + ":v1"});
+  t.skopeo_upload.push_back(seconds_since(start));
+  if (up.exit_status != 0) {
+    fail("skopeo upload failed: " + up.stderr_text);
+  }
+  start = start_phase();
+  auto down = test::run_command({k_skopeo,
+                                 "copy",
+                                 "--quiet",
+                                 server.skopeo_trust("src-"),
+                                 "docker://" + download_repo.str(),
+                                 "dir:" + (work / "skopeo-dst")});
+  t.skopeo_download.push_back(seconds_since(start));
+  if (down.exit_status != 0) {
+    fail("skopeo download failed: " + down.stderr_text);
+  }
+  test::run_command({"/bin/rm", "-rf", work / "skopeo-dst", work / "skopeo-src"});
+}
+
+/// The image skopeo downloads: our blob with a Lume config, under bench/ours:v1.
+oci::Descriptor seed_download_image(oci::RegistryClient& client,
+                                    const oci::Reference& repo,
+                                    const test::TempDir& work) {
+  auto pushed = client.push_blob_file(repo, work / "ours.bin", oci::media_type::lume_disk);
+  if (!pushed) {
+    fail(pushed.error().message());
+  }
+  const std::string config =
+      R"({"mediatype":"application/vnd.trycua.lume.config.v1+json","os":"macOS"})";
+  oci::Manifest manifest;
+  manifest.media_type = oci::media_type::oci_manifest;
+  manifest.config =
+      client.push_blob_bytes(repo, config, oci::media_type::lume_config).value_or_throw();
+  manifest.layers.push_back(pushed.value());
+  client.push_manifest(repo, oci::serialize(manifest), oci::media_type::oci_manifest)
+      .value_or_throw();
+  return pushed.value();
+}
+
+void print_summary(std::uint64_t mib, const Timings& t, long our_rss, long skopeo_rss) {
+  auto rate = [&](double seconds) { return static_cast<double>(mib) / seconds; };
+  std::printf("blob size            %llu MiB, %d runs per side, medians\n",
+              static_cast<unsigned long long>(mib),
+              k_runs);
+  for (std::size_t i = 0; i < t.upload.size(); ++i) {
+    std::printf(
+        "run %zu  MiB/s  up ours %.1f  known %.1f  skopeo %.1f  down ours %.1f  skopeo %.1f\n",
+        i + 1,
+        rate(t.upload[i]),
+        rate(t.upload_known[i]),
+        rate(t.skopeo_upload[i]),
+        rate(t.download[i]),
+        rate(t.skopeo_download[i]));
+  }
+  const double up = median(t.upload), up_known = median(t.upload_known), down = median(t.download),
+               skopeo_up = median(t.skopeo_upload), skopeo_down = median(t.skopeo_download);
+  std::printf("upload   ours        %8.1f MiB/s  (%.3f s, hashed while sent)\n", rate(up), up);
+  std::printf("upload   ours (known digest) %.1f MiB/s  (%.3f s)\n", rate(up_known), up_known);
+  std::printf("upload   skopeo      %8.1f MiB/s  (%.3f s)\n", rate(skopeo_up), skopeo_up);
+  std::printf("download ours        %8.1f MiB/s  (%.3f s)\n", rate(down), down);
+  std::printf("download skopeo      %8.1f MiB/s  (%.3f s)\n", rate(skopeo_down), skopeo_down);
+  std::printf(
+      "ratio ours/skopeo    upload %.2fx  download %.2fx\n", skopeo_up / up, skopeo_down / down);
+  std::printf("peak RSS ours        %8.1f MiB\n", static_cast<double>(our_rss) / 1024.0);
+  std::printf("peak RSS skopeo      %8.1f MiB\n", static_cast<double>(skopeo_rss) / 1024.0);
+  std::cout
+      << nlohmann::json{{"mib", mib},
+                        {"runs", k_runs},
+                        {"upload_mib_s",
+                         {{"ours", rate(up)},
+                          {"ours_known_digest", rate(up_known)},
+                          {"skopeo", rate(skopeo_up)}}},
+                        {"download_mib_s", {{"ours", rate(down)}, {"skopeo", rate(skopeo_down)}}},
+                        {"ratio", {{"upload", skopeo_up / up}, {"download", skopeo_down / down}}},
+                        {"peak_rss_mib",
+                         {{"ours", our_rss / 1024.0}, {"skopeo", skopeo_rss / 1024.0}}}}
+             .dump()
+      << '\n';
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -88,108 +249,17 @@ int main(int argc, char** argv) {
     return ci ? 1 : 77;
   }
   test::TempDir work("lume-unlock-bench");
-  const std::uint64_t bytes = mib << 20;
-  const std::string ours_hex = test::write_random_file(work / "ours.bin", mib, 1);
-  const std::string theirs_hex = test::write_random_file(work / "theirs.bin", mib, 2);
-  const auto repo = oci::parse_reference(server->host() + "/bench/ours:v1").value_or_throw();
+  test::write_random_file(work / "ours.bin", mib, 1);
 
-  // Upload with our client: hashing pass included (it is part of a real push).
   oci::RegistryClient client(server->client_options()); // TLS, trusting the throwaway CA
-  auto start = Clock::now();
-  auto pushed = client.push_blob_file(repo, work / "ours.bin", oci::media_type::lume_disk);
-  const double our_upload = seconds_since(start);
-  if (!pushed) {
-    fail(pushed.error().message());
+  const auto download_repo =
+      oci::parse_reference(server->host() + "/bench/ours:v1").value_or_throw();
+  const oci::Descriptor blob = seed_download_image(client, download_repo, work);
+  Timings t;
+  for (int round = 0; round < k_runs; ++round) {
+    run_ours(client, *server, work, download_repo, blob, round, t);
+    run_skopeo(*server, work, download_repo, mib, round, t);
   }
-  if (pushed.value().digest.hex() != ours_hex) {
-    fail("uploaded digest differs");
-  }
-  const std::string config =
-      R"({"mediatype":"application/vnd.trycua.lume.config.v1+json","os":"macOS"})";
-  oci::Manifest manifest;
-  manifest.media_type = oci::media_type::oci_manifest;
-  manifest.config =
-      client.push_blob_bytes(repo, config, oci::media_type::lume_config).value_or_throw();
-  manifest.layers.push_back(pushed.value());
-  client.push_manifest(repo, oci::serialize(manifest), oci::media_type::oci_manifest)
-      .value_or_throw();
-
-  // Upload again with the digest already known (as when it was computed while compressing), to
-  // another repository so the registry cannot skip it.
-  const auto repo2 = oci::parse_reference(server->host() + "/bench/ours-known:v1").value_or_throw();
-  sync(); // earlier phases' writeback must not slow this one down
-  start = Clock::now();
-  auto pushed_known = client.push_blob_file(
-      repo2, work / "ours.bin", oci::media_type::lume_disk, pushed.value().digest);
-  const double our_upload_known = seconds_since(start);
-  if (!pushed_known) {
-    fail(pushed_known.error().message());
-  }
-
-  // Download with our client.
-  sync(); // earlier phases' writeback must not slow this one down
-  start = Clock::now();
-  auto downloaded = client.download_blob(repo, pushed.value(), work / "ours.back");
-  const double our_download = seconds_since(start);
-  if (!downloaded) {
-    fail(downloaded.error().message());
-  }
-  std::remove((work / "ours.back").c_str());
-  const long our_rss = peak_rss_kib(RUSAGE_SELF);
-
-  // skopeo: upload a different blob of the same size (no blob reuse), then download ours.
-  write_skopeo_dir(work / "skopeo-src", work / "theirs.bin", theirs_hex, bytes);
-  sync(); // earlier phases' writeback must not slow this one down
-  start = Clock::now();
-  auto up = test::run_command({k_skopeo,
-                               "copy",
-                               "--quiet",
-                               "--preserve-digests",
-                               server->skopeo_trust("dest-"),
-                               "dir:" + (work / "skopeo-src"),
-                               "docker://" + server->host() + "/bench/theirs:v1"});
-  const double skopeo_upload = seconds_since(start);
-  if (up.exit_status != 0) {
-    fail("skopeo upload failed: " + up.stderr_text);
-  }
-  sync(); // earlier phases' writeback must not slow this one down
-  start = Clock::now();
-  auto down = test::run_command({k_skopeo,
-                                 "copy",
-                                 "--quiet",
-                                 server->skopeo_trust("src-"),
-                                 "docker://" + repo.str(),
-                                 "dir:" + (work / "skopeo-dst")});
-  const double skopeo_download = seconds_since(start);
-  if (down.exit_status != 0) {
-    fail("skopeo download failed: " + down.stderr_text);
-  }
-  const long skopeo_rss = peak_rss_kib(RUSAGE_CHILDREN); // largest waited-for child: skopeo
-
-  auto rate = [&](double seconds) { return static_cast<double>(mib) / seconds; };
-  std::printf("blob size            %llu MiB\n", static_cast<unsigned long long>(mib));
-  std::printf("upload   ours        %8.1f MiB/s  (%.3f s, includes the hashing pass)\n",
-              rate(our_upload),
-              our_upload);
-  std::printf("upload   ours (known digest) %.1f MiB/s  (%.3f s)\n",
-              rate(our_upload_known),
-              our_upload_known);
-  std::printf("upload   skopeo      %8.1f MiB/s  (%.3f s)\n", rate(skopeo_upload), skopeo_upload);
-  std::printf("download ours        %8.1f MiB/s  (%.3f s)\n", rate(our_download), our_download);
-  std::printf(
-      "download skopeo      %8.1f MiB/s  (%.3f s)\n", rate(skopeo_download), skopeo_download);
-  std::printf("peak RSS ours        %8.1f MiB\n", static_cast<double>(our_rss) / 1024.0);
-  std::printf("peak RSS skopeo      %8.1f MiB\n", static_cast<double>(skopeo_rss) / 1024.0);
-  std::cout << nlohmann::json{{"mib", mib},
-                              {"upload_mib_s",
-                               {{"ours", rate(our_upload)},
-                                {"ours_known_digest", rate(our_upload_known)},
-                                {"skopeo", rate(skopeo_upload)}}},
-                              {"download_mib_s",
-                               {{"ours", rate(our_download)}, {"skopeo", rate(skopeo_download)}}},
-                              {"peak_rss_mib",
-                               {{"ours", our_rss / 1024.0}, {"skopeo", skopeo_rss / 1024.0}}}}
-                   .dump()
-            << '\n';
+  print_summary(mib, t, peak_rss_kib(RUSAGE_SELF), peak_rss_kib(RUSAGE_CHILDREN));
   return 0;
 }

@@ -1,0 +1,160 @@
+#include "oci/manifest_requests.hpp"
+
+#include "oci/media_types.hpp"
+#include "oci/registry_error.hpp"
+
+#include <cstdlib>
+
+namespace lume_unlock::oci {
+
+namespace {
+
+using util::HttpRequest;
+using util::HttpResponse;
+
+/// Digest checks of a fetched manifest: the bytes' own digest must be the one a by-digest
+/// reference asked for, and the registry's Docker-Content-Digest when it sends one.
+Status check_manifest_digest(const Reference& ref,
+                             const Digest& computed,
+                             const HttpResponse& got,
+                             const std::string& what) {
+  if (ref.digest && computed != *ref.digest) {
+    return Error(ErrorCategory::registry,
+                 what,
+                 "the received bytes hash to '" + computed.str() + "', not the requested '" +
+                     ref.digest->str() + "'",
+                 "the registry or a proxy returned the wrong content; do not use this image");
+  }
+  if (auto header = got.header("Docker-Content-Digest")) {
+    auto claimed = Digest::parse(*header);
+    if (!claimed || claimed.value() != computed) {
+      return Error(ErrorCategory::registry,
+                   what,
+                   "the registry's Docker-Content-Digest '" + *header +
+                       "' does not match the digest of the received bytes '" + computed.str() + "'",
+                   "the registry or a proxy returned inconsistent content; retry, and do not use "
+                   "this image if it persists");
+    }
+  }
+  return ok_status();
+}
+
+} // namespace
+
+Result<std::optional<ManifestHead>> find_manifest(RegistrySession& session, const Reference& ref) {
+  const std::string what = "cannot check manifest '" + ref.str() + "'";
+  HttpRequest request{"HEAD", session.repository_url(ref) + "/manifests/" + ref.identifier()};
+  request.headers.push_back({"Accept", manifest_accept});
+  LUME_UNLOCK_TRY_ASSIGN(auto got, session.send({&ref, false}, request, true, what));
+  if (got.status == 404) {
+    return std::optional<ManifestHead>();
+  }
+  if (got.status != 200) {
+    return make_http_error("HEAD", request.url, got).to_error(what);
+  }
+  auto header = got.header("Docker-Content-Digest");
+  if (!header) {
+    return Error(ErrorCategory::registry,
+                 what,
+                 "the registry sent no Docker-Content-Digest",
+                 "use 'lume-unlock resolve', which hashes the manifest itself");
+  }
+  auto digest = Digest::parse(*header);
+  if (!digest) {
+    return Error(ErrorCategory::registry,
+                 what,
+                 "the registry's Docker-Content-Digest is invalid: " + digest.error().why());
+  }
+  ManifestHead head;
+  head.digest = digest.value();
+  head.media_type = strip_parameters(got.header("Content-Type").value_or(""));
+  head.size = std::strtoull(got.header("Content-Length").value_or("0").c_str(), nullptr, 10);
+  return std::optional<ManifestHead>(head);
+}
+
+Result<FetchedManifest> get_manifest(RegistrySession& session, const Reference& ref) {
+  const std::string what = "cannot get manifest '" + ref.str() + "'";
+  const std::uint64_t limit = session.options().max_manifest_bytes;
+  HttpRequest request{"GET", session.repository_url(ref) + "/manifests/" + ref.identifier()};
+  request.headers.push_back({"Accept", manifest_accept});
+  std::string body;
+  bool too_large = false;
+  request.body_sink = [&](std::string_view chunk) {
+    if (body.size() + chunk.size() > limit) {
+      too_large = true;
+      return false;
+    }
+    body.append(chunk);
+    return true;
+  };
+  request.sink_success_only = true;
+  auto reset = [&]() -> Status {
+    body.clear();
+    too_large = false;
+    return ok_status();
+  };
+  auto response = session.send({&ref, false}, request, true, what, reset);
+  if (too_large) {
+    return Error(ErrorCategory::registry,
+                 what,
+                 "the manifest is larger than the " + std::to_string(limit) + "-byte limit",
+                 "check the reference: a Lume image manifest is a few kilobytes");
+  }
+  if (!response) {
+    return response.error();
+  }
+  const auto& got = response.value();
+  if (got.status != 200) {
+    return make_http_error("GET", request.url, got).to_error(what);
+  }
+  FetchedManifest fetched;
+  fetched.digest = Digest::of_bytes(body);
+  LUME_UNLOCK_TRY(check_manifest_digest(ref, fetched.digest, got, what));
+  auto parsed = parse_manifest(body);
+  if (!parsed) {
+    return Error(ErrorCategory::registry, what, parsed.error().why());
+  }
+  fetched.manifest = std::move(parsed).value();
+  fetched.media_type = strip_parameters(got.header("Content-Type").value_or(""));
+  if (fetched.media_type.empty() || fetched.media_type == "application/json") {
+    fetched.media_type = fetched.manifest.media_type;
+  }
+  fetched.bytes = std::move(body);
+  return fetched;
+}
+
+Result<Digest> push_manifest(RegistrySession& session,
+                             const Reference& ref,
+                             const std::string& bytes,
+                             const std::string& media_type) {
+  const std::string what = "cannot push manifest '" + ref.str() + "'";
+  const Digest digest = Digest::of_bytes(bytes);
+  if (ref.digest && *ref.digest != digest) {
+    return Error(ErrorCategory::usage,
+                 what,
+                 "the manifest bytes have digest '" + digest.str() + "', the reference names '" +
+                     ref.digest->str() + "'");
+  }
+  const std::uint64_t limit = session.options().max_manifest_bytes;
+  if (bytes.size() > limit) {
+    return Error(ErrorCategory::usage,
+                 what,
+                 "the manifest is larger than the " + std::to_string(limit) + "-byte limit");
+  }
+  HttpRequest request{"PUT", session.repository_url(ref) + "/manifests/" + ref.identifier()};
+  request.headers.push_back({"Content-Type", media_type});
+  request.body = bytes;
+  LUME_UNLOCK_TRY_ASSIGN(auto response, session.send({&ref, true}, request, true, what));
+  if (response.status != 201) {
+    return make_http_error("PUT", request.url, response).to_error(what);
+  }
+  if (auto header = response.header("Docker-Content-Digest"); header && *header != digest.str()) {
+    return Error(ErrorCategory::registry,
+                 what,
+                 "the registry's Docker-Content-Digest '" + *header +
+                     "' does not match the digest of the pushed bytes '" + digest.str() + "'");
+  }
+  return digest;
+}
+
+} // namespace lume_unlock::oci

@@ -1,0 +1,222 @@
+#include "oci/registry_session.hpp"
+
+#include "oci/registry_error.hpp"
+#include "util/base64.hpp"
+#include "util/json_parse.hpp"
+#include "util/percent_encode.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <thread>
+
+namespace lume_unlock::oci {
+
+namespace {
+
+using util::HttpRequest;
+using util::HttpResponse;
+
+std::string host_without_port(std::string_view host) {
+  if (!host.empty() && host.front() == '[') {
+    return std::string(host.substr(0, host.find(']') + 1));
+  }
+  return std::string(host.substr(0, host.find(':')));
+}
+
+std::string scope_key(const RequestTarget& t) {
+  return t.ref->registry + "|" + t.ref->repository + "|" + (t.push ? "pull,push" : "pull");
+}
+
+util::HttpClientOptions http_options(const RegistryClientOptions& options) {
+  util::HttpClientOptions http;
+  http.ca_file = options.ca_file;
+  return http;
+}
+
+std::string basic_authorization(const Credentials& credentials) {
+  return "Basic " + util::base64_encode(credentials.username + ":" + credentials.secret);
+}
+
+} // namespace
+
+std::string with_query(const std::string& url, const std::string& parameter) {
+  return url + (url.find('?') == std::string::npos ? "?" : "&") + parameter;
+}
+
+std::string strip_parameters(const std::string& content_type) {
+  std::string out = content_type.substr(0, content_type.find(';'));
+  while (!out.empty() && out.back() == ' ') {
+    out.pop_back();
+  }
+  return out;
+}
+
+RegistrySession::RegistrySession(RegistryClientOptions options)
+    : m_options(std::move(options)), m_http(http_options(m_options)) {}
+
+bool RegistrySession::plain_http(const std::string& registry) const {
+  for (const auto& host : m_options.insecure_registries) {
+    if (host == registry || host == host_without_port(registry)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string RegistrySession::base_url(const std::string& registry) const {
+  return (plain_http(registry) ? "http://" : "https://") + registry;
+}
+
+std::string RegistrySession::repository_url(const Reference& ref) const {
+  return base_url(ref.registry) + "/v2/" + ref.repository;
+}
+
+Result<HttpResponse> RegistrySession::send(const RequestTarget& target,
+                                           HttpRequest request,
+                                           bool idempotent,
+                                           const std::string& what_failed,
+                                           const std::function<Status()>& reset) {
+  const std::string method = request.method;
+  const std::string url = request.url;
+  bool authenticated_now = false;
+  int attempt = 0;
+  while (true) {
+    ++attempt;
+    if (reset) {
+      LUME_UNLOCK_TRY(reset());
+    }
+    HttpRequest r = request;
+    auto auth = m_authorization.find(scope_key(target));
+    // Credentials go only to the registry itself, never to a redirect or upload host elsewhere.
+    if (auth != m_authorization.end() && util::url_host(r.url) == target.ref->registry) {
+      r.headers.push_back({"Authorization", auth->second});
+    }
+    auto response = m_http.send(r);
+    if (!response) {
+      const auto kind = response.error().kind;
+      const bool retryable =
+          kind == util::TransportError::Kind::timeout || kind == util::TransportError::Kind::other;
+      if (idempotent && retryable && attempt < m_options.max_attempts) {
+        std::this_thread::sleep_for(m_options.retry_delay * attempt);
+        continue;
+      }
+      return transport_error(what_failed, method, url, response.error(), m_options.ca_file);
+    }
+    HttpResponse& got = response.value();
+    if (got.status == 401 && !authenticated_now) {
+      auto header = got.header("WWW-Authenticate");
+      auto challenge = header ? parse_auth_challenge(*header) : std::nullopt;
+      if (!challenge || (challenge->scheme != "bearer" && challenge->scheme != "basic")) {
+        return Error(ErrorCategory::registry,
+                     what_failed,
+                     method + " " + util::redact_url(url) +
+                         " answered HTTP 401 without a usable WWW-Authenticate challenge",
+                     "the registry requires authentication it does not describe; check the "
+                     "registry URL");
+      }
+      LUME_UNLOCK_TRY(authenticate(target, *challenge, what_failed));
+      authenticated_now = true;
+      --attempt; // answering the challenge is not a failed attempt
+      continue;
+    }
+    if (idempotent && (got.status == 429 || got.status >= 500) &&
+        attempt < m_options.max_attempts) {
+      std::this_thread::sleep_for(m_options.retry_delay * attempt);
+      continue;
+    }
+    return std::move(got);
+  }
+}
+
+Status RegistrySession::authenticate(const RequestTarget& target,
+                                     const AuthChallenge& challenge,
+                                     const std::string& what_failed) {
+  std::optional<Credentials> credentials;
+  if (m_options.credentials) {
+    credentials = m_options.credentials->lookup(target.ref->registry);
+  }
+  if (challenge.scheme == "basic") {
+    if (!credentials) {
+      return Error(ErrorCategory::registry,
+                   what_failed,
+                   "the registry '" + target.ref->registry + "' requires a username and password",
+                   "add the registry to the 'auths' of your Docker config.json");
+    }
+    m_authorization[scope_key(target)] = basic_authorization(*credentials);
+    return ok_status();
+  }
+  LUME_UNLOCK_TRY_ASSIGN(auto token, request_token(target, challenge, credentials, what_failed));
+  m_authorization[scope_key(target)] = "Bearer " + token;
+  return ok_status();
+}
+
+Result<std::string> RegistrySession::request_token(const RequestTarget& target,
+                                                   const AuthChallenge& challenge,
+                                                   const std::optional<Credentials>& credentials,
+                                                   const std::string& what_failed) {
+  auto realm = challenge.param("realm");
+  if (!realm || realm->empty()) {
+    return Error(ErrorCategory::registry,
+                 what_failed,
+                 "the registry's Bearer challenge names no realm",
+                 "check the registry URL");
+  }
+  std::string query;
+  if (auto service = challenge.param("service")) {
+    query += "service=" + util::percent_encode(*service, "/:,");
+  }
+  const std::string scope =
+      "repository:" + target.ref->repository + ":" + (target.push ? "pull,push" : "pull");
+  query += (query.empty() ? "" : "&") + std::string("scope=") + util::percent_encode(scope, "/:,");
+  const std::string token_url = with_query(*realm, query);
+
+  HttpRequest request{"GET", token_url};
+  request.headers.push_back({"Accept", "application/json"});
+  // A token document is a few KiB (a JWT and its lifetime); a larger one is not a token.
+  request.max_body_bytes = 1u << 20;
+  // Credentials go to the realm only over TLS, to loopback, or to a host declared plain HTTP.
+  const bool realm_is_safe = token_url.rfind("https://", 0) == 0 ||
+                             util::is_loopback_url(token_url) ||
+                             plain_http(util::url_host(token_url));
+  if (credentials && realm_is_safe) {
+    request.headers.push_back({"Authorization", basic_authorization(*credentials)});
+  }
+  auto response = m_http.send(request);
+  const std::string token_failed =
+      what_failed + ": token request to '" + util::redact_url(*realm) + "'";
+  if (!response) {
+    return transport_error(token_failed, "GET", token_url, response.error(), m_options.ca_file);
+  }
+  if (response.value().status != 200) {
+    return make_http_error("GET", token_url, response.value()).to_error(token_failed);
+  }
+  auto json = util::parse_json(response.value().body).value;
+  if (json.is_object()) {
+    for (const char* key : {"token", "access_token"}) {
+      if (json.contains(key) && json[key].is_string() && !json[key].get<std::string>().empty()) {
+        return json[key].get<std::string>();
+      }
+    }
+  }
+  return Error(ErrorCategory::registry,
+               token_failed,
+               "the answer has no 'token' or 'access_token'",
+               "check the registry URL");
+}
+
+void RegistrySession::report(const std::string& step,
+                             std::uint64_t done,
+                             std::uint64_t total,
+                             bool finished) {
+  if (m_options.progress) {
+    util::ProgressEvent event;
+    event.step = step;
+    event.done = done;
+    event.total = total;
+    event.unit = "bytes";
+    event.finished = finished;
+    m_options.progress(event);
+  }
+}
+
+} // namespace lume_unlock::oci

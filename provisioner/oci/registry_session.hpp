@@ -1,0 +1,75 @@
+#pragma once
+
+#include "oci/auth_challenge.hpp"
+#include "oci/reference.hpp"
+#include "oci/registry_client.hpp"
+#include "util/http_client.hpp"
+#include "util/result.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+
+namespace lume_unlock::oci {
+
+/// Where a request goes and with which scope it authenticates.
+struct RequestTarget {
+  const Reference* ref;
+  bool push;
+};
+
+/// `url` with one more query parameter ("?" or "&" as the URL needs).
+std::string with_query(const std::string& url, const std::string& parameter);
+
+/// A Content-Type without its parameters ("application/json; charset=utf-8" → "application/json").
+std::string strip_parameters(const std::string& content_type);
+
+/// The registry's side of every request: one reused HTTP connection, the Authorization each
+/// (registry, repository, scope) has earned by answering a 401 challenge (token or Basic), and
+/// bounded retries of idempotent requests. The manifest and blob requests all go through send().
+/// Authorization values are never printed. Not thread-safe.
+class RegistrySession {
+public:
+  explicit RegistrySession(RegistryClientOptions options);
+
+  const RegistryClientOptions& options() const { return m_options; }
+
+  /// True for hosts listed as --insecure-registry (with or without their port).
+  bool plain_http(const std::string& registry) const;
+  /// "http://HOST" for --insecure-registry hosts, else "https://HOST".
+  std::string base_url(const std::string& registry) const;
+  /// base_url + "/v2/" + the repository.
+  std::string repository_url(const Reference& ref) const;
+
+  /// Sends with auth, answering one 401 challenge, and retries idempotent requests on
+  /// temporary failures (transport errors, 429, 5xx). `reset` runs before every attempt (fresh
+  /// sinks and readers). The response is returned whatever its status; only a missing response
+  /// or an unanswerable challenge is an Error.
+  Result<util::HttpResponse> send(const RequestTarget& target,
+                                  util::HttpRequest request,
+                                  bool idempotent,
+                                  const std::string& what_failed,
+                                  const std::function<Status()>& reset = {});
+
+  /// Byte progress of a blob transfer to the options' progress callback, if any.
+  void report(const std::string& step, std::uint64_t done, std::uint64_t total, bool finished);
+
+  std::uint64_t request_count() const { return m_http.request_count(); }
+
+private:
+  Status authenticate(const RequestTarget& target,
+                      const AuthChallenge& challenge,
+                      const std::string& what_failed);
+  Result<std::string> request_token(const RequestTarget& target,
+                                    const AuthChallenge& challenge,
+                                    const std::optional<Credentials>& credentials,
+                                    const std::string& what_failed);
+
+  RegistryClientOptions m_options;
+  util::HttpClient m_http;
+  /// "registry|repository|actions" -> Authorization header value. Never printed.
+  std::map<std::string, std::string> m_authorization;
+};
+
+} // namespace lume_unlock::oci
