@@ -1,6 +1,7 @@
 #pragma once
 
 #include "guest/session.hpp"
+#include "guest/vm_key_paths.hpp"
 #include "util/result.hpp"
 
 #include <chrono>
@@ -47,17 +48,6 @@ enum class AuthMethod {
   keyboard_interactive,
   none /* the guest asked for nothing */
 };
-
-/// The per-VM files in the host's state directory.
-struct VmKeyPaths {
-  std::string directory;   ///< <state>/vms/<vm>
-  std::string known_host;  ///< the pinned host key: "<type> <base64>\n"
-  std::string private_key; ///< OpenSSH-format ed25519 private key, mode 0600
-  std::string public_key;  ///< "<type> <base64> lume-unlock@<vm>\n"
-};
-
-/// The paths for `vm`; a usage error when the name could escape <state>/vms/.
-Result<VmKeyPaths> vm_key_paths(const std::string& state_dir, const std::string& vm);
 
 /// A libssh session to one guest, reused for a whole operation (one TCP connection, one SFTP
 /// channel opened on first use; each run() is one exec channel). Not thread-safe.
