@@ -178,33 +178,22 @@ Status SshSession::upload(std::string_view bytes, const std::string& remote_path
   return ok_status();
 }
 
-Status SshSession::send_file(const std::string& local_path,
-                             const std::string& remote_path,
-                             const std::function<void(std::uint64_t)>& sent) {
+Result<SentFile> SshSession::sftp_send_file(int input,
+                                            const std::string& local_path,
+                                            const std::string& remote_path,
+                                            const std::function<void(std::uint64_t)>& sent) {
   Impl& s = *m_impl;
   const std::string what = "upload of '" + local_path + "' as '" + remote_path + "' to";
-  const int input = ::open(local_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (input < 0) {
-    return Error(ErrorCategory::failure,
-                 "reading '" + local_path + "'",
-                 std::strerror(errno),
-                 "check that the file exists and is readable");
-  }
-  const auto close_input = [input] { ::close(input); };
-  if (auto ready = ensure_sftp(); !ready.ok()) {
-    close_input();
-    return ready;
-  }
+  LUME_UNLOCK_TRY(ensure_sftp());
   ++m_sftp_transfer_count;
   sftp_file file = sftp_open(s.sftp, remote_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   if (file == nullptr) {
-    close_input();
     return failure(what,
                    "cannot create it: " + sftp_error_text(sftp_get_error(s.sftp)),
                    "check that the directory exists and the guest user may write to it");
   }
   std::vector<char> buffer(k_sftp_write_chunk);
-  std::uint64_t done = 0;
+  SentFile done;
   for (;;) {
     const ssize_t got = ::read(input, buffer.data(), buffer.size());
     if (got < 0 && errno == EINTR) {
@@ -213,9 +202,8 @@ Status SshSession::send_file(const std::string& local_path,
     if (got < 0) {
       const std::string why = std::strerror(errno);
       sftp_close(file);
-      close_input();
       return Error(ErrorCategory::failure,
-                   "reading '" + local_path + "' after " + std::to_string(done) + " bytes",
+                   "reading '" + local_path + "' after " + std::to_string(done.bytes) + " bytes",
                    why);
     }
     if (got == 0) {
@@ -226,25 +214,23 @@ Status SshSession::send_file(const std::string& local_path,
       const ssize_t written =
           sftp_write(file, buffer.data() + offset, static_cast<std::size_t>(got) - offset);
       if (written <= 0) {
-        const std::string why =
-            "writing failed after " + std::to_string(done + offset) + " bytes: " + s.ssh_error();
+        const std::string why = "writing failed after " + std::to_string(done.bytes + offset) +
+                                " bytes: " + s.ssh_error();
         sftp_close(file);
-        close_input();
         return failure(what, why, "check that the VM is still running and has free disk space");
       }
       offset += static_cast<std::size_t>(written);
     }
-    done += static_cast<std::uint64_t>(got);
+    done.bytes += static_cast<std::uint64_t>(got);
     if (sent) {
-      sent(done);
+      sent(done.bytes);
     }
   }
-  close_input();
   if (sftp_close(file) != SSH_NO_ERROR) {
     return failure(
         what, "closing the file failed: " + s.ssh_error(), "check the guest's free disk space");
   }
-  return ok_status();
+  return done;
 }
 
 Result<std::string> SshSession::read_file(const std::string& remote_path, std::size_t max_bytes) {

@@ -16,13 +16,25 @@ Result<CommandResult> SshSession::run(const std::string& command) {
     return failure(what, s.ssh_error(), "retry; the SSH connection may have dropped");
   }
   ChannelGuard guard(channel);
+  LUME_UNLOCK_TRY(start_command(channel, command, what));
+  ssh_channel_send_eof(channel); // no stdin: commands that read it see end of file
+  return collect_output(channel, what);
+}
+
+Status SshSession::start_command(ssh_channel channel,
+                                 const std::string& command,
+                                 const std::string& what) {
+  Impl& s = *m_impl;
   if (ssh_channel_open_session(channel) != SSH_OK ||
       ssh_channel_request_exec(channel, command.c_str()) != SSH_OK) {
     return failure(
         what, "cannot start it: " + s.ssh_error(), "retry; the SSH connection may have dropped");
   }
-  ssh_channel_send_eof(channel); // no stdin: commands that read it see end of file
+  return ok_status();
+}
 
+Result<CommandResult> SshSession::collect_output(ssh_channel channel, const std::string& what) {
+  Impl& s = *m_impl;
   CommandResult result;
   const auto deadline = std::chrono::steady_clock::now() + s.options.command_timeout;
   const std::size_t limit = s.options.max_output_bytes;
@@ -42,7 +54,7 @@ Result<CommandResult> SshSession::run(const std::string& command) {
                      "retry; check that the VM is still running");
     }
     if (result.stdout_text.size() > limit || result.stderr_text.size() > limit) {
-      // Closing the channel (the guard) ends the command's output; nothing more is read.
+      // Closing the channel (the caller's guard) ends the command's output; nothing more is read.
       return failure(what,
                      std::string("its ") +
                          (result.stdout_text.size() > limit ? "standard output" : "error output") +
