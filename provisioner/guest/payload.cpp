@@ -7,8 +7,8 @@
 #include "util/tar_archive.hpp"
 #include "util/text_check.hpp"
 
-#include <sys/stat.h>
-
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <set>
 #include <sstream>
@@ -97,6 +97,46 @@ Status check_targets(const std::vector<PayloadFile>& files, const std::string& w
 Status install_outcome(const CommandResult& result,
                        const std::vector<PayloadFile>& files,
                        const std::string& what);
+
+/// Streams every file of `files` (links cost no bytes: install.sh makes them) to
+/// <scratch>/files/<index>, adding the bytes sent to `bytes_sent`. A file the transfer hashed in
+/// the guest is compared here, and a mismatch is a verification error naming it; the others are
+/// returned as SHA256SUMS lines, for the install command to check.
+Result<std::string> send_files(GuestSession& session,
+                               const std::vector<PayloadFile>& files,
+                               const std::string& scratch,
+                               const StreamedProgress& progress,
+                               std::uint64_t& bytes_sent) {
+  std::string sums;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (!files[i].symlink_target.empty()) {
+      continue;
+    }
+    const auto sent = [&, i](std::uint64_t bytes) {
+      if (progress) {
+        progress(i, bytes_sent + bytes);
+      }
+    };
+    LUME_UNLOCK_TRY_ASSIGN(
+        auto streamed,
+        session.send_file(files[i].source_path, scratch + "/" + member_name(i), sent));
+    bytes_sent += streamed.bytes;
+    std::string expected = files[i].sha256;
+    std::transform(expected.begin(), expected.end(), expected.begin(), [](unsigned char c) {
+      return static_cast<char>(std::tolower(c));
+    });
+    if (streamed.guest_sha256.empty()) {
+      sums += expected + "  " + member_name(i) + "\n";
+    } else if (streamed.guest_sha256 != expected) {
+      return Error(ErrorCategory::verification,
+                   "sending " + util::quote_for_message(files[i].path),
+                   "SHA-256 mismatch after the transfer: the guest received " +
+                       streamed.guest_sha256 + ", expected " + expected,
+                   "nothing was changed; the transfer was damaged: retry");
+    }
+  }
+  return sums;
+}
 
 } // namespace
 
@@ -237,12 +277,6 @@ Result<PayloadReport> install_streamed_payload(GuestSession& session,
     }
   }
   LUME_UNLOCK_TRY_ASSIGN(auto script, payload_install_script(files));
-  std::string sums;
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    if (files[i].symlink_target.empty()) {
-      sums += files[i].sha256 + "  " + member_name(i) + "\n";
-    }
-  }
   const std::string scratch = scratch_root + "/" + random_name();
   LUME_UNLOCK_TRY_ASSIGN(auto quoted_scratch, shell_quote(scratch));
   // Command 1: an empty scratch directory for the files.
@@ -257,28 +291,12 @@ Result<PayloadReport> install_streamed_payload(GuestSession& session,
                      trim(made.value().stderr_text),
                  "check the guest user's permissions and free disk space");
   }
-  const auto clean_up = [&] { (void)session.run("rm -rf " + quoted_scratch); };
-  // SFTP: each file streamed from the host, no command per file.
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    if (!files[i].symlink_target.empty()) {
-      continue; // a link costs no bytes: install.sh makes it
-    }
-    const auto sent = [&, i](std::uint64_t bytes) {
-      if (progress) {
-        progress(i, report.archive_bytes + bytes);
-      }
-    };
-    if (auto streamed =
-            session.send_file(files[i].source_path, scratch + "/" + member_name(i), sent);
-        !streamed.ok()) {
-      clean_up();
-      return streamed.error().with_context(what);
-    }
-    struct stat info {};
-    if (::stat(files[i].source_path.c_str(), &info) == 0) {
-      report.archive_bytes += static_cast<std::uint64_t>(info.st_size);
-    }
+  auto sent = send_files(session, files, scratch, progress, report.archive_bytes);
+  if (!sent.ok()) {
+    (void)session.run("rm -rf " + quoted_scratch); // nothing reached its final name
+    return sent.error().with_context(what);
   }
+  const std::string& sums = sent.value();
   // Command 2: the manifest and install.sh as here-documents (a random delimiter no generated
   // line can equal), then the same verify-and-install as install_payload, always cleaning up.
   const std::string end = "LUME_UNLOCK_END_" + util::random_hex(16);

@@ -5,6 +5,7 @@
 #include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"
 #include "util/safe_extract.hpp"
+#include "util/sha256.hpp"
 #include "util/tar_archive.hpp"
 
 #include <gtest/gtest.h>
@@ -215,6 +216,68 @@ TEST_F(Payload, RelativeOrDuplicatePathsAreRefusedBeforeAnyCommand) {
   EXPECT_EQ(twice.error().message(),
             "installing 2 files in the guest: guest path '/tmp/x' is given twice");
   EXPECT_EQ(session->command_count(), before);
+}
+
+/// A model file of 300000 bytes for the streamed installs, and its payload entry.
+PayloadFile streamed_model(const std::string& host_dir, const std::string& target) {
+  const std::string model = host_dir + "/model.gguf";
+  test::write_file(model, std::string(300000, 'm'));
+  PayloadFile file;
+  file.path = target;
+  file.source_path = model;
+  file.sha256 = util::sha256_file_hex(model).value();
+  file.mode = 0640;
+  return file;
+}
+
+TEST_F(Payload, StreamedFilesArriveWholeStoredOrHashedOnTheWay) {
+  for (const bool hash : {false, true}) {
+    auto opts = options();
+    opts.stream_min_bytes = 0; // every file through an exec channel
+    opts.hash_while_streaming = hash;
+    auto streaming = SshSession::connect(opts);
+    ASSERT_TRUE(streaming.ok()) << streaming.error().message();
+    test::TempDir host("lume-unlock-streamed");
+    const std::string target = root() + "/models/it's a model.gguf";
+    const PayloadFile file = streamed_model(host.path(), target);
+    auto report = install_streamed_payload(*streaming.value(), {file}, scratch());
+    ASSERT_TRUE(report.ok()) << report.error().message();
+    EXPECT_EQ(report.value().commands, 2u);
+    EXPECT_EQ(report.value().archive_bytes, 300000u);
+    EXPECT_EQ(streaming.value()->stream_transfer_count(), 1u);
+    EXPECT_EQ(slurp(target), std::string(300000, 'm'));
+    EXPECT_EQ(mode_of(target), 0640u);
+    EXPECT_TRUE(leftovers().empty());
+    fs::remove(target);
+  }
+}
+
+TEST_F(Payload, AStreamedFileThatArrivesWrongChangesNothing) {
+  for (const bool hash : {false, true}) {
+    auto opts = options();
+    opts.stream_min_bytes = 0;
+    opts.hash_while_streaming = hash;
+    auto streaming = SshSession::connect(opts);
+    ASSERT_TRUE(streaming.ok()) << streaming.error().message();
+    test::TempDir host("lume-unlock-streamed");
+    const std::string target = root() + "/models/model.gguf";
+    const PayloadFile file = streamed_model(host.path(), target);
+    // The host copy changes after it was hashed: what the guest receives is not what was pinned.
+    test::write_file(file.source_path, std::string(300000, 'x'));
+    auto refused = install_streamed_payload(*streaming.value(), {file}, scratch());
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().category(), ErrorCategory::verification);
+    // Hashed on the way: compared as soon as it arrived; stored: by the install command.
+    EXPECT_EQ(refused.error().message(),
+              hash ? "installing 1 file in the guest: sending '" + target +
+                         "': SHA-256 mismatch after the transfer: the guest received " +
+                         util::sha256_hex(std::string(300000, 'x')) + ", expected " + file.sha256
+                   : "installing 1 file in the guest: SHA-256 mismatch after extraction for '" +
+                         target + "'");
+    EXPECT_EQ(refused.error().hint(), "nothing was changed; the transfer was damaged: retry");
+    EXPECT_FALSE(fs::exists(target));
+    EXPECT_TRUE(leftovers().empty());
+  }
 }
 
 } // namespace

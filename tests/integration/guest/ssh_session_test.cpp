@@ -7,6 +7,7 @@
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"
+#include "util/sha256.hpp"
 
 #include <gtest/gtest.h>
 
@@ -501,6 +502,117 @@ TEST_F(GuestSsh, DroppedConnectionDuringUploadLeavesTheOldFile) {
   EXPECT_EQ(status.error().hint(),
             "the previous file is untouched; check that the VM is still running and retry");
   EXPECT_EQ(slurp(path), "old\n");
+}
+
+/// `bytes` random bytes in a host file at `path`; returns the path.
+std::string random_host_file(const std::string& path, std::size_t bytes) {
+  std::string data(bytes, '\0');
+  std::mt19937 rng(11);
+  for (auto& c : data) {
+    c = static_cast<char>(rng());
+  }
+  test::write_file(path, data);
+  return path;
+}
+
+TEST_F(GuestSsh, SendFileStreamsALargeFileAndSendsASmallOneOverSftp) {
+  auto s = connect(options());
+  ASSERT_TRUE(s);
+  TempDir host("lume-unlock-send");
+  // At the streaming threshold (4 MiB): an exec channel into `cat`, counted as a transfer.
+  const std::string large = random_host_file(host.path() + "/large.bin", 4u << 20);
+  const std::string target = home() + "/a dir/it's \"large\" $(x).bin";
+  ASSERT_EQ(s->run("mkdir -p \"$HOME/a dir\"").value().exit_status, 0);
+  const auto commands = s->command_count();
+  const auto sftp = s->sftp_transfer_count();
+  std::uint64_t reported = 0;
+  auto sent = s->send_file(large, target, [&](std::uint64_t bytes) { reported = bytes; });
+  ASSERT_TRUE(sent.ok()) << sent.error().message();
+  EXPECT_EQ(sent.value().bytes, 4u << 20);
+  EXPECT_EQ(reported, 4u << 20);
+  EXPECT_EQ(sent.value().guest_sha256, "") << "not hashed: the caller checks the file";
+  EXPECT_EQ(slurp(target), slurp(large));
+  EXPECT_EQ(mode_of(target), 0600u);
+  EXPECT_EQ(s->stream_transfer_count(), 1u);
+  EXPECT_EQ(s->command_count(), commands) << "a transfer is not a command";
+  EXPECT_EQ(s->sftp_transfer_count(), sftp);
+
+  // Below it: SFTP, no process in the guest.
+  const std::string small = random_host_file(host.path() + "/small.bin", 300000);
+  auto sent_small = s->send_file(small, home() + "/small.bin", {});
+  ASSERT_TRUE(sent_small.ok()) << sent_small.error().message();
+  EXPECT_EQ(sent_small.value().bytes, 300000u);
+  EXPECT_EQ(sent_small.value().guest_sha256, "");
+  EXPECT_EQ(slurp(home() + "/small.bin"), slurp(small));
+  EXPECT_EQ(s->sftp_transfer_count(), sftp + 1);
+  EXPECT_EQ(s->stream_transfer_count(), 1u);
+}
+
+TEST_F(GuestSsh, HashingWhileStreamingReturnsTheDigestOfWhatTheGuestStored) {
+  auto opts = options();
+  opts.hash_while_streaming = true;
+  auto s = connect(opts);
+  ASSERT_TRUE(s);
+  TempDir host("lume-unlock-send");
+  const std::string large = random_host_file(host.path() + "/large.bin", 5u << 20);
+  const std::string target = home() + "/it's large.bin";
+  auto sent = s->send_file(large, target, {});
+  ASSERT_TRUE(sent.ok()) << sent.error().message();
+  EXPECT_EQ(sent.value().bytes, 5u << 20);
+  EXPECT_EQ(sent.value().guest_sha256, util::sha256_file_hex(large).value());
+  EXPECT_EQ(slurp(target), slurp(large));
+  EXPECT_EQ(mode_of(target), 0600u);
+}
+
+TEST_F(GuestSsh, AStreamedFileTheGuestCannotStoreIsAnError) {
+  for (const bool hash : {false, true}) {
+    auto opts = options();
+    opts.stream_min_bytes = 0; // every file streamed
+    opts.hash_while_streaming = hash;
+    auto s = connect(opts);
+    ASSERT_TRUE(s);
+    TempDir host("lume-unlock-send");
+    const std::string file = random_host_file(host.path() + "/f.bin", 1u << 20);
+    const std::string target = home() + "/missing/f.bin";
+    auto sent = s->send_file(file, target, {});
+    ASSERT_FALSE(sent.ok()) << hash;
+    EXPECT_EQ(sent.error().category(), ErrorCategory::guest);
+    EXPECT_EQ(sent.error().what_failed(),
+              "upload of '" + file + "' as '" + target + "' to " + this->target());
+    // The guest's own words name the path, whether it stopped reading early or not.
+    EXPECT_NE(sent.error().why().find(target), std::string::npos) << sent.error().why();
+    EXPECT_FALSE(fs::exists(home() + "/missing"));
+    EXPECT_EQ(s->run("true").value().exit_status, 0) << "the session is still usable";
+  }
+}
+
+TEST_F(GuestSsh, DroppedConnectionDuringAStreamedSendIsAnError) {
+  auto s = connect(options());
+  ASSERT_TRUE(s);
+  TempDir host("lume-unlock-send");
+  const std::string file = random_host_file(host.path() + "/big.bin", 128u << 20);
+  const std::string target = home() + "/big.bin";
+  std::atomic<bool> killed{false};
+  std::thread killer([&] {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::error_code ec;
+      if (fs::exists(target, ec) && fs::file_size(target, ec) > (4u << 20)) {
+        sim.stop();
+        killed = true;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  });
+  auto sent = s->send_file(file, target, {});
+  killer.join();
+  ASSERT_TRUE(killed) << "the transfer ended before the connection could be dropped";
+  ASSERT_FALSE(sent.ok());
+  EXPECT_EQ(sent.error().category(), ErrorCategory::guest);
+  EXPECT_EQ(sent.error().why().rfind("the transfer stopped after ", 0), 0u) << sent.error().why();
+  EXPECT_EQ(sent.error().hint(),
+            "check that the VM is still running and has free disk space, then retry");
 }
 
 TEST_F(GuestSsh, QuotedWordsArriveByteForByte) {
