@@ -165,6 +165,113 @@ HttpClient::~HttpClient() = default;
 HttpClient::HttpClient(HttpClient&&) noexcept = default;
 HttpClient& HttpClient::operator=(HttpClient&&) noexcept = default;
 
+namespace {
+
+/// Timeouts, redirects, TLS trust and the schemes allowed, also after a redirect.
+void set_connection_options(CURL* curl,
+                            const HttpRequest& request,
+                            const HttpClientOptions& options) {
+  curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_USERAGENT, options.user_agent.c_str());
+  curl_easy_setopt(
+      curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(request.connect_timeout.count()));
+  if (request.timeout.count() > 0) {
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
+  } else {
+    curl_easy_setopt(
+        curl, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(request.stall_bytes_per_second));
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(request.stall_window.count()));
+  }
+  if (!request.bearer_token.empty()) {
+    curl_easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
+    curl_easy_setopt(curl, CURLOPT_XOAUTH2_BEARER, request.bearer_token.c_str());
+  }
+  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, request.follow_redirects ? 1L : 0L);
+  curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
+  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, options.verify_tls ? 1L : 0L);
+  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, options.verify_tls ? 2L : 0L);
+  if (!options.ca_file.empty()) {
+    curl_easy_setopt(curl, CURLOPT_CAINFO, options.ca_file.c_str());
+  }
+  // Only http(s), also after redirects.
+  const char* protocols = request.https_only ? "https" : "http,https";
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, protocols);
+  curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, protocols);
+}
+
+/// The request's headers for CURLOPT_HTTPHEADER; the caller frees the list.
+curl_slist* header_list_of(const HttpRequest& request) {
+  curl_slist* list = nullptr;
+  bool has_content_type = false;
+  for (const auto& h : request.headers) {
+    has_content_type = has_content_type || iequals(h.name, "Content-Type");
+    list = curl_slist_append(list, (h.name + ": " + h.value).c_str());
+  }
+  // Lume does not handle "Expect: 100-continue"; registries do not need it.
+  list = curl_slist_append(list, "Expect:");
+  if (!has_content_type && method_has_body(request.method)) {
+    list = curl_slist_append(list, "Content-Type:");
+  }
+  return list;
+}
+
+/// The method, the body's source and size, and the buffer sizes of streaming transfers.
+void set_method_options(CURL* curl, const HttpRequest& request, Transfer& transfer) {
+  if (request.method == "HEAD") {
+    curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+  } else if (method_has_body(request.method)) {
+    const curl_off_t size = request.body_reader
+                                ? static_cast<curl_off_t>(request.body_size.value_or(0))
+                                : static_cast<curl_off_t>(request.body.size());
+    curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
+    curl_easy_setopt(curl, CURLOPT_READFUNCTION, on_upload);
+    curl_easy_setopt(curl, CURLOPT_READDATA, &transfer);
+    curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, size);
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  } else if (request.method != "GET") {
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  }
+  // Streaming transfers (blobs) move hundreds of MiB: larger buffers mean fewer callbacks and
+  // syscalls. Small requests keep libcurl's defaults.
+  if (request.body_sink) {
+    curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, 512L * 1024);
+  }
+  if (request.body_reader) {
+    curl_easy_setopt(curl, CURLOPT_UPLOAD_BUFFERSIZE, 512L * 1024);
+  }
+}
+
+/// What a failed curl_easy_perform means, in the request's terms.
+TransportError transport_error(CURLcode code,
+                               const Transfer& transfer,
+                               const HttpRequest& request,
+                               const char* error_buffer) {
+  TransportError error;
+  error.kind = transfer.sink_aborted || transfer.body_too_large ? TransportError::Kind::aborted
+                                                                : classify(code);
+  error.detail = error_buffer[0] != '\0' ? std::string(error_buffer) : curl_easy_strerror(code);
+  // OpenSSL reads a plain-HTTP answer ("HTTP/1.1 400 …") as a TLS record of an unknown
+  // version; libcurl passes its words on. No other cause gives that failure on a handshake.
+  if (code == CURLE_SSL_CONNECT_ERROR &&
+      error.detail.find("wrong version number") != std::string::npos) {
+    error.kind = TransportError::Kind::plain_http;
+  }
+  if (error.kind == TransportError::Kind::timeout && request.timeout.count() == 0) {
+    error.kind = TransportError::Kind::stalled; // no deadline: only the stall limit times out
+    error.detail = "the transfer stalled: below " + std::to_string(request.stall_bytes_per_second) +
+                   " bytes/s for " + std::to_string(request.stall_window.count()) + " s (" +
+                   error.detail + ")";
+  }
+  if (transfer.body_too_large) {
+    error.detail =
+        "the response body is larger than the limit of " + describe_limit(request.max_body_bytes);
+  }
+  return error;
+}
+
+} // namespace
+
 Result<HttpResponse, TransportError> HttpClient::send(const HttpRequest& request) {
   CURL* curl = m_handle->curl;
   if (curl == nullptr) {
@@ -182,100 +289,19 @@ Result<HttpResponse, TransportError> HttpClient::send(const HttpRequest& request
 
   char error_buffer[CURL_ERROR_SIZE] = {0};
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_buffer);
-  curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_USERAGENT, m_options.user_agent.c_str());
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &transfer);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &transfer);
-  curl_easy_setopt(
-      curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(request.connect_timeout.count()));
-  if (request.timeout.count() > 0) {
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
-  } else {
-    curl_easy_setopt(
-        curl, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(request.stall_bytes_per_second));
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(request.stall_window.count()));
-  }
-  if (!request.bearer_token.empty()) {
-    curl_easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
-    curl_easy_setopt(curl, CURLOPT_XOAUTH2_BEARER, request.bearer_token.c_str());
-  }
-  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, request.follow_redirects ? 1L : 0L);
-  curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
-  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, m_options.verify_tls ? 1L : 0L);
-  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, m_options.verify_tls ? 2L : 0L);
-  if (!m_options.ca_file.empty()) {
-    curl_easy_setopt(curl, CURLOPT_CAINFO, m_options.ca_file.c_str());
-  }
-  // Only http(s), also after redirects.
-  const char* protocols = request.https_only ? "https" : "http,https";
-  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, protocols);
-  curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, protocols);
-
-  curl_slist* header_list = nullptr;
-  bool has_content_type = false;
-  for (const auto& h : request.headers) {
-    has_content_type = has_content_type || iequals(h.name, "Content-Type");
-    header_list = curl_slist_append(header_list, (h.name + ": " + h.value).c_str());
-  }
-  // Lume does not handle "Expect: 100-continue"; registries do not need it.
-  header_list = curl_slist_append(header_list, "Expect:");
-  if (!has_content_type && method_has_body(request.method)) {
-    header_list = curl_slist_append(header_list, "Content-Type:");
-  }
+  set_connection_options(curl, request, m_options);
+  curl_slist* header_list = header_list_of(request);
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, header_list);
-
-  if (request.method == "HEAD") {
-    curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
-  } else if (method_has_body(request.method)) {
-    const curl_off_t size = request.body_reader
-                                ? static_cast<curl_off_t>(request.body_size.value_or(0))
-                                : static_cast<curl_off_t>(request.body.size());
-    curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
-    curl_easy_setopt(curl, CURLOPT_READFUNCTION, on_upload);
-    curl_easy_setopt(curl, CURLOPT_READDATA, &transfer);
-    curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, size);
-    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
-  } else if (request.method != "GET") {
-    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
-  }
-
-  // Streaming transfers (blobs) move hundreds of MiB: larger buffers mean fewer callbacks and
-  // syscalls. Small requests keep libcurl's defaults.
-  if (request.body_sink) {
-    curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, 512L * 1024);
-  }
-  if (request.body_reader) {
-    curl_easy_setopt(curl, CURLOPT_UPLOAD_BUFFERSIZE, 512L * 1024);
-  }
+  set_method_options(curl, request, transfer);
 
   CURLcode code = curl_easy_perform(curl);
   curl_slist_free_all(header_list);
-
   if (code != CURLE_OK) {
-    TransportError error;
-    error.kind = transfer.sink_aborted || transfer.body_too_large ? TransportError::Kind::aborted
-                                                                  : classify(code);
-    error.detail = error_buffer[0] != '\0' ? std::string(error_buffer) : curl_easy_strerror(code);
-    // OpenSSL reads a plain-HTTP answer ("HTTP/1.1 400 …") as a TLS record of an unknown
-    // version; libcurl passes its words on. No other cause gives that failure on a handshake.
-    if (code == CURLE_SSL_CONNECT_ERROR &&
-        error.detail.find("wrong version number") != std::string::npos) {
-      error.kind = TransportError::Kind::plain_http;
-    }
-    if (error.kind == TransportError::Kind::timeout && request.timeout.count() == 0) {
-      error.kind = TransportError::Kind::stalled; // no deadline: only the stall limit times out
-      error.detail = "the transfer stalled: below " +
-                     std::to_string(request.stall_bytes_per_second) + " bytes/s for " +
-                     std::to_string(request.stall_window.count()) + " s (" + error.detail + ")";
-    }
-    if (transfer.body_too_large) {
-      error.detail =
-          "the response body is larger than the limit of " + describe_limit(request.max_body_bytes);
-    }
-    return error;
+    return transport_error(code, transfer, request, error_buffer);
   }
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
   char* effective = nullptr;

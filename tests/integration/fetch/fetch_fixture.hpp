@@ -5,6 +5,7 @@
 #include "fetch/artifact_fetch.hpp"
 #include "support/artifact_server.hpp"
 #include "support/temp_dir.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>

@@ -1,6 +1,5 @@
-#include "guest/stream_transfer.hpp"
-
 #include "guest/shell_quote.hpp"
+#include "guest/stream_transfer.hpp"
 
 #include <gtest/gtest.h>
 
@@ -22,8 +21,8 @@ TEST(StreamTransfer, OnlyOneShasumLineOfStandardInputIsADigest) {
   EXPECT_EQ(guest_digest_from(""), "");
   EXPECT_EQ(guest_digest_from(hex + "  /tmp/f\n"), "") << "a file, not standard input";
   EXPECT_EQ(guest_digest_from(hex.substr(1) + "  -\n"), "");
-  EXPECT_EQ(guest_digest_from("9FECC3B3CD76BBA89D504F29B616EEDF7DA85B96540E490CA5824D3F7D2776A0  -"),
-            "");
+  EXPECT_EQ(
+      guest_digest_from("9FECC3B3CD76BBA89D504F29B616EEDF7DA85B96540E490CA5824D3F7D2776A0  -"), "");
   EXPECT_EQ(guest_digest_from("shasum: -: broken pipe\n" + hex + "  -\n"), "");
 }
 
