@@ -24,15 +24,24 @@ CLI_FILE_LIMIT = 200
 FUNCTION_LIMIT = 80
 EXTENSIONS = (".cpp", ".hpp", ".c", ".h", ".m", ".mm")
 
-# These two files are split on branches h-oci / h-guest; the lead removes this entry at merge.
 # Each entry excuses exactly one violation a file has today: ("file", path) for its length,
-# ("function", path, name) for one long function.
+# ("function", path, name) for one long function. An entry that excuses nothing any more is
+# reported (as a note) so it gets removed.
 ALLOWED = {
+    # registry_client.cpp and ssh_session.cpp are split on branches h-oci / h-guest; the lead
+    # removes these entries at merge.
     ("file", "provisioner/oci/registry_client.cpp"),
     ("function", "provisioner/oci/registry_client.cpp", "RegistryClient::download_blob"),
     ("function", "provisioner/oci/registry_client.cpp", "RegistryClient::Impl::push_blob"),
     ("file", "provisioner/guest/ssh_session.cpp"),
     ("function", "provisioner/guest/ssh_session.cpp", "SshSession::upload"),
+    # Files other work changes concurrently (issue 33 left them alone to keep merges clean):
+    # fetch/ and util/http_client are the lead's, report/ is helper "report"'s. Shorten these
+    # functions once that work is merged, then remove these entries.
+    ("function", "provisioner/fetch/resumable_download.cpp", "download_resumable"),
+    ("function", "provisioner/util/http_client.cpp", "HttpClient::send"),
+    ("function", "provisioner/report/report_markdown.cpp", "on_what"),
+    ("function", "provisioner/report/speedup_chart.cpp", "panel"),
 }
 
 CONTROL_WORDS = {"if", "for", "while", "switch", "catch", "return", "sizeof", "alignof",
@@ -229,19 +238,23 @@ def functions(code):
                 yield line_of(block[0]), line_of(pos), block[1]
 
 
-def check_file(root, rel):
-    """Every violation of one file, excused ones left out."""
+def check_file(root, rel, excused):
+    """Every violation of one file, excused ones left out (and added to `excused`)."""
     with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as source:
         text = source.read()
     found = []
     lines = text.count("\n")  # as `wc -l` counts
-    if lines > FILE_LIMIT and ("file", rel) not in ALLOWED:
+    if lines > FILE_LIMIT and ("file", rel) in ALLOWED:
+        excused.add(("file", rel))
+    elif lines > FILE_LIMIT:
         found.append(f"{rel}:1: file has {lines} lines, limit {FILE_LIMIT}")
     if ("/" + rel).count("/cli/") and lines > CLI_FILE_LIMIT:
         found.append(f"{rel}:1: cli/ file has {lines} lines, limit {CLI_FILE_LIMIT}")
     for first, last, name in functions(blank_literals(text)):
         length = last - first + 1
-        if length > FUNCTION_LIMIT and ("function", rel, name) not in ALLOWED:
+        if length > FUNCTION_LIMIT and ("function", rel, name) in ALLOWED:
+            excused.add(("function", rel, name))
+        elif length > FUNCTION_LIMIT:
             found.append(f"{rel}:{first}: function {name} has {length} lines, "
                          f"limit {FUNCTION_LIMIT}")
     return found
@@ -262,17 +275,20 @@ def main():
         return 2
     root = sys.argv[1]
     found = []
-    checked = 0
+    excused = set()
+    checked = set()
     for rel in sources(root, sys.argv[2:] or ["provisioner", "shim"]):
-        checked += 1
-        found.extend(check_file(root, rel))
+        checked.add(rel)
+        found.extend(check_file(root, rel, excused))
+    for entry in sorted(e for e in ALLOWED - excused if e[1] in checked):
+        print(f"note: the allowlist entry {entry} excuses nothing now; remove it", file=sys.stderr)
     for line in found:
         print(line)
     sys.stdout.flush()
     if found:
         print(f"{len(found)} shape violation(s): split along concerns (issue 33)", file=sys.stderr)
         return 1
-    print(f"{checked} files keep their shape: files <= {FILE_LIMIT} lines, cli/ files <= "
+    print(f"{len(checked)} files keep their shape: files <= {FILE_LIMIT} lines, cli/ files <= "
           f"{CLI_FILE_LIMIT}, functions <= {FUNCTION_LIMIT}")
     return 0
 
