@@ -173,6 +173,42 @@ Status check_writable(guest::GuestSession& session,
                "$USER DIR'; nothing was sent");
 }
 
+/// The provenance of each artifact: its source and digest, and each file as now in the guest
+/// (executables with the verdict on injecting the shim into them).
+std::vector<provenance::ArtifactRecord> artifact_records(const std::vector<StagedArtifact>& staged,
+                                                         const std::vector<WantedFile>& wanted,
+                                                         const InstalledShim& shim) {
+  std::vector<provenance::ArtifactRecord> records;
+  for (std::size_t i = 0; i < staged.size(); ++i) {
+    const StagedArtifact& artifact = staged[i];
+    provenance::ArtifactRecord record;
+    record.source = artifact.source;
+    record.sha256 = artifact.fetched.sha256;
+    record.size = artifact.fetched.size;
+    record.dest = artifact.item.dest;
+    record.unpack = fetch::format_name(artifact.item.unpack);
+    for (const auto& want : wanted) {
+      if (want.artifact != i) {
+        continue;
+      }
+      provenance::ArtifactFile file;
+      file.path = want.guest_path;
+      if (!want.link.empty()) {
+        file.link = want.link;
+      } else {
+        file.sha256 = want.bytes->sha256;
+        file.size = want.bytes->size;
+        if ((want.mode & 0111) != 0) {
+          file.macho = macho_verdict(want.bytes->host_path, shim);
+        }
+      }
+      record.files.push_back(file);
+    }
+    records.push_back(record);
+  }
+  return records;
+}
+
 } // namespace
 
 Result<ArtifactInstallReport> install_artifacts(guest::GuestSession& session,
@@ -237,33 +273,7 @@ Result<ArtifactInstallReport> install_artifacts(guest::GuestSession& session,
     report.bytes_sent = installed.value().archive_bytes;
   }
 
-  for (std::size_t i = 0; i < staged.size(); ++i) {
-    const StagedArtifact& artifact = staged[i];
-    provenance::ArtifactRecord record;
-    record.source = artifact.source;
-    record.sha256 = artifact.fetched.sha256;
-    record.size = artifact.fetched.size;
-    record.dest = artifact.item.dest;
-    record.unpack = fetch::format_name(artifact.item.unpack);
-    for (const auto& want : wanted) {
-      if (want.artifact != i) {
-        continue;
-      }
-      provenance::ArtifactFile file;
-      file.path = want.guest_path;
-      if (!want.link.empty()) {
-        file.link = want.link;
-      } else {
-        file.sha256 = want.bytes->sha256;
-        file.size = want.bytes->size;
-        if ((want.mode & 0111) != 0) {
-          file.macho = macho_verdict(want.bytes->host_path, shim);
-        }
-      }
-      record.files.push_back(file);
-    }
-    report.records.push_back(record);
-  }
+  report.records = artifact_records(staged, wanted, shim);
   report.commands = session.command_count() - commands_before;
   return report;
 }

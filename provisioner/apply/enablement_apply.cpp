@@ -2,12 +2,9 @@
 
 #include "apply/program_check.hpp"
 #include "apply/program_paths.hpp"
-#include "enablement/enablement_json.hpp"
 #include "enablement/launchctl.hpp"
 #include "guest/payload.hpp"
 #include "guest/shell_quote.hpp"
-#include "util/random_id.hpp"
-#include "util/size.hpp"
 #include "util/text_check.hpp"
 
 #include <algorithm>
@@ -25,24 +22,6 @@ std::string trim(std::string text) {
     text.pop_back();
   }
   return text;
-}
-
-Error observe_error(const std::string& why) {
-  return Error(ErrorCategory::guest,
-               "reading the enablement state of the guest",
-               why,
-               "retry; if it persists, check the guest with 'lume-unlock ssh NAME -- ls -la "
-               "~/Library/LaunchAgents'");
-}
-
-std::vector<std::string> split_words(const std::string& line) {
-  std::istringstream in(line);
-  std::vector<std::string> words;
-  std::string word;
-  while (in >> word) {
-    words.push_back(word);
-  }
-  return words;
 }
 
 bool is_bootstrap(const enablement::Argv& argv) {
@@ -143,215 +122,10 @@ Status run_step(guest::GuestSession& session,
                                    : stderr_text);
 }
 
-} // namespace
-
-Result<std::string> observe_command(const std::string& home, std::uint32_t uid) {
-  const std::string support = enablement::support_dir_of_home(home);
-  auto q = [](const std::string& word) { return guest::shell_quote(word); };
-  auto enablement_json = q(support + "/enablement.json");
-  auto guard = q(support + "/enabled-executables");
-  auto record = q(installed_shim_record_path(home));
-  auto agents = q(home + "/Library/LaunchAgents");
-  auto shims = q(support + "/shim");
-  for (const auto* quoted : {&enablement_json, &guard, &record, &agents, &shims}) {
-    if (!quoted->ok()) {
-      return quoted->error();
-    }
-  }
-  // `head -c` sends exactly the size announced even when the file grows meanwhile.
-  return "emit() {\n"
-         "  [ -f \"$2\" ] || return 0\n"
-         "  s=$(wc -c <\"$2\" | tr -d ' ')\n"
-         "  if [ \"$s\" -gt " +
-         std::to_string(k_max_observed_file_bytes) +
-         " ]; then printf 'oversize 0 %s %s\\n' \"$1\" \"$s\"; return 0; fi\n"
-         "  printf '%s %s %s\\n' \"$1\" \"$s\" \"$3\"; head -c \"$s\" \"$2\"\n"
-         "}\n" +
-         "emit enablement " + enablement_json.value() + " -\n" + "emit guard " + guard.value() +
-         " -\n" + "emit shim-record " + record.value() + " -\n" + "for f in " + agents.value() +
-         "/dev.lume-unlock.*.plist; do\n"
-         "  n=${f##*/}\n"
-         "  case $n in *[!A-Za-z0-9._-]*) continue ;; esac\n"
-         "  emit plist \"$f\" \"$n\"\n"
-         "done\n"
-         "for d in " +
-         shims.value() +
-         "/*/; do\n"
-         "  [ -d \"$d\" ] || continue\n"
-         "  d=${d%/}; n=${d##*/}\n"
-         "  case $n in *[!A-Za-z0-9._-]*) continue ;; esac\n"
-         "  printf 'shim-dir 0 %s\\n' \"$n\"\n"
-         "done\n"
-         "if l=$(launchctl print gui/" +
-         std::to_string(uid) +
-         " 2>/dev/null); then\n"
-         "  printf 'labels %s -\\n' \"$(printf '%s' \"$l\" | wc -c | tr -d ' ')\"; printf '%s' "
-         "\"$l\"\n"
-         "else\n"
-         "  printf 'no-gui 0 -\\n'\n"
-         "fi\n"
-         "exit 0\n";
-}
-
-std::set<std::string> loaded_labels_in(std::string_view launchctl_print) {
-  std::set<std::string> labels;
-  std::istringstream lines{std::string(launchctl_print)};
-  std::string line;
-  int depth = 0; // 0 outside, 1 inside the services block, >1 nested in it
-  const std::string prefix = enablement::agent_label("");
-  while (std::getline(lines, line)) {
-    const std::vector<std::string> words = split_words(line);
-    if (depth == 0) {
-      if (words.size() == 3 && words[0] == "services" && words[1] == "=" && words[2] == "{") {
-        depth = 1;
-      }
-      continue;
-    }
-    if (!words.empty() && words.back() == "{") {
-      ++depth;
-      continue;
-    }
-    if (words.size() == 1 && words[0] == "}") {
-      --depth;
-      continue;
-    }
-    if (depth == 1 && !words.empty() && words.back().rfind(prefix, 0) == 0) {
-      labels.insert(words.back());
-    }
-  }
-  return labels;
-}
-
-Result<GuestEnablement> parse_observation(std::string_view output) {
-  GuestEnablement observed;
-  std::size_t at = 0;
-  while (at < output.size()) {
-    const std::size_t end = output.find('\n', at);
-    if (end == std::string_view::npos) {
-      return observe_error("unexpected output: a record header without a newline");
-    }
-    const std::string header(output.substr(at, end - at));
-    const std::size_t first = header.find(' ');
-    const std::size_t second = first == std::string::npos ? first : header.find(' ', first + 1);
-    if (second == std::string::npos) {
-      return observe_error("unexpected output line " + util::quote_for_message(header));
-    }
-    const std::string tag = header.substr(0, first);
-    const std::string size_text = header.substr(first + 1, second - first - 1);
-    const std::string name = header.substr(second + 1);
-    if (size_text.empty() || size_text.find_first_not_of("0123456789") != std::string::npos) {
-      return observe_error("unexpected output line " + util::quote_for_message(header));
-    }
-    const std::size_t size = std::stoul(size_text);
-    if (end + 1 + size > output.size()) {
-      return observe_error("output ends inside the record " + util::quote_for_message(header));
-    }
-    std::string content(output.substr(end + 1, size));
-    at = end + 1 + size;
-    if (tag == "enablement") {
-      observed.state.enablement_json = std::move(content);
-    } else if (tag == "guard") {
-      observed.state.guard_file = std::move(content);
-    } else if (tag == "shim-record") {
-      observed.shim_record = std::move(content);
-    } else if (tag == "plist") {
-      observed.state.agent_plists[name] = std::move(content);
-    } else if (tag == "shim-dir") {
-      observed.shim_dirs.insert(name);
-    } else if (tag == "oversize") {
-      const std::size_t space = name.find(' ');
-      const std::string bytes = space == std::string::npos ? "" : name.substr(space + 1);
-      if (bytes.empty() || bytes.find_first_not_of("0123456789") != std::string::npos) {
-        return observe_error("unexpected output line " + util::quote_for_message(header));
-      }
-      return Error(ErrorCategory::guest,
-                   "reading the enablement state of the guest",
-                   "its " + name.substr(0, space) + " file is " + bytes + " bytes, more than the " +
-                       util::describe_limit(k_max_observed_file_bytes) + " lume-unlock reads",
-                   "lume-unlock never writes such a file: move it aside in the guest "
-                   "('lume-unlock ssh NAME -- mv FILE FILE.aside'), then run 'lume-unlock create' "
-                   "again to rewrite it");
-    } else if (tag == "no-gui") {
-      observed.gui_session = false;
-    } else if (tag == "labels") {
-      observed.state.loaded_labels = loaded_labels_in(content);
-    } else {
-      return observe_error("unknown record " + util::quote_for_message(tag));
-    }
-  }
-  return observed;
-}
-
-Result<GuestEnablement> observe_enablement(guest::GuestSession& session,
-                                           const guest::GuestFacts& facts) {
-  LUME_UNLOCK_TRY_ASSIGN(auto command,
-                         observe_command(facts.home, static_cast<std::uint32_t>(facts.uid)));
-  auto ran = session.run(command);
-  if (!ran.ok()) {
-    return ran.error().with_context("reading the enablement state");
-  }
-  if (ran.value().exit_status != 0) {
-    return observe_error(trim(ran.value().stderr_text));
-  }
-  return parse_observation(ran.value().stdout_text);
-}
-
-Result<EnablementTarget> enablement_target(const GuestEnablement& observed,
-                                           const guest::GuestFacts& facts,
-                                           const std::string& vm) {
-  const std::string hint = "install it with 'lume-unlock create " + vm + "'";
-  const std::string what = "enablement list of VM " + util::quote_for_message(vm);
-  if (!observed.shim_record) {
-    return Error(ErrorCategory::guest,
-                 what,
-                 "the shim is not installed in the guest (no " +
-                     installed_shim_record_path(facts.home) + ")",
-                 hint);
-  }
-  LUME_UNLOCK_TRY_ASSIGN(
-      auto shim,
-      parse_installed_shim(*observed.shim_record, installed_shim_record_path(facts.home)));
-  if (observed.shim_dirs.count(shim.shim.sha256) == 0) {
-    return Error(ErrorCategory::guest,
-                 what,
-                 "the shim is not installed in the guest (its directory shim/" + shim.shim.sha256 +
-                     " is missing)",
-                 hint);
-  }
-  LUME_UNLOCK_TRY_ASSIGN(
-      auto shared_layout,
-      enablement::GuestLayout::make(facts.home, shim.shim.sha256, shim.shim_file_name()));
-  // Each run stages in its own directory, so concurrent runs never remove each other's files.
-  LUME_UNLOCK_TRY_ASSIGN(auto layout, shared_layout.with_run_id(util::random_hex(16)));
-  enablement::AgentSettings settings;
-  settings.inject_variable = shim.inject_env;
-  return EnablementTarget{layout, settings, static_cast<std::uint32_t>(facts.uid), shim};
-}
-
-Result<enablement::EnablementList> applied_list(const GuestEnablement& observed) {
-  if (!observed.state.enablement_json) {
-    return enablement::EnablementList{};
-  }
-  return enablement::parse_enablement_json(*observed.state.enablement_json, "enablement.json");
-}
-
-Result<GuestEnablementView> read_guest_enablement(guest::GuestSession& session,
-                                                  const std::string& vm) {
-  LUME_UNLOCK_TRY_ASSIGN(auto facts, guest::gather_guest_facts(session));
-  LUME_UNLOCK_TRY_ASSIGN(auto observed, observe_enablement(session, facts));
-  LUME_UNLOCK_TRY_ASSIGN(auto target, enablement_target(observed, facts, vm));
-  LUME_UNLOCK_TRY_ASSIGN(auto list, applied_list(observed));
-  return GuestEnablementView{facts, observed, target, list};
-}
-
-Result<std::vector<ProgramCheck>>
-precheck_entries(guest::GuestSession& session,
-                 const std::vector<enablement::EnablementEntry>& entries,
-                 const InstalledShim& shim) {
-  std::vector<ProgramCheck> checks;
-  if (entries.empty()) {
-    return checks;
-  }
+/// One command for all entries: each program exists and is an executable file (category usage
+/// naming the entry and the path when not).
+Status check_programs_exist(guest::GuestSession& session,
+                            const std::vector<enablement::EnablementEntry>& entries) {
   std::string command = "chk() {\n"
                         "  printf 'entry %s\\n' \"$1\"\n"
                         "  if [ ! -e \"$2\" ]; then echo missing; return; fi\n"
@@ -405,6 +179,16 @@ precheck_entries(guest::GuestSession& session,
                  "the check ended early: " + trim(ran.value().stderr_text),
                  "retry");
   }
+  return ok_status();
+}
+
+/// Each program's Mach-O headers read over SFTP and judged against the installed shim; a refused
+/// program is an error (refusal()), else the verdicts in entry order.
+Result<std::vector<ProgramCheck>>
+judge_programs(guest::GuestSession& session,
+               const std::vector<enablement::EnablementEntry>& entries,
+               const InstalledShim& shim) {
+  std::vector<ProgramCheck> checks;
   // Each program's Mach-O headers and signature, read over SFTP (no tool needed in the guest).
   // A program listed by several entries is read once.
   const macho::ShimTarget target = shim_target(shim);
@@ -425,6 +209,19 @@ precheck_entries(guest::GuestSession& session,
     checks.push_back(std::move(check));
   }
   return checks;
+}
+
+} // namespace
+
+Result<std::vector<ProgramCheck>>
+precheck_entries(guest::GuestSession& session,
+                 const std::vector<enablement::EnablementEntry>& entries,
+                 const InstalledShim& shim) {
+  if (entries.empty()) {
+    return std::vector<ProgramCheck>();
+  }
+  LUME_UNLOCK_TRY(check_programs_exist(session, entries));
+  return judge_programs(session, entries, shim);
 }
 
 Result<ApplyReport> execute_plan(guest::GuestSession& session,

@@ -15,15 +15,6 @@ namespace lume_unlock::cli {
 
 namespace {
 
-struct BakeCommandOptions {
-  CreateSetup setup; ///< setup.vm empty: <recipe stem>-bake
-  std::string push;
-  std::uint32_t chunk_size_mb = 0;
-  int push_timeout_seconds = 3 * 60 * 60;
-  bool dry_run = false;
-  std::string sign_key; ///< --sign-key, empty: unsigned
-};
-
 /// The build VM's default name: "<recipe file stem>-bake" ("tahoe-llm-bake").
 std::string default_vm_name(const std::string& recipe) {
   return std::filesystem::path(recipe).stem().string() + "-bake";
@@ -51,6 +42,41 @@ nlohmann::json outcome_json(const pipeline::BakePipeline& bake,
     doc["host_record"] = o.host_record_path;
   }
   return doc;
+}
+
+void print_dry_run(const pipeline::Plan& plan,
+                   const std::string& recipe,
+                   const std::string& vm,
+                   Context& context) {
+  if (context.json()) {
+    nlohmann::json doc = plan.to_json();
+    doc["vm"] = vm;
+    doc["dry_run"] = true;
+    context.print_json(doc);
+  } else {
+    context.out << "bake of '" << recipe << "' in VM '" << vm
+                << "' would run (dry run, nothing changed):\n"
+                << plan.to_text();
+  }
+}
+
+/// The command that runs the same bake again: every step is idempotent, so it resumes.
+std::string resume_command(const BakeCommandOptions& options, const std::string& vm) {
+  std::string resume =
+      "lume-unlock bake " + options.setup.recipe + " --push " + options.push + " --name " + vm;
+  if (!options.setup.from.empty()) {
+    resume += " --from " + options.setup.from;
+  }
+  if (!options.setup.bundle.empty()) {
+    resume += " --bundle " + options.setup.bundle;
+  }
+  if (!options.sign_key.empty()) {
+    resume += " --sign-key " + options.sign_key;
+  }
+  if (options.setup.bench) {
+    resume += " --bench";
+  }
+  return resume;
 }
 
 void run_bake(const BakeCommandOptions& options, Context& context, int& exit_code) {
@@ -88,35 +114,12 @@ void run_bake(const BakeCommandOptions& options, Context& context, int& exit_cod
     pipeline::BakePipeline bake(bake_options, use.services);
     pipeline::Plan plan = bake.plan();
     if (options.dry_run) {
-      if (context.json()) {
-        nlohmann::json doc = plan.to_json();
-        doc["vm"] = vm;
-        doc["dry_run"] = true;
-        context.print_json(doc);
-      } else {
-        context.out << "bake of '" << options.setup.recipe << "' in VM '" << vm
-                    << "' would run (dry run, nothing changed):\n"
-                    << plan.to_text();
-      }
+      print_dry_run(plan, options.setup.recipe, vm, context);
       exit_code = 0;
       return;
     }
     std::vector<pipeline::StepReport> reports;
-    std::string resume =
-        "lume-unlock bake " + options.setup.recipe + " --push " + options.push + " --name " + vm;
-    if (!options.setup.from.empty()) {
-      resume += " --from " + options.setup.from;
-    }
-    if (!options.setup.bundle.empty()) {
-      resume += " --bundle " + options.setup.bundle;
-    }
-    if (!options.sign_key.empty()) {
-      resume += " --sign-key " + options.sign_key;
-    }
-    if (options.setup.bench) {
-      resume += " --bench";
-    }
-    plan.apply(use.renderer.callback(), resume, reports);
+    plan.apply(use.renderer.callback(), resume_command(options, vm), reports);
     // The baked VM's report travels with the lock file. The image is pushed and locked by now,
     // so a report that cannot be written is a warning, not a failed bake.
     pipeline::ReportOptions report_options;

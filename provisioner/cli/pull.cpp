@@ -2,6 +2,7 @@
 
 #include "cli/connection_flags.hpp"
 #include "cli/progress_renderer.hpp"
+#include "cli/pull_render.hpp"
 #include "cli/registry_options.hpp"
 #include "cli/vm_guest.hpp"
 #include "lume/client.hpp"
@@ -19,91 +20,6 @@
 namespace lume_unlock::cli {
 
 namespace {
-
-struct PullCommandOptions {
-  std::string reference;
-  std::string vm;
-  std::string recipe; ///< --recipe: only its trust: and registry: blocks are used
-  bool dry_run = false;
-  bool verify = false;
-  int boot_timeout_seconds = 600;
-  int ssh_wait_seconds = 60;
-  RegistryFlags registry;
-  guest::ConnectionOptions connection;
-};
-
-/// Renders the --verify check into `doc` (and, without --json, as text). Returns the exit code
-/// (0 verified, 6 differences).
-int render_verification(Context& context,
-                        const pipeline::BakedGuestCheck& check,
-                        nlohmann::json& doc) {
-  const auto drifted = check.report.drifted();
-  doc["verify"] = pipeline::to_json(check.report);
-  doc["verify"]["verified"] = check.verified();
-  if (check.record.image && check.record.image->reference) {
-    doc["verify"]["baked_from"] = *check.record.image->reference;
-  }
-  if (!context.json()) {
-    if (check.verified()) {
-      context.out << "verified: " << check.report.items.size()
-                  << " items of the baked record match the guest\n";
-    } else {
-      context.out << "not verified: " << drifted.size() << " of " << check.report.items.size()
-                  << " items differ from the baked record\n";
-      for (const auto& item : drifted) {
-        context.out << "  " << item.item << ": expected " << item.expected << ", found "
-                    << item.found << "\n";
-      }
-    }
-  }
-  return check.verified() ? 0 : exit_code(ErrorCategory::verification);
-}
-
-/// Which key vouched for the digest, the same line for a dry run and a pull.
-std::string verified_line(const oci::Digest& digest, const signing::VerifiedSignature& signature) {
-  return "signature verified: " + digest.str() + " signed by " + signature.key_fingerprint + " (" +
-         signature.key_source + ")";
-}
-
-void run_dry(const PullCommandOptions& options,
-             Context& context,
-             const transfer::ImagePullPlan& plan) {
-  const char* action = plan.in_place ? "none" : plan.conflict ? "refuse" : "pull";
-  if (context.json()) {
-    nlohmann::json doc = {{"dry_run", true},
-                          {"reference", options.reference},
-                          {"pull", plan.reference},
-                          {"digest", plan.digest.str()},
-                          {"vm", options.vm},
-                          {"vm_exists", plan.vm_exists},
-                          {"action", action},
-                          {"no_op", plan.in_place}};
-    if (plan.vm_manifest_digest) {
-      doc["vm_manifest_digest"] = *plan.vm_manifest_digest;
-    }
-    if (plan.conflict) {
-      doc["conflict"] = plan.conflict->why();
-    }
-    if (plan.signature) {
-      doc["signature"] = signing::to_json(*plan.signature);
-    }
-    context.print_json(doc);
-    return;
-  }
-  context.out << "resolved " << options.reference << " to " << plan.digest.str() << '\n';
-  if (plan.signature) {
-    context.out << verified_line(plan.digest, *plan.signature) << '\n';
-  }
-  if (plan.in_place) {
-    context.out << "VM '" << options.vm << "' exists and already holds " << plan.digest.str()
-                << ": nothing to do\n";
-  } else if (plan.conflict) {
-    context.out << "would refuse: " << plan.conflict->why() << '\n';
-  } else {
-    context.out << "VM '" << options.vm << "' does not exist: would ask Lume to pull "
-                << plan.reference << " into it and check its .manifest-digest\n";
-  }
-}
 
 int run_pull(const PullCommandOptions& options, Context& context) {
   pipeline::PullOptions pull;
@@ -135,7 +51,7 @@ int run_pull(const PullCommandOptions& options, Context& context) {
                                   [&](const std::string& line) { context.debug(line); }};
 
   if (options.dry_run) {
-    run_dry(options, context, pipeline::plan_pull(pull, services));
+    render_dry_run(options, context, pipeline::plan_pull(pull, services));
     return 0;
   }
   const pipeline::PullOutcome pulled = pipeline::pull_vm(pull, services);

@@ -41,17 +41,50 @@ enablement::Profile recorded_profile(const Context& context, const std::string& 
   return profile;
 }
 
-void run_verify(const VerifyOptions& options, Context& context, int& exit_code) {
-  std::optional<verify::LlamaLogReport> log_report;
-  if (!options.llama_log.empty()) {
-    const std::string text =
-        util::read_input_file(options.llama_log, verify::k_max_llama_log_bytes, "the log")
-            .value_or_throw();
-    verify::check_llama_log_lines(text).value_or_throw();
-    verify::LlamaLogOptions log_options;
-    log_options.expect_shim = true;
-    log_report = verify::classify_llama_log(text, log_options);
+/// The --llama-log file classified, injection expected (nothing without the flag).
+std::optional<verify::LlamaLogReport> classify_log_file(const std::string& path) {
+  if (path.empty()) {
+    return std::nullopt;
   }
+  const std::string text =
+      util::read_input_file(path, verify::k_max_llama_log_bytes, "the log").value_or_throw();
+  verify::check_llama_log_lines(text).value_or_throw();
+  verify::LlamaLogOptions log_options;
+  log_options.expect_shim = true;
+  return verify::classify_llama_log(text, log_options);
+}
+
+void print_verify_text(const std::string& vm,
+                       const apply::ProbeVerdict& verdict,
+                       const std::vector<pipeline::StatusItem>& artifact_checks,
+                       const std::optional<verify::LlamaLogReport>& log_report,
+                       const std::vector<std::string>& problems,
+                       Context& context) {
+  context.out << "verify '" << vm << "': " << (problems.empty() ? "ok" : "FAILED")
+              << "\n  threadgroup memory " << verdict.stock_threadgroup_memory << " -> "
+              << verdict.unlocked_threadgroup_memory << "\n  changed families:";
+  for (const auto& code : verdict.changed_families) {
+    context.out << " " << code;
+  }
+  context.out << "\n";
+  if (!artifact_checks.empty()) {
+    std::size_t matching = 0;
+    for (const auto& item : artifact_checks) {
+      matching += item.ok() ? 1 : 0;
+    }
+    context.out << "  artifact files: " << matching << " of " << artifact_checks.size()
+                << " match the record\n";
+  }
+  if (log_report) {
+    context.out << "  llama.cpp log: " << verify::verdict_name(log_report->verdict) << "\n";
+  }
+  for (const auto& problem : problems) {
+    context.out << "  problem: " << problem << "\n";
+  }
+}
+
+void run_verify(const VerifyOptions& options, Context& context, int& exit_code) {
+  const std::optional<verify::LlamaLogReport> log_report = classify_log_file(options.llama_log);
   const enablement::Profile profile = recorded_profile(context, options.vm);
   lume::ClientOptions lume_options;
   lume_options.base_url = context.global.lume_url;
@@ -99,27 +132,7 @@ void run_verify(const VerifyOptions& options, Context& context, int& exit_code) 
     }
     context.print_json(doc);
   } else {
-    context.out << "verify '" << options.vm << "': " << (problems.empty() ? "ok" : "FAILED")
-                << "\n  threadgroup memory " << verdict.stock_threadgroup_memory << " -> "
-                << verdict.unlocked_threadgroup_memory << "\n  changed families:";
-    for (const auto& code : verdict.changed_families) {
-      context.out << " " << code;
-    }
-    context.out << "\n";
-    if (!artifact_checks.empty()) {
-      std::size_t matching = 0;
-      for (const auto& item : artifact_checks) {
-        matching += item.ok() ? 1 : 0;
-      }
-      context.out << "  artifact files: " << matching << " of " << artifact_checks.size()
-                  << " match the record\n";
-    }
-    if (log_report) {
-      context.out << "  llama.cpp log: " << verify::verdict_name(log_report->verdict) << "\n";
-    }
-    for (const auto& problem : problems) {
-      context.out << "  problem: " << problem << "\n";
-    }
+    print_verify_text(options.vm, verdict, artifact_checks, log_report, problems, context);
   }
   if (!problems.empty()) {
     context.warn("verification of VM '" + options.vm + "' failed: " + problems.front());

@@ -109,6 +109,141 @@ void push_if_nonempty(std::vector<Step>& steps, Step step) {
   }
 }
 
+/// Loaded, as far as the guest told: without the labels (launchctl print failed), assume so.
+bool loaded_in(const ObservedState& observed, const std::string& label) {
+  return !observed.loaded_labels || observed.loaded_labels->count(label) != 0;
+}
+
+using AgentActions = std::map<std::string, AgentAction>;
+
+/// Desired agents by name, compared with the plists present: a new or changed plist is written
+/// (its final path noted in `staged_plists`), an unchanged one that is not loaded gets loaded.
+Status plan_desired_agents(const EnablementList& desired,
+                           const GuestLayout& layout,
+                           const AgentSettings& settings,
+                           const ObservedState& observed,
+                           EnablementPlan& plan,
+                           AgentActions& agents,
+                           std::set<std::string>& staged_plists) {
+  const auto is_loaded = [&](const std::string& label) { return loaded_in(observed, label); };
+  LUME_UNLOCK_TRY_ASSIGN(auto rendered, render_agents(desired, layout, settings));
+  for (RenderedAgent& agent : rendered) {
+    const auto present = observed.agent_plists.find(agent_plist_file_name(agent.name));
+    AgentAction action;
+    action.name = agent.name;
+    action.label = agent.label;
+    action.plist_path = agent.plist_path;
+    action.new_sha256 = agent.sha256;
+    action.was_loaded = is_loaded(action.label);
+    if (present != observed.agent_plists.end() && present->second == agent.content) {
+      if (!action.was_loaded) {
+        action.change = AgentChange::not_loaded;
+        action.old_sha256 = action.new_sha256;
+        agents[agent.name] = action;
+      }
+      continue;
+    }
+    std::optional<std::string> previous;
+    if (present == observed.agent_plists.end()) {
+      action.change = AgentChange::added;
+      // Loaded without a plist (an interrupted apply, a bootout that failed): known only from
+      // the labels; such a job must go before the new one can be bootstrapped.
+      action.was_loaded =
+          observed.loaded_labels && observed.loaded_labels->count(action.label) != 0;
+    } else {
+      action.change = AgentChange::changed;
+      action.old_sha256 = util::sha256_hex(present->second);
+      previous = present->second;
+    }
+    agents[agent.name] = action;
+    staged_plists.insert(agent.plist_path);
+    plan.writes.push_back(make_write(
+        agent.plist_path, plan.staging_dir, std::move(agent.content), std::move(previous)));
+  }
+  return ok_status();
+}
+
+/// The rest of ours are removed: plists no desired agent owns, and loaded agents of ours whose
+/// plist is gone.
+void plan_removed_agents(const EnablementList& desired,
+                         const GuestLayout& layout,
+                         const ObservedState& observed,
+                         EnablementPlan& plan,
+                         AgentActions& agents) {
+  const auto is_loaded = [&](const std::string& label) { return loaded_in(observed, label); };
+  for (const auto& [file_name, content] : observed.agent_plists) {
+    const std::string name = entry_name_from_plist_file_name(file_name);
+    const EnablementEntry* entry = desired.find(name);
+    if (name.empty() || (entry != nullptr && entry->agent)) {
+      continue;
+    }
+    AgentAction action;
+    action.change = AgentChange::removed;
+    action.name = name;
+    action.label = file_name.substr(0, file_name.size() - std::string(".plist").size());
+    action.plist_path = layout.launch_agents_dir() + "/" + file_name;
+    action.old_sha256 = util::sha256_hex(content);
+    action.was_loaded = is_loaded(action.label);
+    agents[name] = action;
+    plan.removals.push_back(FileRemoval{action.plist_path, content});
+  }
+  // Loaded agents of ours whose plist is gone and that no desired agent owns: boot them out.
+  if (observed.loaded_labels) {
+    const std::string prefix = agent_label("");
+    for (const std::string& label : *observed.loaded_labels) {
+      const std::string name = label.rfind(prefix, 0) == 0 ? label.substr(prefix.size()) : "";
+      const EnablementEntry* entry = desired.find(name);
+      if (name.empty() || agents.count(name) != 0 || (entry != nullptr && entry->agent) ||
+          observed.agent_plists.count(agent_plist_file_name(name)) != 0) {
+        continue;
+      }
+      AgentAction action;
+      action.change = AgentChange::removed;
+      action.name = name;
+      action.label = label;
+      action.plist_path = layout.agent_plist_path(name);
+      agents[name] = action;
+    }
+  }
+}
+
+/// The steps that carry a plan out, in order: directories, staging, lint, bootout, install,
+/// bootstrap, clean up.
+void plan_steps(EnablementPlan& plan,
+                const GuestLayout& layout,
+                const std::set<std::string>& staged_plists) {
+  plan.steps.push_back(Step{StepKind::make_directories,
+                            {{{"mkdir",
+                               "-p",
+                               layout.support_dir(),
+                               plan.staging_dir,
+                               layout.launch_agents_dir(),
+                               layout.logs_dir()},
+                              false}},
+                            {}});
+  push_if_nonempty(plan.steps, Step{StepKind::stage_files, {}, plan.writes});
+  std::vector<std::string> lint_paths;
+  for (const FileWrite& write : plan.writes) {
+    if (staged_plists.count(write.path) != 0) {
+      lint_paths.push_back(write.staged_path);
+    }
+  }
+  if (!lint_paths.empty()) {
+    plan.steps.push_back(Step{StepKind::lint_plists, {{plutil_lint(lint_paths), false}}, {}});
+  }
+  push_if_nonempty(plan.steps, bootout_step(plan, was_loaded_before));
+  Step install{StepKind::install_files, {}, {}};
+  for (const FileWrite& write : plan.writes) {
+    install.commands.push_back({{"mv", "-f", write.staged_path, write.path}, false});
+  }
+  for (const FileRemoval& removal : plan.removals) {
+    install.commands.push_back({{"rm", "-f", removal.path}, false});
+  }
+  push_if_nonempty(plan.steps, std::move(install));
+  push_if_nonempty(plan.steps, bootstrap_step(plan, is_loaded_by_apply, false));
+  plan.steps.push_back(clean_staging_step(plan));
+}
+
 } // namespace
 
 bool operator==(const FileWrite& a, const FileWrite& b) {
@@ -175,81 +310,12 @@ Result<EnablementPlan> plan_enablement(const EnablementList& desired,
   plan.staging_dir = layout.staging_dir();
   plan.staging_root = layout.staging_root();
 
-  const auto is_loaded = [&](const std::string& label) {
-    return !observed.loaded_labels || observed.loaded_labels->count(label) != 0;
-  };
-
   // Agents: desired ones by name, compared with the plists present; the rest of ours are removed.
-  std::map<std::string, AgentAction> agents;
+  AgentActions agents;
   std::set<std::string> staged_plists; // final paths of the plists this plan writes
-  LUME_UNLOCK_TRY_ASSIGN(auto rendered, render_agents(desired, layout, settings));
-  for (RenderedAgent& agent : rendered) {
-    const auto present = observed.agent_plists.find(agent_plist_file_name(agent.name));
-    AgentAction action;
-    action.name = agent.name;
-    action.label = agent.label;
-    action.plist_path = agent.plist_path;
-    action.new_sha256 = agent.sha256;
-    action.was_loaded = is_loaded(action.label);
-    if (present != observed.agent_plists.end() && present->second == agent.content) {
-      if (!action.was_loaded) {
-        action.change = AgentChange::not_loaded;
-        action.old_sha256 = action.new_sha256;
-        agents[agent.name] = action;
-      }
-      continue;
-    }
-    std::optional<std::string> previous;
-    if (present == observed.agent_plists.end()) {
-      action.change = AgentChange::added;
-      // Loaded without a plist (an interrupted apply, a bootout that failed): known only from
-      // the labels; such a job must go before the new one can be bootstrapped.
-      action.was_loaded =
-          observed.loaded_labels && observed.loaded_labels->count(action.label) != 0;
-    } else {
-      action.change = AgentChange::changed;
-      action.old_sha256 = util::sha256_hex(present->second);
-      previous = present->second;
-    }
-    agents[agent.name] = action;
-    staged_plists.insert(agent.plist_path);
-    plan.writes.push_back(make_write(
-        agent.plist_path, plan.staging_dir, std::move(agent.content), std::move(previous)));
-  }
-  for (const auto& [file_name, content] : observed.agent_plists) {
-    const std::string name = entry_name_from_plist_file_name(file_name);
-    const EnablementEntry* entry = desired.find(name);
-    if (name.empty() || (entry != nullptr && entry->agent)) {
-      continue;
-    }
-    AgentAction action;
-    action.change = AgentChange::removed;
-    action.name = name;
-    action.label = file_name.substr(0, file_name.size() - std::string(".plist").size());
-    action.plist_path = layout.launch_agents_dir() + "/" + file_name;
-    action.old_sha256 = util::sha256_hex(content);
-    action.was_loaded = is_loaded(action.label);
-    agents[name] = action;
-    plan.removals.push_back(FileRemoval{action.plist_path, content});
-  }
-  // Loaded agents of ours whose plist is gone and that no desired agent owns: boot them out.
-  if (observed.loaded_labels) {
-    const std::string prefix = agent_label("");
-    for (const std::string& label : *observed.loaded_labels) {
-      const std::string name = label.rfind(prefix, 0) == 0 ? label.substr(prefix.size()) : "";
-      const EnablementEntry* entry = desired.find(name);
-      if (name.empty() || agents.count(name) != 0 || (entry != nullptr && entry->agent) ||
-          observed.agent_plists.count(agent_plist_file_name(name)) != 0) {
-        continue;
-      }
-      AgentAction action;
-      action.change = AgentChange::removed;
-      action.name = name;
-      action.label = label;
-      action.plist_path = layout.agent_plist_path(name);
-      agents[name] = action;
-    }
-  }
+  LUME_UNLOCK_TRY(
+      plan_desired_agents(desired, layout, settings, observed, plan, agents, staged_plists));
+  plan_removed_agents(desired, layout, observed, plan, agents);
   for (auto& [name, action] : agents) {
     plan.agents.push_back(std::move(action));
   }
@@ -276,36 +342,7 @@ Result<EnablementPlan> plan_enablement(const EnablementList& desired,
     return plan;
   }
 
-  plan.steps.push_back(Step{StepKind::make_directories,
-                            {{{"mkdir",
-                               "-p",
-                               layout.support_dir(),
-                               plan.staging_dir,
-                               layout.launch_agents_dir(),
-                               layout.logs_dir()},
-                              false}},
-                            {}});
-  push_if_nonempty(plan.steps, Step{StepKind::stage_files, {}, plan.writes});
-  std::vector<std::string> lint_paths;
-  for (const FileWrite& write : plan.writes) {
-    if (staged_plists.count(write.path) != 0) {
-      lint_paths.push_back(write.staged_path);
-    }
-  }
-  if (!lint_paths.empty()) {
-    plan.steps.push_back(Step{StepKind::lint_plists, {{plutil_lint(lint_paths), false}}, {}});
-  }
-  push_if_nonempty(plan.steps, bootout_step(plan, was_loaded_before));
-  Step install{StepKind::install_files, {}, {}};
-  for (const FileWrite& write : plan.writes) {
-    install.commands.push_back({{"mv", "-f", write.staged_path, write.path}, false});
-  }
-  for (const FileRemoval& removal : plan.removals) {
-    install.commands.push_back({{"rm", "-f", removal.path}, false});
-  }
-  push_if_nonempty(plan.steps, std::move(install));
-  push_if_nonempty(plan.steps, bootstrap_step(plan, is_loaded_by_apply, false));
-  plan.steps.push_back(clean_staging_step(plan));
+  plan_steps(plan, layout, staged_plists);
   return plan;
 }
 

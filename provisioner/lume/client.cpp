@@ -82,6 +82,45 @@ parsed(Result<json> body, const std::string& operation, Result<T> (*reader)(cons
   return value;
 }
 
+/// The error for an answer with a status the call does not expect: Lume's own "Not found" for
+/// a route it lacks, its {"message"} when it sent one, else the body as received.
+Error unexpected_answer(const std::string& operation,
+                        const std::string& route,
+                        const std::string& where,
+                        const util::HttpResponse& response) {
+  const std::string status = "HTTP " + std::to_string(response.status);
+  if (response.status == 404) {
+    // Lume's router answers a bare "Not found" for any route it does not know (§1.4).
+    if (response.body == "Not found") {
+      return Error(ErrorCategory::lume_api,
+                   operation,
+                   "Lume answered HTTP 404 \"Not found\": the server at " + where +
+                       " has no route " + route,
+                   "check that --lume-url points at Lume 0.5.3 or newer (`lume --version`)");
+    }
+    return Error(ErrorCategory::lume_api,
+                 operation,
+                 "HTTP 404 from " + where + " for " + route +
+                     ", which is not Lume's answer: " + util::body_preview(response.body),
+                 "check that --lume-url points at `lume serve`");
+  }
+  if (auto message = lume_message(response.body)) {
+    std::string hint;
+    if (message->rfind(k_not_found_prefix, 0) == 0) {
+      hint = "list the VMs Lume knows with `lume ls`";
+    } else if (response.status >= 500) {
+      hint = "see Lume's log (/tmp/lume_daemon.error.log when started at login) and retry";
+    }
+    return Error(
+        ErrorCategory::lume_api, operation, "Lume answered " + status + ": " + *message, hint);
+  }
+  return Error(ErrorCategory::lume_api,
+               operation,
+               "Lume answered " + status + " with an unexpected body: '" +
+                   util::body_preview(response.body) + "'",
+               "check that --lume-url points at `lume serve`");
+}
+
 } // namespace
 
 bool is_vm_not_found(const Error& error) {
@@ -183,40 +222,10 @@ Result<json> LumeClient::call(const Call& call) {
   const bool expected =
       std::find(call.expected.begin(), call.expected.end(), response.status) != call.expected.end();
   if (!expected) {
-    const std::string where = util::redact_url(m_options.base_url);
-    if (response.status == 404) {
-      // Lume's router answers a bare "Not found" for any route it does not know (§1.4).
-      const std::string route = call.method + " " + call.path;
-      if (response.body == "Not found") {
-        return Error(ErrorCategory::lume_api,
-                     call.operation,
-                     "Lume answered HTTP 404 \"Not found\": the server at " + where +
-                         " has no route " + route,
-                     "check that --lume-url points at Lume 0.5.3 or newer (`lume --version`)");
-      }
-      return Error(ErrorCategory::lume_api,
-                   call.operation,
-                   "HTTP 404 from " + where + " for " + route +
-                       ", which is not Lume's answer: " + util::body_preview(response.body),
-                   "check that --lume-url points at `lume serve`");
-    }
-    if (auto message = lume_message(response.body)) {
-      std::string hint;
-      if (message->rfind(k_not_found_prefix, 0) == 0) {
-        hint = "list the VMs Lume knows with `lume ls`";
-      } else if (response.status >= 500) {
-        hint = "see Lume's log (/tmp/lume_daemon.error.log when started at login) and retry";
-      }
-      return Error(ErrorCategory::lume_api,
-                   call.operation,
-                   "Lume answered " + status + ": " + *message,
-                   hint);
-    }
-    return Error(ErrorCategory::lume_api,
-                 call.operation,
-                 "Lume answered " + status + " with an unexpected body: '" +
-                     util::body_preview(response.body) + "'",
-                 "check that --lume-url points at `lume serve`");
+    return unexpected_answer(call.operation,
+                             call.method + " " + call.path,
+                             util::redact_url(m_options.base_url),
+                             response);
   }
   // DELETE answers 200 with an empty body: success, nothing to parse.
   if (response.body.empty()) {

@@ -161,6 +161,38 @@ bool looks_like_registry(std::string_view component) {
          component.find(':') != std::string_view::npos || component == "localhost";
 }
 
+/// Printable ASCII only: no byte above 0x7f, no whitespace or control character.
+Status check_characters(std::string_view text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x80) {
+      return invalid(text, "non-ASCII byte at position " + std::to_string(i));
+    }
+    if (c <= 0x20 || c == 0x7f) {
+      return invalid(text, "whitespace or control character at position " + std::to_string(i));
+    }
+  }
+  return ok_status();
+}
+
+/// Each repository path component (from `first`, past the registry) is non-empty and lower case.
+Status check_path_components(std::string_view text,
+                             const std::vector<std::string_view>& components,
+                             std::size_t first) {
+  for (std::size_t i = first; i < components.size(); ++i) {
+    std::string_view component = components[i];
+    if (component.empty()) {
+      return invalid(text, "empty path component (leading, trailing or double '/')");
+    }
+    if (!is_path_component(component)) {
+      return invalid(text,
+                     "repository component '" + std::string(component) +
+                         "' must match [a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*");
+    }
+  }
+  return ok_status();
+}
+
 } // namespace
 
 std::string Reference::identifier() const {
@@ -185,16 +217,7 @@ Result<Reference> parse_reference(std::string_view text, const ReferenceDefaults
   if (text.empty()) {
     return invalid(text, "the reference is empty");
   }
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x80) {
-      return invalid(text, "non-ASCII byte at position " + std::to_string(i));
-    }
-    if (c <= 0x20 || c == 0x7f) {
-      return invalid(text, "whitespace or control character at position " + std::to_string(i));
-    }
-  }
-
+  LUME_UNLOCK_TRY(check_characters(text));
   Reference ref;
   std::string_view name = text;
   if (auto at = text.find('@'); at != std::string_view::npos) {
@@ -244,17 +267,7 @@ Result<Reference> parse_reference(std::string_view text, const ReferenceDefaults
   } else {
     ref.registry = defaults.registry;
   }
-  for (std::size_t i = first_path; i < components.size(); ++i) {
-    std::string_view component = components[i];
-    if (component.empty()) {
-      return invalid(text, "empty path component (leading, trailing or double '/')");
-    }
-    if (!is_path_component(component)) {
-      return invalid(text,
-                     "repository component '" + std::string(component) +
-                         "' must match [a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*");
-    }
-  }
+  LUME_UNLOCK_TRY(check_path_components(text, components, first_path));
   std::string_view repository = name;
   if (first_path == 1) {
     repository.remove_prefix(components[0].size() + 1);

@@ -136,6 +136,39 @@ public:
   guest::GuestSession* session() const { return m_session.get(); }
 
 private:
+  /// What the preflight observed of Lume and the VM, for the steps' descriptions.
+  struct Observed {
+    lume::HostStatus host;
+    std::optional<lume::VmState> found; ///< absent: no VM of that name (or Lume masks it)
+    std::string vm;                     ///< "absent", or Lume's state, "ours", the same image
+  };
+
+  // The read-only preflight (create_preflight.cpp).
+  void read_recipe_and_lock();
+  bool choose_reference(); ///< true when the VM comes from an IPSW, not an image
+  Observed observe_lume(bool from_ipsw);
+  std::optional<lume::VmState> find_vm();
+  bool read_allow_entries();
+  std::string check_same_image(bool from_ipsw);
+  void check_running_limit(const lume::HostStatus& host) const;
+  void report_warnings();
+
+  // Each step's part of the plan, beside the step it runs (create_*_steps.cpp).
+  Step preflight_step(const Observed& observed) const;
+  Step fetch_step();
+  Step image_step(const Observed& observed);
+  Step install_ipsw_step(const Observed& observed);
+  Step resize_step();
+  Step boot_step();
+  Step connect_step();
+  Step facts_step();
+  Step install_shim_step();
+  Step probe_step();
+  Step install_artifacts_step();
+  Step enablement_step();
+  Step provenance_step();
+  Step bench_step();
+
   StepResult step_fetch();
   StepResult step_install_artifacts();
   StepResult step_image();

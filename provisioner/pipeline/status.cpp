@@ -130,16 +130,13 @@ Result<std::vector<StatusItem>> check_artifacts(guest::GuestSession& session,
   return artifact_items(record, found);
 }
 
-Result<StatusReport> check_status(guest::GuestSession& session,
-                                  const provenance::Provenance& record) {
-  const std::uint64_t before = session.command_count();
-  StatusReport report;
-  LUME_UNLOCK_TRY_ASSIGN(auto facts, guest::gather_guest_facts(session));
-  LUME_UNLOCK_TRY_ASSIGN(auto observed, apply::observe_enablement(session, facts));
-  const enablement::ObservedState& state = observed.state;
+namespace {
 
-  // Shim files and the files of installed artifacts: one shasum of every recorded path
-  // (missing ones print nothing).
+/// Shim files and the files of installed artifacts: one shasum of every recorded path (missing
+/// ones print nothing).
+Status check_file_hashes(guest::GuestSession& session,
+                         const provenance::Provenance& record,
+                         StatusReport& report) {
   std::vector<provenance::FileHash> files;
   if (record.shim && record.shim->files) {
     files = *record.shim->files;
@@ -166,11 +163,13 @@ Result<StatusReport> check_status(guest::GuestSession& session,
     }
   }
 
-  // enablement.json and the guard file rendered from it.
-  std::vector<provenance::EnablementRecord> entries;
-  if (record.enablement) {
-    entries = *record.enablement;
-  }
+  return ok_status();
+}
+
+/// enablement.json and the guard file rendered from it.
+void check_enablement_files(const enablement::ObservedState& state,
+                            const std::vector<provenance::EnablementRecord>& entries,
+                            StatusReport& report) {
   std::string expected_entries;
   for (const auto& entry : entries) {
     expected_entries += entry.name + "=" + entry.program.value_or("") + " ";
@@ -193,12 +192,12 @@ Result<StatusReport> check_status(guest::GuestSession& session,
   }
   report.items.push_back({"enablement.json", expected_entries, found_entries});
   report.items.push_back({"guard file", expected_guard, found_guard});
+}
 
-  // Each program's real path now against the one the guard file was written with: a link
-  // re-pointed since (a `brew upgrade`, a rebuilt venv) leaves the shim off for the new target.
-  LUME_UNLOCK_TRY(check_program_paths(session, record.vm, entries, report));
-
-  // Agents: plist bytes and loaded state; no stray plist of ours.
+/// Agents: plist bytes and loaded state; no stray plist of ours.
+void check_agents(const enablement::ObservedState& state,
+                  const std::vector<provenance::EnablementRecord>& entries,
+                  StatusReport& report) {
   std::set<std::string> expected_plists;
   for (const auto& entry : entries) {
     if (!entry.agent.value_or(false)) {
@@ -222,8 +221,13 @@ Result<StatusReport> check_status(guest::GuestSession& session,
       report.items.push_back({"agent plist " + file_name, "absent", "present"});
     }
   }
+}
 
-  // The guest's own record.
+/// The guest's own record, against the host's.
+void check_guest_record(guest::GuestSession& session,
+                        const guest::GuestFacts& facts,
+                        const provenance::Provenance& record,
+                        StatusReport& report) {
   const std::string guest_record = enablement::support_dir_of_home(facts.home) + "/provenance.json";
   std::string found_record = k_missing;
   auto text = session.read_file(guest_record, provenance::k_max_provenance_bytes);
@@ -237,6 +241,32 @@ Result<StatusReport> check_status(guest::GuestSession& session,
     found_record = "unreadable (" + text.error().why() + ")"; // too large, or no permission
   }
   report.items.push_back({"guest provenance.json", "same as the host record", found_record});
+}
+
+} // namespace
+
+Result<StatusReport> check_status(guest::GuestSession& session,
+                                  const provenance::Provenance& record) {
+  const std::uint64_t before = session.command_count();
+  StatusReport report;
+  LUME_UNLOCK_TRY_ASSIGN(auto facts, guest::gather_guest_facts(session));
+  LUME_UNLOCK_TRY_ASSIGN(auto observed, apply::observe_enablement(session, facts));
+  const enablement::ObservedState& state = observed.state;
+
+  LUME_UNLOCK_TRY(check_file_hashes(session, record, report));
+
+  std::vector<provenance::EnablementRecord> entries;
+  if (record.enablement) {
+    entries = *record.enablement;
+  }
+  check_enablement_files(state, entries, report);
+
+  // Each program's real path now against the one the guard file was written with: a link
+  // re-pointed since (a `brew upgrade`, a rebuilt venv) leaves the shim off for the new target.
+  LUME_UNLOCK_TRY(check_program_paths(session, record.vm, entries, report));
+
+  check_agents(state, entries, report);
+  check_guest_record(session, facts, record, report);
   report.commands = session.command_count() - before;
   return report;
 }

@@ -1,6 +1,7 @@
 #include "provenance/provenance.hpp"
 
 #include "lume/vm_name.hpp"
+#include "provenance/record_fields.hpp"
 #include "util/atomic_file.hpp"
 #include "util/json_parse.hpp"
 
@@ -9,126 +10,12 @@
 
 namespace lume_unlock::provenance {
 
+// The record's typed field readers and writers (record_fields.hpp).
+using namespace fields;
+
 namespace {
 
 using nlohmann::json;
-
-template <class T>
-void put(json& object, const char* key, const std::optional<T>& value) {
-  if (value) {
-    object[key] = *value;
-  }
-}
-
-/// Puts a sub-object only when it has at least one known key.
-void put_object(json& object, const char* key, const json& value) {
-  if (!value.empty()) {
-    object[key] = value;
-  }
-}
-
-Error bad(const std::string& key, const std::string& why) {
-  return Error(ErrorCategory::verification,
-               "invalid provenance record",
-               "'" + key + "' " + why,
-               "rewrite it with 'lume-unlock create' or remove the file");
-}
-
-// Readers: absent or null leaves the optional empty; a wrong type is an error.
-Status read(const json& object,
-            const char* key,
-            const std::string& path,
-            std::optional<std::string>& out) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) {
-    return ok_status();
-  }
-  if (!it->is_string()) {
-    return bad(path + key, "must be a string");
-  }
-  out = it->get<std::string>();
-  return ok_status();
-}
-
-Status read(const json& object,
-            const char* key,
-            const std::string& path,
-            std::optional<std::int64_t>& out) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) {
-    return ok_status();
-  }
-  if (!it->is_number_integer()) {
-    return bad(path + key, "must be an integer");
-  }
-  out = it->get<std::int64_t>();
-  return ok_status();
-}
-
-Status read(const json& object,
-            const char* key,
-            const std::string& path,
-            std::optional<std::uint64_t>& out) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) {
-    return ok_status();
-  }
-  if (!it->is_number_unsigned()) {
-    return bad(path + key, "must be a non-negative integer");
-  }
-  out = it->get<std::uint64_t>();
-  return ok_status();
-}
-
-Status
-read(const json& object, const char* key, const std::string& path, std::optional<bool>& out) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) {
-    return ok_status();
-  }
-  if (!it->is_boolean()) {
-    return bad(path + key, "must be true or false");
-  }
-  out = it->get<bool>();
-  return ok_status();
-}
-
-Status
-read(const json& object, const char* key, const std::string& path, std::optional<json>& out) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) {
-    return ok_status();
-  }
-  if (!it->is_object()) {
-    return bad(path + key, "must be an object");
-  }
-  out = *it;
-  return ok_status();
-}
-
-/// The sub-object at key, or nullptr when absent; an error when it is not an object.
-Result<const json*> sub_object(const json& object, const char* key, const std::string& path) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) {
-    return static_cast<const json*>(nullptr);
-  }
-  if (!it->is_object()) {
-    return bad(path + key, "must be an object");
-  }
-  return &*it;
-}
-
-/// A string or a non-negative integer that must be there.
-template <class T>
-Status require(const json& object, const char* key, const std::string& path, T& out) {
-  std::optional<T> value;
-  LUME_UNLOCK_TRY(read(object, key, path, value));
-  if (!value) {
-    return bad(path + key, "is missing");
-  }
-  out = *value;
-  return ok_status();
-}
 
 Result<std::vector<ArtifactRecord>> read_artifacts(const json& list) {
   if (!list.is_array()) {
@@ -172,125 +59,65 @@ Result<std::vector<ArtifactRecord>> read_artifacts(const json& list) {
   return out;
 }
 
-} // namespace
-
-json to_json(const Provenance& r) {
-  json out = {{"schema", k_schema}, {"vm", r.vm}};
-  put(out, "lume_url", r.lume_url);
-  if (r.image) {
-    json image = json::object();
-    put(image, "reference", r.image->reference);
-    put(image, "digest", r.image->digest);
-    put(image, "lume_manifest_digest", r.image->lume_manifest_digest);
-    put(image, "signed_by", r.image->signed_by);
-    put_object(out, "image", image);
+json shim_json(const ShimInfo& info) {
+  json shim = json::object();
+  put(shim, "bundle_version", info.bundle_version);
+  put(shim, "bundle_reference", info.bundle_reference);
+  put(shim, "bundle_digest", info.bundle_digest);
+  put(shim, "bundle_signed_by", info.bundle_signed_by);
+  put(shim, "platform", info.platform);
+  if (info.profile) {
+    json profile = json::object();
+    put(profile, "apple_family_max", info.profile->apple_family_max);
+    put(profile, "max_threadgroup_memory", info.profile->max_threadgroup_memory);
+    put_object(shim, "profile", profile);
   }
-  if (r.hardware) {
-    json hardware = json::object();
-    put(hardware, "cpu", r.hardware->cpu);
-    put(hardware, "memory_bytes", r.hardware->memory_bytes);
-    put(hardware, "disk_bytes", r.hardware->disk_bytes);
-    put_object(out, "hardware", hardware);
-  }
-  if (r.guest) {
-    json guest = json::object();
-    put(guest, "os", r.guest->os);
-    put(guest, "version", r.guest->version);
-    put(guest, "build", r.guest->build);
-    put(guest, "arch", r.guest->arch);
-    put_object(out, "guest", guest);
-  }
-  if (r.shim) {
-    json shim = json::object();
-    put(shim, "bundle_version", r.shim->bundle_version);
-    put(shim, "bundle_reference", r.shim->bundle_reference);
-    put(shim, "bundle_digest", r.shim->bundle_digest);
-    put(shim, "bundle_signed_by", r.shim->bundle_signed_by);
-    put(shim, "platform", r.shim->platform);
-    if (r.shim->profile) {
-      json profile = json::object();
-      put(profile, "apple_family_max", r.shim->profile->apple_family_max);
-      put(profile, "max_threadgroup_memory", r.shim->profile->max_threadgroup_memory);
-      put_object(shim, "profile", profile);
-    }
-    if (r.shim->files) {
-      shim["files"] = json::array();
-      for (const auto& f : *r.shim->files) {
-        shim["files"].push_back({{"path", f.path}, {"sha256", f.sha256}});
-      }
-    }
-    put_object(out, "shim", shim);
-  }
-  if (r.enablement) {
-    out["enablement"] = json::array();
-    for (const auto& e : *r.enablement) {
-      json entry = {{"name", e.name}};
-      put(entry, "program", e.program);
-      put(entry, "resolved_program", e.resolved_program);
-      put(entry, "agent", e.agent);
-      put(entry, "plist_sha256", e.plist_sha256);
-      put(entry, "origin", e.origin);
-      out["enablement"].push_back(entry);
+  if (info.files) {
+    shim["files"] = json::array();
+    for (const auto& f : *info.files) {
+      shim["files"].push_back({{"path", f.path}, {"sha256", f.sha256}});
     }
   }
-  if (r.probe) {
-    json probe = json::object();
-    put(probe, "stock", r.probe->stock);
-    put(probe, "unlocked", r.probe->unlocked);
-    put_object(out, "probe", probe);
-  }
-  if (r.recipe) {
-    json recipe = json::object();
-    put(recipe, "path", r.recipe->path);
-    put(recipe, "sha256", r.recipe->sha256);
-    put_object(out, "recipe", recipe);
-  }
-  put(out, "bench", r.bench);
-  if (r.artifacts) {
-    json artifacts = json::array();
-    for (const auto& a : *r.artifacts) {
-      json files = json::array();
-      for (const auto& f : a.files) {
-        json file = f.link ? json{{"path", f.path}, {"link", *f.link}}
-                           : json{{"path", f.path}, {"sha256", f.sha256}, {"size", f.size}};
-        put(file, "macho", f.macho);
-        files.push_back(std::move(file));
-      }
-      artifacts.push_back({{"source", a.source},
-                           {"sha256", a.sha256},
-                           {"size", a.size},
-                           {"dest", a.dest},
-                           {"unpack", a.unpack},
-                           {"files", std::move(files)}});
-    }
-    out["artifacts"] = std::move(artifacts);
-  }
-  put(out, "created_at", r.created_at);
-  put(out, "updated_at", r.updated_at);
-  return out;
+  return shim;
 }
 
-Result<Provenance> provenance_from_json(const json& in) {
-  if (!in.is_object()) {
-    return bad("", "document must be an object");
+json enablement_json(const std::vector<EnablementRecord>& records) {
+  json list = json::array();
+  for (const auto& e : records) {
+    json entry = {{"name", e.name}};
+    put(entry, "program", e.program);
+    put(entry, "resolved_program", e.resolved_program);
+    put(entry, "agent", e.agent);
+    put(entry, "plist_sha256", e.plist_sha256);
+    put(entry, "origin", e.origin);
+    list.push_back(entry);
   }
-  Provenance r;
-  std::optional<std::string> schema;
-  LUME_UNLOCK_TRY(read(in, "schema", "", schema));
-  if (schema != std::string(k_schema)) {
-    return Error(ErrorCategory::verification,
-                 "invalid provenance record",
-                 "'schema' is '" + schema.value_or("") + "', expected '" + k_schema + "'",
-                 "this record was written by another tool or version");
-  }
-  std::optional<std::string> vm;
-  LUME_UNLOCK_TRY(read(in, "vm", "", vm));
-  if (!vm || vm->empty()) {
-    return bad("vm", "is missing");
-  }
-  r.vm = *vm;
-  LUME_UNLOCK_TRY(read(in, "lume_url", "", r.lume_url));
+  return list;
+}
 
+json artifacts_json(const std::vector<ArtifactRecord>& records) {
+  json artifacts = json::array();
+  for (const auto& a : records) {
+    json files = json::array();
+    for (const auto& f : a.files) {
+      json file = f.link ? json{{"path", f.path}, {"link", *f.link}}
+                         : json{{"path", f.path}, {"sha256", f.sha256}, {"size", f.size}};
+      put(file, "macho", f.macho);
+      files.push_back(std::move(file));
+    }
+    artifacts.push_back({{"source", a.source},
+                         {"sha256", a.sha256},
+                         {"size", a.size},
+                         {"dest", a.dest},
+                         {"unpack", a.unpack},
+                         {"files", std::move(files)}});
+  }
+  return artifacts;
+}
+
+// Each section of the record: absent leaves it empty; present, it must have its shape.
+
+Status read_image(const json& in, Provenance& r) {
   auto image = sub_object(in, "image", "");
   LUME_UNLOCK_TRY(image);
   if (image.value() != nullptr) {
@@ -302,6 +129,10 @@ Result<Provenance> provenance_from_json(const json& in) {
     LUME_UNLOCK_TRY(read(*image.value(), "signed_by", "image.", info.signed_by));
     r.image = info;
   }
+  return ok_status();
+}
+
+Status read_hardware(const json& in, Provenance& r) {
   auto hardware = sub_object(in, "hardware", "");
   LUME_UNLOCK_TRY(hardware);
   if (hardware.value() != nullptr) {
@@ -311,6 +142,10 @@ Result<Provenance> provenance_from_json(const json& in) {
     LUME_UNLOCK_TRY(read(*hardware.value(), "disk_bytes", "hardware.", info.disk_bytes));
     r.hardware = info;
   }
+  return ok_status();
+}
+
+Status read_guest(const json& in, Provenance& r) {
   auto guest = sub_object(in, "guest", "");
   LUME_UNLOCK_TRY(guest);
   if (guest.value() != nullptr) {
@@ -321,6 +156,36 @@ Result<Provenance> provenance_from_json(const json& in) {
     LUME_UNLOCK_TRY(read(*guest.value(), "arch", "guest.", info.arch));
     r.guest = info;
   }
+  return ok_status();
+}
+
+/// shim.files: [{path, sha256}], both required.
+Status read_shim_files(const json& s, ShimInfo& info) {
+  if (auto files = s.find("files"); files != s.end() && !files->is_null()) {
+    if (!files->is_array()) {
+      return bad("shim.files", "must be an array");
+    }
+    info.files.emplace();
+    for (std::size_t i = 0; i < files->size(); ++i) {
+      const json& f = (*files)[i];
+      const std::string at = "shim.files[" + std::to_string(i) + "].";
+      std::optional<std::string> path;
+      std::optional<std::string> sha;
+      if (!f.is_object()) {
+        return bad(at.substr(0, at.size() - 1), "must be an object");
+      }
+      LUME_UNLOCK_TRY(read(f, "path", at, path));
+      LUME_UNLOCK_TRY(read(f, "sha256", at, sha));
+      if (!path || !sha) {
+        return bad(at + (path ? "sha256" : "path"), "is missing");
+      }
+      info.files->push_back({*path, *sha});
+    }
+  }
+  return ok_status();
+}
+
+Status read_shim(const json& in, Provenance& r) {
   auto shim = sub_object(in, "shim", "");
   LUME_UNLOCK_TRY(shim);
   if (shim.value() != nullptr) {
@@ -341,29 +206,13 @@ Result<Provenance> provenance_from_json(const json& in) {
           *profile.value(), "max_threadgroup_memory", "shim.profile.", p.max_threadgroup_memory));
       info.profile = p;
     }
-    if (auto files = s.find("files"); files != s.end() && !files->is_null()) {
-      if (!files->is_array()) {
-        return bad("shim.files", "must be an array");
-      }
-      info.files.emplace();
-      for (std::size_t i = 0; i < files->size(); ++i) {
-        const json& f = (*files)[i];
-        const std::string at = "shim.files[" + std::to_string(i) + "].";
-        std::optional<std::string> path;
-        std::optional<std::string> sha;
-        if (!f.is_object()) {
-          return bad(at.substr(0, at.size() - 1), "must be an object");
-        }
-        LUME_UNLOCK_TRY(read(f, "path", at, path));
-        LUME_UNLOCK_TRY(read(f, "sha256", at, sha));
-        if (!path || !sha) {
-          return bad(at + (path ? "sha256" : "path"), "is missing");
-        }
-        info.files->push_back({*path, *sha});
-      }
-    }
+    LUME_UNLOCK_TRY(read_shim_files(s, info));
     r.shim = info;
   }
+  return ok_status();
+}
+
+Status read_enablement(const json& in, Provenance& r) {
   if (auto enablement = in.find("enablement"); enablement != in.end() && !enablement->is_null()) {
     if (!enablement->is_array()) {
       return bad("enablement", "must be an array");
@@ -393,6 +242,10 @@ Result<Provenance> provenance_from_json(const json& in) {
       r.enablement->push_back(record);
     }
   }
+  return ok_status();
+}
+
+Status read_probe(const json& in, Provenance& r) {
   auto probe = sub_object(in, "probe", "");
   LUME_UNLOCK_TRY(probe);
   if (probe.value() != nullptr) {
@@ -401,6 +254,10 @@ Result<Provenance> provenance_from_json(const json& in) {
     LUME_UNLOCK_TRY(read(*probe.value(), "unlocked", "probe.", info.unlocked));
     r.probe = info;
   }
+  return ok_status();
+}
+
+Status read_recipe(const json& in, Provenance& r) {
   auto recipe = sub_object(in, "recipe", "");
   LUME_UNLOCK_TRY(recipe);
   if (recipe.value() != nullptr) {
@@ -409,6 +266,92 @@ Result<Provenance> provenance_from_json(const json& in) {
     LUME_UNLOCK_TRY(read(*recipe.value(), "sha256", "recipe.", info.sha256));
     r.recipe = info;
   }
+  return ok_status();
+}
+
+} // namespace
+
+json to_json(const Provenance& r) {
+  json out = {{"schema", k_schema}, {"vm", r.vm}};
+  put(out, "lume_url", r.lume_url);
+  if (r.image) {
+    json image = json::object();
+    put(image, "reference", r.image->reference);
+    put(image, "digest", r.image->digest);
+    put(image, "lume_manifest_digest", r.image->lume_manifest_digest);
+    put(image, "signed_by", r.image->signed_by);
+    put_object(out, "image", image);
+  }
+  if (r.hardware) {
+    json hardware = json::object();
+    put(hardware, "cpu", r.hardware->cpu);
+    put(hardware, "memory_bytes", r.hardware->memory_bytes);
+    put(hardware, "disk_bytes", r.hardware->disk_bytes);
+    put_object(out, "hardware", hardware);
+  }
+  if (r.guest) {
+    json guest = json::object();
+    put(guest, "os", r.guest->os);
+    put(guest, "version", r.guest->version);
+    put(guest, "build", r.guest->build);
+    put(guest, "arch", r.guest->arch);
+    put_object(out, "guest", guest);
+  }
+  if (r.shim) {
+    put_object(out, "shim", shim_json(*r.shim));
+  }
+  if (r.enablement) {
+    out["enablement"] = enablement_json(*r.enablement);
+  }
+  if (r.probe) {
+    json probe = json::object();
+    put(probe, "stock", r.probe->stock);
+    put(probe, "unlocked", r.probe->unlocked);
+    put_object(out, "probe", probe);
+  }
+  if (r.recipe) {
+    json recipe = json::object();
+    put(recipe, "path", r.recipe->path);
+    put(recipe, "sha256", r.recipe->sha256);
+    put_object(out, "recipe", recipe);
+  }
+  put(out, "bench", r.bench);
+  if (r.artifacts) {
+    out["artifacts"] = artifacts_json(*r.artifacts);
+  }
+  put(out, "created_at", r.created_at);
+  put(out, "updated_at", r.updated_at);
+  return out;
+}
+
+Result<Provenance> provenance_from_json(const json& in) {
+  if (!in.is_object()) {
+    return bad("", "document must be an object");
+  }
+  Provenance r;
+  std::optional<std::string> schema;
+  LUME_UNLOCK_TRY(read(in, "schema", "", schema));
+  if (schema != std::string(k_schema)) {
+    return Error(ErrorCategory::verification,
+                 "invalid provenance record",
+                 "'schema' is '" + schema.value_or("") + "', expected '" + k_schema + "'",
+                 "this record was written by another tool or version");
+  }
+  std::optional<std::string> vm;
+  LUME_UNLOCK_TRY(read(in, "vm", "", vm));
+  if (!vm || vm->empty()) {
+    return bad("vm", "is missing");
+  }
+  r.vm = *vm;
+  LUME_UNLOCK_TRY(read(in, "lume_url", "", r.lume_url));
+
+  LUME_UNLOCK_TRY(read_image(in, r));
+  LUME_UNLOCK_TRY(read_hardware(in, r));
+  LUME_UNLOCK_TRY(read_guest(in, r));
+  LUME_UNLOCK_TRY(read_shim(in, r));
+  LUME_UNLOCK_TRY(read_enablement(in, r));
+  LUME_UNLOCK_TRY(read_probe(in, r));
+  LUME_UNLOCK_TRY(read_recipe(in, r));
   LUME_UNLOCK_TRY(read(in, "bench", "", r.bench));
   if (auto artifacts = in.find("artifacts"); artifacts != in.end() && !artifacts->is_null()) {
     LUME_UNLOCK_TRY_ASSIGN(auto list, read_artifacts(*artifacts));

@@ -30,6 +30,54 @@ bool is_digest(const std::string& digest) {
   return digest.rfind("sha256:", 0) == 0 && util::is_sha256_hex(digest.substr(7));
 }
 
+/// One entry of `references`: a recipe field's reference pinned to a digest.
+Result<LockedReference> parse_locked_reference(const nlohmann::json& entry,
+                                               const std::string& at,
+                                               const std::string& path) {
+  LockedReference r;
+  for (auto [key, out] : {std::pair<const char*, std::string*>{"field", &r.field},
+                          {"reference", &r.reference},
+                          {"digest", &r.digest},
+                          {"pinned", &r.pinned}}) {
+    LUME_UNLOCK_TRY_ASSIGN(auto value, required_string(entry, key, at, path));
+    *out = value;
+  }
+  if (!is_digest(r.digest)) {
+    return invalid(path, "'" + at + "digest' must be 'sha256:' and 64 lower-case hex characters");
+  }
+  if (auto mt = entry.find("media_type"); mt != entry.end() && mt->is_string()) {
+    r.media_type = mt->get<std::string>();
+  }
+  if (auto key = entry.find("signed_by"); key != entry.end()) {
+    if (!key->is_string() || !is_digest(key->get<std::string>())) {
+      return invalid(path, "'" + at + "signed_by' must be 'sha256:' and 64 lower-case hex");
+    }
+    r.signed_by = key->get<std::string>();
+  }
+  return r;
+}
+
+/// One entry of `artifacts`: an install item's source pinned to its SHA-256 and size.
+Result<LockedArtifact>
+parse_locked_artifact(const nlohmann::json& entry, const std::string& at, const std::string& path) {
+  LockedArtifact a;
+  for (auto [key, out] : {std::pair<const char*, std::string*>{"field", &a.field},
+                          {"source", &a.source},
+                          {"sha256", &a.sha256}}) {
+    LUME_UNLOCK_TRY_ASSIGN(auto value, required_string(entry, key, at, path));
+    *out = value;
+  }
+  if (!util::is_sha256_hex(a.sha256)) {
+    return invalid(path, "'" + at + "sha256' must be 64 lower-case hex characters");
+  }
+  const auto size = entry.find("size");
+  if (size == entry.end() || !size->is_number_unsigned()) {
+    return invalid(path, "'" + at + "size' must be a whole number of bytes");
+  }
+  a.size = size->get<std::uint64_t>();
+  return a;
+}
+
 } // namespace
 
 nlohmann::json to_json(const BakedImage& baked) {
@@ -185,26 +233,7 @@ Result<LockFile> parse_lock_file(std::string_view text, const std::string& path)
     if (!entry.is_object()) {
       return invalid(path, "'" + at.substr(0, at.size() - 1) + "' must be an object");
     }
-    LockedReference r;
-    for (auto [key, out] : {std::pair<const char*, std::string*>{"field", &r.field},
-                            {"reference", &r.reference},
-                            {"digest", &r.digest},
-                            {"pinned", &r.pinned}}) {
-      LUME_UNLOCK_TRY_ASSIGN(auto value, required_string(entry, key, at, path));
-      *out = value;
-    }
-    if (!is_digest(r.digest)) {
-      return invalid(path, "'" + at + "digest' must be 'sha256:' and 64 lower-case hex characters");
-    }
-    if (auto mt = entry.find("media_type"); mt != entry.end() && mt->is_string()) {
-      r.media_type = mt->get<std::string>();
-    }
-    if (auto key = entry.find("signed_by"); key != entry.end()) {
-      if (!key->is_string() || !is_digest(key->get<std::string>())) {
-        return invalid(path, "'" + at + "signed_by' must be 'sha256:' and 64 lower-case hex");
-      }
-      r.signed_by = key->get<std::string>();
-    }
+    LUME_UNLOCK_TRY_ASSIGN(auto r, parse_locked_reference(entry, at, path));
     lock.references.push_back(r);
   }
   if (auto artifacts = json.find("artifacts"); artifacts != json.end()) {
@@ -217,21 +246,7 @@ Result<LockFile> parse_lock_file(std::string_view text, const std::string& path)
       if (!entry.is_object()) {
         return invalid(path, "'" + at.substr(0, at.size() - 1) + "' must be an object");
       }
-      LockedArtifact a;
-      for (auto [key, out] : {std::pair<const char*, std::string*>{"field", &a.field},
-                              {"source", &a.source},
-                              {"sha256", &a.sha256}}) {
-        LUME_UNLOCK_TRY_ASSIGN(auto value, required_string(entry, key, at, path));
-        *out = value;
-      }
-      if (!util::is_sha256_hex(a.sha256)) {
-        return invalid(path, "'" + at + "sha256' must be 64 lower-case hex characters");
-      }
-      const auto size = entry.find("size");
-      if (size == entry.end() || !size->is_number_unsigned()) {
-        return invalid(path, "'" + at + "size' must be a whole number of bytes");
-      }
-      a.size = size->get<std::uint64_t>();
+      LUME_UNLOCK_TRY_ASSIGN(auto a, parse_locked_artifact(entry, at, path));
       lock.artifacts.push_back(a);
     }
   }

@@ -82,6 +82,74 @@ Error push_failed_error(const std::string& what, const lume::PushFailure& failur
                "`lume serve` and run the command again; nothing was recorded");
 }
 
+/// One line of the push step's progress.
+void report_push(const ImagePushRequest& request, const std::string& detail) {
+  if (request.progress) {
+    request.progress({"push", std::nullopt, std::nullopt, "", detail, false});
+  }
+}
+
+/// Polls the registry until the tag moves away from `previous` (Lume's push landed), failing as
+/// soon as Lume's log shows this push failed, or when the request's timeout passes.
+Status wait_for_tag_to_move(oci::RegistryClient& registry,
+                            const ImagePushRequest& request,
+                            const std::optional<oci::Digest>& previous,
+                            LumeLogWatch& log_watch,
+                            const std::string& what) {
+  const oci::Reference& target = request.target;
+  const auto report = [&](const std::string& detail) { report_push(request, detail); };
+  const auto sleep =
+      request.sleep ? request.sleep : [](milliseconds d) { std::this_thread::sleep_for(d); };
+  milliseconds waited{0};
+  for (;;) {
+    LUME_UNLOCK_TRY_ASSIGN(auto now, registry.find_manifest(target));
+    if (now && (!previous || now->digest != *previous)) {
+      break;
+    }
+    if (auto failed = log_watch.failure()) {
+      return push_failed_error(what, *failed);
+    }
+    if (waited >= request.timeout) {
+      return Error(ErrorCategory::lume_api,
+                   what,
+                   "the tag did not move within " + seconds_text(waited) +
+                       "; Lume reports push failures only in its log",
+                   "read the output of `lume serve` (for ghcr.io Lume needs GITHUB_USERNAME and "
+                   "GITHUB_TOKEN in its environment), fix the cause and run the command again; "
+                   "nothing was recorded");
+    }
+    sleep(request.poll_interval);
+    waited += request.poll_interval;
+    report("waiting for Lume's push to reach " + target.registry + " (" + seconds_text(waited) +
+           " elapsed)");
+  }
+
+  return ok_status();
+}
+
+/// The manifest the tag now names must be this VM's push: its layers are the VM's disk.
+Result<lume::PushedImageCheck> check_push_is_ours(lume::LumeApi& lume,
+                                                  const ImagePushRequest& request,
+                                                  const oci::FetchedManifest& manifest,
+                                                  const std::string& what) {
+  LUME_UNLOCK_TRY_ASSIGN(auto vm_dir, lume::vm_directory(lume, request.vm));
+  LUME_UNLOCK_TRY_ASSIGN(auto check, lume::check_pushed_image(manifest.manifest, vm_dir, what));
+  if (!check.matches()) {
+    std::string differences;
+    for (const auto& d : check.differences) {
+      differences += "\n  " + d;
+    }
+    return Error(
+        ErrorCategory::registry,
+        what,
+        "the tag now points at " + manifest.digest.str() +
+            ", which is not this VM's push (someone else pushed to the tag?):" + differences,
+        "nothing was recorded; push to a tag only you use and run the command again");
+  }
+
+  return check;
+}
+
 } // namespace
 
 Result<std::string> put_immutable_tag(oci::RegistryClient& registry,
@@ -119,13 +187,7 @@ push_image(lume::LumeApi& lume, oci::RegistryClient& registry, const ImagePushRe
   LUME_UNLOCK_TRY(lume::require_https_registry(registry.base_url(target.registry), what));
   LUME_UNLOCK_TRY_ASSIGN(auto lume_config, lume.config());
   LUME_UNLOCK_TRY(lume::require_no_registry_override(image, lume_config.registry, what));
-  const auto report = [&](const std::string& detail) {
-    if (request.progress) {
-      request.progress({"push", std::nullopt, std::nullopt, "", detail, false});
-    }
-  };
-  const auto sleep =
-      request.sleep ? request.sleep : [](milliseconds d) { std::this_thread::sleep_for(d); };
+  const auto report = [&](const std::string& detail) { report_push(request, detail); };
 
   // What the tag points at before: a push is seen as the tag moving away from it. This also
   // checks that we can read the registry (credentials) before Lume spends an hour uploading.
@@ -157,47 +219,12 @@ push_image(lume::LumeApi& lume, oci::RegistryClient& registry, const ImagePushRe
                       true});
   }
 
-  milliseconds waited{0};
-  for (;;) {
-    LUME_UNLOCK_TRY_ASSIGN(auto now, registry.find_manifest(target));
-    if (now && (!previous || now->digest != *previous)) {
-      break;
-    }
-    if (auto failed = log_watch.failure()) {
-      return push_failed_error(what, *failed);
-    }
-    if (waited >= request.timeout) {
-      return Error(ErrorCategory::lume_api,
-                   what,
-                   "the tag did not move within " + seconds_text(waited) +
-                       "; Lume reports push failures only in its log",
-                   "read the output of `lume serve` (for ghcr.io Lume needs GITHUB_USERNAME and "
-                   "GITHUB_TOKEN in its environment), fix the cause and run the command again; "
-                   "nothing was recorded");
-    }
-    sleep(request.poll_interval);
-    waited += request.poll_interval;
-    report("waiting for Lume's push to reach " + target.registry + " (" + seconds_text(waited) +
-           " elapsed)");
-  }
+  LUME_UNLOCK_TRY(wait_for_tag_to_move(registry, request, previous, log_watch, what));
 
   LUME_UNLOCK_TRY_ASSIGN(auto fetched, registry.get_manifest(target));
   const oci::FetchedManifest& manifest = fetched;
   report("checking " + manifest.digest.str() + " against the VM's disk");
-  LUME_UNLOCK_TRY_ASSIGN(auto vm_dir, lume::vm_directory(lume, request.vm));
-  LUME_UNLOCK_TRY_ASSIGN(auto check, lume::check_pushed_image(manifest.manifest, vm_dir, what));
-  if (!check.matches()) {
-    std::string differences;
-    for (const auto& d : check.differences) {
-      differences += "\n  " + d;
-    }
-    return Error(
-        ErrorCategory::registry,
-        what,
-        "the tag now points at " + manifest.digest.str() +
-            ", which is not this VM's push (someone else pushed to the tag?):" + differences,
-        "nothing was recorded; push to a tag only you use and run the command again");
-  }
+  LUME_UNLOCK_TRY_ASSIGN(auto check, check_push_is_ours(lume, request, manifest, what));
 
   std::string immutable_tag;
   if (request.tag_immutable) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <optional>
 
 namespace lume_unlock::util {
 
@@ -29,6 +30,33 @@ std::string lower_trimmed(std::string_view text) {
 bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+using Wide = unsigned __int128;
+
+/// The bytes of `fraction` (the decimal digits after the point) of a unit of 2^shift bytes:
+/// fraction / 10^k units = fraction * 2^shift / (5^k * 2^k) bytes, whole only when 5^k divides
+/// the fraction and enough factors of two remain. Nothing when it is not a whole number.
+std::optional<Wide> fraction_bytes(const std::string& fraction, unsigned shift) {
+  Wide value = 0;
+  Wide five_k = 1;
+  for (char c : fraction) {
+    value = value * 10 + static_cast<unsigned>(c - '0');
+    five_k *= 5;
+  }
+  const unsigned k = static_cast<unsigned>(fraction.size());
+  if (value % five_k != 0) {
+    return std::nullopt;
+  }
+  value /= five_k;
+  if (k > shift) {
+    const Wide two_excess = Wide(1) << (k - shift);
+    if (value % two_excess != 0) {
+      return std::nullopt;
+    }
+    return value / two_excess;
+  }
+  return value << (shift - k);
 }
 
 } // namespace
@@ -99,7 +127,6 @@ Result<std::uint64_t> parse_size(std::string_view text) {
     fraction.pop_back();
   }
   whole.erase(0, std::min(whole.find_first_not_of('0'), whole.size()));
-  using Wide = unsigned __int128;
   constexpr std::size_t k_max_whole_digits = 20;    // 2^64 has 20 digits
   constexpr std::size_t k_max_fraction_digits = 36; // 5^36 and 10^36 still fit in 128 bits
   if (whole.size() > k_max_whole_digits) {
@@ -114,28 +141,11 @@ Result<std::uint64_t> parse_size(std::string_view text) {
   }
   Wide bytes = whole_value << shift;
   if (!fraction.empty()) {
-    // fraction / 10^k units = fraction * 2^shift / (5^k * 2^k) bytes, whole only when 5^k divides
-    // the fraction and enough factors of two remain.
-    Wide value = 0;
-    Wide five_k = 1;
-    for (char c : fraction) {
-      value = value * 10 + static_cast<unsigned>(c - '0');
-      five_k *= 5;
-    }
-    const unsigned k = static_cast<unsigned>(fraction.size());
-    if (value % five_k != 0) {
+    const std::optional<Wide> part = fraction_bytes(fraction, shift);
+    if (!part) {
       return fail("not a whole number of bytes");
     }
-    value /= five_k;
-    if (k > shift) {
-      const Wide two_excess = Wide(1) << (k - shift);
-      if (value % two_excess != 0) {
-        return fail("not a whole number of bytes");
-      }
-      bytes += value / two_excess;
-    } else {
-      bytes += value << (shift - k);
-    }
+    bytes += *part;
   }
   if (bytes > std::numeric_limits<std::uint64_t>::max()) {
     return fail("too large");

@@ -1,0 +1,138 @@
+#include "recipe_sections.hpp"
+
+#include "recipe.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace lume_unlock::recipe {
+
+namespace {
+
+/// WIDTHxHEIGHT, each 2 to 5 digits without a leading zero ("1920x1080").
+bool is_display_size(std::string_view text) {
+  const auto dimension = [](std::string_view d) {
+    return d.size() >= 2 && d.size() <= 5 && d[0] != '0' && all_of_in(d, k_digits);
+  };
+  const std::size_t x = text.find('x');
+  return x != std::string_view::npos && dimension(text.substr(0, x)) &&
+         dimension(text.substr(x + 1));
+}
+
+/// A macOS short account name as Lume's unattended setup makes them: a lower-case letter or
+/// '_', then up to 31 of [a-z0-9_.-].
+bool is_account_name(std::string_view text) {
+  return !text.empty() && text.size() <= 32 &&
+         all_of_in(text.substr(0, 1), "abcdefghijklmnopqrstuvwxyz_") &&
+         all_of_in(text.substr(1), "abcdefghijklmnopqrstuvwxyz0123456789_.-");
+}
+
+} // namespace
+
+void parse_source_section(const Parser& p,
+                          const YAML::Node& n,
+                          const std::string& f,
+                          Recipe& recipe) {
+  p.mapping(n,
+            f,
+            {{"image", [&](auto& v, auto& g) { recipe.source.image = p.string(v, g); }},
+             {"ipsw", [&](auto& v, auto& g) { recipe.source.ipsw = p.string(v, g); }},
+             {"unattended", [&](auto& v, auto& g) { recipe.source.unattended = p.string(v, g); }}});
+  const bool image = recipe.source.image.has_value();
+  const bool ipsw = recipe.source.ipsw.has_value();
+  if (image == ipsw) {
+    p.fail(n, f, "needs exactly one of 'image' or 'ipsw'");
+  }
+  if (recipe.source.unattended && !ipsw) {
+    p.fail(n, f + ".unattended", "only applies to 'ipsw' sources");
+  }
+}
+
+void parse_vm_section(const Parser& p, const YAML::Node& n, const std::string& f, Recipe& recipe) {
+  p.mapping(
+      n,
+      f,
+      {{"cpu", [&](auto& v, auto& g) { recipe.vm.cpu = static_cast<int>(p.integer(v, g, 1, 64)); }},
+       {"memory",
+        [&](auto& v, auto& g) { recipe.vm.memory_bytes = p.size(v, g, k_max_memory_bytes); }},
+       {"disk", [&](auto& v, auto& g) { recipe.vm.disk_bytes = p.size(v, g, k_max_disk_bytes); }},
+       {"display", [&](auto& v, auto& g) {
+          std::string d = p.string(v, g);
+          if (!is_display_size(d)) {
+            p.fail(v, g, "'" + d + "' is not WIDTHxHEIGHT", "for example 1920x1080");
+          }
+          recipe.vm.display = d;
+        }}});
+  if (recipe.vm.memory_bytes < (1ULL << 30)) {
+    p.fail(n, f + ".memory", "must be at least 1GB for a macOS guest");
+  }
+}
+
+void parse_guest_section(const Parser& p,
+                         const YAML::Node& n,
+                         const std::string& f,
+                         Recipe& recipe) {
+  p.mapping(n, f, {{"user", [&](auto& v, auto& g) {
+                      std::string user = p.string(v, g);
+                      if (!is_account_name(user)) {
+                        p.fail(v, g, "'" + user + "' is not a valid account name");
+                      }
+                      recipe.guest.user = user;
+                    }}});
+}
+
+void parse_shim_section(const Parser& p,
+                        const YAML::Node& n,
+                        const std::string& f,
+                        Recipe& recipe) {
+  p.mapping(n,
+            f,
+            {{"profile",
+              [&](const YAML::Node& pn, const std::string& pf) {
+                p.mapping(pn,
+                          pf,
+                          {{"apple_family_max",
+                            [&](auto& v, auto& g) {
+                              recipe.shim.profile.apple_family_max =
+                                  static_cast<std::uint64_t>(p.integer(v, g, 1001, 1999));
+                            }},
+                           {"max_threadgroup_memory", [&](auto& v, auto& g) {
+                              recipe.shim.profile.max_threadgroup_memory =
+                                  static_cast<std::uint64_t>(p.integer(v, g, 1, 1LL << 30));
+                            }}});
+              }},
+             {"bundle", [&](auto& v, auto& g) { recipe.shim.bundle = p.string(v, g); }}});
+}
+
+void parse_trust_section(const Parser& p,
+                         const YAML::Node& n,
+                         const std::string& f,
+                         Recipe& recipe) {
+  p.mapping(n, f, {{"keys", [&](const YAML::Node& kn, const std::string& kf) {
+                      if (!kn.IsSequence() || kn.size() == 0) {
+                        p.fail(kn,
+                               kf,
+                               "must be a non-empty list of public keys",
+                               "each entry: a .pub path relative to the recipe, or "
+                               "an inline -----BEGIN PUBLIC KEY----- block");
+                      }
+                      for (std::size_t i = 0; i < kn.size(); ++i) {
+                        recipe.trust.keys.push_back(
+                            p.string(kn[i], kf + "[" + std::to_string(i) + "]"));
+                        recipe.trust.key_sources.push_back(p.where(kn[i]));
+                      }
+                    }}});
+  if (!recipe.trust.required()) {
+    p.fail(n, f, "needs 'keys'", "trust: {keys: [signing.pub]}");
+  }
+}
+
+void parse_registry_section(const Parser& p,
+                            const YAML::Node& n,
+                            const std::string& f,
+                            Recipe& recipe) {
+  p.mapping(n, f, {{"ca", [&](auto& v, auto& g) { recipe.registry.ca = p.string(v, g); }}});
+}
+
+} // namespace lume_unlock::recipe
