@@ -243,12 +243,54 @@ file_digests(const Parser& p, const YAML::Node& node, const std::string& field) 
   return digests;
 }
 
+/// `share:`, true or false (YAML 1.2's words: "yes" and "on" are not booleans there).
+bool share_flag(const Parser& p, const YAML::Node& node, const std::string& field) {
+  if (node.IsScalar() && node.Tag() != "!" &&
+      (node.Scalar() == "true" || node.Scalar() == "false")) {
+    return node.Scalar() == "true";
+  }
+  p.fail(node, field, "must be true or false", "share: true keeps a model in the host's cache");
+}
+
+/// What `share: true` cannot be combined with: the guest sees the cached blob itself, one
+/// read-only file, so nothing can be unpacked, given a mode, or come from anywhere but the cache.
+void check_shared_item(const Parser& p,
+                       const YAML::Node& share,
+                       const InstallItem& item,
+                       bool has_file,
+                       bool has_mode) {
+  const std::string field = item.field + ".share";
+  if (item.unpack != fetch::UnpackFormat::none) {
+    p.fail(share,
+           field,
+           "cannot share an archive (unpack: " + std::string(fetch::format_name(item.unpack)) +
+               "): the guest sees the cached blob itself, read-only, and nothing unpacks it",
+           "remove share (the tree is sent over SSH), or share the single files it holds as "
+           "items of their own");
+  }
+  if (has_file) {
+    p.fail(share,
+           field,
+           "cannot share a 'file:' source: it is hashed in place and never enters the cache, "
+           "and only the cache is shared with the VM",
+           "remove share, or publish the file and name it with url: (https:// or oci://)");
+  }
+  if (has_mode) {
+    p.fail(share,
+           field,
+           "cannot be combined with mode: the guest reaches the cached blob through a "
+           "read-only share, where its mode cannot be set",
+           "remove mode (a shared model needs none), or remove share");
+  }
+}
+
 InstallItem parse_install_item(const Parser& p, const YAML::Node& node, const std::string& field) {
   InstallItem item;
   item.field = field;
   std::optional<YAML::Node> mode_node;
   std::optional<YAML::Node> strip_node;
   std::optional<YAML::Node> files_node;
+  std::optional<YAML::Node> share_node;
   bool has_url = false;
   bool has_file = false;
   const auto source_from =
@@ -303,9 +345,14 @@ InstallItem parse_install_item(const Parser& p, const YAML::Node& node, const st
                 item.strip_components = static_cast<unsigned>(p.integer(v, g, 0, 32));
                 strip_node.emplace(v);
               }},
-             {"mode", [&](auto& v, auto& g) {
+             {"mode",
+              [&](auto& v, auto& g) {
                 item.mode = file_mode(p, v, g);
                 mode_node.emplace(v);
+              }},
+             {"share", [&](auto& v, auto& g) {
+                item.share = share_flag(p, v, g);
+                share_node.emplace(v);
               }}});
   if (has_url == has_file) {
     p.fail(node,
@@ -334,6 +381,9 @@ InstallItem parse_install_item(const Parser& p, const YAML::Node& node, const st
            field + ".mode",
            "only applies to single files (unpack: none)",
            "an archive's files keep their own modes (0755 for executables, else 0644)");
+  }
+  if (item.share) {
+    check_shared_item(p, *share_node, item, has_file, mode_node.has_value());
   }
   return item;
 }
