@@ -104,6 +104,8 @@ void run_bake(const BakeCommandOptions& options, Context& context, int& exit_cod
   with_create_services(setup, context, [&](CreateServicesInUse& use) {
     pipeline::BakeOptions bake_options;
     bake_options.create = use.options;
+    // A baked image must be complete: share: true items are copied into it, not linked.
+    bake_options.create.copy_shared = true;
     bake_options.target = target;
     if (options.chunk_size_mb != 0) {
       bake_options.chunk_size_mb = options.chunk_size_mb;

@@ -143,6 +143,10 @@ void with_create_services(const CreateSetup& setup,
     create.bundle_signed_by = located.signature->key_fingerprint;
   }
   create.probe_extra_env = test_probe_env();
+  // A guest that mounts Lume's shares elsewhere than macOS's automount (the stand-in guest).
+  if (const char* root = std::getenv("LUME_UNLOCK_GUEST_SHARE_ROOT"); root && *root) {
+    create.guest_share_root = root;
+  }
   create.ssh_wait = std::chrono::seconds(setup.ssh_wait_seconds);
   create.bench = bench;
 

@@ -22,7 +22,8 @@ Result<VmDetails> details_now(LumeApi& lume, const std::string& vm) {
 Result<VmTransition> boot_vm(LumeApi& lume,
                              const std::string& vm,
                              std::chrono::milliseconds timeout,
-                             const util::ProgressCallback& progress) {
+                             const util::ProgressCallback& progress,
+                             const std::vector<SharedDirectory>& shared) {
   LUME_UNLOCK_TRY_ASSIGN(const VmDetails details, details_now(lume, vm));
   if (details.ssh_ready()) {
     return VmTransition{false, "running at " + details.ip_address.value_or("?")};
@@ -31,6 +32,7 @@ Result<VmTransition> boot_vm(LumeApi& lume,
   if (details.status != VmStatus::running) {
     RunOptions run;
     run.no_display = true;
+    run.shared_directories = shared;
     LUME_UNLOCK_TRY(lume.run(VmRef{vm}, run));
     started = true;
   }

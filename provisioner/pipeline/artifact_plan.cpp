@@ -82,4 +82,11 @@ std::string summarize_install(const apply::ArtifactInstallReport& report) {
          " files (" + util::format_size(report.bytes_sent) + "), checked by SHA-256 in the guest";
 }
 
+std::string summarize_links(const apply::SharedLinkReport& report) {
+  const std::size_t n = report.records.size();
+  const std::string items = std::to_string(n) + (n == 1 ? " shared item" : " shared items");
+  return report.changed() ? items + " linked to the read-only shared cache (0 bytes sent)"
+                          : items + " linked to the read-only shared cache, in place";
+}
+
 } // namespace lume_unlock::pipeline

@@ -2,6 +2,7 @@
 
 #include "apply/artifact_installer.hpp"
 #include "apply/artifact_stage.hpp"
+#include "apply/shared_artifact.hpp"
 #include "fetch/blob_cache.hpp"
 #include "recipe/lock_file.hpp"
 #include "recipe/recipe.hpp"
@@ -33,5 +34,8 @@ std::string summarize_fetch(const std::vector<apply::StagedArtifact>& staged);
 
 /// "sent 3 of 45 files (12.0 MiB)" or "45 files in place".
 std::string summarize_install(const apply::ArtifactInstallReport& report);
+
+/// "1 shared item linked to the read-only shared cache (0 bytes sent)", or "…, in place".
+std::string summarize_links(const apply::SharedLinkReport& report);
 
 } // namespace lume_unlock::pipeline

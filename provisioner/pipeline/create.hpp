@@ -6,12 +6,14 @@
 #include "apply/probe_runner.hpp"
 #include "apply/probe_verdict.hpp"
 #include "apply/program_check.hpp"
+#include "apply/shared_artifact.hpp"
 #include "apply/shim_installer.hpp"
 #include "bundle/loader.hpp"
 #include "fetch/blob_cache.hpp"
 #include "guest/guest_facts.hpp"
 #include "guest/session.hpp"
 #include "lume/api.hpp"
+#include "lume/shared_directory.hpp"
 #include "lume/vm_name.hpp"
 #include "lume/vm_power.hpp"
 #include "oci/registry_client.hpp"
@@ -75,6 +77,13 @@ struct CreateOptions {
   /// `vm` and `state_dir` are the create's. A gate that fails stops the create (exit 6) with
   /// the VM left in place and the figures recorded.
   std::optional<BenchOptions> bench;
+  /// Install items with `share: true` (apply/shared_artifact.hpp): false, the VM starts with the
+  /// artifact cache shared read-only and each such dest is a link into the share; true (bake: an
+  /// image must be complete), they are copied over SFTP like any other item.
+  bool copy_shared = false;
+  /// Where the guest mounts Lume's shared directories (LUME_UNLOCK_GUEST_SHARE_ROOT, read by the
+  /// CLI; a stand-in guest mounts them below its own folder).
+  std::string guest_share_root = lume::k_macos_share_root;
 };
 
 /// The collaborators a create runs with (all outlive the pipeline).

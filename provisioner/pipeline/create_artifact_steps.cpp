@@ -65,13 +65,35 @@ Step CreatePipeline::install_artifacts_step() {
 StepResult CreatePipeline::step_install_artifacts() {
   // The support folder's staging root: on the home's volume, as the destinations normally are.
   const std::string scratch = enablement::support_dir_of_home(m_facts->home) + "/staging";
+  const bool link_shared = !m_options.copy_shared && apply::any_shared(m_outcome.fetched);
+  std::vector<apply::StagedArtifact> copied;
+  for (const auto& artifact : m_outcome.fetched) {
+    if (!link_shared || !artifact.item.share) {
+      copied.push_back(artifact);
+    }
+  }
   apply::ArtifactInstallReport report =
       apply::install_artifacts(
-          *m_session, m_outcome.fetched, m_outcome.shim->installed, scratch, m_services.progress)
+          *m_session, copied, m_outcome.shim->installed, scratch, m_services.progress)
           .value_or_throw();
+  std::string summary = summarize_install(report);
+  if (link_shared) {
+    const apply::SharedLinkReport links =
+        apply::link_shared_artifacts(
+            *m_session, m_outcome.fetched, *m_services.cache, m_options.guest_share_root, scratch)
+            .value_or_throw();
+    report.records = apply::in_recipe_order(m_outcome.fetched, report.records, links.records);
+    summary += "; " + summarize_links(links);
+    m_outcome.artifacts = report;
+    m_staging.reset();
+    return {report.changed() || links.changed(), summary};
+  }
+  if (m_options.copy_shared && apply::any_shared(m_outcome.fetched)) {
+    summary += "; share: true items copied into the VM (an image must be complete)";
+  }
   m_outcome.artifacts = report;
   m_staging.reset(); // the unpacked trees are in the guest now
-  return {report.changed(), summarize_install(report)};
+  return {report.changed(), summary};
 }
 
 } // namespace lume_unlock::pipeline

@@ -101,8 +101,18 @@ Step CreatePipeline::boot_step() {
 }
 
 StepResult CreatePipeline::step_boot() {
+  // Shared install items: the cache's blob folder, read-only, for the links install makes.
+  std::vector<lume::SharedDirectory> shared;
+  if (!m_options.copy_shared && m_services.cache != nullptr) {
+    for (const auto& item : m_recipe.install) {
+      if (item.share && shared.empty()) {
+        shared.push_back(apply::cache_share(*m_services.cache));
+      }
+    }
+  }
   return step_result(
-      lume::boot_vm(m_services.lume, m_options.vm, m_options.boot_timeout, m_services.progress)
+      lume::boot_vm(
+          m_services.lume, m_options.vm, m_options.boot_timeout, m_services.progress, shared)
           .value_or_throw());
 }
 

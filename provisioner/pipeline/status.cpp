@@ -7,6 +7,7 @@
 #include "enablement/guest_layout.hpp"
 #include "guest/file_hashes.hpp"
 #include "guest/guest_facts.hpp"
+#include "pipeline/shared_status.hpp"
 #include "provenance/record_merge.hpp"
 #include "util/sha256.hpp"
 
@@ -101,10 +102,27 @@ recorded_artifact_files(const provenance::Provenance& record) {
   return files;
 }
 
+std::vector<std::string> artifact_paths(const provenance::Provenance& record) {
+  std::vector<std::string> paths;
+  for (const auto& file : recorded_artifact_files(record)) {
+    paths.push_back(file.path);
+    if (file.link && !file.sha256.empty()) {
+      paths.push_back(*file.link); // a shared item: its bytes, hashed through the share
+    }
+  }
+  return paths;
+}
+
 std::vector<StatusItem> artifact_items(const provenance::Provenance& record,
                                        const std::map<std::string, std::string>& found) {
   std::vector<StatusItem> items;
   for (const auto& file : recorded_artifact_files(record)) {
+    if (file.link && !file.sha256.empty()) {
+      for (auto& item : shared_artifact_items(record, file, found)) {
+        items.push_back(std::move(item));
+      }
+      continue;
+    }
     const auto it = found.find(file.path);
     StatusItem item{(file.link ? "artifact link " : "artifact file ") + file.path,
                     file.link ? guest::link_state(*file.link) : file.sha256,
@@ -122,11 +140,7 @@ std::vector<StatusItem> artifact_items(const provenance::Provenance& record,
 
 Result<std::vector<StatusItem>> check_artifacts(guest::GuestSession& session,
                                                 const provenance::Provenance& record) {
-  std::vector<std::string> paths;
-  for (const auto& file : recorded_artifact_files(record)) {
-    paths.push_back(file.path);
-  }
-  LUME_UNLOCK_TRY_ASSIGN(auto found, guest::hash_guest_files(session, paths));
+  LUME_UNLOCK_TRY_ASSIGN(auto found, guest::hash_guest_files(session, artifact_paths(record)));
   return artifact_items(record, found);
 }
 
@@ -147,8 +161,8 @@ Status check_file_hashes(guest::GuestSession& session,
     for (const auto& file : files) {
       paths.push_back(file.path);
     }
-    for (const auto& file : artifact_files) {
-      paths.push_back(file.path);
+    for (const auto& path : artifact_paths(record)) {
+      paths.push_back(path);
     }
     LUME_UNLOCK_TRY_ASSIGN(auto found, guest::hash_guest_files(session, paths));
     const auto found_hash = [&](const std::string& path) {

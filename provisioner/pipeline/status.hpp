@@ -46,6 +46,10 @@ struct StatusReport {
 /// Every guest file the record's artifacts list, in record order.
 std::vector<provenance::ArtifactFile> recorded_artifact_files(const provenance::Provenance& record);
 
+/// The guest paths to hash for the record's artifacts: every recorded file, and for a shared
+/// item also the blob its link leads to inside the share (its bytes are checked there).
+std::vector<std::string> artifact_paths(const provenance::Provenance& record);
+
 /// One item per recorded artifact file against `found` (path → SHA-256; absent = missing), with
 /// a fix for each that differs.
 std::vector<StatusItem> artifact_items(const provenance::Provenance& record,

@@ -50,10 +50,16 @@ Result<std::vector<ArtifactRecord>> read_artifacts(const json& list) {
       if (!file.link) { // a link has a target instead of bytes
         LUME_UNLOCK_TRY(require(f, "sha256", file_at, file.sha256));
         LUME_UNLOCK_TRY(require(f, "size", file_at, file.size));
+      } else if (f.contains("sha256")) { // a shared item's link: the bytes it leads to
+        LUME_UNLOCK_TRY(require(f, "sha256", file_at, file.sha256));
+        LUME_UNLOCK_TRY(require(f, "size", file_at, file.size));
       }
       LUME_UNLOCK_TRY(read(f, "macho", file_at, file.macho));
       record.files.push_back(std::move(file));
     }
+    std::optional<bool> shared;
+    LUME_UNLOCK_TRY(read(a, "shared", at, shared));
+    record.shared = shared.value_or(false);
     out.push_back(std::move(record));
   }
   return out;
@@ -102,6 +108,10 @@ json artifacts_json(const std::vector<ArtifactRecord>& records) {
     for (const auto& f : a.files) {
       json file = f.link ? json{{"path", f.path}, {"link", *f.link}}
                          : json{{"path", f.path}, {"sha256", f.sha256}, {"size", f.size}};
+      if (f.link && !f.sha256.empty()) { // a shared item's link: the bytes it leads to
+        file["sha256"] = f.sha256;
+        file["size"] = f.size;
+      }
       put(file, "macho", f.macho);
       files.push_back(std::move(file));
     }
@@ -111,6 +121,9 @@ json artifacts_json(const std::vector<ArtifactRecord>& records) {
                          {"dest", a.dest},
                          {"unpack", a.unpack},
                          {"files", std::move(files)}});
+    if (a.shared) {
+      artifacts.back()["shared"] = true;
+    }
   }
   return artifacts;
 }

@@ -90,8 +90,10 @@ struct RecipeInfo {
   std::optional<std::string> sha256;
 };
 
-/// One file that a recipe's install: item put into the guest: a regular file (sha256, size) or
-/// a symbolic link of the archive (link, its relative target; sha256 empty, size 0).
+/// One file that a recipe's install: item put into the guest: a regular file (sha256, size), a
+/// symbolic link of the archive (link, its relative target; sha256 empty, size 0), or the link
+/// of a shared item (link, the blob's path inside the share; sha256 and size of the bytes it
+/// leads to, which `status` and `verify` hash through the share).
 struct ArtifactFile {
   std::string path; ///< absolute guest path
   std::string sha256;
@@ -115,10 +117,13 @@ struct ArtifactRecord {
   std::string dest;   ///< the guest path: a directory for an archive, the file for unpack none
   std::string unpack; ///< "zip", "tar.gz" or "none"
   std::vector<ArtifactFile> files;
+  /// `share: true`: `files` is the one link into the VM's read-only shared folder; the bytes
+  /// stayed in the host's cache (written as "shared": true, absent otherwise).
+  bool shared = false;
 
   friend bool operator==(const ArtifactRecord& a, const ArtifactRecord& b) {
     return a.source == b.source && a.sha256 == b.sha256 && a.size == b.size && a.dest == b.dest &&
-           a.unpack == b.unpack && a.files == b.files;
+           a.unpack == b.unpack && a.files == b.files && a.shared == b.shared;
   }
 };
 

@@ -80,7 +80,17 @@ struct ItemKeysSeen {
   std::optional<YAML::Node> mode;
   std::optional<YAML::Node> strip;
   std::optional<YAML::Node> files;
+  std::optional<YAML::Node> share;
 };
+
+/// `share:`, true or false (YAML 1.2's words: "yes" and "on" are not booleans there).
+bool share_flag(const Parser& p, const YAML::Node& node, const std::string& field) {
+  if (node.IsScalar() && node.Tag() != "!" &&
+      (node.Scalar() == "true" || node.Scalar() == "false")) {
+    return node.Scalar() == "true";
+  }
+  p.fail(node, field, "must be true or false", "share: true keeps a model in the host's cache");
+}
 
 /// Reads each key of one `install:` item into `item`, noting in `seen` which were written.
 void read_install_keys(const Parser& p,
@@ -140,10 +150,44 @@ void read_install_keys(const Parser& p,
                 item.strip_components = static_cast<unsigned>(p.integer(v, g, 0, 32));
                 seen.strip.emplace(v);
               }},
-             {"mode", [&](auto& v, auto& g) {
+             {"mode",
+              [&](auto& v, auto& g) {
                 item.mode = file_mode(p, v, g);
                 seen.mode.emplace(v);
+              }},
+             {"share", [&](auto& v, auto& g) {
+                item.share = share_flag(p, v, g);
+                seen.share.emplace(v);
               }}});
+}
+
+/// What `share: true` cannot be combined with: the guest sees the cached blob itself, one
+/// read-only file, so nothing can be unpacked, given a mode, or come from anywhere but the cache.
+void check_shared_item(const Parser& p, const InstallItem& item, const ItemKeysSeen& seen) {
+  const YAML::Node& share = *seen.share;
+  const std::string field = item.field + ".share";
+  if (item.unpack != fetch::UnpackFormat::none) {
+    p.fail(share,
+           field,
+           "cannot share an archive (unpack: " + std::string(fetch::format_name(item.unpack)) +
+               "): the guest sees the cached blob itself, read-only, and nothing unpacks it",
+           "remove share (the tree is sent over SSH), or share the single files it holds as "
+           "items of their own");
+  }
+  if (seen.file) {
+    p.fail(share,
+           field,
+           "cannot share a 'file:' source: it is hashed in place and never enters the cache, "
+           "and only the cache is shared with the VM",
+           "remove share, or publish the file and name it with url: (https:// or oci://)");
+  }
+  if (seen.mode) {
+    p.fail(share,
+           field,
+           "cannot be combined with mode: the guest reaches the cached blob through a "
+           "read-only share, where its mode cannot be set",
+           "remove mode (a shared model needs none), or remove share");
+  }
 }
 
 /// The rules across an item's keys: one source, a dest, and archive-only or file-only keys
@@ -189,6 +233,9 @@ InstallItem parse_install_item(const Parser& p, const YAML::Node& node, const st
   ItemKeysSeen seen;
   read_install_keys(p, node, field, item, seen);
   check_install_keys(p, node, field, item, seen);
+  if (item.share) {
+    check_shared_item(p, item, seen);
+  }
   return item;
 }
 

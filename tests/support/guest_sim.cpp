@@ -36,6 +36,7 @@ std::optional<std::string> GuestSim::start(const std::vector<std::string>& extra
                         ? std::nullopt
                         : std::optional<std::string>(doc.at("password").get<std::string>());
   m_info.home = doc.at("home").get<std::string>();
+  m_info.shared_files = doc.at("shared_files").get<std::string>();
   m_info.pid = doc.at("pid").get<int>();
   m_started = true;
   return std::nullopt;

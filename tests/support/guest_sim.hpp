@@ -12,6 +12,9 @@ struct GuestSimInfo {
   std::string user;
   std::optional<std::string> password; ///< absent when guest-sim runs key-only (not root)
   std::string home;
+  /// The guest's stand-in for "/Volumes/My Shared Files", where lume-sim's --guest-share-root
+  /// exposes a running VM's shared directories.
+  std::string shared_files;
   int pid = 0;
 };
 

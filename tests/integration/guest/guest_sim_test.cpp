@@ -302,6 +302,18 @@ TEST_F(GuestSimUserland, PrintBootoutAndSetenvBehaveLikeLaunchd) {
   EXPECT_NE(setenv_refused.stderr_text.find("'launchctl setenv' is refused"), std::string::npos);
 }
 
+// Lume's shared directories: guest-sim's stand-in for "/Volumes/My Shared Files" is a folder the
+// guest user reads but cannot write (lume-sim fills it).
+TEST_F(GuestSimUserland, SharedFilesIsTheMountPointTheGuestCannotWrite) {
+  EXPECT_EQ(sim.info().shared_files, sim_dir.path() + "/Volumes/My Shared Files");
+  EXPECT_TRUE(fs::is_directory(sim.info().shared_files));
+  EXPECT_EQ(run("ls -A " + q(sim.info().shared_files)).stdout_text, "") << "empty until a VM runs";
+  if (geteuid() == 0) {
+    EXPECT_NE(run("touch " + q(sim.info().shared_files + "/x")).exit_status, 0)
+        << "the guest user cannot put files where the shares appear";
+  }
+}
+
 TEST_F(GuestSimUserland, StopLeavesNothingRunning) {
   auto path = agent(
       "dev.t.long",

@@ -94,6 +94,13 @@ deterministic pax tar of DIR (directories, files, symlinks; permission bits kept
 "LUMESIM.guest-home=1" global header); a pull whose disk.img is such an archive replaces DIR's
 contents (DIR itself stays) after checking every path and link stays inside DIR, and fails
 otherwise; a pull of any other disk (e.g. from lume-image-seed) leaves DIR alone.
+--guest-share-root DIR is a simulation device too: while a VM runs with sharedDirectories, DIR
+holds what a macOS guest sees in /Volumes/My Shared Files, under Lume's entry names (the host
+path's last component; a duplicate gets a number in parentheses; a hidden empty .lume-live-share
+comes first); a readOnly share is a read-only bind mount when lume-sim runs as root (EROFS on
+write, like VirtioFS), otherwise a symbolic link. Stop, delete and lume-sim's exit empty DIR.
+Lume reports sharedDirectories null in VM details; they are recorded in the VM's sessions.json,
+as Lume writes them.
 Pull timing: --pull-delay-ms is spent half before the manifest fetch (progress 0) and half
 spread over the blobs (downloadProgress rises with the bytes); --pull-gate FILE holds every
 pull before its manifest fetch until FILE exists (tests move a tag meanwhile).
@@ -149,6 +156,10 @@ int main(int argc, char** argv) {
   app.add_option("--guest-home",
                  options.guest_home,
                  "simulation device: the guest's home, carried in disk.img by pushes and pulls");
+  app.add_option("--guest-share-root",
+                 options.guest_share_root,
+                 "simulation device: where the guest sees a running VM's shared directories "
+                 "(guest-sim's stand-in for /Volumes/My Shared Files)");
   app.add_option("--latency-ms", options.latency_ms, "delay before every answer")
       ->capture_default_str();
   app.add_option("--fault", fault_specs, "'METHOD PATH=STATUS[xN][:BODY]' (see below)");
@@ -262,6 +273,7 @@ int main(int argc, char** argv) {
     // Hold the state lock so no handler is half-way through writing a VM directory.
     std::lock_guard<std::mutex> lock(sim.state_mutex());
     std::cerr << "lume-sim: stopping (signal " << received << ")" << std::endl;
+    sim.withdraw_all_shares(); // no bind mount outlives the process that made it
     std::_Exit(0);
   });
   signal_thread.detach();

@@ -50,6 +50,9 @@ struct Options {
   /// A push first archives it into the VM's disk.img; a pull whose disk.img is such an archive
   /// restores it (guest_home_archive.hpp).
   std::string guest_home;
+  /// Simulation device, not Lume: the folder where the guest sees the automounted shares of a
+  /// running VM (guest-sim's stand-in for "/Volumes/My Shared Files"; guest_shares.hpp).
+  std::string guest_share_root;
   int latency_ms = 0;
   std::vector<Fault> faults;
   std::vector<Drop> drops;

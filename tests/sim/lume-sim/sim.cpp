@@ -788,6 +788,10 @@ Reply Simulator::delete_vm(const Params& p,
     return message(400, error);
   }
   // A VM running inside this server is hard-stopped first (§3.5).
+  if (auto running = m_running.find(fs::weakly_canonical(vm->dir).string());
+      running != m_running.end()) {
+    withdraw_shares(running->second);
+  }
   m_running.erase(fs::weakly_canonical(vm->dir).string());
   fs::remove_all(vm->dir);
   Reply r;
@@ -1023,6 +1027,7 @@ Reply Simulator::run_vm(const Params& p,
   bool no_display = false;
   std::optional<std::string> storage;
   std::string vnc = "enabled";
+  std::vector<SharedDirectory> shared_directories;
   if (!text.empty()) {
     try {
       Body b(text);
@@ -1040,13 +1045,20 @@ Reply Simulator::run_vm(const Params& p,
         if (!shared->is_array()) {
           throw DecodeFailure{};
         }
+        // RunVMRequest.parse() (Requests.swift @ b296ec9c): hostPath required, readOnly an
+        // optional Bool defaulting to false; each host path must exist and be a directory
+        // (FileManager.fileExists(isDirectory:), which follows links), all before the 202.
         for (const json& d : *shared) {
-          if (!d.is_object() || !d.contains("hostPath") || !d["hostPath"].is_string()) {
+          if (!d.is_object() || !d.contains("hostPath") || !d["hostPath"].is_string() ||
+              (d.contains("readOnly") && !d["readOnly"].is_boolean() && !d["readOnly"].is_null())) {
             throw DecodeFailure{};
           }
           if (!fs::is_directory(d["hostPath"].get<std::string>())) {
             return message(400, k_validation_error);
           }
+          shared_directories.push_back(
+              {d["hostPath"].get<std::string>(),
+               d.contains("readOnly") && d["readOnly"].is_boolean() && d["readOnly"].get<bool>()});
         }
       }
     } catch (const DecodeFailure&) {
@@ -1061,14 +1073,15 @@ Reply Simulator::run_vm(const Params& p,
     return message(400, "VNC is disabled for this run, so '--display vnc' cannot be used.");
   }
   // Existence and state are checked only after answering; failures are only logged (§3.8).
-  start_vm(p[0], storage, vnc == "enabled");
+  start_vm(p[0], storage, vnc == "enabled", shared_directories);
   return json_reply(202,
                     {{"message", "VM start initiated"}, {"name", p[0]}, {"status", "pending"}});
 }
 
 void Simulator::start_vm(const std::string& name,
                          const std::optional<std::string>& storage,
-                         bool vnc_enabled) {
+                         bool vnc_enabled,
+                         const std::vector<SharedDirectory>& shared) {
   std::string error;
   auto vm = find_vm(name, storage, error);
   if (!vm) {
@@ -1099,9 +1112,42 @@ void Simulator::start_vm(const std::string& name,
     session = {
         {"vncEnabled", false}, {"pid", static_cast<int>(getpid())}, {"startedAt", unix_now()}};
   }
+  // VM.saveSessionData / saveNoVNCSessionData (VM.swift @ b296ec9c): the request's shares,
+  // each with the automount tag Requests.swift gave it, only when there are any.
+  run.shared = shared;
+  if (!shared.empty()) {
+    json dirs = json::array();
+    for (const auto& d : shared) {
+      dirs.push_back({{"hostPath", d.host_path},
+                      {"tag", "com.apple.virtio-fs.automount"},
+                      {"readOnly", d.read_only}});
+    }
+    session["sharedDirectories"] = dirs;
+  }
   write_json(vm->dir / "sessions.json", session, false);
+  if (!m_options.guest_share_root.empty() && !shared.empty()) {
+    const std::string problem =
+        GuestShareView::expose(m_options.guest_share_root, shared, run.view);
+    if (!problem.empty()) {
+      log("run '" + vm_name + "': guest share view: " + problem);
+    } else if (!run.view.enforced) {
+      log("run '" + vm_name + "': read-only shares exposed as links (no permission to mount)");
+    }
+  }
   m_running[fs::weakly_canonical(vm->dir).string()] = run;
   log("run '" + vm_name + "': running");
+}
+
+void Simulator::withdraw_shares(RunningVm& run) {
+  if (!m_options.guest_share_root.empty() && !run.shared.empty()) {
+    GuestShareView::withdraw(m_options.guest_share_root, run.view);
+  }
+}
+
+void Simulator::withdraw_all_shares() {
+  for (auto& [dir, run] : m_running) {
+    withdraw_shares(run);
+  }
 }
 
 Reply Simulator::stop_vm(const Params& p,
@@ -1124,6 +1170,10 @@ Reply Simulator::stop_vm(const Params& p,
   }
   if (!is_running(vm->dir)) {
     return message(400, "Virtual machine not running: " + name);
+  }
+  if (auto running = m_running.find(fs::weakly_canonical(vm->dir).string());
+      running != m_running.end()) {
+    withdraw_shares(running->second);
   }
   m_running.erase(fs::weakly_canonical(vm->dir).string());
   fs::remove(vm->dir / "sessions.json");

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "guest_shares.hpp"
 #include "options.hpp"
 #include "registry_io.hpp"
 
@@ -65,6 +66,10 @@ public:
   Reply handle(const std::string& method, const std::string& target, const std::string& body);
   std::mutex& state_mutex() { return m_mutex; }
 
+  /// The VMs stop with the process: their shares leave the guest's view. Call under
+  /// state_mutex().
+  void withdraw_all_shares();
+
   /// Compact JSON with '/' escaped as "\/", like Foundation's JSONEncoder.
   static std::string encode(const nlohmann::json& j);
 
@@ -80,6 +85,10 @@ private:
   struct RunningVm {
     std::chrono::steady_clock::time_point booted_at;
     std::optional<std::string> vnc_url;
+    /// The run request's sharedDirectories, as Lume keeps them for the running VM (VM.run's
+    /// activeSharedDirectories) and writes them into sessions.json.
+    std::vector<SharedDirectory> shared;
+    GuestShareView::Exposed view; ///< with --guest-share-root
   };
   struct PullRecord {
     bool in_progress = false;
@@ -134,8 +143,12 @@ private:
   std::string status_of(const std::filesystem::path& dir);
   bool is_running(const std::filesystem::path& dir) const;
   std::size_t running_count() const;
-  void
-  start_vm(const std::string& name, const std::optional<std::string>& storage, bool vnc_enabled);
+  void start_vm(const std::string& name,
+                const std::optional<std::string>& storage,
+                bool vnc_enabled,
+                const std::vector<SharedDirectory>& shared);
+  /// Takes the running VM's shares out of the guest's view (--guest-share-root), if any.
+  void withdraw_shares(RunningVm& run);
   void finish_create(const std::filesystem::path& dir, bool fail);
   void fail_pull(const std::string& key, const std::string& why);
   /// The pull itself, run without the state lock (it takes it for every state change). Returns

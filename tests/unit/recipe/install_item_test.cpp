@@ -93,7 +93,7 @@ TEST(RecipeInstall, BadItemsNameTheFieldLineColumnAndTheFix) {
       {"typo in a key",
        "  - {url: https://a.io/x.zip, dst: /d}\n",
        "r.yaml:3:31: install[0].dst: unknown key | hint: did you mean 'dest'? (known keys here: "
-       "url, file, sha256, files, dest, unpack, strip_components, mode)"},
+       "url, file, sha256, files, dest, unpack, strip_components, mode, share)"},
       {"no source",
        "  - {dest: /d}\n",
        "r.yaml:3:5: install[0]: needs 'url' or 'file' | hint: url: https://… (or "
