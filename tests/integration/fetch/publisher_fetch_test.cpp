@@ -114,8 +114,8 @@ TEST_F(ArtifactFetchTest, AnUnpinnedPartialWithoutAValidatorStartsOver) {
   const std::string bytes = pattern(200000);
   m_server->serve_bytes("/unpinned.bin", bytes);
   ASSERT_TRUE(m_cache->prepare().ok());
-  ASSERT_TRUE(util::write_file_atomic(partial_of("/unpinned.bin"), "stale bytes of unknown origin")
-                  .ok());
+  ASSERT_TRUE(
+      util::write_file_atomic(partial_of("/unpinned.bin"), "stale bytes of unknown origin").ok());
   auto fetched = fetch(request_for("/unpinned.bin", std::nullopt));
   ASSERT_TRUE(fetched.ok()) << fetched.error().message();
   EXPECT_EQ(fetched.value().sha256, util::sha256_hex(bytes));
