@@ -103,8 +103,8 @@ private:
     answer.headers = headers;
     const ChunkPlan& layout = m_state.layout();
     if (status != 206) {
-      m_mismatch = "the server answered a range with the whole file (HTTP " +
-                   std::to_string(status) + ")";
+      m_mismatch =
+          "the server answered a range with the whole file (HTTP " + std::to_string(status) + ")";
       return false;
     }
     const auto range = parse_content_range(answer.header("Content-Range").value_or(""));
@@ -158,10 +158,10 @@ private:
         continue;
       }
       if (written <= 0) {
-        m_write_error = Error(ErrorCategory::failure,
-                              "cannot write the partial download '" +
-                                  m_state.plan().partial_path + "'",
-                              std::strerror(errno));
+        m_write_error =
+            Error(ErrorCategory::failure,
+                  "cannot write the partial download '" + m_state.plan().partial_path + "'",
+                  std::strerror(errno));
         m_buffer.clear();
         return false;
       }

@@ -83,8 +83,8 @@ bool worth_parallel(const DownloadPlan& plan, const RangeSupport& support) {
 /// The chunks to fetch: the earlier run's where they describe this file, else its prefix.
 ChunkPlan chunks_to_fetch(const DownloadPlan& plan, const Held& held, const RangeSupport& support) {
   const std::uint64_t size = *support.size;
-  const bool same_file = held.validator.empty() || support.etag.empty() ||
-                         held.validator == support.etag;
+  const bool same_file =
+      held.validator.empty() || support.etag.empty() || held.validator == support.etag;
   if (!same_file || (held.chunks && held.chunks->size != size) || held.prefix > size) {
     discard_partial(plan.partial_path);
     return ChunkPlan::cut(size, plan.chunk_bytes, 0, support.etag);
@@ -100,9 +100,8 @@ ChunkPlan chunks_to_fetch(const DownloadPlan& plan, const Held& held, const Rang
 
 } // namespace
 
-Result<DownloadOutcome> download(util::HttpClient& http,
-                                 const DownloadPlan& plan,
-                                 const util::ProgressCallback& progress) {
+Result<DownloadOutcome>
+download(util::HttpClient& http, const DownloadPlan& plan, const util::ProgressCallback& progress) {
   if (plan.connections <= 1 || plan.chunk_bytes == 0) {
     collapse_to_prefix(plan.partial_path);
     return download_resumable(http, plan, progress);

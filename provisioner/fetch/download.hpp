@@ -16,8 +16,7 @@ namespace lume_unlock::fetch {
 /// stream's prefix. An unpinned partial resumes only when If-Range with its ETag is honoured. A
 /// parallel download the server stops ranging, or whose file changes under it, starts over from
 /// zero as one stream. Same outcome and errors as download_resumable.
-Result<DownloadOutcome> download(util::HttpClient& http,
-                                 const DownloadPlan& plan,
-                                 const util::ProgressCallback& progress);
+Result<DownloadOutcome>
+download(util::HttpClient& http, const DownloadPlan& plan, const util::ProgressCallback& progress);
 
 } // namespace lume_unlock::fetch

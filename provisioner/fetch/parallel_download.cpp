@@ -102,8 +102,7 @@ Result<int> open_partial(const DownloadPlan& plan, const ChunkPlan& chunks) {
   if (!chunks.etag.empty()) {
     LUME_UNLOCK_TRY(util::write_file_atomic(validator_path(plan.partial_path), chunks.etag));
   }
-  const int fd =
-      ::open(plan.partial_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  const int fd = ::open(plan.partial_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) {
     return partial_error(plan.partial_path, "open");
   }

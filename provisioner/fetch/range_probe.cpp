@@ -4,9 +4,8 @@
 
 namespace lume_unlock::fetch {
 
-RangeSupport probe_ranges(util::HttpClient& http,
-                          const DownloadPlan& plan,
-                          const std::string& validator) {
+RangeSupport
+probe_ranges(util::HttpClient& http, const DownloadPlan& plan, const std::string& validator) {
   RangeSupport support;
   util::HttpRequest request = download_request(plan);
   request.headers.push_back({"Range", "bytes=0-0"});

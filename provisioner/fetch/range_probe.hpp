@@ -24,8 +24,7 @@ struct RangeSupport {
 /// the validator names. A 200 is cut off at its first byte. Anything else (an error status, a
 /// dropped connection) is "no ranges": the single stream that follows then meets the failure
 /// itself and reports it with its retries.
-RangeSupport probe_ranges(util::HttpClient& http,
-                          const DownloadPlan& plan,
-                          const std::string& validator);
+RangeSupport
+probe_ranges(util::HttpClient& http, const DownloadPlan& plan, const std::string& validator);
 
 } // namespace lume_unlock::fetch

@@ -45,7 +45,8 @@ struct Run {
 };
 
 /// Runs `body` in a child process; its wall time (fork to exit) and its own peak RSS.
-template <typename Body> Run in_child(Body body) {
+template <typename Body>
+Run in_child(Body body) {
   std::fflush(stdout); // or a child that reopens stdout writes this process's pending lines too
   const auto start = Clock::now();
   const pid_t child = ::fork();
@@ -177,8 +178,7 @@ int main(int argc, char** argv) {
     ::sync();
     const Run s = ours(url, sha256, ca->ca_file(), round + "/single", 1);
     ::sync();
-    const Run c =
-        program({k_curl, "-fsS", "--cacert", ca->ca_file(), "-o", round + ".curl", url});
+    const Run c = program({k_curl, "-fsS", "--cacert", ca->ca_file(), "-o", round + ".curl", url});
     const Run h = program({k_sha256sum, round + ".curl"}, round + ".sum");
     const auto sum = test::run_command({"/bin/cat", round + ".sum"}).stdout_text;
     if (sum.rfind(sha256, 0) != 0) {
@@ -194,23 +194,33 @@ int main(int argc, char** argv) {
     curl_rss = std::max(curl_rss, c.rss_kib);
     sha_rss = std::max(sha_rss, h.rss_kib);
     std::printf("run %u: ours %.3f s, ours one stream %.3f s, curl %.3f s + sha256sum %.3f s\n",
-                run + 1, p.seconds, s.seconds, c.seconds, h.seconds);
+                run + 1,
+                p.seconds,
+                s.seconds,
+                c.seconds,
+                h.seconds);
   }
   const double mib = static_cast<double>(options.mib);
   const auto line = [&](const char* name, const std::vector<double>& times, long rss_kib) {
     const double m = median(times);
     std::printf("  %-26s %7.3f s  %8.1f MiB/s  peak RSS %6.1f MiB\n",
-                name, m, mib / m, static_cast<double>(rss_kib) / 1024.0);
+                name,
+                m,
+                mib / m,
+                static_cast<double>(rss_kib) / 1024.0);
   };
   std::printf("artifact of %llu MiB over loopback HTTPS, median of %u runs\n",
-              static_cast<unsigned long long>(options.mib), options.runs);
+              static_cast<unsigned long long>(options.mib),
+              options.runs);
   line("lume-unlock fetch (4 conn)", parallel, parallel_rss);
   line("lume-unlock fetch (1 conn)", single, single_rss);
   line("curl -o", curl, curl_rss);
   line("curl -o + sha256sum", curl_sha, std::max(curl_rss, sha_rss));
-  std::printf("  ratio ours/(curl+sha256sum): %.2f; ours/curl alone: %.2f; one stream/(curl+sha256sum): "
-              "%.2f\n",
-              median(parallel) / median(curl_sha), median(parallel) / median(curl),
-              median(single) / median(curl_sha));
+  std::printf(
+      "  ratio ours/(curl+sha256sum): %.2f; ours/curl alone: %.2f; one stream/(curl+sha256sum): "
+      "%.2f\n",
+      median(parallel) / median(curl_sha),
+      median(parallel) / median(curl),
+      median(single) / median(curl_sha));
   return 0;
 }

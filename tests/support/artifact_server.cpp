@@ -168,6 +168,11 @@ void ArtifactServer::serve_wrong_bytes(bool on) {
   m_wrong_bytes = on;
 }
 
+void ArtifactServer::ignore_if_range(bool on) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_ignore_if_range = on;
+}
+
 void ArtifactServer::ignore_range(bool on) {
   std::lock_guard<std::mutex> lock(m_mutex);
   m_ignore_range = on;
@@ -303,8 +308,8 @@ void ArtifactServer::install_handler() {
     const Content content = found->second;
     response.set_header("ETag", content.etag);
     // If-Range naming other bytes than these: the whole body (RFC 9110 §13.1.5).
-    const bool same_file =
-        !request.has_header("If-Range") || request.get_header_value("If-Range") == content.etag;
+    const bool same_file = m_ignore_if_range || !request.has_header("If-Range") ||
+                           request.get_header_value("If-Range") == content.etag;
     std::uint64_t start = 0;
     std::uint64_t end = content.size; // one past the last byte sent
     if (has_range && !m_ignore_range && same_file) {

@@ -72,6 +72,9 @@ public:
   void serve_wrong_bytes(bool on);
   /// Answer Range requests with 200 and the whole body, as some CDNs do.
   void ignore_range(bool on);
+  /// Answer a Range whatever its If-Range says, as a broken cache might: only the ETag of the
+  /// 206 then tells the client the bytes are of another version.
+  void ignore_if_range(bool on);
 
   std::string url(const std::string& path) const;
   int port() const { return m_port; }
@@ -158,6 +161,7 @@ private:
   unsigned m_drops_left = 0;
   bool m_wrong_bytes = false;
   bool m_ignore_range = false;
+  bool m_ignore_if_range = false;
 
   std::atomic<std::uint64_t> m_requests{0};
   std::atomic<std::uint64_t> m_body_bytes{0};

@@ -102,6 +102,18 @@ TEST_F(ArtifactFetchTest, AFileReplacedMidwayStartsOverAsOneStreamAndIsNeverSpli
   EXPECT_FALSE(fs::exists(partial_of("/unpinned.bin") + ".chunks"));
 }
 
+TEST_F(ArtifactFetchTest, ARangeOfANewerVersionIsNeverSplicedEvenWhenIfRangeIsIgnored) {
+  const std::string old_bytes = pattern(1 << 20);
+  const std::string new_bytes = pattern(1 << 20).replace(0, 5, "newer");
+  m_server->serve_bytes("/unpinned.bin", old_bytes);
+  m_server->ignore_if_range(true); // later chunks get 206, but with the new version's ETag
+  m_server->replace_after("/unpinned.bin", 4, new_bytes);
+  auto fetched = fetch(parallel_request_for("/unpinned.bin", std::nullopt));
+  ASSERT_TRUE(fetched.ok()) << fetched.error().message();
+  EXPECT_EQ(fetched.value().sha256, util::sha256_hex(new_bytes));
+  EXPECT_EQ(util::sha256_file_hex(fetched.value().path).value(), util::sha256_hex(new_bytes));
+}
+
 TEST_F(ArtifactFetchTest, APinnedFileReplacedMidwayIsRefusedAndNothingIsCached) {
   const std::string old_bytes = pattern(1 << 20);
   m_server->serve_bytes("/model.gguf", old_bytes);

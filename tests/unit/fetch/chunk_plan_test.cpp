@@ -1,5 +1,4 @@
 #include "fetch/chunk_plan.hpp"
-
 #include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"
 

@@ -1,5 +1,4 @@
 #include "fetch/ordered_hasher.hpp"
-
 #include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
