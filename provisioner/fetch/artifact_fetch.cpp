@@ -1,6 +1,6 @@
 #include "artifact_fetch.hpp"
 
-#include "fetch/resumable_download.hpp"
+#include "fetch/download.hpp"
 #include "oci/registry_client.hpp"
 #include "util/file_lock.hpp"
 #include "util/random_id.hpp"
@@ -167,6 +167,8 @@ DownloadPlan download_plan(const FetchRequest& request,
   plan.retry_backoff = request.retry_backoff;
   plan.pinned = request.sha256.has_value();
   plan.stall_window = request.stall_window;
+  plan.connections = request.connections;
+  plan.chunk_bytes = request.chunk_bytes;
   if (is_hugging_face_url(request.source.text)) {
     plan.bearer_token = services.hugging_face_token;
     plan.denied_hint =
@@ -192,7 +194,7 @@ fetch_https(const FetchRequest& request, BlobCache& cache, const FetchServices& 
   }
   DownloadPlan plan = download_plan(request, services, claim.path);
 
-  auto outcome = download_resumable(services.http, plan, services.progress);
+  auto outcome = download(services.http, plan, services.progress);
   if (!outcome) {
     if (!claim.shared) {
       discard_partial(claim.path);
@@ -204,7 +206,7 @@ fetch_https(const FetchRequest& request, BlobCache& cache, const FetchServices& 
       outcome.value().resumed_from > 0) {
     // The partial of an earlier run may hold an older version of the source: once from zero.
     discard_partial(claim.path);
-    outcome = download_resumable(services.http, plan, services.progress);
+    outcome = download(services.http, plan, services.progress);
     if (!outcome) {
       return mirrored(outcome.error(), request.source, plan.url);
     }

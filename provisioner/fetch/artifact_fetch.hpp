@@ -31,6 +31,13 @@ struct FetchRequest {
   std::chrono::milliseconds retry_backoff{200};
   /// A connection below 1 KiB/s for this long is dropped and resumed (a retry).
   std::chrono::seconds stall_window{60};
+  /// Connections at once where the server accepts ranges (GitHub's and Hugging Face's CDNs do):
+  /// a CDN paces each connection, and one TCP stream over a long round trip rarely fills the
+  /// path. 1 for one stream.
+  unsigned connections = 4;
+  /// The ranges those connections take in file order, so the in-order hash trails them closely;
+  /// files under two chunks come as one stream.
+  std::uint64_t chunk_bytes = 16u << 20;
 };
 
 struct FetchedArtifact {
@@ -68,7 +75,9 @@ Result<std::string> hugging_face_token_from_environment();
 ///   `services.mirrors` (the cache and the messages keep the publisher's), streamed to the
 ///   source's partial file while hashing, resumed with "Range: bytes=N-" from a partial left by
 ///   this or an earlier run (a 200, a 416 or a Content-Range not starting at N restarts from
-///   zero), retried up to `max_retries` times after a dropped connection; committed to the cache
+///   zero), retried up to `max_retries` times after a dropped connection; where the server
+///   accepts ranges, a file of two chunks or more comes over `connections` connections at once
+///   (fetch/download.hpp), hashed in order off their path; committed to the cache
 ///   only when the digest matches (or, unpinned, under the digest it has);
 /// - oci: oci::RegistryClient::download_blob into the cache (it checks digest and size);
 /// - file: hashed in place, not copied.

@@ -1,24 +1,20 @@
 #include "resumable_download.hpp"
 
+#include "fetch/chunk_plan.hpp"
 #include "fetch/partial_file.hpp"
 #include "fetch/resume_headers.hpp"
+#include "fetch/retry_budget.hpp"
 #include "util/atomic_file.hpp"
-#include "util/body_preview.hpp"
 
 #include <unistd.h>
 
 #include <optional>
-#include <thread>
 
 namespace lume_unlock::fetch {
 
 namespace {
 
 constexpr auto k_progress_interval = std::chrono::milliseconds(250);
-
-std::string validator_path(const std::string& partial_path) {
-  return partial_path + ".etag";
-}
 
 std::optional<std::string> header_of(const std::vector<util::HttpHeader>& headers,
                                      std::string_view name) {
@@ -27,18 +23,13 @@ std::optional<std::string> header_of(const std::vector<util::HttpHeader>& header
   return response.header(name);
 }
 
-bool retryable(util::TransportError::Kind kind) {
-  using Kind = util::TransportError::Kind;
-  return kind == Kind::other || kind == Kind::timeout || kind == Kind::stalled ||
-         kind == Kind::aborted || kind == Kind::connection_refused;
-}
-
 /// One download: its partial file, the attempts so far and what the server said of the file.
 class Download {
 public:
   Download(util::HttpClient& http, const DownloadPlan& plan, const util::ProgressCallback& progress)
       : m_http(http), m_plan(plan), m_progress(progress),
-        m_what("cannot download '" + util::redact_url(plan.url) + "'") {}
+        m_budget({plan.max_retries, plan.retry_backoff, plan.max_retry_after},
+                 "cannot download '" + util::redact_url(plan.url) + "'") {}
 
   Result<DownloadOutcome> run() {
     LUME_UNLOCK_TRY(m_file.open_and_rehash(m_plan.partial_path));
@@ -79,25 +70,19 @@ private:
     }
     if (m_restart_from_zero) {
       LUME_UNLOCK_TRY(m_file.truncate());
-      LUME_UNLOCK_TRY(retry("the server answered a range that does not continue the file"));
+      LUME_UNLOCK_TRY(
+          m_budget.retry("the server answered a range that does not continue the file"));
       return false;
     }
     if (!response) {
-      LUME_UNLOCK_TRY(after_transport_error(response.error()));
+      LUME_UNLOCK_TRY(m_budget.after_transport_error(response.error()));
       return false;
     }
     return after_status(response.value(), offset);
   }
 
   util::HttpRequest request_at(std::uint64_t offset) {
-    util::HttpRequest request{"GET", m_plan.url};
-    request.follow_redirects = true; // release assets and model hubs redirect to CDNs
-    request.https_only = true;
-    request.timeout = std::chrono::milliseconds(0); // big files: only the stall limit applies
-    request.stall_bytes_per_second = m_plan.stall_bytes_per_second;
-    request.stall_window = m_plan.stall_window;
-    request.bearer_token = m_plan.bearer_token;
-    request.sink_success_only = true;
+    util::HttpRequest request = download_request(m_plan);
     if (offset > 0) {
       request.headers.push_back({"Range", "bytes=" + std::to_string(offset) + "-"});
       if (!m_validator.empty()) {
@@ -154,19 +139,6 @@ private:
     }
   }
 
-  Status after_transport_error(const util::TransportError& error) {
-    if (error.kind == util::TransportError::Kind::protocol) {
-      return Error(ErrorCategory::registry,
-                   m_what,
-                   "a redirect left https (" + error.detail + ")",
-                   "artifacts are fetched over TLS only; ask for an https:// download link");
-    }
-    if (!retryable(error.kind)) {
-      return Error(ErrorCategory::registry, m_what, error.detail);
-    }
-    return retry(error.detail);
-  }
-
   Result<bool> after_status(const util::HttpResponse& response, std::uint64_t offset) {
     const long status = response.status;
     if (status == 416 && offset > 0) {
@@ -176,74 +148,30 @@ private:
         return true;
       }
       LUME_UNLOCK_TRY(m_file.truncate());
-      LUME_UNLOCK_TRY(retry("the server refused to resume at byte " + std::to_string(offset)));
+      LUME_UNLOCK_TRY(
+          m_budget.retry("the server refused to resume at byte " + std::to_string(offset)));
       return false;
     }
     if (status == 429 || status == 503) {
-      LUME_UNLOCK_TRY(retry_after(response));
+      LUME_UNLOCK_TRY(m_budget.retry_after(response));
       return false;
     }
     if (status >= 500) {
-      LUME_UNLOCK_TRY(retry("HTTP " + std::to_string(status)));
+      LUME_UNLOCK_TRY(m_budget.retry("HTTP " + std::to_string(status)));
       return false;
     }
     if (status < 200 || status >= 300) {
-      return refused(response);
+      return m_budget.refused(response, m_plan.denied_hint);
     }
     if (status == 200 && !m_body_started && offset > 0) {
       LUME_UNLOCK_TRY(m_file.truncate()); // the whole resource is empty now
     }
     if (m_total && m_file.size() != *m_total) {
-      LUME_UNLOCK_TRY(retry("the transfer ended at byte " + std::to_string(m_file.size()) + " of " +
-                            std::to_string(*m_total)));
+      LUME_UNLOCK_TRY(m_budget.retry("the transfer ended at byte " + std::to_string(m_file.size()) +
+                                     " of " + std::to_string(*m_total)));
       return false;
     }
     return true;
-  }
-
-  Error refused(const util::HttpResponse& response) const {
-    std::string why = "HTTP " + std::to_string(response.status);
-    if (!response.body.empty()) {
-      why += ": " + util::body_preview(response.body);
-    }
-    const bool denied = response.status == 401 || response.status == 403;
-    if (denied && !m_plan.denied_hint.empty()) {
-      return Error(ErrorCategory::registry, m_what, why, m_plan.denied_hint);
-    }
-    return Error(ErrorCategory::registry, m_what, why);
-  }
-
-  /// 429 and 503: wait as long as the server asks (Hugging Face rate-limits its resolvers).
-  Status retry_after(const util::HttpResponse& response) {
-    const std::string why = "HTTP " + std::to_string(response.status);
-    const auto asked = parse_retry_after(response.header("Retry-After").value_or(""));
-    if (asked && *asked > m_plan.max_retry_after) {
-      return Error(ErrorCategory::registry,
-                   m_what,
-                   why + ": the server asks to wait " + std::to_string(asked->count()) +
-                       " s (Retry-After), longer than the " +
-                       std::to_string(m_plan.max_retry_after.count()) + " s lume-unlock waits",
-                   "run the command again later: the download resumes where it stopped");
-    }
-    return retry(why + (asked ? " (Retry-After " + std::to_string(asked->count()) + " s)" : ""),
-                 asked);
-  }
-
-  /// Retries and restarts share one bound, so a server that keeps changing its mind ends.
-  Status retry(const std::string& why, std::optional<std::chrono::seconds> wait = std::nullopt) {
-    if (m_failures >= m_plan.max_retries) {
-      return Error(ErrorCategory::registry,
-                   m_what,
-                   why + " (after " + std::to_string(m_failures + 1) + " attempts)",
-                   "run the command again: the download resumes where it stopped");
-    }
-    ++m_failures;
-    if (wait) {
-      std::this_thread::sleep_for(*wait);
-    } else {
-      std::this_thread::sleep_for(m_plan.retry_backoff * m_failures);
-    }
-    return ok_status();
   }
 
   void report(bool finished) {
@@ -267,12 +195,11 @@ private:
   util::HttpClient& m_http;
   const DownloadPlan& m_plan;
   const util::ProgressCallback& m_progress;
-  const std::string m_what;
+  RetryBudget m_budget;
   PartialFile m_file;
   DownloadOutcome m_outcome;
   std::optional<std::uint64_t> m_total;
   std::string m_validator;
-  unsigned m_failures = 0;
   std::optional<Error> m_write_error;
   bool m_restart_from_zero = false;
   bool m_body_started = false;
@@ -281,6 +208,22 @@ private:
 };
 
 } // namespace
+
+util::HttpRequest download_request(const DownloadPlan& plan) {
+  util::HttpRequest request{"GET", plan.url};
+  request.follow_redirects = true; // release assets and model hubs redirect to CDNs
+  request.https_only = true;
+  request.timeout = std::chrono::milliseconds(0); // big files: only the stall limit applies
+  request.stall_bytes_per_second = plan.stall_bytes_per_second;
+  request.stall_window = plan.stall_window;
+  request.bearer_token = plan.bearer_token;
+  request.sink_success_only = true;
+  return request;
+}
+
+std::string validator_path(const std::string& partial_path) {
+  return partial_path + ".etag";
+}
 
 Result<DownloadOutcome> download_resumable(util::HttpClient& http,
                                            const DownloadPlan& plan,
@@ -291,6 +234,7 @@ Result<DownloadOutcome> download_resumable(util::HttpClient& http,
 void discard_partial(const std::string& partial_path) {
   unlink(partial_path.c_str());
   unlink(validator_path(partial_path).c_str());
+  unlink(chunk_plan_path(partial_path).c_str());
 }
 
 } // namespace lume_unlock::fetch

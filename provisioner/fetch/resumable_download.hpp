@@ -29,6 +29,12 @@ struct DownloadPlan {
   /// 429 and 503 are retried after the server's Retry-After, up to this long; a longer wait
   /// fails at once naming it.
   std::chrono::seconds max_retry_after{120};
+  /// Connections at once where the server accepts ranges (download() in parallel_download.hpp);
+  /// 1 for one stream. download_resumable itself always uses one.
+  unsigned connections = 1;
+  /// The size of the ranges the connections take in order; a file under two chunks is
+  /// fetched as one stream.
+  std::uint64_t chunk_bytes = 16u << 20;
 };
 
 struct DownloadOutcome {
@@ -54,7 +60,14 @@ Result<DownloadOutcome> download_resumable(util::HttpClient& http,
                                            const DownloadPlan& plan,
                                            const util::ProgressCallback& progress);
 
-/// Removes a partial and what download_resumable keeps beside it.
+/// The GET every request of a download sends: the plan's (original) URL, redirects followed over
+/// https only, no deadline but the stall limit, the bearer token, bodies of 2xx only to the sink.
+util::HttpRequest download_request(const DownloadPlan& plan);
+
+/// PARTIAL.etag: the strong ETag a partial's bytes came with.
+std::string validator_path(const std::string& partial_path);
+
+/// Removes a partial and what a download keeps beside it (PARTIAL.etag, PARTIAL.chunks).
 void discard_partial(const std::string& partial_path);
 
 } // namespace lume_unlock::fetch

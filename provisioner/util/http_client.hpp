@@ -125,6 +125,9 @@ public:
 
   /// Requests sent so far (for --verbose statistics and tests).
   std::uint64_t request_count() const { return m_request_count; }
+  /// What this client was made with: a download over several connections makes one client per
+  /// connection, each trusting the same authorities.
+  const HttpClientOptions& options() const { return m_options; }
 
 private:
   struct Handle;

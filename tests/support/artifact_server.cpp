@@ -14,17 +14,36 @@ namespace {
 
 constexpr std::size_t k_chunk = 1 << 16;
 
-/// N from "bytes=N-" (the only form a resuming client sends); nullopt for anything else.
-std::optional<std::uint64_t> range_start(const std::string& value) {
+bool all_digits(const std::string& text) {
+  return !text.empty() && text.size() < 20 &&
+         text.find_first_not_of("0123456789") == std::string::npos;
+}
+
+/// "bytes=N-" (a resuming single stream) or "bytes=N-M" (a chunk of a parallel download); nullopt
+/// for anything else (suffix ranges, lists), which is then ignored as RFC 9110 §14.2 allows.
+struct ByteRange {
+  std::uint64_t first = 0;
+  std::optional<std::uint64_t> last;
+};
+std::optional<ByteRange> parse_range(const std::string& value) {
   constexpr std::string_view k_prefix = "bytes=";
-  if (value.compare(0, k_prefix.size(), k_prefix) != 0 || value.back() != '-') {
+  const auto dash = value.find('-');
+  if (value.compare(0, k_prefix.size(), k_prefix) != 0 || dash == std::string::npos) {
     return std::nullopt;
   }
-  const auto digits = value.substr(k_prefix.size(), value.size() - k_prefix.size() - 1);
-  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
+  const auto first = value.substr(k_prefix.size(), dash - k_prefix.size());
+  const auto last = value.substr(dash + 1);
+  if (!all_digits(first) || (!last.empty() && !all_digits(last))) {
     return std::nullopt;
   }
-  return std::stoull(digits);
+  ByteRange range{std::stoull(first), std::nullopt};
+  if (!last.empty()) {
+    range.last = std::stoull(last);
+    if (*range.last < range.first) {
+      return std::nullopt;
+    }
+  }
+  return range;
 }
 
 } // namespace
@@ -116,8 +135,12 @@ void ArtifactServer::stall_after(std::uint64_t bytes, unsigned times) {
   m_stalls_left = times;
 }
 
-void ArtifactServer::answer_busy(int status, unsigned retry_after_seconds, unsigned times) {
+void ArtifactServer::answer_busy(int status,
+                                 unsigned retry_after_seconds,
+                                 unsigned times,
+                                 unsigned skip) {
   std::lock_guard<std::mutex> lock(m_mutex);
+  m_busy_skip = skip;
   m_busy_status = status;
   m_busy_retry_after = retry_after_seconds;
   m_busy_left = times;
@@ -145,6 +168,11 @@ void ArtifactServer::serve_wrong_bytes(bool on) {
   m_wrong_bytes = on;
 }
 
+void ArtifactServer::ignore_if_range(bool on) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_ignore_if_range = on;
+}
+
 void ArtifactServer::ignore_range(bool on) {
   std::lock_guard<std::mutex> lock(m_mutex);
   m_ignore_range = on;
@@ -157,6 +185,16 @@ std::string ArtifactServer::url(const std::string& path) const {
 std::vector<std::string> ArtifactServer::range_headers() const {
   std::lock_guard<std::mutex> lock(m_mutex);
   return m_ranges;
+}
+
+std::vector<std::string> ArtifactServer::if_range_headers() const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  return m_if_ranges;
+}
+
+void ArtifactServer::replace_after(const std::string& path, unsigned requests, std::string bytes) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_replacements[path] = {requests, std::move(bytes)};
 }
 
 bool ArtifactServer::answer_hub_file(const httplib::Request& request, httplib::Response& response) {
@@ -190,7 +228,9 @@ bool ArtifactServer::answer_hub_file(const httplib::Request& request, httplib::R
 
 bool ArtifactServer::answer_before_content(const httplib::Request& request,
                                            httplib::Response& response) {
-  if (m_busy_left > 0) {
+  if (m_busy_left > 0 && m_busy_skip > 0) {
+    --m_busy_skip;
+  } else if (m_busy_left > 0) {
     --m_busy_left;
     response.status = m_busy_status;
     response.set_header("Retry-After", std::to_string(m_busy_retry_after));
@@ -243,9 +283,19 @@ void ArtifactServer::install_handler() {
     const bool has_range = request.has_header("Range");
     if (has_range) {
       m_ranges.push_back(request.get_header_value("Range"));
+      m_if_ranges.push_back(request.get_header_value("If-Range"));
     }
     m_authorizations.push_back(request.path + " " + request.get_header_value("Authorization"));
-    ++m_path_requests[request.path];
+    const auto seen = ++m_path_requests[request.path];
+    if (auto replacement = m_replacements.find(request.path);
+        replacement != m_replacements.end() && seen > replacement->second.after) {
+      Content content;
+      content.size = replacement->second.bytes.size();
+      content.bytes = std::move(replacement->second.bytes);
+      content.etag = "\"v" + std::to_string(++m_generation) + "\"";
+      m_contents[request.path] = std::move(content);
+      m_replacements.erase(replacement);
+    }
     if (answer_before_content(request, response)) {
       return;
     }
@@ -258,48 +308,51 @@ void ArtifactServer::install_handler() {
     const Content content = found->second;
     response.set_header("ETag", content.etag);
     // If-Range naming other bytes than these: the whole body (RFC 9110 §13.1.5).
-    const bool same_file =
-        !request.has_header("If-Range") || request.get_header_value("If-Range") == content.etag;
+    const bool same_file = m_ignore_if_range || !request.has_header("If-Range") ||
+                           request.get_header_value("If-Range") == content.etag;
     std::uint64_t start = 0;
+    std::uint64_t end = content.size; // one past the last byte sent
     if (has_range && !m_ignore_range && same_file) {
-      auto wanted = range_start(request.get_header_value("Range"));
-      if (wanted && *wanted >= content.size) {
+      auto wanted = parse_range(request.get_header_value("Range"));
+      if (wanted && wanted->first >= content.size) {
         response.status = 416;
         response.set_header("Content-Range", "bytes */" + std::to_string(content.size));
         return;
       }
       if (wanted) {
-        start = *wanted;
+        start = wanted->first;
+        end = std::min(content.size, wanted->last.value_or(content.size - 1) + 1);
         response.status = 206;
         response.set_header("Content-Range",
-                            "bytes " + std::to_string(start) + "-" +
-                                std::to_string(content.size - 1) + "/" +
+                            "bytes " + std::to_string(start) + "-" + std::to_string(end - 1) + "/" +
                                 std::to_string(content.size));
       }
     }
     if (response.status != 206) {
       response.status = 200;
     }
+    // A fault applies to a body long enough to reach it (a one-byte range probe never does).
     Fault fault;
-    if (m_drops_left > 0) {
+    if (m_drops_left > 0 && end - start > m_drop_after) {
       --m_drops_left;
       fault.drop_at = m_drop_after;
     }
-    if (m_stalls_left > 0) {
+    if (m_stalls_left > 0 && end - start > m_stall_after) {
       --m_stalls_left;
       fault.stall_at = m_stall_after;
     }
     fault.wrong = m_wrong_bytes;
     lock.unlock();
-    provide_body(response, content, start, fault);
+    provide_body(response, content, start, end, fault);
   });
 }
 
 void ArtifactServer::provide_body(httplib::Response& response,
                                   const Content& content,
                                   std::uint64_t start,
+                                  std::uint64_t end,
                                   const Fault& fault) {
-  const std::uint64_t length = content.size - start;
+  const std::uint64_t length = end - start;
   response.set_content_provider(
       static_cast<std::size_t>(length),
       "application/octet-stream",

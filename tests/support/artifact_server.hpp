@@ -22,7 +22,8 @@ namespace lume_unlock::test {
 
 /// A loopback HTTPS server (cpp-httplib's SSLServer, the throwaway CA's certificate) standing in
 /// for release pages and model hubs: serves registered bytes or files at paths, honours
-/// "Range: bytes=N-" with 206 and Content-Range (RFC 9110 §14; 416 past the end), streams files
+/// "Range: bytes=N-" and "bytes=N-M" with 206 and Content-Range (RFC 9110 §14; 416 past the
+/// end), streams files
 /// without holding them in memory, and has fault modes a test turns on. Counts requests and
 /// body bytes sent, so a test can assert "nothing was transferred".
 class ArtifactServer {
@@ -54,17 +55,26 @@ public:
                         const std::string& cdn_url,
                         const std::string& required_token = {});
 
-  /// The next `times` responses with a body close the connection after `bytes` body bytes.
+  /// The next `times` responses with a body longer than `bytes` close the connection after
+  /// `bytes` body bytes.
   void drop_after(std::uint64_t bytes, unsigned times = 1);
-  /// The next `times` responses with a body slow down after `bytes` body bytes to a byte every
+  /// The next `times` responses with a body longer than `bytes` slow down after `bytes` body
+  /// bytes to a byte every
   /// 250 ms until the client gives up, as a stalled CDN connection does.
   void stall_after(std::uint64_t bytes, unsigned times = 1);
-  /// The next `times` requests answer `status` (429, 503) with "Retry-After: <seconds>".
-  void answer_busy(int status, unsigned retry_after_seconds, unsigned times = 1);
+  /// The next `times` requests (after `skip` more are answered normally) answer `status` (429,
+  /// 503) with "Retry-After: <seconds>".
+  void answer_busy(int status, unsigned retry_after_seconds, unsigned times = 1, unsigned skip = 0);
+  /// Once `requests` requests for `path` have arrived, the next ones find `bytes` there instead,
+  /// under a new ETag: a file replaced by a new version in the middle of a download.
+  void replace_after(const std::string& path, unsigned requests, std::string bytes);
   /// Serve every body with its bytes changed (same length): a tampered mirror.
   void serve_wrong_bytes(bool on);
   /// Answer Range requests with 200 and the whole body, as some CDNs do.
   void ignore_range(bool on);
+  /// Answer a Range whatever its If-Range says, as a broken cache might: only the ETag of the
+  /// 206 then tells the client the bytes are of another version.
+  void ignore_if_range(bool on);
 
   std::string url(const std::string& path) const;
   int port() const { return m_port; }
@@ -75,6 +85,8 @@ public:
   std::uint64_t body_bytes_sent() const { return m_body_bytes; }
   /// The Range header of every request that had one, in arrival order.
   std::vector<std::string> range_headers() const;
+  /// The If-Range header (empty when none) of those same requests, in the same order.
+  std::vector<std::string> if_range_headers() const;
   /// "<path> <Authorization header or nothing>" of every request, in arrival order.
   std::vector<std::string> authorizations() const;
   /// The ETag this server gives the bytes at `path` (a new one each time they are replaced);
@@ -108,6 +120,7 @@ private:
   void provide_body(httplib::Response& response,
                     const Content& content,
                     std::uint64_t start,
+                    std::uint64_t end,
                     const Fault& fault);
   static std::optional<std::string>
   read_chunk(const Content& content, std::uint64_t at, std::size_t n);
@@ -129,6 +142,13 @@ private:
   unsigned m_signatures = 0;
   std::map<std::string, HubFile> m_hub_files;
   std::vector<std::string> m_ranges;
+  std::vector<std::string> m_if_ranges;
+  struct Replacement {
+    unsigned after = 0;
+    std::string bytes;
+  };
+  std::map<std::string, Replacement> m_replacements;
+  unsigned m_busy_skip = 0;
   std::vector<std::string> m_authorizations;
   unsigned m_generation = 0;
   std::uint64_t m_stall_after = 0;
@@ -141,6 +161,7 @@ private:
   unsigned m_drops_left = 0;
   bool m_wrong_bytes = false;
   bool m_ignore_range = false;
+  bool m_ignore_if_range = false;
 
   std::atomic<std::uint64_t> m_requests{0};
   std::atomic<std::uint64_t> m_body_bytes{0};

@@ -57,6 +57,16 @@ protected:
     request.sha256 = std::move(sha256);
     request.label = "artifact";
     request.retry_backoff = std::chrono::milliseconds(1);
+    // One stream: these tests hold its exact requests; parallel_fetch_test.cpp asks for more.
+    request.connections = 1;
+    return request;
+  }
+
+  /// Several connections over small chunks, so a file of a few hundred KiB is many chunks.
+  FetchRequest parallel_request_for(const std::string& path, std::optional<std::string> sha256) {
+    FetchRequest request = request_for(path, std::move(sha256));
+    request.connections = 3;
+    request.chunk_bytes = 64u << 10;
     return request;
   }
 
