@@ -115,7 +115,8 @@ void against_published(std::ostringstream& md, const nlohmann::json& bench) {
   md << "\n";
 }
 
-void on_what(std::ostringstream& md, const nlohmann::json& report) {
+/// The table of what was measured: host, guest, VM, image, shim and llama.cpp.
+void on_what_table(std::ostringstream& md, const nlohmann::json& report) {
   md << "## On what\n\n| | |\n| --- | --- |\n";
   const auto& host = report["host"];
   if (host.value("mac", false)) {
@@ -159,6 +160,11 @@ void on_what(std::ostringstream& md, const nlohmann::json& report) {
        << cell(bench, "backends") << ", guest GPU " << cell(bench, "gpu") << " |\n"
        << "| model | " << cell(bench, "model_type") << " (`" << cell(bench, "model") << "`) |\n";
   }
+}
+
+/// The files behind the table: the shim's, the probe's answers, the enablement, the artifacts.
+void on_what_details(std::ostringstream& md, const nlohmann::json& report) {
+  const auto& shim = report["shim"];
   md << "\n### Installed shim files\n\n| path | sha256 |\n| --- | --- |\n";
   for (const auto& file : shim["files"]) {
     md << "| `" << cell(file, "path") << "` | `" << cell(file, "sha256") << "` |\n";
@@ -195,6 +201,11 @@ void on_what(std::ostringstream& md, const nlohmann::json& report) {
     }
   }
   md << "\n";
+}
+
+void on_what(std::ostringstream& md, const nlohmann::json& report) {
+  on_what_table(md, report);
+  on_what_details(md, report);
 }
 
 } // namespace

@@ -114,13 +114,8 @@ void published_line(std::ostringstream& svg, double x, double y, const nlohmann:
        colour);
 }
 
-void panel(std::ostringstream& svg,
-           const nlohmann::json& test,
-           const std::vector<nlohmann::json>& published,
-           double left,
-           double top,
-           double width,
-           double height) {
+/// One test's bars: stock, unlocked (with its speedup) and, when measured, the host.
+std::vector<Bar> bars_of(const nlohmann::json& test) {
   std::vector<Bar> bars = {
       {"stock", k_stock_colour, number_of(test, "stock_ts").value_or(0), ""},
       {"unlocked",
@@ -136,6 +131,55 @@ void panel(std::ostringstream& svg,
              ? "unlocked at\n" + fixed(*number_of(test, "host_ratio") * 100, 1) + "% of host"
              : ""});
   }
+  return bars;
+}
+
+/// One bar with its value above it, its note (one or two lines) and its label below the axis.
+void draw_bar(std::ostringstream& svg,
+              const Bar& bar,
+              double x,
+              double y,
+              double bar_width,
+              double bar_height,
+              double bottom) {
+  svg << "<rect x=\"" << fixed(x, 1) << "\" y=\"" << fixed(y, 1) << "\" width=\""
+      << fixed(bar_width, 1) << "\" height=\"" << fixed(bar_height, 1) << "\" fill=\"" << bar.colour
+      << "\"/>\n";
+  text(svg, x + bar_width / 2, y - 6, fixed(bar.value, 2), 12);
+  // A note of two lines ("unlocked at\n97.7% of host") stays within its bar's slot.
+  const auto newline = bar.note.find('\n');
+  const bool two_lines = newline != std::string::npos;
+  if (two_lines) {
+    text(svg,
+         x + bar_width / 2,
+         y - 38,
+         bar.note.substr(0, newline),
+         13,
+         "middle",
+         "bold",
+         bar.colour);
+  }
+  if (!bar.note.empty()) {
+    text(svg,
+         x + bar_width / 2,
+         y - 22,
+         two_lines ? bar.note.substr(newline + 1) : bar.note,
+         13,
+         "middle",
+         "bold",
+         bar.colour);
+  }
+  text(svg, x + bar_width / 2, bottom + 18, bar.label, 13);
+}
+
+void panel(std::ostringstream& svg,
+           const nlohmann::json& test,
+           const std::vector<nlohmann::json>& published,
+           double left,
+           double top,
+           double width,
+           double height) {
+  const std::vector<Bar> bars = bars_of(test);
   double highest = 0;
   for (const auto& bar : bars) {
     highest = std::max(highest, bar.value);
@@ -182,35 +226,7 @@ void panel(std::ostringstream& svg,
     const Bar& bar = bars[i];
     const double bar_height = bar.value / axis_max * plot_height;
     const double x = plot_left + slot * static_cast<double>(i) + (slot - bar_width) / 2;
-    const double y = bottom - bar_height;
-    svg << "<rect x=\"" << fixed(x, 1) << "\" y=\"" << fixed(y, 1) << "\" width=\""
-        << fixed(bar_width, 1) << "\" height=\"" << fixed(bar_height, 1) << "\" fill=\""
-        << bar.colour << "\"/>\n";
-    text(svg, x + bar_width / 2, y - 6, fixed(bar.value, 2), 12);
-    // A note of two lines ("unlocked at\n97.7% of host") stays within its bar's slot.
-    const auto newline = bar.note.find('\n');
-    const bool two_lines = newline != std::string::npos;
-    if (two_lines) {
-      text(svg,
-           x + bar_width / 2,
-           y - 38,
-           bar.note.substr(0, newline),
-           13,
-           "middle",
-           "bold",
-           bar.colour);
-    }
-    if (!bar.note.empty()) {
-      text(svg,
-           x + bar_width / 2,
-           y - 22,
-           two_lines ? bar.note.substr(newline + 1) : bar.note,
-           13,
-           "middle",
-           "bold",
-           bar.colour);
-    }
-    text(svg, x + bar_width / 2, bottom + 18, bar.label, 13);
+    draw_bar(svg, bar, x, bottom - bar_height, bar_width, bar_height, bottom);
   }
   svg << "<line x1=\"" << fixed(plot_left, 1) << "\" y1=\"" << fixed(bottom, 1) << "\" x2=\""
       << fixed(plot_left + plot_width, 1) << "\" y2=\"" << fixed(bottom, 1)
