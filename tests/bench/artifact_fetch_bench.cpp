@@ -6,10 +6,11 @@
 // the in-process server never counts). Our fetch over one connection is shown for reference.
 // Run manually:
 //   build/tests/bench/artifact_fetch_bench [--mib 256] [--runs 5]
-// ctest runs it only as a smoke test with --mib 4. Exit 77 (skipped) without curl or sha256sum,
-// unless CI=true.
+// ctest runs it only as a smoke test, --mib 4 --runs 1. Exit 77 (skipped) without curl or
+// sha256sum, unless CI=true.
 #include "fetch/artifact_fetch.hpp"
 #include "support/artifact_server.hpp"
+#include "support/bench_arguments.hpp"
 #include "support/process.hpp"
 #include "support/random_file.hpp"
 #include "support/temp_dir.hpp"
@@ -119,33 +120,11 @@ double median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-struct Options {
-  std::uint64_t mib = 256;
-  unsigned runs = 5;
-};
-
-Options parse(int argc, char** argv) {
-  Options options;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const auto value = i + 1 < argc ? std::strtoull(argv[i + 1], nullptr, 10) : 0;
-    if (arg == "--mib" && value > 0) {
-      options.mib = value;
-    } else if (arg == "--runs" && value > 0 && value < 100) {
-      options.runs = static_cast<unsigned>(value);
-    } else {
-      std::cerr << "usage: artifact_fetch_bench [--mib N] [--runs N]\n";
-      std::exit(2);
-    }
-    ++i;
-  }
-  return options;
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
-  const Options options = parse(argc, argv);
+  const test::BenchArguments options =
+      test::parse_bench_arguments(argc, argv, "artifact_fetch_bench", {});
   const auto skip = [](const std::string& why) {
     std::cerr << "artifact_fetch_bench: skipped: " << why << '\n';
     return test::running_in_ci() ? 1 : 77;
@@ -171,7 +150,7 @@ int main(int argc, char** argv) {
 
   std::vector<double> parallel, single, curl, curl_sha;
   long parallel_rss = 0, single_rss = 0, curl_rss = 0, sha_rss = 0;
-  for (unsigned run = 0; run < options.runs; ++run) {
+  for (int run = 0; run < options.runs; ++run) {
     const std::string round = work / ("run" + std::to_string(run));
     ::sync(); // the previous run's writeback must not slow this one down
     const Run p = ours(url, sha256, ca->ca_file(), round + "/parallel", 4);

@@ -1,17 +1,18 @@
 // A recipe artifact from the network into the guest: lume-unlock's fetch (loopback HTTPS, into
 // the content-addressed cache, hashed while streaming) plus its install (streamed into guest-sim,
 // hashed there as it arrives, moved into place), against `curl` + `sha256` + `scp` of the same
-// bytes to the same guest. Each side runs 5 times in this one process, alternating, and the
-// medians are printed, with the install part against scp alone (the fetch and the install are
+// bytes to the same guest. Each side runs 5 times (--runs) in this one process, alternating, and
+// the medians are printed, with the install part against scp alone (the fetch and the install are
 // separate pieces of work: each shows its own gain) and the peak RSS of our side (run in a child
 // process each time, so the in-process HTTPS server does not count). Run manually:
-//   build/tests/bench/artifact_transfer_bench [--mib 256]
-// ctest runs it only as a smoke test with --mib 4. Exit 77 (skipped) without guest-sim's sshd,
+//   build/tests/bench/artifact_transfer_bench [--mib 256] [--runs 5]
+// ctest runs it only as a smoke test, --mib 4 --runs 1. Exit 77 (skipped) without guest-sim's sshd,
 // curl or scp, unless CI=true.
 #include "apply/artifact_installer.hpp"
 #include "apply/artifact_stage.hpp"
 #include "guest/ssh_session.hpp"
 #include "support/artifact_server.hpp"
+#include "support/bench_arguments.hpp"
 #include "support/guest_sim.hpp"
 #include "support/process.hpp"
 #include "support/random_file.hpp"
@@ -36,8 +37,6 @@ namespace {
 
 using namespace lume_unlock;
 using Clock = std::chrono::steady_clock;
-
-constexpr int k_runs = 5;
 
 [[noreturn]] void fail(const std::string& what) {
   std::cerr << "artifact_transfer_bench: " << what << '\n';
@@ -206,7 +205,10 @@ PeerRun run_peer(const Setup& setup, const std::string& work, int port, const st
 } // namespace
 
 int main(int argc, char** argv) {
-  const std::uint64_t mib = test::mib_argument(argc, argv, "artifact_transfer_bench", 256);
+  const test::BenchArguments arguments =
+      test::parse_bench_arguments(argc, argv, "artifact_transfer_bench", {});
+  const std::uint64_t mib = arguments.mib;
+  const int runs = arguments.runs;
   const bool ci = test::running_in_ci();
   const auto skip = [&](const std::string& why) {
     std::cerr << "artifact_transfer_bench: skipped: " << why << '\n';
@@ -265,9 +267,9 @@ int main(int argc, char** argv) {
   long rss_kib = 0;
   const double mibf = static_cast<double>(mib);
   std::cout << std::fixed << std::setprecision(3) << "artifact of " << mib
-            << " MiB, loopback HTTPS -> host -> guest-sim over SSH, " << k_runs
+            << " MiB, loopback HTTPS -> host -> guest-sim over SSH, " << runs
             << " runs of each side, alternating\n";
-  for (int i = 0; i < k_runs; ++i) {
+  for (int i = 0; i < runs; ++i) {
     const OursRun our = run_ours_in_child(setup, work.path(), i);
     const PeerRun peer = run_peer(setup, work.path(), guest.info().port, guest.info().user);
     std::cout << "  run " << i + 1 << ": ours " << our.total << " s (fetch " << our.fetch

@@ -1,12 +1,13 @@
 // Blob transfer throughput through a loopback docker-registry serving TLS: our RegistryClient
-// against `skopeo copy`, in the same run, plus the peak RSS of both. Each side runs k_runs
+// against `skopeo copy`, in the same run, plus the peak RSS of both. Each side runs --runs
 // times, interleaved (ours, then skopeo, in every round) so a noisy neighbour hits both; the
 // medians are printed, and the last line is a one-line JSON summary. Run manually:
-//   build/tests/bench/registry_transfer_bench [--mib 256]
-// ctest runs it only as a smoke test with --mib 4. Exit 77 (skipped) without docker-registry
+//   build/tests/bench/registry_transfer_bench [--mib 256] [--runs 5]
+// ctest runs it only as a smoke test, --mib 4 --runs 1. Exit 77 (skipped) without docker-registry
 // or skopeo, unless CI=true.
 #include "oci/media_types.hpp"
 #include "oci/registry_client.hpp"
+#include "support/bench_arguments.hpp"
 #include "support/random_file.hpp"
 #include "support/registry_server.hpp"
 #include "support/temp_dir.hpp"
@@ -32,7 +33,6 @@ using namespace lume_unlock;
 using Clock = std::chrono::steady_clock;
 
 const char* const k_skopeo = "/usr/bin/skopeo";
-constexpr int k_runs = 5;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -191,10 +191,11 @@ oci::Descriptor seed_download_image(oci::RegistryClient& client,
 }
 
 void print_summary(std::uint64_t mib, const Timings& t, long our_rss, long skopeo_rss) {
+  const int runs = static_cast<int>(t.upload.size());
   auto rate = [&](double seconds) { return static_cast<double>(mib) / seconds; };
   std::printf("blob size            %llu MiB, %d runs per side, medians\n",
               static_cast<unsigned long long>(mib),
-              k_runs);
+              runs);
   for (std::size_t i = 0; i < t.upload.size(); ++i) {
     std::printf(
         "run %zu  MiB/s  up ours %.1f  known %.1f  skopeo %.1f  down ours %.1f  skopeo %.1f\n",
@@ -218,7 +219,7 @@ void print_summary(std::uint64_t mib, const Timings& t, long our_rss, long skope
   std::printf("peak RSS skopeo      %8.1f MiB\n", static_cast<double>(skopeo_rss) / 1024.0);
   std::cout
       << nlohmann::json{{"mib", mib},
-                        {"runs", k_runs},
+                        {"runs", runs},
                         {"upload_mib_s",
                          {{"ours", rate(up)},
                           {"ours_known_digest", rate(up_known)},
@@ -234,7 +235,10 @@ void print_summary(std::uint64_t mib, const Timings& t, long our_rss, long skope
 } // namespace
 
 int main(int argc, char** argv) {
-  const std::uint64_t mib = test::mib_argument(argc, argv, "registry_transfer_bench", 256);
+  const test::BenchArguments arguments =
+      test::parse_bench_arguments(argc, argv, "registry_transfer_bench", {});
+  const std::uint64_t mib = arguments.mib;
+  const int runs = arguments.runs;
   const bool ci = test::running_in_ci();
   std::string why_not;
   if (access(k_skopeo, X_OK) != 0) {
@@ -256,7 +260,7 @@ int main(int argc, char** argv) {
       oci::parse_reference(server->host() + "/bench/ours:v1").value_or_throw();
   const oci::Descriptor blob = seed_download_image(client, download_repo, work);
   Timings t;
-  for (int round = 0; round < k_runs; ++round) {
+  for (int round = 0; round < runs; ++round) {
     run_ours(client, *server, work, download_repo, blob, round, t);
     run_skopeo(*server, work, download_repo, mib, round, t);
   }

@@ -2,10 +2,8 @@
 
 #include "util/sha256.hpp"
 
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <iostream>
 #include <random>
 
 namespace lume_unlock::test {
@@ -24,20 +22,6 @@ std::string write_random_file(const std::string& path, std::uint64_t mib, std::u
     out.write(block.data(), static_cast<std::streamsize>(block.size()));
   }
   return hasher.finish_hex();
-}
-
-std::uint64_t
-mib_argument(int argc, char** argv, const std::string& program, std::uint64_t fallback) {
-  std::uint64_t mib = fallback;
-  for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--mib" && i + 1 < argc) {
-      mib = std::stoull(argv[++i]);
-    } else {
-      std::cerr << "usage: " << program << " [--mib N]\n";
-      std::exit(2);
-    }
-  }
-  return mib;
 }
 
 } // namespace lume_unlock::test
