@@ -54,10 +54,12 @@ Result<std::string> observe_command(const std::string& home, std::uint32_t uid) 
       return quoted->error();
     }
   }
-  // `head -c` sends exactly the size announced even when the file grows meanwhile.
+  // `head -c` sends exactly the size announced even when the file grows meanwhile. $((s))
+  // trims the spaces macOS's wc pads with (no `tr`: one process less per agent, and a hundred
+  // agents are a hundred plists), and makes a file that vanished before wc read it size 0.
   return "emit() {\n"
          "  [ -f \"$2\" ] || return 0\n"
-         "  s=$(wc -c <\"$2\" | tr -d ' ')\n"
+         "  s=$(wc -c <\"$2\"); s=$((s))\n"
          "  if [ \"$s\" -gt " +
          std::to_string(k_max_observed_file_bytes) +
          " ]; then printf 'oversize 0 %s %s\\n' \"$1\" \"$s\"; return 0; fi\n"
@@ -81,8 +83,7 @@ Result<std::string> observe_command(const std::string& home, std::uint32_t uid) 
          "if l=$(launchctl print gui/" +
          std::to_string(uid) +
          " 2>/dev/null); then\n"
-         "  printf 'labels %s -\\n' \"$(printf '%s' \"$l\" | wc -c | tr -d ' ')\"; printf '%s' "
-         "\"$l\"\n"
+         "  n=$(printf '%s' \"$l\" | wc -c); printf 'labels %s -\\n' $((n)); printf '%s' \"$l\"\n"
          "else\n"
          "  printf 'no-gui 0 -\\n'\n"
          "fi\n"
