@@ -40,6 +40,15 @@ Result<std::unique_ptr<SshSession>> SshSession::connect(const SshSessionOptions&
   // peer's delayed ACK: ~40 ms each, 1 MB/s uploads.
   int yes = 1;
   ssh_options_set(s.session, SSH_OPTIONS_NODELAY, &yes);
+  // AES-GCM first: libcrypto runs it on the CPU's AES instructions (AES-NI; Apple Silicon's
+  // crypto extensions). With libssh's own first choice, chacha20-poly1305, a 256 MiB install
+  // took 2.36 s where AES-GCM takes 1.93 s (artifact_transfer_bench, median of 5). Every
+  // OpenSSH a guest runs offers all of these.
+  const char* ciphers =
+      "aes128-gcm@openssh.com,aes256-gcm@openssh.com,chacha20-poly1305@openssh.com,"
+      "aes128-ctr,aes192-ctr,aes256-ctr";
+  ssh_options_set(s.session, SSH_OPTIONS_CIPHERS_C_S, ciphers);
+  ssh_options_set(s.session, SSH_OPTIONS_CIPHERS_S_C, ciphers);
   // Our own pin file decides trust; the user's ~/.ssh/config and known_hosts play no part.
   ssh_options_set(s.session, SSH_OPTIONS_PROCESS_CONFIG, &no);
   ssh_options_set(s.session, SSH_OPTIONS_KNOWNHOSTS, "/dev/null");
