@@ -169,9 +169,13 @@ def function_name(head):
     signature = _without_initialisers(head)
     if signature is None:
         return None
-    core = TRAILING_QUALIFIERS.sub("", signature.rstrip())
-    if not core.endswith(")"):
+    # Qualifiers hold no parentheses: they can only follow the last `)`. Matching them there,
+    # not by a search anchored at the end, keeps this linear in the signature's length.
+    stripped = signature.rstrip()
+    close = stripped.rfind(")")
+    if close < 0 or not TRAILING_QUALIFIERS.fullmatch(stripped, close + 1):
         return None
+    core = stripped[:close + 1]
     depth = 0
     k = len(core) - 1
     while k >= 0:
