@@ -166,6 +166,15 @@ Result<SentFile> SshSession::stream_send_file(int input,
   }
   const CommandResult& result = output.value();
   const std::string said = trim_end(result.stderr_text);
+  // No exit status at all: the channel closed before the guest said how the command ended, as
+  // when the connection drops after the last byte went out. Not a storage failure.
+  if (result.exit_status == -1 && said.empty()) {
+    return failure(what,
+                   "the transfer stopped after " + std::to_string(done.bytes) + " of " +
+                       std::to_string(size) +
+                       " bytes: the connection closed before the guest reported the end",
+                   "check that the VM is still running and has free disk space, then retry");
+  }
   if (result.exit_status != 0 || said.find(k_tee_failed_marker) != std::string::npos) {
     return failure(what,
                    "storing it in the guest failed" + (said.empty() ? "" : ": " + said),
