@@ -64,6 +64,15 @@ std::string write_to_channel(ssh_channel channel,
   return "";
 }
 
+/// Why a command's end was never reported, or "": a channel that closed with no exit status and
+/// nothing on stderr lost its connection (after the last byte went out, say); it did not fail
+/// to store the file.
+std::string end_never_reported(const Result<CommandResult>& output) {
+  const bool unreported =
+      output.ok() && output.value().exit_status == -1 && output.value().stderr_text.empty();
+  return unreported ? "the connection closed before the guest reported the end" : "";
+}
+
 } // namespace
 
 std::string stream_receive_command(const std::string& quoted_path, bool hash) {
@@ -154,6 +163,9 @@ Result<SentFile> SshSession::stream_send_file(int input,
   }
   // The guest's side of the story: shasum's line, or why storing failed.
   auto output = collect_output(channel, what);
+  if (stopped.empty()) {
+    stopped = end_never_reported(output);
+  }
   if (!stopped.empty()) {
     const std::string said = output.ok() ? trim_end(output.value().stderr_text) : "";
     return failure(what,
@@ -166,15 +178,6 @@ Result<SentFile> SshSession::stream_send_file(int input,
   }
   const CommandResult& result = output.value();
   const std::string said = trim_end(result.stderr_text);
-  // No exit status at all: the channel closed before the guest said how the command ended, as
-  // when the connection drops after the last byte went out. Not a storage failure.
-  if (result.exit_status == -1 && said.empty()) {
-    return failure(what,
-                   "the transfer stopped after " + std::to_string(done.bytes) + " of " +
-                       std::to_string(size) +
-                       " bytes: the connection closed before the guest reported the end",
-                   "check that the VM is still running and has free disk space, then retry");
-  }
   if (result.exit_status != 0 || said.find(k_tee_failed_marker) != std::string::npos) {
     return failure(what,
                    "storing it in the guest failed" + (said.empty() ? "" : ": " + said),
