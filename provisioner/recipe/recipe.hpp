@@ -21,6 +21,9 @@ struct SourceSpec {
   std::optional<std::string> image; ///< OCI reference, e.g. ghcr.io/trycua/macos-tahoe-cua:latest
   std::optional<std::string> ipsw;  ///< "latest" or a host path to an .ipsw
   std::optional<std::string> unattended; ///< preset ("tahoe") or host path, with ipsw only
+  /// The macOS version the guest runs (`sw_vers -productVersion`, "26.5.2"): `lock` refuses an
+  /// install: program built for a newer one. Absent: that check is skipped, with a note.
+  std::optional<std::string> macos;
 };
 
 struct VmSpec {

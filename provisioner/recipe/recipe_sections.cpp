@@ -2,6 +2,7 @@
 
 #include "recipe.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -28,6 +29,20 @@ bool is_account_name(std::string_view text) {
          all_of_in(text.substr(1), "abcdefghijklmnopqrstuvwxyz0123456789_.-");
 }
 
+/// One to three dot-separated numbers ("26", "15.7.2"), as `sw_vers -productVersion` prints.
+bool is_macos_version(std::string_view text) {
+  int parts = 0;
+  for (std::size_t start = 0; start <= text.size(); ++parts) {
+    const std::size_t dot = std::min(text.find('.', start), text.size());
+    const std::string_view part = text.substr(start, dot - start);
+    if (part.empty() || part.size() > 5 || !all_of_in(part, k_digits)) {
+      return false;
+    }
+    start = dot + 1;
+  }
+  return parts <= 3;
+}
+
 } // namespace
 
 void parse_source_section(const Parser& p,
@@ -38,7 +53,13 @@ void parse_source_section(const Parser& p,
             f,
             {{"image", [&](auto& v, auto& g) { recipe.source.image = p.string(v, g); }},
              {"ipsw", [&](auto& v, auto& g) { recipe.source.ipsw = p.string(v, g); }},
-             {"unattended", [&](auto& v, auto& g) { recipe.source.unattended = p.string(v, g); }}});
+             {"unattended", [&](auto& v, auto& g) { recipe.source.unattended = p.string(v, g); }},
+             {"macos", [&](auto& v, auto& g) {
+                recipe.source.macos = p.string(v, g);
+                if (!is_macos_version(*recipe.source.macos)) {
+                  p.fail(v, g, "'" + *recipe.source.macos + "' is not a macOS version (26.5.2)");
+                }
+              }}});
   const bool image = recipe.source.image.has_value();
   const bool ipsw = recipe.source.ipsw.has_value();
   if (image == ipsw) {
