@@ -7,7 +7,7 @@ namespace {
 
 constexpr std::uint32_t k_fat_magic = 0xcafebabe;
 constexpr std::uint32_t k_fat_magic_64 = 0xcafebabf;
-constexpr std::uint32_t k_cpu_type_arm64 = 0x0100000c; // CPU_TYPE_ARM | CPU_ARCH_ABI64
+constexpr std::uint32_t k_cpu_type_arm64 = 0x0100000c;   // CPU_TYPE_ARM | CPU_ARCH_ABI64
 constexpr std::uint32_t k_cpu_subtype_mask = 0xff000000; // capability bits (arm64e's ptrauth ABI)
 constexpr std::uint32_t k_cpu_subtype_arm64e = 2;
 constexpr std::size_t k_fat_arch_size = 20;    // cputype, cpusubtype, offset, size, align

@@ -25,7 +25,8 @@ protected:
   /// A recipe installing release.zip (llama-bench = `program`, pinned by `files:`).
   std::string recipe_for(const std::string& program, const std::string& macos_line) {
     const std::string bytes = test::macho_fixture(program);
-    const std::string zip = test::make_zip({test::ZipEntry::file("llama-b1/llama-bench", bytes, 0755)});
+    const std::string zip =
+        test::make_zip({test::ZipEntry::file("llama-b1/llama-bench", bytes, 0755)});
     EXPECT_TRUE(util::write_file_atomic(dir / "release.zip", zip).ok());
     const std::string path = dir / "recipe.yaml";
     EXPECT_TRUE(util::write_file_atomic(path,

@@ -44,6 +44,17 @@ TEST(ProbeCheck, TheSafeProfilePassesAndListsTheChangedAppleFamilies) {
   EXPECT_EQ(verdict.unlocked_threadgroup_memory, 65536u);
 }
 
+TEST(ProbeCheck, AMissingPrivateInitIsNamedWithWhatItMeans) {
+  json unlocked = probe(1005, 32768, "inert");
+  unlocked["shim"]["reason"] = "private_init_missing";
+  const auto verdict = judge_probe(k_stock, unlocked, {1009, 65536});
+  ASSERT_EQ(verdict.problems.size(), 6u);
+  EXPECT_EQ(verdict.problems[4],
+            "the shim is inert in the unlocked probe run (private_init_missing): this macOS has "
+            "no -[_MTLDevice initGPUFamilySupport], the one way in of the certified build, so the "
+            "shim leaves the device stock");
+}
+
 TEST(ProbeCheck, EachBrokenRuleIsOneNamedProblem) {
   struct Case {
     const char* name;

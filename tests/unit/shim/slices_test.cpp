@@ -16,8 +16,8 @@ void put_big_endian(std::vector<unsigned char>& out, std::uint64_t value, int by
 }
 
 /// A fat header (FAT_MAGIC, or FAT_MAGIC_64 when wide) listing (cputype, cpusubtype) slices.
-std::vector<unsigned char> fat(std::initializer_list<std::pair<std::uint32_t, std::uint32_t>> slices,
-                               bool wide = false) {
+std::vector<unsigned char>
+fat(std::initializer_list<std::pair<std::uint32_t, std::uint32_t>> slices, bool wide = false) {
   std::vector<unsigned char> out;
   put_big_endian(out, wide ? 0xcafebabf : 0xcafebabe, 4);
   put_big_endian(out, slices.size(), 4);
