@@ -18,6 +18,20 @@ std::string base_name(const std::string& path) {
   return path.substr(path.find_last_of('/') + 1);
 }
 
+/// The external shim's bytes, read once and checked again: what the guest gets is what the
+/// preflight compared with the recipe's digest, even if the file changed since.
+Result<std::string> external_bytes(const recipe::VerifiedExternalShim& external) {
+  LUME_UNLOCK_TRY_ASSIGN(std::string bytes, util::read_file(external.path));
+  const std::string found = util::sha256_hex(bytes);
+  if (found != external.sha256) {
+    return Error(ErrorCategory::verification,
+                 "installing the external shim '" + external.path + "'",
+                 "it has SHA-256 " + found + " now, the recipe's shim.sha256 is " + external.sha256,
+                 "the file changed after the preflight; nothing was installed");
+  }
+  return bytes;
+}
+
 } // namespace
 
 InstalledShim installed_shim_for(const bundle::LoadedBundle& bundle,
@@ -79,18 +93,8 @@ install_shim(guest::GuestSession& session,
   };
   add(report.installed.shim.path, entry.shim, 0755);
   if (external) {
-    // The host file itself, read once and checked again: what the guest gets is what the
-    // preflight compared with the recipe's digest, even if the file changed since.
-    LUME_UNLOCK_TRY_ASSIGN(files.back().content, util::read_file(external->path));
+    LUME_UNLOCK_TRY_ASSIGN(files.back().content, external_bytes(*external));
     files.back().source_path.clear();
-    const std::string found = util::sha256_hex(files.back().content);
-    if (found != external->sha256) {
-      return Error(ErrorCategory::verification,
-                   "installing the external shim '" + external->path + "'",
-                   "it has SHA-256 " + found + " now, the recipe's shim.sha256 is " +
-                       external->sha256,
-                   "the file changed after the preflight; nothing was sent to the guest");
-    }
     expected[report.installed.shim.path] = external->sha256;
   }
   for (std::size_t i = 0; i < report.installed.support.size(); ++i) {

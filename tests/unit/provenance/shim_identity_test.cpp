@@ -21,7 +21,8 @@ ShimInfo external_shim(const std::string& digest) {
 
 TEST(ShimIdentity, TheCertifiedDigestsAreTheTwoDylibsOfSha256Sums) {
   ASSERT_EQ(certified_builds().size(), 2u);
-  EXPECT_EQ(certified_build(k_certified_arm64)->file, std::string("LumeMetalCapabilities-arm64.dylib"));
+  EXPECT_EQ(certified_build(k_certified_arm64)->file,
+            std::string("LumeMetalCapabilities-arm64.dylib"));
   EXPECT_EQ(certified_build(k_certified_arm64e)->file,
             std::string("LumeMetalCapabilities-arm64e.dylib"));
   // The probe and the source archive of the same SHA256SUMS are not shims.
@@ -31,8 +32,7 @@ TEST(ShimIdentity, TheCertifiedDigestsAreTheTwoDylibsOfSha256Sums) {
 
 TEST(ShimIdentity, AnExternalDylibIsCertifiedOnlyByItsExactDigest) {
   EXPECT_EQ(shim_that_ran(external_shim(k_certified_arm64)), "certified upstream build 515b9d84…");
-  EXPECT_EQ(shim_that_ran(external_shim(k_certified_arm64e)),
-            "certified upstream build 62504be3…");
+  EXPECT_EQ(shim_that_ran(external_shim(k_certified_arm64e)), "certified upstream build 62504be3…");
   std::string near = k_certified_arm64;
   near.back() = '0';
   EXPECT_EQ(shim_that_ran(external_shim(near)), "external shim " + near);
@@ -40,8 +40,9 @@ TEST(ShimIdentity, AnExternalDylibIsCertifiedOnlyByItsExactDigest) {
 
 TEST(ShimIdentity, OurShimIsNamedByItsDylibsDigestAndNothingIsInvented) {
   ShimInfo ours;
-  ours.files = std::vector<FileHash>{{"/guest/shim/b/liblume-unlock-shim.dylib", std::string(64, 'b')},
-                                     {"/guest/bin/lume-unlock-probe", std::string(64, 'c')}};
+  ours.files =
+      std::vector<FileHash>{{"/guest/shim/b/liblume-unlock-shim.dylib", std::string(64, 'b')},
+                            {"/guest/bin/lume-unlock-probe", std::string(64, 'c')}};
   EXPECT_EQ(shim_that_ran(ours), "lume-unlock shim " + std::string(64, 'b'));
   // A record of our shim whose file happens to have a certified digest is still ours.
   ours.files->front().sha256 = k_certified_arm64;

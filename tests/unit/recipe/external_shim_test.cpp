@@ -41,8 +41,8 @@ TEST(RecipeExternalShim, DylibAndDigestAreReadTogether) {
 }
 
 TEST(RecipeExternalShim, UpperCaseHexIsKeptInLowerCase) {
-  auto r = parse_recipe(recipe_with("{dylib: /opt/shim.dylib, sha256: " +
-                                    std::string(32, 'A') + std::string(32, '0') + "}"),
+  auto r = parse_recipe(recipe_with("{dylib: /opt/shim.dylib, sha256: " + std::string(32, 'A') +
+                                    std::string(32, '0') + "}"),
                         "r.yaml");
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_EQ(r.value().shim.external->sha256, std::string(32, 'a') + std::string(32, '0'));
@@ -61,8 +61,7 @@ TEST(RecipeExternalShim, BadFieldsNameTheRule) {
   EXPECT_NE(error_of(recipe_with("{dylib: /opt/shim.dylib, sha256: 'sha256:" + k_digest + "'}"))
                 .find("is not a SHA-256 (64 hex digits)"),
             std::string::npos);
-  EXPECT_NE(error_of(recipe_with("{dylib: /opt/shim.dylib, sha256: " + std::string(63, 'a') +
-                                 "g}"))
+  EXPECT_NE(error_of(recipe_with("{dylib: /opt/shim.dylib, sha256: " + std::string(63, 'a') + "g}"))
                 .find("is not a SHA-256"),
             std::string::npos);
   EXPECT_EQ(error_of(recipe_with("{dylib: '/opt/my shim.dylib', sha256: " + k_digest + "}")),
@@ -87,8 +86,9 @@ TEST(RecipeExternalShim, TheFileIsReadRelativeToTheRecipeAndItsDigestChecked) {
   EXPECT_EQ(verified.value()->sha256, right);
 
   // An absolute path is taken as written.
-  test::write_file(dir / "r.yaml",
-                   recipe_with("{dylib: " + (dir / "dist/shim.dylib") + ", sha256: " + right + "}"));
+  test::write_file(
+      dir / "r.yaml",
+      recipe_with("{dylib: " + (dir / "dist/shim.dylib") + ", sha256: " + right + "}"));
   EXPECT_EQ(verified_external_shim(load_recipe(dir / "r.yaml").value()).value()->path,
             dir / "dist/shim.dylib");
 
