@@ -78,8 +78,7 @@ TEST_F(ExternalShim, TheRightBytesAreInstalledInTheirOwnDirectoryAndNamedEverywh
 
   const auto record =
       nlohmann::json::parse(util::read_file(state.path() + "/vms/vm1/provenance.json").value());
-  EXPECT_EQ(record["shim"]["external"],
-            nlohmann::json({{"dylib", external}, {"sha256", digest}}));
+  EXPECT_EQ(record["shim"]["external"], nlohmann::json({{"dylib", external}, {"sha256", digest}}));
   EXPECT_EQ(record["shim"]["files"][0]["sha256"], digest);
 
   ASSERT_EQ(cli({"report", "vm1", "--out", files.path() + "/report"}, false).exit_code, 0);
