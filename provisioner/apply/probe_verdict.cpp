@@ -32,7 +32,8 @@ bool is_apple_family(long code) {
 
 ProbeVerdict judge_probe(const nlohmann::json& stock,
                          const nlohmann::json& unlocked,
-                         const enablement::Profile& profile) {
+                         const enablement::Profile& profile,
+                         bool shim_reports_state) {
   ProbeVerdict verdict;
   if (!stock.is_object() || !unlocked.is_object()) {
     verdict.problems.push_back("the probe printed no JSON document");
@@ -77,7 +78,7 @@ ProbeVerdict judge_probe(const nlohmann::json& stock,
     }
   }
   const std::string state = unlocked.value("/shim/state"_json_pointer, std::string("absent"));
-  if (state != "active") {
+  if (shim_reports_state && state != "active") {
     const std::string reason = unlocked.value("/shim/reason"_json_pointer, std::string());
     std::string problem = "the shim is " + state + " in the unlocked probe run" +
                           (reason.empty() ? std::string() : " (" + reason + ")");

@@ -101,6 +101,24 @@ TEST(ProbeCheck, RequirePassIsAVerificationErrorNamingTheFirstProblem) {
           .ok());
 }
 
+TEST(ProbeCheck, AnExternalShimIsJudgedByTheDevicesAnswersNotItsState) {
+  // Upstream's dylib exports no lume_unlock_shim_state: the probe says "absent" while loaded.
+  const auto loaded = judge_probe(k_stock, probe(1009, 65536, "absent"), {1009, 65536}, false);
+  EXPECT_TRUE(loaded.ok()) << loaded.problems.front();
+  EXPECT_EQ(loaded.changed_families, (std::vector<std::string>{"1006", "1007", "1008", "1009"}));
+  // Not loaded at all: the stock answers fail it, and no claim about a state is made.
+  const auto missing = judge_probe(k_stock, probe(1005, 32768, "absent"), {1009, 65536}, false);
+  EXPECT_EQ(missing.problems,
+            (std::vector<std::string>{
+                "Apple family 1006 answered false with the shim (expected true through 1009)",
+                "Apple family 1007 answered false with the shim (expected true through 1009)",
+                "Apple family 1008 answered false with the shim (expected true through 1009)",
+                "Apple family 1009 answered false with the shim (expected true through 1009)",
+                "max_threadgroup_memory is 32768 with the shim (expected at least 65536)"}));
+  // Our own shim still has to say it is active.
+  EXPECT_FALSE(judge_probe(k_stock, probe(1009, 65536, "absent"), {1009, 65536}).ok());
+}
+
 TEST(ProbeCheck, NoDocumentIsAProblem) {
   EXPECT_EQ(judge_probe(json(), json(), {}).problems,
             std::vector<std::string>{"the probe printed no JSON document"});
