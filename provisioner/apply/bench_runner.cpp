@@ -90,6 +90,18 @@ Result<BenchSide> run_side(guest::GuestSession& session,
   const std::string what =
       "llama-bench " + side + " run of entry " + util::quote_for_message(entry.name);
   LUME_UNLOCK_TRY_ASSIGN(auto ran, run_reporting(session, command, side + " run", progress));
+  verify::LlamaLogOptions options;
+  options.expect_shim = expect_shim;
+  verify::LlamaLogReport log = verify::classify_llama_log(ran.stderr_text, options);
+  if (ran.exit_status != 0 && log.verdict == verify::LlamaLogVerdict::broken) {
+    // Metal failed under llama-bench, which then gave up: a verdict, not a guest fault.
+    return Error(ErrorCategory::verification,
+                 what,
+                 "its Metal log is broken: " +
+                     (log.reasons.size() > 1 ? log.reasons[1] : log.reasons.front()),
+                 "see the whole log with 'lume-unlock exec VM " + entry.name +
+                     " -- ARGS 2> llama.stderr' and 'lume-unlock inspect-log llama.stderr'");
+  }
   if (ran.exit_status != 0) {
     return Error(ErrorCategory::guest,
                  what,
@@ -108,9 +120,7 @@ Result<BenchSide> run_side(guest::GuestSession& session,
   out.tests = std::move(parsed.value());
   out.stdout_text = std::move(ran.stdout_text);
   out.stderr_text = std::move(ran.stderr_text);
-  verify::LlamaLogOptions options;
-  options.expect_shim = expect_shim;
-  out.log = verify::classify_llama_log(out.stderr_text, options);
+  out.log = std::move(log);
   return out;
 }
 
@@ -137,7 +147,8 @@ Result<GuestBench> run_guest_bench(guest::GuestSession& session,
                      " is not a readable file in the guest",
                  "give the model's absolute path inside the guest with --model");
   }
-  const auto arguments = llama_bench_arguments(request);
+  auto arguments = llama_bench_arguments(request);
+  arguments.push_back(k_llama_bench_verbose);
   LUME_UNLOCK_TRY_ASSIGN(const auto stock, stock_command_line(entry, target, arguments));
   LUME_UNLOCK_TRY_ASSIGN(const auto unlocked, exec_command_line(entry, target, arguments));
   GuestBench out;

@@ -17,6 +17,15 @@ namespace lume_unlock::apply {
 /// "-m MODEL -p 512 -n 128 -r 3 -o json": the words appended to the entry's own arguments.
 std::vector<std::string> llama_bench_arguments(const verify::BenchRequest& request);
 
+/// Both guest runs add llama-bench's -v: without it llama-bench hands ggml a null logger right
+/// after loading its backends, so Metal's later failure lines (a failed command buffer, a
+/// residency set it could not make) never reach stderr (docs/sources.md, llama-bench.cpp).
+inline constexpr const char* k_llama_bench_verbose = "-v";
+/// What the output of a bench says about it.
+inline constexpr const char* k_llama_bench_verbose_note =
+    "llama-bench ran with -v: without it, it sends ggml's later messages (Metal's failure lines "
+    "among them) to a null logger";
+
 /// One llama-bench run in the guest: its parsed tests and its Metal log, classified.
 struct BenchSide {
   std::vector<verify::LlamaBenchTest> tests;
@@ -30,12 +39,13 @@ struct GuestBench {
   BenchSide unlocked; ///< with exactly the entry's agent environment (exec_command_line)
 };
 
-/// Runs `entry` with llama_bench_arguments() twice in the guest, stock first, then unlocked,
-/// each with one command, after one check that the model file is readable (category usage
-/// naming the path when not). Each run's stdout is parsed as llama-bench JSON; its stderr is
-/// classified (the unlocked side with expect_shim). A run that exits non-zero fails (category
-/// guest) with the last lines of its stderr. While a run lasts, `progress` gets an event a
-/// second ("bench", detail "stock run, 12 s"), and a finished one when it ends.
+/// Runs `entry` with llama_bench_arguments() and k_llama_bench_verbose twice in the guest, stock
+/// first, then unlocked, each with one command, after one check that the model file is readable
+/// (category usage naming the path when not). Each run's stdout is parsed as llama-bench JSON;
+/// its stderr is classified (the unlocked side with expect_shim). A run that exits non-zero
+/// fails: category verification naming Metal's failure line when its log is broken, else
+/// category guest with the last lines of its stderr. While a run lasts, `progress` gets an
+/// event a second ("bench", detail "stock run, 12 s"), and a finished one when it ends.
 Result<GuestBench> run_guest_bench(guest::GuestSession& session,
                                    const enablement::EnablementEntry& entry,
                                    const EnablementTarget& target,

@@ -1,5 +1,6 @@
 #include "cli/bench.hpp"
 
+#include "apply/bench_runner.hpp"
 #include "cli/connection_flags.hpp"
 #include "cli/host_bench.hpp"
 #include "cli/progress_renderer.hpp"
@@ -73,7 +74,8 @@ void run_bench_command(BenchCommandOptions& options, Context& context, int& exit
     context.out << "\n" << verify::render_bench_table(outcome.rows);
     context.out << "unlocked run's Metal log: "
                 << verify::verdict_name(outcome.unlocked_log.verdict)
-                << " (stock run: " << verify::verdict_name(outcome.stock_log.verdict) << ")\n";
+                << " (stock run: " << verify::verdict_name(outcome.stock_log.verdict) << ")\n"
+                << apply::k_llama_bench_verbose_note << "\n";
   }
   if (outcome.unlocked_log.verdict == verify::LlamaLogVerdict::no_metal_log) {
     context.warn("the unlocked run printed no Metal init lines, so whether the shim was active is "
@@ -96,13 +98,14 @@ void register_bench(CLI::App& app, Context& context, int& exit_code) {
   auto* command = app.add_subcommand(
       "bench", "Measure the speedup in the guest with llama-bench, record it and gate on it");
   command->footer(
-      "Runs the enabled llama-bench entry twice with '-o json': stock (the shim's injection\n"
+      "Runs the enabled llama-bench entry twice with '-o json -v': stock (the shim's injection\n"
       "variable unset) and unlocked (exactly its agent's environment, as 'exec' does). Prints\n"
       "test, stock t/s, unlocked t/s and speedup (and host t/s and % of host with --host-json\n"
       "or --host-run), classifies the unlocked run's Metal log like 'inspect-log', and records\n"
-      "everything in the VM's provenance record (guest and host; 'status' shows it). Exits 6\n"
-      "when a threshold is missed or the unlocked run's log says shim-inactive, stock or\n"
-      "unsafe-profile, naming each figure that fell short.");
+      "everything in the VM's provenance record (guest and host; 'status' shows it). -v lets\n"
+      "ggml-metal's failure lines reach stderr (llama-bench silences ggml without it). Exits 6\n"
+      "when a threshold is missed or the unlocked run's log says broken, shim-inactive, stock\n"
+      "or unsafe-profile, naming each figure that fell short and Metal's failure line.");
   command->add_option("name", options->bench.vm, "The Lume VM")->required();
   command->add_option("--model", options->bench.request.model, "The model file's path in the guest")
       ->required();

@@ -1,5 +1,6 @@
 #include "cli/create_report.hpp"
 
+#include "apply/bench_runner.hpp"
 #include "cli/program_checks.hpp"
 
 #include <algorithm>
@@ -162,7 +163,8 @@ void print_create_summary(Context& context,
   if (o.bench) {
     out << "bench:\n" << verify::render_bench_table(o.bench->rows);
     out << "unlocked run's Metal log: " << verify::verdict_name(o.bench->unlocked_log.verdict)
-        << " (stock run: " << verify::verdict_name(o.bench->stock_log.verdict) << ")\n";
+        << " (stock run: " << verify::verdict_name(o.bench->stock_log.verdict) << ")\n"
+        << apply::k_llama_bench_verbose_note << "\n";
   }
 }
 

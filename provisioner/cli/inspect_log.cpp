@@ -1,6 +1,7 @@
 #include "inspect_log.hpp"
 
 #include "util/atomic_file.hpp"
+#include "util/display_text.hpp"
 
 #include <memory>
 #include <sstream>
@@ -40,7 +41,8 @@ std::string describe_shim(const verify::ShimActivation& shim) {
     text = "Cua broad research build (LumeMetalCapabilities)";
     break;
   }
-  text += " enabled for " + (shim.process.empty() ? std::string("?") : shim.process) + " (";
+  text += " enabled for " +
+          (shim.process.empty() ? std::string("?") : util::display_text(shim.process)) + " (";
   if (shim.kind == verify::ShimKind::cua_broad) {
     text +=
         "familyMax=" + number(shim.family_max) + ", featureProfile=" + number(shim.feature_profile);
@@ -67,7 +69,10 @@ void run_inspect_log(const InspectLogOptions& options, Context& context, int& ex
   } else {
     context.out << render_llama_log_report(report);
   }
-  exit_code = 0;
+  // A report, except when Metal itself failed: that run's results cannot be used.
+  exit_code = report.verdict == verify::LlamaLogVerdict::broken
+                  ? lume_unlock::exit_code(ErrorCategory::verification)
+                  : 0;
 }
 
 } // namespace
@@ -76,9 +81,10 @@ std::string render_llama_log_report(const verify::LlamaLogReport& report) {
   std::ostringstream out;
   out << "verdict: " << verify::verdict_name(report.verdict) << '\n';
   for (const auto& reason : report.reasons) {
-    out << "  " << reason << '\n';
+    out << "  " << util::display_text(reason) << '\n';
   }
-  if (report.verdict != verify::LlamaLogVerdict::no_metal_log) {
+  if (report.verdict != verify::LlamaLogVerdict::no_metal_log &&
+      report.verdict != verify::LlamaLogVerdict::shim_enabled) {
     out << "GPU name:             " << report.gpu_name.value_or("(not in the log)") << '\n'
         << "Apple family:         " << or_absent(report.apple_family) << '\n'
         << "Common family:        " << or_absent(report.common_family) << '\n'
@@ -97,16 +103,21 @@ std::string render_llama_log_report(const verify::LlamaLogReport& report) {
 
 void register_inspect_log(CLI::App& app, Context& context, int& exit_code) {
   auto options = std::make_shared<InspectLogOptions>();
-  auto* command = app.add_subcommand("inspect-log",
-                                     "Classify llama.cpp's Metal init log: fast, partial, stock, "
-                                     "unsafe-profile, shim-inactive or no-metal-log");
+  auto* command =
+      app.add_subcommand("inspect-log",
+                         "Classify the last run in llama.cpp's Metal log: fast, partial, "
+                         "stock, unsafe-profile, shim-inactive, shim-enabled, "
+                         "no-metal-log or broken (exit 6)");
   command->add_option("FILE", options->file, "llama.cpp stderr captured to a file")->required();
   command->add_flag(
       "--expect-shim",
       options->expect_shim,
       "The shim was injected: no shim line with stock answers means shim-inactive, not stock");
   command->footer(
-      "Exit status 0 for every verdict (this is a report), 2 when FILE cannot be read.\n"
+      "A log that several runs appended to (a keep_alive agent's restarts) is judged by its last\n"
+      "run: a shim line, or a capability block after one, starts a run.\n"
+      "Exit status 6 for 'broken' (ggml-metal reported a failed command buffer, residency set or\n"
+      "library), 0 for every other verdict (this is a report), 2 when FILE cannot be read.\n"
       "Example: llama-bench -m model.gguf 2> llama.stderr; lume-unlock inspect-log llama.stderr "
       "--expect-shim");
   command->callback(

@@ -11,7 +11,9 @@
 #include "pipeline/status.hpp"
 #include "provenance/provenance.hpp"
 #include "util/atomic_file.hpp"
+#include "util/display_text.hpp"
 #include "verify/llama_log.hpp"
+#include "verify/llama_log_failures.hpp"
 
 #include <memory>
 
@@ -54,6 +56,25 @@ std::optional<verify::LlamaLogReport> classify_log_file(const std::string& path)
   return verify::classify_llama_log(text, log_options);
 }
 
+/// Why the --llama-log run does not show the shim working: anything but fast, or shim-enabled
+/// (the shim's success line where llama.cpp's verbosity hid the capability block).
+std::optional<std::string> llama_log_problem(const verify::LlamaLogReport& report,
+                                             const std::string& path) {
+  const std::string is =
+      "the llama.cpp log '" + path + "' is '" + verify::verdict_name(report.verdict) + "'";
+  switch (report.verdict) {
+  case verify::LlamaLogVerdict::fast:
+  case verify::LlamaLogVerdict::shim_enabled:
+    return std::nullopt;
+  case verify::LlamaLogVerdict::broken:
+    return report.failures.empty()
+               ? is
+               : is + ": " + verify::describe_failure(report.failures.front(), report.run.process);
+  default:
+    return is + ", not 'fast'";
+  }
+}
+
 void print_verify_text(const std::string& vm,
                        const apply::InstalledShim& shim,
                        const apply::ProbeVerdict& verdict,
@@ -80,6 +101,9 @@ void print_verify_text(const std::string& vm,
   }
   if (log_report) {
     context.out << "  llama.cpp log: " << verify::verdict_name(log_report->verdict) << "\n";
+    for (const auto& reason : log_report->reasons) {
+      context.out << "    " << util::display_text(reason) << "\n";
+    }
   }
   for (const auto& problem : problems) {
     context.out << "  problem: " << problem << "\n";
@@ -116,9 +140,10 @@ void run_verify(const VerifyOptions& options, Context& context, int& exit_code) 
       problems.push_back(item.item + " has SHA-256 " + item.found + ", recorded " + item.expected);
     }
   }
-  if (log_report && log_report->verdict != verify::LlamaLogVerdict::fast) {
-    problems.push_back("the llama.cpp log '" + options.llama_log + "' is '" +
-                       verify::verdict_name(log_report->verdict) + "', not 'fast'");
+  if (log_report) {
+    if (auto problem = llama_log_problem(*log_report, options.llama_log)) {
+      problems.push_back(*problem);
+    }
   }
   if (context.json()) {
     nlohmann::json doc = {
@@ -162,7 +187,9 @@ void register_verify(CLI::App& app, Context& context, int& exit_code) {
   command->add_option("name", options->vm, "The Lume VM")->required();
   command->add_option("--llama-log",
                       options->llama_log,
-                      "Also classify this llama.cpp stderr log (must be 'fast')");
+                      "Also classify the last run in this llama.cpp stderr log (must be 'fast', "
+                      "or 'shim-enabled' where llama.cpp hides the capability block; 'broken' "
+                      "names Metal's failure line)");
   add_connection_options(*command, options->connection);
   command->callback([options, &context, &exit_code] { run_verify(*options, context, exit_code); });
 }

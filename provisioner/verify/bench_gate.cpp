@@ -1,6 +1,7 @@
 #include "verify/bench_gate.hpp"
 
 #include "util/text_check.hpp"
+#include "verify/llama_log_failures.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -137,9 +138,15 @@ std::optional<std::string> unlocked_log_problem(const LlamaLogReport& unlocked_l
   case LlamaLogVerdict::unsafe_profile:
     return std::string("the unlocked run's Metal log is unsafe-profile (answers no real GPU "
                        "gives); its figures do not count");
+  case LlamaLogVerdict::broken:
+    return "the unlocked run's Metal log is broken: " +
+           (unlocked_log.failures.empty()
+                ? std::string("ggml-metal reported a failure")
+                : describe_failure(unlocked_log.failures.front(), unlocked_log.run.process));
   case LlamaLogVerdict::fast:
   case LlamaLogVerdict::partial:
   case LlamaLogVerdict::no_metal_log:
+  case LlamaLogVerdict::shim_enabled:
     break;
   }
   return std::nullopt;

@@ -44,9 +44,10 @@ Result<std::map<std::string, double>> parse_min_host_ratio(std::string_view text
 /// "pp=0.95,tg=0.7": the form parse_min_host_ratio reads.
 std::string format_host_ratio(const std::map<std::string, double>& ratios);
 
-/// Why the unlocked run did not run unlocked, from its Metal log: set for the verdicts
-/// shim-inactive, stock and unsafe-profile, empty for fast and partial, and for no-metal-log
-/// (which says nothing about the shim).
+/// Why the unlocked run did not run unlocked, or not correctly, from its Metal log: set for the
+/// verdicts broken (naming the first failure line and its fix), shim-inactive, stock and
+/// unsafe-profile; empty for fast and partial, for shim-enabled, and for no-metal-log (which
+/// says nothing about the shim).
 std::optional<std::string> unlocked_log_problem(const LlamaLogReport& unlocked_log);
 
 /// Every figure that falls short, one sentence each ("tg128: speedup 1.02x is below

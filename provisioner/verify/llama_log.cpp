@@ -1,5 +1,6 @@
 #include "llama_log.hpp"
 
+#include "llama_log_failures.hpp"
 #include "llama_log_reader.hpp"
 #include "llama_log_verdict.hpp"
 
@@ -21,6 +22,10 @@ const char* verdict_name(LlamaLogVerdict verdict) {
     return "shim-inactive";
   case LlamaLogVerdict::no_metal_log:
     return "no-metal-log";
+  case LlamaLogVerdict::broken:
+    return "broken";
+  case LlamaLogVerdict::shim_enabled:
+    return "shim-enabled";
   }
   return "no-metal-log";
 }
@@ -69,6 +74,27 @@ nlohmann::json to_json(const LlamaLogReport& report) {
     shim["apple_family_max"] = optional(report.shim->apple_family_max);
     shim["max_threadgroup_memory"] = optional(report.shim->max_threadgroup_memory);
   }
+  nlohmann::json failures = nlohmann::json::array();
+  for (const MetalFailure& failure : report.failures) {
+    nlohmann::json item = {
+        {"kind", failure_kind_name(failure.kind)}, {"line", failure.line}, {"text", failure.text}};
+    if (failure.detail) {
+      item["detail"] = *failure.detail;
+    }
+    if (auto fix = failure_fix(failure, report.run.process)) {
+      item["fix"] = *fix;
+    }
+    failures.push_back(std::move(item));
+  }
+  nlohmann::json shim_failure = nullptr;
+  if (report.shim_failure) {
+    const ShimFailure& f = *report.shim_failure;
+    shim_failure = {
+        {"line", f.line},
+        {"text", f.text},
+        {"process", f.process.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.process)},
+        {"reason", f.reason}};
+  }
   return {{"verdict", verdict_name(report.verdict)},
           {"gpu_name", optional(report.gpu_name)},
           {"apple_family", optional(report.apple_family)},
@@ -79,7 +105,15 @@ nlohmann::json to_json(const LlamaLogReport& report) {
           {"bfloat", optional(report.bfloat)},
           {"tensor", optional(report.tensor)},
           {"residency_sets", optional(report.residency_sets)},
-          {"shim", shim}};
+          {"shim", shim},
+          {"run",
+           {{"line", report.run.first_line},
+            {"process", optional(report.run.process)},
+            {"earlier_runs", report.run.earlier_runs}}},
+          {"failures", failures},
+          {"failure_count", report.failure_count},
+          {"shim_failure", shim_failure},
+          {"reasons", report.reasons}};
 }
 
 } // namespace lume_unlock::verify

@@ -20,9 +20,13 @@ enum class LlamaLogVerdict {
   stock,          ///< reduction off: most of the model runs on the CPU
   unsafe_profile, ///< answers no real GPU gives (Apple > 1010, Common > 3003, broad build, Metal on
                   ///< a shimmed VM)
-  shim_inactive,  ///< injection was requested (or the shim said it stayed inert) but llama.cpp saw
-                  ///< stock answers
+  shim_inactive,  ///< injection was requested (or the shim said it stayed inert, or that its hooks
+                  ///< failed to install) but llama.cpp saw stock answers
   no_metal_log,   ///< no Metal init lines at all
+  broken,         ///< ggml-metal itself reported a failure: a command buffer, the residency set or
+                  ///< the Metal library (whatever the capability lines say)
+  shim_enabled,   ///< no Metal init lines, but the shim's success line says its hooks are in place
+                  ///< (llama-server's default verbosity hides ggml's capability block)
 };
 
 /// The stable name used in JSON and text ("fast", "unsafe-profile", ...).
@@ -39,11 +43,59 @@ enum class ShimKind {
 struct ShimActivation {
   ShimKind kind = ShimKind::lume_unlock;
   std::string process;
+  std::size_t line = 0; ///< its number in the file
   std::optional<long long> apple_family_max;
   std::optional<long long> family_max;      ///< broad build only
   std::optional<long long> feature_profile; ///< broad build only
   std::optional<long long> max_threadgroup_memory;
 };
+
+/// What ggml-metal reported failing, from its GGML_LOG_ERROR lines (docs/sources.md).
+enum class MetalFailureKind {
+  command_buffer, ///< "ggml_metal_synchronize: error: command buffer N failed with status S"
+  error_state,    ///< "ggml_metal_graph_compute: backend is in error state from a previous …"
+  residency_set,  ///< "ggml_metal_buffer_init: error: failed to initialize residency set" (or _map)
+  library, ///< "ggml_metal_library_init: error: …", "…device_init: error: failed to create
+           ///< library", "ggml_metal_init: error: failed to initialize the Metal library"
+};
+
+/// "command-buffer", "error-state", "residency-set", "library".
+const char* failure_kind_name(MetalFailureKind kind);
+
+/// One of ggml-metal's failure lines.
+struct MetalFailure {
+  MetalFailureKind kind = MetalFailureKind::command_buffer;
+  std::size_t line = 0; ///< its number in the file, from 1
+  std::string text;     ///< the line as written
+  std::optional<std::string>
+      detail; ///< the "error: …" line ggml writes after a failed command buffer
+};
+
+/// What an enablement entry sets when Metal cannot make a residency set on the device.
+inline constexpr const char* k_no_residency_fix = "env: {GGML_METAL_NO_RESIDENCY: \"1\"}";
+
+/// A shim's own line saying its hooks are not in place: "[lume-unlock-shim] not enabled for P: R",
+/// Cua's "Required device methods are unavailable; …" and "Capability hook installation was
+/// incomplete".
+struct ShimFailure {
+  ShimKind kind = ShimKind::lume_unlock;
+  std::size_t line = 0;
+  std::string text;    ///< the line as written
+  std::string process; ///< empty when the line does not name it
+  std::string reason;
+};
+
+/// Which run of the file the report describes. A keep_alive agent appends every restart to one
+/// log: a shim line, or a capability block after one, starts a new run, and only the last counts.
+struct LogRun {
+  std::size_t first_line = 1;         ///< the line that started it (1: the file's start)
+  std::optional<std::string> process; ///< named by the run's shim line
+  std::size_t earlier_runs = 0;       ///< runs before it in the file, none of them read
+};
+
+/// The most failure lines a report keeps (failure_count counts them all): a failed command
+/// buffer makes every later graph print the error-state line.
+inline constexpr std::size_t k_max_failures_kept = 8;
 
 /// Everything read from one log, and the verdict. A field is empty when its line was absent.
 struct LlamaLogReport {
@@ -59,6 +111,10 @@ struct LlamaLogReport {
   std::optional<bool> residency_sets;
   std::optional<ShimActivation> shim;
   std::vector<std::string> inert_messages; ///< shim lines saying it left the device stock
+  std::optional<ShimFailure> shim_failure; ///< the shim said its hooks are not in place
+  std::vector<MetalFailure> failures;      ///< ggml-metal's failure lines, the first kept
+  std::size_t failure_count = 0;           ///< all of them
+  LogRun run;                              ///< the run read: the file's last
   std::vector<std::string> reasons;        ///< why the verdict is what it is, one sentence each
 };
 
@@ -79,14 +135,17 @@ inline constexpr std::size_t k_max_metal_line_bytes = 4096;
 /// file is not the llama.cpp log the user meant, and a verdict drawn from it would mislead.
 Status check_llama_log_lines(std::string_view text);
 
-/// Classifies the text of a llama.cpp stderr log. Pure: no I/O. Tolerates every log era in
-/// metal-capabilities.md §1.5 ("ggml_metal_init:"/"ggml_metal_device_init:", "support" suffixes,
-/// "has"/"use residency sets", GPU names with or without "MTL0 (…)", any whitespace, CRLF).
+/// Classifies the last run in the text of a llama.cpp stderr log. Pure: no I/O. Tolerates every log
+/// era in metal-capabilities.md §1.5 ("ggml_metal_init:"/"ggml_metal_device_init:", "support"
+/// suffixes, "has"/"use residency sets", GPU names with or without "MTL0 (…)", any whitespace,
+/// CRLF).
 LlamaLogReport classify_llama_log(std::string_view text, const LlamaLogOptions& options = {});
 
 /// The DESIGN §4.6 JSON document: verdict, gpu_name, apple_family, common_family, metal_family,
 /// simdgroup_reduction, simdgroup_matrix, bfloat, tensor, residency_sets,
-/// shim {present, apple_family_max, max_threadgroup_memory}; absent values are null.
+/// shim {present, apple_family_max, max_threadgroup_memory}; absent values are null. Then
+/// run {line, process, earlier_runs}, failures [{kind, line, text, detail?, fix?}],
+/// failure_count, shim_failure {line, text, process, reason} or null, and reasons.
 nlohmann::json to_json(const LlamaLogReport& report);
 
 } // namespace lume_unlock::verify

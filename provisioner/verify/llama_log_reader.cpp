@@ -1,7 +1,10 @@
 #include "llama_log_reader.hpp"
 
+#include "llama_log_failures.hpp"
+
 #include <algorithm>
 #include <cctype>
+#include <utility>
 
 namespace lume_unlock::verify {
 
@@ -139,7 +142,19 @@ ShimActivation parse_activation(ShimKind kind, const std::string& rest) {
   return activation;
 }
 
+/// The capability fields of one block; a field seen twice means the block is another run's.
+enum CapabilityField : unsigned {
+  k_field_name = 1u << 0,
+  k_field_apple = 1u << 1,
+  k_field_common = 1u << 2,
+  k_field_metal = 1u << 3,
+  k_field_reduction = 1u << 4,
+  k_field_matrix = 1u << 5,
+};
+
 /// Reads the log line by line into `report`, remembering whether any Metal init line was seen.
+/// A shim line, a capability field seen twice, or a library failure after a block starts a new
+/// run: `report` is then emptied, so it ends holding the last run only.
 class LineReader {
 public:
   explicit LineReader(LlamaLogReport& report) : m_report(report) {}
@@ -148,56 +163,141 @@ public:
   bool saw_metal_init() const { return m_saw_metal_init; }
 
 private:
-  void read_shim(std::string_view marker_line, std::size_t marker_end, ShimKind kind);
+  void start_run();
+  void mark_content();
+  void note_field(unsigned field);
+  void
+  read_shim(std::string_view line, std::size_t marker_at, std::size_t marker_end, ShimKind kind);
+  void read_failure(std::string_view line, std::string_view function, MetalFailureKind kind);
   void read_metal(const std::string& body);
   void read_family(const std::string& body);
   void read_flag(const std::string& label, bool value);
 
   LlamaLogReport& m_report;
+  std::size_t m_line = 0;
   bool m_saw_metal_init = false;
   bool m_bfloat_from_has = false;
+  bool m_run_has_content = false;
+  bool m_run_has_library_failure = false;
+  bool m_detail_pending = false; ///< the last line was a command-buffer failure
+  unsigned m_fields_seen = 0;
 };
 
+void LineReader::start_run() {
+  LlamaLogReport next;
+  next.run.first_line = m_line;
+  next.run.earlier_runs = m_report.run.earlier_runs + 1;
+  m_report = std::move(next);
+  m_saw_metal_init = false;
+  m_bfloat_from_has = false;
+  m_run_has_content = false;
+  m_run_has_library_failure = false;
+  m_detail_pending = false;
+  m_fields_seen = 0;
+}
+
+/// The run holds a line that counts; the first such line starts the file's first run.
+void LineReader::mark_content() {
+  if (!m_run_has_content && m_report.run.earlier_runs == 0) {
+    m_report.run.first_line = m_line;
+  }
+  m_run_has_content = true;
+}
+
+void LineReader::note_field(unsigned field) {
+  if ((m_fields_seen & field) != 0) {
+    start_run(); // the same field again: a process that started after the block was printed
+  }
+  m_fields_seen |= field;
+  mark_content();
+  m_saw_metal_init = true;
+}
+
 void LineReader::read(std::string_view line) {
+  ++m_line;
   if (!line.empty() && line.back() == '\r') {
     line.remove_suffix(1);
+  }
+  const bool detail_pending = std::exchange(m_detail_pending, false);
+  if (detail_pending && line.rfind("error: ", 0) == 0) {
+    m_report.failures.back().detail = trim(line); // what Metal said of the failed command buffer
+    return;
   }
   for (auto [marker, kind] :
        {std::pair<std::string_view, ShimKind>{"[lume-unlock-shim]", ShimKind::lume_unlock},
         std::pair<std::string_view, ShimKind>{"[LumeMetalCapabilities]", ShimKind::cua}}) {
     auto at = line.find(marker);
     if (at != std::string_view::npos) {
-      read_shim(line, at + marker.size(), kind);
+      read_shim(line, at, at + marker.size(), kind);
       return;
     }
   }
   // "ggml_metal<word chars>: <body>", at the first "ggml_metal" that has that form.
   const std::string_view prefix = "ggml_metal";
   for (auto at = line.find(prefix); at != std::string_view::npos; at = line.find(prefix, at + 1)) {
-    std::size_t cursor = skip(line, at + prefix.size(), is_word);
-    if (cursor == line.size() || line[cursor] != ':') {
+    const std::size_t function_end = skip(line, at + prefix.size(), is_word);
+    if (function_end == line.size() || line[function_end] != ':') {
       continue;
     }
-    cursor = skip(line, cursor + 1, is_space);
-    const std::string_view body = line.substr(cursor);
+    const std::string_view body = line.substr(skip(line, function_end + 1, is_space));
     if (body.find('\r') != std::string_view::npos) {
       continue; // a carriage return inside the line ends it: nothing reaches the end
+    }
+    const std::string_view function = line.substr(at, function_end - at);
+    if (auto kind = metal_failure_kind(function, body)) {
+      read_failure(line, function, *kind);
+      return;
     }
     read_metal(std::string(body));
     return;
   }
 }
 
-void LineReader::read_shim(std::string_view line, std::size_t marker_end, ShimKind kind) {
+void LineReader::read_shim(std::string_view line,
+                           std::size_t marker_at,
+                           std::size_t marker_end,
+                           ShimKind kind) {
+  if (m_run_has_content) {
+    start_run(); // a shim line is the first a process writes: a restart
+  }
+  mark_content();
   auto rest = trim(line.substr(marker_end));
   const std::string_view enabled = "enabled for ";
   if (starts_with_word(rest, enabled)) {
-    if (!m_report.shim) { // the first activation is the one that shaped the device
+    if (!m_report.shim) {
       m_report.shim = parse_activation(kind, rest.substr(enabled.size()));
+      m_report.shim->line = m_line;
+      m_report.run.process = m_report.shim->process;
+    }
+    return;
+  }
+  if (auto failure = read_shim_failure(kind, line.substr(0, marker_at), rest)) {
+    failure->line = m_line;
+    failure->text = trim(line);
+    if (!failure->process.empty()) {
+      m_report.run.process = failure->process;
+    }
+    if (!m_report.shim_failure) {
+      m_report.shim_failure = std::move(failure);
     }
     return;
   }
   m_report.inert_messages.push_back(rest);
+}
+
+void LineReader::read_failure(std::string_view line,
+                              std::string_view function,
+                              MetalFailureKind kind) {
+  if (is_init_failure(function, kind) && m_saw_metal_init && !m_run_has_library_failure) {
+    start_run(); // a process that restarted without a shim line, failing before its block
+  }
+  mark_content();
+  m_run_has_library_failure = m_run_has_library_failure || kind == MetalFailureKind::library;
+  ++m_report.failure_count;
+  if (m_report.failures.size() < k_max_failures_kept) {
+    m_report.failures.push_back(MetalFailure{kind, m_line, trim(line), std::nullopt});
+    m_detail_pending = kind == MetalFailureKind::command_buffer;
+  }
 }
 
 /// "MTL0 (Apple M1 Ultra)" -> "Apple M1 Ultra"; a bare "MTL0" -> ""; any other text as it is.
@@ -243,7 +343,7 @@ std::optional<std::pair<std::string, bool>> parse_flag(std::string_view body) {
 
 void LineReader::read_metal(const std::string& body) {
   if (body.rfind("GPU name:", 0) == 0) {
-    m_saw_metal_init = true;
+    note_field(k_field_name);
     const std::string name = device_name(trim(body.substr(9)));
     if (!m_report.gpu_name && !name.empty()) {
       m_report.gpu_name = name;
@@ -252,6 +352,7 @@ void LineReader::read_metal(const std::string& body) {
   }
   if (body.rfind("GPU family:", 0) == 0) {
     m_saw_metal_init = true;
+    mark_content();
     read_family(body);
     return;
   }
@@ -319,12 +420,11 @@ void LineReader::read_family(const std::string& body) {
   } else {
     code = k_metal3 + number - 3; // MTLGPUFamilyMetal3 is 5001
   }
+  note_field(kind == "Apple" ? k_field_apple : (kind == "Common" ? k_field_common : k_field_metal));
   auto& field = kind == "Apple"
                     ? m_report.apple_family
                     : (kind == "Common" ? m_report.common_family : m_report.metal_family);
-  if (!field) {
-    field = code;
-  }
+  field = code;
 }
 
 void LineReader::read_flag(const std::string& label, bool value) {
@@ -334,10 +434,10 @@ void LineReader::read_flag(const std::string& label, bool value) {
     }
   };
   if (label == "simdgroup reduction") {
-    m_saw_metal_init = true;
+    note_field(k_field_reduction);
     set(m_report.simdgroup_reduction);
   } else if (label == "simdgroup matrix mul.") {
-    m_saw_metal_init = true;
+    note_field(k_field_matrix);
     set(m_report.simdgroup_matrix);
   } else if (label == "has bfloat") {
     // The capability; "use bfloat" (2024-11 to 2025-09) is only a fallback.

@@ -10,8 +10,11 @@ namespace lume_unlock::verify {
 inline constexpr int k_metal3 = 5001;
 
 /// Reads llama.cpp's stderr line by line into `report`'s fields (GPU name, family lines, the
-/// simdgroup/bfloat/tensor/residency flags, the shim's activation or inert lines), leaving the
-/// verdict and reasons alone. Returns whether any Metal init line was seen. Pure: no I/O.
+/// simdgroup/bfloat/tensor/residency flags, the shim's activation, inert or failure lines,
+/// ggml-metal's failure lines), leaving the verdict and reasons alone. Only the file's last run
+/// is kept (report.run says which and how many came before): a shim line starts a run, and so
+/// does a capability field seen twice or a library failure after a capability block (a process
+/// that restarted without a shim line). Returns whether that run has a Metal init line. Pure.
 bool read_llama_log(std::string_view text, LlamaLogReport& report);
 
 } // namespace lume_unlock::verify

@@ -1,5 +1,6 @@
 #include "llama_log_verdict.hpp"
 
+#include "llama_log_failures.hpp"
 #include "llama_log_reader.hpp"
 
 #include <string>
@@ -90,18 +91,75 @@ void attribute_fast(LlamaLogReport& r, bool paravirtual) {
   }
 }
 
-} // namespace
+/// ggml-metal reported failures in this run: broken, naming each line kept.
+void decide_broken(LlamaLogReport& r) {
+  r.verdict = LlamaLogVerdict::broken;
+  r.reasons.push_back("ggml-metal reported " + std::to_string(r.failure_count) + " failure line" +
+                      (r.failure_count == 1 ? "" : "s") +
+                      ": what the GPU computed cannot be trusted, however fast it ran");
+  for (const MetalFailure& failure : r.failures) {
+    r.reasons.push_back(describe_failure(failure, r.run.process));
+  }
+  if (r.failure_count > r.failures.size()) {
+    r.reasons.push_back("and " + std::to_string(r.failure_count - r.failures.size()) +
+                        " more failure lines");
+  }
+}
 
-void decide_llama_log_verdict(LlamaLogReport& r,
-                              const LlamaLogOptions& options,
-                              bool saw_metal_init) {
+/// The shim said its hooks are not in place.
+void decide_shim_failure(LlamaLogReport& r) {
+  const ShimFailure& failure = *r.shim_failure;
+  r.verdict = LlamaLogVerdict::shim_inactive;
+  r.reasons.push_back("line " + std::to_string(failure.line) + " '" + failure.text +
+                      "': the shim says its hooks " + "are not in place" +
+                      (failure.process.empty() ? "" : " in " + failure.process) +
+                      (failure.reason.empty() ? "" : " (" + failure.reason + ")") +
+                      ", so llama.cpp saw the stock device");
+}
+
+/// No capability block, but the shim's success line: its hooks are in place.
+void decide_shim_enabled(LlamaLogReport& r) {
+  r.verdict = LlamaLogVerdict::shim_enabled;
+  r.reasons.push_back(
+      "line " + std::to_string(r.shim->line) + ": the shim reports its hooks in place in " +
+      (r.shim->process.empty() ? std::string("this process") : r.shim->process) +
+      ", but llama.cpp's verbosity hid ggml's capability block (llama-server prints it at no log "
+      "level since llama.cpp PR #23021); 'lume-unlock bench' runs llama-bench, which prints it");
+}
+
+/// Which run was read, when the file holds more than one.
+void describe_run(LlamaLogReport& r) {
+  if (r.run.earlier_runs == 0) {
+    return;
+  }
+  r.reasons.push_back(
+      "read the last run in the file, from line " + std::to_string(r.run.first_line) +
+      (r.run.process ? " (" + *r.run.process + ")" : std::string()) + "; " +
+      std::to_string(r.run.earlier_runs) + " earlier run" + (r.run.earlier_runs == 1 ? "" : "s") +
+      " (restarts appended to the same log) not read");
+}
+
+/// The verdict of the run read (reference/metal-capabilities.md §4.2 for the capability part).
+void decide_for_run(LlamaLogReport& r, const LlamaLogOptions& options, bool saw_metal_init) {
   auto& reasons = r.reasons;
+  if (r.failure_count > 0) {
+    decide_broken(r);
+    return;
+  }
+  if (r.shim_failure) {
+    decide_shim_failure(r);
+    return;
+  }
   const bool broad_shim = r.shim && r.shim->kind == ShimKind::cua_broad;
   if (!saw_metal_init && broad_shim) {
     // The broad build is unsafe whatever the process is: MLX logs no Metal init lines, only its
     // residency-set failure.
     r.verdict = LlamaLogVerdict::unsafe_profile;
     reasons.push_back(k_broad_reason);
+    return;
+  }
+  if (!saw_metal_init && r.shim) {
+    decide_shim_enabled(r);
     return;
   }
   if (!saw_metal_init) {
@@ -138,6 +196,15 @@ void decide_llama_log_verdict(LlamaLogReport& r,
   reasons.push_back(
       "SIMD-group reduction and matrix multiply are on: llama.cpp's fast Metal paths run");
   attribute_fast(r, paravirtual);
+}
+
+} // namespace
+
+void decide_llama_log_verdict(LlamaLogReport& r,
+                              const LlamaLogOptions& options,
+                              bool saw_metal_init) {
+  decide_for_run(r, options, saw_metal_init);
+  describe_run(r);
 }
 
 } // namespace lume_unlock::verify

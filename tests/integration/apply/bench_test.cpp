@@ -62,8 +62,20 @@ TEST_F(BenchEndToEnd, TheActiveShimGivesTheUnlockedFiguresAndTheyAreRecorded) {
             "test      stock t/s   unlocked t/s  speedup\n"
             "pp512  80.12 ± 1.50  801.25 ± 3.75   10.00x\n"
             "tg128   4.50 ± 0.25   54.00 ± 0.50   12.00x\n"
-            "unlocked run's Metal log: fast (stock run: stock)\n");
+            "unlocked run's Metal log: fast (stock run: stock)\n"
+            "llama-bench ran with -v: without it, it sends ggml's later messages (Metal's "
+            "failure lines among them) to a null logger\n");
   EXPECT_NE(r.err.find("bench"), std::string::npos) << "no progress shown: " << r.err;
+  // -v reached llama-bench: ggml's messages after the capability block are in the kept log.
+  const std::string kept = slurp(state.path() + "/vms/vm1/bench/unlocked.stderr");
+  EXPECT_NE(kept.find("ggml_metal_init: picking default device: Apple Paravirtual device"),
+            std::string::npos)
+      << kept;
+  // Without -v the stand-in, like llama-bench, prints the block and nothing of ggml after it.
+  auto quiet = run({"exec", "vm1", "llama-bench"}, {"--", "-m", model, "-o", "json"});
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_NE(quiet.err.find("ggml_metal_device_init: GPU name:"), std::string::npos) << quiet.err;
+  EXPECT_EQ(quiet.err.find("ggml_metal_init:"), std::string::npos) << quiet.err;
 
   // Recorded on the host and in the guest, the same object.
   auto host = provenance::read_provenance(state.path(), "vm1");

@@ -207,6 +207,26 @@ TEST_F(Create, VerifyPassesAndAcceptsAFastLlamaLog) {
                      {"--json"});
   EXPECT_EQ(stock.exit_code, 6) << stock.out;
   EXPECT_EQ(json_of(stock)["ok"], false);
+  // Metal's own failure line fails verify, named with its fix; the shim's success line where
+  // llama-server hid the capability block passes.
+  const std::string broken_log =
+      std::string(LUME_UNLOCK_FIXTURES) + "/llama-logs/broken-residency-set.stderr";
+  CliRun broken = cli({"verify", "vm1", "--llama-log", broken_log});
+  EXPECT_EQ(broken.exit_code, 6) << broken.out;
+  EXPECT_NE(broken.out.find("  problem: the llama.cpp log '" + broken_log +
+                            "' is 'broken': line 19 'ggml_metal_buffer_map: error: failed to "
+                            "initialize residency set' in llama-server: Metal could not make a "
+                            "residency set on this device; set env: {GGML_METAL_NO_RESIDENCY: "
+                            "\"1\"} on the enablement entry that runs llama-server\n"),
+            std::string::npos)
+      << broken.out;
+  CliRun enabled =
+      cli({"verify",
+           "vm1",
+           "--llama-log",
+           std::string(LUME_UNLOCK_FIXTURES) + "/llama-logs/server-shim-enabled.stderr"});
+  EXPECT_EQ(enabled.exit_code, 0) << enabled.out << enabled.err;
+  EXPECT_NE(enabled.out.find("  llama.cpp log: shim-enabled\n"), std::string::npos) << enabled.out;
 }
 
 TEST_F(Create, RemoveLeavesTheGuestStockAndKeepsARecord) {

@@ -6,7 +6,9 @@
 // matrix multiply are on (Apple7 answered true, as only the active shim makes the paravirtual
 // device say), the stock figures otherwise. Nothing but the device decides: no argument or
 // environment variable selects the figures, so a broken injection yields the stock figures.
-// See tests/sim/README.md.
+// Like llama-bench, it prints the capability block whatever the flags (the Metal backend registers
+// before llama-bench silences ggml), and ggml's later messages only with -v (without it
+// llama-bench hands ggml a null logger). See tests/sim/README.md.
 #include "probe/device_query.h"
 
 #include <nlohmann/json.hpp>
@@ -27,6 +29,7 @@ struct Arguments {
   long prompt = 512;
   long gen = 128;
   std::string output = "md";
+  bool verbose = false; ///< -v, --verbose: a flag without a value
 };
 
 [[noreturn]] void fail(const std::string& message) {
@@ -47,6 +50,10 @@ Arguments parse(int argc, char** argv) {
   Arguments out;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
+    if (flag == "-v" || flag == "--verbose") {
+      out.verbose = true;
+      continue;
+    }
     if (i + 1 >= argc) {
       fail("missing value for " + flag);
     }
@@ -151,6 +158,15 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "ggml_metal_device_init: has tensor            = false\n");
   std::fprintf(stderr, "ggml_metal_device_init: use residency sets    = true\n");
   std::fprintf(stderr, "ggml_metal_device_init: use shared buffers    = true\n");
+  if (args.verbose) {
+    // What ggml-metal's context says when llama-bench makes it (ggml-metal-context.m,
+    // ggml_metal_init): reaches stderr only through llama-bench's -v.
+    std::fprintf(stderr, "ggml_metal_init: allocating\n");
+    std::fprintf(stderr, "ggml_metal_init: picking default device: %s\n", info.name);
+    std::fprintf(stderr, "ggml_metal_init: use fusion         = true\n");
+    std::fprintf(stderr, "ggml_metal_init: use concurrency    = true\n");
+    std::fprintf(stderr, "ggml_metal_init: use graph optimize = true\n");
+  }
 
   const std::string replay = own_directory() + "/llama-bench-replay/" +
                              (reduction && matrix ? "unlocked" : "stock") + ".json";

@@ -1,4 +1,5 @@
 // The enablement executor's parsing and step handling over a scripted session.
+#include "apply/bench_runner.hpp"
 #include "apply/enablement_apply.hpp"
 #include "apply/exec_command.hpp"
 #include "enablement/enablement_json.hpp"
@@ -193,6 +194,42 @@ TEST(ExecCommandLine, TheStockLineUnsetsTheInjectionAndKeepsOnlyTheEntrysEnv) {
   entry.env = {{"LUME_UNLOCK_ENABLEMENT", "/tmp/other"}};
   EXPECT_FALSE(stock_command_line(entry, target.value(), {}).ok());
   EXPECT_FALSE(exec_command_line(entry, target.value(), {}).ok());
+}
+
+TEST(GuestBench, BothRunsPassVerboseAndAFailedRunWithABrokenLogIsAVerdict) {
+  auto target =
+      enablement_target(observed_with_shim("/Users/lume"), facts_for("/Users/lume"), "vm1");
+  ASSERT_TRUE(target.ok()) << target.error().message();
+  enablement::EnablementEntry entry;
+  entry.name = "llama-bench";
+  entry.program = "/opt/llama/llama-bench";
+  verify::BenchRequest request;
+  request.model = "/m/q.gguf";
+  // The model check passes; the stock run fails the way llama-bench does after Metal failed.
+  ScriptedSession session;
+  session.answers = {{0, "", ""},
+                     {1,
+                      "",
+                      "ggml_metal_device_init: GPU name:   MTL0 (Apple Paravirtual device)\n"
+                      "ggml_metal_buffer_map: error: failed to initialize residency set\n"
+                      "llama_bench: error: failed to load model '/m/q.gguf'\n"}};
+  auto broken = run_guest_bench(session, entry, target.value(), request, nullptr);
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.error().category(), ErrorCategory::verification);
+  EXPECT_NE(broken.error().message().find(
+                "its Metal log is broken: line 2 'ggml_metal_buffer_map: error: failed to "
+                "initialize residency set': Metal could not make a residency set on this device; "
+                "set env: {GGML_METAL_NO_RESIDENCY: \"1\"}"),
+            std::string::npos)
+      << broken.error().message();
+  ASSERT_EQ(session.commands.size(), 2u);
+  EXPECT_NE(session.commands[1].find("'-o' 'json' '-v'"), std::string::npos) << session.commands[1];
+  // Any other failed run stays a guest fault with its last lines.
+  ScriptedSession other;
+  other.answers = {{0, "", ""}, {1, "", "llama_bench: error: failed to load model 'x'\n"}};
+  auto failed = run_guest_bench(other, entry, target.value(), request, nullptr);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().category(), ErrorCategory::guest);
 }
 
 TEST(ExecutePlan, FailedStepRunsTheRollbackAndNamesTheEntry) {

@@ -1,0 +1,243 @@
+// Metal's own failure lines, the shims' failure and success lines, and the run a log's verdict
+// is read from (issue 43). The logs are composed from the format strings in docs/sources.md.
+#include "util/atomic_file.hpp"
+#include "verify/bench_gate.hpp"
+#include "verify/llama_log.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace lume_unlock::verify {
+namespace {
+
+std::string fixture(const std::string& name) {
+  auto text = util::read_file(std::string(LUME_UNLOCK_FIXTURES_DIR) + "/llama-logs/" + name);
+  EXPECT_TRUE(text.ok()) << name;
+  return text.ok() ? text.value() : std::string();
+}
+
+std::size_t line_count(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+bool reasons_mention(const LlamaLogReport& report, const std::string& words) {
+  for (const auto& reason : report.reasons) {
+    if (reason.find(words) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+TEST(LlamaLogFailure, EachFailureLineTurnsAFastRunBroken) {
+  const std::string fast = fixture("unlocked-lume-unlock-shim.stderr");
+  ASSERT_EQ(classify_llama_log(fast).verdict, LlamaLogVerdict::fast);
+  const std::size_t shim_line_end = fast.find('\n') + 1;
+  struct Case {
+    const char* line;
+    const char* kind;
+    bool before_block; ///< written while the device is made, before the capability block
+  };
+  // ggml @ 4429529e, src/ggml-metal/: each GGML_LOG_ERROR format with its __func__.
+  const Case cases[] = {
+      {"ggml_metal_synchronize: error: command buffer 0 failed with status 5",
+       "command-buffer",
+       false},
+      {"ggml_metal_graph_compute: backend is in error state from a previous command buffer "
+       "failure - recreate the backend to recover",
+       "error-state",
+       false},
+      {"ggml_metal_buffer_init: error: failed to initialize residency set", "residency-set", false},
+      {"ggml_metal_buffer_map: error: failed to initialize residency set", "residency-set", false},
+      {"ggml_metal_library_init: error: Error Domain=MTLLibraryErrorDomain Code=3",
+       "library",
+       true},
+      {"ggml_metal_device_init: error: failed to create library", "library", true},
+      {"ggml_metal_init: error: failed to initialize the Metal library", "library", false},
+  };
+  for (const auto& c : cases) {
+    const std::string text =
+        c.before_block ? fast.substr(0, shim_line_end) + c.line + "\n" + fast.substr(shim_line_end)
+                       : fast + c.line + "\n";
+    const std::size_t line = c.before_block ? 2 : line_count(fast) + 1;
+    const auto report = classify_llama_log(text, LlamaLogOptions{true});
+    EXPECT_EQ(report.verdict, LlamaLogVerdict::broken) << c.line;
+    ASSERT_EQ(report.failures.size(), 1u) << c.line;
+    EXPECT_EQ(report.failures[0].line, line) << c.line;
+    EXPECT_EQ(report.failures[0].text, c.line);
+    EXPECT_EQ(report.run.earlier_runs, 0u) << c.line;
+    const auto document = to_json(report);
+    EXPECT_EQ(document["verdict"], "broken");
+    EXPECT_EQ(document["failures"][0]["kind"], c.kind) << c.line;
+    EXPECT_EQ(document["failures"][0]["line"], line);
+    EXPECT_EQ(document["failures"][0]["text"], c.line);
+    EXPECT_EQ(document["run"]["process"], "llama-server");
+    // The words name the line by number and text, and the process.
+    EXPECT_TRUE(reasons_mention(
+        report, "line " + std::to_string(line) + " '" + c.line + "' in llama-server"))
+        << document.dump(2);
+    // The capability fields are still read: the run was fast, and it failed.
+    EXPECT_EQ(report.simdgroup_matrix, true);
+    EXPECT_TRUE(unlocked_log_problem(report).has_value()) << c.line;
+  }
+}
+
+TEST(LlamaLogFailure, LinesThatOnlyLookLikeFailuresAreNot) {
+  const std::string fast = fixture("unlocked-lume-unlock-shim.stderr");
+  for (const char* line : {
+           // the residency-set collection being made, and rset_init's own NSError line
+           "ggml_metal_rsets_init: creating a residency set collection (keep_alive = 180 s)",
+           "ggml_metal_buffer_rset_init: error: Error Domain=MTLResidencySetErrorDomain Code=1",
+           // another backend's command buffer, and prose without ggml's prefix
+           "ggml_vulkan: error: command buffer 0 failed with status 5",
+           "error: failed to initialize residency set",
+           "ggml_metal_device_init: error: failed to create command queue",
+       }) {
+    const auto report = classify_llama_log(fast + line + "\n");
+    EXPECT_EQ(report.verdict, LlamaLogVerdict::fast) << line;
+    EXPECT_EQ(report.failure_count, 0u) << line;
+  }
+}
+
+TEST(LlamaLogFailure, ResidencySetFailureNamesTheEnvFix) {
+  const auto report = classify_llama_log(fixture("broken-residency-set.stderr"));
+  EXPECT_EQ(report.verdict, LlamaLogVerdict::broken);
+  ASSERT_EQ(report.failures.size(), 1u);
+  EXPECT_EQ(report.failures[0].line, 19u);
+  const std::string fix =
+      "env: {GGML_METAL_NO_RESIDENCY: \"1\"} on the enablement entry that runs llama-server";
+  EXPECT_EQ(to_json(report)["failures"][0]["fix"], fix);
+  EXPECT_TRUE(reasons_mention(report, "set " + fix)) << to_json(report).dump(2);
+  // The gate's sentence carries the fix too, so `bench` and `create --bench` say it.
+  const auto problem = unlocked_log_problem(report);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_NE(problem->find("GGML_METAL_NO_RESIDENCY"), std::string::npos) << *problem;
+  // Other failures have no fix to offer.
+  const auto library = to_json(classify_llama_log(fixture("broken-library.stderr")));
+  EXPECT_FALSE(library["failures"][0].contains("fix"));
+}
+
+TEST(LlamaLogFailure, CommandBufferFailureKeepsMetalsOwnWords) {
+  const auto report = classify_llama_log(fixture("broken-command-buffer.stderr"));
+  EXPECT_EQ(report.verdict, LlamaLogVerdict::broken);
+  ASSERT_EQ(report.failures.size(), 2u);
+  EXPECT_EQ(report.failures[0].line, 21u);
+  EXPECT_EQ(report.failures[0].detail,
+            "error: Execution of the command buffer was aborted due to an error during execution. "
+            "Internal Error (0000000e:Internal Error)");
+  EXPECT_EQ(report.failures[1].kind, MetalFailureKind::error_state);
+  EXPECT_EQ(report.failures[1].line, 23u);
+  EXPECT_EQ(report.failure_count, 2u);
+}
+
+TEST(LlamaLogFailure, RepeatedFailuresAreCountedAndCapped) {
+  std::string text = fixture("unlocked-lume-unlock-shim.stderr");
+  for (int i = 0; i < 100; ++i) {
+    text += "ggml_metal_graph_compute: backend is in error state from a previous command buffer "
+            "failure - recreate the backend to recover\n";
+  }
+  const auto report = classify_llama_log(text);
+  EXPECT_EQ(report.failure_count, 100u);
+  EXPECT_EQ(report.failures.size(), k_max_failures_kept);
+  EXPECT_TRUE(reasons_mention(report, "and 92 more failure lines"));
+}
+
+TEST(LlamaLogFailure, LibraryFailureBeforeTheBlockIsThatRunsOwn) {
+  const auto report = classify_llama_log(fixture("broken-library.stderr"));
+  EXPECT_EQ(report.verdict, LlamaLogVerdict::broken);
+  EXPECT_EQ(report.run.earlier_runs, 0u);
+  ASSERT_EQ(report.failures.size(), 2u); // library_init's error, then device_init's
+  EXPECT_EQ(report.failures[0].line, 3u);
+  EXPECT_EQ(report.failures[1].line, 7u);
+  EXPECT_EQ(report.run.process, "llama-bench");
+}
+
+TEST(LlamaLogFailure, ShimFailureLinesAreShimInactiveWithTheReason) {
+  const auto ours = classify_llama_log(fixture("shim-not-enabled.stderr"));
+  EXPECT_EQ(ours.verdict, LlamaLogVerdict::shim_inactive);
+  ASSERT_TRUE(ours.shim_failure.has_value());
+  EXPECT_EQ(ours.shim_failure->process, "llama-bench");
+  EXPECT_EQ(ours.shim_failure->reason,
+            "hook installation failed (-[_MTLDevice supportsFamily:] was not found)");
+  EXPECT_EQ(ours.run.process, "llama-bench");
+  EXPECT_TRUE(reasons_mention(ours, "line 1 '[lume-unlock-shim] not enabled for llama-bench"));
+  EXPECT_EQ(to_json(ours)["shim_failure"]["line"], 1);
+
+  const auto cua = classify_llama_log(fixture("shim-cua-hooks-incomplete.stderr"));
+  EXPECT_EQ(cua.verdict, LlamaLogVerdict::shim_inactive);
+  ASSERT_TRUE(cua.shim_failure.has_value());
+  EXPECT_EQ(cua.shim_failure->kind, ShimKind::cua);
+  EXPECT_EQ(cua.shim_failure->process, "llama-bench"); // from NSLog's "NAME[PID:TID]" prefix
+  EXPECT_EQ(cua.shim_failure->reason, "Capability hook installation was incomplete");
+
+  const auto methods = classify_llama_log(
+      "[LumeMetalCapabilities] Required device methods are unavailable; leaving stock "
+      "capabilities unchanged\n");
+  EXPECT_EQ(methods.verdict, LlamaLogVerdict::shim_inactive); // even with no Metal lines
+  EXPECT_TRUE(methods.shim_failure->process.empty());
+  EXPECT_TRUE(to_json(methods)["shim_failure"]["process"].is_null());
+}
+
+TEST(LlamaLogFailure, TheLastRunWins) {
+  const auto report = classify_llama_log(fixture("two-runs-restarted.stderr"));
+  // The first run failed on its residency set; the restart ran without residency sets.
+  EXPECT_EQ(report.verdict, LlamaLogVerdict::fast) << to_json(report).dump(2);
+  EXPECT_EQ(report.failure_count, 0u);
+  EXPECT_EQ(report.residency_sets, false);
+  EXPECT_EQ(report.run.first_line, 21u);
+  EXPECT_EQ(report.run.process, "llama-server");
+  EXPECT_EQ(report.run.earlier_runs, 1u);
+  EXPECT_EQ(report.shim->line, 21u);
+  const auto document = to_json(report);
+  EXPECT_EQ(document["run"],
+            (nlohmann::json{{"line", 21}, {"process", "llama-server"}, {"earlier_runs", 1}}));
+  EXPECT_TRUE(reasons_mention(report,
+                              "read the last run in the file, from line 21 (llama-server); "
+                              "1 earlier run"));
+
+  // The other way round: a fast run, then a restart that broke. Nothing of the first is mixed in.
+  const std::string fast = fixture("unlocked-lume-unlock-shim.stderr");
+  const auto broke = classify_llama_log(fast + fixture("broken-residency-set.stderr"));
+  EXPECT_EQ(broke.verdict, LlamaLogVerdict::broken);
+  EXPECT_EQ(broke.run.first_line, line_count(fast) + 1);
+  EXPECT_EQ(broke.failures[0].line, line_count(fast) + 19);
+}
+
+TEST(LlamaLogFailure, RestartsWithoutShimLinesSplitAtTheRepeatedBlock) {
+  const std::string stock = fixture("stock-guest.stderr");
+  const std::string fast = fixture("era-2026-bare-mtl0.stderr"); // has a shim line
+  const auto report = classify_llama_log(fast + stock);
+  EXPECT_EQ(report.verdict, LlamaLogVerdict::stock);
+  EXPECT_FALSE(report.shim.has_value()); // the first run's shim line is not the last run's
+  EXPECT_EQ(report.run.earlier_runs, 1u);
+  EXPECT_FALSE(report.run.process.has_value());
+  // Two stock runs with no shim lines: the second GPU name line starts the second run.
+  const auto twice = classify_llama_log(stock + stock);
+  EXPECT_EQ(twice.run.earlier_runs, 1u);
+  EXPECT_EQ(twice.run.first_line, line_count(stock) + 5);
+  // A library failure after a block belongs to the restart that follows.
+  const auto restarted = classify_llama_log(
+      stock + "ggml_metal_library_init: error: Error Domain=MTLLibraryErrorDomain Code=3\n");
+  EXPECT_EQ(restarted.run.earlier_runs, 1u);
+  EXPECT_EQ(restarted.verdict, LlamaLogVerdict::broken);
+  EXPECT_FALSE(restarted.apple_family.has_value());
+}
+
+TEST(LlamaLogFailure, SuccessLineWithoutTheBlockIsShimEnabled) {
+  const auto report =
+      classify_llama_log(fixture("server-shim-enabled.stderr"), LlamaLogOptions{true});
+  EXPECT_EQ(report.verdict, LlamaLogVerdict::shim_enabled);
+  EXPECT_TRUE(
+      reasons_mention(report, "line 1: the shim reports its hooks in place in llama-server"));
+  EXPECT_TRUE(reasons_mention(report, "llama.cpp's verbosity hid ggml's capability block"));
+  EXPECT_FALSE(unlocked_log_problem(report).has_value());
+  // Without the shim line it stays no-metal-log; the broad research build stays unsafe.
+  EXPECT_EQ(classify_llama_log("main: server is listening\n").verdict,
+            LlamaLogVerdict::no_metal_log);
+  EXPECT_EQ(classify_llama_log(fixture("mlx-broad-profile.stderr")).verdict,
+            LlamaLogVerdict::unsafe_profile);
+}
+
+} // namespace
+} // namespace lume_unlock::verify
