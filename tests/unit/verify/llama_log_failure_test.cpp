@@ -159,7 +159,8 @@ TEST(LlamaLogFailure, ShimFailureLinesAreShimInactiveWithTheReason) {
   ASSERT_TRUE(ours.shim_failure.has_value());
   EXPECT_EQ(ours.shim_failure->process, "llama-bench");
   EXPECT_EQ(ours.shim_failure->reason,
-            "hook installation failed (-[_MTLDevice supportsFamily:] was not found)");
+            "device_hooks_incomplete (the device's class lacks a capability method the shim "
+            "replaces; the device stays stock)");
   EXPECT_EQ(ours.run.process, "llama-bench");
   EXPECT_TRUE(reasons_mention(ours, "line 1 '[lume-unlock-shim] not enabled for llama-bench"));
   EXPECT_EQ(to_json(ours)["shim_failure"]["line"], 1);
