@@ -27,7 +27,7 @@ InstalledShim installed_shim_for(const bundle::LoadedBundle& bundle,
   record.bundle_version = bundle.manifest().version;
   record.platform = platform;
   record.inject_env = entry.inject_env;
-  record.shim = {layout.shim_path(), entry.shim.sha256};
+  record.shim = {layout.shim_path(), entry.shim.sha256, entry.shim.slices};
   if (entry.probe) {
     record.probe = InstalledFile{layout.probe_path(), entry.probe->sha256};
   }

@@ -1,5 +1,6 @@
 #include "cli/verify.hpp"
 
+#include "apply/agent_proof.hpp"
 #include "apply/enablement_apply.hpp"
 #include "apply/probe_runner.hpp"
 #include "apply/probe_verdict.hpp"
@@ -56,6 +57,8 @@ std::optional<verify::LlamaLogReport> classify_log_file(const std::string& path)
 
 void print_verify_text(const std::string& vm,
                        const apply::ProbeVerdict& verdict,
+                       const std::vector<apply::EntryCheck>& entries,
+                       const std::string& inject_variable,
                        const std::vector<pipeline::StatusItem>& artifact_checks,
                        const std::optional<verify::LlamaLogReport>& log_report,
                        const std::vector<std::string>& problems,
@@ -67,6 +70,10 @@ void print_verify_text(const std::string& vm,
     context.out << " " << code;
   }
   context.out << "\n";
+  for (const auto& entry : entries) {
+    context.out << "  entry '" << entry.name << "': " << apply::describe(entry, inject_variable)
+                << "\n";
+  }
   if (!artifact_checks.empty()) {
     std::size_t matching = 0;
     for (const auto& item : artifact_checks) {
@@ -97,6 +104,9 @@ void run_verify(const VerifyOptions& options, Context& context, int& exit_code) 
       apply::enablement_target(observed, facts, options.vm).value_or_throw();
   const apply::ProbeRun run = apply::run_probes(*session, target.shim, profile).value_or_throw();
   const apply::ProbeVerdict verdict = apply::judge_probe(run.stock, run.unlocked, profile);
+  // Each entry's child rule, and each agent's process: launchd runs it, with the shim in it.
+  const std::vector<apply::EntryCheck> entries =
+      apply::check_entries(*session, observed, target, run.unlocked).value_or_throw();
   context.debug("SSH commands: " + std::to_string(session->command_count()) +
                 ", Lume requests: " + std::to_string(lume_client.request_count()));
 
@@ -107,6 +117,11 @@ void run_verify(const VerifyOptions& options, Context& context, int& exit_code) 
     artifact_checks = pipeline::check_artifacts(*session, record.value()).value_or_throw();
   }
   std::vector<std::string> problems = verdict.problems;
+  for (const auto& entry : entries) {
+    if (entry.process && entry.process->problem) {
+      problems.push_back(*entry.process->problem);
+    }
+  }
   for (const auto& item : artifact_checks) {
     if (!item.ok()) {
       problems.push_back(item.item + " has SHA-256 " + item.found + ", recorded " + item.expected);
@@ -125,14 +140,25 @@ void run_verify(const VerifyOptions& options, Context& context, int& exit_code) 
           {"max_threadgroup_memory", profile.max_threadgroup_memory}}},
         {"probe", {{"stock", run.stock}, {"unlocked", run.unlocked}}},
         {"changed_families", verdict.changed_families},
+        {"entries", nlohmann::json::array()},
         {"artifacts", pipeline::to_json(pipeline::StatusReport{artifact_checks, 0})["items"]},
         {"problems", problems}};
+    for (const auto& entry : entries) {
+      doc["entries"].push_back(apply::to_json(entry));
+    }
     if (log_report) {
       doc["llama_log"] = verify::to_json(*log_report);
     }
     context.print_json(doc);
   } else {
-    print_verify_text(options.vm, verdict, artifact_checks, log_report, problems, context);
+    print_verify_text(options.vm,
+                      verdict,
+                      entries,
+                      target.shim.inject_env,
+                      artifact_checks,
+                      log_report,
+                      problems,
+                      context);
   }
   if (!problems.empty()) {
     context.warn("verification of VM '" + options.vm + "' failed: " + problems.front());
@@ -148,8 +174,8 @@ void register_verify(CLI::App& app, Context& context, int& exit_code) {
   auto options = std::make_shared<VerifyOptions>();
   auto* command = app.add_subcommand(
       "verify",
-      "Probe the guest stock and with the shim, check the answers and re-hash the installed "
-      "artifacts (exit 6 on failure)");
+      "Probe the guest stock and with the shim, check the answers, that every running agent "
+      "has the shim in its process, and re-hash the installed artifacts (exit 6 on failure)");
   command->add_option("name", options->vm, "The Lume VM")->required();
   command->add_option("--llama-log",
                       options->llama_log,
