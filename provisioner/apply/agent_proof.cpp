@@ -38,11 +38,13 @@ std::string first_line(const std::string& text) {
 }
 
 bool ends_with(const std::string& text, const std::string& tail) {
-  return text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
+  return text.size() >= tail.size() &&
+         text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
 }
 
 /// Is the shim among the files lsof listed for `pid`? Nothing when lsof did not list the process.
-std::optional<bool> mapped_in(const AgentObservation& seen, long long pid, const std::string& suffix) {
+std::optional<bool>
+mapped_in(const AgentObservation& seen, long long pid, const std::string& suffix) {
   if (!seen.lsof_status || *seen.lsof_status != 0) {
     return std::nullopt;
   }
@@ -75,20 +77,23 @@ void judge_running(AgentProof& proof,
   const long long pid = *proof.job.pid;
   const std::string who = "agent '" + proof.entry + "' (pid " + std::to_string(pid) + ")";
   const bool said_enabled =
-      proof.shim_line && proof.shim_line->find(enabled_marker(expected.process)) != std::string::npos;
+      proof.shim_line &&
+      proof.shim_line->find(enabled_marker(expected.process)) != std::string::npos;
   const bool said_not_enabled =
-      proof.shim_line && proof.shim_line->find(not_enabled_marker(expected.process)) != std::string::npos;
+      proof.shim_line &&
+      proof.shim_line->find(not_enabled_marker(expected.process)) != std::string::npos;
   proof.mapped = mapped_in(seen, pid, expected.shim_suffix);
   if (proof.mapped && !*proof.mapped) {
     proof.problem = who + " runs without the shim: lsof lists no …" + expected.shim_suffix +
                     " among its files, so it answers stock whatever llama.cpp prints (launchd did "
-                    "not start it with " + expected.inject_variable +
-                    "; reapply the entry with 'lume-unlock allow add')";
+                    "not start it with " +
+                    expected.inject_variable +
+                    ": 'lume-unlock status VM' shows whether its plist drifted)";
     return;
   }
   if (said_not_enabled) {
-    proof.problem = who + ": the shim's last line in " + expected.stderr_log + " is '" +
-                    *proof.shim_line + "'";
+    proof.problem =
+        who + ": the shim's last line in " + expected.stderr_log + " is '" + *proof.shim_line + "'";
     return;
   }
   if (proof.mapped) {
@@ -144,8 +149,9 @@ AgentProof judge_agent(const enablement::EnablementEntry& entry,
   }
   proof.loaded = seen.print_status == 0;
   if (!proof.loaded) {
-    proof.problem = "agent '" + entry.name + "' is not loaded in launchd ('launchctl print' said: " +
-                    first_line(seen.print) + ")";
+    proof.problem =
+        "agent '" + entry.name +
+        "' is not loaded in launchd ('launchctl print' said: " + first_line(seen.print) + ")";
     return proof;
   }
   proof.job = parse_launchd_job(seen.print);
@@ -165,28 +171,30 @@ Result<std::string> agent_proof_command(const std::vector<enablement::Enablement
                                         const std::vector<AgentExpectation>& expected,
                                         std::uint32_t uid) {
   // prove ENTRY TARGET LOG ENABLED NOT_ENABLED SHIM_SUFFIX
-  std::string script = std::string(guest::k_put_record_function) +
-                       "l=0; command -v lsof >/dev/null 2>&1 && l=1\n"
-                       "prove() {\n"
-                       "  p=$(launchctl print \"$2\" 2>&1); s=$?\n"
-                       "  put print \"$1 $s\" \"$p\"\n"
-                       "  pid=$(printf '%s\\n' \"$p\" | sed -n 's/^\tpid = \\([0-9][0-9]*\\)$/\\1/p' "
-                       "| head -n 1)\n"
-                       "  if [ -n \"$pid\" ] && [ \"$l\" = 1 ]; then\n"
-                       "    o=$(lsof -w -p \"$pid\" -Fn 2>&1); s=$?\n"
-                       "    if [ \"$s\" -eq 0 ]; then\n"
-                       "      o=$(printf '%s\\n' \"$o\" | grep -x -F \"p$pid\"; "
-                       "printf '%s\\n' \"$o\" | grep -F -e \"$6\" | head -n 10)\n"
-                       "    else o=$(printf '%s\\n' \"$o\" | head -n 3); fi\n"
-                       "    put lsof \"$1 $s\" \"$o\"\n"
-                       "  elif [ -n \"$pid\" ]; then put no-lsof \"$1\" ''; fi\n"
-                       "  if [ -f \"$3\" ]; then\n"
-                       "    put shim-line \"$1\" \"$(grep -a -F -e \"$4\" -e \"$5\" \"$3\" | tail -n 1 "
-                       "| head -c 4096)\"\n"
-                       "  fi\n"
-                       "}\n";
+  std::string script =
+      std::string(guest::k_put_record_function) +
+      "l=0; command -v lsof >/dev/null 2>&1 && l=1\n"
+      "prove() {\n"
+      "  p=$(launchctl print \"$2\" 2>&1); s=$?\n"
+      "  put print \"$1 $s\" \"$p\"\n"
+      "  pid=$(printf '%s\\n' \"$p\" | sed -n 's/^\tpid = \\([0-9][0-9]*\\)$/\\1/p' "
+      "| head -n 1)\n"
+      "  if [ -n \"$pid\" ] && [ \"$l\" = 1 ]; then\n"
+      "    o=$(lsof -w -p \"$pid\" -Fn 2>&1); s=$?\n"
+      "    if [ \"$s\" -eq 0 ]; then\n"
+      "      o=$(printf '%s\\n' \"$o\" | grep -x -F \"p$pid\"; "
+      "printf '%s\\n' \"$o\" | grep -F -e \"$6\" | head -n 10)\n"
+      "    else o=$(printf '%s\\n' \"$o\" | head -n 3); fi\n"
+      "    put lsof \"$1 $s\" \"$o\"\n"
+      "  elif [ -n \"$pid\" ]; then put no-lsof \"$1\" ''; fi\n"
+      "  if [ -f \"$3\" ]; then\n"
+      "    put shim-line \"$1\" \"$(grep -a -F -e \"$4\" -e \"$5\" \"$3\" | tail -n 1 "
+      "| head -c 4096)\"\n"
+      "  fi\n"
+      "}\n";
   for (std::size_t i = 0; i < agents.size(); ++i) {
-    const std::string target = enablement::launchctl_print(uid, enablement::agent_label(agents[i].name)).back();
+    const std::string target =
+        enablement::launchctl_print(uid, enablement::agent_label(agents[i].name)).back();
     LUME_UNLOCK_TRY_ASSIGN(auto line,
                            guest::shell_join({agents[i].name,
                                               target,
@@ -244,7 +252,8 @@ Result<std::vector<AgentProof>> prove_agents(guest::GuestSession& session,
                                              const EnablementTarget& target) {
   std::vector<enablement::EnablementEntry> agents;
   std::vector<AgentExpectation> expected;
-  const std::string suffix = "/shim/" + target.shim.shim.sha256 + "/" + target.shim.shim_file_name();
+  const std::string suffix =
+      "/shim/" + target.shim.shim.sha256 + "/" + target.shim.shim_file_name();
   for (const auto& entry : list.entries) {
     if (!entry.agent) {
       continue;
@@ -365,9 +374,9 @@ Result<std::vector<EntryCheck>> check_entries(guest::GuestSession& session,
 }
 
 std::string describe(const EntryCheck& check, const std::string& inject_variable) {
-  return (check.process ? describe(*check.process) + "; " : std::string()) + "children: " +
-         check.children.rule + " (" + describe_child_rule(check.children.rule, inject_variable) +
-         ")";
+  return (check.process ? describe(*check.process) + "; " : std::string()) +
+         "children: " + check.children.rule + " (" +
+         describe_child_rule(check.children.rule, inject_variable) + ")";
 }
 
 nlohmann::json to_json(const EntryCheck& check) {

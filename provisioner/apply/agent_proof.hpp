@@ -35,11 +35,11 @@ LaunchdJob parse_launchd_job(std::string_view print);
 /// What the guest reported for one agent.
 struct AgentObservation {
   std::string entry;
-  int print_status = -1;   ///< exit status of `launchctl print` (113: not loaded)
-  std::string print;       ///< its output (stdout and stderr)
+  int print_status = -1; ///< exit status of `launchctl print` (113: not loaded)
+  std::string print;     ///< its output (stdout and stderr)
   bool lsof_present = true;
-  std::optional<int> lsof_status;  ///< absent when lsof did not run (no pid, or no lsof)
-  std::string lsof_lines;          ///< `p<pid>` and the `n…` lines naming the shim
+  std::optional<int> lsof_status;       ///< absent when lsof did not run (no pid, or no lsof)
+  std::string lsof_lines;               ///< `p<pid>` and the `n…` lines naming the shim
   std::optional<std::string> shim_line; ///< the shim's last line for this process in the log
 };
 

@@ -4,9 +4,8 @@
 
 namespace lume_unlock::guest {
 
-Result<std::vector<GuestRecord>> read_guest_records(std::string_view output,
-                                                    const std::string& what,
-                                                    const std::string& hint) {
+Result<std::vector<GuestRecord>>
+read_guest_records(std::string_view output, const std::string& what, const std::string& hint) {
   auto malformed = [&](const std::string& why) {
     return Error(ErrorCategory::guest, what, why, hint);
   };
@@ -32,8 +31,9 @@ Result<std::vector<GuestRecord>> read_guest_records(std::string_view output,
     if (end + 1 + size > output.size()) {
       return malformed("output ends inside the record " + util::quote_for_message(header));
     }
-    records.push_back(
-        {header.substr(0, first), header.substr(second + 1), std::string(output.substr(end + 1, size))});
+    records.push_back({header.substr(0, first),
+                       header.substr(second + 1),
+                       std::string(output.substr(end + 1, size))});
     at = end + 1 + size;
   }
   return records;

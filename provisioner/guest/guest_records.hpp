@@ -28,8 +28,7 @@ inline constexpr const char* k_put_record_function =
 
 /// Splits `output` into its records. A malformed header or a record cut short is an error
 /// (category guest) whose what is `what` and whose why quotes the header.
-Result<std::vector<GuestRecord>> read_guest_records(std::string_view output,
-                                                    const std::string& what,
-                                                    const std::string& hint);
+Result<std::vector<GuestRecord>>
+read_guest_records(std::string_view output, const std::string& what, const std::string& hint);
 
 } // namespace lume_unlock::guest

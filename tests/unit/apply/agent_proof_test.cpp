@@ -9,22 +9,23 @@ namespace {
 
 // The shape of `launchctl print gui/<uid>/<label>` on macOS (docs/sources.md): top-level keys one
 // tab deep, nested blocks deeper (an endpoint's own "state = active" among them).
-const std::string k_running = "gui/501/dev.lume-unlock.server = {\n"
-                              "\tactive count = 1\n"
-                              "\tpath = /Users/lume/Library/LaunchAgents/dev.lume-unlock.server.plist\n"
-                              "\ttype = LaunchAgent\n"
-                              "\tstate = running\n"
-                              "\tprogram = /opt/llama/llama-server\n"
-                              "\tendpoints = {\n"
-                              "\t\t\"x\" = {\n"
-                              "\t\t\tstate = active\n"
-                              "\t\t}\n"
-                              "\t}\n"
-                              "\truns = 2\n"
-                              "\tpid = 4242\n"
-                              "\tlast exit code = 78: EX_CONFIG\n"
-                              "\tjob state = running\n"
-                              "}\n";
+const std::string k_running =
+    "gui/501/dev.lume-unlock.server = {\n"
+    "\tactive count = 1\n"
+    "\tpath = /Users/lume/Library/LaunchAgents/dev.lume-unlock.server.plist\n"
+    "\ttype = LaunchAgent\n"
+    "\tstate = running\n"
+    "\tprogram = /opt/llama/llama-server\n"
+    "\tendpoints = {\n"
+    "\t\t\"x\" = {\n"
+    "\t\t\tstate = active\n"
+    "\t\t}\n"
+    "\t}\n"
+    "\truns = 2\n"
+    "\tpid = 4242\n"
+    "\tlast exit code = 78: EX_CONFIG\n"
+    "\tjob state = running\n"
+    "}\n";
 
 const std::string k_suffix = "/shim/" + std::string(64, 'a') + "/liblume-unlock-shim.dylib";
 
@@ -170,12 +171,11 @@ std::string record(const std::string& tag, const std::string& name, const std::s
 }
 
 TEST(AgentProofOutput, ParsesEachAgentsRecords) {
-  const std::string output = record("print", "server 0", k_running) +
-                             record("lsof", "server 0", k_mapped_lines) +
-                             record("shim-line", "server", "[lume-unlock-shim] enabled for x (") +
-                             record("print", "once 113", "Could not find service") +
-                             record("print", "tool 0", "x = {\n\tpid = 7\n}") +
-                             record("no-lsof", "tool", "");
+  const std::string output =
+      record("print", "server 0", k_running) + record("lsof", "server 0", k_mapped_lines) +
+      record("shim-line", "server", "[lume-unlock-shim] enabled for x (") +
+      record("print", "once 113", "Could not find service") +
+      record("print", "tool 0", "x = {\n\tpid = 7\n}") + record("no-lsof", "tool", "");
   auto parsed = parse_agent_proof(output);
   ASSERT_TRUE(parsed.ok()) << parsed.error().message();
   ASSERT_EQ(parsed.value().size(), 3u);
