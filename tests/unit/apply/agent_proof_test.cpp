@@ -1,8 +1,13 @@
 // The proof that a running agent is unlocked: launchctl print's lines, the judgement of what the
 // guest reported (mapped, log line, neither), and the child rule in force.
 #include "apply/agent_proof.hpp"
+#include "support/process.hpp"
+#include "support/temp_dir.hpp"
+#include "util/atomic_file.hpp"
 
 #include <gtest/gtest.h>
+
+#include <filesystem>
 
 namespace lume_unlock::apply {
 namespace {
@@ -202,6 +207,70 @@ TEST(AgentProofCommand, QuotesEveryValueAndUsesTheStandardTools) {
                                  "'[lume-unlock-shim] enabled for it'\\''s ('"),
             std::string::npos)
       << command.value();
+}
+
+/// A stand-in that prints `text` and exits with `status`, written to `dir`/`name`.
+void write_tool(const test::TempDir& dir, const std::string& name, const std::string& script) {
+  ASSERT_TRUE(util::write_file_atomic(dir / name, "#!/bin/sh\n" + script, 0755).ok());
+}
+
+// The command itself, run by the shells guests log in with (sh; zsh is macOS's default), against
+// stand-ins printing what launchctl and lsof print (docs/sources.md): its records parse, its
+// choices (the pid read from print, lsof's lines filtered to the shim, the log's last line for
+// the process) are the ones judge_agent needs.
+TEST(AgentProofCommand, RunsUnderShAndZshAgainstTheToolsOutput) {
+  test::TempDir dir("agent-proof");
+  write_tool(dir,
+             "launchctl",
+             "case $2 in\n"
+             "*/dev.lume-unlock.server) printf '%s' \"$PRINT_SERVER\" ;;\n"
+             "*) echo 'Could not find service \"x\" in domain for user gui: 501' >&2; exit 113 ;;\n"
+             "esac\n");
+  write_tool(dir,
+             "lsof",
+             "[ \"$1 $2 $3 $4\" = '-w -p 4242 -Fn' ] || exit 1\n"
+             "printf 'p4242\\nf0\\nn/dev/null\\nftxt\\nn/Users/lume/Library/Application "
+             "Support/LumeUnlock/shim/aaa/liblume-unlock-shim.dylib\\n'\n");
+  const std::string log = dir / "server.stderr.log";
+  ASSERT_TRUE(util::write_file_atomic(log,
+                                      "[lume-unlock-shim] not enabled for llama-server: x\n"
+                                      "load_tensors: done\n"
+                                      "[lume-unlock-shim] enabled for llama-bench (a)\n"
+                                      "[lume-unlock-shim] enabled for llama-server (a)\n"
+                                      "srv  log line\n",
+                                      0644)
+                  .ok());
+  enablement::EnablementEntry server = agent_entry();
+  enablement::EnablementEntry gone = agent_entry();
+  gone.name = "gone";
+  AgentExpectation expected = expectation();
+  expected.shim_suffix = "/shim/aaa/liblume-unlock-shim.dylib";
+  expected.stderr_log = log;
+  auto command = agent_proof_command({server, gone}, {expected, expected}, 501);
+  ASSERT_TRUE(command.ok());
+  for (const std::string shell : {"/bin/sh", "/usr/bin/zsh", "/bin/zsh"}) {
+    if (!std::filesystem::exists(shell)) {
+      continue;
+    }
+    const auto ran =
+        test::run_command({shell, "-c", command.value()},
+                          {{"PATH", dir.path() + ":/usr/bin:/bin"}, {"PRINT_SERVER", k_running}});
+    ASSERT_EQ(ran.exit_status, 0) << shell << ": " << ran.stderr_text;
+    auto parsed = parse_agent_proof(ran.stdout_text);
+    ASSERT_TRUE(parsed.ok()) << shell << ": " << parsed.error().message() << "\n"
+                             << ran.stdout_text;
+    ASSERT_EQ(parsed.value().size(), 2u) << ran.stdout_text;
+    const AgentObservation& seen = parsed.value()[0];
+    EXPECT_EQ(seen.lsof_status, 0) << shell;
+    EXPECT_EQ(seen.lsof_lines,
+              "p4242\nn/Users/lume/Library/Application "
+              "Support/LumeUnlock/shim/aaa/liblume-unlock-shim.dylib")
+        << shell;
+    EXPECT_EQ(seen.shim_line, "[lume-unlock-shim] enabled for llama-server (a)") << shell;
+    EXPECT_EQ(judge_agent(server, expected, seen).proof, ShimProof::mapped) << shell;
+    EXPECT_EQ(parsed.value()[1].print_status, 113) << shell;
+    EXPECT_FALSE(parsed.value()[1].lsof_status) << shell;
+  }
 }
 
 InstalledShim shim_with(const std::string& platform, std::vector<std::string> slices) {
