@@ -99,7 +99,8 @@ TEST_F(VerifyAgents, AnAgentRunningWithTheShimPassesAndOneStartedWithoutItFails)
 
   // launchd restarts the agent from a plist whose environment lacks the injection variable: its
   // process runs stock, and verify names it.
-  const std::string plist = guest.info().home + "/Library/LaunchAgents/dev.lume-unlock.server.plist";
+  const std::string plist =
+      guest.info().home + "/Library/LaunchAgents/dev.lume-unlock.server.plist";
   const std::string rendered = slurp(plist);
   const std::string stripped = std::regex_replace(
       rendered, std::regex("\\s*<key>LD_PRELOAD</key>\\s*<string>[^<]*</string>"), "");
@@ -120,7 +121,8 @@ TEST_F(VerifyAgents, AnAgentRunningWithTheShimPassesAndOneStartedWithoutItFails)
   EXPECT_EQ((*stock)["process"]["shim_mapped"], false);
   ASSERT_TRUE((*stock)["process"]["problem"].is_string()) << stock->dump(2);
   EXPECT_NE((*stock)["process"]["problem"].get<std::string>().find(
-                "agent 'server' (pid " + std::to_string((*stock)["process"]["pid"].get<long long>()) +
+                "agent 'server' (pid " +
+                std::to_string((*stock)["process"]["pid"].get<long long>()) +
                 ") runs without the shim"),
             std::string::npos)
       << stock->dump(2);
