@@ -302,7 +302,7 @@ ChildRuleInForce child_rule_in_force(const InstalledShim& shim, const nlohmann::
       return {said.get<std::string>(), "probe"};
     }
   }
-  return {child_rule_name(shim.child_rule()), "shim record"};
+  return {child_rule_name(shim.child_rule()), shim.external ? "external shim" : "shim record"};
 }
 
 std::string describe_child_rule(const std::string& rule, const std::string& inject_variable) {
@@ -374,9 +374,12 @@ Result<std::vector<EntryCheck>> check_entries(guest::GuestSession& session,
 }
 
 std::string describe(const EntryCheck& check, const std::string& inject_variable) {
+  const std::string meaning =
+      check.children.source == "external shim"
+          ? "children keep " + inject_variable + "; the external dylib reads no guard file"
+          : describe_child_rule(check.children.rule, inject_variable);
   return (check.process ? describe(*check.process) + "; " : std::string()) +
-         "children: " + check.children.rule + " (" +
-         describe_child_rule(check.children.rule, inject_variable) + ")";
+         "children: " + check.children.rule + " (" + meaning + ")";
 }
 
 nlohmann::json to_json(const EntryCheck& check) {

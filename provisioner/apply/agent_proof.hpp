@@ -95,7 +95,7 @@ Result<std::vector<AgentProof>> prove_agents(guest::GuestSession& session,
 /// `shim.children` when it reports one (the dylib's own word), else the shim record's slices.
 struct ChildRuleInForce {
   std::string rule;   ///< "inherit", "removed", "unknown"
-  std::string source; ///< "probe" or "shim record"
+  std::string source; ///< "probe", "shim record" or "external shim"
 };
 ChildRuleInForce child_rule_in_force(const InstalledShim& shim, const nlohmann::json& unlocked);
 

@@ -27,7 +27,8 @@ struct InstalledFile {
 /// `shim.children`): `inherit` when the shim carries an arm64e slice (children keep the
 /// injection variable and the guard file decides per executable), `removed` when it does not
 /// (an arm64-only dylib, or the Linux .so: the shim removes itself from the variable at load,
-/// so children start stock), `unknown` for a darwin record that lists no slices.
+/// so children start stock), `unknown` for a darwin record that lists no slices. An external
+/// shim (Cua's certified build) always leaves the variable to children: `inherit`.
 enum class ChildRule { inherit, removed, unknown };
 
 /// "inherit", "removed", "unknown".
@@ -42,6 +43,10 @@ struct InstalledShim {
   std::string platform;   ///< "darwin-arm64", "linux-x86_64"
   std::string inject_env; ///< DYLD_INSERT_LIBRARIES or LD_PRELOAD
   InstalledFile shim;
+  /// The shim is an externally built dylib (recipe shim.dylib, e.g. Cua's certified build): it
+  /// exports no lume_unlock_shim_state and reads no guard file or kill switch, so only the
+  /// LaunchAgent's environment scopes it. Written as "external": true, absent otherwise.
+  bool external = false;
   std::optional<InstalledFile> probe;
   std::vector<InstalledFile> support;
 
@@ -53,6 +58,11 @@ struct InstalledShim {
   ChildRule child_rule() const;
   bool operator==(const InstalledShim& other) const;
 };
+
+/// What keeps an installed shim to the enabled programs, in words for `verify`: the guard file
+/// and the LaunchAgents' environment for lume-unlock's shim; for an external one "scoped by the
+/// LaunchAgent environment only (upstream shim has no guard file)".
+std::string shim_scope(const InstalledShim& shim);
 
 /// <support>/shim/current.json for the guest user's `home`.
 std::string installed_shim_record_path(const std::string& home);

@@ -56,22 +56,24 @@ std::optional<verify::LlamaLogReport> classify_log_file(const std::string& path)
 }
 
 void print_verify_text(const std::string& vm,
+                       const apply::InstalledShim& shim,
                        const apply::ProbeVerdict& verdict,
                        const std::vector<apply::EntryCheck>& entries,
-                       const std::string& inject_variable,
                        const std::vector<pipeline::StatusItem>& artifact_checks,
                        const std::optional<verify::LlamaLogReport>& log_report,
                        const std::vector<std::string>& problems,
                        Context& context) {
   context.out << "verify '" << vm << "': " << (problems.empty() ? "ok" : "FAILED")
               << "\n  threadgroup memory " << verdict.stock_threadgroup_memory << " -> "
-              << verdict.unlocked_threadgroup_memory << "\n  changed families:";
+              << verdict.unlocked_threadgroup_memory << "\n  shim "
+              << (shim.external ? "external " : "") << shim.shim.sha256 << ": "
+              << apply::shim_scope(shim) << "\n  changed families:";
   for (const auto& code : verdict.changed_families) {
     context.out << " " << code;
   }
   context.out << "\n";
   for (const auto& entry : entries) {
-    context.out << "  entry '" << entry.name << "': " << apply::describe(entry, inject_variable)
+    context.out << "  entry '" << entry.name << "': " << apply::describe(entry, shim.inject_env)
                 << "\n";
   }
   if (!artifact_checks.empty()) {
@@ -103,7 +105,8 @@ void run_verify(const VerifyOptions& options, Context& context, int& exit_code) 
   const apply::EnablementTarget target =
       apply::enablement_target(observed, facts, options.vm).value_or_throw();
   const apply::ProbeRun run = apply::run_probes(*session, target.shim, profile).value_or_throw();
-  const apply::ProbeVerdict verdict = apply::judge_probe(run.stock, run.unlocked, profile);
+  const apply::ProbeVerdict verdict =
+      apply::judge_probe(run.stock, run.unlocked, profile, !target.shim.external);
   // Each entry's child rule, and each agent's process: launchd runs it, with the shim in it.
   const std::vector<apply::EntryCheck> entries =
       apply::check_entries(*session, observed, target, run.unlocked).value_or_throw();
@@ -138,6 +141,10 @@ void run_verify(const VerifyOptions& options, Context& context, int& exit_code) 
         {"profile",
          {{"apple_family_max", profile.apple_family_max},
           {"max_threadgroup_memory", profile.max_threadgroup_memory}}},
+        {"shim",
+         {{"sha256", target.shim.shim.sha256},
+          {"external", target.shim.external},
+          {"scope", apply::shim_scope(target.shim)}}},
         {"probe", {{"stock", run.stock}, {"unlocked", run.unlocked}}},
         {"changed_families", verdict.changed_families},
         {"entries", nlohmann::json::array()},
@@ -151,14 +158,8 @@ void run_verify(const VerifyOptions& options, Context& context, int& exit_code) 
     }
     context.print_json(doc);
   } else {
-    print_verify_text(options.vm,
-                      verdict,
-                      entries,
-                      target.shim.inject_env,
-                      artifact_checks,
-                      log_report,
-                      problems,
-                      context);
+    print_verify_text(
+        options.vm, target.shim, verdict, entries, artifact_checks, log_report, problems, context);
   }
   if (!problems.empty()) {
     context.warn("verification of VM '" + options.vm + "' failed: " + problems.front());

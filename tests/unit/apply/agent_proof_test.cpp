@@ -295,6 +295,10 @@ TEST(ChildRule, FollowsTheShimsSlicesUnlessTheProbeSaysIt) {
       child_rule_in_force(arm64, nlohmann::json{{"shim", {{"children", "inherit"}}}});
   EXPECT_EQ(from_probe.rule, "inherit");
   EXPECT_EQ(from_probe.source, "probe");
+  InstalledShim certified = shim_with("darwin-arm64", {});
+  certified.external = true;
+  EXPECT_EQ(certified.child_rule(), ChildRule::inherit);
+  EXPECT_EQ(child_rule_in_force(certified, nlohmann::json::object()).source, "external shim");
   EXPECT_EQ(describe_child_rule("inherit", "DYLD_INSERT_LIBRARIES"),
             "children keep DYLD_INSERT_LIBRARIES; the guard file decides per executable");
 }
