@@ -1,6 +1,7 @@
 #include "apply/enablement_observe.hpp"
 
 #include "enablement/enablement_json.hpp"
+#include "guest/guest_records.hpp"
 #include "guest/shell_quote.hpp"
 #include "util/random_id.hpp"
 #include "util/size.hpp"
@@ -21,12 +22,13 @@ std::string trim(std::string text) {
   return text;
 }
 
+constexpr const char* k_observe_what = "reading the enablement state of the guest";
+constexpr const char* k_observe_hint =
+    "retry; if it persists, check the guest with 'lume-unlock ssh NAME -- ls -la "
+    "~/Library/LaunchAgents'";
+
 Error observe_error(const std::string& why) {
-  return Error(ErrorCategory::guest,
-               "reading the enablement state of the guest",
-               why,
-               "retry; if it persists, check the guest with 'lume-unlock ssh NAME -- ls -la "
-               "~/Library/LaunchAgents'");
+  return Error(ErrorCategory::guest, k_observe_what, why, k_observe_hint);
 }
 
 std::vector<std::string> split_words(const std::string& line) {
@@ -120,31 +122,13 @@ std::set<std::string> loaded_labels_in(std::string_view launchctl_print) {
 }
 
 Result<GuestEnablement> parse_observation(std::string_view output) {
+  LUME_UNLOCK_TRY_ASSIGN(auto records,
+                         guest::read_guest_records(output, k_observe_what, k_observe_hint));
   GuestEnablement observed;
-  std::size_t at = 0;
-  while (at < output.size()) {
-    const std::size_t end = output.find('\n', at);
-    if (end == std::string_view::npos) {
-      return observe_error("unexpected output: a record header without a newline");
-    }
-    const std::string header(output.substr(at, end - at));
-    const std::size_t first = header.find(' ');
-    const std::size_t second = first == std::string::npos ? first : header.find(' ', first + 1);
-    if (second == std::string::npos) {
-      return observe_error("unexpected output line " + util::quote_for_message(header));
-    }
-    const std::string tag = header.substr(0, first);
-    const std::string size_text = header.substr(first + 1, second - first - 1);
-    const std::string name = header.substr(second + 1);
-    if (size_text.empty() || size_text.find_first_not_of("0123456789") != std::string::npos) {
-      return observe_error("unexpected output line " + util::quote_for_message(header));
-    }
-    const std::size_t size = std::stoul(size_text);
-    if (end + 1 + size > output.size()) {
-      return observe_error("output ends inside the record " + util::quote_for_message(header));
-    }
-    std::string content(output.substr(end + 1, size));
-    at = end + 1 + size;
+  for (guest::GuestRecord& record : records) {
+    const std::string& tag = record.tag;
+    const std::string& name = record.name;
+    std::string& content = record.content;
     if (tag == "enablement") {
       observed.state.enablement_json = std::move(content);
     } else if (tag == "guard") {
@@ -159,7 +143,8 @@ Result<GuestEnablement> parse_observation(std::string_view output) {
       const std::size_t space = name.find(' ');
       const std::string bytes = space == std::string::npos ? "" : name.substr(space + 1);
       if (bytes.empty() || bytes.find_first_not_of("0123456789") != std::string::npos) {
-        return observe_error("unexpected output line " + util::quote_for_message(header));
+        return observe_error("unexpected output line " +
+                             util::quote_for_message(tag + " 0 " + name));
       }
       return Error(ErrorCategory::guest,
                    "reading the enablement state of the guest",

@@ -43,7 +43,9 @@ InstalledShim installed_shim_for(const bundle::LoadedBundle& bundle,
   record.bundle_version = bundle.manifest().version;
   record.platform = platform;
   record.inject_env = entry.inject_env;
-  record.shim = {layout.shim_path(), external ? external->sha256 : entry.shim.sha256};
+  record.shim = {layout.shim_path(),
+                 external ? external->sha256 : entry.shim.sha256,
+                 external ? std::vector<std::string>{} : entry.shim.slices};
   record.external = external.has_value();
   if (entry.probe) {
     record.probe = InstalledFile{layout.probe_path(), entry.probe->sha256};

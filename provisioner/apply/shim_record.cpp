@@ -6,18 +6,27 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace lume_unlock::apply {
 
 namespace {
 
 nlohmann::json file_json(const InstalledFile& file) {
-  return {{"path", file.path}, {"sha256", file.sha256}};
+  nlohmann::json value = {{"path", file.path}, {"sha256", file.sha256}};
+  if (!file.slices.empty()) {
+    value["slices"] = file.slices;
+  }
+  return value;
 }
 
 InstalledFile file_from(const nlohmann::json& value) {
   InstalledFile file{value.at("path").get<std::string>(), value.at("sha256").get<std::string>()};
   if (file.path.empty() || file.path[0] != '/' || !util::is_sha256_hex(file.sha256)) {
     throw std::invalid_argument("bad file entry " + value.dump());
+  }
+  if (value.contains("slices")) {
+    file.slices = value.at("slices").get<std::vector<std::string>>();
   }
   return file;
 }
@@ -31,6 +40,31 @@ std::string InstalledShim::shim_file_name() const {
 std::string InstalledShim::arch() const {
   const auto dash = platform.find('-');
   return dash == std::string::npos ? platform : platform.substr(dash + 1);
+}
+
+const char* child_rule_name(ChildRule rule) {
+  switch (rule) {
+  case ChildRule::inherit:
+    return "inherit";
+  case ChildRule::removed:
+    return "removed";
+  case ChildRule::unknown:
+    return "unknown";
+  }
+  return "unknown";
+}
+
+ChildRule InstalledShim::child_rule() const {
+  if (external) {
+    return ChildRule::inherit; // upstream's build never takes itself out of the variable
+  }
+  if (std::find(shim.slices.begin(), shim.slices.end(), "arm64e") != shim.slices.end()) {
+    return ChildRule::inherit;
+  }
+  // A darwin shim whose record names no slices may be universal or not; every other platform's
+  // shim (the Linux .so) removes itself from the variable at load.
+  return platform.rfind("darwin-", 0) == 0 && shim.slices.empty() ? ChildRule::unknown
+                                                                  : ChildRule::removed;
 }
 
 bool InstalledShim::operator==(const InstalledShim& other) const {

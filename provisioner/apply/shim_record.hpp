@@ -12,14 +12,27 @@ namespace lume_unlock::apply {
 /// Schema tag of the installed-shim record.
 inline constexpr const char* k_installed_shim_schema = "lume-unlock/installed-shim/v1";
 
-/// One installed file: its path in the guest and its SHA-256.
+/// One installed file: its path in the guest and its SHA-256, and for a darwin shim the Mach-O
+/// slices the bundle listed for it (empty: not listed, or not a Mach-O file).
 struct InstalledFile {
   std::string path;
   std::string sha256;
+  std::vector<std::string> slices{};
   bool operator==(const InstalledFile& other) const {
-    return path == other.path && sha256 == other.sha256;
+    return path == other.path && sha256 == other.sha256 && slices == other.slices;
   }
 };
+
+/// Which processes started by an unlocked program keep the shim (issue 42, the probe's
+/// `shim.children`): `inherit` when the shim carries an arm64e slice (children keep the
+/// injection variable and the guard file decides per executable), `removed` when it does not
+/// (an arm64-only dylib, or the Linux .so: the shim removes itself from the variable at load,
+/// so children start stock), `unknown` for a darwin record that lists no slices. An external
+/// shim (Cua's certified build) always leaves the variable to children: `inherit`.
+enum class ChildRule { inherit, removed, unknown };
+
+/// "inherit", "removed", "unknown".
+const char* child_rule_name(ChildRule rule);
 
 /// Which shim is installed in a guest: <support>/shim/current.json, written in the same payload
 /// as the files it names (so it never names files that are not there). The shim directory is
@@ -41,6 +54,8 @@ struct InstalledShim {
   std::string shim_file_name() const;
   /// The architecture part of the platform ("arm64" of "darwin-arm64").
   std::string arch() const;
+  /// The child rule this shim puts in force, from its recorded slices (see ChildRule).
+  ChildRule child_rule() const;
   bool operator==(const InstalledShim& other) const;
 };
 

@@ -1,5 +1,6 @@
 #include "cli/verify.hpp"
 
+#include "apply/agent_proof.hpp"
 #include "apply/enablement_apply.hpp"
 #include "apply/probe_runner.hpp"
 #include "apply/probe_verdict.hpp"
@@ -78,6 +79,7 @@ std::optional<std::string> llama_log_problem(const verify::LlamaLogReport& repor
 void print_verify_text(const std::string& vm,
                        const apply::InstalledShim& shim,
                        const apply::ProbeVerdict& verdict,
+                       const std::vector<apply::EntryCheck>& entries,
                        const std::vector<pipeline::StatusItem>& artifact_checks,
                        const std::optional<verify::LlamaLogReport>& log_report,
                        const std::vector<std::string>& problems,
@@ -91,6 +93,10 @@ void print_verify_text(const std::string& vm,
     context.out << " " << code;
   }
   context.out << "\n";
+  for (const auto& entry : entries) {
+    context.out << "  entry '" << entry.name << "': " << apply::describe(entry, shim.inject_env)
+                << "\n";
+  }
   if (!artifact_checks.empty()) {
     std::size_t matching = 0;
     for (const auto& item : artifact_checks) {
@@ -125,6 +131,9 @@ void run_verify(const VerifyOptions& options, Context& context, int& exit_code) 
   const apply::ProbeRun run = apply::run_probes(*session, target.shim, profile).value_or_throw();
   const apply::ProbeVerdict verdict =
       apply::judge_probe(run.stock, run.unlocked, profile, !target.shim.external);
+  // Each entry's child rule, and each agent's process: launchd runs it, with the shim in it.
+  const std::vector<apply::EntryCheck> entries =
+      apply::check_entries(*session, observed, target, run.unlocked).value_or_throw();
   context.debug("SSH commands: " + std::to_string(session->command_count()) +
                 ", Lume requests: " + std::to_string(lume_client.request_count()));
 
@@ -135,6 +144,11 @@ void run_verify(const VerifyOptions& options, Context& context, int& exit_code) 
     artifact_checks = pipeline::check_artifacts(*session, record.value()).value_or_throw();
   }
   std::vector<std::string> problems = verdict.problems;
+  for (const auto& entry : entries) {
+    if (entry.process && entry.process->problem) {
+      problems.push_back(*entry.process->problem);
+    }
+  }
   for (const auto& item : artifact_checks) {
     if (!item.ok()) {
       problems.push_back(item.item + " has SHA-256 " + item.found + ", recorded " + item.expected);
@@ -158,15 +172,19 @@ void run_verify(const VerifyOptions& options, Context& context, int& exit_code) 
           {"scope", apply::shim_scope(target.shim)}}},
         {"probe", {{"stock", run.stock}, {"unlocked", run.unlocked}}},
         {"changed_families", verdict.changed_families},
+        {"entries", nlohmann::json::array()},
         {"artifacts", pipeline::to_json(pipeline::StatusReport{artifact_checks, 0})["items"]},
         {"problems", problems}};
+    for (const auto& entry : entries) {
+      doc["entries"].push_back(apply::to_json(entry));
+    }
     if (log_report) {
       doc["llama_log"] = verify::to_json(*log_report);
     }
     context.print_json(doc);
   } else {
     print_verify_text(
-        options.vm, target.shim, verdict, artifact_checks, log_report, problems, context);
+        options.vm, target.shim, verdict, entries, artifact_checks, log_report, problems, context);
   }
   if (!problems.empty()) {
     context.warn("verification of VM '" + options.vm + "' failed: " + problems.front());
@@ -182,8 +200,8 @@ void register_verify(CLI::App& app, Context& context, int& exit_code) {
   auto options = std::make_shared<VerifyOptions>();
   auto* command = app.add_subcommand(
       "verify",
-      "Probe the guest stock and with the shim, check the answers and re-hash the installed "
-      "artifacts (exit 6 on failure)");
+      "Probe the guest stock and with the shim, check the answers, that every running agent "
+      "has the shim in its process, and re-hash the installed artifacts (exit 6 on failure)");
   command->add_option("name", options->vm, "The Lume VM")->required();
   command->add_option("--llama-log",
                       options->llama_log,

@@ -304,6 +304,31 @@ TEST_F(GuestSimUserland, PrintBootoutAndSetenvBehaveLikeLaunchd) {
 
 // Lume's shared directories: guest-sim's stand-in for "/Volumes/My Shared Files" is a folder the
 // guest user reads but cannot write (lume-sim fills it).
+// launchd spawns a KeepAlive job again when it exits, no sooner than ThrottleInterval after its
+// last start, and shows it as "spawn scheduled" meanwhile (docs/sources.md).
+TEST_F(GuestSimUserland, AKeepAliveJobIsSpawnedAgainAfterItsThrottleInterval) {
+  const std::string home = sim.info().home;
+  auto path = agent("dev.t.again",
+                    "<key>Label</key><string>dev.t.again</string>"
+                    "<key>ProgramArguments</key><array><string>/bin/sh</string><string>-c</string>"
+                    "<string>echo run; exit 3</string></array>"
+                    "<key>RunAtLoad</key><true/><key>KeepAlive</key><true/>"
+                    "<key>ThrottleInterval</key><integer>1</integer>"
+                    "<key>StandardOutPath</key><string>" +
+                        home + "/again.out</string>\n");
+  ASSERT_EQ(run("launchctl bootstrap " + domain() + " " + q(path)).exit_status, 0);
+  EXPECT_TRUE(wait_for_file(home + "/again.out", "run\nrun\n")) << slurp(home + "/again.out");
+  const std::string printed = run("launchctl print " + domain() + "/dev.t.again").stdout_text;
+  EXPECT_NE(printed.find("\tlast exit code = 3\n"), std::string::npos) << printed;
+  EXPECT_TRUE(printed.find("\tstate = spawn scheduled\n") != std::string::npos ||
+              printed.find("\tstate = running\n") != std::string::npos)
+      << printed;
+  ASSERT_EQ(run("launchctl bootout " + domain() + "/dev.t.again").exit_status, 0);
+  const std::string runs = slurp(home + "/again.out");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_EQ(slurp(home + "/again.out"), runs) << "a booted-out job was spawned again";
+}
+
 TEST_F(GuestSimUserland, SharedFilesIsTheMountPointTheGuestCannotWrite) {
   EXPECT_EQ(sim.info().shared_files, sim_dir.path() + "/Volumes/My Shared Files");
   EXPECT_TRUE(fs::is_directory(sim.info().shared_files));
