@@ -85,7 +85,12 @@ StepCommand bench_command(const StepInputs& in) {
                                       "-n",
                                       std::to_string(spec.request.gen),
                                       "-r",
-                                      std::to_string(spec.request.repetitions)};
+                                      std::to_string(spec.request.repetitions),
+                                      "--perplexity-entry",
+                                      spec.perplexity_entry};
+  if (spec.max_perplexity_drift) {
+    append(command, {"--max-perplexity-drift", number(*spec.max_perplexity_drift)});
+  }
   if (spec.thresholds.min_speedup) {
     append(command, {"--min-speedup", number(*spec.thresholds.min_speedup)});
   }

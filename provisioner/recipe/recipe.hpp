@@ -5,6 +5,7 @@
 #include "util/result.hpp"
 #include "verify/bench_gate.hpp"
 #include "verify/bench_request.hpp"
+#include "verify/perplexity.hpp"
 #include "verify/published_run.hpp"
 
 #include <cstddef>
@@ -66,6 +67,11 @@ struct BenchSpec {
   std::string entry = verify::k_default_bench_entry; ///< an entry of the recipe's enablement
   verify::BenchRequest request;                      ///< request.model is required
   verify::BenchThresholds thresholds;
+  /// The entry that runs llama-perplexity (an entry of the recipe's enablement), and how far the
+  /// unlocked perplexity may drift from the CPU's (bench.max_perplexity_drift; unset: the
+  /// default, verify::k_default_max_perplexity_drift).
+  std::string perplexity_entry = verify::k_default_perplexity_entry;
+  std::optional<double> max_perplexity_drift;
   /// The host's `llama-bench -o json` of the same model and sizes, to compare with; a path
   /// relative to the recipe's directory.
   std::optional<std::string> host_json;

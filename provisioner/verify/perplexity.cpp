@@ -190,8 +190,7 @@ nlohmann::json to_json(const PerplexityComparison& c) {
 
 std::string perplexity_phrase(const nlohmann::json& perplexity) {
   const auto estimate = [&](const char* side) -> std::optional<double> {
-    if (!perplexity.is_object() || !perplexity.contains(side) ||
-        !perplexity[side].is_object() ||
+    if (!perplexity.is_object() || !perplexity.contains(side) || !perplexity[side].is_object() ||
         !perplexity[side].value("estimate", nlohmann::json()).is_number()) {
       return std::nullopt;
     }

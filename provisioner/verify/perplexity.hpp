@@ -16,9 +16,9 @@ namespace lume_unlock::verify {
 /// "Final estimate: PPL = 9.8690 +/- 0.41234". A run whose text was too short prints neither,
 /// and still exits 0.
 struct PerplexityRun {
-  std::vector<double> chunks;          ///< [1], [2], … in order
-  std::optional<double> estimate;      ///< the Final estimate's PPL
-  std::optional<double> uncertainty;   ///< its "+/-"
+  std::vector<double> chunks;           ///< [1], [2], … in order
+  std::optional<double> estimate;       ///< the Final estimate's PPL
+  std::optional<double> uncertainty;    ///< its "+/-"
   std::optional<std::string> too_short; ///< the tool's "you need at least N tokens" line
 };
 

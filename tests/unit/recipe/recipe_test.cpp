@@ -285,12 +285,13 @@ TEST(Recipe, RegistryCaIsResolvedAgainstTheRecipesDirectory) {
                    .has_value());
 }
 
-/// A recipe whose enablement has the llama-bench entry, with `bench` as its bench: block.
+/// A recipe whose enablement has the llama-bench and llama-perplexity entries (a flow sequence: the
+/// bench: block stays on line 5), with `bench` as its bench: block.
 std::string with_bench(const std::string& bench) {
   return "source: {image: a.io/b/c:1}\n"
-         "enablement:\n"
-         "  - {name: llama-bench, program: /opt/llama.cpp/bin/llama-bench, agent: false}\n"
-         "  - {name: bench-gpu, program: /opt/llama.cpp/bin/llama-bench, agent: false}\n"
+         "enablement: [{name: llama-perplexity, program: /opt/llama.cpp/bin/llama-perplexity},\n"
+         "  {name: llama-bench, program: /opt/llama.cpp/bin/llama-bench, agent: false},\n"
+         "  {name: bench-gpu, program: /opt/llama.cpp/bin/llama-bench, agent: false}]\n"
          "bench:" +
          bench + "\n";
 }
@@ -394,9 +395,8 @@ TEST(RecipeBench, BadValuesNameTheFieldAndTheRule) {
       {"unknown key",
        with_bench(" {model: /m.gguf, min_speedups: 5}"),
        "r.yaml:5:25: bench.min_speedups: unknown key | hint: did you mean 'min_speedup'? (known "
-       "keys here: model, entry, prompt, gen, repetitions, threads, gpu_layers, min_speedup, "
-       "min_host_ratio, "
-       "host_json, published)"},
+       "keys here: model, entry, perplexity_entry, max_perplexity_drift, prompt, gen, "
+       "repetitions, threads, gpu_layers, min_speedup, min_host_ratio, host_json, published)"},
       {"entry not enabled",
        with_bench(" {model: /m.gguf, entry: llama-bnech}"),
        "r.yaml:5:32: bench.entry: 'llama-bnech' is not an entry of the recipe's enablement list "
@@ -413,6 +413,26 @@ TEST(RecipeBench, BadValuesNameTheFieldAndTheRule) {
             "r.yaml:2:8: bench.entry: 'llama-bench' is not an entry of the recipe's enablement "
             "list | hint: add an entry for llama-bench (agent: false) under 'enablement', or "
             "name the entry that runs it with bench.entry");
+}
+
+TEST(RecipeBench, ThePerplexityCheckHasItsEntryAndItsLimit) {
+  auto r = parse_recipe(with_bench(" {model: /m.gguf}"), "r.yaml");
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r.value().bench->perplexity_entry, "llama-perplexity");
+  EXPECT_FALSE(r.value().bench->max_perplexity_drift);
+  r = parse_recipe(with_bench(" {model: /m.gguf, perplexity_entry: bench-gpu, "
+                              "max_perplexity_drift: 0.5%}"),
+                   "r.yaml");
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r.value().bench->perplexity_entry, "bench-gpu");
+  EXPECT_DOUBLE_EQ(r.value().bench->max_perplexity_drift.value_or(0), 0.005);
+  EXPECT_EQ(error_of(with_bench(" {model: /m.gguf, max_perplexity_drift: 3}")),
+            "r.yaml:5:47: bench.max_perplexity_drift: '3' is not a relative drift in (0, 1] | "
+            "hint: give how far the unlocked perplexity may move from the CPU's, e.g. 0.02 (or "
+            "2%)");
+  EXPECT_EQ(error_of(with_bench(" {model: /m.gguf, perplexity_entry: llama-perplexty}")),
+            "r.yaml:5:43: bench.perplexity_entry: 'llama-perplexty' is not an entry of the "
+            "recipe's enablement list | hint: did you mean 'llama-perplexity'?");
 }
 
 /// A bench: block that runs the published command, with `published` as its published: block.

@@ -100,8 +100,7 @@ TEST(Perplexity, ADriftAboveTheToleranceFailsNamingBothNumbers) {
   ASSERT_EQ(failures.size(), 1u);
   EXPECT_NE(failures[0].find("24.7243"), std::string::npos) << failures[0];
   EXPECT_NE(failures[0].find("9.8690"), std::string::npos) << failures[0];
-  EXPECT_NE(failures[0].find("bench.max_perplexity_drift 2.00%"), std::string::npos)
-      << failures[0];
+  EXPECT_NE(failures[0].find("bench.max_perplexity_drift 2.00%"), std::string::npos) << failures[0];
   c.max_drift = 2; // the limit is the recipe's, not ours
   EXPECT_TRUE(gate_perplexity(c).empty());
 }
