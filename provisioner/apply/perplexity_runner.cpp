@@ -18,15 +18,14 @@ Result<PerplexitySide> run_side(guest::GuestSession& session,
   LUME_UNLOCK_TRY_ASSIGN(auto ran,
                          run_reporting(session, command, "perplexity " + side + " run", progress));
   if (ran.exit_status != 0) {
-    return Error(ErrorCategory::guest,
-                 "llama-perplexity " + side + " run of entry " +
-                     util::quote_for_message(entry.name),
-                 (ran.exit_status < 0
-                      ? std::string("it ended without an exit status")
-                      : "it exited with status " + std::to_string(ran.exit_status)) +
-                     ": " + last_lines(ran.stderr_text, 3),
-                 "run it by hand with 'lume-unlock exec VM " + entry.name +
-                     " -- ARGS' to see its whole output");
+    return Error(
+        ErrorCategory::guest,
+        "llama-perplexity " + side + " run of entry " + util::quote_for_message(entry.name),
+        (ran.exit_status < 0 ? std::string("it ended without an exit status")
+                             : "it exited with status " + std::to_string(ran.exit_status)) +
+            ": " + last_lines(ran.stderr_text, 3),
+        "run it by hand with 'lume-unlock exec VM " + entry.name +
+            " -- ARGS' to see its whole output");
   }
   PerplexitySide out;
   out.run = verify::parse_llama_perplexity(ran.stdout_text, ran.stderr_text);
@@ -69,8 +68,8 @@ Result<GuestPerplexity> run_guest_perplexity(guest::GuestSession& session,
   if (made.exit_status != 0) {
     return Error(ErrorCategory::guest,
                  "putting the perplexity text into the guest",
-                 "mkdir -p " + util::quote_for_message(directory) + " failed: " +
-                     last_lines(made.stderr_text, 2),
+                 "mkdir -p " + util::quote_for_message(directory) +
+                     " failed: " + last_lines(made.stderr_text, 2),
                  "check that the guest user can write under its home");
   }
   LUME_UNLOCK_TRY(session.upload(verify::perplexity_text(), path, 0644));
