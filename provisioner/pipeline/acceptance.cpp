@@ -102,6 +102,9 @@ StepCommand bench_command(const StepInputs& in) {
       host_json.ok() && host_json.value()) {
     append(command, {"--host-json", *host_json.value()});
   }
+  if (auto host = recipe::bench_host_perplexity_file(in.recipe); host.ok() && host.value()) {
+    append(command, {"--host-perplexity", *host.value()});
+  }
   append(command, in.options.connection_args);
   return lume_unlock(in.options, command);
 }

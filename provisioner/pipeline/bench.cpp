@@ -222,6 +222,13 @@ oci::Annotations bench_annotations(const nlohmann::json& record) {
   if (record.contains("passed") && record["passed"].is_boolean()) {
     out[prefix + "passed"] = record["passed"].get<bool>() ? "true" : "false";
   }
+  const nlohmann::json perplexity = record.value("perplexity", nlohmann::json());
+  for (const char* side : {"stock", "unlocked", "host"}) {
+    if (perplexity.is_object() && perplexity.contains(side) && perplexity[side].is_object() &&
+        perplexity[side].value("estimate", nlohmann::json()).is_number()) {
+      out[prefix + "perplexity." + side] = fixed(perplexity[side]["estimate"].get<double>(), 4);
+    }
+  }
   const std::string summary = bench_summary(record);
   if (!summary.empty()) {
     out[prefix + "summary"] = summary;

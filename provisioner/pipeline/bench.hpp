@@ -102,7 +102,8 @@ std::string bench_summary(const nlohmann::json& record);
 /// (bench_record), keys under oci::annotation::lume_unlock_bench_prefix: per test
 /// "<test>.speedup", "<test>.stock_ts", "<test>.unlocked_ts" and "<test>.host_ratio" (when
 /// known), then "model_type", "build_commit", "gpu", "host_chip", "log" (the unlocked run's
-/// verdict), "passed", "measured_at" and "summary" (bench_summary) when the record has them.
+/// verdict), "passed", "perplexity.stock", "perplexity.unlocked", "perplexity.host" (the Final
+/// estimates), "measured_at" and "summary" (bench_summary) when the record has them.
 /// Values are strings, as Lume reads annotations ([String:String]). A test name becomes a key
 /// part with every run of characters outside [a-z0-9] as one '-' ("pp512+tg128" →
 /// "pp512-tg128", "pp512 @ d4096" → "pp512-d4096").

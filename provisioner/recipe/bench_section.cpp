@@ -136,6 +136,7 @@ void read_bench_keys(const Parser& p,
                 read_min_host_ratio(p, rn, rf, bench.thresholds);
               }},
              {"host_json", [&](auto& v, auto& g) { bench.host_json = p.string(v, g); }},
+             {"host_perplexity", [&](auto& v, auto& g) { bench.host_perplexity = p.string(v, g); }},
              {"published", [&](const YAML::Node& pn, const std::string& pf) {
                 nodes.published.emplace(pn);
                 bench.published = published_run(p, pn, pf);

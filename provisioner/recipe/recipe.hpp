@@ -75,6 +75,9 @@ struct BenchSpec {
   /// The host's `llama-bench -o json` of the same model and sizes, to compare with; a path
   /// relative to the recipe's directory.
   std::optional<std::string> host_json;
+  /// The host's llama-perplexity output (stdout and stderr together) on lume-unlock's text, to
+  /// compare the unlocked perplexity with; a path relative to the recipe's directory.
+  std::optional<std::string> host_perplexity;
   /// The published run this bench reproduces (bench.published): its figures, source and
   /// command. The recipe is refused unless the bench runs exactly that command.
   std::optional<verify::PublishedRun> published;
@@ -105,6 +108,9 @@ Result<std::optional<std::string>> registry_ca_file(const Recipe& recipe);
 /// the recipe's directory); nullopt when the recipe names none. Usage error (exit 2) when the
 /// file is not there.
 Result<std::optional<std::string>> bench_host_json_file(const Recipe& recipe);
+
+/// bench.host_perplexity resolved the same way (the host's llama-perplexity output).
+Result<std::optional<std::string>> bench_host_perplexity_file(const Recipe& recipe);
 
 /// The most memory a VM may be given: 512 GiB, the most any Apple silicon Mac has (Mac Studio,
 /// M3 Ultra). Virtualization.framework cannot give a guest more memory than its host has.

@@ -176,6 +176,8 @@ TEST_F(BenchPipeline, BakeBenchAnnotatesThePushedManifestAndRecordsTheAnnotatedD
   EXPECT_EQ(annotations["dev.lume-unlock.bench.model_type"], "composed 1B Q4_0") << raw;
   EXPECT_EQ(annotations["dev.lume-unlock.bench.build_commit"], "0badc0de1") << raw;
   EXPECT_EQ(annotations["dev.lume-unlock.bench.passed"], "true") << raw;
+  EXPECT_EQ(annotations["dev.lume-unlock.bench.perplexity.stock"], "11.8262") << raw;
+  EXPECT_EQ(annotations["dev.lume-unlock.bench.perplexity.unlocked"], "11.8274") << raw;
   EXPECT_TRUE(annotations.contains("org.trycua.lume.upload-time")) << "Lume's own kept: " << raw;
   for (const auto& [key, value] : annotations.items()) {
     EXPECT_TRUE(value.is_string()) << key << " (Lume reads [String:String])";

@@ -396,7 +396,8 @@ TEST(RecipeBench, BadValuesNameTheFieldAndTheRule) {
        with_bench(" {model: /m.gguf, min_speedups: 5}"),
        "r.yaml:5:25: bench.min_speedups: unknown key | hint: did you mean 'min_speedup'? (known "
        "keys here: model, entry, perplexity_entry, max_perplexity_drift, prompt, gen, "
-       "repetitions, threads, gpu_layers, min_speedup, min_host_ratio, host_json, published)"},
+       "repetitions, threads, gpu_layers, min_speedup, min_host_ratio, host_json, "
+       "host_perplexity, published)"},
       {"entry not enabled",
        with_bench(" {model: /m.gguf, entry: llama-bnech}"),
        "r.yaml:5:32: bench.entry: 'llama-bnech' is not an entry of the recipe's enablement list "
@@ -532,6 +533,16 @@ TEST(RecipeBench, HostJsonIsResolvedAgainstTheRecipesDirectory) {
             "recipe '" + (dir / "r.yaml") + "' field 'bench.host_json': '" + (dir / "none.json") +
                 "' is not a file");
   EXPECT_FALSE(bench_host_json_file(parse_recipe(k_good, "r.yaml").value()).value());
+
+  // bench.host_perplexity, the host's llama-perplexity output, resolves the same way.
+  test::write_file(dir / "host/ppl.txt", "Final estimate: PPL = 9.8 +/- 0.1\n");
+  test::write_file(dir / "r.yaml", with_bench(" {model: /m.gguf, host_perplexity: host/ppl.txt}"));
+  EXPECT_EQ(bench_host_perplexity_file(load_recipe(dir / "r.yaml").value()).value(),
+            dir / "host/ppl.txt");
+  test::write_file(dir / "r.yaml", with_bench(" {model: /m.gguf, host_perplexity: none.txt}"));
+  auto absent = bench_host_perplexity_file(load_recipe(dir / "r.yaml").value());
+  ASSERT_FALSE(absent.ok());
+  EXPECT_NE(absent.error().message().find("field 'bench.host_perplexity'"), std::string::npos);
 }
 
 } // namespace
