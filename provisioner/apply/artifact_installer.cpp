@@ -7,9 +7,6 @@
 #include "macho/verdict.hpp"
 #include "util/text_check.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <map>
 #include <set>
 
@@ -107,27 +104,7 @@ Result<std::vector<WantedFile>> wanted_files(const std::vector<StagedArtifact>& 
 
 /// The Mach-O verdict of a host file against the shim, read through its headers only.
 std::optional<std::string> macho_verdict(const std::string& host_path, const InstalledShim& shim) {
-  const int fd = ::open(host_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return std::nullopt;
-  }
-  const macho::ReadAt source = [fd](std::uint64_t offset,
-                                    std::size_t length) -> Result<std::string> {
-    std::string bytes(length, '\0');
-    std::size_t got = 0;
-    while (got < length) {
-      const ssize_t n =
-          ::pread(fd, bytes.data() + got, length - got, static_cast<off_t>(offset + got));
-      if (n <= 0) {
-        break;
-      }
-      got += static_cast<std::size_t>(n);
-    }
-    bytes.resize(got);
-    return bytes;
-  };
-  auto image = macho::read_program_image(source);
-  ::close(fd);
+  auto image = read_host_program(host_path);
   if (!image.ok()) {
     return std::nullopt;
   }

@@ -1,6 +1,8 @@
 #include "apply/artifact_stage.hpp"
 
+#include "apply/program_check.hpp"
 #include "fetch/advertised_digest.hpp"
+#include "macho/verdict.hpp"
 #include "util/random_id.hpp"
 #include "util/text_check.hpp"
 
@@ -187,6 +189,79 @@ Result<std::vector<recipe::LockedArtifact>> lock_artifacts(const recipe::Recipe&
         item.field, fetch::describe(request.source), fetched.value().sha256, fetched.value().size});
   }
   return locked;
+}
+
+namespace {
+
+/// The load check of one unpacked file `path` of `item`: a line, or the refusal.
+Result<std::optional<std::string>> check_pinned_program(const recipe::InstallItem& item,
+                                                        const std::string& path,
+                                                        const std::string& host_path,
+                                                        const std::string& guest_macos) {
+  LUME_UNLOCK_TRY_ASSIGN(auto image, read_host_program(host_path));
+  const macho::Slice* slice = image.find("arm64");
+  const std::string what = item.field + ".files." + path;
+  if (slice == nullptr) {
+    return std::optional<std::string>(); // not a Mach-O, or no slice an Apple-silicon guest runs
+  }
+  const macho::Verdict verdict =
+      macho::judge_program(image, {"darwin-arm64", {"arm64"}, true}, guest_macos);
+  if (verdict.kind == macho::VerdictKind::needs_newer_macos) {
+    return Error(ErrorCategory::verification,
+                 what + " (" + item.label() + ")",
+                 verdict.why + " (source.macos)",
+                 verdict.fix + "; nothing was locked");
+  }
+  return std::optional<std::string>(
+      what + ": arm64 slice built for macOS " +
+      (slice->min_macos ? macho::format_version(*slice->min_macos) : "(not named)") +
+      ", loads on macOS " + guest_macos);
+}
+
+} // namespace
+
+Result<std::vector<std::string>>
+check_pinned_programs(const recipe::Recipe& recipe,
+                      const std::vector<recipe::LockedArtifact>& locked,
+                      fetch::BlobCache& cache,
+                      const fetch::FetchServices& services,
+                      const StagingArea& staging,
+                      const std::string& guest_macos) {
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < recipe.install.size(); ++i) {
+    const recipe::InstallItem& item = recipe.install[i];
+    const auto pin = std::find_if(
+        locked.begin(), locked.end(), [&](const auto& a) { return a.field == item.field; });
+    if (item.unpack == fetch::UnpackFormat::none || item.file_sha256.empty() ||
+        pin == locked.end()) {
+      continue;
+    }
+    const fetch::FetchRequest request = fetch_request(recipe, item, pin->sha256);
+    auto fetched = fetch::fetch_artifact(request, cache, services);
+    if (!fetched.ok()) {
+      return fetched.error().with_context(item.field);
+    }
+    const std::string dir = staging.path() + "/" + std::to_string(i);
+    auto files = fetch::unpack_artifact(
+        fetched.value().path, item.unpack, item.strip_components, dir, {}, pin->sha256);
+    if (!files.ok()) {
+      return files.error().with_context(item.field);
+    }
+    for (const auto& [path, sha256] : item.file_sha256) {
+      const auto file = std::find_if(files.value().begin(), files.value().end(), [&](auto& f) {
+        return f.relative_path == path && f.symlink_target.empty();
+      });
+      if (file == files.value().end()) {
+        continue; // create's pin check (check_pinned_files) names what is missing
+      }
+      LUME_UNLOCK_TRY_ASSIGN(auto line,
+                             check_pinned_program(item, path, file->host_path, guest_macos));
+      if (line) {
+        lines.push_back(*line);
+      }
+    }
+  }
+  return lines;
 }
 
 namespace {

@@ -67,6 +67,20 @@ Result<std::vector<recipe::LockedArtifact>> lock_artifacts(const recipe::Recipe&
                                                            fetch::BlobCache& cache,
                                                            const fetch::FetchServices& services);
 
+/// `lock`'s load check: every file an archive item's `files:` pins that is a Mach-O must load on
+/// macOS `guest_macos` (its arm64 slice's minimum, macho::judge_program). The archive comes from
+/// the cache by the digest `locked` pins and is unpacked into `staging`. One line per program
+/// ("install[0].files.llama-bench: arm64 slice built for macOS 14.0, loads on macOS 26.5.2"); a
+/// program built for a newer macOS is an error (category verification, exit 6) naming the item,
+/// the file, both versions and what to do.
+Result<std::vector<std::string>>
+check_pinned_programs(const recipe::Recipe& recipe,
+                      const std::vector<recipe::LockedArtifact>& locked,
+                      fetch::BlobCache& cache,
+                      const fetch::FetchServices& services,
+                      const StagingArea& staging,
+                      const std::string& guest_macos);
+
 /// Checks every enabled program that lies inside an archive item's destination against the
 /// unpacked tree, before anything reaches the guest: a program the tree does not contain is a
 /// usage error (exit 2) naming the entry, the item and what the tree holds (its executables

@@ -187,7 +187,8 @@ Status check_programs_exist(guest::GuestSession& session,
 Result<std::vector<ProgramCheck>>
 judge_programs(guest::GuestSession& session,
                const std::vector<enablement::EnablementEntry>& entries,
-               const InstalledShim& shim) {
+               const InstalledShim& shim,
+               const std::optional<std::string>& guest_macos) {
   std::vector<ProgramCheck> checks;
   // Each program's Mach-O headers and signature, read over SFTP (no tool needed in the guest).
   // A program listed by several entries is read once.
@@ -200,7 +201,10 @@ judge_programs(guest::GuestSession& session,
       if (!image.ok()) {
         return image.error().with_context(enablement::entry_label(checked.name));
       }
-      known = verdicts.emplace(checked.program, macho::judge_program(image.value(), target)).first;
+      known =
+          verdicts
+              .emplace(checked.program, macho::judge_program(image.value(), target, guest_macos))
+              .first;
     }
     ProgramCheck check{checked.name, checked.program, known->second};
     if (check.verdict.refused()) {
@@ -216,12 +220,13 @@ judge_programs(guest::GuestSession& session,
 Result<std::vector<ProgramCheck>>
 precheck_entries(guest::GuestSession& session,
                  const std::vector<enablement::EnablementEntry>& entries,
-                 const InstalledShim& shim) {
+                 const InstalledShim& shim,
+                 const std::optional<std::string>& guest_macos) {
   if (entries.empty()) {
     return std::vector<ProgramCheck>();
   }
   LUME_UNLOCK_TRY(check_programs_exist(session, entries));
-  return judge_programs(session, entries, shim);
+  return judge_programs(session, entries, shim, guest_macos);
 }
 
 Result<ApplyReport> execute_plan(guest::GuestSession& session,
@@ -273,7 +278,8 @@ Result<PreparedEnablement> prepare_enablement(guest::GuestSession& session,
   LUME_UNLOCK_TRY_ASSIGN(auto plan,
                          enablement::plan_enablement(
                              resolved, target.layout, target.settings, target.uid, observed.state));
-  LUME_UNLOCK_TRY_ASSIGN(auto checks, precheck_entries(session, to_check, target.shim));
+  LUME_UNLOCK_TRY_ASSIGN(auto checks,
+                         precheck_entries(session, to_check, target.shim, target.guest_macos));
   return PreparedEnablement{std::move(resolved), std::move(plan), std::move(checks)};
 }
 

@@ -23,12 +23,14 @@ namespace lume_unlock::apply {
 /// The DESIGN §6 checks of `entries` against the guest: ONE command for all of them (the
 /// program exists and is an executable file, else category usage naming the entry and the path),
 /// then each program's Mach-O headers read over SFTP (read_guest_program) and judged against the
-/// installed shim (macho::judge_program). A refused program is an error (refusal(): what stops it
-/// and what to do); otherwise the verdicts, in entry order. No command when `entries` is empty.
+/// installed shim and the guest's macOS version (macho::judge_program). A refused program is an
+/// error (refusal(): what stops it and what to do); otherwise the verdicts, in entry order. No
+/// command when `entries` is empty.
 Result<std::vector<ProgramCheck>>
 precheck_entries(guest::GuestSession& session,
                  const std::vector<enablement::EnablementEntry>& entries,
-                 const InstalledShim& shim);
+                 const InstalledShim& shim,
+                 const std::optional<std::string>& guest_macos = std::nullopt);
 
 /// What an apply did.
 struct ApplyReport {

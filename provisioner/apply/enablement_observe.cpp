@@ -222,7 +222,8 @@ Result<EnablementTarget> enablement_target(const GuestEnablement& observed,
   LUME_UNLOCK_TRY_ASSIGN(auto layout, shared_layout.with_run_id(util::random_hex(16)));
   enablement::AgentSettings settings;
   settings.inject_variable = shim.inject_env;
-  return EnablementTarget{layout, settings, static_cast<std::uint32_t>(facts.uid), shim};
+  return EnablementTarget{
+      layout, settings, static_cast<std::uint32_t>(facts.uid), shim, facts.product_version};
 }
 
 Result<enablement::EnablementList> applied_list(const GuestEnablement& observed) {

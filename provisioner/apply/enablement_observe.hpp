@@ -59,6 +59,8 @@ struct EnablementTarget {
   enablement::AgentSettings settings;
   std::uint32_t uid = 0;
   InstalledShim shim;
+  /// The guest's `sw_vers -productVersion`: programs built for a newer macOS are refused.
+  std::optional<std::string> guest_macos;
 };
 
 /// The target for a guest whose shim is installed: parses the shim record, checks that its

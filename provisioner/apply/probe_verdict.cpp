@@ -32,7 +32,8 @@ bool is_apple_family(long code) {
 
 ProbeVerdict judge_probe(const nlohmann::json& stock,
                          const nlohmann::json& unlocked,
-                         const enablement::Profile& profile) {
+                         const enablement::Profile& profile,
+                         bool shim_reports_state) {
   ProbeVerdict verdict;
   if (!stock.is_object() || !unlocked.is_object()) {
     verdict.problems.push_back("the probe printed no JSON document");
@@ -77,10 +78,18 @@ ProbeVerdict judge_probe(const nlohmann::json& stock,
     }
   }
   const std::string state = unlocked.value("/shim/state"_json_pointer, std::string("absent"));
-  if (state != "active") {
+  if (shim_reports_state && state != "active") {
     const std::string reason = unlocked.value("/shim/reason"_json_pointer, std::string());
-    verdict.problems.push_back("the shim is " + state + " in the unlocked probe run" +
-                               (reason.empty() ? std::string() : " (" + reason + ")"));
+    std::string problem = "the shim is " + state + " in the unlocked probe run" +
+                          (reason.empty() ? std::string() : " (" + reason + ")");
+    if (reason == "private_init_missing") {
+      problem += ": this macOS has no -[_MTLDevice initGPUFamilySupport], the one way in of the "
+                 "certified build, so the shim leaves the device stock";
+    } else if (reason == "device_hooks_incomplete") {
+      problem += ": the device's class lacks a capability method the shim replaces, so it stays "
+                 "stock";
+    }
+    verdict.problems.push_back(problem);
   }
   if (verdict.unlocked_threadgroup_memory < profile.max_threadgroup_memory) {
     verdict.problems.push_back("max_threadgroup_memory is " +

@@ -24,9 +24,14 @@ struct ProbeVerdict {
 /// the unlocked run has the shim active; Apple families 1001..apple_family_max answer true and
 /// apple_family_max+1 false (when the probe asked it); every non-Apple family answers as in the
 /// stock run; max_threadgroup_memory >= the profile's; MLX residency sets stay off. Pure.
+/// `shim_reports_state` false (an external dylib, e.g. Cua's certified build, which exports no
+/// lume_unlock_shim_state, so the probe says "absent" even while it is loaded): the shim state
+/// is not judged, only the device's answers above, which a stock device fails (families
+/// 1006..ceiling false, 32768 bytes).
 ProbeVerdict judge_probe(const nlohmann::json& stock,
                          const nlohmann::json& unlocked,
-                         const enablement::Profile& profile);
+                         const enablement::Profile& profile,
+                         bool shim_reports_state = true);
 
 /// Ok, or an Error (category verification, exit 6) naming the first problem (the family) and
 /// the number of others, with a hint.

@@ -3,6 +3,12 @@
 #include "enablement/enablement_list.hpp"
 #include "util/text_check.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 namespace lume_unlock::apply {
 
 Result<macho::ProgramImage> read_guest_program(guest::GuestSession& session,
@@ -11,6 +17,36 @@ Result<macho::ProgramImage> read_guest_program(guest::GuestSession& session,
     return session.read_range(path, offset, length);
   };
   auto image = macho::read_program_image(source);
+  if (!image.ok()) {
+    return image.error().with_context("program " + util::quote_for_message(path));
+  }
+  return image;
+}
+
+Result<macho::ProgramImage> read_host_program(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return Error(ErrorCategory::failure,
+                 "reading program " + util::quote_for_message(path),
+                 std::strerror(errno));
+  }
+  const macho::ReadAt source = [fd](std::uint64_t offset,
+                                    std::size_t length) -> Result<std::string> {
+    std::string bytes(length, '\0');
+    std::size_t got = 0;
+    while (got < length) {
+      const ssize_t n =
+          ::pread(fd, bytes.data() + got, length - got, static_cast<off_t>(offset + got));
+      if (n <= 0) {
+        break;
+      }
+      got += static_cast<std::size_t>(n);
+    }
+    bytes.resize(got);
+    return bytes;
+  };
+  auto image = macho::read_program_image(source);
+  ::close(fd);
   if (!image.ok()) {
     return image.error().with_context("program " + util::quote_for_message(path));
   }

@@ -17,6 +17,10 @@ namespace lume_unlock::apply {
 Result<macho::ProgramImage> read_guest_program(guest::GuestSession& session,
                                                const std::string& path);
 
+/// Reads the headers of the host file at `path` the same way (pread, each request bounded). An
+/// error (category failure) when it cannot be opened; the reader's errors otherwise.
+Result<macho::ProgramImage> read_host_program(const std::string& path);
+
 /// The shim a program is judged against: the installed shim's platform and its slice (the
 /// platform's architecture: the bundle has one slice per darwin file, see shim/README.md), signed
 /// ad hoc.

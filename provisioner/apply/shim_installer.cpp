@@ -4,6 +4,7 @@
 #include "guest/file_hashes.hpp"
 #include "guest/payload.hpp"
 #include "guest/shell_quote.hpp"
+#include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
 
 #include <map>
@@ -17,17 +18,33 @@ std::string base_name(const std::string& path) {
   return path.substr(path.find_last_of('/') + 1);
 }
 
+/// The external shim's bytes, read once and checked again: what the guest gets is what the
+/// preflight compared with the recipe's digest, even if the file changed since.
+Result<std::string> external_bytes(const recipe::VerifiedExternalShim& external) {
+  LUME_UNLOCK_TRY_ASSIGN(std::string bytes, util::read_file(external.path));
+  const std::string found = util::sha256_hex(bytes);
+  if (found != external.sha256) {
+    return Error(ErrorCategory::verification,
+                 "installing the external shim '" + external.path + "'",
+                 "it has SHA-256 " + found + " now, the recipe's shim.sha256 is " + external.sha256,
+                 "the file changed after the preflight; nothing was installed");
+  }
+  return bytes;
+}
+
 } // namespace
 
 InstalledShim installed_shim_for(const bundle::LoadedBundle& bundle,
                                  const std::string& platform,
-                                 const enablement::GuestLayout& layout) {
+                                 const enablement::GuestLayout& layout,
+                                 const std::optional<recipe::VerifiedExternalShim>& external) {
   const bundle::PlatformEntry& entry = bundle.manifest().platforms.at(platform);
   InstalledShim record;
   record.bundle_version = bundle.manifest().version;
   record.platform = platform;
   record.inject_env = entry.inject_env;
-  record.shim = {layout.shim_path(), entry.shim.sha256};
+  record.shim = {layout.shim_path(), external ? external->sha256 : entry.shim.sha256};
+  record.external = external.has_value();
   if (entry.probe) {
     record.probe = InstalledFile{layout.probe_path(), entry.probe->sha256};
   }
@@ -46,19 +63,24 @@ InstalledShim installed_shim_for(const bundle::LoadedBundle& bundle,
   return record;
 }
 
-Result<ShimInstallReport> install_shim(guest::GuestSession& session,
-                                       const bundle::LoadedBundle& bundle,
-                                       const guest::GuestFacts& facts) {
+Result<ShimInstallReport>
+install_shim(guest::GuestSession& session,
+             const bundle::LoadedBundle& bundle,
+             const guest::GuestFacts& facts,
+             const std::optional<recipe::VerifiedExternalShim>& external) {
   const std::uint64_t commands_before = session.command_count();
   LUME_UNLOCK_TRY_ASSIGN(auto selected,
                          bundle::select_platform(bundle.manifest(), facts.kernel, facts.machine));
   const bundle::PlatformEntry& entry = selected.entry;
+  // The shim: the bundle's, or the recipe's external dylib in its place.
+  const bundle::BundleFile shim_file =
+      external ? bundle::BundleFile{external->path, external->sha256} : entry.shim;
   LUME_UNLOCK_TRY_ASSIGN(
       auto layout,
-      enablement::GuestLayout::make(facts.home, entry.shim.sha256, base_name(entry.shim.path)));
+      enablement::GuestLayout::make(facts.home, shim_file.sha256, base_name(shim_file.path)));
   ShimInstallReport report;
   report.platform = selected.name;
-  report.installed = installed_shim_for(bundle, report.platform, layout);
+  report.installed = installed_shim_for(bundle, report.platform, layout, external);
   const std::string record = render_installed_shim(report.installed);
   const std::string record_path = installed_shim_record_path(facts.home);
 
@@ -70,6 +92,11 @@ Result<ShimInstallReport> install_shim(guest::GuestSession& session,
     expected[guest_path] = file.sha256;
   };
   add(report.installed.shim.path, entry.shim, 0755);
+  if (external) {
+    LUME_UNLOCK_TRY_ASSIGN(files.back().content, external_bytes(*external));
+    files.back().source_path.clear();
+    expected[report.installed.shim.path] = external->sha256;
+  }
   for (std::size_t i = 0; i < report.installed.support.size(); ++i) {
     add(report.installed.support[i].path, entry.support[i % entry.support.size()], 0755);
   }

@@ -5,9 +5,11 @@
 #include "enablement/guest_layout.hpp"
 #include "guest/guest_facts.hpp"
 #include "guest/session.hpp"
+#include "recipe/recipe.hpp"
 #include "util/result.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace lume_unlock::apply {
@@ -23,18 +25,25 @@ struct ShimInstallReport {
 /// The record install_shim() writes for `bundle`'s platform entry `platform`, with guest paths
 /// from `layout`: the shim in the content-addressed <support>/shim/<sha256>/, support files next
 /// to it, the probe in <support>/bin/ with a copy of the support files beside it (the probe
-/// finds its libraries through $ORIGIN).
+/// finds its libraries through $ORIGIN). With `external`, its dylib is the shim (layout made
+/// for its digest and file name) and the record says `external`; the rest is the bundle's.
 InstalledShim installed_shim_for(const bundle::LoadedBundle& bundle,
                                  const std::string& platform,
-                                 const enablement::GuestLayout& layout);
+                                 const enablement::GuestLayout& layout,
+                                 const std::optional<recipe::VerifiedExternalShim>& external = {});
 
 /// Installs the bundle's entry for this guest (facts.kernel/machine → platform; an error of
 /// category verification naming the bundle's platforms when it has none for the guest).
 /// Observes first with ONE command (`shasum -a 256` of every expected path, current.json
 /// included) and returns changed=false when all match; otherwise installs every file and
-/// current.json through install_payload() (2–3 commands). Idempotent.
-Result<ShimInstallReport> install_shim(guest::GuestSession& session,
-                                       const bundle::LoadedBundle& bundle,
-                                       const guest::GuestFacts& facts);
+/// current.json through install_payload() (2–3 commands). Idempotent. With `external` (a
+/// recipe's shim.dylib, its digest checked by the caller's preflight) that file is installed as
+/// the shim, content-addressed by its own digest, instead of the bundle's; the guest's install
+/// checks its SHA-256 again after the transfer.
+Result<ShimInstallReport>
+install_shim(guest::GuestSession& session,
+             const bundle::LoadedBundle& bundle,
+             const guest::GuestFacts& facts,
+             const std::optional<recipe::VerifiedExternalShim>& external = {});
 
 } // namespace lume_unlock::apply

@@ -35,8 +35,14 @@ std::string InstalledShim::arch() const {
 
 bool InstalledShim::operator==(const InstalledShim& other) const {
   return bundle_version == other.bundle_version && platform == other.platform &&
-         inject_env == other.inject_env && shim == other.shim && probe == other.probe &&
-         support == other.support;
+         inject_env == other.inject_env && shim == other.shim && external == other.external &&
+         probe == other.probe && support == other.support;
+}
+
+std::string shim_scope(const InstalledShim& shim) {
+  return shim.external ? "scoped by the LaunchAgent environment only (upstream shim has no guard "
+                         "file)"
+                       : "scoped by the guard file and the LaunchAgent environment";
 }
 
 std::string installed_shim_record_path(const std::string& home) {
@@ -52,6 +58,9 @@ std::string render_installed_shim(const InstalledShim& record) {
                              {"support", nlohmann::json::array()}};
   if (record.probe) {
     document["probe"] = file_json(*record.probe);
+  }
+  if (record.external) {
+    document["external"] = true;
   }
   for (const InstalledFile& file : record.support) {
     document["support"].push_back(file_json(file));
@@ -77,6 +86,7 @@ Result<InstalledShim> parse_installed_shim(std::string_view text, const std::str
     record.platform = document.at("platform").get<std::string>();
     record.inject_env = document.at("inject_env").get<std::string>();
     record.shim = file_from(document.at("shim"));
+    record.external = document.value("external", false);
     if (document.contains("probe")) {
       record.probe = file_from(document.at("probe"));
     }

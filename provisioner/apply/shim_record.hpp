@@ -30,6 +30,10 @@ struct InstalledShim {
   std::string platform;   ///< "darwin-arm64", "linux-x86_64"
   std::string inject_env; ///< DYLD_INSERT_LIBRARIES or LD_PRELOAD
   InstalledFile shim;
+  /// The shim is an externally built dylib (recipe shim.dylib, e.g. Cua's certified build): it
+  /// exports no lume_unlock_shim_state and reads no guard file or kill switch, so only the
+  /// LaunchAgent's environment scopes it. Written as "external": true, absent otherwise.
+  bool external = false;
   std::optional<InstalledFile> probe;
   std::vector<InstalledFile> support;
 
@@ -39,6 +43,11 @@ struct InstalledShim {
   std::string arch() const;
   bool operator==(const InstalledShim& other) const;
 };
+
+/// What keeps an installed shim to the enabled programs, in words for `verify`: the guard file
+/// and the LaunchAgents' environment for lume-unlock's shim; for an external one "scoped by the
+/// LaunchAgent environment only (upstream shim has no guard file)".
+std::string shim_scope(const InstalledShim& shim);
 
 /// <support>/shim/current.json for the guest user's `home`.
 std::string installed_shim_record_path(const std::string& home);

@@ -64,6 +64,7 @@ nlohmann::json create_outcome_json(const pipeline::CreatePipeline& pipeline,
                    {"bundle_version", s.bundle_version},
                    {"bundle_source", bundle_source},
                    {"changed", o.shim->changed},
+                   {"external", s.external},
                    {"files", files}};
   }
   if (o.probe && o.verdict) {
@@ -128,7 +129,8 @@ void print_create_summary(Context& context,
     const auto& s = o.shim->installed;
     out << "shim " << s.bundle_version << " (" << s.platform << ", bundle from " << bundle_source
         << "):\n";
-    out << "  " << s.shim.sha256 << "  " << s.shim.path << "\n";
+    out << "  " << s.shim.sha256 << "  " << s.shim.path
+        << (s.external ? " (external: the recipe's shim.dylib)\n" : "\n");
     for (const auto& f : s.support) {
       out << "  " << f.sha256 << "  " << f.path << "\n";
     }

@@ -13,6 +13,7 @@
 #include "util/http_client.hpp"
 #include "util/size.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -24,6 +25,34 @@ struct LockOptions {
   std::string recipe_path;
   RegistryFlags registry;
 };
+
+/// The programs an archive's `files:` pins must load on the recipe's macOS (source.macos);
+/// without it the check is skipped, with a note saying so.
+void check_program_loads(const recipe::Recipe& loaded,
+                         const recipe::LockFile& lock,
+                         fetch::BlobCache& cache,
+                         const fetch::FetchServices& services,
+                         Context& context) {
+  const bool pins_programs =
+      std::any_of(loaded.install.begin(), loaded.install.end(), [](const auto& item) {
+        return !item.file_sha256.empty();
+      });
+  if (!pins_programs) {
+    return;
+  }
+  if (!loaded.source.macos) {
+    context.note("not checked: whether the programs of install: files: load on the guest's macOS "
+                 "(the recipe names no source.macos, the image's macOS version)");
+    return;
+  }
+  const auto staging = apply::StagingArea::create(cache).value_or_throw();
+  for (const std::string& line :
+       apply::check_pinned_programs(
+           loaded, lock.artifacts, cache, services, staging, *loaded.source.macos)
+           .value_or_throw()) {
+    context.note("checked: " + line);
+  }
+}
 
 void run_lock(const LockOptions& options, Context& context) {
   const recipe::Recipe loaded = recipe::load_recipe(options.recipe_path).value_or_throw();
@@ -63,16 +92,14 @@ void run_lock(const LockOptions& options, Context& context) {
     ProgressRenderer renderer(context);
     context.note("fetching " + std::to_string(loaded.install.size()) +
                  " install: artifact(s) to pin their digests");
-    lock.artifacts =
-        apply::lock_artifacts(
-            loaded,
-            cache,
-            {http,
-             &client,
-             renderer.callback(),
-             fetch::MirrorMap::from_environment(context.global.mirrors).value_or_throw(),
-             fetch::hugging_face_token_from_environment().value_or_throw()})
-            .value_or_throw();
+    const fetch::FetchServices services{
+        http,
+        &client,
+        renderer.callback(),
+        fetch::MirrorMap::from_environment(context.global.mirrors).value_or_throw(),
+        fetch::hugging_face_token_from_environment().value_or_throw()};
+    lock.artifacts = apply::lock_artifacts(loaded, cache, services).value_or_throw();
+    check_program_loads(loaded, lock, cache, services, context);
   }
   const std::string lock_path = recipe::lock_path_for(options.recipe_path);
   // Re-locking pins the references again; the images baked from this recipe stay on record.
@@ -106,7 +133,9 @@ void register_lock(CLI::App& app, Context& context, int& exit_code) {
       "file");
   command->footer("Writes RECIPE's lock next to it (name.yaml -> name.lock.json): the recipe's "
                   "SHA-256, every reference pinned to a verified manifest digest, and every "
-                  "install: artifact fetched into the cache and pinned to its SHA-256.");
+                  "install: artifact fetched into the cache and pinned to its SHA-256. With "
+                  "source.macos, each program an archive's files: pins must load on that macOS "
+                  "(exit 6 if it is built for a newer one).");
   command->add_option("RECIPE", options->recipe_path, "Recipe YAML file")->required();
   add_registry_flags(*command, options->registry);
   command->callback([options, &context, &exit_code] {

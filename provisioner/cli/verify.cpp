@@ -55,6 +55,7 @@ std::optional<verify::LlamaLogReport> classify_log_file(const std::string& path)
 }
 
 void print_verify_text(const std::string& vm,
+                       const apply::InstalledShim& shim,
                        const apply::ProbeVerdict& verdict,
                        const std::vector<pipeline::StatusItem>& artifact_checks,
                        const std::optional<verify::LlamaLogReport>& log_report,
@@ -62,7 +63,9 @@ void print_verify_text(const std::string& vm,
                        Context& context) {
   context.out << "verify '" << vm << "': " << (problems.empty() ? "ok" : "FAILED")
               << "\n  threadgroup memory " << verdict.stock_threadgroup_memory << " -> "
-              << verdict.unlocked_threadgroup_memory << "\n  changed families:";
+              << verdict.unlocked_threadgroup_memory << "\n  shim "
+              << (shim.external ? "external " : "") << shim.shim.sha256 << ": "
+              << apply::shim_scope(shim) << "\n  changed families:";
   for (const auto& code : verdict.changed_families) {
     context.out << " " << code;
   }
@@ -96,7 +99,8 @@ void run_verify(const VerifyOptions& options, Context& context, int& exit_code) 
   const apply::EnablementTarget target =
       apply::enablement_target(observed, facts, options.vm).value_or_throw();
   const apply::ProbeRun run = apply::run_probes(*session, target.shim, profile).value_or_throw();
-  const apply::ProbeVerdict verdict = apply::judge_probe(run.stock, run.unlocked, profile);
+  const apply::ProbeVerdict verdict =
+      apply::judge_probe(run.stock, run.unlocked, profile, !target.shim.external);
   context.debug("SSH commands: " + std::to_string(session->command_count()) +
                 ", Lume requests: " + std::to_string(lume_client.request_count()));
 
@@ -123,6 +127,10 @@ void run_verify(const VerifyOptions& options, Context& context, int& exit_code) 
         {"profile",
          {{"apple_family_max", profile.apple_family_max},
           {"max_threadgroup_memory", profile.max_threadgroup_memory}}},
+        {"shim",
+         {{"sha256", target.shim.shim.sha256},
+          {"external", target.shim.external},
+          {"scope", apply::shim_scope(target.shim)}}},
         {"probe", {{"stock", run.stock}, {"unlocked", run.unlocked}}},
         {"changed_families", verdict.changed_families},
         {"artifacts", pipeline::to_json(pipeline::StatusReport{artifact_checks, 0})["items"]},
@@ -132,7 +140,8 @@ void run_verify(const VerifyOptions& options, Context& context, int& exit_code) 
     }
     context.print_json(doc);
   } else {
-    print_verify_text(options.vm, verdict, artifact_checks, log_report, problems, context);
+    print_verify_text(
+        options.vm, target.shim, verdict, artifact_checks, log_report, problems, context);
   }
   if (!problems.empty()) {
     context.warn("verification of VM '" + options.vm + "' failed: " + problems.front());

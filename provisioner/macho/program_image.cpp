@@ -13,12 +13,74 @@ constexpr std::uint32_t k_mh_magic_64 = 0xfeedfacf;
 constexpr std::uint32_t k_mh_cigam = 0xcefaedfe;
 constexpr std::uint32_t k_mh_cigam_64 = 0xcffaedfe;
 constexpr std::uint32_t k_lc_code_signature = 0x1d;
+constexpr std::uint32_t k_lc_version_min_macosx = 0x24;
+constexpr std::uint32_t k_lc_build_version = 0x32;
+constexpr std::uint32_t k_platform_macos = 1;
 constexpr std::size_t k_head = 4096;
 const std::string k_what = "reading the Mach-O headers";
 
 bool is_thin_magic(std::uint32_t magic) {
   return magic == k_mh_magic || magic == k_mh_magic_64 || magic == k_mh_cigam ||
          magic == k_mh_cigam_64;
+}
+
+/// What the reader keeps of a slice's load commands.
+struct ScannedCommands {
+  std::optional<std::pair<std::uint32_t, std::uint32_t>> signature; ///< dataoff, datasize
+  std::optional<std::uint32_t> min_macos;
+};
+
+/// The minimum macOS of LC_BUILD_VERSION (platform, minos at 8 and 12 of a 24-byte command plus
+/// its tools) or LC_VERSION_MIN_MACOSX (version at 8 of 16 bytes); nullopt for another platform.
+Result<std::optional<std::uint32_t>>
+min_macos_of(std::string_view command, std::uint32_t cmd, std::uint32_t cmdsize, bool big) {
+  const bool build = cmd == k_lc_build_version;
+  if (cmdsize < (build ? 24u : 16u)) {
+    return malformed(k_what,
+                     std::string(build ? "LC_BUILD_VERSION" : "LC_VERSION_MIN_MACOSX") +
+                         " has size " + std::to_string(cmdsize) + ", too small");
+  }
+  if (build && u32(command, 8, big) != k_platform_macos) {
+    return std::optional<std::uint32_t>();
+  }
+  return std::optional<std::uint32_t>(u32(command, build ? 12 : 8, big));
+}
+
+Result<ScannedCommands> scan_commands(const std::string& commands, std::uint32_t ncmds, bool big) {
+  ScannedCommands scanned;
+  std::size_t at = 0;
+  for (std::uint32_t i = 0; i < ncmds; ++i) {
+    if (!fits(at, 8, commands.size())) {
+      return malformed(k_what, "load command " + std::to_string(i) + " runs past sizeofcmds");
+    }
+    const std::uint32_t cmd = u32(commands, at, big);
+    const std::uint32_t cmdsize = u32(commands, at + 4, big);
+    if (cmdsize < 8 || !fits(at, cmdsize, commands.size())) {
+      return malformed(k_what,
+                       "load command " + std::to_string(i) + " has size " +
+                           std::to_string(cmdsize) + ", which does not fit");
+    }
+    if (cmd == k_lc_code_signature) {
+      if (cmdsize != 16) {
+        return malformed(k_what,
+                         "LC_CODE_SIGNATURE has size " + std::to_string(cmdsize) + ", not 16");
+      }
+      if (scanned.signature) {
+        return malformed(k_what, "the slice has two LC_CODE_SIGNATURE commands");
+      }
+      scanned.signature.emplace(u32(commands, at + 8, big), u32(commands, at + 12, big));
+    }
+    if (cmd == k_lc_build_version || cmd == k_lc_version_min_macosx) {
+      LUME_UNLOCK_TRY_ASSIGN(
+          auto min_macos,
+          min_macos_of(std::string_view(commands).substr(at, cmdsize), cmd, cmdsize, big));
+      if (min_macos && !scanned.min_macos) {
+        scanned.min_macos = min_macos;
+      }
+    }
+    at += cmdsize;
+  }
+  return scanned;
 }
 
 /// The slice at `offset` of at most `size` bytes (UINT64_MAX when unknown: a thin file).
@@ -54,31 +116,9 @@ Result<Slice> read_slice(const ReadAt& source, std::uint64_t offset, std::uint64
   }
   LUME_UNLOCK_TRY_ASSIGN(auto commands,
                          read_exact(source, offset + header_size, sizeofcmds, k_what));
-  std::size_t at = 0;
-  std::optional<std::pair<std::uint32_t, std::uint32_t>> signature; // dataoff, datasize
-  for (std::uint32_t i = 0; i < ncmds; ++i) {
-    if (!fits(at, 8, commands.size())) {
-      return malformed(k_what, "load command " + std::to_string(i) + " runs past sizeofcmds");
-    }
-    const std::uint32_t cmd = u32(commands, at, big);
-    const std::uint32_t cmdsize = u32(commands, at + 4, big);
-    if (cmdsize < 8 || !fits(at, cmdsize, commands.size())) {
-      return malformed(k_what,
-                       "load command " + std::to_string(i) + " has size " +
-                           std::to_string(cmdsize) + ", which does not fit");
-    }
-    if (cmd == k_lc_code_signature) {
-      if (cmdsize != 16) {
-        return malformed(k_what,
-                         "LC_CODE_SIGNATURE has size " + std::to_string(cmdsize) + ", not 16");
-      }
-      if (signature) {
-        return malformed(k_what, "the slice has two LC_CODE_SIGNATURE commands");
-      }
-      signature.emplace(u32(commands, at + 8, big), u32(commands, at + 12, big));
-    }
-    at += cmdsize;
-  }
+  LUME_UNLOCK_TRY_ASSIGN(auto scanned, scan_commands(commands, ncmds, big));
+  slice.min_macos = scanned.min_macos;
+  const auto& signature = scanned.signature;
   if (signature) {
     const auto [dataoff, datasize] = *signature;
     if (!fits(dataoff, datasize, size)) {
@@ -148,6 +188,33 @@ const Slice* ProgramImage::find(const std::string& arch) const {
     }
   }
   return nullptr;
+}
+
+std::string format_version(std::uint32_t packed) {
+  const std::uint32_t patch = packed & 0xff;
+  return std::to_string(packed >> 16) + "." + std::to_string((packed >> 8) & 0xff) +
+         (patch != 0 ? "." + std::to_string(patch) : "");
+}
+
+std::optional<std::uint32_t> parse_version(std::string_view text) {
+  std::uint32_t packed = 0;
+  int parts = 0;
+  while (parts < 3) {
+    const std::size_t dot = text.find('.');
+    const std::string_view part = text.substr(0, dot);
+    const std::uint32_t limit = parts == 0 ? 0xffff : 0xff;
+    if (part.empty() || part.size() > 5 || part.find_first_not_of("0123456789") != part.npos ||
+        std::stoul(std::string(part)) > limit) {
+      return std::nullopt;
+    }
+    packed |= static_cast<std::uint32_t>(std::stoul(std::string(part))) << (16 - 8 * parts);
+    ++parts;
+    if (dot == std::string_view::npos) {
+      return packed;
+    }
+    text.remove_prefix(dot + 1);
+  }
+  return std::nullopt;
 }
 
 std::string describe_other(std::string_view head) {

@@ -33,6 +33,23 @@ Verdict missing_slice(const ProgramImage& image, const ShimTarget& shim) {
   return verdict;
 }
 
+/// The refusal of a slice built for a newer macOS than the guest runs, if it is one.
+std::optional<Verdict> newer_macos(const Slice& slice, const std::optional<std::string>& guest) {
+  const auto running = guest ? parse_version(*guest) : std::nullopt;
+  if (!running || !slice.min_macos || *slice.min_macos <= *running) {
+    return std::nullopt;
+  }
+  const std::string needs = format_version(*slice.min_macos);
+  Verdict verdict;
+  verdict.kind = VerdictKind::needs_newer_macos;
+  verdict.slice = slice.arch();
+  verdict.why = "its " + verdict.slice + " slice is built for macOS " + needs +
+                " or later and the guest runs macOS " + *guest + ", so dyld refuses to load it";
+  verdict.fix = "use a newer guest image (macOS " + needs +
+                " or later), or a build of the program for macOS " + *guest;
+  return verdict;
+}
+
 } // namespace
 
 const char* verdict_name(VerdictKind kind) {
@@ -49,11 +66,15 @@ const char* verdict_name(VerdictKind kind) {
     return "library-validation";
   case VerdictKind::not_macho:
     return "not-mach-o";
+  case VerdictKind::needs_newer_macos:
+    return "needs-newer-macos";
   }
   return "unknown";
 }
 
-Verdict judge_program(const ProgramImage& image, const ShimTarget& shim) {
+Verdict judge_program(const ProgramImage& image,
+                      const ShimTarget& shim,
+                      const std::optional<std::string>& guest_macos) {
   Verdict verdict;
   if (!image.is_macho()) {
     if (!shim.is_darwin()) {
@@ -77,6 +98,10 @@ Verdict judge_program(const ProgramImage& image, const ShimTarget& shim) {
   }
   if (slice == nullptr) {
     return missing_slice(image, shim);
+  }
+  if (auto refused = newer_macos(*slice, guest_macos)) {
+    refused->archs = verdict.archs;
+    return *refused;
   }
   verdict.slice = slice->arch();
   if (!shim.is_darwin() || !slice->signature) {

@@ -200,6 +200,9 @@ private:
   recipe::Recipe m_recipe;
   /// The recipe's lock when it was made from the recipe's bytes.
   std::optional<recipe::LockFile> m_lock;
+  /// The recipe's shim.dylib, its digest checked by the preflight (installed instead of the
+  /// bundle's shim).
+  std::optional<recipe::VerifiedExternalShim> m_external_shim;
   std::optional<apply::StagingArea> m_staging;
   oci::Reference m_reference;
   std::optional<lume::VmDetails> m_observed_vm;

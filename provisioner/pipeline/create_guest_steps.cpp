@@ -51,9 +51,13 @@ StepResult CreatePipeline::step_facts() {
 }
 
 Step CreatePipeline::install_shim_step() {
+  const std::string external = m_external_shim
+                                   ? "the external shim " + m_external_shim->path + " (sha256 " +
+                                         m_external_shim->sha256.substr(0, 12) + "…, checked) with "
+                                   : std::string();
   return {"install-shim",
-          "install the bundle " + m_services.bundle.manifest().version + " entry for the guest (" +
-              m_options.bundle_source + ")",
+          "install " + external + "the bundle " + m_services.bundle.manifest().version +
+              " entry for the guest (" + m_options.bundle_source + ")",
           std::nullopt,
           "",
           [this] { return step_install_shim(); }};
@@ -61,7 +65,8 @@ Step CreatePipeline::install_shim_step() {
 
 StepResult CreatePipeline::step_install_shim() {
   apply::ShimInstallReport report =
-      apply::install_shim(*m_session, m_services.bundle, *m_facts).value_or_throw();
+      apply::install_shim(*m_session, m_services.bundle, *m_facts, m_external_shim)
+          .value_or_throw();
   m_outcome.shim = report;
   const std::size_t files = 1 + report.installed.support.size() + (report.installed.probe ? 1 : 0);
   return {report.changed,
@@ -83,7 +88,8 @@ StepResult CreatePipeline::step_probe() {
   apply::ProbeRun run =
       apply::run_probes(*m_session, m_outcome.shim->installed, profile(), m_options.probe_extra_env)
           .value_or_throw();
-  apply::ProbeVerdict verdict = apply::judge_probe(run.stock, run.unlocked, profile());
+  apply::ProbeVerdict verdict =
+      apply::judge_probe(run.stock, run.unlocked, profile(), !m_outcome.shim->installed.external);
   m_outcome.probe = run;
   m_outcome.verdict = verdict;
   apply::require_probe_pass(verdict, m_options.vm).value_or_throw();

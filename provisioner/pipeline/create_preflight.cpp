@@ -38,6 +38,8 @@ void CreatePipeline::read_recipe_and_lock() {
                 "give --recipe FILE (e.g. image-recipes/tahoe-llm.yaml) or --from REF");
   }
   if (m_options.recipe) {
+    // An external shim whose bytes are not the recipe's stops the create here, before any step.
+    m_external_shim = recipe::verified_external_shim(m_recipe).value_or_throw();
     const std::string lock_path = recipe::lock_path_for(m_recipe.path);
     if (file_exists(lock_path)) {
       recipe::LockFile lock = recipe::load_lock_file(lock_path).value_or_throw();

@@ -72,6 +72,9 @@ provenance::ShimInfo shim_info(const CreateOptions& options,
     files.push_back({installed.probe->path, installed.probe->sha256});
   }
   shim.files = files;
+  if (installed.external && recipe.shim.external) {
+    shim.external = provenance::FileHash{recipe.shim.external->dylib, installed.shim.sha256};
+  }
   return shim;
 }
 

@@ -78,6 +78,9 @@ json shim_json(const ShimInfo& info) {
     put(profile, "max_threadgroup_memory", info.profile->max_threadgroup_memory);
     put_object(shim, "profile", profile);
   }
+  if (info.external) {
+    shim["external"] = {{"dylib", info.external->path}, {"sha256", info.external->sha256}};
+  }
   if (info.files) {
     shim["files"] = json::array();
     for (const auto& f : *info.files) {
@@ -220,6 +223,14 @@ Status read_shim(const json& in, Provenance& r) {
       info.profile = p;
     }
     LUME_UNLOCK_TRY(read_shim_files(s, info));
+    auto external = sub_object(s, "external", "shim.");
+    LUME_UNLOCK_TRY(external);
+    if (external.value() != nullptr) {
+      info.external.emplace();
+      LUME_UNLOCK_TRY(require(*external.value(), "dylib", "shim.external.", info.external->path));
+      LUME_UNLOCK_TRY(
+          require(*external.value(), "sha256", "shim.external.", info.external->sha256));
+    }
     r.shim = info;
   }
   return ok_status();

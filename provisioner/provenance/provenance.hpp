@@ -58,6 +58,9 @@ struct ShimInfo {
   std::optional<std::string> bundle_digest;
   /// The public key that vouched for the bundle artifact (as ImageInfo::signed_by).
   std::optional<std::string> bundle_signed_by;
+  /// The recipe's shim.dylib, when an externally built dylib was installed as the shim (the
+  /// first of `files`): the host path as the recipe wrote it and its SHA-256.
+  std::optional<FileHash> external;
 };
 
 /// Where an enablement entry came from: the recipe of a `create`, or an `allow add`.

@@ -181,6 +181,35 @@ Result<std::optional<std::string>> bench_host_perplexity_file(const Recipe& reci
                     "the host's llama-perplexity output (2>&1)");
 }
 
+Result<std::optional<VerifiedExternalShim>> verified_external_shim(const Recipe& recipe) {
+  if (!recipe.shim.external) {
+    return std::optional<VerifiedExternalShim>();
+  }
+  const std::string what = "recipe '" + recipe.path + "' field 'shim.dylib'";
+  const std::string path = relative_to_recipe(recipe, recipe.shim.external->dylib);
+  std::error_code ignored;
+  auto found = std::filesystem::is_regular_file(path, ignored)
+                   ? util::sha256_file_hex(path)
+                   : Result<std::string>(Error(ErrorCategory::usage, what, "not a file"));
+  if (!found) {
+    return Error(ErrorCategory::usage,
+                 what,
+                 "'" + path + "' cannot be read: " + found.error().why(),
+                 "write the path of the dylib (e.g. upstream's "
+                 "dist/LumeMetalCapabilities-arm64.dylib) relative to the recipe's directory");
+  }
+  const std::string& expected = recipe.shim.external->sha256;
+  if (found.value() != expected) {
+    return Error(ErrorCategory::verification,
+                 what,
+                 "'" + path + "' has SHA-256 " + found.value() + ", the recipe's shim.sha256 is " +
+                     expected,
+                 "nothing was installed; check that the file is the build you meant (shasum -a "
+                 "256 FILE; docs/sources.md lists the certified upstream digests)");
+  }
+  return std::optional<VerifiedExternalShim>(VerifiedExternalShim{path, expected});
+}
+
 Result<std::optional<std::string>> registry_ca_file(const Recipe& recipe) {
   if (!recipe.registry.ca) {
     return std::optional<std::string>();

@@ -22,6 +22,9 @@ struct SourceSpec {
   std::optional<std::string> image; ///< OCI reference, e.g. ghcr.io/trycua/macos-tahoe-cua:latest
   std::optional<std::string> ipsw;  ///< "latest" or a host path to an .ipsw
   std::optional<std::string> unattended; ///< preset ("tahoe") or host path, with ipsw only
+  /// The macOS version the guest runs (`sw_vers -productVersion`, "26.5.2"): `lock` refuses an
+  /// install: program built for a newer one. Absent: that check is skipped, with a note.
+  std::optional<std::string> macos;
 };
 
 struct VmSpec {
@@ -35,11 +38,20 @@ struct GuestSpec {
   std::string user = "lume";
 };
 
+/// A shim dylib built elsewhere (recipe `shim: {dylib: PATH, sha256: HEX}`), e.g. Cua's certified
+/// build made with upstream's Scripts/build.sh: installed in place of the bundle's shim (the
+/// bundle still brings the probe), and refused unless the file's SHA-256 is `sha256`.
+struct ExternalShimSpec {
+  std::string dylib;  ///< a host path, absolute or relative to the recipe's directory
+  std::string sha256; ///< 64 lower-case hex digits (upper case in the recipe is lowered)
+};
+
 struct ShimSpec {
   /// The capability profile the shim is configured with (DESIGN §4.1); entries may override it.
   enablement::Profile profile;
   /// A bundle directory or archive on the host, or an OCI reference pinned by digest.
   std::optional<std::string> bundle;
+  std::optional<ExternalShimSpec> external;
 };
 
 /// Who may vouch for the image and the shim bundle (recipe `trust:`). Each entry of `keys` is a
@@ -111,6 +123,18 @@ Result<std::optional<std::string>> bench_host_json_file(const Recipe& recipe);
 
 /// bench.host_perplexity resolved the same way (the host's llama-perplexity output).
 Result<std::optional<std::string>> bench_host_perplexity_file(const Recipe& recipe);
+
+/// An external shim on the host whose bytes matched the recipe's digest.
+struct VerifiedExternalShim {
+  std::string path;   ///< usable from the working directory (resolved against the recipe's)
+  std::string sha256; ///< what the recipe names, and what the file hashed to
+};
+
+/// The recipe's shim.dylib, hashed and compared with shim.sha256; nullopt when the recipe names
+/// none. Usage error (exit 2) when the file cannot be read; verification error (exit 6) naming
+/// both digests when it does not match. Read-only: create's preflight calls it, so a wrong file
+/// stops the create before anything reaches Lume or the guest.
+Result<std::optional<VerifiedExternalShim>> verified_external_shim(const Recipe& recipe);
 
 /// The most memory a VM may be given: 512 GiB, the most any Apple silicon Mac has (Mac Studio,
 /// M3 Ultra). Virtualization.framework cannot give a guest more memory than its host has.

@@ -2,6 +2,7 @@
 
 #include "recipe.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -28,6 +29,58 @@ bool is_account_name(std::string_view text) {
          all_of_in(text.substr(1), "abcdefghijklmnopqrstuvwxyz0123456789_.-");
 }
 
+/// One to three dot-separated numbers ("26", "15.7.2"), as `sw_vers -productVersion` prints.
+bool is_macos_version(std::string_view text) {
+  int parts = 0;
+  for (std::size_t start = 0; start <= text.size(); ++parts) {
+    const std::size_t dot = std::min(text.find('.', start), text.size());
+    const std::string_view part = text.substr(start, dot - start);
+    if (part.empty() || part.size() > 5 || !all_of_in(part, k_digits)) {
+      return false;
+    }
+    start = dot + 1;
+  }
+  return parts <= 3;
+}
+
+ExternalShimSpec& external(Recipe& recipe) {
+  if (!recipe.shim.external) {
+    recipe.shim.external.emplace();
+  }
+  return *recipe.shim.external;
+}
+
+/// shim.dylib: a path whose file name becomes the guest file's name (and part of the injection
+/// variable, which LD_PRELOAD splits at spaces and colons).
+std::string dylib_path(const Parser& p, const YAML::Node& v, const std::string& g) {
+  std::string path = p.string(v, g);
+  const std::string name = path.substr(path.find_last_of('/') + 1);
+  if (name.empty() || name == "." || name == ".." ||
+      !all_of_in(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._+-")) {
+    p.fail(v,
+           g,
+           "the file name '" + name + "' must be letters, digits, '.', '_', '+' or '-'",
+           "it becomes the file's name in the guest; rename the file, e.g. "
+           "LumeMetalCapabilities-arm64.dylib");
+  }
+  return path;
+}
+
+/// shim.sha256: 64 hex digits, kept in lower case (what shasum prints).
+std::string digest(const Parser& p, const YAML::Node& v, const std::string& g) {
+  std::string hex = p.string(v, g);
+  for (char& c : hex) {
+    c = (c >= 'A' && c <= 'F') ? static_cast<char>(c - 'A' + 'a') : c;
+  }
+  if (hex.size() != 64 || !all_of_in(hex, "0123456789abcdef")) {
+    p.fail(v,
+           g,
+           "'" + p.string(v, g) + "' is not a SHA-256 (64 hex digits)",
+           "write the dylib's digest as 'shasum -a 256 FILE' prints it, without 'sha256:'");
+  }
+  return hex;
+}
+
 } // namespace
 
 void parse_source_section(const Parser& p,
@@ -38,7 +91,13 @@ void parse_source_section(const Parser& p,
             f,
             {{"image", [&](auto& v, auto& g) { recipe.source.image = p.string(v, g); }},
              {"ipsw", [&](auto& v, auto& g) { recipe.source.ipsw = p.string(v, g); }},
-             {"unattended", [&](auto& v, auto& g) { recipe.source.unattended = p.string(v, g); }}});
+             {"unattended", [&](auto& v, auto& g) { recipe.source.unattended = p.string(v, g); }},
+             {"macos", [&](auto& v, auto& g) {
+                recipe.source.macos = p.string(v, g);
+                if (!is_macos_version(*recipe.source.macos)) {
+                  p.fail(v, g, "'" + *recipe.source.macos + "' is not a macOS version (26.5.2)");
+                }
+              }}});
   const bool image = recipe.source.image.has_value();
   const bool ipsw = recipe.source.ipsw.has_value();
   if (image == ipsw) {
@@ -102,7 +161,17 @@ void parse_shim_section(const Parser& p,
                                   static_cast<std::uint64_t>(p.integer(v, g, 1, 1LL << 30));
                             }}});
               }},
-             {"bundle", [&](auto& v, auto& g) { recipe.shim.bundle = p.string(v, g); }}});
+             {"bundle", [&](auto& v, auto& g) { recipe.shim.bundle = p.string(v, g); }},
+             {"dylib", [&](auto& v, auto& g) { external(recipe).dylib = dylib_path(p, v, g); }},
+             {"sha256", [&](auto& v, auto& g) { external(recipe).sha256 = digest(p, v, g); }}});
+  if (recipe.shim.external &&
+      (recipe.shim.external->dylib.empty() || recipe.shim.external->sha256.empty())) {
+    p.fail(n,
+           f,
+           recipe.shim.external->dylib.empty() ? "has 'sha256' without 'dylib'"
+                                               : "has 'dylib' without 'sha256'",
+           "name an externally built shim with both: shim: {dylib: PATH, sha256: <64 hex>}");
+  }
 }
 
 void parse_trust_section(const Parser& p,

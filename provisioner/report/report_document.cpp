@@ -1,5 +1,6 @@
 #include "report/report_document.hpp"
 
+#include "provenance/shim_identity.hpp"
 #include "report/published_comparison.hpp"
 #include "util/sha256.hpp"
 
@@ -124,6 +125,9 @@ nlohmann::json build_report(const ReportInputs& inputs) {
   shim.erase("profile");
   if (!shim.contains("files")) {
     shim["files"] = nlohmann::json::array();
+  }
+  if (record.shim && !provenance::shim_that_ran(*record.shim).empty()) {
+    shim["ran"] = provenance::shim_that_ran(*record.shim);
   }
   out["shim"] = shim;
 

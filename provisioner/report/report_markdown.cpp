@@ -189,6 +189,9 @@ void on_what_table(std::ostringstream& md, const nlohmann::json& report) {
     md << ", `" << cell(shim, "bundle_reference") << "`";
   }
   md << " |\n";
+  if (shim.contains("ran")) {
+    md << "| shim that ran | " << cell(shim, "ran") << " |\n";
+  }
   if (shim.contains("bundle_signed_by")) {
     md << "| shim bundle signed by | `" << cell(shim, "bundle_signed_by") << "` |\n";
   }

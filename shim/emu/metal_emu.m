@@ -9,6 +9,15 @@
 
 #define EMU_EXPORT __attribute__((visibility("default")))
 
+/* Test builds stand in for a macOS whose private API changed (DESIGN §4.2: the shim then stays
+ * stock): METAL_EMU_WITHOUT_PRIVATE_INIT drops -initGPUFamilySupport,
+ * METAL_EMU_WITHOUT_PRIVATE_BASE renames the private base class, so no _MTLDevice exists. */
+#ifdef METAL_EMU_WITHOUT_PRIVATE_BASE
+#define EMU_DEVICE_BASE MTLEmuRenamedDeviceBase
+#else
+#define EMU_DEVICE_BASE _MTLDevice
+#endif
+
 static unsigned long g_family_support_inits;
 
 __attribute__((objc_root_class))
@@ -45,31 +54,47 @@ __attribute__((objc_root_class))
 }
 @end
 
-@interface _MTLDevice : MTLEmuRoot {
+@interface EMU_DEVICE_BASE : MTLEmuRoot {
 @public
   const char* deviceName;
   unsigned long appleFamilyMax;  /* highest true Apple family, 0 = none */
   unsigned long commonFamilyMax; /* highest true Common family, 0 = none */
   unsigned long threadgroupMemory;
   uint64_t workingSet;
+  unsigned long appleFamilySeenAtInit; /* what -initGPUFamilySupport read from the device */
+  unsigned long threadgroupMemorySeenAtInit;
 }
 - (id)init;
+#ifndef METAL_EMU_WITHOUT_PRIVATE_INIT
 - (void)initGPUFamilySupport;
+#endif
 - (BOOL)supportsFamily:(long)family;
 - (unsigned long)maxThreadgroupMemoryLength;
 - (uint64_t)recommendedMaxWorkingSetSize;
 - (id)name;
 @end
 
-@implementation _MTLDevice
+@implementation EMU_DEVICE_BASE
 - (id)init {
+#ifndef METAL_EMU_WITHOUT_PRIVATE_INIT
   [self initGPUFamilySupport];
+#endif
   return self;
 }
-/* The private method the published shim hooks; here it only counts that it ran. */
+#ifndef METAL_EMU_WITHOUT_PRIVATE_INIT
+/* The private method the published shim hooks. Like a real init may, it reads the device's own
+ * answers and keeps what it derived: a shim that hooks after it leaves these stock. */
 - (void)initGPUFamilySupport {
   __atomic_add_fetch(&g_family_support_inits, 1, __ATOMIC_RELAXED);
+  long family;
+  appleFamilySeenAtInit = 0;
+  for (family = 1001; family <= 1010; ++family) {
+    if ([self supportsFamily:family])
+      appleFamilySeenAtInit = (unsigned long)family;
+  }
+  threadgroupMemorySeenAtInit = [self maxThreadgroupMemoryLength];
 }
+#endif
 - (BOOL)supportsFamily:(long)family {
   if (family >= 1001 && family <= 1999)
     return (unsigned long)family <= appleFamilyMax;
@@ -88,7 +113,7 @@ __attribute__((objc_root_class))
 }
 @end
 
-@interface MTLEmuParavirtualDevice : _MTLDevice
+@interface MTLEmuParavirtualDevice : EMU_DEVICE_BASE
 @end
 
 @implementation MTLEmuParavirtualDevice
@@ -106,7 +131,7 @@ __attribute__((objc_root_class))
 }
 @end
 
-@interface MTLEmuSiblingDevice : _MTLDevice
+@interface MTLEmuSiblingDevice : EMU_DEVICE_BASE
 @end
 
 @implementation MTLEmuSiblingDevice
@@ -154,6 +179,13 @@ EMU_EXPORT id MTLEmuNewSiblingDevice(void) {
 
 EMU_EXPORT unsigned long MTLEmuFamilySupportInitCount(void) {
   return __atomic_load_n(&g_family_support_inits, __ATOMIC_RELAXED);
+}
+
+EMU_EXPORT void
+MTLEmuAnswersSeenAtInit(id device, unsigned long* apple_family, unsigned long* memory) {
+  EMU_DEVICE_BASE* base = (EMU_DEVICE_BASE*)device;
+  *apple_family = base->appleFamilySeenAtInit;
+  *memory = base->threadgroupMemorySeenAtInit;
 }
 
 /* The creation functions make paravirtual devices, or sibling devices when

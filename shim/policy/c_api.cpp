@@ -2,6 +2,7 @@
 
 #include "policy/activation.hpp"
 #include "policy/answers.hpp"
+#include "policy/slices.hpp"
 
 namespace {
 
@@ -56,4 +57,9 @@ extern "C" int lume_unlock_policy_family_forced_true(const lume_unlock_profile* 
 extern "C" std::uint64_t lume_unlock_policy_raise_limit(std::uint64_t original,
                                                         std::uint64_t configured) {
   return lume_unlock::policy::raise_limit(original, configured);
+}
+
+extern "C" int lume_unlock_policy_carries_arm64_and_arm64e(const unsigned char* bytes,
+                                                           std::size_t size) {
+  return lume_unlock::policy::carries_arm64_and_arm64e(bytes, size) ? 1 : 0;
 }

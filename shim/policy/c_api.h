@@ -50,6 +50,9 @@ const char* lume_unlock_policy_reason_description(uint32_t reason);
 int lume_unlock_policy_family_forced_true(const lume_unlock_profile* profile, uint64_t family);
 uint64_t lume_unlock_policy_raise_limit(uint64_t original, uint64_t configured);
 
+/* 1 when `bytes` start a fat Mach-O with both arm64 and arm64e slices (policy/slices.hpp). */
+int lume_unlock_policy_carries_arm64_and_arm64e(const unsigned char* bytes, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,6 +3,14 @@
 #include "policy/number.hpp"
 
 namespace lume_unlock::policy {
+namespace {
+
+/// Set and not empty: an empty variable counts as unset, as in the certified build (DESIGN §4.1).
+bool given(const std::optional<std::string_view>& value) noexcept {
+  return value.has_value() && !value->empty();
+}
+
+} // namespace
 
 bool kill_switch_set(const Environment& env) noexcept {
   return env.disable.has_value() && *env.disable == "1";
@@ -10,7 +18,7 @@ bool kill_switch_set(const Environment& env) noexcept {
 
 ConfigResult parse_config(const Environment& env) noexcept {
   ConfigResult result;
-  if (!env.apple_family_max.has_value()) {
+  if (!given(env.apple_family_max)) {
     result.reason = Reason::apple_family_max_unset;
     return result;
   }
@@ -25,7 +33,7 @@ ConfigResult parse_config(const Environment& env) noexcept {
   }
   result.profile.apple_family_max = ceiling.value;
 
-  if (env.max_threadgroup_memory.has_value()) {
+  if (given(env.max_threadgroup_memory)) {
     const ParsedNumber memory = parse_unsigned(*env.max_threadgroup_memory);
     if (!memory.ok()) {
       result.reason = Reason::max_threadgroup_memory_malformed;
@@ -33,7 +41,7 @@ ConfigResult parse_config(const Environment& env) noexcept {
     }
     result.profile.max_threadgroup_memory = memory.value;
   }
-  if (env.recommended_working_set.has_value()) {
+  if (given(env.recommended_working_set)) {
     const ParsedNumber working_set = parse_unsigned(*env.recommended_working_set);
     if (!working_set.ok()) {
       result.reason = Reason::working_set_size_malformed;

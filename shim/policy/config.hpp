@@ -12,7 +12,9 @@ inline constexpr std::uint64_t k_apple_family_first = 1001; // MTLGPUFamilyApple
 inline constexpr std::uint64_t k_apple_family_ceiling_limit = 1999;
 inline constexpr std::uint64_t k_default_max_threadgroup_memory = 65536;
 
-/// The variables as the process sees them; nullopt = unset. Callers read the environment.
+/// The variables as the process sees them; nullopt = unset. Callers read the environment. An empty
+/// profile variable counts as unset; an empty LUME_UNLOCK_ENABLEMENT does not (it names no
+/// readable file, so the shim stays inert rather than unlocking every process).
 struct Environment {
   std::optional<std::string_view> apple_family_max;       // LUME_METAL_APPLE_FAMILY_MAX
   std::optional<std::string_view> max_threadgroup_memory; // LUME_METAL_MAX_THREADGROUP_MEMORY

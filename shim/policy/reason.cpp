@@ -24,6 +24,10 @@ const char* reason_name(Reason reason) noexcept {
     return "executable_unresolved";
   case Reason::executable_not_enabled:
     return "executable_not_enabled";
+  case Reason::private_init_missing:
+    return "private_init_missing";
+  case Reason::device_hooks_incomplete:
+    return "device_hooks_incomplete";
   }
   return "unknown";
 }
@@ -50,6 +54,11 @@ const char* reason_description(Reason reason) noexcept {
     return "this process's executable path cannot be resolved";
   case Reason::executable_not_enabled:
     return "this executable is not listed in the LUME_UNLOCK_ENABLEMENT file";
+  case Reason::private_init_missing:
+    return "Metal has no -[_MTLDevice initGPUFamilySupport] on this macOS; the device stays stock";
+  case Reason::device_hooks_incomplete:
+    return "the device's class lacks a capability method the shim replaces; the device stays "
+           "stock";
   }
   return "unknown reason";
 }

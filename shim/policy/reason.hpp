@@ -18,6 +18,8 @@ enum class Reason : std::uint32_t {
   enablement_unreadable = 7,            // LUME_UNLOCK_ENABLEMENT names a file we cannot read
   executable_unresolved = 8,            // this process's executable path is unknown
   executable_not_enabled = 9,           // the guard file does not list this executable
+  private_init_missing = 10,            // no -[_MTLDevice initGPUFamilySupport] to swap
+  device_hooks_incomplete = 11,         // the device's class lacks a method the hooks replace
 };
 
 /// Stable snake_case name ("apple_family_max_out_of_range"); "unknown" for values out of range.

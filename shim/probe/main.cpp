@@ -52,10 +52,10 @@ int main(int argc, char** argv) {
   probe::Report report;
   report.process = base_name(argc > 0 ? argv[0] : "lume-unlock-probe");
   report.arch = probe::build_arch();
-  report.shim = probe::shim_status_from(find_shim_state());
-
   lume_unlock_probe_device facts;
   void* device = lume_unlock_probe_open_device(from_list ? 1 : 0, &facts);
+  // Read after the device exists: the shim turns inert when it cannot hook the device's class.
+  report.shim = probe::shim_status_from(find_shim_state());
   if (device != nullptr) {
     report.device = facts.name;
     for (long code : probe::probe_family_codes()) {

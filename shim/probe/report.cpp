@@ -21,6 +21,14 @@ nlohmann::ordered_json optional_number(const std::optional<std::uint64_t>& value
   return value.has_value() ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
 }
 
+/// "inherit" (children keep the injection variable; the guard file decides), "removed" (the shim
+/// took itself out of the variable at load), null when the shim is not loaded.
+nlohmann::ordered_json children_rule(const std::optional<bool>& inherit) {
+  if (!inherit.has_value())
+    return nullptr;
+  return *inherit ? "inherit" : "removed";
+}
+
 const char* yes_no(bool value) {
   return value ? "true" : "false";
 }
@@ -55,6 +63,8 @@ ShimStatus shim_status_from(const lume_unlock_shim_state_v1* state) {
   if (state == nullptr)
     return status;
   status.reason = state->reason_name != nullptr ? state->reason_name : "unknown";
+  if (state->version >= 2)
+    status.children_inherit = state->children_inherit != 0;
   if (state->state == LUME_UNLOCK_SHIM_ACTIVE) {
     status.state = ShimState::active;
     status.apple_family_max = state->apple_family_max;
@@ -104,7 +114,8 @@ std::string render_json(const Report& report) {
   doc["shim"] = {{"state", state_name(report.shim.state)},
                  {"reason", report.shim.reason},
                  {"apple_family_max", optional_number(report.shim.apple_family_max)},
-                 {"max_threadgroup_memory", optional_number(report.shim.max_threadgroup_memory)}};
+                 {"max_threadgroup_memory", optional_number(report.shim.max_threadgroup_memory)},
+                 {"children", children_rule(report.shim.children_inherit)}};
   doc["device"] = report.device.has_value() ? nlohmann::ordered_json(*report.device)
                                             : nlohmann::ordered_json(nullptr);
   nlohmann::ordered_json families = nlohmann::ordered_json::object();
@@ -135,6 +146,8 @@ std::string render_text(const Report& report) {
   } else {
     out += " (" + report.shim.reason + ")";
   }
+  if (report.shim.children_inherit.has_value())
+    out += *report.shim.children_inherit ? "; children inherit it" : "; children start without it";
   out += "\n";
   out += "device: " + report.device.value_or("(none)") + "\n";
   for (const FamilyAnswer& answer : report.families) {

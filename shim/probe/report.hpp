@@ -18,6 +18,7 @@ struct ShimStatus {
   std::string reason = "not_loaded";                   // policy reason name; "active" when active
   std::optional<std::uint64_t> apple_family_max;       // set when active
   std::optional<std::uint64_t> max_threadgroup_memory; // set when active
+  std::optional<bool> children_inherit; // set when loaded: children keep the injection variable
 };
 
 struct FamilyAnswer {

@@ -30,6 +30,7 @@ static atomic_int g_configured;
 
 static IMP g_init_original;
 static atomic_int g_init_hooked;
+static lume_unlock_device_observer g_observer;
 
 static BOOL hook_supports_family(id self, SEL cmd, long family);
 static unsigned long hook_max_threadgroup_memory(id self, SEL cmd);
@@ -199,13 +200,17 @@ int lume_unlock_hooks_install_for_object(id device) {
   return device == nil ? 0 : lume_unlock_hooks_install_for_class(object_getClass(device));
 }
 
+/* Upstream's order: the device's class answers with the profile before the original init runs, so
+ * whatever Metal derives from the answers during init already sees them. */
 static void hook_init_family_support(id self, SEL cmd) {
+  const int installed = lume_unlock_hooks_install_for_object(self);
+  if (g_observer != NULL)
+    g_observer(installed);
   if (g_init_original != (IMP)0)
     ((init_family_support_fn)g_init_original)(self, cmd);
-  lume_unlock_hooks_install_for_object(self);
 }
 
-int lume_unlock_hooks_install_init_hook(Class owner) {
+int lume_unlock_hooks_install_init_hook(Class owner, lume_unlock_device_observer observer) {
   if (owner == (Class)0 || !atomic_load(&g_configured))
     return 0;
   int hooked = 0;
@@ -217,6 +222,7 @@ int lume_unlock_hooks_install_init_hook(Class owner) {
     Method method = class_getInstanceMethod(owner, sel);
     if (method != (Method)0 && method_getImplementation(method) != (IMP)hook_init_family_support) {
       g_init_original = method_getImplementation(method);
+      g_observer = observer;
       point_at_hook(owner, sel, (IMP)hook_init_family_support, method_getTypeEncoding(method));
       atomic_store(&g_init_hooked, 1);
       hooked = 1;

@@ -23,10 +23,15 @@ int lume_unlock_hooks_install_for_class(Class cls);
 /* lume_unlock_hooks_install_for_class(object_getClass(device)); 0 for nil. */
 int lume_unlock_hooks_install_for_object(id device);
 
-/* Hooks -initGPUFamilySupport on `owner` (the class that implements it, e.g. _MTLDevice) so every
- * device initialized through it gets its concrete class hooked after the original ran. Returns 1
- * when hooked (now or earlier), 0 when owner lacks the method. Thread-safe. */
-int lume_unlock_hooks_install_init_hook(Class owner);
+/* Told, once per device init, whether that device's class answers with the profile (1) or was
+ * left stock (0). Called before the original init runs. */
+typedef void (*lume_unlock_device_observer)(int installed);
+
+/* Swaps -initGPUFamilySupport on `owner` (the class that implements it: _MTLDevice) so that every
+ * device initialized through it gets its concrete class hooked BEFORE the original runs, as in the
+ * certified build. `observer` (may be NULL) hears each outcome. Returns 1 when swapped (now or
+ * earlier), 0 when owner lacks the method (the caller leaves the process stock). Thread-safe. */
+int lume_unlock_hooks_install_init_hook(Class owner, lume_unlock_device_observer observer);
 
 #ifdef __cplusplus
 }

@@ -1,10 +1,14 @@
 #define _GNU_SOURCE
 #include "runtime/inherit_guard.h"
 
+#include "policy/c_api.h"
+
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifdef __APPLE__
 static const char k_inject_env[] = "DYLD_INSERT_LIBRARIES";
@@ -82,3 +86,27 @@ void lume_unlock_remove_self_from_inject_env(void) {
   else
     setenv(k_inject_env, kept, 1);
 }
+
+#ifdef __APPLE__
+int lume_unlock_children_keep_injection(void) {
+  Dl_info info;
+  unsigned char head[4096]; /* a fat header and its slice table */
+  if (dladdr((const void*)&lume_unlock_children_keep_injection, &info) == 0 ||
+      info.dli_fname == NULL)
+    return 0;
+  const int fd = open(info.dli_fname, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  const ssize_t n = pread(fd, head, sizeof head, 0);
+  close(fd);
+  return n > 0 && lume_unlock_policy_carries_arm64_and_arm64e(head, (size_t)n);
+}
+#else
+int lume_unlock_children_keep_injection(void) {
+#ifdef LUME_UNLOCK_SHIM_STANDS_IN_FOR_UNIVERSAL
+  return 1;
+#else
+  return 0;
+#endif
+}
+#endif

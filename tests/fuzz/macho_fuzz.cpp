@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -31,8 +32,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   check(image.value().is_macho() != !image.value().other.empty());
   for (const char* platform : {"darwin-arm64", "linux-x86_64"}) {
     const macho::ShimTarget shim{platform, {platform[0] == 'd' ? "arm64" : "x86_64"}, true};
-    const macho::Verdict verdict = macho::judge_program(image.value(), shim);
-    check(verdict.refused() == !verdict.fix.empty());
+    // Without a guest version, and with one older than any minimum a program may name.
+    for (const auto& guest : {std::optional<std::string>(), std::optional<std::string>("0.1")}) {
+      const macho::Verdict verdict = macho::judge_program(image.value(), shim, guest);
+      check(verdict.refused() == !verdict.fix.empty());
+    }
   }
   return 0;
 }

@@ -169,6 +169,48 @@ TEST_F(CliAllow, AddShowsEachProgramsVerdictAndRefusesOneTheShimCannotEnter) {
   EXPECT_EQ(document["programs"][0]["archs"], "");
 }
 
+// llama.cpp's arm64 releases from b9428 on are built for macOS 26 and do not load on macOS 15: a
+// program whose minimum macOS is above the guest's is refused before anything is enabled.
+TEST_F(CliAllow, AProgramBuiltForANewerMacOSThanTheGuestsIsRefusedWithNothingEnabled) {
+  const auto facts = install(test::stand_in_bundle(work.path(), "not really a shim"));
+  ASSERT_TRUE(util::write_file_atomic(sim.dir() + "/macos-version", "15.7.8 24G824\n").ok());
+  // An x86_64 Mach-O linked for macOS 26.0: the slice guest-sim's linux-x86_64 shim has.
+  const std::string program = facts.home + "/Applications/llama-server";
+  fs::create_directories(facts.home + "/Applications");
+  fs::copy_file(std::string(LUME_UNLOCK_MACHO_FIXTURES) + "/x86_64-minos-26", program);
+  fs::permissions(program, fs::perms(0755));
+  const std::string support = facts.home + "/Library/Application Support/LumeUnlock";
+  const std::string agents = facts.home + "/Library/LaunchAgents";
+  auto before = run({"allow", "add", "vm1", "sleeper", "--program", "/bin/sleep", "--no-agent"});
+  ASSERT_EQ(before.exit_code, 0) << before.err;
+  const std::string guard = test::slurp(support + "/enabled-executables");
+  const std::string list = test::slurp(support + "/enablement.json");
+
+  for (const bool agent : {true, false}) {
+    std::vector<std::string> add = {"allow", "add", "vm1", "server", "--program", program};
+    if (!agent) {
+      add.push_back("--no-agent");
+    }
+    auto refused = run(add);
+    EXPECT_EQ(refused.exit_code, 6) << refused.err;
+    EXPECT_EQ(refused.err,
+              "lume-unlock: error: allow add 'server' in VM 'vm1': enablement entry 'server': "
+              "program '" +
+                  program +
+                  "' cannot be unlocked (needs-newer-macos): its x86_64 slice is built for macOS "
+                  "26.0 or later and the guest runs macOS 15.7.8, so dyld refuses to load it\n"
+                  "hint: use a newer guest image (macOS 26.0 or later), or a build of the "
+                  "program for macOS 15.7.8\n");
+    EXPECT_EQ(test::slurp(support + "/enabled-executables"), guard);
+    EXPECT_EQ(test::slurp(support + "/enablement.json"), list);
+    EXPECT_FALSE(fs::exists(agents + "/dev.lume-unlock.server.plist"));
+  }
+  // The same program on a macOS 26 guest loads.
+  fs::remove(sim.dir() + "/macos-version");
+  auto added = run({"allow", "add", "vm1", "server", "--program", program, "--no-agent"});
+  EXPECT_EQ(added.exit_code, 0) << added.err;
+}
+
 // guest-sim's Homebrew prefix: bin/hello is a relative link into the Cellar, as 'brew link'
 // makes it. The shim compares the executable's realpath, so the guard must list the Cellar path.
 TEST_F(CliAllow, ALinkedProgramIsGuardedByItsRealPathAndListedWithBoth) {

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Structural check of the darwin-arm64 entry of a built shim bundle (DESIGN §4.3, §4.5), without a
 # Mac: bundle.json names a shim and a probe for darwin-arm64 and lists their slices (arm64); the
-# shim is an arm64 dylib whose __interpose section binds Metal's two creation functions; the probe
+# shim is an arm64 dylib whose one entry point is its constructor swapping
+# -[_MTLDevice initGPUFamilySupport] (no __interpose section, no C function hooked, no dyld image
+# callback: DESIGN §4.2); the probe
 # is an arm64 executable that links Metal.framework and libobjc; both carry LC_CODE_SIGNATURE
 # (arm64 macOS runs nothing unsigned) and ask for macOS 13.0.
 # Usage: check_darwin_bundle.sh LLVM_OBJDUMP BUNDLE_DIR
@@ -65,14 +67,21 @@ check_common "$dylib" DYLIB "${system_libs[@]}"
 "$objdump" --macho --private-headers "$dylib" | grep -A2 'cmd LC_ID_DYLIB' |
   grep -q 'name @rpath/liblume-unlock-shim.dylib ' ||
   fail "install name is not @rpath/liblume-unlock-shim.dylib"
-"$objdump" --macho --section-headers "$dylib" | grep -q ' __interpose ' || fail "no __interpose section"
+sections=$("$objdump" --macho --section-headers "$dylib")
+! grep -q ' __interpose ' <<<"$sections" || fail "the shim has an __interpose section"
+grep -Eq ' (__mod_init_func|__init_offsets) ' <<<"$sections" || fail "the shim has no constructor"
 binds=$("$objdump" --macho --dyld-info "$dylib")
-for fn in _MTLCreateSystemDefaultDevice _MTLCopyAllDevices; do
-  grep -Eq "^__DATA +__interpose .* bind .* Metal +$fn\$" <<<"$binds" ||
-    fail "__interpose does not bind Metal $fn"
+for fn in _MTLCreateSystemDefaultDevice _MTLCopyAllDevices __dyld_register_func_for_add_image; do
+  ! grep -q " $fn\$" <<<"$binds" || fail "the shim binds $fn: only the private init may be its way in"
 done
-[ "$(grep -Ec '^__DATA +__interpose .* rebase ' <<<"$binds")" -eq 2 ] ||
-  fail "__interpose lacks its two replacements"
+# The constructor's swap: the class and selector by name, the runtime calls that swap the method.
+for fn in _objc_getClass _class_getInstanceMethod _method_setImplementation; do
+  grep -Eq " libobjc +$fn\$" <<<"$binds" || fail "the shim does not bind libobjc $fn"
+done
+for text in _MTLDevice initGPUFamilySupport; do
+  python3 -c 'import sys; sys.exit(b"\0" + sys.argv[2].encode() + b"\0" not in open(sys.argv[1], "rb").read())' \
+    "$dylib" "$text" || fail "the shim does not name $text"
+done
 "$objdump" --macho --exports-trie "$dylib" | grep -q '_lume_unlock_shim_state' ||
   fail "lume_unlock_shim_state is not exported"
 # The same policy code as the Linux .so: its C interface is linked in.
@@ -88,4 +97,5 @@ probe_binds+=$("$objdump" --macho --dyld-info "$probe" 2>/dev/null || true)
 for fn in _MTLCreateSystemDefaultDevice _MTLCopyAllDevices _sel_registerName; do
   grep -q "$fn" <<<"$probe_binds" || fail "the probe does not bind $fn"
 done
-echo "check_darwin_bundle: $shim_rel and $probe_rel are arm64, signed, and link Metal and libobjc"
+echo "check_darwin_bundle: $shim_rel and $probe_rel are arm64, signed, and link Metal and libobjc;" \
+  "the shim's one way in is its constructor's initGPUFamilySupport swap"

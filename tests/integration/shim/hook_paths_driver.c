@@ -1,7 +1,7 @@
 /* Test driver for the shim's hook paths that the probe cannot reach. It links no Metal library:
  * it dlopens libMetalEmu after start, so under LD_PRELOAD the shim meets _MTLDevice only through
- * GNU's _objc_load_callback, and it makes devices with the emulator's own constructors, which the
- * shim does not interpose, so only the initGPUFamilySupport path can hook them.
+ * GNU's _objc_load_callback, and it makes devices with the emulator's own constructors, so the
+ * initGPUFamilySupport swap is the only way in (as on macOS, where it is the only entry point).
  * Usage: hook_paths_driver LIBMETALEMU. Prints one "name=value" line per fact. */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #include "runtime/objc_call.h"
@@ -13,6 +13,7 @@
 
 typedef id (*new_device_fn)(void);
 typedef unsigned long (*count_fn)(void);
+typedef void (*seen_at_init_fn)(id, unsigned long*, unsigned long*);
 typedef BOOL (*supports_fn)(id, SEL, long);
 typedef unsigned long (*ulong_fn)(id, SEL);
 typedef uint64_t (*u64_fn)(id, SEL);
@@ -69,8 +70,10 @@ int main(int argc, char** argv) {
   g_new_paravirtual = (new_device_fn)dlsym(emu, "MTLEmuNewParavirtualDevice");
   new_device_fn new_sibling = (new_device_fn)dlsym(emu, "MTLEmuNewSiblingDevice");
   count_fn init_count = (count_fn)dlsym(emu, "MTLEmuFamilySupportInitCount");
+  seen_at_init_fn seen_at_init = (seen_at_init_fn)dlsym(emu, "MTLEmuAnswersSeenAtInit");
   Class base = objc_getClass("_MTLDevice");
-  if (g_new_paravirtual == NULL || new_sibling == NULL || init_count == NULL || base == (Class)0) {
+  if (g_new_paravirtual == NULL || new_sibling == NULL || init_count == NULL ||
+      seen_at_init == NULL || base == (Class)0) {
     fprintf(stderr, "hook_paths_driver: libMetalEmu lacks what this driver needs\n");
     return 1;
   }
@@ -80,6 +83,11 @@ int main(int argc, char** argv) {
   id paravirtual = g_new_paravirtual();
   printf("init_count=%lu\n", init_count());
   print_device("paravirtual", paravirtual);
+  /* What the private init read from the device while it ran: hooks in place before it, or not. */
+  unsigned long family_at_init = 0, memory_at_init = 0;
+  seen_at_init(paravirtual, &family_at_init, &memory_at_init);
+  printf("paravirtual.family_at_init=%lu\n", family_at_init);
+  printf("paravirtual.memory_at_init=%lu\n", memory_at_init);
 
   /* A sibling class: its methods are _MTLDevice's, which the shim must not have rewritten. */
   id sibling = new_sibling();
@@ -114,10 +122,9 @@ int main(int argc, char** argv) {
   }
   printf("threads_ok=%d\n", threads_ok);
 
-  /* Last, a class that already dispatched messages gets hooked late: a device from the
-   * (interposed, when the shim is preloaded) creation function. Run with
-   * LUME_METAL_EMU_CREATES=sibling, it is of the sibling's class, so the earlier sibling
-   * instance must now see the hooked answers too. */
+  /* Last, a device from the public creation function. Run with LUME_METAL_EMU_CREATES=sibling
+   * it is of the sibling's class, whose own init never reaches _MTLDevice's: no C function is
+   * hooked, so it and the earlier sibling instance stay stock. */
   new_device_fn create = (new_device_fn)dlsym(RTLD_DEFAULT, "MTLCreateSystemDefaultDevice");
   if (create != NULL) {
     print_device("created", create());

@@ -44,6 +44,17 @@ TEST(ProbeCheck, TheSafeProfilePassesAndListsTheChangedAppleFamilies) {
   EXPECT_EQ(verdict.unlocked_threadgroup_memory, 65536u);
 }
 
+TEST(ProbeCheck, AMissingPrivateInitIsNamedWithWhatItMeans) {
+  json unlocked = probe(1005, 32768, "inert");
+  unlocked["shim"]["reason"] = "private_init_missing";
+  const auto verdict = judge_probe(k_stock, unlocked, {1009, 65536});
+  ASSERT_EQ(verdict.problems.size(), 6u);
+  EXPECT_EQ(verdict.problems[4],
+            "the shim is inert in the unlocked probe run (private_init_missing): this macOS has "
+            "no -[_MTLDevice initGPUFamilySupport], the one way in of the certified build, so the "
+            "shim leaves the device stock");
+}
+
 TEST(ProbeCheck, EachBrokenRuleIsOneNamedProblem) {
   struct Case {
     const char* name;
@@ -88,6 +99,24 @@ TEST(ProbeCheck, RequirePassIsAVerificationErrorNamingTheFirstProblem) {
   EXPECT_TRUE(
       require_probe_pass(judge_probe(k_stock, probe(1009, 65536, "active"), {1009, 65536}), "vm1")
           .ok());
+}
+
+TEST(ProbeCheck, AnExternalShimIsJudgedByTheDevicesAnswersNotItsState) {
+  // Upstream's dylib exports no lume_unlock_shim_state: the probe says "absent" while loaded.
+  const auto loaded = judge_probe(k_stock, probe(1009, 65536, "absent"), {1009, 65536}, false);
+  EXPECT_TRUE(loaded.ok()) << loaded.problems.front();
+  EXPECT_EQ(loaded.changed_families, (std::vector<std::string>{"1006", "1007", "1008", "1009"}));
+  // Not loaded at all: the stock answers fail it, and no claim about a state is made.
+  const auto missing = judge_probe(k_stock, probe(1005, 32768, "absent"), {1009, 65536}, false);
+  EXPECT_EQ(missing.problems,
+            (std::vector<std::string>{
+                "Apple family 1006 answered false with the shim (expected true through 1009)",
+                "Apple family 1007 answered false with the shim (expected true through 1009)",
+                "Apple family 1008 answered false with the shim (expected true through 1009)",
+                "Apple family 1009 answered false with the shim (expected true through 1009)",
+                "max_threadgroup_memory is 32768 with the shim (expected at least 65536)"}));
+  // Our own shim still has to say it is active.
+  EXPECT_FALSE(judge_probe(k_stock, probe(1009, 65536, "absent"), {1009, 65536}).ok());
 }
 
 TEST(ProbeCheck, NoDocumentIsAProblem) {

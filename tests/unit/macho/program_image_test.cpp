@@ -192,6 +192,62 @@ TEST(MachoProgramImage, HostileHeadersAreErrorsThatSayWhatDoesNotFit) {
   expect_error(liar, "in the fat header but");
 }
 
+// ld64.lld -platform_version macos 26.0 writes LC_BUILD_VERSION minos 26.0 (as llama.cpp's arm64
+// releases carry from b9428 on); the 13.0 programs, patched to the older LC_VERSION_MIN_MACOSX,
+// keep 13.0; a slice with neither names no minimum.
+TEST(MachoProgramImage, TheMinimumMacOSOfEitherLoadCommandIsRead) {
+  const struct {
+    const char* file;
+    std::uint32_t min_macos;
+  } rows[] = {{"arm64", 0x0d0000},
+              {"arm64-minos-26", 0x1a0000},
+              {"x86_64-minos-26", 0x1a0000},
+              {"x86_64-version-min", 0x0d0000}};
+  for (const auto& row : rows) {
+    const ProgramImage image = read_ok(macho_fixture(row.file));
+    ASSERT_EQ(image.slices.size(), 1u) << row.file;
+    EXPECT_EQ(image.slices[0].min_macos, std::optional<std::uint32_t>(row.min_macos)) << row.file;
+  }
+  const ProgramImage fat = read_ok(macho_fixture("fat-arm64-x86_64"));
+  EXPECT_EQ(fat.slices[1].min_macos, std::optional<std::uint32_t>(0x0d0000));
+
+  // A bare 64-bit header with no load commands: no minimum.
+  std::string bare(32, '\0');
+  put32le(bare, 0, 0xfeedfacf);
+  put32le(bare, 4, k_cpu_type_arm64);
+  put32le(bare, 12, 2);
+  const ProgramImage neither = read_ok(bare);
+  ASSERT_EQ(neither.slices.size(), 1u);
+  EXPECT_FALSE(neither.slices[0].min_macos);
+
+  // LC_BUILD_VERSION of another platform (2, iOS) names no macOS minimum; a short one is an error.
+  std::string ios = macho_fixture("arm64-minos-26");
+  const std::size_t at = ios.find(std::string("\x32\0\0\0\x20\0\0\0", 8));
+  ASSERT_NE(at, std::string::npos);
+  put32le(ios, at + 8, 2);
+  EXPECT_FALSE(read_ok(ios).slices[0].min_macos);
+  std::string short_command = macho_fixture("arm64-minos-26");
+  put32le(short_command, at + 4, 16);
+  auto image = read_program_image(read_from_bytes(short_command));
+  ASSERT_FALSE(image.ok());
+  EXPECT_NE(image.error().message().find("LC_BUILD_VERSION has size 16, too small"),
+            std::string::npos)
+      << image.error().message();
+}
+
+TEST(MachoProgramImage, VersionsArePackedAsNumbersAndPrintedAsOtoolDoes) {
+  EXPECT_EQ(parse_version("26"), parse_version("26.0.0"));
+  EXPECT_EQ(parse_version("15.7.2"), std::optional<std::uint32_t>(0x0f0702));
+  EXPECT_GT(*parse_version("26.0"), *parse_version("15.7.2"));
+  EXPECT_GT(*parse_version("10.15"), *parse_version("10.9.5"));
+  for (const char* bad : {"", "26.", ".1", "26.x", "1.2.3.4", "26.256", "65536", "-1", "26 "}) {
+    EXPECT_FALSE(parse_version(bad)) << bad;
+  }
+  EXPECT_EQ(format_version(0x1a0000), "26.0");
+  EXPECT_EQ(format_version(0x0d0300), "13.3");
+  EXPECT_EQ(format_version(0x1a0502), "26.5.2");
+}
+
 TEST(MachoProgramImage, ErrorsOfTheSourcePassThrough) {
   const ReadAt failing = [](std::uint64_t, std::size_t) -> Result<std::string> {
     return Error(ErrorCategory::guest, "reading '/x' from vm1", "connection lost");

@@ -96,5 +96,35 @@ TEST(MachoVerdict, TheTextSaysWhatWasFoundAndWhatToDo) {
       judge_program(read_program_image(read_from_bytes(bytes)).value(), signed_shim).refused());
 }
 
+// A slice built for a newer macOS than the guest runs cannot load: refused on either platform,
+// before its signature is looked at, with both versions; compared as numbers.
+TEST(MachoVerdict, AProgramBuiltForANewerMacOSThanTheGuestsIsRefused) {
+  auto judge = [](const std::string& file, const ShimTarget& shim, const char* guest) {
+    const std::string bytes = test::macho_fixture(file);
+    const auto image = read_program_image(read_from_bytes(bytes));
+    return judge_program(
+        image.value(), shim, guest != nullptr ? std::optional<std::string>(guest) : std::nullopt);
+  };
+  const Verdict refused = judge("arm64-minos-26", k_darwin, "15.7.2");
+  EXPECT_EQ(verdict_name(refused.kind), std::string("needs-newer-macos"));
+  EXPECT_EQ(refused.slice, "arm64");
+  EXPECT_EQ(refused.why,
+            "its arm64 slice is built for macOS 26.0 or later and the guest runs macOS 15.7.2, "
+            "so dyld refuses to load it");
+  EXPECT_EQ(refused.fix,
+            "use a newer guest image (macOS 26.0 or later), or a build of the program for macOS "
+            "15.7.2");
+  EXPECT_TRUE(judge("x86_64-minos-26", k_linux, "15.7.2").refused());
+  EXPECT_TRUE(judge("x86_64-version-min", k_linux, "12.7").refused());
+  EXPECT_FALSE(judge("x86_64-version-min", k_linux, "13").refused()) << "13 == 13.0";
+  EXPECT_FALSE(judge("arm64-minos-26", k_darwin, "26").refused()) << "26 == 26.0.0";
+  EXPECT_FALSE(judge("arm64-minos-26", k_darwin, "26.5.2").refused());
+  // Without a version (not macOS, or not read), or one that is not a version: no check.
+  EXPECT_FALSE(judge("arm64-minos-26", k_darwin, nullptr).refused());
+  EXPECT_FALSE(judge("arm64-minos-26", k_darwin, "unknown").refused());
+  // The order: the slice first (an x86_64-only program is the wrong architecture on arm64).
+  EXPECT_EQ(judge("x86_64-minos-26", k_darwin, "15.7.2").kind, VerdictKind::wrong_architecture);
+}
+
 } // namespace
 } // namespace lume_unlock::macho

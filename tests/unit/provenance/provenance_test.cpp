@@ -28,7 +28,8 @@ Provenance full_record() {
            std::string(64, 'b')}},
       "ghcr.io/acme/lume-unlock-shim@sha256:" + std::string(64, 'e'),
       "sha256:" + std::string(64, 'e'),
-      "sha256:" + std::string(64, 'f')};
+      "sha256:" + std::string(64, 'f'),
+      std::nullopt};
   r.enablement = std::vector<EnablementRecord>{{"llama-server",
                                                 "/opt/llama.cpp/bin/llama-server",
                                                 true,
@@ -93,6 +94,25 @@ TEST(Provenance, RoundTripsThroughJson) {
   auto parsed = parse_provenance(to_json(full_record()).dump());
   ASSERT_TRUE(parsed.ok()) << parsed.error().message();
   EXPECT_TRUE(same(parsed.value(), full_record()));
+}
+
+TEST(Provenance, AnExternalShimRoundTripsAndNeedsBothFields) {
+  Provenance record = full_record();
+  record.shim->external = FileHash{"dist/LumeMetalCapabilities-arm64.dylib", std::string(64, 'b')};
+  const nlohmann::json json = to_json(record);
+  EXPECT_EQ(json["shim"]["external"],
+            nlohmann::json({{"dylib", "dist/LumeMetalCapabilities-arm64.dylib"},
+                            {"sha256", std::string(64, 'b')}}));
+  auto parsed = parse_provenance(json.dump());
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  EXPECT_TRUE(same(parsed.value(), record));
+  EXPECT_FALSE(to_json(full_record())["shim"].contains("external"));
+  nlohmann::json half = json;
+  half["shim"]["external"].erase("sha256");
+  auto refused = provenance_from_json(half);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message(),
+            "invalid provenance record: 'shim.external.sha256' is missing");
 }
 
 TEST(Provenance, EnablementOriginRoundTripsAndOlderRecordsWithoutItAreRecipeEntries) {

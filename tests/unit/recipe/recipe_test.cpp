@@ -126,6 +126,9 @@ TEST(Recipe, RejectsBadInputWithFileLineAndColumn) {
        "program: /b}\n",
        "r.yaml:4:12: enablement entry 'x': name is used twice (entries 1 and 2) | hint: give every "
        "entry its own name"},
+      {"not a macOS version",
+       "source: {image: a.io/b/c:1, macos: 26.5.x}\n",
+       "r.yaml:1:36: source.macos: '26.5.x' is not a macOS version (26.5.2)"},
       {"invalid yaml", "source: [\n", "r.yaml:2:1: invalid YAML: end of sequence flow not found"},
   };
   for (const auto& c : cases) {
@@ -182,6 +185,7 @@ void expect_published_run(const std::string& file,
   EXPECT_EQ(r.value().source.image,
             "ghcr.io/trycua/macos-tahoe-cua:26.5.2@sha256:"
             "ed1783e80e08e888889b54a8c0387105a37fbcfc995079f76db48e2280081487");
+  EXPECT_EQ(r.value().source.macos, "26.5.2") << "the macOS of that image";
   EXPECT_EQ(r.value().vm.cpu, 8);
   EXPECT_EQ(r.value().vm.memory_bytes, 16ULL << 30);
   EXPECT_EQ(r.value().shim.profile, (enablement::Profile{1009, 65536}));

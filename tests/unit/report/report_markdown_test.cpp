@@ -53,6 +53,24 @@ TEST(ReportMarkdown, WithoutABenchSaysSoAndStillListsTheShim) {
   EXPECT_NE(md.find("liblume-unlock-shim.dylib` | `" + std::string(64, 'b') + "` |"),
             std::string::npos);
   EXPECT_EQ(md.find("speedup.svg"), std::string::npos);
+  EXPECT_NE(md.find("| shim that ran | lume-unlock shim " + std::string(64, 'b') + " |\n"),
+            std::string::npos)
+      << md;
+}
+
+TEST(ReportMarkdown, TheCertifiedUpstreamBuildIsNamedAsSuch) {
+  ReportInputs inputs;
+  inputs.record = composed_record(false);
+  const std::string certified = "515b9d84ab67e86d959282e95c194a5ad8a947261514b947d6f7483c57797b31";
+  inputs.record.shim->files->front().sha256 = certified;
+  inputs.record.shim->external =
+      provenance::FileHash{"dist/LumeMetalCapabilities-arm64.dylib", certified};
+  const nlohmann::json report = build_report(inputs);
+  EXPECT_EQ(report["shim"]["ran"], "certified upstream build 515b9d84…");
+  EXPECT_EQ(report["shim"]["external"]["dylib"], "dist/LumeMetalCapabilities-arm64.dylib");
+  EXPECT_NE(render_report_markdown(report).find(
+                "| shim that ran | certified upstream build 515b9d84… |\n"),
+            std::string::npos);
 }
 
 } // namespace

@@ -30,7 +30,7 @@ TEST(ParseConfig, CeilingMustBeAnAppleFamilyFrom1001To1999) {
       {"1009 ", Reason::apple_family_max_malformed, 0},
       {"+1009", Reason::apple_family_max_malformed, 0},
       {"18446744073709551616", Reason::apple_family_max_malformed, 0},
-      {"", Reason::apple_family_max_malformed, 0},
+      {"", Reason::apple_family_max_unset, 0}, // empty counts as unset, as in the certified build
       {"apple9", Reason::apple_family_max_malformed, 0},
   };
   for (const CeilingCase& c : cases) {
@@ -59,7 +59,7 @@ TEST(ParseConfig, ThreadgroupMemoryDefaultsTo65536AndAcceptsHex) {
 }
 
 TEST(ParseConfig, MalformedThreadgroupMemoryMakesTheShimInert) {
-  for (const char* text : {"", "64k", " 65536", "-1", "18446744073709551616"}) {
+  for (const char* text : {"64k", " 65536", "-1", "18446744073709551616"}) {
     Environment env = with_ceiling("1009");
     env.max_threadgroup_memory = text;
     EXPECT_EQ(parse_config(env).reason, Reason::max_threadgroup_memory_malformed) << text;
@@ -76,11 +76,21 @@ TEST(ParseConfig, WorkingSetIsRaisedOnlyWhenSet) {
 }
 
 TEST(ParseConfig, MalformedWorkingSetMakesTheShimInert) {
-  for (const char* text : {"", "12GB", "1e10", "0x"}) {
+  for (const char* text : {"12GB", "1e10", "0x"}) {
     Environment env = with_ceiling("1009");
     env.recommended_working_set = text;
     EXPECT_EQ(parse_config(env).reason, Reason::working_set_size_malformed) << text;
   }
+}
+
+TEST(ParseConfig, EmptyOptionalVariablesAreUnset) {
+  Environment env = with_ceiling("1009");
+  env.max_threadgroup_memory = "";
+  env.recommended_working_set = "";
+  const ConfigResult result = parse_config(env);
+  EXPECT_EQ(result.reason, Reason::active);
+  EXPECT_EQ(result.profile.max_threadgroup_memory, k_default_max_threadgroup_memory);
+  EXPECT_FALSE(result.profile.recommended_working_set.has_value());
 }
 
 TEST(ParseConfig, TheCeilingIsCheckedBeforeTheLimits) {
@@ -114,6 +124,8 @@ TEST(Reason, NamesAndDescriptionsAreStable) {
   EXPECT_STREQ(reason_name(Reason::disabled), "disabled");
   EXPECT_STREQ(reason_name(Reason::apple_family_max_out_of_range), "apple_family_max_out_of_range");
   EXPECT_STREQ(reason_name(Reason::executable_not_enabled), "executable_not_enabled");
+  EXPECT_STREQ(reason_name(Reason::private_init_missing), "private_init_missing");
+  EXPECT_STREQ(reason_name(Reason::device_hooks_incomplete), "device_hooks_incomplete");
   EXPECT_STREQ(reason_name(static_cast<Reason>(999)), "unknown");
   EXPECT_STREQ(reason_description(Reason::apple_family_max_out_of_range),
                "LUME_METAL_APPLE_FAMILY_MAX must be 1001..1999");

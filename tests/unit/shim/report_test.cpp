@@ -61,7 +61,7 @@ TEST(ProbeReport, StockGuestJsonMatchesTheContract) {
   EXPECT_EQ(
       render_json(stock_guest()),
       R"({"process":"lume-unlock-probe","arch":"arm64",)"
-      R"("shim":{"state":"absent","reason":"not_loaded","apple_family_max":null,"max_threadgroup_memory":null},)"
+      R"("shim":{"state":"absent","reason":"not_loaded","apple_family_max":null,"max_threadgroup_memory":null,"children":null},)"
       R"("device":"Apple Paravirtual device",)"
       R"("families":{"1001":true,"1002":true,"1003":true,"1004":true,"1005":true,"1006":false,)"
       R"("1007":false,"1008":false,"1009":false,"1010":false,"2001":false,"2002":false,"3001":true,)"
@@ -77,7 +77,7 @@ TEST(ProbeReport, UnlockedGuestDerivesLlamaCppFlagsButNotResidencySets) {
   EXPECT_EQ(
       doc["shim"],
       nlohmann::json::parse(
-          R"({"state":"active","reason":"active","apple_family_max":1009,"max_threadgroup_memory":65536})"));
+          R"({"state":"active","reason":"active","apple_family_max":1009,"max_threadgroup_memory":65536,"children":null})"));
   EXPECT_EQ(doc["llama_cpp"],
             nlohmann::json::parse(
                 R"({"simdgroup_reduction":true,"simdgroup_matrix":true,"bfloat":true})"));
@@ -135,6 +135,25 @@ TEST(ProbeReport, ShimStatusFromTheExportedState) {
   EXPECT_EQ(a.state, ShimState::active);
   EXPECT_EQ(a.apple_family_max, std::optional<std::uint64_t>(1007));
   EXPECT_EQ(a.max_threadgroup_memory, std::optional<std::uint64_t>(32768));
+  EXPECT_FALSE(a.children_inherit.has_value()); // a version 1 state does not say
+
+  active.version = 2;
+  active.children_inherit = 1;
+  EXPECT_EQ(shim_status_from(&active).children_inherit, std::optional<bool>(true));
+  active.children_inherit = 0;
+  EXPECT_EQ(shim_status_from(&active).children_inherit, std::optional<bool>(false));
+}
+
+TEST(ProbeReport, ChildrenRuleIsNamed) {
+  Report r = unlocked_guest();
+  r.shim.children_inherit = true;
+  EXPECT_EQ(nlohmann::json::parse(render_json(r))["shim"]["children"], "inherit");
+  EXPECT_NE(render_text(r).find("shim: active (appleFamilyMax=1009 maxThreadgroupMemory=65536); "
+                                "children inherit it\n"),
+            std::string::npos);
+  r.shim.children_inherit = false;
+  EXPECT_EQ(nlohmann::json::parse(render_json(r))["shim"]["children"], "removed");
+  EXPECT_NE(render_text(r).find("; children start without it\n"), std::string::npos);
 }
 
 TEST(ProbeReport, TextNamesEveryFact) {
