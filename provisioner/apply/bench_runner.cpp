@@ -11,8 +11,6 @@
 
 namespace lume_unlock::apply {
 
-namespace {
-
 /// The last `count` non-empty lines of `text`, joined with "; ".
 std::string last_lines(const std::string& text, std::size_t count) {
   std::vector<std::string> lines;
@@ -80,6 +78,8 @@ Result<guest::CommandResult> run_reporting(guest::GuestSession& session,
                                true});
   return result;
 }
+
+namespace {
 
 Result<BenchSide> run_side(guest::GuestSession& session,
                            const std::string& command,

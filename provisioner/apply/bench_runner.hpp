@@ -14,6 +14,17 @@
 
 namespace lume_unlock::apply {
 
+/// The last `count` non-empty lines of `text`, joined with "; " ("it printed nothing on stderr"
+/// for none): what a failed run's error quotes.
+std::string last_lines(const std::string& text, std::size_t count);
+
+/// Runs `command`, reporting the elapsed seconds to `progress` once a second ("bench", detail
+/// "LABEL, 12 s") while the session blocks, and a finished event when it ends.
+Result<guest::CommandResult> run_reporting(guest::GuestSession& session,
+                                           const std::string& command,
+                                           const std::string& label,
+                                           const util::ProgressCallback& progress);
+
 /// "-m MODEL -p 512 -n 128 -r 3 -o json": the words appended to the entry's own arguments.
 std::vector<std::string> llama_bench_arguments(const verify::BenchRequest& request);
 

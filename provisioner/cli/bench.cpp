@@ -18,6 +18,8 @@ namespace {
 struct BenchCommandOptions {
   pipeline::BenchOptions bench;
   std::string host_json;
+  std::string host_perplexity;
+  std::string max_perplexity_drift;
   bool host_run = false;
   std::string min_speedup;
   std::string min_host_ratio;
@@ -34,6 +36,17 @@ void run_bench_command(BenchCommandOptions& options, Context& context, int& exit
     bench.thresholds.min_host_ratio =
         verify::parse_min_host_ratio(options.min_host_ratio, "bench --min-host-ratio")
             .value_or_throw();
+  }
+  if (!options.max_perplexity_drift.empty()) {
+    bench.max_perplexity_drift =
+        verify::parse_perplexity_drift(options.max_perplexity_drift, "bench --max-perplexity-drift")
+            .value_or_throw();
+  }
+  bench.max_perplexity_drift_name = "--max-perplexity-drift";
+  if (!options.host_perplexity.empty()) {
+    auto host = read_host_perplexity(options.host_perplexity).value_or_throw();
+    bench.host_perplexity = std::move(host.run);
+    bench.host_perplexity_output = std::move(host.output);
   }
   // The host's figures come first: a bad file or a refused --host-run costs no guest run.
   if (!options.host_json.empty()) {
@@ -72,6 +85,8 @@ void run_bench_command(BenchCommandOptions& options, Context& context, int& exit
       context.out << ", host " << outcome.record["host_chip"].get<std::string>();
     }
     context.out << "\n" << verify::render_bench_table(outcome.rows);
+    const std::string perplexity = verify::perplexity_phrase(outcome.record["perplexity"]);
+    context.out << (perplexity.empty() ? "perplexity: no figure" : perplexity) << "\n";
     context.out << "unlocked run's Metal log: "
                 << verify::verdict_name(outcome.unlocked_log.verdict)
                 << " (stock run: " << verify::verdict_name(outcome.stock_log.verdict) << ")\n"
@@ -105,7 +120,10 @@ void register_bench(CLI::App& app, Context& context, int& exit_code) {
       "everything in the VM's provenance record (guest and host; 'status' shows it). -v lets\n"
       "ggml-metal's failure lines reach stderr (llama-bench silences ggml without it). Exits 6\n"
       "when a threshold is missed or the unlocked run's log says broken, shim-inactive, stock\n"
-      "or unsafe-profile, naming each figure that fell short and Metal's failure line.");
+      "or unsafe-profile, naming each figure that fell short and Metal's failure line. Then runs\n"
+      "the llama-perplexity entry on a fixed text, on the CPU (-ngl 0) and unlocked on the GPU,\n"
+      "same -c/-b: exits 6 when the GPU's perplexity drifts from the CPU's by more than\n"
+      "--max-perplexity-drift, or a run prints no 'Final estimate'.");
   command->add_option("name", options->bench.vm, "The Lume VM")->required();
   command->add_option("--model", options->bench.request.model, "The model file's path in the guest")
       ->required();
@@ -135,6 +153,18 @@ void register_bench(CLI::App& app, Context& context, int& exit_code) {
   auto* host_run = command->add_flag(
       "--host-run", options->host_run, "Run llama-bench on this Mac too (macOS only)");
   host_json->excludes(host_run);
+  command->add_option("--host-perplexity",
+                      options->host_perplexity,
+                      "The host's llama-perplexity output (2>&1) on the shipped text");
+  command
+      ->add_option("--perplexity-entry",
+                   options->bench.perplexity_entry,
+                   "The enablement entry that runs llama-perplexity")
+      ->capture_default_str();
+  command->add_option("--max-perplexity-drift",
+                      options->max_perplexity_drift,
+                      "Fail (exit 6) when the GPU's perplexity drifts further from the CPU's "
+                      "(default 0.02: 2%)");
   command->add_option("--min-speedup", options->min_speedup, "Fail (exit 6) below this speedup");
   command->add_option("--min-host-ratio",
                       options->min_host_ratio,

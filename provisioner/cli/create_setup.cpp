@@ -22,8 +22,8 @@ namespace {
 
 /// $LUME_UNLOCK_TEST_PROBE_ENV ("K=V[,K=V]…"): extra environment for the unlocked probe run,
 /// for tests that need a shim that stays inert. Not a user feature.
-/// --bench: the recipe's bench: block as the pipeline runs it, its host_json read now, so a
-/// missing block or a bad file costs nothing.
+/// --bench: the recipe's bench: block as the pipeline runs it, its host_json and host_perplexity
+/// read now, so a missing block or a bad file costs nothing.
 std::optional<pipeline::BenchOptions> recipe_bench(const CreateSetup& setup,
                                                    const std::optional<recipe::Recipe>& recipe) {
   if (!setup.bench) {
@@ -50,6 +50,17 @@ std::optional<pipeline::BenchOptions> recipe_bench(const CreateSetup& setup,
     bench.host = tests.value().tests;
     bench.host_json = tests.value().json;
     bench.host_source = "recipe bench.host_json " + *host;
+  }
+  if (const auto host = recipe::bench_host_perplexity_file(*recipe).value_or_throw()) {
+    auto read = read_host_perplexity(*host);
+    if (!read.ok()) {
+      throw Error(ErrorCategory::usage,
+                  "recipe '" + recipe->path + "' field 'bench.host_perplexity'",
+                  read.error().why(),
+                  read.error().hint());
+    }
+    bench.host_perplexity = std::move(read.value().run);
+    bench.host_perplexity_output = std::move(read.value().output);
   }
   return bench;
 }

@@ -34,6 +34,25 @@ Result<HostBench> read_host_bench(const std::string& path) {
   return HostBench{std::move(text.value()), std::move(parsed.value())};
 }
 
+Result<HostPerplexity> read_host_perplexity(const std::string& path) {
+  const std::string what = "bench --host-perplexity " + util::quote_for_message(path);
+  const std::string hint =
+      "run 'llama-perplexity -m MODEL -f share/lume-unlock/perplexity-text.txt -c " +
+      std::to_string(verify::k_perplexity_context) + " -b " +
+      std::to_string(verify::k_perplexity_batch) +
+      " > host-perplexity.txt 2>&1' on the host (the text installed with lume-unlock) and pass "
+      "that file";
+  auto text = util::read_input_file(path, 1 << 20, "the host's llama-perplexity output");
+  if (!text.ok()) {
+    return Error(ErrorCategory::usage, what, text.error().message(), hint);
+  }
+  auto run = verify::parse_llama_perplexity(text.value(), text.value());
+  if (!run.estimate) {
+    return Error(ErrorCategory::usage, what, "it has no 'Final estimate: PPL = …' line", hint);
+  }
+  return HostPerplexity{std::move(text.value()), std::move(run)};
+}
+
 Result<HostBench> run_host_bench(const verify::BenchRequest& request) {
 #ifdef __APPLE__
   struct stat info {};

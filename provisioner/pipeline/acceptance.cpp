@@ -85,7 +85,12 @@ StepCommand bench_command(const StepInputs& in) {
                                       "-n",
                                       std::to_string(spec.request.gen),
                                       "-r",
-                                      std::to_string(spec.request.repetitions)};
+                                      std::to_string(spec.request.repetitions),
+                                      "--perplexity-entry",
+                                      spec.perplexity_entry};
+  if (spec.max_perplexity_drift) {
+    append(command, {"--max-perplexity-drift", number(*spec.max_perplexity_drift)});
+  }
   if (spec.thresholds.min_speedup) {
     append(command, {"--min-speedup", number(*spec.thresholds.min_speedup)});
   }
@@ -96,6 +101,9 @@ StepCommand bench_command(const StepInputs& in) {
   if (auto host_json = recipe::bench_host_json_file(in.recipe);
       host_json.ok() && host_json.value()) {
     append(command, {"--host-json", *host_json.value()});
+  }
+  if (auto host = recipe::bench_host_perplexity_file(in.recipe); host.ok() && host.value()) {
+    append(command, {"--host-perplexity", *host.value()});
   }
   append(command, in.options.connection_args);
   return lume_unlock(in.options, command);

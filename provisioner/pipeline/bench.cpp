@@ -46,6 +46,8 @@ BenchOptions bench_options_from_recipe(const recipe::BenchSpec& spec) {
   options.request = spec.request;
   options.thresholds = spec.thresholds;
   options.published = spec.published;
+  options.perplexity_entry = spec.perplexity_entry;
+  options.max_perplexity_drift = spec.max_perplexity_drift;
   return options;
 }
 
@@ -56,7 +58,7 @@ std::string describe_bench(const BenchOptions& options) {
                      " -n " + std::to_string(r.gen) + " -r " + std::to_string(r.repetitions);
   const verify::BenchThresholds& t = options.thresholds;
   if (t.empty()) {
-    text += ", no gate but the Metal log";
+    text += ", no speed gate but the Metal log";
   } else {
     text += ", gate";
     if (t.min_speedup) {
@@ -67,6 +69,10 @@ std::string describe_bench(const BenchOptions& options) {
               verify::format_host_ratio(t.min_host_ratio);
     }
   }
+  text +=
+      "; perplexity with entry " + util::quote_for_message(options.perplexity_entry) + " within " +
+      compact(100 * options.max_perplexity_drift.value_or(verify::k_default_max_perplexity_drift)) +
+      "% of the CPU's";
   if (options.host_source) {
     text += ", host figures from " + *options.host_source;
   }
@@ -135,6 +141,11 @@ std::string bench_summary(const nlohmann::json& record) {
     if (test.contains("host_ratio") && test["host_ratio"].is_number()) {
       out += " " + fixed(test["host_ratio"].get<double>() * 100, 1) + "% of host";
     }
+  }
+  const std::string perplexity =
+      record.contains("perplexity") ? verify::perplexity_phrase(record["perplexity"]) : "";
+  if (!perplexity.empty()) {
+    out += (out.empty() ? "" : ", ") + perplexity;
   }
   std::string detail;
   if (record.contains("log") && record["log"].is_object() &&
@@ -211,6 +222,13 @@ oci::Annotations bench_annotations(const nlohmann::json& record) {
   if (record.contains("passed") && record["passed"].is_boolean()) {
     out[prefix + "passed"] = record["passed"].get<bool>() ? "true" : "false";
   }
+  const nlohmann::json perplexity = record.value("perplexity", nlohmann::json());
+  for (const char* side : {"stock", "unlocked", "host"}) {
+    if (perplexity.is_object() && perplexity.contains(side) && perplexity[side].is_object() &&
+        perplexity[side].value("estimate", nlohmann::json()).is_number()) {
+      out[prefix + "perplexity." + side] = fixed(perplexity[side]["estimate"].get<double>(), 4);
+    }
+  }
   const std::string summary = bench_summary(record);
   if (!summary.empty()) {
     out[prefix + "summary"] = summary;
@@ -218,46 +236,47 @@ oci::Annotations bench_annotations(const nlohmann::json& record) {
   return out;
 }
 
-Result<BenchOutcome> run_bench(guest::GuestSession& session,
-                               const BenchOptions& options,
-                               const util::ProgressCallback& progress) {
-  const std::string what = "bench of VM " + util::quote_for_message(options.vm);
-  LUME_UNLOCK_TRY_ASSIGN(auto view, apply::read_guest_enablement(session, options.vm));
-  const enablement::EnablementEntry* entry = view.list.find(options.entry);
-  if (entry == nullptr) {
-    const auto suggestion = util::closest_match(options.entry, view.list.names());
-    return Error(
-        ErrorCategory::usage,
-        what,
-        "entry " + util::quote_for_message(options.entry) + " is not on its enablement list",
-        suggestion ? "did you mean " + util::quote_for_message(*suggestion) + "? (--entry NAME)"
-                   : "enable llama-bench first: 'lume-unlock allow add " + options.vm + " " +
-                         options.entry + " --no-agent --program PATH'");
-  }
-  LUME_UNLOCK_TRY_ASSIGN(
-      auto measured,
-      apply::run_guest_bench(session, *entry, view.target, options.request, progress));
-  auto rows = verify::compare_bench(measured.stock.tests, measured.unlocked.tests, options.host);
-  if (!rows.ok()) {
-    return rows.error().with_context(what);
-  }
-  BenchOutcome outcome;
-  outcome.rows = rows.value();
-  outcome.stock_log = measured.stock.log;
-  outcome.unlocked_log = measured.unlocked.log;
-  outcome.failures = verify::gate_bench(outcome.rows, options.thresholds, outcome.unlocked_log);
-  const std::string now = provenance::rfc3339_now();
-  outcome.record = bench_record(options, measured, outcome.rows, outcome.failures, now);
-  // The outputs first, then the record that names their sha256: a record never points at bytes
-  // that were not kept.
-  auto kept = write_bench_raw_files(
-      options.state_dir, options.vm, bench_raw_files(measured, options.host_json));
-  if (!kept.ok()) {
-    return kept.error()
-        .with_context(what + ": keeping llama-bench's outputs")
-        .with_hint("the bench ran; run it again to record it");
-  }
+namespace {
 
+/// The entry `name` on the guest's list, or a usage error with a "did you mean" hint.
+Result<const enablement::EnablementEntry*> find_entry(const apply::GuestEnablementView& view,
+                                                      const std::string& name,
+                                                      const std::string& what,
+                                                      const std::string& vm,
+                                                      const char* program,
+                                                      const char* flag) {
+  const enablement::EnablementEntry* entry = view.list.find(name);
+  if (entry != nullptr) {
+    return entry;
+  }
+  const auto suggestion = util::closest_match(name, view.list.names());
+  return Error(ErrorCategory::usage,
+               what,
+               "entry " + util::quote_for_message(name) + " is not on its enablement list",
+               suggestion ? "did you mean " + util::quote_for_message(*suggestion) + "? (" + flag +
+                                " NAME)"
+                          : "enable " + std::string(program) + " first: 'lume-unlock allow add " +
+                                vm + " " + name + " --no-agent --program PATH'");
+}
+
+verify::PerplexityComparison compare_perplexity(const BenchOptions& options,
+                                                const apply::GuestPerplexity& measured) {
+  verify::PerplexityComparison out;
+  out.stock = measured.stock.run;
+  out.unlocked = measured.unlocked.run;
+  out.host = options.host_perplexity;
+  out.max_drift = options.max_perplexity_drift.value_or(verify::k_default_max_perplexity_drift);
+  out.max_drift_name = options.max_perplexity_drift_name;
+  return out;
+}
+
+/// Writes the record: guest first, then host (keeping the published run an earlier bench of
+/// the same command recorded, when `options` names none).
+Status record_bench(guest::GuestSession& session,
+                    const apply::GuestEnablementView& view,
+                    const BenchOptions& options,
+                    BenchOutcome& outcome,
+                    const std::string& now) {
   auto current = current_vm_record(session, view.facts.home, options.state_dir, options.vm);
   provenance::Provenance record = current ? *current : provenance::Provenance{};
   // A later `bench` of the same command still reproduces the published run the recipe named
@@ -273,7 +292,63 @@ Result<BenchOutcome> run_bench(guest::GuestSession& session,
   record.bench = outcome.record;
   record.created_at = record.created_at.value_or(now);
   record.updated_at = now;
-  auto written = write_vm_record(session, view.facts.home, options.state_dir, record);
+  return write_vm_record(session, view.facts.home, options.state_dir, record);
+}
+
+} // namespace
+
+Result<BenchOutcome> run_bench(guest::GuestSession& session,
+                               const BenchOptions& options,
+                               const util::ProgressCallback& progress) {
+  const std::string what = "bench of VM " + util::quote_for_message(options.vm);
+  LUME_UNLOCK_TRY_ASSIGN(auto view, apply::read_guest_enablement(session, options.vm));
+  LUME_UNLOCK_TRY_ASSIGN(
+      const auto* entry,
+      find_entry(view, options.entry, what, options.vm, "llama-bench", "--entry"));
+  LUME_UNLOCK_TRY_ASSIGN(const auto* perplexity_entry,
+                         find_entry(view,
+                                    options.perplexity_entry,
+                                    what,
+                                    options.vm,
+                                    "llama-perplexity",
+                                    "--perplexity-entry"));
+  LUME_UNLOCK_TRY_ASSIGN(
+      auto measured,
+      apply::run_guest_bench(session, *entry, view.target, options.request, progress));
+  LUME_UNLOCK_TRY_ASSIGN(
+      auto perplexity,
+      apply::run_guest_perplexity(
+          session, *perplexity_entry, view.target, view.facts.home, options.request, progress));
+  auto rows = verify::compare_bench(measured.stock.tests, measured.unlocked.tests, options.host);
+  if (!rows.ok()) {
+    return rows.error().with_context(what);
+  }
+  BenchOutcome outcome;
+  outcome.rows = rows.value();
+  outcome.stock_log = measured.stock.log;
+  outcome.unlocked_log = measured.unlocked.log;
+  outcome.failures = verify::gate_bench(outcome.rows, options.thresholds, outcome.unlocked_log);
+  outcome.perplexity = compare_perplexity(options, perplexity);
+  for (auto& failure : verify::gate_perplexity(outcome.perplexity)) {
+    outcome.failures.push_back(std::move(failure));
+  }
+  const std::string now = provenance::rfc3339_now();
+  outcome.record = bench_record(options, measured, outcome.rows, outcome.failures, now);
+  outcome.record["perplexity"] = verify::to_json(outcome.perplexity);
+  auto files = bench_raw_files(measured, options.host_json);
+  for (auto& file : perplexity_raw_files(perplexity, options.host_perplexity_output)) {
+    files.push_back(std::move(file));
+  }
+  outcome.record["raw"] = bench_raw_record(files);
+  // The outputs first, then the record that names their sha256: a record never points at bytes
+  // that were not kept.
+  auto kept = write_bench_raw_files(options.state_dir, options.vm, files);
+  if (!kept.ok()) {
+    return kept.error()
+        .with_context(what + ": keeping llama-bench's outputs")
+        .with_hint("the bench ran; run it again to record it");
+  }
+  auto written = record_bench(session, view, options, outcome, now);
   if (!written.ok()) {
     return written.error()
         .with_context(what + ": recording the figures")

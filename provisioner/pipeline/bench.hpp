@@ -1,6 +1,7 @@
 #pragma once
 
 #include "apply/bench_runner.hpp"
+#include "apply/perplexity_runner.hpp"
 #include "guest/session.hpp"
 #include "oci/manifest.hpp"
 #include "recipe/recipe.hpp"
@@ -10,6 +11,7 @@
 #include "verify/bench_gate.hpp"
 #include "verify/bench_request.hpp"
 #include "verify/llama_bench.hpp"
+#include "verify/perplexity.hpp"
 #include "verify/published_run.hpp"
 
 #include <nlohmann/json.hpp>
@@ -33,6 +35,15 @@ struct BenchOptions {
   /// The host run's JSON exactly as read, kept beside the guest runs' (bench_raw_files).
   std::optional<std::string> host_json;
   verify::BenchThresholds thresholds;
+  /// The entry that runs llama-perplexity, and how far its unlocked (GPU) perplexity may drift
+  /// from the stock (CPU) one (unset: verify::k_default_max_perplexity_drift).
+  std::string perplexity_entry = verify::k_default_perplexity_entry;
+  std::optional<double> max_perplexity_drift;
+  std::string max_perplexity_drift_name = "bench.max_perplexity_drift";
+  /// The host's llama-perplexity run on the same text and model (`--host-perplexity FILE`): its
+  /// output as read (kept beside the guest runs') and the figures read from it.
+  std::optional<std::string> host_perplexity_output;
+  std::optional<verify::PerplexityRun> host_perplexity;
   /// The published run the bench reproduces (a recipe's bench.published), kept in the record
   /// so that `report` can set the measured figures beside the published ones.
   std::optional<verify::PublishedRun> published;
@@ -42,8 +53,10 @@ struct BenchOutcome {
   std::vector<verify::BenchRow> rows;
   verify::LlamaLogReport stock_log;
   verify::LlamaLogReport unlocked_log;
-  std::vector<std::string> failures; ///< verify::gate_bench: empty when the gate passes
-  nlohmann::json record;             ///< what went into the provenance record's "bench"
+  verify::PerplexityComparison perplexity;
+  /// verify::gate_bench, then verify::gate_perplexity: empty when the gate passes
+  std::vector<std::string> failures;
+  nlohmann::json record; ///< what went into the provenance record's "bench"
 };
 
 /// The options of a recipe's `bench:` block (create --bench, bake --bench): entry, request,
@@ -55,14 +68,16 @@ BenchOptions bench_options_from_recipe(const recipe::BenchSpec& spec);
 /// min_speedup 5, min_host_ratio pp=0.95, host figures from FILE".
 std::string describe_bench(const BenchOptions& options);
 
-/// `bench`: reads the guest's enablement (apply::read_guest_enablement), finds `entry` (usage
-/// error with a "did you mean" hint when it is not on the list), runs it stock and unlocked
-/// (apply::run_guest_bench), compares (verify::compare_bench) and gates (verify::gate_bench),
-/// then keeps llama-bench's outputs under <state_dir>/vms/<vm>/bench/ (write_bench_raw_files) and
-/// records the result in the VM's provenance record, guest first, then host (keeping the
-/// published run an earlier bench of the same command recorded, when `options` names none). A
-/// gate that
-/// fails is an outcome, not an error: the record says so too.
+/// `bench`: reads the guest's enablement (apply::read_guest_enablement), finds `entry` and
+/// `perplexity_entry` (usage error with a "did you mean" hint when one is not on the list), runs
+/// llama-bench stock and unlocked (apply::run_guest_bench), then llama-perplexity on the CPU and
+/// unlocked on the GPU (apply::run_guest_perplexity), compares (verify::compare_bench) and gates
+/// (verify::gate_bench, verify::gate_perplexity), records the perplexity figures in the record's
+/// "perplexity" (verify::to_json) and their outputs in its "raw", then keeps the outputs under
+/// <state_dir>/vms/<vm>/bench/ (write_bench_raw_files) and records the result in the VM's
+/// provenance record, guest first, then host (keeping the published run an earlier bench of the
+/// same command recorded, when `options` names none). A gate that fails is an outcome, not an
+/// error: the record says so too.
 Result<BenchOutcome> run_bench(guest::GuestSession& session,
                                const BenchOptions& options,
                                const util::ProgressCallback& progress);
@@ -87,7 +102,8 @@ std::string bench_summary(const nlohmann::json& record);
 /// (bench_record), keys under oci::annotation::lume_unlock_bench_prefix: per test
 /// "<test>.speedup", "<test>.stock_ts", "<test>.unlocked_ts" and "<test>.host_ratio" (when
 /// known), then "model_type", "build_commit", "gpu", "host_chip", "log" (the unlocked run's
-/// verdict), "passed", "measured_at" and "summary" (bench_summary) when the record has them.
+/// verdict), "passed", "perplexity.stock", "perplexity.unlocked", "perplexity.host" (the Final
+/// estimates), "measured_at" and "summary" (bench_summary) when the record has them.
 /// Values are strings, as Lume reads annotations ([String:String]). A test name becomes a key
 /// part with every run of characters outside [a-z0-9] as one '-' ("pp512+tg128" →
 /// "pp512-tg128", "pp512 @ d4096" → "pp512-d4096").

@@ -22,6 +22,18 @@ std::vector<BenchRawFile> bench_raw_files(const apply::GuestBench& measured,
   return files;
 }
 
+std::vector<BenchRawFile> perplexity_raw_files(const apply::GuestPerplexity& measured,
+                                               const std::optional<std::string>& host_output) {
+  std::vector<BenchRawFile> files = {{"perplexity-stock.stdout", measured.stock.stdout_text},
+                                     {"perplexity-stock.stderr", measured.stock.stderr_text},
+                                     {"perplexity-unlocked.stdout", measured.unlocked.stdout_text},
+                                     {"perplexity-unlocked.stderr", measured.unlocked.stderr_text}};
+  if (host_output) {
+    files.push_back({"host-perplexity.txt", *host_output});
+  }
+  return files;
+}
+
 nlohmann::json bench_raw_record(const std::vector<BenchRawFile>& files) {
   nlohmann::json out = nlohmann::json::object();
   for (const auto& file : files) {

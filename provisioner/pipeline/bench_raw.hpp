@@ -1,6 +1,7 @@
 #pragma once
 
 #include "apply/bench_runner.hpp"
+#include "apply/perplexity_runner.hpp"
 #include "util/result.hpp"
 
 #include <nlohmann/json.hpp>
@@ -19,13 +20,26 @@ struct BenchRawFile {
 };
 
 /// Every name a bench may keep, in the order the record lists them.
-inline constexpr const char* k_bench_raw_names[] = {
-    "stock.json", "stock.stderr", "unlocked.json", "unlocked.stderr", "host.json"};
+inline constexpr const char* k_bench_raw_names[] = {"stock.json",
+                                                    "stock.stderr",
+                                                    "unlocked.json",
+                                                    "unlocked.stderr",
+                                                    "host.json",
+                                                    "perplexity-stock.stdout",
+                                                    "perplexity-stock.stderr",
+                                                    "perplexity-unlocked.stdout",
+                                                    "perplexity-unlocked.stderr",
+                                                    "host-perplexity.txt"};
 
 /// The two guest runs' stdout (llama-bench JSON) and stderr (the Metal log), then the host's
 /// JSON when there was one.
 std::vector<BenchRawFile> bench_raw_files(const apply::GuestBench& measured,
                                           const std::optional<std::string>& host_json);
+
+/// The two llama-perplexity runs' stdout (the chunk values) and stderr (the Final estimate), then
+/// the host's output when there was one.
+std::vector<BenchRawFile> perplexity_raw_files(const apply::GuestPerplexity& measured,
+                                               const std::optional<std::string>& host_output);
 
 /// The bench record's "raw": {"stock.json": {"sha256": "<hex>", "size": N}, …}.
 nlohmann::json bench_raw_record(const std::vector<BenchRawFile>& files);

@@ -4,6 +4,7 @@
 #include "util/edit_distance.hpp"
 #include "verify/bench_gate.hpp"
 #include "verify/bench_request.hpp"
+#include "verify/perplexity.hpp"
 #include "verify/published_run.hpp"
 
 #include <map>
@@ -98,6 +99,16 @@ void read_bench_keys(const Parser& p,
                 bench.entry = p.string(v, g);
                 nodes.entry.emplace(v);
               }},
+             {"perplexity_entry",
+              [&](auto& v, auto& g) {
+                bench.perplexity_entry = p.string(v, g);
+                nodes.perplexity_entry.emplace(v);
+              }},
+             {"max_perplexity_drift",
+              [&](auto& v, auto& g) {
+                bench.max_perplexity_drift =
+                    p.parsed<double>(v, g, verify::parse_perplexity_drift, "0.02");
+              }},
              {"prompt", [&](auto& v, auto& g) { bench.request.prompt = tokens(v, g); }},
              {"gen", [&](auto& v, auto& g) { bench.request.gen = tokens(v, g); }},
              {"repetitions",
@@ -125,6 +136,7 @@ void read_bench_keys(const Parser& p,
                 read_min_host_ratio(p, rn, rf, bench.thresholds);
               }},
              {"host_json", [&](auto& v, auto& g) { bench.host_json = p.string(v, g); }},
+             {"host_perplexity", [&](auto& v, auto& g) { bench.host_perplexity = p.string(v, g); }},
              {"published", [&](const YAML::Node& pn, const std::string& pf) {
                 nodes.published.emplace(pn);
                 bench.published = published_run(p, pn, pf);
@@ -170,16 +182,30 @@ void parse_bench_section(
 }
 
 void check_bench_entry(const Parser& p, const Recipe& recipe, const BenchNodes& nodes) {
-  if (recipe.bench && recipe.enablement.find(recipe.bench->entry) == nullptr) {
-    const auto names = recipe.enablement.names();
-    const auto match = util::closest_match(recipe.bench->entry, names);
-    p.fail(nodes.entry ? *nodes.entry : *nodes.bench,
-           "bench.entry",
-           "'" + recipe.bench->entry + "' is not an entry of the recipe's enablement list",
-           match ? "did you mean '" + *match + "'?"
-                 : "add an entry for llama-bench (agent: false) under 'enablement', or name "
-                   "the entry that runs it with bench.entry");
+  if (!recipe.bench) {
+    return;
   }
+  const auto check = [&](const std::string& name,
+                         const std::optional<YAML::Node>& node,
+                         const char* field,
+                         const char* program) {
+    if (recipe.enablement.find(name) != nullptr) {
+      return;
+    }
+    const auto match = util::closest_match(name, recipe.enablement.names());
+    p.fail(node ? *node : *nodes.bench,
+           field,
+           "'" + name + "' is not an entry of the recipe's enablement list",
+           match ? "did you mean '" + *match + "'?"
+                 : "add an entry for " + std::string(program) +
+                       " (agent: false) under 'enablement', or name the entry that runs it with " +
+                       field);
+  };
+  check(recipe.bench->entry, nodes.entry, "bench.entry", "llama-bench");
+  check(recipe.bench->perplexity_entry,
+        nodes.perplexity_entry,
+        "bench.perplexity_entry",
+        "llama-perplexity");
 }
 
 } // namespace lume_unlock::recipe

@@ -16,6 +16,7 @@ struct Recipe;
 struct BenchNodes {
   std::optional<YAML::Node> bench;
   std::optional<YAML::Node> entry;
+  std::optional<YAML::Node> perplexity_entry;
   std::optional<YAML::Node> published;
 };
 
@@ -25,7 +26,7 @@ void parse_bench_section(
     const Parser& p, const YAML::Node& n, const std::string& f, Recipe& recipe, BenchNodes& nodes);
 
 /// Checked once the whole recipe is read, since `bench` may come before `enablement`: the
-/// bench's entry must be one of the recipe's enablement entries.
+/// bench's entry and its perplexity_entry must be entries of the recipe's enablement list.
 void check_bench_entry(const Parser& p, const Recipe& recipe, const BenchNodes& nodes);
 
 } // namespace lume_unlock::recipe

@@ -137,20 +137,48 @@ std::string relative_to_recipe(const Recipe& recipe, const std::string& written_
 
 } // namespace
 
-Result<std::optional<std::string>> bench_host_json_file(const Recipe& recipe) {
-  if (!recipe.bench || !recipe.bench->host_json) {
+namespace {
+
+/// A bench: file field's path, relative to the recipe, when set; a usage error when it is not a
+/// file.
+Result<std::optional<std::string>> bench_file(const Recipe& recipe,
+                                              const std::optional<std::string>& value,
+                                              const std::string& field,
+                                              const std::string& what) {
+  if (!value) {
     return std::optional<std::string>();
   }
-  const std::string path = relative_to_recipe(recipe, *recipe.bench->host_json);
+  const std::string path = relative_to_recipe(recipe, *value);
   std::error_code ignored;
   if (!std::filesystem::is_regular_file(path, ignored)) {
     return Error(ErrorCategory::usage,
-                 "recipe '" + recipe.path + "' field 'bench.host_json'",
+                 "recipe '" + recipe.path + "' field '" + field + "'",
                  "'" + path + "' is not a file",
-                 "write the path of the host's 'llama-bench -o json' output relative to the "
-                 "recipe's directory");
+                 "write the path of " + what + " relative to the recipe's directory");
   }
   return std::optional<std::string>(path);
+}
+
+} // namespace
+
+Result<std::optional<std::string>> bench_host_json_file(const Recipe& recipe) {
+  if (!recipe.bench) {
+    return std::optional<std::string>();
+  }
+  return bench_file(recipe,
+                    recipe.bench->host_json,
+                    "bench.host_json",
+                    "the host's 'llama-bench -o json' output");
+}
+
+Result<std::optional<std::string>> bench_host_perplexity_file(const Recipe& recipe) {
+  if (!recipe.bench) {
+    return std::optional<std::string>();
+  }
+  return bench_file(recipe,
+                    recipe.bench->host_perplexity,
+                    "bench.host_perplexity",
+                    "the host's llama-perplexity output (2>&1)");
 }
 
 Result<std::optional<VerifiedExternalShim>> verified_external_shim(const Recipe& recipe) {

@@ -5,6 +5,7 @@
 #include "util/result.hpp"
 #include "verify/bench_gate.hpp"
 #include "verify/bench_request.hpp"
+#include "verify/perplexity.hpp"
 #include "verify/published_run.hpp"
 
 #include <cstddef>
@@ -78,9 +79,17 @@ struct BenchSpec {
   std::string entry = verify::k_default_bench_entry; ///< an entry of the recipe's enablement
   verify::BenchRequest request;                      ///< request.model is required
   verify::BenchThresholds thresholds;
+  /// The entry that runs llama-perplexity (an entry of the recipe's enablement), and how far the
+  /// unlocked perplexity may drift from the CPU's (bench.max_perplexity_drift; unset: the
+  /// default, verify::k_default_max_perplexity_drift).
+  std::string perplexity_entry = verify::k_default_perplexity_entry;
+  std::optional<double> max_perplexity_drift;
   /// The host's `llama-bench -o json` of the same model and sizes, to compare with; a path
   /// relative to the recipe's directory.
   std::optional<std::string> host_json;
+  /// The host's llama-perplexity output (stdout and stderr together) on lume-unlock's text, to
+  /// compare the unlocked perplexity with; a path relative to the recipe's directory.
+  std::optional<std::string> host_perplexity;
   /// The published run this bench reproduces (bench.published): its figures, source and
   /// command. The recipe is refused unless the bench runs exactly that command.
   std::optional<verify::PublishedRun> published;
@@ -111,6 +120,9 @@ Result<std::optional<std::string>> registry_ca_file(const Recipe& recipe);
 /// the recipe's directory); nullopt when the recipe names none. Usage error (exit 2) when the
 /// file is not there.
 Result<std::optional<std::string>> bench_host_json_file(const Recipe& recipe);
+
+/// bench.host_perplexity resolved the same way (the host's llama-perplexity output).
+Result<std::optional<std::string>> bench_host_perplexity_file(const Recipe& recipe);
 
 /// An external shim on the host whose bytes matched the recipe's digest.
 struct VerifiedExternalShim {

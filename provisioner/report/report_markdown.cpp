@@ -38,6 +38,46 @@ std::string figure(const nlohmann::json& test, const char* ts, const char* stdde
   return out;
 }
 
+/// The correctness check's figures: llama-perplexity on the CPU, unlocked on the GPU, the host.
+void correct(std::ostringstream& md, const nlohmann::json& perplexity) {
+  md << "\n**Correct?** ";
+  if (!perplexity.is_object()) {
+    md << "not measured (a bench before llama-perplexity was part of it).\n";
+    return;
+  }
+  md << "llama-perplexity on the shipped text (`-c " << cell(perplexity, "context") << " -b "
+     << cell(perplexity, "batch")
+     << "`), final estimate:\n\n| run | PPL | chunks |\n| --- | ---: | --- |\n";
+  for (const auto& [side, name] :
+       {std::pair<const char*, const char*>{"stock", "stock, CPU (-ngl 0)"},
+        {"unlocked", "unlocked, GPU"},
+        {"host", "host"}}) {
+    if (!perplexity.contains(side) || !perplexity[side].is_object()) {
+      continue;
+    }
+    const auto& run = perplexity[side];
+    std::string chunks;
+    for (const auto& value : run.value("chunks", nlohmann::json::array())) {
+      chunks +=
+          (chunks.empty() ? "" : ", ") + (value.is_number() ? fixed(value.get<double>(), 4) : "?");
+    }
+    md << "| " << name << " | "
+       << (run.contains("estimate") && run["estimate"].is_number()
+               ? fixed(run["estimate"].get<double>(), 4)
+               : "**none**")
+       << " | " << chunks << " |\n";
+  }
+  md << "\nDrift "
+     << (perplexity.contains("drift") && perplexity["drift"].is_number()
+             ? fixed(perplexity["drift"].get<double>() * 100, 3) + "%"
+             : "unknown")
+     << " (allowed "
+     << (perplexity.contains("max_drift") && perplexity["max_drift"].is_number()
+             ? fixed(perplexity["max_drift"].get<double>() * 100, 2) + "%"
+             : "?")
+     << ").\n";
+}
+
 void how_fast(std::ostringstream& md, const nlohmann::json& bench) {
   md << "## How fast\n\n";
   if (!bench.value("ran", false)) {
@@ -72,6 +112,7 @@ void how_fast(std::ostringstream& md, const nlohmann::json& bench) {
       md << "- " << failure.get<std::string>() << "\n";
     }
   }
+  correct(md, bench.value("perplexity", nlohmann::json()));
   md << "\n![stock, unlocked and host tokens/s](speedup.svg)\n\n";
 }
 

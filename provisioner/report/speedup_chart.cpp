@@ -1,6 +1,7 @@
 #include "report/speedup_chart.hpp"
 
 #include "util/xml_escape.hpp"
+#include "verify/perplexity.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -233,6 +234,23 @@ void panel(std::ostringstream& svg,
       << "\" stroke=\"#5f6368\" stroke-width=\"1.5\"/>\n";
 }
 
+/// "unlocked 11.1x (pp512), 16.4x (tg128) faster, perplexity 9.873 vs 9.869 on CPU": fast, and
+/// whether it is correct, in one line.
+std::string caption_of(const nlohmann::json& bench) {
+  std::string speedups;
+  for (const auto& test : bench["tests"]) {
+    if (const auto speedup = number_of(test, "speedup")) {
+      speedups +=
+          (speedups.empty() ? "" : ", ") + fixed(*speedup, 1) + "x (" + text_of(test, "test") + ")";
+    }
+  }
+  std::string out = speedups.empty() ? "" : "unlocked " + speedups + " faster";
+  const std::string perplexity =
+      verify::perplexity_phrase(bench.value("perplexity", nlohmann::json()));
+  return out + (out.empty() ? "" : ", ") +
+         (perplexity.empty() ? std::string("perplexity not measured") : perplexity);
+}
+
 } // namespace
 
 std::string render_speedup_chart(const nlohmann::json& report) {
@@ -280,12 +298,13 @@ std::string render_speedup_chart(const nlohmann::json& report) {
   }
   subtitle += ", measured " + text_of(bench, "measured_at");
   text(svg, k_chart_width / 2.0, 56, subtitle, 13, "middle", "normal", "#5f6368");
+  text(svg, k_chart_width / 2.0, 74, caption_of(bench), 13, "middle", "bold");
   if (!label.empty()) {
-    text(svg, k_chart_width / 2.0, 76, label, 13, "middle", "bold", "#b06000");
+    text(svg, k_chart_width / 2.0, 90, label, 13, "middle", "bold", "#b06000");
   }
 
   const auto& tests = bench["tests"];
-  const double top = 96;
+  const double top = label.empty() ? 96 : 104;
   const double height = k_chart_height - top - 44;
   const double width = (k_chart_width - 40.0) / static_cast<double>(tests.size());
   for (std::size_t i = 0; i < tests.size(); ++i) {

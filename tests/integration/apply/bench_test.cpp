@@ -20,8 +20,12 @@ using test::slurp;
 class BenchEndToEnd : public test::CliGuestTest {
 protected:
   /// Installs the shim, puts the stand-in (with libMetalEmu.so and the replay files `stock`
-  /// and `unlocked`) and a model file into the guest, and enables it as entry "llama-bench".
-  void prepare(const std::string& stock, const std::string& unlocked) {
+  /// and `unlocked`) and a model file into the guest, and enables it as entry "llama-bench",
+  /// and the llama-perplexity stand-in as entry "llama-perplexity" with `perplexity_env`
+  /// (KEY=VALUE, e.g. its drift control) when given.
+  void prepare(const std::string& stock,
+               const std::string& unlocked,
+               const std::string& perplexity_env = "") {
     auto loaded = bundle::load_bundle_directory(LUME_UNLOCK_SHIM_BUNDLE_DIR);
     LUME_UNLOCK_REQUIRE(loaded.ok(),
                         "no shim bundle at " LUME_UNLOCK_SHIM_BUNDLE_DIR ": " +
@@ -39,6 +43,19 @@ protected:
     model = facts.home + "/models/composed 1B.gguf";
     test::write_file(model, "GGUF not really a model");
     auto added = run({"allow", "add", "vm1", "llama-bench", "--program", program, "--no-agent"});
+    ASSERT_EQ(added.exit_code, 0) << added.err;
+    fs::copy_file(LLAMA_PERPLEXITY_SIM_BINARY, bin / "llama-perplexity");
+    std::vector<std::string> perplexity = {"allow",
+                                           "add",
+                                           "vm1",
+                                           "llama-perplexity",
+                                           "--program",
+                                           (bin / "llama-perplexity").string(),
+                                           "--no-agent"};
+    if (!perplexity_env.empty()) {
+      perplexity.insert(perplexity.end(), {"--env", perplexity_env});
+    }
+    added = run(perplexity);
     ASSERT_EQ(added.exit_code, 0) << added.err;
   }
 
@@ -62,10 +79,12 @@ TEST_F(BenchEndToEnd, TheActiveShimGivesTheUnlockedFiguresAndTheyAreRecorded) {
             "test      stock t/s   unlocked t/s  speedup\n"
             "pp512  80.12 ± 1.50  801.25 ± 3.75   10.00x\n"
             "tg128   4.50 ± 0.25   54.00 ± 0.50   12.00x\n"
+            "perplexity 11.827 vs 11.826 on CPU\n"
             "unlocked run's Metal log: fast (stock run: stock)\n"
             "llama-bench ran with -v: without it, it sends ggml's later messages (Metal's "
             "failure lines among them) to a null logger\n");
   EXPECT_NE(r.err.find("bench"), std::string::npos) << "no progress shown: " << r.err;
+  EXPECT_NE(r.err.find("perplexity unlocked run"), std::string::npos) << r.err;
   // -v reached llama-bench: ggml's messages after the capability block are in the kept log.
   const std::string kept = slurp(state.path() + "/vms/vm1/bench/unlocked.stderr");
   EXPECT_NE(kept.find("ggml_metal_init: picking default device: Apple Paravirtual device"),
@@ -91,12 +110,24 @@ TEST_F(BenchEndToEnd, TheActiveShimGivesTheUnlockedFiguresAndTheyAreRecorded) {
   EXPECT_EQ(bench["passed"], true);
   EXPECT_EQ(bench["thresholds"], nlohmann::json({{"min_speedup", 5.0}}));
   EXPECT_EQ(bench["model"], model);
+  // Correct as well as fast: the GPU's perplexity within rounding of the CPU's, as printed.
+  const auto& perplexity = bench["perplexity"];
+  EXPECT_EQ(perplexity["stock"]["estimate"], 11.8262);
+  EXPECT_EQ(perplexity["unlocked"]["estimate"], 11.8274);
+  EXPECT_EQ(perplexity["stock"]["chunks"].size(), 5u);
+  EXPECT_EQ(perplexity["max_drift"], 0.02);
+  EXPECT_LT(perplexity["drift"].get<double>(), 0.001);
+  EXPECT_EQ(perplexity["context"], 512);
+  EXPECT_TRUE(bench["raw"].contains("perplexity-unlocked.stderr")) << bench["raw"];
+  // The text the runs read is the shipped one, in the guest.
+  EXPECT_EQ(slurp(support() + "/bench/perplexity-text.txt").size(), 13341u);
   auto guest = provenance::parse_provenance(slurp(support() + "/provenance.json"));
   ASSERT_TRUE(guest.ok()) << guest.error().message();
   EXPECT_EQ(guest.value().bench, host.value().bench);
 
   auto status = run({"status", "vm1"});
-  EXPECT_NE(status.out.find("  last bench: pp512 10.00x, tg128 12.00x (log fast, gate passed, "),
+  EXPECT_NE(status.out.find("  last bench: pp512 10.00x, tg128 12.00x, perplexity 11.827 vs "
+                            "11.826 on CPU (log fast, gate passed, "),
             std::string::npos)
       << status.out << status.err;
 
@@ -148,6 +179,72 @@ TEST_F(BenchEndToEnd, WithTheProgramOffTheGuardFileTheShimStaysInertAndTheGateFa
   EXPECT_EQ((*host.value().bench)["log"]["unlocked"], "shim-inactive");
 }
 
+TEST_F(BenchEndToEnd, AGpuWhosePerplexityDriftsFailsTheBenchWithBothNumbers) {
+  // The stand-in's test control: the GPU run's perplexity 1.05 times the CPU's.
+  prepare(fixture("guest-stock.json"),
+          fixture("guest-unlocked.json"),
+          "LLAMA_PERPLEXITY_SIM_GPU_DRIFT=0.05");
+  auto r = run({"bench", "vm1", "--model", model, "--min-speedup", "5"});
+  EXPECT_EQ(r.exit_code, 6) << r.out << r.err;
+  EXPECT_NE(r.out.find("perplexity 12.419 vs 11.826 on CPU"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("lume-unlock: bench failed: unlocked perplexity 12.4188 is not the stock "
+                       "(CPU) run's 11.8262: it drifted 5.01% (--max-perplexity-drift 2.00%, "
+                       "relative)"),
+            std::string::npos)
+      << r.err;
+  auto bench = *provenance::read_provenance(state.path(), "vm1").value_or_throw().bench;
+  EXPECT_EQ(bench["passed"], false);
+  EXPECT_EQ(bench["perplexity"]["unlocked"]["estimate"], 12.4188);
+
+  // The limit is the user's: a looser one passes the same runs.
+  auto loose = run({"bench", "vm1", "--model", model, "--max-perplexity-drift", "6%"});
+  EXPECT_EQ(loose.exit_code, 0) << loose.err;
+}
+
+TEST_F(BenchEndToEnd, AGpuRunWithoutAFinalEstimateFailsTheBench) {
+  // NaN from the GPU, as broken kernels give: chunk values "nan", no Final estimate.
+  prepare(fixture("guest-stock.json"),
+          fixture("guest-unlocked.json"),
+          "LLAMA_PERPLEXITY_SIM_GPU_DRIFT=nan");
+  auto r = run({"bench", "vm1", "--model", model});
+  EXPECT_EQ(r.exit_code, 6) << r.out << r.err;
+  EXPECT_NE(r.out.find("perplexity: no figure"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("lume-unlock: bench failed: the unlocked llama-perplexity run printed no "
+                       "'Final estimate' line"),
+            std::string::npos)
+      << r.err;
+  auto bench = *provenance::read_provenance(state.path(), "vm1").value_or_throw().bench;
+  EXPECT_FALSE(bench["perplexity"]["unlocked"].contains("estimate")) << bench["perplexity"];
+  EXPECT_EQ(bench["perplexity"]["stock"]["estimate"], 11.8262);
+}
+
+TEST_F(BenchEndToEnd, AHostPerplexityIsComparedTheSameWay) {
+  prepare(fixture("guest-stock.json"), fixture("guest-unlocked.json"));
+  const std::string host = state.path() + "/host-perplexity.txt";
+  test::write_file(host,
+                   "perplexity: calculating perplexity over 5 chunks, n_ctx=512, batch_size=512, "
+                   "n_seq=1\n[1]11.8000,[2]11.8100,\nFinal estimate: PPL = 11.8300 +/- 0.40000\n");
+  auto r = run({"bench", "vm1", "--model", model, "--host-perplexity", host, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto document = nlohmann::json::parse(r.out);
+  EXPECT_EQ(document["perplexity"]["host"]["estimate"], 11.83);
+  EXPECT_LT(document["perplexity"]["host_drift"].get<double>(), 0.001);
+  EXPECT_TRUE(document["raw"].contains("host-perplexity.txt"));
+
+  test::write_file(host, "[1]11.8000,[2]11.8100,\nFinal estimate: PPL = 14.0000 +/- 0.4\n");
+  auto far = run({"bench", "vm1", "--model", model, "--host-perplexity", host});
+  EXPECT_EQ(far.exit_code, 6);
+  EXPECT_NE(far.err.find("unlocked perplexity 11.8274 is not the host's 14.0000"),
+            std::string::npos)
+      << far.err;
+
+  test::write_file(host, "[1]11.8000,\n");
+  auto none = run({"bench", "vm1", "--model", model, "--host-perplexity", host});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("it has no 'Final estimate: PPL = …' line"), std::string::npos)
+      << none.err;
+}
+
 TEST_F(BenchEndToEnd, BadRequestsAreRefusedBeforeAnythingRuns) {
   prepare(fixture("guest-stock.json"), fixture("guest-unlocked.json"));
   auto missing = run({"bench", "vm1", "--model", facts.home + "/models/none.gguf"});
@@ -158,6 +255,15 @@ TEST_F(BenchEndToEnd, BadRequestsAreRefusedBeforeAnythingRuns) {
   EXPECT_EQ(entry.exit_code, 2);
   EXPECT_NE(entry.err.find("hint: did you mean 'llama-bench'? (--entry NAME)"), std::string::npos)
       << entry.err;
+  auto perplexity = run({"bench", "vm1", "--model", model, "--perplexity-entry", "perplexity"});
+  EXPECT_EQ(perplexity.exit_code, 2);
+  EXPECT_NE(perplexity.err.find("entry 'perplexity' is not on its enablement list"),
+            std::string::npos)
+      << perplexity.err;
+  auto drift = run({"bench", "vm1", "--model", model, "--max-perplexity-drift", "0"});
+  EXPECT_EQ(drift.exit_code, 2);
+  EXPECT_NE(drift.err.find("'0' is not a relative drift in (0, 1]"), std::string::npos)
+      << drift.err;
   auto ratio = run({"bench", "vm1", "--model", model, "--min-host-ratio", "0.9"});
   EXPECT_EQ(ratio.exit_code, 2);
   EXPECT_NE(ratio.err.find("'0.9' is not one of pp=R, tg=R or pg=R"), std::string::npos)

@@ -126,6 +126,7 @@ TEST_F(InstalledTool, InstallsTheToolAndNothingTestOnly) {
       "share/lume-unlock/image-recipes/gemma4-12b.yaml",
       "share/lume-unlock/image-recipes/tahoe-llm.yaml",
       "share/lume-unlock/lume-unlock-shim-bundle-" + std::string(LUME_UNLOCK_VERSION) + ".tar.gz",
+      "share/lume-unlock/perplexity-text.txt",
       "share/zsh/site-functions/_lume-unlock",
   };
   // The bundle's own files, as bundle.json lists them (its platforms depend on the build).

@@ -60,9 +60,13 @@ TEST_F(BenchPipeline, CreateBenchRunsLastRecordsTheFiguresOnHostAndGuestAndStatu
   EXPECT_EQ(in_guest.value().bench, host.value().bench);
 
   CliRun status = cli({"status", "vm1"});
-  EXPECT_NE(status.out.find("  last bench: pp512 10.00x, tg128 12.00x (log fast, gate passed, "),
+  EXPECT_NE(status.out.find("  last bench: pp512 10.00x, tg128 12.00x, perplexity 11.827 vs "
+                            "11.826 on CPU (log fast, gate passed, "),
             std::string::npos)
       << status.out << status.err;
+  // Correct as well as fast: the recipe's llama-perplexity entry ran on the CPU and the GPU.
+  EXPECT_EQ(doc["bench"]["perplexity"]["stock"]["estimate"], 11.8262);
+  EXPECT_EQ(doc["bench"]["perplexity"]["unlocked"]["estimate"], 11.8274);
 
   // A create without --bench changes nothing, and keeps the figures.
   CliRun again = create();
@@ -89,13 +93,33 @@ TEST_F(BenchPipeline, AGateThatCannotBeMetExitsSixNamingTheFigureAndLeavesTheVm)
   // The VM is there and provisioned; the failed figures are recorded.
   CliRun status = cli({"status", "vm1"});
   EXPECT_EQ(status.exit_code, 0) << status.out << status.err;
-  EXPECT_NE(status.out.find("97.7% of host, tg128 12.00x 75.0% of host (log fast, gate FAILED"),
+  EXPECT_NE(status.out.find("97.7% of host, tg128 12.00x 75.0% of host, perplexity 11.827 vs "
+                            "11.826 on CPU (log fast, gate FAILED"),
             std::string::npos)
       << status.out;
   auto host = provenance::read_provenance(state.path(), "vm1");
   ASSERT_TRUE(host.ok() && host.value().bench);
   EXPECT_EQ((*host.value().bench)["passed"], false);
   EXPECT_EQ((*host.value().bench)["host_source"], "recipe bench.host_json " + fixture("host.json"));
+}
+
+TEST_F(BenchPipeline, AGpuWhosePerplexityDriftsFailsCreateBenchWithBothNumbers) {
+  // The stand-in's test control, set on the recipe's llama-perplexity entry: the GPU's
+  // perplexity 1.5 times the CPU's, far above the recipe's 1% limit.
+  start_world();
+  prepare_llama_cpp_release();
+  write_bench_recipe("max_perplexity_drift: 1%", "{LLAMA_PERPLEXITY_SIM_GPU_DRIFT: \"0.5\"}");
+  CliRun run = create({"--bench"});
+  EXPECT_EQ(run.exit_code, 6) << run.err << run.out;
+  const std::string error = json_of(run)["error"].dump();
+  EXPECT_NE(error.find("unlocked perplexity 17.7411 is not the stock (CPU) run's 11.8262: it "
+                       "drifted 50.02% (bench.max_perplexity_drift 1.00%, relative)"),
+            std::string::npos)
+      << error;
+  auto host = provenance::read_provenance(state.path(), "vm1");
+  ASSERT_TRUE(host.ok() && host.value().bench);
+  EXPECT_EQ((*host.value().bench)["passed"], false);
+  EXPECT_EQ((*host.value().bench)["perplexity"]["max_drift"], 0.01);
 }
 
 TEST_F(BenchPipeline, BenchWithoutABenchBlockIsAUsageError) {
@@ -152,6 +176,8 @@ TEST_F(BenchPipeline, BakeBenchAnnotatesThePushedManifestAndRecordsTheAnnotatedD
   EXPECT_EQ(annotations["dev.lume-unlock.bench.model_type"], "composed 1B Q4_0") << raw;
   EXPECT_EQ(annotations["dev.lume-unlock.bench.build_commit"], "0badc0de1") << raw;
   EXPECT_EQ(annotations["dev.lume-unlock.bench.passed"], "true") << raw;
+  EXPECT_EQ(annotations["dev.lume-unlock.bench.perplexity.stock"], "11.8262") << raw;
+  EXPECT_EQ(annotations["dev.lume-unlock.bench.perplexity.unlocked"], "11.8274") << raw;
   EXPECT_TRUE(annotations.contains("org.trycua.lume.upload-time")) << "Lume's own kept: " << raw;
   for (const auto& [key, value] : annotations.items()) {
     EXPECT_TRUE(value.is_string()) << key << " (Lume reads [String:String])";

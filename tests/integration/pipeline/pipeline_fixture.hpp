@@ -204,6 +204,9 @@ protected:
     fs::create_directories(release / "llama-bench-replay");
     const fs::path built = LLAMA_BENCH_SIM_BINARY;
     fs::copy_file(built, release / "llama-bench", fs::copy_options::overwrite_existing);
+    fs::copy_file(LLAMA_PERPLEXITY_SIM_BINARY,
+                  release / "llama-perplexity",
+                  fs::copy_options::overwrite_existing);
     fs::copy_file(built.parent_path() / "libMetalEmu.so",
                   release / "libMetalEmu.so",
                   fs::copy_options::overwrite_existing);
@@ -220,14 +223,20 @@ protected:
     ASSERT_EQ(tar.exit_status, 0) << tar.stderr_text;
     write_file(files.path() + "/composed 1B.gguf", "GGUF not really a model");
     llama_bench = guest.info().home + "/llama.cpp/bin/llama-bench";
+    llama_perplexity = guest.info().home + "/llama.cpp/bin/llama-perplexity";
     model = guest.info().home + "/models/composed 1B.gguf";
   }
 
-  /// The recipe with the llama-bench entry enabled, the release and the model installed, and
-  /// `bench:` set to the model and `bench` (YAML flow mapping entries, e.g. "min_speedup: 5").
-  void write_bench_recipe(const std::string& bench) {
+  /// The recipe with the llama-bench and llama-perplexity entries enabled (the latter with
+  /// `perplexity_env`, a YAML flow mapping, e.g. the stand-in's drift control), the release and
+  /// the model installed, and `bench:` set to the model and `bench` (YAML flow mapping entries,
+  /// e.g. "min_speedup: 5").
+  void write_bench_recipe(const std::string& bench, const std::string& perplexity_env = "") {
     std::string yaml = slurp(recipe);
     yaml += "  - name: llama-bench\n    program: " + llama_bench + "\n    agent: false\n";
+    yaml += "  - name: llama-perplexity\n    program: " + llama_perplexity +
+            "\n    agent: false\n" +
+            (perplexity_env.empty() ? "" : "    env: " + perplexity_env + "\n");
     // Absolute host paths: a test may move the recipe (acceptance_test.cpp).
     yaml += "install:\n  - {file: \"" + files.path() + "/llama.tar.gz\", unpack: tar.gz, " +
             "strip_components: 1, dest: \"" + guest.info().home + "/llama.cpp\"}\n  - {file: \"" +
@@ -237,6 +246,7 @@ protected:
   }
 
   std::string llama_bench;
+  std::string llama_perplexity;
   std::string model;
 #endif
 

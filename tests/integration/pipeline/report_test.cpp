@@ -44,7 +44,14 @@ TEST_F(Report, AReportOfABenchedVmHoldsItsRecordsRawInputsAndAReadableChart) {
   auto record = provenance::read_provenance(state.path(), "vm1");
   ASSERT_TRUE(record.ok() && record.value().bench);
   const auto& raw = (*record.value().bench)["raw"];
-  for (const char* name : {"stock.json", "stock.stderr", "unlocked.json", "unlocked.stderr"}) {
+  for (const char* name : {"stock.json",
+                           "stock.stderr",
+                           "unlocked.json",
+                           "unlocked.stderr",
+                           "perplexity-stock.stdout",
+                           "perplexity-stock.stderr",
+                           "perplexity-unlocked.stdout",
+                           "perplexity-unlocked.stderr"}) {
     ASSERT_TRUE(raw.contains(name)) << raw.dump();
     EXPECT_EQ(raw[name]["sha256"], util::sha256_hex(slurp(kept + "/" + name))) << name;
   }
@@ -84,7 +91,7 @@ TEST_F(Report, AReportOfABenchedVmHoldsItsRecordsRawInputsAndAReadableChart) {
   EXPECT_EQ(report["shim"]["files"], provenance::to_json(record.value())["shim"]["files"]);
   EXPECT_EQ(report["probe"]["threadgroup_memory"]["unlocked"], 65536);
   // Every raw input is in the folder, byte for byte, under the sha256 report.json names.
-  ASSERT_EQ(report["raw_inputs"].size(), 6u) << report["raw_inputs"].dump(2);
+  ASSERT_EQ(report["raw_inputs"].size(), 10u) << report["raw_inputs"].dump(2);
   for (const auto& input : report["raw_inputs"]) {
     const std::string copied = slurp(out_dir() + "/" + input["name"].get<std::string>());
     EXPECT_EQ(util::sha256_hex(copied), input["sha256"]) << input.dump();
@@ -94,6 +101,12 @@ TEST_F(Report, AReportOfABenchedVmHoldsItsRecordsRawInputsAndAReadableChart) {
   EXPECT_NE(markdown.find("| pp512 | 80.12 ± "), std::string::npos) << markdown;
   EXPECT_NE(markdown.find("| 10.00x | "), std::string::npos) << markdown;
   EXPECT_NE(markdown.find("![stock, unlocked and host tokens/s](speedup.svg)"), std::string::npos);
+  EXPECT_NE(markdown.find("| unlocked, GPU | 11.8274 | "), std::string::npos) << markdown;
+  EXPECT_EQ(report["bench"]["perplexity"], (*record.value().bench)["perplexity"]);
+  EXPECT_NE(slurp(out_dir() + "/speedup.svg")
+                .find(">unlocked 10.0x (pp512), 12.0x (tg128) faster, perplexity 11.827 vs "
+                      "11.826 on CPU<"),
+            std::string::npos);
 
   // A real SVG renderer draws the chart at its size, with ink and colours on it.
   const std::string png = files / "speedup.png";

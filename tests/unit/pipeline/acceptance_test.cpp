@@ -37,7 +37,8 @@ protected:
                      "source:\n  image: 127.0.0.1:5000/lume/tahoe:latest\n"
                      "enablement:\n  - name: llama-bench\n    program: /opt/llama/llama-bench\n"
                      "    agent: false\n"
-                     "bench: {model: /m.gguf, min_speedup: 2}\n");
+                     "  - {name: llama-perplexity, program: /opt/llama/llama-perplexity}\n"
+                     "bench: {model: /m.gguf, min_speedup: 2, max_perplexity_drift: 1%}\n");
     options.executable = dir / "lume-unlock";
     options.global_args = {"--lume-url", "http://127.0.0.1:1"};
     options.vm = "acc";
@@ -95,7 +96,8 @@ TEST_F(AcceptanceRunner, RunsEveryStepInOrderAndWritesTheFolderScrubbed) {
   EXPECT_EQ(
       test::slurp(options.out_dir + "/04-bench.stdout"),
       "{\"command\": \"bench\", \"args\": \"bench acc --entry llama-bench --model /m.gguf -p 512 "
-      "-n 128 -r 3 --min-speedup 2 --ssh-password-env LUME_UNLOCK_GUEST_PASSWORD\"}\n");
+      "-n 128 -r 3 --perplexity-entry llama-perplexity --max-perplexity-drift 0.01 "
+      "--min-speedup 2 --ssh-password-env LUME_UNLOCK_GUEST_PASSWORD\"}\n");
   ASSERT_EQ(report.steps.size(), 6U);
   EXPECT_EQ(report.steps.back().command,
             (std::vector<std::string>{options.executable,

@@ -124,12 +124,15 @@ TEST(BenchFromRecipe, TheRecipesSettingsAndAPlanLine) {
   EXPECT_FALSE(options.host);
   EXPECT_EQ(describe_bench(options),
             "entry 'bench-gpu', model '/Users/lume/m.gguf', -p 512 -n 128 -r 5, gate "
-            "min_speedup 5, min_host_ratio pp=0.95,tg=0.7");
+            "min_speedup 5, min_host_ratio pp=0.95,tg=0.7; perplexity with entry "
+            "'llama-perplexity' within 2% of the CPU's");
   options.thresholds = {};
   options.host_source = "recipe bench.host_json host.json";
+  options.max_perplexity_drift = 0.005;
   EXPECT_EQ(describe_bench(options),
-            "entry 'bench-gpu', model '/Users/lume/m.gguf', -p 512 -n 128 -r 5, no gate but the "
-            "Metal log, host figures from recipe bench.host_json host.json");
+            "entry 'bench-gpu', model '/Users/lume/m.gguf', -p 512 -n 128 -r 5, no speed gate "
+            "but the Metal log; perplexity with entry 'llama-perplexity' within 0.5% of the "
+            "CPU's, host figures from recipe bench.host_json host.json");
 }
 
 } // namespace

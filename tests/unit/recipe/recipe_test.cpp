@@ -289,12 +289,13 @@ TEST(Recipe, RegistryCaIsResolvedAgainstTheRecipesDirectory) {
                    .has_value());
 }
 
-/// A recipe whose enablement has the llama-bench entry, with `bench` as its bench: block.
+/// A recipe whose enablement has the llama-bench and llama-perplexity entries (a flow sequence: the
+/// bench: block stays on line 5), with `bench` as its bench: block.
 std::string with_bench(const std::string& bench) {
   return "source: {image: a.io/b/c:1}\n"
-         "enablement:\n"
-         "  - {name: llama-bench, program: /opt/llama.cpp/bin/llama-bench, agent: false}\n"
-         "  - {name: bench-gpu, program: /opt/llama.cpp/bin/llama-bench, agent: false}\n"
+         "enablement: [{name: llama-perplexity, program: /opt/llama.cpp/bin/llama-perplexity},\n"
+         "  {name: llama-bench, program: /opt/llama.cpp/bin/llama-bench, agent: false},\n"
+         "  {name: bench-gpu, program: /opt/llama.cpp/bin/llama-bench, agent: false}]\n"
          "bench:" +
          bench + "\n";
 }
@@ -398,9 +399,9 @@ TEST(RecipeBench, BadValuesNameTheFieldAndTheRule) {
       {"unknown key",
        with_bench(" {model: /m.gguf, min_speedups: 5}"),
        "r.yaml:5:25: bench.min_speedups: unknown key | hint: did you mean 'min_speedup'? (known "
-       "keys here: model, entry, prompt, gen, repetitions, threads, gpu_layers, min_speedup, "
-       "min_host_ratio, "
-       "host_json, published)"},
+       "keys here: model, entry, perplexity_entry, max_perplexity_drift, prompt, gen, "
+       "repetitions, threads, gpu_layers, min_speedup, min_host_ratio, host_json, "
+       "host_perplexity, published)"},
       {"entry not enabled",
        with_bench(" {model: /m.gguf, entry: llama-bnech}"),
        "r.yaml:5:32: bench.entry: 'llama-bnech' is not an entry of the recipe's enablement list "
@@ -417,6 +418,26 @@ TEST(RecipeBench, BadValuesNameTheFieldAndTheRule) {
             "r.yaml:2:8: bench.entry: 'llama-bench' is not an entry of the recipe's enablement "
             "list | hint: add an entry for llama-bench (agent: false) under 'enablement', or "
             "name the entry that runs it with bench.entry");
+}
+
+TEST(RecipeBench, ThePerplexityCheckHasItsEntryAndItsLimit) {
+  auto r = parse_recipe(with_bench(" {model: /m.gguf}"), "r.yaml");
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r.value().bench->perplexity_entry, "llama-perplexity");
+  EXPECT_FALSE(r.value().bench->max_perplexity_drift);
+  r = parse_recipe(with_bench(" {model: /m.gguf, perplexity_entry: bench-gpu, "
+                              "max_perplexity_drift: 0.5%}"),
+                   "r.yaml");
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r.value().bench->perplexity_entry, "bench-gpu");
+  EXPECT_DOUBLE_EQ(r.value().bench->max_perplexity_drift.value_or(0), 0.005);
+  EXPECT_EQ(error_of(with_bench(" {model: /m.gguf, max_perplexity_drift: 3}")),
+            "r.yaml:5:47: bench.max_perplexity_drift: '3' is not a relative drift in (0, 1] | "
+            "hint: give how far the unlocked perplexity may move from the CPU's, e.g. 0.02 (or "
+            "2%)");
+  EXPECT_EQ(error_of(with_bench(" {model: /m.gguf, perplexity_entry: llama-perplexty}")),
+            "r.yaml:5:43: bench.perplexity_entry: 'llama-perplexty' is not an entry of the "
+            "recipe's enablement list | hint: did you mean 'llama-perplexity'?");
 }
 
 /// A bench: block that runs the published command, with `published` as its published: block.
@@ -516,6 +537,16 @@ TEST(RecipeBench, HostJsonIsResolvedAgainstTheRecipesDirectory) {
             "recipe '" + (dir / "r.yaml") + "' field 'bench.host_json': '" + (dir / "none.json") +
                 "' is not a file");
   EXPECT_FALSE(bench_host_json_file(parse_recipe(k_good, "r.yaml").value()).value());
+
+  // bench.host_perplexity, the host's llama-perplexity output, resolves the same way.
+  test::write_file(dir / "host/ppl.txt", "Final estimate: PPL = 9.8 +/- 0.1\n");
+  test::write_file(dir / "r.yaml", with_bench(" {model: /m.gguf, host_perplexity: host/ppl.txt}"));
+  EXPECT_EQ(bench_host_perplexity_file(load_recipe(dir / "r.yaml").value()).value(),
+            dir / "host/ppl.txt");
+  test::write_file(dir / "r.yaml", with_bench(" {model: /m.gguf, host_perplexity: none.txt}"));
+  auto absent = bench_host_perplexity_file(load_recipe(dir / "r.yaml").value());
+  ASSERT_FALSE(absent.ok());
+  EXPECT_NE(absent.error().message().find("field 'bench.host_perplexity'"), std::string::npos);
 }
 
 } // namespace

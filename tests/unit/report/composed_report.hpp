@@ -41,7 +41,11 @@ inline provenance::Provenance composed_record(bool with_bench) {
          "unlocked_ts": 36.0, "unlocked_stddev_ts": 0.3, "speedup": 12.0,
          "host_ts": 48.0, "host_stddev_ts": 0.2, "host_ratio": 0.75}],
       "log": {"stock": "stock", "unlocked": "fast"},
-      "thresholds": {"min_speedup": 5.0}, "passed": true, "failures": []})");
+      "thresholds": {"min_speedup": 5.0}, "passed": true, "failures": [],
+      "perplexity": {"context": 512, "batch": 512, "max_drift": 0.02,
+        "stock": {"estimate": 9.869, "uncertainty": 0.41, "chunks": [9.7021, 9.869]},
+        "unlocked": {"estimate": 9.873, "uncertainty": 0.41, "chunks": [9.7049, 9.873]},
+        "drift": 0.000405}})");
   }
   return record;
 }

@@ -34,6 +34,16 @@ TEST(ReportMarkdown, AnswersWhatHowFastOnWhatAndHowToReproduceInThatOrder) {
       << md;
 }
 
+TEST(ReportMarkdown, SaysWhetherTheUnlockedGpuIsCorrect) {
+  const std::string md = render_report_markdown(composed_report(true));
+  EXPECT_NE(md.find("**Correct?** llama-perplexity on the shipped text (`-c 512 -b 512`)"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| stock, CPU (-ngl 0) | 9.8690 | 9.7021, 9.8690 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| unlocked, GPU | 9.8730 | 9.7049, 9.8730 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("Drift 0.040% (allowed 2.00%)."), std::string::npos) << md;
+}
+
 TEST(ReportMarkdown, WithoutABenchSaysSoAndStillListsTheShim) {
   const std::string md = render_report_markdown(composed_report(false));
   EXPECT_NE(md.find("Nothing was benchmarked in this VM; the report holds its provenance only.\n"),

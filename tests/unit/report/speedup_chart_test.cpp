@@ -44,6 +44,18 @@ TEST(SpeedupChart, DrawsEveryFigureRatioAndShareOfHostFromTheReport) {
   EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
 }
 
+TEST(SpeedupChart, TheCaptionSaysHowFastAndWhetherItIsCorrect) {
+  EXPECT_NE(render_speedup_chart(composed_report(true))
+                .find(">unlocked 9.0x (pp512), 12.0x (tg128) faster, perplexity 9.873 vs 9.869 "
+                      "on CPU<"),
+            std::string::npos);
+  auto report = composed_report(true);
+  report["bench"].erase("perplexity");
+  EXPECT_NE(render_speedup_chart(report).find(
+                ">unlocked 9.0x (pp512), 12.0x (tg128) faster, perplexity not measured<"),
+            std::string::npos);
+}
+
 TEST(SpeedupChart, BarsAreScaledToTheirPanelsAxis) {
   // pp512: the highest bar is 500 t/s, the axis ends at 600 (1.15 × 500 rounded up to a step
   // of 100): the host bar is 500/600 of the plot's height.
