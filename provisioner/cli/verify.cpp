@@ -1,20 +1,11 @@
 #include "cli/verify.hpp"
 
-#include "apply/agent_proof.hpp"
-#include "apply/enablement_apply.hpp"
-#include "apply/probe_runner.hpp"
-#include "apply/probe_verdict.hpp"
-#include "apply/shim_record.hpp"
 #include "cli/connection_flags.hpp"
 #include "cli/vm_guest.hpp"
-#include "guest/guest_facts.hpp"
 #include "lume/client.hpp"
-#include "pipeline/status.hpp"
-#include "provenance/provenance.hpp"
+#include "pipeline/verify.hpp"
 #include "util/atomic_file.hpp"
 #include "util/display_text.hpp"
-#include "verify/llama_log.hpp"
-#include "verify/llama_log_failures.hpp"
 
 #include <memory>
 
@@ -28,24 +19,8 @@ struct VerifyOptions {
   guest::ConnectionOptions connection;
 };
 
-/// The profile the VM was provisioned with (its record), else the standard one.
-enablement::Profile recorded_profile(const Context& context, const std::string& vm) {
-  enablement::Profile profile = enablement::Profile::standard();
-  auto record = provenance::read_provenance(context.global.state_dir, vm);
-  if (record.ok() && record.value().shim && record.value().shim->profile) {
-    const auto& p = *record.value().shim->profile;
-    if (p.apple_family_max) {
-      profile.apple_family_max = static_cast<std::uint64_t>(*p.apple_family_max);
-    }
-    if (p.max_threadgroup_memory) {
-      profile.max_threadgroup_memory = static_cast<std::uint64_t>(*p.max_threadgroup_memory);
-    }
-  }
-  return profile;
-}
-
 /// The --llama-log file classified, injection expected (nothing without the flag).
-std::optional<verify::LlamaLogReport> classify_log_file(const std::string& path) {
+std::optional<pipeline::VerifiedLog> classify_log_file(const std::string& path) {
   if (path.empty()) {
     return std::nullopt;
   }
@@ -54,140 +29,90 @@ std::optional<verify::LlamaLogReport> classify_log_file(const std::string& path)
   verify::check_llama_log_lines(text).value_or_throw();
   verify::LlamaLogOptions log_options;
   log_options.expect_shim = true;
-  return verify::classify_llama_log(text, log_options);
-}
-
-/// Why the --llama-log run does not show the shim working: anything but fast, or shim-enabled
-/// (the shim's success line where llama.cpp's verbosity hid the capability block).
-std::optional<std::string> llama_log_problem(const verify::LlamaLogReport& report,
-                                             const std::string& path) {
-  const std::string is =
-      "the llama.cpp log '" + path + "' is '" + verify::verdict_name(report.verdict) + "'";
-  switch (report.verdict) {
-  case verify::LlamaLogVerdict::fast:
-  case verify::LlamaLogVerdict::shim_enabled:
-    return std::nullopt;
-  case verify::LlamaLogVerdict::broken:
-    return report.failures.empty()
-               ? is
-               : is + ": " + verify::describe_failure(report.failures.front(), report.run.process);
-  default:
-    return is + ", not 'fast'";
-  }
+  return pipeline::VerifiedLog{path, verify::classify_llama_log(text, log_options)};
 }
 
 void print_verify_text(const std::string& vm,
-                       const apply::InstalledShim& shim,
-                       const apply::ProbeVerdict& verdict,
-                       const std::vector<apply::EntryCheck>& entries,
-                       const std::vector<pipeline::StatusItem>& artifact_checks,
-                       const std::optional<verify::LlamaLogReport>& log_report,
-                       const std::vector<std::string>& problems,
+                       const pipeline::VerifyFindings& found,
+                       const std::optional<pipeline::VerifiedLog>& log,
                        Context& context) {
-  context.out << "verify '" << vm << "': " << (problems.empty() ? "ok" : "FAILED")
-              << "\n  threadgroup memory " << verdict.stock_threadgroup_memory << " -> "
-              << verdict.unlocked_threadgroup_memory << "\n  shim "
+  const apply::InstalledShim& shim = found.shim;
+  context.out << "verify '" << vm << "': " << (found.problems.empty() ? "ok" : "FAILED")
+              << "\n  threadgroup memory " << found.verdict.stock_threadgroup_memory << " -> "
+              << found.verdict.unlocked_threadgroup_memory << "\n  shim "
               << (shim.external ? "external " : "") << shim.shim.sha256 << ": "
               << apply::shim_scope(shim) << "\n  changed families:";
-  for (const auto& code : verdict.changed_families) {
+  for (const auto& code : found.verdict.changed_families) {
     context.out << " " << code;
   }
   context.out << "\n";
-  for (const auto& entry : entries) {
+  for (const auto& entry : found.entries) {
     context.out << "  entry '" << entry.name << "': " << apply::describe(entry, shim.inject_env)
                 << "\n";
   }
-  if (!artifact_checks.empty()) {
+  if (!found.artifact_checks.empty()) {
     std::size_t matching = 0;
-    for (const auto& item : artifact_checks) {
+    for (const auto& item : found.artifact_checks) {
       matching += item.ok() ? 1 : 0;
     }
-    context.out << "  artifact files: " << matching << " of " << artifact_checks.size()
+    context.out << "  artifact files: " << matching << " of " << found.artifact_checks.size()
                 << " match the record\n";
   }
-  if (log_report) {
-    context.out << "  llama.cpp log: " << verify::verdict_name(log_report->verdict) << "\n";
-    for (const auto& reason : log_report->reasons) {
+  if (log) {
+    context.out << "  llama.cpp log: " << verify::verdict_name(log->report.verdict) << "\n";
+    for (const auto& reason : log->report.reasons) {
       context.out << "    " << util::display_text(reason) << "\n";
     }
   }
-  for (const auto& problem : problems) {
+  for (const auto& problem : found.problems) {
     context.out << "  problem: " << problem << "\n";
   }
 }
 
+nlohmann::json verify_json(const std::string& vm,
+                           const pipeline::VerifyFindings& found,
+                           const std::optional<pipeline::VerifiedLog>& log) {
+  nlohmann::json doc = {
+      {"vm", vm},
+      {"ok", found.problems.empty()},
+      {"profile",
+       {{"apple_family_max", found.profile.apple_family_max},
+        {"max_threadgroup_memory", found.profile.max_threadgroup_memory}}},
+      {"shim",
+       {{"sha256", found.shim.shim.sha256},
+        {"external", found.shim.external},
+        {"scope", apply::shim_scope(found.shim)}}},
+      {"probe", {{"stock", found.probe.stock}, {"unlocked", found.probe.unlocked}}},
+      {"changed_families", found.verdict.changed_families},
+      {"entries", nlohmann::json::array()},
+      {"artifacts", pipeline::to_json(pipeline::StatusReport{found.artifact_checks, 0})["items"]},
+      {"problems", found.problems}};
+  for (const auto& entry : found.entries) {
+    doc["entries"].push_back(apply::to_json(entry));
+  }
+  if (log) {
+    doc["llama_log"] = verify::to_json(log->report);
+  }
+  return doc;
+}
+
 void run_verify(const VerifyOptions& options, Context& context, int& exit_code) {
-  const std::optional<verify::LlamaLogReport> log_report = classify_log_file(options.llama_log);
-  const enablement::Profile profile = recorded_profile(context, options.vm);
+  const std::optional<pipeline::VerifiedLog> log = classify_log_file(options.llama_log);
   lume::ClientOptions lume_options;
   lume_options.base_url = context.global.lume_url;
   lume::LumeClient lume_client(lume_options);
   auto session = connect_vm_guest(context, options.vm, options.connection, lume_client);
-  const guest::GuestFacts facts = guest::gather_guest_facts(*session).value_or_throw();
-  const apply::GuestEnablement observed =
-      apply::observe_enablement(*session, facts).value_or_throw();
-  const apply::EnablementTarget target =
-      apply::enablement_target(observed, facts, options.vm).value_or_throw();
-  const apply::ProbeRun run = apply::run_probes(*session, target.shim, profile).value_or_throw();
-  const apply::ProbeVerdict verdict =
-      apply::judge_probe(run.stock, run.unlocked, profile, !target.shim.external);
-  // Each entry's child rule, and each agent's process: launchd runs it, with the shim in it.
-  const std::vector<apply::EntryCheck> entries =
-      apply::check_entries(*session, observed, target, run.unlocked).value_or_throw();
+  const pipeline::VerifyFindings found =
+      pipeline::verify_vm(*session, context.global.state_dir, options.vm, log);
   context.debug("SSH commands: " + std::to_string(session->command_count()) +
                 ", Lume requests: " + std::to_string(lume_client.request_count()));
-
-  // The installed artifacts (the host record's): each guest file re-hashed.
-  std::vector<pipeline::StatusItem> artifact_checks;
-  if (auto record = provenance::read_provenance(context.global.state_dir, options.vm);
-      record.ok()) {
-    artifact_checks = pipeline::check_artifacts(*session, record.value()).value_or_throw();
-  }
-  std::vector<std::string> problems = verdict.problems;
-  for (const auto& entry : entries) {
-    if (entry.process && entry.process->problem) {
-      problems.push_back(*entry.process->problem);
-    }
-  }
-  for (const auto& item : artifact_checks) {
-    if (!item.ok()) {
-      problems.push_back(item.item + " has SHA-256 " + item.found + ", recorded " + item.expected);
-    }
-  }
-  if (log_report) {
-    if (auto problem = llama_log_problem(*log_report, options.llama_log)) {
-      problems.push_back(*problem);
-    }
-  }
   if (context.json()) {
-    nlohmann::json doc = {
-        {"vm", options.vm},
-        {"ok", problems.empty()},
-        {"profile",
-         {{"apple_family_max", profile.apple_family_max},
-          {"max_threadgroup_memory", profile.max_threadgroup_memory}}},
-        {"shim",
-         {{"sha256", target.shim.shim.sha256},
-          {"external", target.shim.external},
-          {"scope", apply::shim_scope(target.shim)}}},
-        {"probe", {{"stock", run.stock}, {"unlocked", run.unlocked}}},
-        {"changed_families", verdict.changed_families},
-        {"entries", nlohmann::json::array()},
-        {"artifacts", pipeline::to_json(pipeline::StatusReport{artifact_checks, 0})["items"]},
-        {"problems", problems}};
-    for (const auto& entry : entries) {
-      doc["entries"].push_back(apply::to_json(entry));
-    }
-    if (log_report) {
-      doc["llama_log"] = verify::to_json(*log_report);
-    }
-    context.print_json(doc);
+    context.print_json(verify_json(options.vm, found, log));
   } else {
-    print_verify_text(
-        options.vm, target.shim, verdict, entries, artifact_checks, log_report, problems, context);
+    print_verify_text(options.vm, found, log, context);
   }
-  if (!problems.empty()) {
-    context.warn("verification of VM '" + options.vm + "' failed: " + problems.front());
+  if (!found.problems.empty()) {
+    context.warn("verification of VM '" + options.vm + "' failed: " + found.problems.front());
     exit_code = lume_unlock::exit_code(ErrorCategory::verification);
     return;
   }

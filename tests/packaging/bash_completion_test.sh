@@ -30,7 +30,7 @@ expect "add" lume-unlock allow a
 expect "push" lume-unlock bundle pu
 expect "--program" lume-unlock --json allow add vm1 --pro
 expect "--min-speedup" lume-unlock bench vm1 --min-s
-expect "--host-json --host-run" lume-unlock bench vm1 --host-
+expect "--host-json --host-run --host-perplexity" lume-unlock bench vm1 --host-
 # The value of a global option is not a command: "allow" here is a state directory.
 expect "" lume-unlock --state-dir allow zz-no-such-file
 # Hidden commands are not offered.
