@@ -3,6 +3,7 @@
 // executable; one that cannot (arm64-only, and the Linux .so that stands in for it) takes itself
 // out at load. /bin/sh is the injected program; its child tells what it inherited.
 #include "process_runner.hpp"
+#include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -47,15 +48,6 @@ TEST(ShimChildren, AUniversalShimStaysInTheVariable) {
 
 class ShimChildOfAListedProgram : public ::testing::Test {
 protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("lume-unlock-children-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-    guard_ = (dir_ / "enabled-executables").string();
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   /// The probe's JSON as a child of /bin/sh, which is injected with `shim` and always listed.
   json child_probe(const std::string& shim, bool child_listed) {
     std::ofstream guard(guard_, std::ios::binary);
@@ -71,8 +63,8 @@ protected:
     return json::parse(r.out, nullptr, /*allow_exceptions=*/false);
   }
 
-  std::filesystem::path dir_;
-  std::string guard_;
+  TempDir dir_{"lume-unlock-children"};
+  std::string guard_ = dir_ / "enabled-executables";
 };
 
 TEST_F(ShimChildOfAListedProgram, AListedChildInheritsAUniversalShim) {
