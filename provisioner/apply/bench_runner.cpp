@@ -93,14 +93,10 @@ Result<BenchSide> run_side(guest::GuestSession& session,
   verify::LlamaLogOptions options;
   options.expect_shim = expect_shim;
   verify::LlamaLogReport log = verify::classify_llama_log(ran.stderr_text, options);
-  if (ran.exit_status != 0 && log.verdict == verify::LlamaLogVerdict::broken) {
-    // Metal failed under llama-bench, which then gave up: a verdict, not a guest fault.
-    return Error(ErrorCategory::verification,
-                 what,
-                 "its Metal log is broken: " +
-                     (log.reasons.size() > 1 ? log.reasons[1] : log.reasons.front()),
-                 "see the whole log with 'lume-unlock exec VM " + entry.name +
-                     " -- ARGS 2> llama.stderr' and 'lume-unlock inspect-log llama.stderr'");
+  if (ran.exit_status != 0) {
+    if (auto failed = metal_failure(what, log, entry.name)) {
+      return *failed;
+    }
   }
   if (ran.exit_status != 0) {
     return Error(ErrorCategory::guest,
@@ -125,6 +121,20 @@ Result<BenchSide> run_side(guest::GuestSession& session,
 }
 
 } // namespace
+
+std::optional<Error> metal_failure(const std::string& what,
+                                   const verify::LlamaLogReport& log,
+                                   const std::string& entry_name) {
+  if (log.verdict != verify::LlamaLogVerdict::broken) {
+    return std::nullopt;
+  }
+  return Error(ErrorCategory::verification,
+               what,
+               "its Metal log is broken: " +
+                   (log.reasons.size() > 1 ? log.reasons[1] : log.reasons.front()),
+               "see the whole log with 'lume-unlock exec VM " + entry_name +
+                   " -- ARGS 2> llama.stderr' and 'lume-unlock inspect-log llama.stderr'");
+}
 
 std::vector<std::string> llama_bench_arguments(const verify::BenchRequest& request) {
   std::vector<std::string> args = {"-m", request.model};

@@ -9,6 +9,7 @@
 #include "verify/llama_bench.hpp"
 #include "verify/llama_log.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,12 @@ Result<guest::CommandResult> run_reporting(guest::GuestSession& session,
                                            const std::string& command,
                                            const std::string& label,
                                            const util::ProgressCallback& progress);
+
+/// A run that gave up after Metal's failure lines (`log` says broken): a verdict, not a guest fault
+/// (verification, exit 6), naming the first line and how to see the whole log. Nothing otherwise.
+std::optional<Error> metal_failure(const std::string& what,
+                                   const verify::LlamaLogReport& log,
+                                   const std::string& entry_name);
 
 /// "-m MODEL -p 512 -n 128 -r 3 -o json": the words appended to the entry's own arguments.
 std::vector<std::string> llama_bench_arguments(const verify::BenchRequest& request);

@@ -17,17 +17,24 @@ Result<PerplexitySide> run_side(guest::GuestSession& session,
                                 const util::ProgressCallback& progress) {
   LUME_UNLOCK_TRY_ASSIGN(auto ran,
                          run_reporting(session, command, "perplexity " + side + " run", progress));
-  if (ran.exit_status != 0) {
-    return Error(
-        ErrorCategory::guest,
-        "llama-perplexity " + side + " run of entry " + util::quote_for_message(entry.name),
-        (ran.exit_status < 0 ? std::string("it ended without an exit status")
-                             : "it exited with status " + std::to_string(ran.exit_status)) +
-            ": " + last_lines(ran.stderr_text, 3),
-        "run it by hand with 'lume-unlock exec VM " + entry.name +
-            " -- ARGS' to see its whole output");
-  }
+  const std::string what =
+      "llama-perplexity " + side + " run of entry " + util::quote_for_message(entry.name);
+  // llama-perplexity prints ggml-metal's lines raw on stderr: a run that Metal broke is a verdict.
   PerplexitySide out;
+  out.log = verify::classify_llama_log(ran.stderr_text, verify::LlamaLogOptions{});
+  if (ran.exit_status != 0) {
+    if (auto failed = metal_failure(what, out.log, entry.name)) {
+      return *failed;
+    }
+    return Error(ErrorCategory::guest,
+                 what,
+                 (ran.exit_status < 0
+                      ? std::string("it ended without an exit status")
+                      : "it exited with status " + std::to_string(ran.exit_status)) +
+                     ": " + last_lines(ran.stderr_text, 3),
+                 "run it by hand with 'lume-unlock exec VM " + entry.name +
+                     " -- ARGS' to see its whole output");
+  }
   out.run = verify::parse_llama_perplexity(ran.stdout_text, ran.stderr_text);
   out.stdout_text = std::move(ran.stdout_text);
   out.stderr_text = std::move(ran.stderr_text);

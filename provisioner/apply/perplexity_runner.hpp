@@ -6,6 +6,7 @@
 #include "util/progress.hpp"
 #include "util/result.hpp"
 #include "verify/bench_request.hpp"
+#include "verify/llama_log.hpp"
 #include "verify/perplexity.hpp"
 
 #include <string>
@@ -18,6 +19,7 @@ struct PerplexitySide {
   std::string stdout_text;
   std::string stderr_text;
   verify::PerplexityRun run;
+  verify::LlamaLogReport log; ///< its stderr classified: ggml-metal's failure lines make it broken
 };
 
 struct GuestPerplexity {

@@ -332,6 +332,11 @@ Result<BenchOutcome> run_bench(guest::GuestSession& session,
   for (auto& failure : verify::gate_perplexity(outcome.perplexity)) {
     outcome.failures.push_back(std::move(failure));
   }
+  // Metal's failure lines in the GPU run make its figures untrustworthy, whatever they are.
+  if (const auto& log = perplexity.unlocked.log; log.verdict == verify::LlamaLogVerdict::broken) {
+    outcome.failures.push_back("the llama-perplexity unlocked run's Metal log is broken: " +
+                               (log.reasons.size() > 1 ? log.reasons[1] : log.reasons.front()));
+  }
   const std::string now = provenance::rfc3339_now();
   outcome.record = bench_record(options, measured, outcome.rows, outcome.failures, now);
   outcome.record["perplexity"] = verify::to_json(outcome.perplexity);

@@ -201,6 +201,23 @@ TEST_F(BenchEndToEnd, AGpuWhosePerplexityDriftsFailsTheBenchWithBothNumbers) {
   EXPECT_EQ(loose.exit_code, 0) << loose.err;
 }
 
+TEST_F(BenchEndToEnd, MetalFailureLinesInTheGpuPerplexityRunFailTheBench) {
+  // The stand-in's test control: the GPU run reports a failed command buffer, then its figures.
+  prepare(fixture("guest-stock.json"),
+          fixture("guest-unlocked.json"),
+          "LLAMA_PERPLEXITY_SIM_GPU_METAL_ERROR=1");
+  auto r = run({"bench", "vm1", "--model", model, "--min-speedup", "5"});
+  EXPECT_EQ(r.exit_code, 6) << r.out << r.err;
+  EXPECT_NE(r.out.find("perplexity 11.827 vs 11.826 on CPU"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("lume-unlock: bench failed: the llama-perplexity unlocked run's Metal log "
+                       "is broken: line "),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("'ggml_metal_synchronize: error: command buffer 0 failed with status 5'"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST_F(BenchEndToEnd, AGpuRunWithoutAFinalEstimateFailsTheBench) {
   // NaN from the GPU, as broken kernels give: chunk values "nan", no Final estimate.
   prepare(fixture("guest-stock.json"),

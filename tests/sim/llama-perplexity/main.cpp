@@ -11,7 +11,9 @@
 // The GPU run (-ngl other than 0) adds a rounding-sized difference per token, as a GPU's other
 // summation order does. Test control (not llama.cpp behaviour): LLAMA_PERPLEXITY_SIM_GPU_DRIFT=D
 // makes the GPU run's perplexity (1 + D) times the CPU's, as kernels that compute wrong answers
-// would; the -ngl 0 run ignores it.
+// would; the -ngl 0 run ignores it. LLAMA_PERPLEXITY_SIM_GPU_METAL_ERROR=1 makes the GPU run print
+// ggml-metal's failed-command-buffer lines on stderr (ggml_metal_synchronize's format,
+// docs/sources.md) before its figures, which it still prints.
 #include <unistd.h>
 
 #include <algorithm>
@@ -183,6 +185,12 @@ int main(int argc, char** argv) {
   double gpu_shift = 0;
   if (const char* drift = std::getenv("LLAMA_PERPLEXITY_SIM_GPU_DRIFT"); drift != nullptr && gpu) {
     gpu_shift = std::log1p(std::strtod(drift, nullptr));
+  }
+  if (const char* failing = std::getenv("LLAMA_PERPLEXITY_SIM_GPU_METAL_ERROR");
+      failing != nullptr && std::string(failing) == "1" && gpu) {
+    std::fprintf(stderr,
+                 "ggml_metal_synchronize: error: command buffer 0 failed with status 5\n"
+                 "error: Internal Error (0000000e:Internal Error)\n");
   }
   double nll = 0;
   double nll2 = 0;

@@ -2,6 +2,7 @@
 #include "apply/bench_runner.hpp"
 #include "apply/enablement_apply.hpp"
 #include "apply/exec_command.hpp"
+#include "apply/perplexity_runner.hpp"
 #include "enablement/enablement_json.hpp"
 #include "unit/guest/scripted_session.hpp"
 #include "unit/macho/fixture.hpp"
@@ -230,6 +231,44 @@ TEST(GuestBench, BothRunsPassVerboseAndAFailedRunWithABrokenLogIsAVerdict) {
   auto failed = run_guest_bench(other, entry, target.value(), request, nullptr);
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.error().category(), ErrorCategory::guest);
+}
+
+// llama-perplexity prints ggml-metal's lines raw on stderr: Metal's failure lines in the GPU run
+// are a verdict, whether the tool then gave up or still printed figures.
+TEST(GuestPerplexity, MetalFailureLinesInTheGpuRunAreKeptAsABrokenLog) {
+  auto target =
+      enablement_target(observed_with_shim("/Users/lume"), facts_for("/Users/lume"), "vm1");
+  ASSERT_TRUE(target.ok()) << target.error().message();
+  enablement::EnablementEntry entry;
+  entry.name = "llama-perplexity";
+  entry.program = "/opt/llama/llama-perplexity";
+  verify::BenchRequest request;
+  request.model = "/m/q.gguf";
+  const std::string failed_buffer =
+      "ggml_metal_device_init: GPU name:   MTL0 (Apple Paravirtual device)\n"
+      "ggml_metal_synchronize: error: command buffer 0 failed with status 5\n"
+      "error: Internal Error (0000000e:Internal Error)\n";
+  ScriptedSession gave_up; // mkdir, then the stock run, then the GPU run exiting 1
+  gave_up.answers = {{0, "", ""},
+                     {0, "[1]9.8731,\n", "Final estimate: PPL = 9.8731 +/- 0.1\n"},
+                     {1, "", failed_buffer}};
+  auto broken = run_guest_perplexity(gave_up, entry, target.value(), "/Users/lume", request, {});
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.error().category(), ErrorCategory::verification);
+  EXPECT_NE(broken.error().message().find("llama-perplexity unlocked run of entry "
+                                          "'llama-perplexity': its Metal log is broken: line 2 "
+                                          "'ggml_metal_synchronize: error: command buffer 0"),
+            std::string::npos)
+      << broken.error().message();
+
+  ScriptedSession went_on; // the GPU run still printed figures
+  went_on.answers = {{0, "", ""},
+                     {0, "[1]9.8731,\n", "Final estimate: PPL = 9.8731 +/- 0.1\n"},
+                     {0, "[1]9.8731,\n", failed_buffer + "Final estimate: PPL = 9.8731 +/- 0.1\n"}};
+  auto kept = run_guest_perplexity(went_on, entry, target.value(), "/Users/lume", request, {});
+  ASSERT_TRUE(kept.ok()) << kept.error().message();
+  EXPECT_EQ(kept.value().unlocked.log.verdict, verify::LlamaLogVerdict::broken);
+  EXPECT_EQ(kept.value().stock.log.verdict, verify::LlamaLogVerdict::no_metal_log);
 }
 
 TEST(ExecutePlan, FailedStepRunsTheRollbackAndNamesTheEntry) {
