@@ -93,20 +93,8 @@ Result<BenchSide> run_side(guest::GuestSession& session,
   verify::LlamaLogOptions options;
   options.expect_shim = expect_shim;
   verify::LlamaLogReport log = verify::classify_llama_log(ran.stderr_text, options);
-  if (ran.exit_status != 0) {
-    if (auto failed = metal_failure(what, log, entry.name)) {
-      return *failed;
-    }
-  }
-  if (ran.exit_status != 0) {
-    return Error(ErrorCategory::guest,
-                 what,
-                 (ran.exit_status < 0
-                      ? std::string("it ended without an exit status")
-                      : "it exited with status " + std::to_string(ran.exit_status)) +
-                     ": " + last_lines(ran.stderr_text, 3),
-                 "run it by hand with 'lume-unlock exec VM " + entry.name +
-                     " -- ARGS' to see its whole output");
+  if (auto failed = failed_run(what, ran, log, entry.name)) {
+    return *failed;
   }
   BenchSide out;
   auto parsed = verify::parse_llama_bench_json(ran.stdout_text, "the " + side + " run");
@@ -122,18 +110,29 @@ Result<BenchSide> run_side(guest::GuestSession& session,
 
 } // namespace
 
-std::optional<Error> metal_failure(const std::string& what,
-                                   const verify::LlamaLogReport& log,
-                                   const std::string& entry_name) {
-  if (log.verdict != verify::LlamaLogVerdict::broken) {
+std::optional<Error> failed_run(const std::string& what,
+                                const guest::CommandResult& ran,
+                                const verify::LlamaLogReport& log,
+                                const std::string& entry_name) {
+  if (ran.exit_status == 0) {
     return std::nullopt;
   }
-  return Error(ErrorCategory::verification,
+  if (log.verdict == verify::LlamaLogVerdict::broken) {
+    // Metal failed and the program gave up: a verdict, not a guest fault.
+    return Error(ErrorCategory::verification,
+                 what,
+                 "its Metal log is broken: " +
+                     (log.reasons.size() > 1 ? log.reasons[1] : log.reasons.front()),
+                 "see the whole log with 'lume-unlock exec VM " + entry_name +
+                     " -- ARGS 2> llama.stderr' and 'lume-unlock inspect-log llama.stderr'");
+  }
+  return Error(ErrorCategory::guest,
                what,
-               "its Metal log is broken: " +
-                   (log.reasons.size() > 1 ? log.reasons[1] : log.reasons.front()),
-               "see the whole log with 'lume-unlock exec VM " + entry_name +
-                   " -- ARGS 2> llama.stderr' and 'lume-unlock inspect-log llama.stderr'");
+               (ran.exit_status < 0 ? std::string("it ended without an exit status")
+                                    : "it exited with status " + std::to_string(ran.exit_status)) +
+                   ": " + last_lines(ran.stderr_text, 3),
+               "run it by hand with 'lume-unlock exec VM " + entry_name +
+                   " -- ARGS' to see its whole output");
 }
 
 std::vector<std::string> llama_bench_arguments(const verify::BenchRequest& request) {

@@ -26,11 +26,13 @@ Result<guest::CommandResult> run_reporting(guest::GuestSession& session,
                                            const std::string& label,
                                            const util::ProgressCallback& progress);
 
-/// A run that gave up after Metal's failure lines (`log` says broken): a verdict, not a guest fault
-/// (verification, exit 6), naming the first line and how to see the whole log. Nothing otherwise.
-std::optional<Error> metal_failure(const std::string& what,
-                                   const verify::LlamaLogReport& log,
-                                   const std::string& entry_name);
+/// The error of a run that exited non-zero (nothing for exit 0): when its Metal log is broken, a
+/// verdict (verification, exit 6) naming the first failure line; otherwise a guest fault quoting
+/// its last stderr lines. Shared by the llama-bench and llama-perplexity runs.
+std::optional<Error> failed_run(const std::string& what,
+                                const guest::CommandResult& ran,
+                                const verify::LlamaLogReport& log,
+                                const std::string& entry_name);
 
 /// "-m MODEL -p 512 -n 128 -r 3 -o json": the words appended to the entry's own arguments.
 std::vector<std::string> llama_bench_arguments(const verify::BenchRequest& request);

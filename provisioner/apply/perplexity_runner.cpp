@@ -22,18 +22,8 @@ Result<PerplexitySide> run_side(guest::GuestSession& session,
   // llama-perplexity prints ggml-metal's lines raw on stderr: a run that Metal broke is a verdict.
   PerplexitySide out;
   out.log = verify::classify_llama_log(ran.stderr_text, verify::LlamaLogOptions{});
-  if (ran.exit_status != 0) {
-    if (auto failed = metal_failure(what, out.log, entry.name)) {
-      return *failed;
-    }
-    return Error(ErrorCategory::guest,
-                 what,
-                 (ran.exit_status < 0
-                      ? std::string("it ended without an exit status")
-                      : "it exited with status " + std::to_string(ran.exit_status)) +
-                     ": " + last_lines(ran.stderr_text, 3),
-                 "run it by hand with 'lume-unlock exec VM " + entry.name +
-                     " -- ARGS' to see its whole output");
+  if (auto failed = failed_run(what, ran, out.log, entry.name)) {
+    return *failed;
   }
   out.run = verify::parse_llama_perplexity(ran.stdout_text, ran.stderr_text);
   out.stdout_text = std::move(ran.stdout_text);

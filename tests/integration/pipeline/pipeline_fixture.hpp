@@ -130,7 +130,8 @@ protected:
     return guest.info().home + "/Library/LaunchAgents/dev.lume-unlock.probe-agent.plist";
   }
 
-  void write_recipe() {
+  /// The standard recipe: the probe agent, then `more_entries` (YAML list items) when given.
+  void write_recipe(const std::string& more_entries = "") {
     std::ostringstream yaml;
     yaml << "source:\n  image: " << image_ref.str() << "\n"
          << "vm:\n  cpu: 2\n  memory: 4GB\n"
@@ -140,9 +141,25 @@ protected:
          << "    program: " << probe_path() << "\n"
          << "    args: [\"--json\"]\n"
          << "    agent: true\n"
-         << "    keep_alive: false\n";
+         << "    keep_alive: false\n"
+         << more_entries;
     recipe = files / "recipe.yaml";
     ASSERT_TRUE(util::write_file_atomic(recipe, yaml.str(), 0644).ok());
+  }
+
+  /// `ssh vm1 -- WORDS` as the guest user (the connection flags before the "--").
+  CliRun guest_run(const std::vector<std::string>& words) {
+    std::vector<std::string> command = {"ssh",
+                                        "vm1",
+                                        "--ssh-port",
+                                        std::to_string(ssh_port),
+                                        "--ssh-user",
+                                        guest.info().user,
+                                        "--ssh-password-env",
+                                        "LUME_UNLOCK_PIPELINE_TEST_PW",
+                                        "--"};
+    command.insert(command.end(), words.begin(), words.end());
+    return cli(command, false);
   }
 
   CliRun cli(const std::vector<std::string>& command,

@@ -62,20 +62,6 @@ protected:
   std::string blob() const {
     return files.path() + "/cache/blobs/sha256/" + util::sha256_hex(model);
   }
-  /// `ssh vm1 -- WORDS` as the guest user (the connection flags before the "--").
-  CliRun guest_run(const std::vector<std::string>& words) {
-    std::vector<std::string> command = {"ssh",
-                                        "vm1",
-                                        "--ssh-port",
-                                        std::to_string(ssh_port),
-                                        "--ssh-user",
-                                        guest.info().user,
-                                        "--ssh-password-env",
-                                        "LUME_UNLOCK_PIPELINE_TEST_PW",
-                                        "--"};
-    command.insert(command.end(), words.begin(), words.end());
-    return cli(command, false);
-  }
   nlohmann::json session_of(const std::string& vm) const {
     std::ifstream in(lume->home() + "/" + vm + "/sessions.json");
     return nlohmann::json::parse(in, nullptr, false);

@@ -14,39 +14,9 @@ protected:
   /// The standard recipe plus a long-running agent (`server`, kept alive) and a program that is
   /// only listed (`tool`, no agent).
   void write_agents_recipe() {
-    std::ostringstream yaml;
-    yaml << "source:\n  image: " << image_ref.str() << "\n"
-         << "vm:\n  cpu: 2\n  memory: 4GB\n"
-         << "shim:\n  profile:\n    apple_family_max: 1009\n    max_threadgroup_memory: 65536\n"
-         << "enablement:\n"
-         << "  - name: probe-agent\n"
-         << "    program: " << probe_path() << "\n"
-         << "    args: [\"--json\"]\n"
-         << "    keep_alive: false\n"
-         << "  - name: server\n"
-         << "    program: /bin/sleep\n"
-         << "    args: [\"600\"]\n"
-         << "  - name: tool\n"
-         << "    program: " << probe_path() << "\n"
-         << "    agent: false\n";
-    ASSERT_TRUE(util::write_file_atomic(recipe, yaml.str(), 0644).ok());
-  }
-
-  /// `script` run by /bin/sh in the guest through `lume-unlock ssh`.
-  CliRun guest_sh(const std::string& script) {
-    return cli({"ssh",
-                "vm1",
-                "--ssh-port",
-                std::to_string(ssh_port),
-                "--ssh-user",
-                guest.info().user,
-                "--ssh-password-env",
-                "LUME_UNLOCK_PIPELINE_TEST_PW",
-                "--",
-                "/bin/sh",
-                "-c",
-                script},
-               false);
+    write_recipe(std::string("  - name: server\n") + "    program: /bin/sleep\n" +
+                 "    args: [\"600\"]\n" + "  - name: tool\n" + "    program: " + probe_path() +
+                 "\n" + "    agent: false\n");
   }
 
   static const nlohmann::json* entry_of(const nlohmann::json& doc, const std::string& name) {
@@ -106,9 +76,11 @@ TEST_F(VerifyAgents, AnAgentRunningWithTheShimPassesAndOneStartedWithoutItFails)
       rendered, std::regex("\\s*<key>LD_PRELOAD</key>\\s*<string>[^<]*</string>"), "");
   ASSERT_NE(stripped, rendered);
   ASSERT_TRUE(util::write_file_atomic(plist, stripped, 0644).ok());
-  CliRun restarted = guest_sh("launchctl bootout gui/$(id -u)/dev.lume-unlock.server && "
-                              "launchctl bootstrap gui/$(id -u) \"$HOME/Library/LaunchAgents/"
-                              "dev.lume-unlock.server.plist\"");
+  CliRun restarted =
+      guest_run({"/bin/sh",
+                 "-c",
+                 "launchctl bootout gui/$(id -u)/dev.lume-unlock.server && launchctl bootstrap "
+                 "gui/$(id -u) \"$HOME/Library/LaunchAgents/dev.lume-unlock.server.plist\""});
   ASSERT_EQ(restarted.exit_code, 0) << restarted.out << restarted.err;
 
   CliRun failed = cli({"verify", "vm1"}, true, {"--json"});

@@ -3,9 +3,11 @@
  * cannot read (exit 1), opens the Metal device (libMetalEmu, through the probe's query path, so
  * an injected shim hooks the device and writes its own line), prints nothing of ggml's capability
  * block (llama-server hides ggml's INFO lines since llama.cpp PR #23021: docs/sources.md), and then
- * keeps running, as a server does, until it is stopped. It serves no HTTP: nothing here asks it.
- * An argument it does not know, or a missing value, is refused with exit 1; the wording of its
- * errors is its own, not llama-server's.
+ * keeps running, as a server does, until SIGTERM or SIGINT ends it with exit 0. It serves no HTTP:
+ * nothing here asks it. As ggml-org/llama.cpp tools/server/server.cpp, llama_server() (00dd0816):
+ * arguments that do not parse return 1, a model that does not load returns 1 ("exiting due to
+ * model loading error"), and the signal handler ends the main loop, which returns 0. Its other
+ * wording is its own.
  * Usage: llama-server -m|--model PATH [--port N] [--host ADDR] */
 #include "probe/device_query.h"
 
@@ -13,6 +15,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+static void stop(int signal_number) {
+  (void)signal_number;
+  _exit(0);
+}
 
 static int value_flag(const char* arg) {
   return strcmp(arg, "-m") == 0 || strcmp(arg, "--model") == 0 || strcmp(arg, "--port") == 0 ||
@@ -33,9 +40,12 @@ int main(int argc, char** argv) {
   FILE* file = model != NULL ? fopen(model, "rb") : NULL;
   if (file == NULL) {
     fprintf(stderr, "error: failed to load model '%s'\n", model != NULL ? model : "");
+    fprintf(stderr, "exiting due to model loading error\n");
     return 1;
   }
   fclose(file);
+  signal(SIGTERM, stop);
+  signal(SIGINT, stop);
   lume_unlock_probe_device facts;
   if (lume_unlock_probe_open_device(0, &facts) == NULL) {
     fprintf(stderr, "error: no Metal device\n");
@@ -43,5 +53,5 @@ int main(int argc, char** argv) {
   }
   fflush(stderr);
   for (;;)
-    pause(); /* until launchd (or kill) stops it */
+    pause(); /* until stop() ends it */
 }

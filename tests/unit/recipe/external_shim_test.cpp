@@ -1,6 +1,7 @@
 // shim: {dylib: PATH, sha256: HEX}: an externally built shim (e.g. Cua's certified build) named
 // by a host path and its digest, refused unless the file's bytes have that digest.
 #include "recipe/recipe.hpp"
+#include "recipe_errors.hpp"
 #include "support/file_io.hpp"
 #include "support/temp_dir.hpp"
 #include "util/sha256.hpp"
@@ -16,14 +17,6 @@ const std::string k_digest(64, 'a');
 
 std::string recipe_with(const std::string& shim) {
   return "source: {image: a.io/b/c:1}\nshim: " + shim + "\n";
-}
-
-std::string error_of(const std::string& text) {
-  auto r = parse_recipe(text, "r.yaml");
-  EXPECT_FALSE(r.ok()) << "accepted:\n" << text;
-  return r.ok() ? std::string()
-                : r.error().message() +
-                      (r.error().hint().empty() ? "" : " | hint: " + r.error().hint());
 }
 
 TEST(RecipeExternalShim, DylibAndDigestAreReadTogether) {

@@ -1,4 +1,5 @@
 #include "recipe/recipe.hpp"
+#include "recipe_errors.hpp"
 #include "support/file_io.hpp"
 #include "support/temp_dir.hpp"
 
@@ -26,14 +27,6 @@ enablement:
   - name: llama-server
     program: /opt/llama.cpp/bin/llama-server
 )";
-
-std::string error_of(const std::string& text) {
-  auto r = parse_recipe(text, "r.yaml");
-  EXPECT_FALSE(r.ok()) << "accepted:\n" << text;
-  return r.ok() ? std::string()
-                : r.error().message() +
-                      (r.error().hint().empty() ? "" : " | hint: " + r.error().hint());
-}
 
 TEST(Recipe, ParsesEveryField) {
   auto r = parse_recipe(k_good, "r.yaml");
