@@ -1,7 +1,7 @@
 #include "apply/artifact_installer.hpp"
 
 #include "apply/program_check.hpp"
-#include "guest/file_hashes.hpp"
+#include "guest/guest_records.hpp"
 #include "guest/payload.hpp"
 #include "guest/shell_quote.hpp"
 #include "macho/verdict.hpp"
@@ -214,17 +214,13 @@ Result<ArtifactInstallReport> install_artifacts(guest::GuestSession& session,
     if (found != observed.value().end() && found->second == want.state()) {
       continue;
     }
-    guest::PayloadFile file;
-    file.path = want.guest_path;
     if (want.link.empty()) {
-      file.source_path = want.bytes->host_path;
-      file.sha256 = want.bytes->sha256;
-      file.mode = want.mode;
+      to_send.push_back(guest::PayloadFile::file(
+          want.guest_path, want.bytes->host_path, want.bytes->sha256, want.mode));
       bytes_to_send += want.bytes->size;
     } else {
-      file.symlink_target = want.link;
+      to_send.push_back(guest::PayloadFile::link(want.guest_path, want.link));
     }
-    to_send.push_back(file);
     changed_artifacts.insert(want.artifact);
   }
 

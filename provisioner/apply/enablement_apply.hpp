@@ -5,9 +5,9 @@
 #include "apply/shim_record.hpp"
 #include "enablement/enablement_list.hpp"
 #include "enablement/enablement_plan.hpp"
-#include "enablement/guest_layout.hpp"
 #include "enablement/launch_agent.hpp"
-#include "guest/guest_facts.hpp"
+#include "guest/guest_layout.hpp"
+#include "guest/guest_records.hpp"
 #include "guest/session.hpp"
 #include "util/result.hpp"
 

@@ -44,7 +44,7 @@ std::vector<std::string> split_words(const std::string& line) {
 } // namespace
 
 Result<std::string> observe_command(const std::string& home, std::uint32_t uid) {
-  const std::string support = enablement::support_dir_of_home(home);
+  const std::string support = guest::support_dir_of_home(home);
   auto q = [](const std::string& word) { return guest::shell_quote(word); };
   auto enablement_json = q(support + "/enablement.json");
   auto guard = q(support + "/enabled-executables");
@@ -97,7 +97,7 @@ std::set<std::string> loaded_labels_in(std::string_view launchctl_print) {
   std::istringstream lines{std::string(launchctl_print)};
   std::string line;
   int depth = 0; // 0 outside, 1 inside the services block, >1 nested in it
-  const std::string prefix = enablement::agent_label("");
+  const std::string prefix = guest::agent_label("");
   while (std::getline(lines, line)) {
     const std::vector<std::string> words = split_words(line);
     if (depth == 0) {
@@ -202,7 +202,7 @@ Result<EnablementTarget> enablement_target(const GuestEnablement& observed,
   }
   LUME_UNLOCK_TRY_ASSIGN(
       auto shared_layout,
-      enablement::GuestLayout::make(facts.home, shim.shim.sha256, shim.shim_file_name()));
+      guest::GuestLayout::make(facts.home, shim.shim.sha256, shim.shim_file_name()));
   // Each run stages in its own directory, so concurrent runs never remove each other's files.
   LUME_UNLOCK_TRY_ASSIGN(auto layout, shared_layout.with_run_id(util::random_hex(16)));
   enablement::AgentSettings settings;

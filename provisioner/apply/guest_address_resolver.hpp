@@ -1,6 +1,6 @@
 #pragma once
 
-#include "guest/address_resolver.hpp"
+#include "guest/session.hpp"
 #include "lume/api.hpp"
 #include "util/progress.hpp"
 

@@ -1,6 +1,6 @@
 #include "apply/shared_artifact.hpp"
 
-#include "guest/file_hashes.hpp"
+#include "guest/guest_records.hpp"
 #include "guest/payload.hpp"
 #include "lume/shared_directory.hpp"
 #include "util/text_check.hpp"
@@ -99,10 +99,7 @@ Result<SharedLinkReport> link_shared_artifacts(guest::GuestSession& session,
 
     const auto at_dest = found.find(artifact->item.dest);
     if (at_dest == found.end() || at_dest->second != guest::link_state(blob)) {
-      guest::PayloadFile link;
-      link.path = artifact->item.dest;
-      link.symlink_target = blob;
-      links.push_back(link);
+      links.push_back(guest::PayloadFile::link(artifact->item.dest, blob));
     }
   }
   if (!links.empty()) {

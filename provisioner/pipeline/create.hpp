@@ -10,7 +10,7 @@
 #include "apply/shim_installer.hpp"
 #include "bundle/loader.hpp"
 #include "fetch/blob_cache.hpp"
-#include "guest/guest_facts.hpp"
+#include "guest/guest_records.hpp"
 #include "guest/session.hpp"
 #include "lume/api.hpp"
 #include "lume/shared_directory.hpp"

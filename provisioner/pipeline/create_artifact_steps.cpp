@@ -2,7 +2,7 @@
 // host before the image (verified, from the cache or the network) and put into the guest after
 // the probe. Each step describes its own part of the plan beside the work it does.
 
-#include "enablement/guest_layout.hpp"
+#include "guest/guest_layout.hpp"
 #include "pipeline/artifact_plan.hpp"
 #include "pipeline/create.hpp"
 
@@ -64,7 +64,7 @@ Step CreatePipeline::install_artifacts_step() {
 
 StepResult CreatePipeline::step_install_artifacts() {
   // The support folder's staging root: on the home's volume, as the destinations normally are.
-  const std::string scratch = enablement::support_dir_of_home(m_facts->home) + "/staging";
+  const std::string scratch = guest::support_dir_of_home(m_facts->home) + "/staging";
   const bool link_shared = !m_options.copy_shared && apply::any_shared(m_outcome.fetched);
   std::vector<apply::StagedArtifact> copied;
   for (const auto& artifact : m_outcome.fetched) {

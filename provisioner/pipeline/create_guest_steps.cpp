@@ -3,7 +3,7 @@
 // its own part of the plan beside the work it does.
 
 #include "apply/enablement_apply.hpp"
-#include "enablement/guest_layout.hpp"
+#include "guest/guest_layout.hpp"
 #include "pipeline/create.hpp"
 #include "pipeline/vm_record.hpp"
 #include "provenance/record_merge.hpp"

@@ -2,7 +2,7 @@
 // record (DESIGN §7) in the guest and on the host, and, with --bench, the figures measured and
 // recorded again. Each step describes its own part of the plan beside the work it does.
 
-#include "enablement/guest_layout.hpp"
+#include "guest/guest_layout.hpp"
 #include "pipeline/create.hpp"
 #include "provenance/record_merge.hpp"
 
@@ -88,8 +88,7 @@ Step CreatePipeline::provenance_step() {
 
 StepResult CreatePipeline::step_provenance() {
   const lume::VmDetails vm = current_details();
-  const std::string guest_path =
-      enablement::support_dir_of_home(m_facts->home) + "/provenance.json";
+  const std::string guest_path = guest::support_dir_of_home(m_facts->home) + "/provenance.json";
   std::optional<provenance::Provenance> previous;
   if (auto text = m_session->read_file(guest_path, provenance::k_max_provenance_bytes); text.ok()) {
     if (auto parsed = provenance::parse_provenance(text.value()); parsed.ok()) {

@@ -1,7 +1,7 @@
 #include "pipeline/remove.hpp"
 
-#include "enablement/guest_layout.hpp"
-#include "guest/guest_facts.hpp"
+#include "guest/guest_layout.hpp"
+#include "guest/guest_records.hpp"
 #include "guest/shell_quote.hpp"
 #include "lume/client.hpp"
 #include "lume/masked_vm.hpp"
@@ -22,7 +22,7 @@ RemovePipeline::~RemovePipeline() = default;
 
 Result<std::string> guest_cleanup_command(const std::string& home, std::uint32_t uid) {
   auto agents = guest::shell_quote(home + "/Library/LaunchAgents");
-  auto support = guest::shell_quote(enablement::support_dir_of_home(home));
+  auto support = guest::shell_quote(guest::support_dir_of_home(home));
   auto logs = guest::shell_quote(home + "/Library/Logs/LumeUnlock");
   for (const auto* quoted : {&agents, &support, &logs}) {
     if (!quoted->ok()) {
@@ -139,7 +139,7 @@ StepResult RemovePipeline::step_guest() {
   }
   return {true,
           "removed " + std::to_string(m_outcome.removed_agents.size()) + " agent(s) and " +
-              enablement::support_dir_of_home(facts.home)};
+              guest::support_dir_of_home(facts.home)};
 }
 
 StepResult RemovePipeline::step_host_record() {

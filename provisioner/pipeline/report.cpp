@@ -2,8 +2,7 @@
 
 #include "apply/enablement_apply.hpp"
 #include "apply/probe_runner.hpp"
-#include "guest/file_hashes.hpp"
-#include "guest/guest_facts.hpp"
+#include "guest/guest_records.hpp"
 #include "pipeline/bench_raw.hpp"
 #include "provenance/provenance.hpp"
 #include "recipe/lock_file.hpp"

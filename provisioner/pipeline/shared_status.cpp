@@ -1,6 +1,6 @@
 #include "pipeline/shared_status.hpp"
 
-#include "guest/file_hashes.hpp"
+#include "guest/guest_records.hpp"
 
 namespace lume_unlock::pipeline {
 

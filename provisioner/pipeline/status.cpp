@@ -4,9 +4,8 @@
 #include "apply/program_paths.hpp"
 #include "enablement/enablement_json.hpp"
 #include "enablement/guard_file.hpp"
-#include "enablement/guest_layout.hpp"
-#include "guest/file_hashes.hpp"
-#include "guest/guest_facts.hpp"
+#include "guest/guest_layout.hpp"
+#include "guest/guest_records.hpp"
 #include "pipeline/shared_status.hpp"
 #include "provenance/record_merge.hpp"
 #include "util/sha256.hpp"
@@ -217,7 +216,7 @@ void check_agents(const enablement::ObservedState& state,
     if (!entry.agent.value_or(false)) {
       continue;
     }
-    const std::string file_name = enablement::agent_plist_file_name(entry.name);
+    const std::string file_name = guest::agent_plist_file_name(entry.name);
     expected_plists.insert(file_name);
     const auto plist = state.agent_plists.find(file_name);
     report.items.push_back(
@@ -225,7 +224,7 @@ void check_agents(const enablement::ObservedState& state,
          entry.plist_sha256.value_or(""),
          plist == state.agent_plists.end() ? k_missing : util::sha256_hex(plist->second)});
     if (state.loaded_labels) {
-      const bool loaded = state.loaded_labels->count(enablement::agent_label(entry.name)) != 0;
+      const bool loaded = state.loaded_labels->count(guest::agent_label(entry.name)) != 0;
       report.items.push_back(
           {"agent '" + entry.name + "' loaded", "loaded", loaded ? "loaded" : "not loaded"});
     }
@@ -242,7 +241,7 @@ void check_guest_record(guest::GuestSession& session,
                         const guest::GuestFacts& facts,
                         const provenance::Provenance& record,
                         StatusReport& report) {
-  const std::string guest_record = enablement::support_dir_of_home(facts.home) + "/provenance.json";
+  const std::string guest_record = guest::support_dir_of_home(facts.home) + "/provenance.json";
   std::string found_record = k_missing;
   auto text = session.read_file(guest_record, provenance::k_max_provenance_bytes);
   if (text.ok()) {

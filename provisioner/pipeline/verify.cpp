@@ -1,7 +1,7 @@
 #include "pipeline/verify.hpp"
 
 #include "apply/enablement_apply.hpp"
-#include "guest/guest_facts.hpp"
+#include "guest/guest_records.hpp"
 #include "provenance/provenance.hpp"
 #include "verify/llama_log_failures.hpp"
 

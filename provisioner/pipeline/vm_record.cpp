@@ -5,7 +5,7 @@ namespace lume_unlock::pipeline {
 namespace {
 
 std::string guest_record_path(const std::string& home) {
-  return enablement::support_dir_of_home(home) + "/provenance.json";
+  return guest::support_dir_of_home(home) + "/provenance.json";
 }
 
 } // namespace
@@ -48,7 +48,7 @@ enablement_origins(const std::optional<provenance::Provenance>& record) {
 
 Result<std::vector<provenance::EnablementRecord>>
 enablement_records(const enablement::EnablementList& list,
-                   const enablement::GuestLayout& layout,
+                   const guest::GuestLayout& layout,
                    const enablement::AgentSettings& settings,
                    const std::map<std::string, std::string>& origins) {
   LUME_UNLOCK_TRY_ASSIGN(auto agents, enablement::render_agents(list, layout, settings));

@@ -1,8 +1,8 @@
 #pragma once
 
 #include "enablement/enablement_list.hpp"
-#include "enablement/guest_layout.hpp"
 #include "enablement/launch_agent.hpp"
+#include "guest/guest_layout.hpp"
 #include "guest/session.hpp"
 #include "provenance/provenance.hpp"
 #include "util/result.hpp"
@@ -39,7 +39,7 @@ enablement_origins(const std::optional<provenance::Provenance>& record);
 /// name (k_origin_recipe when it gives none). Fails like enablement::render_agents.
 Result<std::vector<provenance::EnablementRecord>>
 enablement_records(const enablement::EnablementList& list,
-                   const enablement::GuestLayout& layout,
+                   const guest::GuestLayout& layout,
                    const enablement::AgentSettings& settings,
                    const std::map<std::string, std::string>& origins);
 

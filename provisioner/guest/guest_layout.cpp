@@ -1,9 +1,9 @@
-#include "guest_layout.hpp"
+#include "guest/guest_layout.hpp"
 
 #include "util/sha256.hpp"
 #include "util/text_check.hpp"
 
-namespace lume_unlock::enablement {
+namespace lume_unlock::guest {
 
 namespace {
 
@@ -131,4 +131,4 @@ std::string entry_name_from_plist_file_name(const std::string& file_name) {
                           file_name.size() - k_label_prefix.size() - k_plist_suffix.size());
 }
 
-} // namespace lume_unlock::enablement
+} // namespace lume_unlock::guest

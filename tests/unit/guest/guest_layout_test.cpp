@@ -1,10 +1,10 @@
-#include "enablement/guest_layout.hpp"
+#include "guest/guest_layout.hpp"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-namespace lume_unlock::enablement {
+namespace lume_unlock::guest {
 namespace {
 
 const std::string k_sha(64, 'a');
@@ -91,4 +91,4 @@ TEST(GuestLayout, LabelsAndPlistFileNames) {
 }
 
 } // namespace
-} // namespace lume_unlock::enablement
+} // namespace lume_unlock::guest

@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace lume_unlock::enablement {
+namespace lume_unlock::guest {
 
 /// Every path lume-unlock uses in the guest (DESIGN §5), computed from the guest user's $HOME
 /// (as `echo "$HOME"` printed it, never assumed) and the SHA-256 of the installed shim.
@@ -79,4 +79,4 @@ std::string agent_plist_file_name(const std::string& name);
 /// the file is not one of ours.
 std::string entry_name_from_plist_file_name(const std::string& file_name);
 
-} // namespace lume_unlock::enablement
+} // namespace lume_unlock::guest
