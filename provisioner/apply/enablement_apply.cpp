@@ -1,7 +1,6 @@
 #include "apply/enablement_apply.hpp"
 
-#include "apply/program_check.hpp"
-#include "apply/program_paths.hpp"
+#include "apply/programs.hpp"
 #include "enablement/launchctl.hpp"
 #include "guest/payload.hpp"
 #include "guest/shell_quote.hpp"

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "apply/enablement_observe.hpp"
-#include "apply/program_check.hpp"
+#include "apply/programs.hpp"
 #include "apply/shim_record.hpp"
 #include "enablement/enablement_list.hpp"
 #include "enablement/enablement_plan.hpp"

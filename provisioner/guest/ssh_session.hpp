@@ -133,6 +133,13 @@ private:
   /// Reads a started command's output until it ends (within the options' limits), and its exit
   /// status.
   Result<CommandResult> collect_output(ssh_channel_struct* channel, const std::string& what);
+  /// send_file through an exec channel, from the open host file `input` of `size` bytes.
+  Result<SentFile> stream_file(int input,
+                               std::uint64_t size,
+                               const std::string& local_path,
+                               const std::string& remote_path,
+                               const std::string& what,
+                               const std::function<void(std::uint64_t)>& sent);
 
   std::unique_ptr<Impl> m_impl;
   std::uint64_t m_command_count = 0;

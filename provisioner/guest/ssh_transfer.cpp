@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -52,31 +53,27 @@ struct ChannelGuard {
 using SftpFile = std::unique_ptr<sftp_file_struct, int (*)(sftp_file)>;
 
 std::string sftp_error_text(int code) {
-  switch (code) {
-  case SSH_FX_EOF:
-    return "end of file";
-  case SSH_FX_NO_SUCH_FILE:
-    return "no such file or directory";
-  case SSH_FX_PERMISSION_DENIED:
-    return "permission denied";
-  case SSH_FX_FAILURE:
-    return "the guest's SFTP server reported a failure";
-  case SSH_FX_NO_CONNECTION:
-    return "no connection";
-  case SSH_FX_CONNECTION_LOST:
-    return "connection lost";
-  case SSH_FX_FILE_ALREADY_EXISTS:
-    return "file already exists";
-  default:
-    return "SFTP error " + std::to_string(code);
-  }
+  static const std::map<int, const char*> words = {
+      {SSH_FX_EOF, "end of file"},
+      {SSH_FX_NO_SUCH_FILE, "no such file or directory"},
+      {SSH_FX_PERMISSION_DENIED, "permission denied"},
+      {SSH_FX_FAILURE, "the guest's SFTP server reported a failure"},
+      {SSH_FX_NO_CONNECTION, "no connection"},
+      {SSH_FX_CONNECTION_LOST, "connection lost"},
+      {SSH_FX_FILE_ALREADY_EXISTS, "file already exists"}};
+  const auto found = words.find(code);
+  return found != words.end() ? found->second : "SFTP error " + std::to_string(code);
 }
 
 /// Writes `length` bytes into `file`, adding what went to `written`; why it stopped, or "".
-std::string sftp_write_all(
-    ssh_session session, sftp_file file, const char* data, std::size_t length, std::uint64_t& written) {
+std::string sftp_write_all(ssh_session session,
+                           sftp_file file,
+                           const char* data,
+                           std::size_t length,
+                           std::uint64_t& written) {
   for (std::size_t offset = 0; offset < length;) {
-    const ssize_t count = sftp_write(file, data + offset, std::min(k_sftp_write_chunk, length - offset));
+    const ssize_t count =
+        sftp_write(file, data + offset, std::min(k_sftp_write_chunk, length - offset));
     if (count <= 0) {
       return "writing failed after " + std::to_string(written) +
              " bytes: " + trim_end(ssh_get_error(session));
@@ -323,7 +320,8 @@ Status SshSession::upload(std::string_view bytes, const std::string& remote_path
     sftp_unlink(s.sftp, temporary.c_str()); // best effort; the connection may be gone
     return failure(what, why, hint);
   }
-  auto checked = run(verify_and_rename_command(quoted_tmp, quoted_dst, util::sha256_hex(bytes), mode));
+  auto checked =
+      run(verify_and_rename_command(quoted_tmp, quoted_dst, util::sha256_hex(bytes), mode));
   if (!checked.ok()) {
     return checked.error().with_hint(
         "the previous file is untouched; check that the VM is still running and retry");
@@ -357,32 +355,42 @@ Result<SentFile> SshSession::send_file(const std::string& local_path,
   }
   const auto size = static_cast<std::uint64_t>(info.st_size);
   const std::string what = "upload of '" + local_path + "' as '" + remote_path + "' to";
-  SentFile done;
-  if (size < s.options.stream_min_bytes) {
-    LUME_UNLOCK_TRY(ensure_sftp());
-    ++m_sftp_transfer_count;
-    SftpFile file(sftp_open(s.sftp, remote_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600),
-                  sftp_close);
-    if (!file) {
-      return failure(what,
-                     "cannot create it: " + sftp_error_text(sftp_get_error(s.sftp)),
-                     "check that the directory exists and the guest user may write to it");
-    }
-    const auto write = [&](const char* data, std::size_t length, std::uint64_t& written) {
-      return sftp_write_all(s.session, file.get(), data, length, written);
-    };
-    LUME_UNLOCK_TRY_ASSIGN(auto stopped,
-                           pump(input, k_sftp_write_chunk, local_path, done.bytes, write, sent));
-    if (!stopped.empty()) {
-      return failure(what, stopped, "check that the VM is still running and has free disk space");
-    }
-    if (sftp_close(file.release()) != SSH_NO_ERROR) {
-      return failure(
-          what, "closing the file failed: " + s.ssh_error(), "check the guest's free disk space");
-    }
-    return done;
+  if (size >= s.options.stream_min_bytes) {
+    return stream_file(input, size, local_path, remote_path, what, sent);
   }
+  SentFile done;
+  LUME_UNLOCK_TRY(ensure_sftp());
+  ++m_sftp_transfer_count;
+  SftpFile file(sftp_open(s.sftp, remote_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600),
+                sftp_close);
+  if (!file) {
+    return failure(what,
+                   "cannot create it: " + sftp_error_text(sftp_get_error(s.sftp)),
+                   "check that the directory exists and the guest user may write to it");
+  }
+  const auto write = [&](const char* data, std::size_t length, std::uint64_t& written) {
+    return sftp_write_all(s.session, file.get(), data, length, written);
+  };
+  LUME_UNLOCK_TRY_ASSIGN(auto stopped,
+                         pump(input, k_sftp_write_chunk, local_path, done.bytes, write, sent));
+  if (!stopped.empty()) {
+    return failure(what, stopped, "check that the VM is still running and has free disk space");
+  }
+  if (sftp_close(file.release()) != SSH_NO_ERROR) {
+    return failure(
+        what, "closing the file failed: " + s.ssh_error(), "check the guest's free disk space");
+  }
+  return done;
+}
 
+Result<SentFile> SshSession::stream_file(int input,
+                                         std::uint64_t size,
+                                         const std::string& local_path,
+                                         const std::string& remote_path,
+                                         const std::string& what,
+                                         const std::function<void(std::uint64_t)>& sent) {
+  Impl& s = *m_impl;
+  SentFile done;
   // Streamed: the bytes go out as fast as the guest's channel window allows, no write waiting for
   // an answer (libssh 0.10's sftp_write has no asynchronous form).
   LUME_UNLOCK_TRY_ASSIGN(auto quoted, shell_quote(remote_path));

@@ -2,7 +2,6 @@
 
 #include "apply/artifact_installer.hpp"
 #include "apply/artifact_stage.hpp"
-#include "apply/shared_artifact.hpp"
 #include "fetch/blob_cache.hpp"
 #include "recipe/lock_file.hpp"
 #include "recipe/recipe.hpp"

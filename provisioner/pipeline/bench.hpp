@@ -1,7 +1,6 @@
 #pragma once
 
-#include "apply/bench_runner.hpp"
-#include "apply/perplexity_runner.hpp"
+#include "apply/llama_runs.hpp"
 #include "guest/session.hpp"
 #include "oci/manifest.hpp"
 #include "recipe/recipe.hpp"

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "apply/guest_connect.hpp"
+#include "apply/guest_access.hpp"
 #include "guest/session.hpp"
 #include "lume/api.hpp"
 #include "lume/vm_name.hpp"

@@ -1,7 +1,7 @@
 #include "pipeline/report.hpp"
 
 #include "apply/enablement_apply.hpp"
-#include "apply/probe_runner.hpp"
+#include "apply/probe.hpp"
 #include "guest/guest_records.hpp"
 #include "pipeline/bench_raw.hpp"
 #include "provenance/provenance.hpp"

@@ -1,7 +1,7 @@
 #include "pipeline/status.hpp"
 
 #include "apply/enablement_apply.hpp"
-#include "apply/program_paths.hpp"
+#include "apply/programs.hpp"
 #include "enablement/enablement_json.hpp"
 #include "enablement/guard_file.hpp"
 #include "guest/guest_layout.hpp"

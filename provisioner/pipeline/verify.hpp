@@ -3,8 +3,7 @@
 // each entry's child rule and each running agent's process, the installed artifacts re-hashed,
 // and (when given) a llama.cpp log's last run. cli/verify parses the flags and renders this.
 #include "apply/agent_proof.hpp"
-#include "apply/probe_runner.hpp"
-#include "apply/probe_verdict.hpp"
+#include "apply/probe.hpp"
 #include "apply/shim_record.hpp"
 #include "enablement/enablement_list.hpp"
 #include "guest/session.hpp"

@@ -1,6 +1,9 @@
-#include "apply/guest_address_resolver.hpp"
+#include "apply/guest_access.hpp"
 
 #include "lume/wait.hpp"
+#include "util/error.hpp"
+
+#include <thread>
 
 namespace lume_unlock::apply {
 
@@ -27,6 +30,22 @@ Result<std::string> LumeGuestAddressResolver::resolve(const std::string& vm) {
   LUME_UNLOCK_TRY_ASSIGN(const auto& ready,
                          lume::wait_until(m_api, lume::VmRef{vm}, lume::is_ssh_ready, options));
   return *std::get<lume::VmDetails>(ready).ip_address;
+}
+
+std::unique_ptr<guest::GuestSession> connect_when_ready(const GuestConnector& connect,
+                                                        std::chrono::milliseconds ssh_wait) {
+  const auto deadline = std::chrono::steady_clock::now() + ssh_wait;
+  for (;;) {
+    try {
+      return connect();
+    } catch (const Error& error) {
+      if (error.category() != ErrorCategory::guest ||
+          std::chrono::steady_clock::now() >= deadline) {
+        throw;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  }
 }
 
 } // namespace lume_unlock::apply

@@ -8,12 +8,29 @@
 #include "verify/bench_request.hpp"
 #include "verify/llama_bench.hpp"
 #include "verify/llama_log.hpp"
+#include "verify/perplexity.hpp"
 
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace lume_unlock::apply {
+
+/// The remote command line that runs `entry` once as its agent would: from `/` (launchd's
+/// working directory), with exactly the agent's environment on top of the session's
+/// (agent_environment: injection variable, profile, guard file, entry env), the program, its
+/// args, then `extra_args`. Every value is quoted with shell_quote; keys are validated names.
+Result<std::string> exec_command_line(const enablement::EnablementEntry& entry,
+                                      const EnablementTarget& target,
+                                      const std::vector<std::string>& extra_args);
+
+/// The same command line without the shim: from `/`, the injection variable unset (`env -u`),
+/// only the entry's own env on top of the session's, then the program, its args and
+/// `extra_args`. What `bench` runs as the stock side of its comparison. Fails like
+/// exec_command_line for an entry whose env clashes with lume-unlock's.
+Result<std::string> stock_command_line(const enablement::EnablementEntry& entry,
+                                       const EnablementTarget& target,
+                                       const std::vector<std::string>& extra_args);
 
 /// The last `count` non-empty lines of `text`, joined with "; " ("it printed nothing on stderr"
 /// for none): what a failed run's error quotes.
@@ -71,5 +88,36 @@ Result<GuestBench> run_guest_bench(guest::GuestSession& session,
                                    const EnablementTarget& target,
                                    const verify::BenchRequest& request,
                                    const util::ProgressCallback& progress);
+
+/// One llama-perplexity run in the guest: what it printed, and the figures read from it.
+struct PerplexitySide {
+  std::string stdout_text;
+  std::string stderr_text;
+  verify::PerplexityRun run;
+  verify::LlamaLogReport log; ///< its stderr classified: ggml-metal's failure lines make it broken
+};
+
+struct GuestPerplexity {
+  PerplexitySide stock;    ///< -ngl 0, without the shim (stock_command_line)
+  PerplexitySide unlocked; ///< on the GPU, with the entry's agent environment (exec_command_line)
+};
+
+/// "-m MODEL -f TEXT -c 512 -b 512 [-t N] -ngl 0|999": the words after the entry's own arguments;
+/// the same -c and -b on both sides, the CPU side with -ngl 0, the GPU side with every layer.
+std::vector<std::string> llama_perplexity_arguments(const verify::BenchRequest& request,
+                                                    const std::string& text_path,
+                                                    bool gpu);
+
+/// Puts verify::perplexity_text() at <home>/verify::k_perplexity_text_guest_path, then runs
+/// `entry` with llama_perplexity_arguments() twice, stock (-ngl 0) first, then unlocked on the
+/// GPU. A run that exits non-zero fails (category guest) with the last lines of its stderr; a run
+/// that exits 0 without figures (a text too short, a broken GPU) is a result, judged by
+/// verify::gate_perplexity. Progress as run_guest_bench's ("perplexity stock run, 3 s").
+Result<GuestPerplexity> run_guest_perplexity(guest::GuestSession& session,
+                                             const enablement::EnablementEntry& entry,
+                                             const EnablementTarget& target,
+                                             const std::string& home,
+                                             const verify::BenchRequest& request,
+                                             const util::ProgressCallback& progress);
 
 } // namespace lume_unlock::apply
