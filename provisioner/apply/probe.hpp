@@ -5,8 +5,9 @@
 #include "guest/session.hpp"
 #include "util/result.hpp"
 
-#include <map>
 #include <nlohmann/json.hpp>
+
+#include <map>
 #include <string>
 #include <vector>
 

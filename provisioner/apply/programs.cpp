@@ -4,12 +4,13 @@
 #include "guest/shell_quote.hpp"
 #include "util/text_check.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <map>
 #include <sstream>
-#include <unistd.h>
 
 namespace lume_unlock::apply {
 

@@ -75,7 +75,7 @@ struct CreateOptions {
   /// `vm` and `state_dir` are the create's. A gate that fails stops the create (exit 6) with
   /// the VM left in place and the figures recorded.
   std::optional<BenchOptions> bench;
-  /// Install items with `share: true` (apply/shared_artifact.hpp): false, the VM starts with the
+  /// Install items with `share: true` (apply/artifact_installer.hpp): false, the VM starts with the
   /// artifact cache shared read-only and each such dest is a link into the share; true (bake: an
   /// image must be complete), they are copied over SFTP like any other item.
   bool copy_shared = false;
