@@ -5,6 +5,7 @@
 #include "guest/shell_quote.hpp"
 #include "lume/client.hpp"
 #include "lume/masked_vm.hpp"
+#include "provenance/provenance.hpp"
 
 #include <sys/stat.h>
 
@@ -14,11 +15,6 @@
 #include <sstream>
 
 namespace lume_unlock::pipeline {
-
-RemovePipeline::RemovePipeline(RemoveOptions options, RemoveServices services)
-    : m_options(std::move(options)), m_services(std::move(services)) {}
-
-RemovePipeline::~RemovePipeline() = default;
 
 Result<std::string> guest_cleanup_command(const std::string& home, std::uint32_t uid) {
   auto agents = guest::shell_quote(home + "/Library/LaunchAgents");
@@ -92,22 +88,26 @@ Plan RemovePipeline::plan() {
                     vm + " --delete-vm'");
   }
   Plan plan("remove");
-  plan.add({"guest",
-            "boot out and delete our agents, delete the guard file, enablement.json, shim, "
-            "probe, guest provenance and logs",
-            m_options.delete_vm ? std::optional<bool>(true) : std::nullopt,
-            m_options.delete_vm ? "skipped: the VM is deleted" : "",
-            [this] { return step_guest(); }});
-  plan.add({"host-record",
-            "keep the host record as removed-<time>.json",
-            !has_record,
-            has_record ? record_path : "no host record",
-            [this] { return step_host_record(); }});
-  plan.add({"delete-vm",
-            "delete the VM through Lume",
-            std::optional<bool>(!m_options.delete_vm || !found),
-            !m_options.delete_vm ? "kept (no --delete-vm)" : (found ? "" : "absent"),
-            [this] { return step_delete_vm(); }});
+  plan.add(Step::observed_as("guest",
+                             "boot out and delete our agents, delete the guard file, "
+                             "enablement.json, shim, probe, guest provenance and logs",
+                             m_options.delete_vm ? std::optional<bool>(true) : std::nullopt,
+                             m_options.delete_vm ? "skipped: the VM is deleted" : "",
+                             [this] { return step_guest(); }));
+  plan.add(Step::observed_as("host-record",
+                             "keep the host record as removed-<time>.json",
+                             !has_record,
+                             has_record ? record_path : "no host record",
+                             [this] { return step_host_record(); }));
+  plan.add(
+      Step::observed_as("delete-vm",
+                        "delete the VM through Lume",
+                        !m_options.delete_vm || !found,
+                        !m_options.delete_vm ? "kept (no --delete-vm)" : (found ? "" : "absent"),
+                        [this]() -> StepResult {
+                          m_services.lume.remove(lume::VmRef{m_options.vm}).value_or_throw();
+                          return {true, "deleted VM '" + m_options.vm.str() + "'"};
+                        }));
   return plan;
 }
 
@@ -159,11 +159,6 @@ StepResult RemovePipeline::step_host_record() {
   }
   m_outcome.removal_record = target;
   return {true, "moved to " + target};
-}
-
-StepResult RemovePipeline::step_delete_vm() {
-  m_services.lume.remove(lume::VmRef{m_options.vm}).value_or_throw();
-  return {true, "deleted VM '" + m_options.vm.str() + "'"};
 }
 
 } // namespace lume_unlock::pipeline

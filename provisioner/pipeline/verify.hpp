@@ -32,9 +32,6 @@ struct VerifiedLog {
   verify::LlamaLogReport report;
 };
 
-/// The profile the VM was provisioned with (its host record), else the standard one.
-enablement::Profile recorded_profile(const std::string& state_dir, const std::string& vm);
-
 /// Runs every check over `session` (the VM's guest) and collects the problems. Throws on a guest
 /// that cannot be read; a failed check is a problem, not an error.
 VerifyFindings verify_vm(guest::GuestSession& session,
