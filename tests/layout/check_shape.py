@@ -48,12 +48,9 @@ ALLOWED_STAND_INS = {
     ("file", "tests/sim/lume-sim/guest_home_archive.cpp"),
     ("file", "tests/sim/lume-sim/lume_sim_registry_test.cpp"),
     ("file", "tests/sim/lume-sim/lume_sim_test.cpp"),
-    ("function", "tests/sim/lume-sim/main.cpp", "main"),
     ("file", "tests/sim/lume-sim/registry_io.cpp"),
     ("function", "tests/sim/lume-sim/registry_io.cpp", "pull_oci_image"),
     ("function", "tests/sim/lume-sim/registry_io.cpp", "push_oci_image"),
-    ("file", "tests/sim/lume-sim/sim.cpp"),
-    ("function", "tests/sim/lume-sim/sim.cpp", "Simulator::run_pull"),
 }
 
 CONTROL_WORDS = {"if", "for", "while", "switch", "catch", "return", "sizeof", "alignof",

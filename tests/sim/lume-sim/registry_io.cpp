@@ -66,11 +66,6 @@ std::string digest_of(const std::string& bytes) {
   return h.finish();
 }
 
-std::mt19937_64& rng() {
-  static std::mt19937_64 engine{std::random_device{}()};
-  return engine;
-}
-
 bool is_loopback_host(const std::string& host) {
   const std::string name = host.substr(0, host.rfind(':'));
   return name == "127.0.0.1" || name == "localhost" || name == "[::1]";
@@ -354,6 +349,11 @@ std::string resolve_location(const std::string& location, const std::string& dig
 }
 
 } // namespace
+
+std::mt19937_64& rng() {
+  static std::mt19937_64 engine{std::random_device{}()};
+  return engine;
+}
 
 std::string random_mac_address() {
   std::uniform_int_distribution<int> byte(0, 255);
