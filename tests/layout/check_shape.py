@@ -48,9 +48,6 @@ ALLOWED_STAND_INS = {
     ("file", "tests/sim/lume-sim/guest_home_archive.cpp"),
     ("file", "tests/sim/lume-sim/lume_sim_registry_test.cpp"),
     ("file", "tests/sim/lume-sim/lume_sim_test.cpp"),
-    ("file", "tests/sim/lume-sim/registry_io.cpp"),
-    ("function", "tests/sim/lume-sim/registry_io.cpp", "pull_oci_image"),
-    ("function", "tests/sim/lume-sim/registry_io.cpp", "push_oci_image"),
 }
 
 CONTROL_WORDS = {"if", "for", "while", "switch", "catch", "return", "sizeof", "alignof",

@@ -1,4 +1,5 @@
-// Images: pull (sync and background), push, prune, the image list (reference/lume-api.md §3.11-§3.15).
+// Images: pull (sync and background), push, prune, the image list (reference/lume-api.md
+// §3.11-§3.15).
 #include "guest_home_archive.hpp"
 #include "sim_support.hpp"
 
