@@ -45,7 +45,6 @@ ALLOWED_STAND_INS = {
     ("function", "tests/sim/guest-sim/guest-sim", "stop"),
     ("function", "tests/sim/llama-bench/main.cpp", "main"),
     ("function", "tests/sim/llama-perplexity/main.cpp", "main"),
-    ("file", "tests/sim/lume-sim/guest_home_archive.cpp"),
     ("file", "tests/sim/lume-sim/lume_sim_registry_test.cpp"),
     ("file", "tests/sim/lume-sim/lume_sim_test.cpp"),
 }

@@ -214,8 +214,8 @@ void write_disk(httplib::Client& c,
   }
   try {
     for (const std::string& digest : unique) {
-      const Layer& first =
-          *std::find_if(disk.begin(), disk.end(), [&](const Layer& l) { return l.digest == digest; });
+      const Layer& first = *std::find_if(
+          disk.begin(), disk.end(), [&](const Layer& l) { return l.digest == digest; });
       const std::string gz = download_blob(c, repository, token, first);
       for (const Layer& l : disk) {
         if (l.digest == digest) {
