@@ -45,8 +45,6 @@ ALLOWED_STAND_INS = {
     ("function", "tests/sim/guest-sim/guest-sim", "stop"),
     ("function", "tests/sim/llama-bench/main.cpp", "main"),
     ("function", "tests/sim/llama-perplexity/main.cpp", "main"),
-    ("file", "tests/sim/lume-sim/lume_sim_registry_test.cpp"),
-    ("file", "tests/sim/lume-sim/lume_sim_test.cpp"),
 }
 
 CONTROL_WORDS = {"if", "for", "while", "switch", "catch", "return", "sizeof", "alignof",
