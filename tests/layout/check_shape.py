@@ -43,8 +43,6 @@ ALLOWED = set()
 ALLOWED_STAND_INS = {
     ("function", "tests/sim/guest-sim/guest-sim", "start"),
     ("function", "tests/sim/guest-sim/guest-sim", "stop"),
-    ("function", "tests/sim/llama-bench/main.cpp", "main"),
-    ("function", "tests/sim/llama-perplexity/main.cpp", "main"),
 }
 
 CONTROL_WORDS = {"if", "for", "while", "switch", "catch", "return", "sizeof", "alignof",

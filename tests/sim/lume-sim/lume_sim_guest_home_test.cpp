@@ -1,8 +1,9 @@
 // lume-sim --guest-home through a real registry: the home travels in pushed images, seeded
-// disks leave it alone, and an archive leading out of the home fails the pull (tests/sim/README.md).
+// disks leave it alone, and an archive leading out of the home fails the pull
+// (tests/sim/README.md).
 #include "home_snapshot.hpp"
-#include "support/file_io.hpp"
 #include "lume_sim_registry_fixture.hpp"
+#include "support/file_io.hpp"
 #include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
