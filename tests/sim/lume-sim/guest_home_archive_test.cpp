@@ -7,6 +7,7 @@
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -16,6 +17,9 @@
 #include <fstream>
 
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 using lume_sim::GuestHomeError;
 using lume_sim::is_guest_home_archive;
@@ -110,9 +114,9 @@ TEST(GuestHomeArchive, RoundTripRestoresContentsModesAndSymlinks) {
   // A standard tar to an independent reader, names intact (long ones via pax).
   auto listing = lume_unlock::test::run_command({k_tar, "-tf", dir / "disk.img"});
   ASSERT_EQ(listing.exit_status, 0) << listing.stderr_text;
-  EXPECT_NE(listing.stdout_text.find("file with space.txt\n"), std::string::npos);
-  EXPECT_NE(listing.stdout_text.find("long/" + long_name + "\n"), std::string::npos);
-  EXPECT_EQ(listing.stdout_text.find("pipe"), std::string::npos);
+  EXPECT_THAT(listing.stdout_text, HasSubstr("file with space.txt\n"));
+  EXPECT_THAT(listing.stdout_text, HasSubstr("long/" + long_name + "\n"));
+  EXPECT_THAT(listing.stdout_text, Not(HasSubstr("pipe")));
 
   // The guest changes its home; the restore puts back exactly what was archived.
   write_file(home / "bin" / "tool", "changed\n", 0644);

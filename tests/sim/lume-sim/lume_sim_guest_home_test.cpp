@@ -6,6 +6,7 @@
 #include "support/file_io.hpp"
 #include "support/temp_dir.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,8 @@
 #include <thread>
 
 namespace {
+
+using ::testing::HasSubstr;
 
 using lume_sim_test::raw;
 using lume_sim_test::snapshot;
@@ -86,9 +89,9 @@ TEST_F(LumeSimRegistryTest, GuestHomeTravelsInPushedImagesAndSeededDisksLeaveItA
   ASSERT_EQ(back.status, 200) << back.body;
   EXPECT_EQ(snapshot(home), original);
   EXPECT_EQ(slurp(vms / "restored" / "disk.img"), pushed_disk);
-  EXPECT_NE(sim->process().stderr_text().find("pull 'restored': guest home " + home.string() +
-                                              " restored from disk.img"),
-            std::string::npos);
+  EXPECT_THAT(
+      sim->process().stderr_text(),
+      HasSubstr("pull 'restored': guest home " + home.string() + " restored from disk.img"));
 
   // Changed again, the home survives a pull of a seeded image untouched.
   write_file(home / "run.sh", "after\n", 0700);

@@ -5,6 +5,7 @@
 #include "support/file_io.hpp"
 #include "support/temp_dir.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -16,6 +17,8 @@
 #include <thread>
 
 namespace {
+
+using ::testing::HasSubstr;
 
 using lume_sim_test::raw;
 using lume_unlock::test::LumeSim;
@@ -217,9 +220,9 @@ TEST_F(LumeSimRegistryTest, PushOfAMissingVmIsAcceptedAndUploadsNothing) {
   EXPECT_EQ(r.status, 202);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   // Handlers.swift handlePush: the outcome is one line on stdout.
-  EXPECT_NE(sim->process().stdout_text().find(
-                "Background push failed for image: x:t - Error: Virtual machine not found: ghost"),
-            std::string::npos)
+  EXPECT_THAT(
+      sim->process().stdout_text(),
+      HasSubstr("Background push failed for image: x:t - Error: Virtual machine not found: ghost"))
       << sim->process().stdout_text();
   EXPECT_TRUE(skopeo_raw("trycua/x:t").empty());
 }

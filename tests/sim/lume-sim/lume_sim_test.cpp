@@ -3,6 +3,7 @@
 #include "options.hpp"
 #include "support/loopback_listener.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -16,6 +17,8 @@
 #include <thread>
 
 namespace {
+
+using ::testing::HasSubstr;
 
 using lume_sim_test::raw;
 using lume_sim_test::RawResponse;
@@ -240,7 +243,7 @@ TEST_F(LumeSimTest, ForwardSlashesAreEscapedLikeFoundation) {
   START_SIM(sim, {"--create-delay-ms", "0"});
   auto config = raw(sim->port(), "GET", "/lume/config");
   EXPECT_EQ(config.status, 200);
-  EXPECT_NE(config.body.find("\\/"), std::string::npos);
+  EXPECT_THAT(config.body, HasSubstr("\\/"));
   EXPECT_EQ(config.body.find_first_of(" \n"), std::string::npos) << "compact";
   for (std::size_t i = config.body.find('/'); i != std::string::npos;
        i = config.body.find('/', i + 1)) {
@@ -252,7 +255,7 @@ TEST_F(LumeSimTest, ForwardSlashesAreEscapedLikeFoundation) {
   await_status(sim->port(), "dev", "stopped");
   ASSERT_EQ(raw(sim->port(), "POST", "/lume/vms/dev/run", R"({"noDisplay":true})").status, 202);
   auto details = raw(sim->port(), "GET", "/lume/vms/dev");
-  EXPECT_NE(details.body.find(R"("vncUrl":"vnc:\/\/:)"), std::string::npos) << details.body;
+  EXPECT_THAT(details.body, HasSubstr(R"("vncUrl":"vnc:\/\/:)"));
 }
 
 TEST_F(LumeSimTest, RunIsRunningAtOnceAndReportsTheGuestAfterTheBootDelay) {
