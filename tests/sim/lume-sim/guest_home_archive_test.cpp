@@ -20,6 +20,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
+using ::testing::StartsWith;
 
 using lume_sim::GuestHomeError;
 using lume_sim::is_guest_home_archive;
@@ -194,6 +195,7 @@ TEST(GuestHomeArchive, UnsafeOrMalformedArchivesAreRefusedBeforeTheHomeChanges) 
     const char* what;
     std::string body; ///< after the marker
     std::string message;
+    bool libarchive_words = false; ///< `message` is the start: libarchive's wording varies
   };
   const std::vector<Case> cases = {
       {"climbs out", member("../evil", '0', "x") + k_end, "entry '../evil' has a '..' component"},
@@ -226,14 +228,16 @@ TEST(GuestHomeArchive, UnsafeOrMalformedArchivesAreRefusedBeforeTheHomeChanges) 
        member("x", '0', "1") + member("x", '0', "2") + k_end,
        "entry 'x' appears twice"},
       {"hard link", member("h", '1', "", "keep") + k_end, "entry 'h' has unsupported type '1'"},
-      // A directory's size is not read (as in most tar readers): its data reads as a header.
+      // libarchive takes a directory's size as 0 (docs/sources.md): its data reads as a header.
       {"directory with data",
        member("d/", '5', "data") + k_end,
-       "malformed archive: Damaged tar archive"},
-      {"bad checksum", bad_checksum + k_end, "malformed archive: Damaged tar archive"},
+       "malformed archive: Damaged tar archive",
+       true},
+      {"bad checksum", bad_checksum + k_end, "malformed archive: Damaged tar archive", true},
       {"data cut off",
        member("x", '0', std::string(2000, 'x')).substr(0, 1024) + k_end,
-       "malformed archive: Truncated input file (needed 2048 bytes, only 1536 available)"},
+       "malformed archive: Truncated input file (needed 2048 bytes, only 1536 available)",
+       true},
       {"no end blocks",
        member("x", '0', "x"),
        "the archive ends without its end-of-archive blocks"},
@@ -247,7 +251,11 @@ TEST(GuestHomeArchive, UnsafeOrMalformedArchivesAreRefusedBeforeTheHomeChanges) 
       restore_guest_home(dir / "disk.img", home);
       ADD_FAILURE() << c.what << ": accepted";
     } catch (const GuestHomeError& e) {
-      EXPECT_EQ(std::string(e.what()), c.message) << c.what;
+      if (c.libarchive_words) {
+        EXPECT_THAT(e.what(), StartsWith(c.message)) << c.what;
+      } else {
+        EXPECT_EQ(std::string(e.what()), c.message) << c.what;
+      }
     }
     EXPECT_EQ(snapshot(home), before) << c.what;
   }
