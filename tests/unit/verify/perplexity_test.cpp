@@ -74,7 +74,7 @@ TEST(Perplexity, ATextTooShortLeavesNoFiguresAndSaysWhy) {
   EXPECT_TRUE(run.chunks.empty());
   EXPECT_FALSE(run.estimate);
   ASSERT_TRUE(run.too_short);
-  EXPECT_NE(run.too_short->find("you need at least 1024 tokens"), std::string::npos);
+  EXPECT_THAT(*run.too_short, HasSubstr("you need at least 1024 tokens"));
 }
 
 TEST(Perplexity, ReadsADriftAsAFractionOrAPercentage) {
