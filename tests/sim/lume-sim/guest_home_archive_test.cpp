@@ -182,22 +182,18 @@ TEST(GuestHomeArchive, OtherDisksAreNotTakenForAnArchiveAndLeaveTheHomeAlone) {
   EXPECT_EQ(snapshot(home), before);
 }
 
-TEST(GuestHomeArchive, UnsafeOrMalformedArchivesAreRefusedBeforeTheHomeChanges) {
-  TempDir dir("guest-home");
-  const fs::path home = dir / "home";
-  fs::create_directory(home);
-  write_file(home / "keep", "keep me\n", 0600);
-  const auto before = snapshot(home);
-  const std::string head = marker();
+struct UnsafeArchive {
+  const char* what;
+  std::string body; ///< after the marker
+  std::string message;
+  bool libarchive_words = false; ///< `message` is the start: libarchive's wording varies
+};
+
+/// Archives restore_guest_home must refuse, each with the error it gives.
+std::vector<UnsafeArchive> unsafe_archives() {
   std::string bad_checksum = member("x", '0', "x");
   bad_checksum[0] = 'y';
-  struct Case {
-    const char* what;
-    std::string body; ///< after the marker
-    std::string message;
-    bool libarchive_words = false; ///< `message` is the start: libarchive's wording varies
-  };
-  const std::vector<Case> cases = {
+  return {
       {"climbs out", member("../evil", '0', "x") + k_end, "entry '../evil' has a '..' component"},
       {"climbs out later",
        member("a/", '5') + member("a/../../evil", '0', "x") + k_end,
@@ -245,7 +241,16 @@ TEST(GuestHomeArchive, UnsafeOrMalformedArchivesAreRefusedBeforeTheHomeChanges) 
        member("PaxHeader", 'x', "16 path=../evil\n") + member("x", '0', "x") + k_end,
        "entry '../evil' has a '..' component"},
   };
-  for (const auto& c : cases) {
+}
+
+TEST(GuestHomeArchive, UnsafeOrMalformedArchivesAreRefusedBeforeTheHomeChanges) {
+  TempDir dir("guest-home");
+  const fs::path home = dir / "home";
+  fs::create_directory(home);
+  write_file(home / "keep", "keep me\n", 0600);
+  const auto before = snapshot(home);
+  const std::string head = marker();
+  for (const auto& c : unsafe_archives()) {
     std::ofstream(dir / "disk.img", std::ios::binary | std::ios::trunc) << head << c.body;
     try {
       restore_guest_home(dir / "disk.img", home);
