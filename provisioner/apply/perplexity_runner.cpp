@@ -4,7 +4,7 @@
 #include "apply/exec_command.hpp"
 #include "guest/shell_quote.hpp"
 #include "util/text_check.hpp"
-#include "verify/perplexity_text.hpp"
+#include "verify/perplexity.hpp"
 
 namespace lume_unlock::apply {
 

@@ -3,7 +3,7 @@
 #include "apply/enablement_apply.hpp"
 #include "guest/guest_facts.hpp"
 #include "provenance/provenance.hpp"
-#include "verify/llama_log_failures.hpp"
+#include "verify/llama_log_parts.hpp"
 
 namespace lume_unlock::pipeline {
 

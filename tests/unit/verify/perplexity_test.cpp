@@ -1,5 +1,4 @@
 #include "verify/perplexity.hpp"
-#include "verify/perplexity_text.hpp"
 
 #include <gtest/gtest.h>
 
