@@ -4,7 +4,7 @@
 #include "guest/file_hashes.hpp"
 #include "guest/payload.hpp"
 #include "guest/shell_quote.hpp"
-#include "macho/verdict.hpp"
+#include "macho/macho.hpp"
 #include "util/text_check.hpp"
 
 #include <map>

@@ -22,7 +22,7 @@
 #include "provenance/provenance.hpp"
 #include "recipe/lock_file.hpp"
 #include "recipe/recipe.hpp"
-#include "signing/signature_verifier.hpp"
+#include "signing/signing.hpp"
 #include "transfer/image_pull.hpp"
 #include "util/http_client.hpp"
 #include "util/progress.hpp"
