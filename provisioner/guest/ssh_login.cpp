@@ -4,7 +4,7 @@
 #include "guest/ssh_host_key.hpp"
 #include "guest/ssh_session_impl.hpp"
 #include "util/atomic_file.hpp"
-#include "util/private_file.hpp"
+#include "util/ecdsa_key.hpp"
 
 #include <filesystem>
 
