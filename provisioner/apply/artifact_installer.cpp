@@ -5,7 +5,7 @@
 #include "guest/payload.hpp"
 #include "guest/shell_quote.hpp"
 #include "lume/shared_directory.hpp"
-#include "macho/verdict.hpp"
+#include "macho/macho.hpp"
 #include "util/text_check.hpp"
 
 #include <filesystem>

@@ -3,7 +3,7 @@
 #include "enablement/launch_agent.hpp"
 #include "guest/shell_quote.hpp"
 #include "util/text_check.hpp"
-#include "verify/perplexity_text.hpp"
+#include "verify/perplexity.hpp"
 
 #include <chrono>
 #include <condition_variable>

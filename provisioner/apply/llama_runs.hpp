@@ -5,7 +5,7 @@
 #include "guest/session.hpp"
 #include "util/progress.hpp"
 #include "util/result.hpp"
-#include "verify/bench_request.hpp"
+#include "verify/bench.hpp"
 #include "verify/llama_bench.hpp"
 #include "verify/llama_log.hpp"
 #include "verify/perplexity.hpp"

@@ -3,8 +3,7 @@
 #include "apply/shim_record.hpp"
 #include "enablement/enablement_list.hpp"
 #include "guest/session.hpp"
-#include "macho/program_image.hpp"
-#include "macho/verdict.hpp"
+#include "macho/macho.hpp"
 #include "util/result.hpp"
 
 #include <string>

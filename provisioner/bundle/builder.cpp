@@ -1,8 +1,8 @@
 #include "builder.hpp"
 
+#include "util/archive.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
-#include "util/tar_archive.hpp"
 
 #include <sys/stat.h>
 

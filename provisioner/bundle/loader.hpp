@@ -1,8 +1,8 @@
 #pragma once
 
 #include "bundle/manifest.hpp"
+#include "util/archive.hpp"
 #include "util/result.hpp"
-#include "util/safe_extract.hpp"
 
 #include <memory>
 #include <string>

@@ -1,7 +1,7 @@
 #include "manifest.hpp"
 
+#include "util/archive.hpp"
 #include "util/json_parse.hpp"
-#include "util/relative_path.hpp"
 #include "util/sha256.hpp"
 
 #include <nlohmann/json.hpp>

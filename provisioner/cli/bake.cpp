@@ -6,7 +6,7 @@
 #include "oci/reference.hpp"
 #include "pipeline/bake.hpp"
 #include "pipeline/report.hpp"
-#include "util/key_file.hpp"
+#include "util/ecdsa_key.hpp"
 
 #include <filesystem>
 #include <memory>

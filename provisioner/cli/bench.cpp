@@ -6,7 +6,7 @@
 #include "cli/progress_renderer.hpp"
 #include "cli/vm_guest.hpp"
 #include "pipeline/bench.hpp"
-#include "util/display_text.hpp"
+#include "util/text_check.hpp"
 
 #include <memory>
 #include <string>

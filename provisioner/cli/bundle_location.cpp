@@ -1,7 +1,7 @@
 #include "bundle_location.hpp"
 
 #include "transfer/bundle_fetch.hpp"
-#include "util/executable_path.hpp"
+#include "util/child_process.hpp"
 
 #include <cstdlib>
 #include <filesystem>

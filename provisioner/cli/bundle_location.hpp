@@ -3,7 +3,7 @@
 #include "bundle/loader.hpp"
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"
-#include "signing/signature_verifier.hpp"
+#include "signing/signing.hpp"
 
 #include <optional>
 #include <string>

@@ -4,9 +4,9 @@
 #include "cli/version.hpp"
 #include "oci/media_types.hpp"
 #include "oci/reference.hpp"
-#include "signing/image_signer.hpp"
+#include "signing/signing.hpp"
 #include "transfer/bundle_publish.hpp"
-#include "util/key_file.hpp"
+#include "util/ecdsa_key.hpp"
 
 #include <memory>
 #include <optional>

@@ -2,7 +2,7 @@
 
 #include "lume/vm_name.hpp"
 #include "pipeline/vm_state.hpp"
-#include "util/display_text.hpp"
+#include "util/text_check.hpp"
 
 #include <cstdlib>
 

@@ -2,7 +2,7 @@
 
 #include "lume/client.hpp"
 #include "pipeline/acceptance.hpp"
-#include "util/executable_path.hpp"
+#include "util/child_process.hpp"
 
 #include <cstdio>
 #include <ctime>

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "util/result.hpp"
-#include "verify/bench_request.hpp"
+#include "verify/bench.hpp"
 #include "verify/llama_bench.hpp"
 #include "verify/perplexity.hpp"
 

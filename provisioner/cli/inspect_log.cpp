@@ -1,7 +1,7 @@
 #include "inspect_log.hpp"
 
 #include "util/atomic_file.hpp"
-#include "util/display_text.hpp"
+#include "util/text_check.hpp"
 
 #include <memory>
 #include <sstream>

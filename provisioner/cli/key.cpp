@@ -1,6 +1,6 @@
 #include "cli/key.hpp"
 
-#include "util/key_file.hpp"
+#include "util/ecdsa_key.hpp"
 
 #include <memory>
 

@@ -1,6 +1,6 @@
 #include "progress_renderer.hpp"
 
-#include "util/display_text.hpp"
+#include "util/text_check.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -12,7 +12,7 @@
 #include "pipeline/pull.hpp"
 #include "recipe/recipe.hpp"
 #include "recipe/trust.hpp"
-#include "signing/signature_verifier.hpp"
+#include "signing/signing.hpp"
 
 #include <chrono>
 #include <memory>

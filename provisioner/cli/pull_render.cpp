@@ -1,6 +1,6 @@
 #include "cli/pull_render.hpp"
 
-#include "signing/signature_verifier.hpp"
+#include "signing/signing.hpp"
 
 namespace lume_unlock::cli {
 

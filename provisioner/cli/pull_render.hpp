@@ -7,7 +7,7 @@
 #include "cli/pull.hpp"
 #include "oci/digest.hpp"
 #include "pipeline/pull.hpp"
-#include "signing/signature_verifier.hpp"
+#include "signing/signing.hpp"
 #include "transfer/image_pull.hpp"
 
 #include <nlohmann/json.hpp>

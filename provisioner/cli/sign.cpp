@@ -4,8 +4,8 @@
 #include "cli/version.hpp"
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"
-#include "signing/image_signer.hpp"
-#include "util/key_file.hpp"
+#include "signing/signing.hpp"
+#include "util/ecdsa_key.hpp"
 
 #include <memory>
 

@@ -5,7 +5,7 @@
 #include "lume/client.hpp"
 #include "pipeline/verify.hpp"
 #include "util/atomic_file.hpp"
-#include "util/display_text.hpp"
+#include "util/text_check.hpp"
 
 #include <memory>
 

@@ -3,8 +3,8 @@
 #include "cli/registry_options.hpp"
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"
-#include "signing/signature_verifier.hpp"
-#include "util/key_file.hpp"
+#include "signing/signing.hpp"
+#include "util/ecdsa_key.hpp"
 
 #include <memory>
 

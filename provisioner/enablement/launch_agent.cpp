@@ -1,8 +1,8 @@
 #include "launch_agent.hpp"
 
+#include "util/encoding.hpp"
 #include "util/sha256.hpp"
 #include "util/text_check.hpp"
-#include "util/xml_escape.hpp"
 
 #include <map>
 

@@ -1,7 +1,7 @@
 #pragma once
 
+#include "util/archive.hpp"
 #include "util/result.hpp"
-#include "util/safe_extract.hpp"
 
 #include <cstdint>
 #include <string>

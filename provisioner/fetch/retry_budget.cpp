@@ -1,7 +1,7 @@
 #include "fetch/retry_budget.hpp"
 
 #include "fetch/resume_headers.hpp"
-#include "util/body_preview.hpp"
+#include "util/text_check.hpp"
 
 #include <thread>
 

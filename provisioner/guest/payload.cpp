@@ -1,10 +1,10 @@
 #include "guest/payload.hpp"
 
 #include "guest/shell_quote.hpp"
+#include "util/archive.hpp"
 #include "util/atomic_file.hpp"
 #include "util/random_id.hpp"
 #include "util/sha256.hpp"
-#include "util/tar_archive.hpp"
 #include "util/text_check.hpp"
 
 #include <algorithm>

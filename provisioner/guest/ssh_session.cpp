@@ -5,7 +5,7 @@
 #include "guest/shell_quote.hpp"
 #include "guest/ssh_internal.hpp"
 #include "util/atomic_file.hpp"
-#include "util/private_file.hpp"
+#include "util/ecdsa_key.hpp"
 
 #include <cstdlib>
 #include <filesystem>

@@ -1,9 +1,9 @@
 #include "lume/client.hpp"
 
 #include "lume/vm_name.hpp"
-#include "util/body_preview.hpp"
+#include "util/encoding.hpp"
 #include "util/json_parse.hpp"
-#include "util/percent_encode.hpp"
+#include "util/text_check.hpp"
 
 #include <algorithm>
 #include <sstream>

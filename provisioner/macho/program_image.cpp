@@ -1,8 +1,27 @@
-#include "macho/program_image.hpp"
+#include "macho/macho.hpp"
 
-#include "macho/cpu.hpp"
+#include <cstdio>
 
 namespace lume_unlock::macho {
+
+std::string arch_name(std::uint32_t cputype, std::uint32_t cpusubtype) {
+  const std::uint32_t subtype = cpusubtype & ~k_cpu_subtype_capability_mask;
+  switch (cputype) {
+  case k_cpu_type_arm64:
+    return subtype == k_cpu_subtype_arm64e ? "arm64e" : "arm64";
+  case k_cpu_type_x86_64:
+    return subtype == k_cpu_subtype_x86_64_h ? "x86_64h" : "x86_64";
+  case k_cpu_type_x86:
+    return "i386";
+  case k_cpu_type_arm:
+    return "arm";
+  default:
+    break;
+  }
+  char text[48];
+  std::snprintf(text, sizeof text, "cputype 0x%x/cpusubtype 0x%x", cputype, cpusubtype);
+  return text;
+}
 
 namespace {
 
@@ -167,6 +186,23 @@ Result<ProgramImage> read_fat(const ReadAt& source, std::string_view head) {
   return image;
 }
 
+std::string describe_other(std::string_view head) {
+  if (head.empty()) {
+    return "an empty file";
+  }
+  if (head.substr(0, 2) == "#!") {
+    return "a script (#!)";
+  }
+  if (head.substr(0, 4) == "\x7f"
+                           "ELF") {
+    return "an ELF file";
+  }
+  if (head.size() >= 4 && u32(head, 0, true) == k_fat_magic) {
+    return "a Java class file";
+  }
+  return "a file of another kind";
+}
+
 } // namespace
 
 std::string Slice::arch() const {
@@ -215,23 +251,6 @@ std::optional<std::uint32_t> parse_version(std::string_view text) {
     text.remove_prefix(dot + 1);
   }
   return std::nullopt;
-}
-
-std::string describe_other(std::string_view head) {
-  if (head.empty()) {
-    return "an empty file";
-  }
-  if (head.substr(0, 2) == "#!") {
-    return "a script (#!)";
-  }
-  if (head.substr(0, 4) == "\x7f"
-                           "ELF") {
-    return "an ELF file";
-  }
-  if (head.size() >= 4 && u32(head, 0, true) == k_fat_magic) {
-    return "a Java class file";
-  }
-  return "a file of another kind";
 }
 
 Result<ProgramImage> read_program_image(const ReadAt& source) {

@@ -1,6 +1,4 @@
-#include "macho/verdict.hpp"
-
-#include "macho/entitlements.hpp"
+#include "macho/macho.hpp"
 
 #include <algorithm>
 

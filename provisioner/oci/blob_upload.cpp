@@ -3,7 +3,7 @@
 #include "oci/hashing_read_ahead.hpp"
 #include "oci/media_types.hpp"
 #include "oci/registry_error.hpp"
-#include "util/percent_encode.hpp"
+#include "util/encoding.hpp"
 #include "util/sha256.hpp"
 
 #include <algorithm>

@@ -1,9 +1,9 @@
 #include "oci/credentials.hpp"
 
 #include "util/atomic_file.hpp"
-#include "util/base64.hpp"
+#include "util/ecdsa_key.hpp"
+#include "util/encoding.hpp"
 #include "util/json_parse.hpp"
-#include "util/private_file.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
 #include "oci/registry_error.hpp"
 
-#include "util/body_preview.hpp"
 #include "util/json_parse.hpp"
+#include "util/text_check.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,9 +1,8 @@
 #include "oci/registry_session.hpp"
 
 #include "oci/registry_error.hpp"
-#include "util/base64.hpp"
+#include "util/encoding.hpp"
 #include "util/json_parse.hpp"
-#include "util/percent_encode.hpp"
 
 #include <nlohmann/json.hpp>
 

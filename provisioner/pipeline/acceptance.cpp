@@ -4,7 +4,7 @@
 #include "util/atomic_file.hpp"
 #include "util/child_process.hpp"
 #include "util/json_parse.hpp"
-#include "util/secret_scrub.hpp"
+#include "util/text_check.hpp"
 
 #include <chrono>
 #include <cstdio>

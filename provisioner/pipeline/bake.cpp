@@ -3,7 +3,7 @@
 #include "lume/vm_power.hpp"
 #include "oci/media_types.hpp"
 #include "provenance/provenance.hpp"
-#include "signing/image_signer.hpp"
+#include "signing/signing.hpp"
 #include "transfer/image_annotate.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"

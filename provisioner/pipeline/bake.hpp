@@ -3,7 +3,7 @@
 #include "pipeline/create.hpp"
 #include "pipeline/plan.hpp"
 #include "recipe/lock_file.hpp"
-#include "signing/image_signer.hpp"
+#include "signing/signing.hpp"
 #include "transfer/image_push.hpp"
 #include "util/ecdsa_key.hpp"
 

@@ -6,12 +6,9 @@
 #include "recipe/recipe.hpp"
 #include "util/progress.hpp"
 #include "util/result.hpp"
-#include "verify/bench_compare.hpp"
-#include "verify/bench_gate.hpp"
-#include "verify/bench_request.hpp"
+#include "verify/bench.hpp"
 #include "verify/llama_bench.hpp"
 #include "verify/perplexity.hpp"
-#include "verify/published_run.hpp"
 
 #include <nlohmann/json.hpp>
 

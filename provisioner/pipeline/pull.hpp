@@ -8,7 +8,7 @@
 #include "oci/registry_client.hpp"
 #include "pipeline/status.hpp"
 #include "provenance/provenance.hpp"
-#include "signing/signature_verifier.hpp"
+#include "signing/signing.hpp"
 #include "transfer/image_pull.hpp"
 #include "util/progress.hpp"
 #include "util/result.hpp"

@@ -2,8 +2,7 @@
 
 #include "guest/session.hpp"
 #include "lume/api.hpp"
-#include "report/report_check.hpp"
-#include "report/report_document.hpp"
+#include "report/report.hpp"
 #include "util/result.hpp"
 
 #include <nlohmann/json.hpp>

@@ -5,7 +5,6 @@
 #include "enablement/enablement_json.hpp"
 #include "enablement/guard_file.hpp"
 #include "guest/guest_records.hpp"
-#include "guest/guest_records.hpp"
 #include "pipeline/vm_state.hpp"
 #include "provenance/record_merge.hpp"
 #include "util/sha256.hpp"

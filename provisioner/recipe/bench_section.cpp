@@ -2,10 +2,8 @@
 
 #include "recipe.hpp"
 #include "util/edit_distance.hpp"
-#include "verify/bench_gate.hpp"
-#include "verify/bench_request.hpp"
+#include "verify/bench.hpp"
 #include "verify/perplexity.hpp"
-#include "verify/published_run.hpp"
 
 #include <map>
 #include <string>

@@ -3,10 +3,8 @@
 #include "enablement/enablement_list.hpp"
 #include "recipe/install_item.hpp"
 #include "util/result.hpp"
-#include "verify/bench_gate.hpp"
-#include "verify/bench_request.hpp"
+#include "verify/bench.hpp"
 #include "verify/perplexity.hpp"
-#include "verify/published_run.hpp"
 
 #include <cstddef>
 #include <cstdint>

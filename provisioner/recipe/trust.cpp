@@ -1,6 +1,6 @@
 #include "recipe/trust.hpp"
 
-#include "util/key_file.hpp"
+#include "util/ecdsa_key.hpp"
 
 #include <filesystem>
 

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "recipe/recipe.hpp"
-#include "signing/signature_verifier.hpp"
+#include "signing/signing.hpp"
 #include "util/result.hpp"
 
 #include <vector>

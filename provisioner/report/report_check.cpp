@@ -1,12 +1,16 @@
-#include "report/report_check.hpp"
-
-#include "report/report_document.hpp"
+#include "report/report.hpp"
 
 namespace lume_unlock::report {
 
 namespace {
 
 const std::string k_missing = "missing";
+
+Error bad_report(const std::string& source,
+                 const std::string& why,
+                 const char* hint = "write it again with 'lume-unlock report NAME --out DIR'") {
+  return Error(ErrorCategory::verification, "report " + source, why, hint);
+}
 
 std::string answer(const nlohmann::json& value) {
   return value.is_null() ? k_missing : value.dump();
@@ -41,10 +45,7 @@ Status expect_type(const nlohmann::json& report,
                    const char* type_name,
                    const std::string& source) {
   if (!report.contains(key) || report[key].type() != type) {
-    return Error(ErrorCategory::verification,
-                 "report " + source,
-                 std::string("its '") + key + "' is missing or not " + type_name,
-                 "write it again with 'lume-unlock report NAME --out DIR'");
+    return bad_report(source, std::string("its '") + key + "' is missing or not " + type_name);
   }
   return ok_status();
 }
@@ -54,16 +55,12 @@ Status expect_type(const nlohmann::json& report,
 Result<nlohmann::json> parse_report(const std::string& text, const std::string& source) {
   auto report = nlohmann::json::parse(text, nullptr, false);
   if (!report.is_object()) {
-    return Error(ErrorCategory::verification,
-                 "report " + source,
-                 "it is not a JSON object",
-                 "write it again with 'lume-unlock report NAME --out DIR'");
+    return bad_report(source, "it is not a JSON object");
   }
   if (report.value("schema", nlohmann::json()) != k_report_schema) {
-    return Error(ErrorCategory::verification,
-                 "report " + source,
-                 std::string("its schema is not '") + k_report_schema + "'",
-                 "check a folder that 'lume-unlock report' wrote");
+    return bad_report(source,
+                      std::string("its schema is not '") + k_report_schema + "'",
+                      "check a folder that 'lume-unlock report' wrote");
   }
   using type = nlohmann::json::value_t;
   LUME_UNLOCK_TRY(expect_type(report, "vm", type::string, "a string", source));
@@ -72,30 +69,21 @@ Result<nlohmann::json> parse_report(const std::string& text, const std::string& 
   LUME_UNLOCK_TRY(expect_type(report, "artifacts", type::array, "an array", source));
   LUME_UNLOCK_TRY(expect_type(report, "probe", type::object, "an object", source));
   if (!report["shim"].contains("files") || !report["shim"]["files"].is_array()) {
-    return Error(ErrorCategory::verification,
-                 "report " + source,
-                 "its 'shim.files' is missing or not an array",
-                 "write it again with 'lume-unlock report NAME --out DIR'");
+    return bad_report(source, "its 'shim.files' is missing or not an array");
   }
   std::vector<nlohmann::json> files(report["shim"]["files"].begin(), report["shim"]["files"].end());
   for (const auto& artifact : report["artifacts"]) {
     const auto listed =
         artifact.is_object() ? artifact.value("files", nlohmann::json::array()) : nlohmann::json();
     if (!listed.is_array()) {
-      return Error(ErrorCategory::verification,
-                   "report " + source,
-                   "an artifact has no list of files",
-                   "write it again with 'lume-unlock report NAME --out DIR'");
+      return bad_report(source, "an artifact has no list of files");
     }
     files.insert(files.end(), listed.begin(), listed.end());
   }
   for (const auto& file : files) {
     if (!file.is_object() || !file.value("path", nlohmann::json()).is_string() ||
         !file.value("sha256", nlohmann::json()).is_string()) {
-      return Error(ErrorCategory::verification,
-                   "report " + source,
-                   "a file of its shim or artifacts has no path or sha256",
-                   "write it again with 'lume-unlock report NAME --out DIR'");
+      return bad_report(source, "a file of its shim or artifacts has no path or sha256");
     }
   }
   return report;

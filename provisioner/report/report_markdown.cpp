@@ -1,4 +1,5 @@
-#include "report/report_markdown.hpp"
+#include "report/report.hpp"
+#include "verify/bench.hpp"
 
 #include <cstdio>
 #include <sstream>
@@ -7,11 +8,7 @@ namespace lume_unlock::report {
 
 namespace {
 
-std::string fixed(double value, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
-}
+using verify::fixed_decimals;
 
 /// A JSON value as a table cell: strings bare, absent as "—", '|' escaped.
 std::string cell(const nlohmann::json& object, const char* key) {
@@ -31,9 +28,9 @@ std::string figure(const nlohmann::json& test, const char* ts, const char* stdde
   if (!test.contains(ts) || !test[ts].is_number()) {
     return "—";
   }
-  std::string out = fixed(test[ts].get<double>(), 2);
+  std::string out = fixed_decimals(test[ts].get<double>(), 2);
   if (test.contains(stddev) && test[stddev].is_number()) {
-    out += " ± " + fixed(test[stddev].get<double>(), 2);
+    out += " ± " + fixed_decimals(test[stddev].get<double>(), 2);
   }
   return out;
 }
@@ -58,22 +55,22 @@ void correct(std::ostringstream& md, const nlohmann::json& perplexity) {
     const auto& run = perplexity[side];
     std::string chunks;
     for (const auto& value : run.value("chunks", nlohmann::json::array())) {
-      chunks +=
-          (chunks.empty() ? "" : ", ") + (value.is_number() ? fixed(value.get<double>(), 4) : "?");
+      chunks += (chunks.empty() ? "" : ", ") +
+                (value.is_number() ? fixed_decimals(value.get<double>(), 4) : "?");
     }
     md << "| " << name << " | "
        << (run.contains("estimate") && run["estimate"].is_number()
-               ? fixed(run["estimate"].get<double>(), 4)
+               ? fixed_decimals(run["estimate"].get<double>(), 4)
                : "**none**")
        << " | " << chunks << " |\n";
   }
   md << "\nDrift "
      << (perplexity.contains("drift") && perplexity["drift"].is_number()
-             ? fixed(perplexity["drift"].get<double>() * 100, 3) + "%"
+             ? fixed_decimals(perplexity["drift"].get<double>() * 100, 3) + "%"
              : "unknown")
      << " (allowed "
      << (perplexity.contains("max_drift") && perplexity["max_drift"].is_number()
-             ? fixed(perplexity["max_drift"].get<double>() * 100, 2) + "%"
+             ? fixed_decimals(perplexity["max_drift"].get<double>() * 100, 2) + "%"
              : "?")
      << ").\n";
 }
@@ -90,11 +87,11 @@ void how_fast(std::ostringstream& md, const nlohmann::json& bench) {
     md << "| " << cell(test, "test") << " | " << figure(test, "stock_ts", "stock_stddev_ts")
        << " | " << figure(test, "unlocked_ts", "unlocked_stddev_ts") << " | "
        << (test.contains("speedup") && test["speedup"].is_number()
-               ? fixed(test["speedup"].get<double>(), 2) + "x"
+               ? fixed_decimals(test["speedup"].get<double>(), 2) + "x"
                : "—")
        << " | " << figure(test, "host_ts", "host_stddev_ts") << " | "
        << (test.contains("host_ratio") && test["host_ratio"].is_number()
-               ? fixed(test["host_ratio"].get<double>() * 100, 1) + "%"
+               ? fixed_decimals(test["host_ratio"].get<double>() * 100, 1) + "%"
                : "—")
        << " |\n";
   }
@@ -122,8 +119,8 @@ std::string comparison_figure(const nlohmann::json& row, const char* key) {
     return "—";
   }
   const double value = row[key].get<double>();
-  return row.value("figure", std::string()) == "host_ratio" ? fixed(value * 100, 2) + "%"
-                                                            : fixed(value, 2) + "x";
+  return row.value("figure", std::string()) == "host_ratio" ? fixed_decimals(value * 100, 2) + "%"
+                                                            : fixed_decimals(value, 2) + "x";
 }
 
 /// The measured figures beside the published run's, so a reader sees at a glance whether this
@@ -141,7 +138,7 @@ void against_published(std::ostringstream& md, const nlohmann::json& bench) {
      << (comparison.value("command_matches", false) ? ", the same command"
                                                     : ", **not the published command**")
      << ". A figure reproduces the published one within "
-     << fixed(comparison.value("tolerance", 0.0) * 100, 0)
+     << fixed_decimals(comparison.value("tolerance", 0.0) * 100, 0)
      << " % of it; the ratio of llama-bench's means (avg_ts) is shown beside it, not judged.\n\n"
      << "| test | figure | statistic | measured | published | verdict |\n"
      << "| --- | --- | --- | ---: | ---: | --- |\n";

@@ -1,6 +1,6 @@
-#include "report/speedup_chart.hpp"
-
-#include "util/xml_escape.hpp"
+#include "report/report.hpp"
+#include "util/encoding.hpp"
+#include "verify/bench.hpp"
 #include "verify/perplexity.hpp"
 
 #include <algorithm>
@@ -14,16 +14,12 @@ namespace lume_unlock::report {
 
 namespace {
 
+using verify::fixed_decimals;
+
 constexpr const char* k_stock_colour = "#9aa0a6";
 constexpr const char* k_unlocked_colour = "#1a73e8";
 constexpr const char* k_host_colour = "#188038";
 constexpr const char* k_below_colour = "#c5221f";
-
-std::string fixed(double value, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
-}
 
 /// 1, 2 or 5 times a power of ten, at least `raw`: tick steps people read at a glance.
 double nice_step(double raw) {
@@ -64,9 +60,9 @@ void text(std::ostringstream& svg,
           const char* anchor = "middle",
           const char* weight = "normal",
           const char* colour = "#202124") {
-  svg << "<text x=\"" << fixed(x, 1) << "\" y=\"" << fixed(y, 1) << "\" font-size=\"" << size
-      << "\" text-anchor=\"" << anchor << "\" font-weight=\"" << weight << "\" fill=\"" << colour
-      << "\">" << util::xml_escape(content) << "</text>\n";
+  svg << "<text x=\"" << fixed_decimals(x, 1) << "\" y=\"" << fixed_decimals(y, 1)
+      << "\" font-size=\"" << size << "\" text-anchor=\"" << anchor << "\" font-weight=\"" << weight
+      << "\" fill=\"" << colour << "\">" << util::xml_escape(content) << "</text>\n";
 }
 
 /// The comparison rows (report.json's bench.published_comparison) of `test` in the
@@ -95,7 +91,8 @@ void published_line(std::ostringstream& svg, double x, double y, const nlohmann:
       return std::string("—");
     }
     // Two decimals, as the publisher gives them (98.25 %, 11.08x).
-    return host ? fixed(value.get<double>() * 100, 2) + "%" : fixed(value.get<double>(), 2) + "x";
+    return host ? fixed_decimals(value.get<double>() * 100, 2) + "%"
+                : fixed_decimals(value.get<double>(), 2) + "x";
   };
   const std::string verdict = row.value("verdict", std::string());
   const char* colour = verdict == "reproduces"                   ? k_host_colour
@@ -117,20 +114,21 @@ void published_line(std::ostringstream& svg, double x, double y, const nlohmann:
 
 /// One test's bars: stock, unlocked (with its speedup) and, when measured, the host.
 std::vector<Bar> bars_of(const nlohmann::json& test) {
-  std::vector<Bar> bars = {
-      {"stock", k_stock_colour, number_of(test, "stock_ts").value_or(0), ""},
-      {"unlocked",
-       k_unlocked_colour,
-       number_of(test, "unlocked_ts").value_or(0),
-       number_of(test, "speedup") ? fixed(*number_of(test, "speedup"), 1) + "x stock" : ""}};
+  std::vector<Bar> bars = {{"stock", k_stock_colour, number_of(test, "stock_ts").value_or(0), ""},
+                           {"unlocked",
+                            k_unlocked_colour,
+                            number_of(test, "unlocked_ts").value_or(0),
+                            number_of(test, "speedup")
+                                ? fixed_decimals(*number_of(test, "speedup"), 1) + "x stock"
+                                : ""}};
   if (const auto host = number_of(test, "host_ts")) {
-    bars.push_back(
-        {"host",
-         k_host_colour,
-         *host,
-         number_of(test, "host_ratio")
-             ? "unlocked at\n" + fixed(*number_of(test, "host_ratio") * 100, 1) + "% of host"
-             : ""});
+    bars.push_back({"host",
+                    k_host_colour,
+                    *host,
+                    number_of(test, "host_ratio")
+                        ? "unlocked at\n" +
+                              fixed_decimals(*number_of(test, "host_ratio") * 100, 1) + "% of host"
+                        : ""});
   }
   return bars;
 }
@@ -143,10 +141,10 @@ void draw_bar(std::ostringstream& svg,
               double bar_width,
               double bar_height,
               double bottom) {
-  svg << "<rect x=\"" << fixed(x, 1) << "\" y=\"" << fixed(y, 1) << "\" width=\""
-      << fixed(bar_width, 1) << "\" height=\"" << fixed(bar_height, 1) << "\" fill=\"" << bar.colour
-      << "\"/>\n";
-  text(svg, x + bar_width / 2, y - 6, fixed(bar.value, 2), 12);
+  svg << "<rect x=\"" << fixed_decimals(x, 1) << "\" y=\"" << fixed_decimals(y, 1) << "\" width=\""
+      << fixed_decimals(bar_width, 1) << "\" height=\"" << fixed_decimals(bar_height, 1)
+      << "\" fill=\"" << bar.colour << "\"/>\n";
+  text(svg, x + bar_width / 2, y - 6, fixed_decimals(bar.value, 2), 12);
   // A note of two lines ("unlocked at\n97.7% of host") stays within its bar's slot.
   const auto newline = bar.note.find('\n');
   const bool two_lines = newline != std::string::npos;
@@ -208,16 +206,16 @@ void panel(std::ostringstream& svg,
   // Grid lines and tick labels.
   for (double tick = 0; tick <= axis_max + step / 2; tick += step) {
     const double y = bottom - tick / axis_max * plot_height;
-    svg << "<line x1=\"" << fixed(plot_left, 1) << "\" y1=\"" << fixed(y, 1) << "\" x2=\""
-        << fixed(plot_left + plot_width, 1) << "\" y2=\"" << fixed(y, 1)
-        << "\" stroke=\"#dadce0\" stroke-width=\"1\"/>\n";
-    text(svg, plot_left - 6, y + 4, fixed(tick, step < 1 ? 1 : 0), 12, "end");
+    svg << "<line x1=\"" << fixed_decimals(plot_left, 1) << "\" y1=\"" << fixed_decimals(y, 1)
+        << "\" x2=\"" << fixed_decimals(plot_left + plot_width, 1) << "\" y2=\""
+        << fixed_decimals(y, 1) << "\" stroke=\"#dadce0\" stroke-width=\"1\"/>\n";
+    text(svg, plot_left - 6, y + 4, fixed_decimals(tick, step < 1 ? 1 : 0), 12, "end");
   }
-  svg << "<line x1=\"" << fixed(plot_left, 1) << "\" y1=\"" << fixed(plot_top, 1) << "\" x2=\""
-      << fixed(plot_left, 1) << "\" y2=\"" << fixed(bottom, 1)
+  svg << "<line x1=\"" << fixed_decimals(plot_left, 1) << "\" y1=\"" << fixed_decimals(plot_top, 1)
+      << "\" x2=\"" << fixed_decimals(plot_left, 1) << "\" y2=\"" << fixed_decimals(bottom, 1)
       << "\" stroke=\"#5f6368\" stroke-width=\"1.5\"/>\n";
-  svg << "<text transform=\"translate(" << fixed(left + 14, 1) << ","
-      << fixed(plot_top + plot_height / 2, 1)
+  svg << "<text transform=\"translate(" << fixed_decimals(left + 14, 1) << ","
+      << fixed_decimals(plot_top + plot_height / 2, 1)
       << ") rotate(-90)\" font-size=\"13\" text-anchor=\"middle\" fill=\"#202124\">tokens/s"
       << "</text>\n";
 
@@ -229,9 +227,9 @@ void panel(std::ostringstream& svg,
     const double x = plot_left + slot * static_cast<double>(i) + (slot - bar_width) / 2;
     draw_bar(svg, bar, x, bottom - bar_height, bar_width, bar_height, bottom);
   }
-  svg << "<line x1=\"" << fixed(plot_left, 1) << "\" y1=\"" << fixed(bottom, 1) << "\" x2=\""
-      << fixed(plot_left + plot_width, 1) << "\" y2=\"" << fixed(bottom, 1)
-      << "\" stroke=\"#5f6368\" stroke-width=\"1.5\"/>\n";
+  svg << "<line x1=\"" << fixed_decimals(plot_left, 1) << "\" y1=\"" << fixed_decimals(bottom, 1)
+      << "\" x2=\"" << fixed_decimals(plot_left + plot_width, 1) << "\" y2=\""
+      << fixed_decimals(bottom, 1) << "\" stroke=\"#5f6368\" stroke-width=\"1.5\"/>\n";
 }
 
 /// "unlocked 11.1x (pp512), 16.4x (tg128) faster, perplexity 9.873 vs 9.869 on CPU": fast, and
@@ -240,8 +238,8 @@ std::string caption_of(const nlohmann::json& bench) {
   std::string speedups;
   for (const auto& test : bench["tests"]) {
     if (const auto speedup = number_of(test, "speedup")) {
-      speedups +=
-          (speedups.empty() ? "" : ", ") + fixed(*speedup, 1) + "x (" + text_of(test, "test") + ")";
+      speedups += (speedups.empty() ? "" : ", ") + fixed_decimals(*speedup, 1) + "x (" +
+                  text_of(test, "test") + ")";
     }
   }
   std::string out = speedups.empty() ? "" : "unlocked " + speedups + " faster";
@@ -323,7 +321,7 @@ std::string render_speedup_chart(const nlohmann::json& report) {
        {std::pair<const char*, const char*>{"stock (no shim)", k_stock_colour},
         {"unlocked (shim)", k_unlocked_colour},
         {"host (the Mac)", k_host_colour}}) {
-    svg << "<rect x=\"" << fixed(x, 1) << "\" y=\"" << fixed(y - 11, 1)
+    svg << "<rect x=\"" << fixed_decimals(x, 1) << "\" y=\"" << fixed_decimals(y - 11, 1)
         << "\" width=\"14\" height=\"14\" fill=\"" << colour << "\"/>\n";
     text(svg, x + 20, y + 1, name, 13, "start");
     x += 160;

@@ -1,5 +1,4 @@
-#include "signing/simple_signing.hpp"
-
+#include "signing/signing.hpp"
 #include "util/json_parse.hpp"
 
 namespace lume_unlock::signing {

@@ -5,8 +5,8 @@
 #include "oci/manifest.hpp"
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"
+#include "util/archive.hpp"
 #include "util/result.hpp"
-#include "util/safe_extract.hpp"
 
 #include <string>
 

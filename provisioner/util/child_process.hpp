@@ -2,6 +2,7 @@
 
 #include "util/result.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,5 +20,10 @@ struct ChildOutcome {
 /// environment and no standard input, and waits for it, collecting both output streams in
 /// memory. Fails only when the process cannot be started (the reason is errno's text).
 Result<ChildOutcome> run_child(const std::vector<std::string>& argv);
+
+/// The absolute path of the running executable with symlinks resolved (so a Homebrew
+/// `bin/lume-unlock` link leads to the keg it came from): /proc/self/exe on Linux,
+/// _NSGetExecutablePath on macOS. Nothing when the system cannot say.
+std::optional<std::string> executable_path();
 
 } // namespace lume_unlock::util

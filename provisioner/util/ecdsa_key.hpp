@@ -1,4 +1,8 @@
 #pragma once
+// ECDSA P-256 keys and signatures over SHA-256, all through OpenSSL's EVP interface. The formats
+// are the ones cosign reads: PKCS#8 PEM private keys, SubjectPublicKeyInfo PEM public keys, DER
+// (ASN.1 SEQUENCE{r,s}) signatures.
+struct evp_pkey_st;
 
 #include "util/result.hpp"
 
@@ -6,12 +10,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-
-// ECDSA P-256 keys and signatures over SHA-256, all through OpenSSL's EVP interface. The formats
-// are the ones cosign reads: PKCS#8 PEM private keys, SubjectPublicKeyInfo PEM public keys, DER
-// (ASN.1 SEQUENCE{r,s}) signatures.
-
-struct evp_pkey_st;
 
 namespace lume_unlock::util {
 
@@ -62,5 +60,37 @@ private:
   explicit EcdsaPrivateKey(std::shared_ptr<evp_pkey_st> key) : m_key(std::move(key)) {}
   std::shared_ptr<evp_pkey_st> m_key;
 };
+
+/// The environment variable that holds a private key's passphrase. Passphrases are read from the
+/// environment only, never from a flag (a flag's value shows in `ps` and shell history).
+inline constexpr const char* key_passphrase_variable = "LUME_UNLOCK_KEY_PASSPHRASE";
+
+/// The passphrase from the environment; nullopt when unset or empty.
+std::optional<std::string> key_passphrase_from_environment();
+
+struct KeyPairFiles {
+  std::string private_key; ///< PREFIX.key, mode 0600
+  std::string public_key;  ///< PREFIX.pub, mode 0644
+  std::string fingerprint; ///< "sha256:<hex>" of the public key's DER
+};
+
+/// Generates a P-256 key and writes PREFIX.key (PKCS#8 PEM, mode 0600, encrypted when a
+/// passphrase is given) and PREFIX.pub (SubjectPublicKeyInfo PEM). Refuses (usage) to replace
+/// either file when it exists; each file is written to a temporary name and renamed.
+Result<KeyPairFiles> write_key_pair(const std::string& prefix,
+                                    const std::optional<std::string>& passphrase);
+
+/// Reads a private key file: refused unless only its owner may read it (like OpenSSH), decrypted
+/// with the passphrase from the environment when it is encrypted.
+Result<EcdsaPrivateKey> read_private_key_file(const std::string& path);
+
+/// Reads a public key PEM file.
+Result<EcdsaPublicKey> read_public_key_file(const std::string& path);
+
+/// Checks that a secret file (a private key, a credential file) is readable by its owner only,
+/// as OpenSSH demands of keys. Fails with a usage error (exit 2) naming `what`, the mode found and
+/// the `chmod 600` to run when group or others may read or write it, and with the errno text
+/// when the file cannot be examined.
+Status require_owner_only(const std::string& path, const std::string& what);
 
 } // namespace lume_unlock::util

@@ -1,6 +1,6 @@
 #include "error.hpp"
 
-#include "display_text.hpp"
+#include "util/text_check.hpp"
 
 namespace lume_unlock {
 

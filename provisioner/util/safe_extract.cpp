@@ -1,6 +1,5 @@
-#include "safe_extract.hpp"
 
-#include "relative_path.hpp"
+#include "util/archive.hpp"
 
 #include <archive.h>
 #include <archive_entry.h>

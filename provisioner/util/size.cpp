@@ -4,6 +4,7 @@
 #include <cctype>
 #include <limits>
 #include <optional>
+#include <utility>
 
 namespace lume_unlock::util {
 
@@ -62,24 +63,19 @@ std::optional<Wide> fraction_bytes(const std::string& fraction, unsigned shift) 
 } // namespace
 
 std::string format_size(std::uint64_t bytes) {
-  if (bytes != 0 && bytes % k_gib == 0) {
-    return std::to_string(bytes / k_gib) + "GB";
-  }
-  if (bytes != 0 && bytes % k_mib == 0) {
-    return std::to_string(bytes / k_mib) + "MB";
-  }
-  if (bytes != 0 && bytes % k_kib == 0) {
-    return std::to_string(bytes / k_kib) + "KB";
+  for (const auto& [unit, name] : {std::pair{k_gib, "GB"}, {k_mib, "MB"}, {k_kib, "KB"}}) {
+    if (bytes != 0 && bytes % unit == 0) {
+      return std::to_string(bytes / unit) + name;
+    }
   }
   return std::to_string(bytes) + "b";
 }
 
 std::string describe_limit(std::uint64_t bytes) {
-  if (bytes >= k_kib * k_kib && bytes % (k_kib * k_kib) == 0) {
-    return std::to_string(bytes / (k_kib * k_kib)) + " MiB";
-  }
-  if (bytes >= k_kib && bytes % k_kib == 0) {
-    return std::to_string(bytes / k_kib) + " KiB";
+  for (const auto& [unit, name] : {std::pair{k_mib, " MiB"}, {k_kib, " KiB"}}) {
+    if (bytes >= unit && bytes % unit == 0) {
+      return std::to_string(bytes / unit) + name;
+    }
   }
   return std::to_string(bytes) + " bytes";
 }

@@ -1,7 +1,6 @@
-#include "verify/bench_gate.hpp"
-
 #include "util/text_check.hpp"
-#include "verify/llama_log_failures.hpp"
+#include "verify/bench.hpp"
+#include "verify/llama_log_parts.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,6 +8,8 @@
 #include <cstdlib>
 #include <iterator>
 #include <set>
+#include <sstream>
+#include <vector>
 
 namespace lume_unlock::verify {
 
@@ -40,16 +41,25 @@ std::optional<double> ratio_of(std::string_view text) {
   return value;
 }
 
-std::string figure(double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%g", value);
-  return buffer;
+/// The flag/value pairs of a llama-bench command line without its program word and -m pair,
+/// or nullopt when a flag has no value.
+std::optional<std::map<std::string, std::string>>
+flag_pairs(const std::vector<std::string>& words) {
+  std::map<std::string, std::string> out;
+  if (words.size() % 2 != 0) {
+    return std::nullopt;
+  }
+  for (std::size_t i = 0; i < words.size(); i += 2) {
+    if (words[i] != "-m" && words[i] != "--model") {
+      out[words[i]] = words[i + 1];
+    }
+  }
+  return out;
 }
 
-std::string fixed(double value, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
+bool ends_with(const std::string& text, const std::string& tail) {
+  return text.size() >= tail.size() &&
+         text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
 }
 
 } // namespace
@@ -122,7 +132,7 @@ Result<std::map<std::string, double>> parse_min_host_ratio(std::string_view text
 std::string format_host_ratio(const std::map<std::string, double>& ratios) {
   std::string out;
   for (const auto& [kind, ratio] : ratios) {
-    out += (out.empty() ? "" : ",") + kind + "=" + figure(ratio);
+    out += (out.empty() ? "" : ",") + kind + "=" + compact_number(ratio);
   }
   return out;
 }
@@ -159,8 +169,9 @@ std::vector<std::string> gate_bench(const std::vector<BenchRow>& rows,
   std::set<std::string> kinds_with_host;
   for (const BenchRow& row : rows) {
     if (thresholds.min_speedup && row.speedup < *thresholds.min_speedup) {
-      failures.push_back(row.test + ": speedup " + fixed(row.speedup, 2) + "x is below " +
-                         thresholds.min_speedup_name + " " + figure(*thresholds.min_speedup));
+      failures.push_back(row.test + ": speedup " + fixed_decimals(row.speedup, 2) + "x is below " +
+                         thresholds.min_speedup_name + " " +
+                         compact_number(*thresholds.min_speedup));
     }
     const auto ratio = thresholds.min_host_ratio.find(row.kind);
     if (ratio == thresholds.min_host_ratio.end() || !row.host_ratio) {
@@ -168,14 +179,14 @@ std::vector<std::string> gate_bench(const std::vector<BenchRow>& rows,
     }
     kinds_with_host.insert(row.kind);
     if (*row.host_ratio < ratio->second) {
-      failures.push_back(row.test + ": " + fixed(*row.host_ratio * 100, 1) + "% of host is below " +
-                         thresholds.min_host_ratio_name + " " + row.kind + "=" +
-                         figure(ratio->second));
+      failures.push_back(row.test + ": " + fixed_decimals(*row.host_ratio * 100, 1) +
+                         "% of host is below " + thresholds.min_host_ratio_name + " " + row.kind +
+                         "=" + compact_number(ratio->second));
     }
   }
   for (const auto& [kind, ratio] : thresholds.min_host_ratio) {
     if (kinds_with_host.count(kind) == 0) {
-      failures.push_back(thresholds.min_host_ratio_name + " " + kind + "=" + figure(ratio) +
+      failures.push_back(thresholds.min_host_ratio_name + " " + kind + "=" + compact_number(ratio) +
                          ": no " + kind +
                          " test has a host figure to compare with "
                          "(give --host-json FILE or --host-run)");
@@ -196,6 +207,45 @@ nlohmann::json to_json(const BenchThresholds& thresholds) {
     out["min_host_ratio"] = thresholds.min_host_ratio;
   }
   return out;
+}
+
+std::string bench_command(const BenchRequest& request) {
+  std::string out = "llama-bench";
+  for (const std::string& word : llama_bench_flags(request)) {
+    out += " " + word;
+  }
+  return out;
+}
+
+std::optional<std::string> published_command_mismatch(const BenchRequest& request,
+                                                      std::string_view command) {
+  std::istringstream in{std::string(command)};
+  std::vector<std::string> words;
+  for (std::string word; in >> word;) {
+    words.push_back(word);
+  }
+  const std::string ours = bench_command(request);
+  if (words.empty() || !ends_with(words.front(), "llama-bench")) {
+    return util::quote_for_message(command) + " is not a llama-bench command (the bench runs " +
+           util::quote_for_message(ours) + ")";
+  }
+  const auto published = flag_pairs({words.begin() + 1, words.end()});
+  if (!published) {
+    return util::quote_for_message(command) + " has a flag without a value";
+  }
+  if (*published != *flag_pairs(llama_bench_flags(request))) {
+    return "the bench runs " + util::quote_for_message(ours) + ", not the published " +
+           util::quote_for_message(command);
+  }
+  return std::nullopt;
+}
+
+nlohmann::json to_json(const PublishedRun& run) {
+  return {{"source", run.source},
+          {"command", run.command},
+          {"statistic", k_published_statistic},
+          {"speedup", run.speedup},
+          {"host_ratio", run.host_ratio}};
 }
 
 } // namespace lume_unlock::verify

@@ -1,4 +1,4 @@
-#include "llama_log_failures.hpp"
+#include "verify/llama_log_parts.hpp"
 
 namespace lume_unlock::verify {
 

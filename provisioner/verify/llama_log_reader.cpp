@@ -1,6 +1,4 @@
-#include "llama_log_reader.hpp"
-
-#include "llama_log_failures.hpp"
+#include "verify/llama_log_parts.hpp"
 
 #include <algorithm>
 #include <cctype>

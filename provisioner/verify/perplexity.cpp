@@ -1,6 +1,7 @@
 #include "verify/perplexity.hpp"
 
 #include "util/text_check.hpp"
+#include "verify/bench.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -55,12 +56,6 @@ std::string line_at(std::string_view text, std::size_t at) {
   return std::string(text.substr(begin, end == std::string_view::npos ? end : end - begin));
 }
 
-std::string fixed(double value, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
-}
-
 nlohmann::json run_json(const PerplexityRun& run) {
   nlohmann::json out = {{"chunks", run.chunks}};
   if (run.estimate) {
@@ -79,7 +74,7 @@ std::string missing(const std::string& side, const PerplexityRun& run) {
     return why + " (" + *run.too_short + ")";
   }
   if (!run.chunks.empty()) {
-    return why + " (last chunk value " + fixed(run.chunks.back(), 4) + ")";
+    return why + " (last chunk value " + fixed_decimals(run.chunks.back(), 4) + ")";
   }
   return why + " (nor any chunk value: the run is broken or printed non-finite values)";
 }
@@ -139,7 +134,7 @@ std::optional<double> perplexity_drift(const PerplexityRun& reference,
 std::vector<std::string> gate_perplexity(const PerplexityComparison& c) {
   std::vector<std::string> failures;
   const std::string limit =
-      " (" + c.max_drift_name + " " + fixed(c.max_drift * 100, 2) + "%, relative)";
+      " (" + c.max_drift_name + " " + fixed_decimals(c.max_drift * 100, 2) + "%, relative)";
   for (const auto& [side, run] : {std::pair<std::string, const PerplexityRun*>{"stock", &c.stock},
                                   {"unlocked", &c.unlocked}}) {
     if (!run->estimate) {
@@ -154,17 +149,17 @@ std::vector<std::string> gate_perplexity(const PerplexityComparison& c) {
   }
   const double drift = *perplexity_drift(c.stock, c.unlocked);
   if (drift > c.max_drift) {
-    failures.push_back("unlocked perplexity " + fixed(*c.unlocked.estimate, 4) +
-                       " is not the stock (CPU) run's " + fixed(*c.stock.estimate, 4) +
-                       ": it drifted " + fixed(drift * 100, 2) + "%" + limit +
+    failures.push_back("unlocked perplexity " + fixed_decimals(*c.unlocked.estimate, 4) +
+                       " is not the stock (CPU) run's " + fixed_decimals(*c.stock.estimate, 4) +
+                       ": it drifted " + fixed_decimals(drift * 100, 2) + "%" + limit +
                        "; the unlocked GPU computes different answers");
   }
   if (c.host) {
     const double host_drift = *perplexity_drift(*c.host, c.unlocked);
     if (host_drift > c.max_drift) {
-      failures.push_back("unlocked perplexity " + fixed(*c.unlocked.estimate, 4) +
-                         " is not the host's " + fixed(*c.host->estimate, 4) + ": it drifted " +
-                         fixed(host_drift * 100, 2) + "%" + limit);
+      failures.push_back("unlocked perplexity " + fixed_decimals(*c.unlocked.estimate, 4) +
+                         " is not the host's " + fixed_decimals(*c.host->estimate, 4) +
+                         ": it drifted " + fixed_decimals(host_drift * 100, 2) + "%" + limit);
     }
   }
   return failures;
@@ -201,9 +196,10 @@ std::string perplexity_phrase(const nlohmann::json& perplexity) {
   if (!stock || !unlocked) {
     return {};
   }
-  std::string out = "perplexity " + fixed(*unlocked, 3) + " vs " + fixed(*stock, 3) + " on CPU";
+  std::string out =
+      "perplexity " + fixed_decimals(*unlocked, 3) + " vs " + fixed_decimals(*stock, 3) + " on CPU";
   if (const auto host = estimate("host")) {
-    out += ", " + fixed(*host, 3) + " on the host";
+    out += ", " + fixed_decimals(*host, 3) + " on the host";
   }
   return out;
 }

@@ -1,15 +1,10 @@
-// lume-unlock-make-bundle: assembles the shim bundle (DESIGN §4.4) from files the build made.
-//
-//   lume-unlock-make-bundle --out DIR --version V [--source-revision R]
-//       --platform NAME --inject-env VAR --shim FILE [--probe FILE] [--support FILE]...
-//       [--platform NAME ...]
-//
-// --inject-env, --shim, --probe and --support describe the platform named by the --platform
-// before them. Writes DIR/shim-bundle/ and DIR/lume-unlock-shim-bundle-<version>.tar.gz.
+// lume-unlock-make-bundle: assembles the shim bundle (DESIGN §4.4) from files the build made
+// (usage: k_usage). --inject-env, --shim, --probe and --support describe the platform named by the
+// --platform before them. Writes DIR/shim-bundle/ and DIR/lume-unlock-shim-bundle-<version>.tar.gz.
 // For a darwin platform it reads the Mach-O slices of the shim and the probe (provisioner/macho)
 // and lists them in bundle.json; a darwin file that is not a Mach-O is refused.
 #include "bundle/builder.hpp"
-#include "macho/program_image.hpp"
+#include "macho/macho.hpp"
 #include "util/atomic_file.hpp"
 
 #include <iostream>

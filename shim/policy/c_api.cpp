@@ -1,8 +1,6 @@
 #include "policy/c_api.h"
 
-#include "policy/activation.hpp"
-#include "policy/answers.hpp"
-#include "policy/slices.hpp"
+#include "policy/policy.hpp"
 
 namespace {
 

@@ -4,7 +4,7 @@
 //  - the pure activation decision;
 //  - load/activation cost: the probe process with and without the shim in LD_PRELOAD.
 // The stock benchmarks must run before the hooked ones (registration order): hooking is for good.
-#include "policy/activation.hpp"
+#include "policy/policy.hpp"
 #include "shim_dispatch.h"
 
 #include <benchmark/benchmark.h>

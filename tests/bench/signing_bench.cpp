@@ -13,8 +13,7 @@
 // unless CI=true.
 #include "oci/media_types.hpp"
 #include "oci/registry_client.hpp"
-#include "signing/image_signer.hpp"
-#include "signing/signature_verifier.hpp"
+#include "signing/signing.hpp"
 #include "support/process.hpp"
 #include "support/registry_server.hpp"
 #include "util/ecdsa_key.hpp"

@@ -2,8 +2,7 @@
 // must give a value or an Error, never a crash, a hang or a sanitizer report; accepted tests
 // must compare with themselves as a speedup of exactly 1 and render.
 #include "fuzz_check.hpp"
-#include "verify/bench_compare.hpp"
-#include "verify/bench_gate.hpp"
+#include "verify/bench.hpp"
 #include "verify/llama_bench.hpp"
 
 #include <cstddef>

@@ -3,8 +3,7 @@
 // the source below hands over in exactly the pieces asked for). Invariants checked: no request
 // past the bounds, errors of a Mach-O are category usage, and every image gets a verdict.
 #include "fuzz_check.hpp"
-#include "macho/program_image.hpp"
-#include "macho/verdict.hpp"
+#include "macho/macho.hpp"
 
 #include <algorithm>
 #include <cstddef>

@@ -2,7 +2,7 @@
 // Any bytes must be extracted inside the destination or refused, never crash; after a refusal
 // nothing may remain under the destination's name.
 #include "fuzz_check.hpp"
-#include "util/safe_extract.hpp"
+#include "util/archive.hpp"
 
 #include <unistd.h>
 

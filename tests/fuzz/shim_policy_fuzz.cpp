@@ -1,8 +1,6 @@
 // libFuzzer target for the shim policy's parsers: numbers, the whole activation decision, and
 // the guard file. The first byte picks the parser; every invariant failure traps.
-#include "policy/activation.hpp"
-#include "policy/guard.hpp"
-#include "policy/number.hpp"
+#include "policy/policy.hpp"
 
 #include <cstddef>
 #include <cstdint>

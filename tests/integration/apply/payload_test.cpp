@@ -3,10 +3,9 @@
 #include "integration/apply/sim_guest.hpp"
 #include "support/file_io.hpp"
 #include "support/temp_dir.hpp"
+#include "util/archive.hpp"
 #include "util/atomic_file.hpp"
-#include "util/safe_extract.hpp"
 #include "util/sha256.hpp"
-#include "util/tar_archive.hpp"
 
 #include <gtest/gtest.h>
 

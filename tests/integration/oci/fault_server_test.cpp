@@ -5,7 +5,7 @@
 #include "support/loopback_http_server.hpp"
 #include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"
-#include "util/base64.hpp"
+#include "util/encoding.hpp"
 
 #include <gtest/gtest.h>
 #include <httplib.h>

@@ -5,7 +5,7 @@
 #include "pipeline_fixture.hpp"
 #include "provenance/provenance.hpp"
 #include "recipe/lock_file.hpp"
-#include "signing/simple_signing.hpp"
+#include "signing/signing.hpp"
 #include "support/registry_server.hpp"
 #include "util/ecdsa_key.hpp"
 #include "util/sha256.hpp"

@@ -2,8 +2,7 @@
 // Mach-O reader: bundle.json lists the slices each file really has. The cross-built shim has no
 // arm64e slice (ld64.lld cannot link one); Apple's toolchain builds a universal arm64 + arm64e one.
 #include "bundle/loader.hpp"
-#include "macho/program_image.hpp"
-#include "macho/verdict.hpp"
+#include "macho/macho.hpp"
 #include "support/file_io.hpp"
 
 #include <gtest/gtest.h>

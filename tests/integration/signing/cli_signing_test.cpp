@@ -2,16 +2,15 @@
 // our signatures checked by tools that are not ours: openssl dgst over the payload bytes that
 // skopeo and curl fetch back, and Python's cryptography reading the same manifest.
 #include "oci/registry_client.hpp"
-#include "signing/signature_store.hpp"
-#include "signing/simple_signing.hpp"
+#include "signing/signing.hpp"
 #include "support/cli_run.hpp"
 #include "support/file_io.hpp"
 #include "support/lume_image_seeder.hpp"
 #include "support/process.hpp"
 #include "support/registry_server.hpp"
 #include "support/temp_dir.hpp"
-#include "util/base64.hpp"
 #include "util/ecdsa_key.hpp"
+#include "util/encoding.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

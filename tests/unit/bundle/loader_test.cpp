@@ -1,8 +1,8 @@
 #include "bundle/loader.hpp"
 #include "support/temp_dir.hpp"
+#include "util/archive.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
-#include "util/tar_archive.hpp"
 
 #include <gtest/gtest.h>
 

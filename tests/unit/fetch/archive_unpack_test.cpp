@@ -1,9 +1,9 @@
 #include "fetch/archive_unpack.hpp"
 #include "support/temp_dir.hpp"
 #include "support/zip_writer.hpp"
+#include "util/archive.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
-#include "util/tar_archive.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "macho/code_signature.hpp"
+#include "macho/macho.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

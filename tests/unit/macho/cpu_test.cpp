@@ -1,4 +1,4 @@
-#include "macho/cpu.hpp"
+#include "macho/macho.hpp"
 
 #include <gtest/gtest.h>
 

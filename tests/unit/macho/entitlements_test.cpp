@@ -1,4 +1,4 @@
-#include "macho/entitlements.hpp"
+#include "macho/macho.hpp"
 
 #include <gtest/gtest.h>
 

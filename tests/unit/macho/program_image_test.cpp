@@ -1,6 +1,5 @@
 #include "fixture.hpp"
-#include "macho/cpu.hpp"
-#include "macho/program_image.hpp"
+#include "macho/macho.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

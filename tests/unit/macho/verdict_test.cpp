@@ -1,5 +1,5 @@
 #include "fixture.hpp"
-#include "macho/verdict.hpp"
+#include "macho/macho.hpp"
 
 #include <gtest/gtest.h>
 

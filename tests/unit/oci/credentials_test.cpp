@@ -1,7 +1,7 @@
 #include "oci/credentials.hpp"
 #include "support/file_io.hpp"
 #include "support/temp_dir.hpp"
-#include "util/base64.hpp"
+#include "util/encoding.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 #pragma once
 // A report composed for the renderer tests: one VM, a bench of two tests with a host run, and
 // one without a bench, built through report::build_report from records written here.
-#include "report/report_document.hpp"
+#include "report/report.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,4 @@
-#include "report/host_facts.hpp"
+#include "report/report.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,5 @@
 #include "composed_report.hpp"
-#include "report/published_comparison.hpp"
-#include "report/report_markdown.hpp"
-#include "report/speedup_chart.hpp"
+#include "report/report.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

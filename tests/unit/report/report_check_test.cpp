@@ -1,5 +1,5 @@
 #include "composed_report.hpp"
-#include "report/report_check.hpp"
+#include "report/report.hpp"
 
 #include <gtest/gtest.h>
 

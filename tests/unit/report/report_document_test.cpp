@@ -1,5 +1,5 @@
 #include "composed_report.hpp"
-#include "report/report_document.hpp"
+#include "report/report.hpp"
 #include "util/sha256.hpp"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 #include "composed_report.hpp"
-#include "report/speedup_chart.hpp"
+#include "report/report.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

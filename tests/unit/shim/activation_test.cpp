@@ -1,5 +1,5 @@
-#include "policy/activation.hpp"
 #include "policy/c_api.h"
+#include "policy/policy.hpp"
 
 #include <gtest/gtest.h>
 

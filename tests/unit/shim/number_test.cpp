@@ -1,4 +1,4 @@
-#include "policy/number.hpp"
+#include "policy/policy.hpp"
 
 #include <gtest/gtest.h>
 

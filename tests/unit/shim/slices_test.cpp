@@ -1,4 +1,4 @@
-#include "policy/slices.hpp"
+#include "policy/policy.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,4 @@
-#include "signing/signature_store.hpp"
-#include "signing/simple_signing.hpp"
+#include "signing/signing.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

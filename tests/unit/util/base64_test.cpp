@@ -1,4 +1,4 @@
-#include "util/base64.hpp"
+#include "util/encoding.hpp"
 
 #include <gtest/gtest.h>
 

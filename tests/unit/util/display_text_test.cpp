@@ -1,4 +1,4 @@
-#include "util/display_text.hpp"
+#include "util/text_check.hpp"
 
 #include <gtest/gtest.h>
 

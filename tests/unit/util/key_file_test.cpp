@@ -1,6 +1,6 @@
 #include "support/file_io.hpp"
 #include "support/temp_dir.hpp"
-#include "util/key_file.hpp"
+#include "util/ecdsa_key.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

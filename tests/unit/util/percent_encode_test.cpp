@@ -1,4 +1,4 @@
-#include "util/percent_encode.hpp"
+#include "util/encoding.hpp"
 
 #include <gtest/gtest.h>
 

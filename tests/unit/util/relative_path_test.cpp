@@ -1,4 +1,4 @@
-#include "util/relative_path.hpp"
+#include "util/archive.hpp"
 
 #include <gtest/gtest.h>
 

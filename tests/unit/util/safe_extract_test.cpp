@@ -1,8 +1,7 @@
 #include "support/temp_dir.hpp"
 #include "support/zip_writer.hpp"
+#include "util/archive.hpp"
 #include "util/atomic_file.hpp"
-#include "util/safe_extract.hpp"
-#include "util/tar_archive.hpp"
 
 #include <archive.h>
 #include <archive_entry.h>

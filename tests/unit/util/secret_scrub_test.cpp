@@ -1,4 +1,4 @@
-#include "util/secret_scrub.hpp"
+#include "util/text_check.hpp"
 
 #include <gtest/gtest.h>
 

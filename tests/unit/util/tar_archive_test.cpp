@@ -1,6 +1,6 @@
 #include "support/temp_dir.hpp"
+#include "util/archive.hpp"
 #include "util/atomic_file.hpp"
-#include "util/tar_archive.hpp"
 
 #include <archive.h>
 #include <archive_entry.h>

@@ -1,4 +1,4 @@
-#include "util/xml_escape.hpp"
+#include "util/encoding.hpp"
 
 #include <gtest/gtest.h>
 

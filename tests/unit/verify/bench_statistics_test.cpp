@@ -1,4 +1,4 @@
-#include "verify/bench_statistics.hpp"
+#include "verify/bench.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Metal's own failure lines, the shims' failure and success lines, and the run a log's verdict
 // is read from (issue 43). The logs are composed from the format strings in docs/sources.md.
 #include "util/atomic_file.hpp"
-#include "verify/bench_gate.hpp"
+#include "verify/bench.hpp"
 #include "verify/llama_log.hpp"
 
 #include <gmock/gmock.h>

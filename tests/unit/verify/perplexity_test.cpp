@@ -1,5 +1,4 @@
 #include "verify/perplexity.hpp"
-#include "verify/perplexity_text.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "verify/published_run.hpp"
+#include "verify/bench.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "util/base64.hpp"
+#include "util/encoding.hpp"
 
 #include <cstdint>
 
@@ -25,6 +25,11 @@ int value_of(char c) {
     return 63;
   }
   return -1;
+}
+
+bool unreserved(unsigned char b) {
+  return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9') || b == '-' ||
+         b == '.' || b == '_' || b == '~';
 }
 
 } // namespace
@@ -76,6 +81,49 @@ std::optional<std::string> base64_decode(std::string_view text) {
     if (bits >= 8) {
       bits -= 8;
       out += static_cast<char>((buffer >> bits) & 0xff);
+    }
+  }
+  return out;
+}
+
+std::string percent_encode(std::string_view text, std::string_view also_keep) {
+  static const char* const k_hex = "0123456789ABCDEF";
+  std::string out;
+  for (char c : text) {
+    auto b = static_cast<unsigned char>(c);
+    if (unreserved(b) || also_keep.find(c) != std::string_view::npos) {
+      out.push_back(c);
+    } else {
+      out.push_back('%');
+      out.push_back(k_hex[b >> 4]);
+      out.push_back(k_hex[b & 15]);
+    }
+  }
+  return out;
+}
+
+std::string xml_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    case '\'':
+      out += "&apos;";
+      break;
+    default:
+      out += c;
     }
   }
   return out;

@@ -33,4 +33,23 @@ std::optional<std::string> failure_fix(const MetalFailure& failure,
 std::string describe_failure(const MetalFailure& failure,
                              const std::optional<std::string>& process);
 
+/// MTLGPUFamilyMetal3: llama.cpp prints "MTLGPUFamilyMetal3" and the verdict compares codes.
+inline constexpr int k_metal3 = 5001;
+
+/// Reads llama.cpp's stderr line by line into `report`'s fields (GPU name, family lines, the
+/// simdgroup/bfloat/tensor/residency flags, the shim's activation, inert or failure lines,
+/// ggml-metal's failure lines), leaving the verdict and reasons alone. Only the file's last run
+/// is kept (report.run says which and how many came before): a shim line starts a run, and so
+/// does a capability field seen twice or a library failure after a capability block (a process
+/// that restarted without a shim line). Returns whether that run has a Metal init line. Pure.
+bool read_llama_log(std::string_view text, LlamaLogReport& report);
+
+/// Sets report.verdict and report.reasons from the fields read from the log
+/// (reference/metal-capabilities.md §4.2): answers no real GPU gives are unsafe first, then the
+/// SIMD-group flags (or llama.cpp's own rule from the families) decide fast, partial or stock,
+/// and a shim line the answers do not match is called out. Pure: no I/O.
+void decide_llama_log_verdict(LlamaLogReport& report,
+                              const LlamaLogOptions& options,
+                              bool saw_metal_init);
+
 } // namespace lume_unlock::verify

@@ -1,9 +1,92 @@
-#include "verify/bench_compare.hpp"
+#include "verify/bench.hpp"
 
 #include <algorithm>
 #include <cstdio>
 
 namespace lume_unlock::verify {
+
+std::string fixed_decimals(double value, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
+std::string compact_number(double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%g", value);
+  return buffer;
+}
+
+std::vector<std::string> llama_bench_flags(const BenchRequest& request) {
+  std::vector<std::string> flags = {"-p",
+                                    std::to_string(request.prompt),
+                                    "-n",
+                                    std::to_string(request.gen),
+                                    "-r",
+                                    std::to_string(request.repetitions)};
+  if (request.threads) {
+    flags.insert(flags.end(), {"-t", std::to_string(*request.threads)});
+  }
+  if (request.gpu_layers) {
+    flags.insert(flags.end(), {"-ngl", std::to_string(*request.gpu_layers)});
+  }
+  flags.insert(flags.end(), {"-o", "json"});
+  return flags;
+}
+
+std::optional<double> median(std::vector<double> samples) {
+  if (samples.empty()) {
+    return std::nullopt;
+  }
+  const std::size_t middle = samples.size() / 2;
+  std::nth_element(samples.begin(), samples.begin() + middle, samples.end());
+  const double upper = samples[middle];
+  if (samples.size() % 2 == 1) {
+    return upper;
+  }
+  // The lower middle is the largest of the figures nth_element left before `middle`.
+  const double lower = *std::max_element(samples.begin(), samples.begin() + middle);
+  return (lower + upper) / 2;
+}
+
+std::optional<MedianFigures> median_figures(const LlamaBenchTest& stock,
+                                            const LlamaBenchTest& unlocked,
+                                            const LlamaBenchTest* host) {
+  const auto stock_median = median(stock.samples_ts);
+  const auto unlocked_median = median(unlocked.samples_ts);
+  if (!stock_median || !unlocked_median || *stock_median <= 0) {
+    return std::nullopt;
+  }
+  MedianFigures out;
+  out.stock_ts = *stock_median;
+  out.unlocked_ts = *unlocked_median;
+  out.speedup = *unlocked_median / *stock_median;
+  out.stock_samples = stock.samples_ts.size();
+  out.unlocked_samples = unlocked.samples_ts.size();
+  if (host != nullptr) {
+    const auto host_median = median(host->samples_ts);
+    if (host_median && *host_median > 0) {
+      out.host_ts = *host_median;
+      out.host_ratio = *unlocked_median / *host_median;
+      out.host_samples = host->samples_ts.size();
+    }
+  }
+  return out;
+}
+
+nlohmann::json to_json(const MedianFigures& figures) {
+  nlohmann::json out = {
+      {"stock_ts", figures.stock_ts},
+      {"unlocked_ts", figures.unlocked_ts},
+      {"speedup", figures.speedup},
+      {"samples", {{"stock", figures.stock_samples}, {"unlocked", figures.unlocked_samples}}}};
+  if (figures.host_ts) {
+    out["host_ts"] = *figures.host_ts;
+    out["host_ratio"] = *figures.host_ratio;
+    out["samples"]["host"] = figures.host_samples.value_or(0);
+  }
+  return out;
+}
 
 namespace {
 
@@ -22,12 +105,6 @@ std::string names(const std::vector<LlamaBenchTest>& tests) {
     out += (out.empty() ? "" : ", ") + test.name();
   }
   return out;
-}
-
-std::string fixed(double value, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
 }
 
 std::string pad(const std::string& text, std::size_t width, bool right) {
@@ -125,14 +202,14 @@ std::string render_bench_table(const std::vector<BenchRow>& rows) {
     cells[0].push_back("of host");
   }
   for (const BenchRow& row : rows) {
-    std::vector<std::string> line = {row.test,
-                                     fixed(row.stock_ts, 2) + " ± " + fixed(row.stock_stddev_ts, 2),
-                                     fixed(row.unlocked_ts, 2) + " ± " +
-                                         fixed(row.unlocked_stddev_ts, 2),
-                                     fixed(row.speedup, 2) + "x"};
+    std::vector<std::string> line = {
+        row.test,
+        fixed_decimals(row.stock_ts, 2) + " ± " + fixed_decimals(row.stock_stddev_ts, 2),
+        fixed_decimals(row.unlocked_ts, 2) + " ± " + fixed_decimals(row.unlocked_stddev_ts, 2),
+        fixed_decimals(row.speedup, 2) + "x"};
     if (with_host) {
-      line.push_back(row.host_ts ? fixed(*row.host_ts, 2) : "-");
-      line.push_back(row.host_ratio ? fixed(*row.host_ratio * 100, 1) + "%" : "-");
+      line.push_back(row.host_ts ? fixed_decimals(*row.host_ts, 2) : "-");
+      line.push_back(row.host_ratio ? fixed_decimals(*row.host_ratio * 100, 1) + "%" : "-");
     }
     cells.push_back(line);
   }
