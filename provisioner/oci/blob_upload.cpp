@@ -1,12 +1,17 @@
-#include "oci/blob_upload.hpp"
-
 #include "oci/hashing_read_ahead.hpp"
 #include "oci/media_types.hpp"
 #include "oci/registry_error.hpp"
+#include "oci/registry_session.hpp"
 #include "util/percent_encode.hpp"
 #include "util/sha256.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 namespace lume_unlock::oci {
 
@@ -113,6 +118,9 @@ private:
   /// libcurl's read callback: bytes the read-ahead thread has read (and hashed, unless the
   /// registry checks a known digest); progress is reported here, on the caller's thread.
   std::size_t read_body(std::uint64_t begin, char* buffer, std::size_t capacity) {
+    if (!m_session.options().upload_read_ahead_thread) {
+      return read_inline(begin, buffer, capacity);
+    }
     auto n = m_reader.read(buffer, capacity);
     if (!n) {
       m_read_error = n.error();
@@ -126,13 +134,41 @@ private:
     return n.value();
   }
 
+  /// The single-thread read: pread on libcurl's thread, each byte hashed once, in order.
+  std::size_t read_inline(std::uint64_t begin, char* buffer, std::size_t capacity) {
+    const std::uint64_t at = begin + m_position;
+    const std::uint64_t end = m_range_end;
+    const auto wanted = static_cast<std::size_t>(std::min<std::uint64_t>(capacity, end - at));
+    if (wanted == 0) {
+      return 0;
+    }
+    auto n = m_source.read_at(at, buffer, wanted);
+    if (!n) {
+      m_read_error = n.error();
+      return HttpRequest::abort_upload;
+    }
+    if (!m_monolithic && at + n.value() > m_hashed) {
+      const std::uint64_t skip = m_hashed > at ? m_hashed - at : 0;
+      m_hasher.update(buffer + skip, n.value() - skip);
+      m_hashed = at + n.value();
+    }
+    m_position += n.value();
+    if (at / k_progress_step != (at + n.value()) / k_progress_step) {
+      m_session.report("upload blob", at + n.value(), m_source.size, false);
+    }
+    return n.value();
+  }
+
   /// Sends one request that carries the body bytes [begin, end); every attempt (a resend
   /// after a 401) reads the range again from its start.
   Result<HttpResponse>
   send_body(const HttpRequest& request, std::uint64_t begin, std::uint64_t end) {
     auto response = m_session.send(m_target, request, false, m_what, [&]() -> Status {
       m_position = 0;
-      m_reader.start(begin, end);
+      m_range_end = end;
+      if (m_session.options().upload_read_ahead_thread) {
+        m_reader.start(begin, end);
+      }
       return ok_status();
     });
     m_reader.stop();
@@ -219,6 +255,8 @@ private:
   std::string m_upload_url;
   util::Sha256 m_hasher;
   std::uint64_t m_position = 0;
+  std::uint64_t m_range_end = 0;
+  std::uint64_t m_hashed = 0;
   std::optional<Error> m_read_error;
   HashingReadAhead m_reader; ///< last: its thread stops before the hasher goes
 };
@@ -231,6 +269,66 @@ Result<Descriptor> push_blob(RegistrySession& session,
                              const std::string& media_type,
                              const std::optional<Digest>& known_digest) {
   return BlobUpload(session, repository, source, media_type, known_digest).run();
+}
+
+namespace {
+
+/// Closes the descriptor when the last copy of the source goes.
+struct OpenFile {
+  int fd = -1;
+  explicit OpenFile(int f) : fd(f) {}
+  OpenFile(const OpenFile&) = delete;
+  OpenFile& operator=(const OpenFile&) = delete;
+  ~OpenFile() { ::close(fd); }
+};
+
+} // namespace
+
+Result<UploadSource> file_upload_source(const std::string& path, const std::string& what) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return Error(ErrorCategory::failure, what, std::strerror(errno));
+  }
+  auto file = std::make_shared<OpenFile>(fd);
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    return Error(ErrorCategory::failure, what, std::strerror(errno));
+  }
+  UploadSource source;
+  source.size = static_cast<std::uint64_t>(st.st_size);
+  source.keep_alive = file;
+  source.read_at =
+      [fd, path](std::uint64_t offset, char* buffer, std::size_t capacity) -> Result<std::size_t> {
+    while (true) {
+      ssize_t n = ::pread(fd, buffer, capacity, static_cast<off_t>(offset));
+      if (n < 0 && errno == EINTR) {
+        continue;
+      }
+      if (n < 0) {
+        return Error(ErrorCategory::failure, "cannot read '" + path + "'", std::strerror(errno));
+      }
+      if (n == 0 && capacity > 0) {
+        return Error(ErrorCategory::failure,
+                     "cannot read '" + path + "'",
+                     "the file shrank while it was being uploaded");
+      }
+      return static_cast<std::size_t>(n);
+    }
+  };
+  return source;
+}
+
+UploadSource bytes_upload_source(std::string_view bytes) {
+  UploadSource source;
+  source.size = bytes.size();
+  source.read_at =
+      [bytes](std::uint64_t offset, char* buffer, std::size_t capacity) -> Result<std::size_t> {
+    std::size_t n =
+        std::min<std::size_t>(capacity, bytes.size() - static_cast<std::size_t>(offset));
+    std::copy_n(bytes.data() + offset, n, buffer);
+    return n;
+  };
+  return source;
 }
 
 } // namespace lume_unlock::oci

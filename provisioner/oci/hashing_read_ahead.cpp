@@ -24,7 +24,7 @@ HashingReadAhead::~HashingReadAhead() {
 void HashingReadAhead::start(std::uint64_t begin, std::uint64_t end) {
   stop();
   m_error.reset();
-  m_relay = std::make_unique<BufferRelay>(k_buffers, k_buffer_bytes);
+  m_relay = std::make_unique<util::BufferRelay>(k_buffers, k_buffer_bytes);
   m_thread = std::thread([this, begin, end] { run(begin, end); });
 }
 
@@ -61,7 +61,7 @@ Result<std::size_t> HashingReadAhead::read(char* buffer, std::size_t capacity) {
 
 void HashingReadAhead::run(std::uint64_t begin, std::uint64_t end) {
   for (std::uint64_t at = begin; at < end;) {
-    BufferRelay::Buffer* buffer = m_relay->acquire();
+    util::BufferRelay::Buffer* buffer = m_relay->acquire();
     if (buffer == nullptr) {
       return; // stopped
     }

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "oci/buffer_relay.hpp"
-#include "oci/upload_source.hpp"
+#include "oci/registry_session.hpp"
+#include "util/buffer_relay.hpp"
 #include "util/result.hpp"
 #include "util/sha256.hpp"
 
@@ -41,8 +41,8 @@ private:
   const UploadSource& m_source;
   util::Sha256* m_hasher;
   std::uint64_t m_hashed = 0; ///< source offset below which every byte is hashed (thread only)
-  std::unique_ptr<BufferRelay> m_relay;
-  BufferRelay::Buffer* m_reading = nullptr;
+  std::unique_ptr<util::BufferRelay> m_relay;
+  util::BufferRelay::Buffer* m_reading = nullptr;
   std::size_t m_read_offset = 0;
   std::optional<Error> m_error; ///< set by the thread before it closes the relay
   std::thread m_thread;

@@ -1,10 +1,6 @@
 #include "oci/registry_client.hpp"
 
-#include "oci/blob_download.hpp"
-#include "oci/blob_upload.hpp"
-#include "oci/manifest_requests.hpp"
 #include "oci/registry_session.hpp"
-#include "oci/upload_source.hpp"
 
 namespace lume_unlock::oci {
 
@@ -57,8 +53,9 @@ Result<std::optional<std::uint64_t>> RegistryClient::stat_blob(const Reference& 
 
 Status RegistryClient::download_blob(const Reference& repository,
                                      const Descriptor& blob,
-                                     const std::string& path) {
-  return oci::download_blob(m_impl->session, repository, blob, path);
+                                     const std::string& path,
+                                     const std::string& partial) {
+  return oci::download_blob(m_impl->session, repository, blob, path, partial);
 }
 
 Result<Descriptor> RegistryClient::push_blob_file(const Reference& repository,

@@ -46,7 +46,7 @@ std::optional<std::chrono::system_clock::time_point> http_date(std::string_view 
   int consumed = 0;
   const std::string copy(text);
   if (std::sscanf(copy.c_str(),
-                  "%3s %2d %3s %4d %2d:%2d:%2d %3s%n",
+                  "%3s, %2d %3s %4d %2d:%2d:%2d %3s%n",
                   weekday,
                   &tm.tm_mday,
                   month,
@@ -144,7 +144,7 @@ bool retryable_status(long status) {
 bool retryable_transport(TransportError::Kind kind) {
   using Kind = TransportError::Kind;
   return kind == Kind::other || kind == Kind::timeout || kind == Kind::stalled ||
-         kind == Kind::aborted || kind == Kind::connection_refused;
+         kind == Kind::connection_refused;
 }
 
 Retries::Next Retries::next(const HttpResponse* response) {
@@ -164,8 +164,8 @@ Retries::Next Retries::next(const HttpResponse* response) {
     }
     next.verdict = Verdict::retry;
     ++m_spent;
-    next.wait = next.asked ? std::chrono::milliseconds(*next.asked)
-                           : m_policy.backoff_before(m_spent);
+    next.wait =
+        next.asked ? std::chrono::milliseconds(*next.asked) : m_policy.backoff_before(m_spent);
   }
   std::this_thread::sleep_for(next.wait);
   return next;

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <vector>
 
-namespace lume_unlock::oci {
+namespace lume_unlock::util {
 
 /// Fixed-size buffers handed from one thread to another in order: the producer fills a free
 /// buffer and publishes it, the consumer takes published buffers in publishing order and gives
@@ -56,4 +56,4 @@ private:
   bool m_cancelled = false;
 };
 
-} // namespace lume_unlock::oci
+} // namespace lume_unlock::util
