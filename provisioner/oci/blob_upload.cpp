@@ -1,4 +1,3 @@
-#include "oci/hashing_read_ahead.hpp"
 #include "oci/media_types.hpp"
 #include "oci/registry_error.hpp"
 #include "oci/registry_session.hpp"
@@ -34,8 +33,7 @@ public:
       : m_session(session), m_repo(repo), m_source(source),
         m_known(known_digest), m_target{&repo, true},
         // A monolithic PUT with a known digest is checked by the registry; no need to hash here.
-        m_monolithic(known_digest && source.size <= session.options().chunked_upload_threshold),
-        m_reader(source, m_monolithic ? nullptr : &m_hasher) {
+        m_monolithic(known_digest && source.size <= session.options().chunked_upload_threshold) {
     // Named by digest when it is known up front, else by repository only until it is computed.
     m_what = known_digest ? "cannot upload blob '" + known_digest->str() + "' to '" +
                                 repo.repository_path() + "'"
@@ -100,7 +98,7 @@ private:
     return with_query(m_upload_url, "digest=" + util::percent_encode(digest.str(), "/:,"));
   }
 
-  /// A request whose body is the source's bytes [begin, end), which send_body() reads ahead.
+  /// A request whose body is the source's bytes [begin, end), read by read_body().
   HttpRequest body_request(const std::string& method,
                            const std::string& url,
                            std::uint64_t begin,
@@ -109,35 +107,17 @@ private:
     r.timeout = std::chrono::milliseconds(0);
     r.headers.push_back({"Content-Type", media_type::octet_stream});
     r.body_size = end - begin;
-    r.body_reader = [this, begin](char* buffer, std::size_t capacity) -> std::size_t {
-      return read_body(begin, buffer, capacity);
+    r.body_reader = [this, begin, end](char* buffer, std::size_t capacity) -> std::size_t {
+      return read_body(begin, end, buffer, capacity);
     };
     return r;
   }
 
-  /// libcurl's read callback: bytes the read-ahead thread has read (and hashed, unless the
-  /// registry checks a known digest); progress is reported here, on the caller's thread.
-  std::size_t read_body(std::uint64_t begin, char* buffer, std::size_t capacity) {
-    if (!m_session.options().upload_read_ahead_thread) {
-      return read_inline(begin, buffer, capacity);
-    }
-    auto n = m_reader.read(buffer, capacity);
-    if (!n) {
-      m_read_error = n.error();
-      return HttpRequest::abort_upload;
-    }
+  /// libcurl's read callback: pread, each byte hashed once, in order (unless the registry checks
+  /// a known digest; a resend after a 401 reads the range again); progress every 8 MiB.
+  std::size_t
+  read_body(std::uint64_t begin, std::uint64_t end, char* buffer, std::size_t capacity) {
     const std::uint64_t at = begin + m_position;
-    m_position += n.value();
-    if (at / k_progress_step != (at + n.value()) / k_progress_step) {
-      m_session.report("upload blob", at + n.value(), m_source.size, false);
-    }
-    return n.value();
-  }
-
-  /// The single-thread read: pread on libcurl's thread, each byte hashed once, in order.
-  std::size_t read_inline(std::uint64_t begin, char* buffer, std::size_t capacity) {
-    const std::uint64_t at = begin + m_position;
-    const std::uint64_t end = m_range_end;
     const auto wanted = static_cast<std::size_t>(std::min<std::uint64_t>(capacity, end - at));
     if (wanted == 0) {
       return 0;
@@ -159,19 +139,13 @@ private:
     return n.value();
   }
 
-  /// Sends one request that carries the body bytes [begin, end); every attempt (a resend
-  /// after a 401) reads the range again from its start.
-  Result<HttpResponse>
-  send_body(const HttpRequest& request, std::uint64_t begin, std::uint64_t end) {
+  /// Sends one request that carries body bytes; every attempt (a resend after a 401) reads
+  /// its range again from the start.
+  Result<HttpResponse> send_body(const HttpRequest& request) {
     auto response = m_session.send(m_target, request, false, m_what, [&]() -> Status {
       m_position = 0;
-      m_range_end = end;
-      if (m_session.options().upload_read_ahead_thread) {
-        m_reader.start(begin, end);
-      }
       return ok_status();
     });
-    m_reader.stop();
     if (m_read_error) {
       return m_read_error->with_context(m_what);
     }
@@ -190,7 +164,7 @@ private:
       HttpRequest patch = body_request("PATCH", m_upload_url, offset, end);
       patch.headers.push_back(
           {"Content-Range", std::to_string(offset) + "-" + std::to_string(end - 1)});
-      LUME_UNLOCK_TRY_ASSIGN(auto response, send_body(patch, offset, end));
+      LUME_UNLOCK_TRY_ASSIGN(auto response, send_body(patch));
       if (response.status != 202) {
         return make_http_error("PATCH", m_upload_url, response).to_error(m_what);
       }
@@ -212,7 +186,7 @@ private:
   /// The closing PUT (carrying the whole body when monolithic): 201, and the digest the
   /// registry stored must be the one sent.
   Status send_finish(const HttpRequest& finish) {
-    auto sent = m_monolithic ? send_body(finish, 0, m_source.size)
+    auto sent = m_monolithic ? send_body(finish)
                              : m_session.send(m_target, finish, false, m_what);
     LUME_UNLOCK_TRY_ASSIGN(auto finished, std::move(sent));
     if (finished.status != 201) {
@@ -255,10 +229,8 @@ private:
   std::string m_upload_url;
   util::Sha256 m_hasher;
   std::uint64_t m_position = 0;
-  std::uint64_t m_range_end = 0;
   std::uint64_t m_hashed = 0;
   std::optional<Error> m_read_error;
-  HashingReadAhead m_reader; ///< last: its thread stops before the hasher goes
 };
 
 } // namespace

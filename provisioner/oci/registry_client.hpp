@@ -38,8 +38,6 @@ struct RegistryClientOptions {
   util::RetryPolicy retry{2};
   /// Connections at once for a blob where the registry accepts ranges (util::download).
   unsigned download_connections = 4;
-  /// Uploads read (and hash) the file on a second thread; registry_transfer_bench compares.
-  bool upload_read_ahead_thread = true;
   /// Byte progress of blob transfers (step "download blob" / "upload blob").
   util::ProgressCallback progress;
 };

@@ -1,5 +1,7 @@
 // Blob transfer throughput through a loopback docker-registry serving TLS: our RegistryClient
-// against `skopeo copy`, in the same run, plus the peak RSS of both. Each side runs --runs
+// (downloads over util::download with four connections and with one) against curl's monolithic
+// upload (POST, then `PUT -T` with ?digest=) and `skopeo copy`, in the same run, plus the peak
+// RSS of ours and skopeo's. Each side runs --runs
 // times, interleaved (ours, then skopeo, in every round) so a noisy neighbour hits both; the
 // medians are printed, and the last line is a one-line JSON summary. Run manually:
 //   build/tests/bench/registry_transfer_bench [--mib 256] [--runs 5]
@@ -78,8 +80,8 @@ void write_skopeo_dir(const std::string& dir,
 
 /// Seconds of each timed phase, one entry per round.
 struct Timings {
-  std::vector<double> upload, upload_single, upload_known, curl_upload, download, download_single,
-      skopeo_upload, skopeo_download;
+  std::vector<double> upload, upload_known, curl_upload, download, download_single, skopeo_upload,
+      skopeo_download;
 };
 
 double median(std::vector<double> values) {
@@ -167,15 +169,6 @@ void run_ours(oci::RegistryClient& client,
   }
   if (pushed.value().digest != blob.digest) {
     fail("uploaded digest differs");
-  }
-  const auto repo_single =
-      oci::parse_reference(server.host() + "/bench/ours-single-" + std::to_string(round) + ":v1")
-          .value_or_throw();
-  start = start_phase();
-  auto one = single.push_blob_file(repo_single, work / "ours.bin", oci::media_type::lume_disk);
-  t.upload_single.push_back(seconds_since(start));
-  if (!one || one.value().digest != blob.digest) {
-    fail(one ? "uploaded digest differs" : one.error().message());
   }
   const auto repo_known =
       oci::parse_reference(server.host() + "/bench/ours-known-" + std::to_string(round) + ":v1")
@@ -274,8 +267,7 @@ void print_summary(std::uint64_t mib, const Timings& t, long our_rss, long skope
     }
     std::printf(")\n");
   };
-  line("upload   ours, read-ahead thread", t.upload);
-  line("upload   ours, single thread", t.upload_single);
+  line("upload   ours", t.upload);
   line("upload   ours (known digest)", t.upload_known);
   line("upload   curl POST + PUT -T", t.curl_upload);
   line("upload   skopeo", t.skopeo_upload);
@@ -290,7 +282,6 @@ void print_summary(std::uint64_t mib, const Timings& t, long our_rss, long skope
                               {"runs", runs},
                               {"upload_mib_s",
                                {{"ours", rate(up)},
-                                {"ours_single_thread", rate(median(t.upload_single))},
                                 {"ours_known_digest", rate(up_known)},
                                 {"curl", rate(median(t.curl_upload))},
                                 {"skopeo", rate(skopeo_up)}}},
@@ -331,7 +322,6 @@ int main(int argc, char** argv) {
 
   oci::RegistryClient client(server->client_options()); // TLS, trusting the throwaway CA
   auto single_options = server->client_options();
-  single_options.upload_read_ahead_thread = false;
   single_options.download_connections = 1;
   oci::RegistryClient single(single_options);
   const auto download_repo =

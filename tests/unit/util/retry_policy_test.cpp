@@ -42,9 +42,9 @@ TEST(RetryPolicy, RateLimitGivesTheResetOfAnExhaustedPolicy) {
 
 TEST(RetryPolicy, RetryAfterTakesPrecedenceOverRateLimit) {
   EXPECT_EQ(server_wait(answer(429, {{"RateLimit", "\"api\";r=0;t=55"}}), k_now), seconds(55));
-  EXPECT_EQ(server_wait(answer(429, {{"ratelimit", "\"api\";r=0;t=55"}, {"Retry-After", "9"}}),
-                        k_now),
-            seconds(9));
+  EXPECT_EQ(
+      server_wait(answer(429, {{"ratelimit", "\"api\";r=0;t=55"}, {"Retry-After", "9"}}), k_now),
+      seconds(9));
   EXPECT_FALSE(server_wait(answer(503, {}), k_now));
 }
 
