@@ -11,15 +11,82 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <functional>
+#include <memory>
 
 namespace lume_unlock::oci {
 
 namespace {
 
+/// A byte source an upload can read at any offset (a resend after a 401, PATCH chunks).
+struct UploadSource {
+  std::uint64_t size = 0;
+  /// Up to `capacity` bytes at `offset` into `buffer`; fewer only at the end of the source.
+  std::function<Result<std::size_t>(std::uint64_t offset, char* buffer, std::size_t capacity)>
+      read_at;
+  std::shared_ptr<void> keep_alive; ///< whatever read_at needs (an open file)
+};
+
 using util::HttpRequest;
 using util::HttpResponse;
 
 constexpr std::uint64_t k_progress_step = 8ull << 20;
+
+/// Closes the descriptor when the last copy of the source goes.
+struct OpenFile {
+  int fd = -1;
+  explicit OpenFile(int f) : fd(f) {}
+  OpenFile(const OpenFile&) = delete;
+  OpenFile& operator=(const OpenFile&) = delete;
+  ~OpenFile() { ::close(fd); }
+};
+
+Result<UploadSource> file_upload_source(const std::string& path, const std::string& what) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return Error(ErrorCategory::failure, what, std::strerror(errno));
+  }
+  auto file = std::make_shared<OpenFile>(fd);
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    return Error(ErrorCategory::failure, what, std::strerror(errno));
+  }
+  UploadSource source;
+  source.size = static_cast<std::uint64_t>(st.st_size);
+  source.keep_alive = file;
+  source.read_at =
+      [fd, path](std::uint64_t offset, char* buffer, std::size_t capacity) -> Result<std::size_t> {
+    while (true) {
+      ssize_t n = ::pread(fd, buffer, capacity, static_cast<off_t>(offset));
+      if (n < 0 && errno == EINTR) {
+        continue;
+      }
+      if (n < 0) {
+        return Error(ErrorCategory::failure, "cannot read '" + path + "'", std::strerror(errno));
+      }
+      if (n == 0 && capacity > 0) {
+        return Error(ErrorCategory::failure,
+                     "cannot read '" + path + "'",
+                     "the file shrank while it was being uploaded");
+      }
+      return static_cast<std::size_t>(n);
+    }
+  };
+  return source;
+}
+
+UploadSource bytes_upload_source(std::string_view bytes) {
+  UploadSource source;
+  source.size = bytes.size();
+  source.read_at =
+      [bytes](std::uint64_t offset, char* buffer, std::size_t capacity) -> Result<std::size_t> {
+    std::size_t n =
+        std::min<std::size_t>(capacity, bytes.size() - static_cast<std::size_t>(offset));
+    std::copy_n(bytes.data() + offset, n, buffer);
+    return n;
+  };
+  return source;
+}
 
 /// One blob upload, from the existence check to the cross-check, as its own object so each
 /// request is one short method over shared state (the upload URL, the hash, read errors).
@@ -186,8 +253,7 @@ private:
   /// The closing PUT (carrying the whole body when monolithic): 201, and the digest the
   /// registry stored must be the one sent.
   Status send_finish(const HttpRequest& finish) {
-    auto sent = m_monolithic ? send_body(finish)
-                             : m_session.send(m_target, finish, false, m_what);
+    auto sent = m_monolithic ? send_body(finish) : m_session.send(m_target, finish, false, m_what);
     LUME_UNLOCK_TRY_ASSIGN(auto finished, std::move(sent));
     if (finished.status != 201) {
       return make_http_error("PUT", finish.url, finished).to_error(m_what);
@@ -235,72 +301,21 @@ private:
 
 } // namespace
 
-Result<Descriptor> push_blob(RegistrySession& session,
-                             const Reference& repository,
-                             const UploadSource& source,
-                             const std::string& media_type,
-                             const std::optional<Digest>& known_digest) {
-  return BlobUpload(session, repository, source, media_type, known_digest).run();
+Result<Descriptor> RegistryClient::push_blob_file(const Reference& repository,
+                                                  const std::string& path,
+                                                  const std::string& media_type,
+                                                  std::optional<Digest> known_digest) {
+  const std::string what = "cannot upload '" + path + "' to '" + repository.repository_path() + "'";
+  LUME_UNLOCK_TRY_ASSIGN(auto source, file_upload_source(path, what));
+  return BlobUpload(m_impl->session, repository, source, media_type, known_digest).run();
 }
 
-namespace {
-
-/// Closes the descriptor when the last copy of the source goes.
-struct OpenFile {
-  int fd = -1;
-  explicit OpenFile(int f) : fd(f) {}
-  OpenFile(const OpenFile&) = delete;
-  OpenFile& operator=(const OpenFile&) = delete;
-  ~OpenFile() { ::close(fd); }
-};
-
-} // namespace
-
-Result<UploadSource> file_upload_source(const std::string& path, const std::string& what) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return Error(ErrorCategory::failure, what, std::strerror(errno));
-  }
-  auto file = std::make_shared<OpenFile>(fd);
-  struct stat st {};
-  if (fstat(fd, &st) != 0) {
-    return Error(ErrorCategory::failure, what, std::strerror(errno));
-  }
-  UploadSource source;
-  source.size = static_cast<std::uint64_t>(st.st_size);
-  source.keep_alive = file;
-  source.read_at =
-      [fd, path](std::uint64_t offset, char* buffer, std::size_t capacity) -> Result<std::size_t> {
-    while (true) {
-      ssize_t n = ::pread(fd, buffer, capacity, static_cast<off_t>(offset));
-      if (n < 0 && errno == EINTR) {
-        continue;
-      }
-      if (n < 0) {
-        return Error(ErrorCategory::failure, "cannot read '" + path + "'", std::strerror(errno));
-      }
-      if (n == 0 && capacity > 0) {
-        return Error(ErrorCategory::failure,
-                     "cannot read '" + path + "'",
-                     "the file shrank while it was being uploaded");
-      }
-      return static_cast<std::size_t>(n);
-    }
-  };
-  return source;
-}
-
-UploadSource bytes_upload_source(std::string_view bytes) {
-  UploadSource source;
-  source.size = bytes.size();
-  source.read_at =
-      [bytes](std::uint64_t offset, char* buffer, std::size_t capacity) -> Result<std::size_t> {
-    std::size_t n =
-        std::min<std::size_t>(capacity, bytes.size() - static_cast<std::size_t>(offset));
-    std::copy_n(bytes.data() + offset, n, buffer);
-    return n;
-  };
-  return source;
+Result<Descriptor> RegistryClient::push_blob_bytes(const Reference& repository,
+                                                   std::string_view bytes,
+                                                   const std::string& media_type) {
+  const UploadSource source = bytes_upload_source(bytes);
+  const std::optional<Digest> digest = Digest::of_bytes(bytes);
+  return BlobUpload(m_impl->session, repository, source, media_type, digest).run();
 }
 
 } // namespace lume_unlock::oci

@@ -1,4 +1,5 @@
 #include "oci/media_types.hpp"
+#include "oci/registry_client.hpp"
 #include "oci/registry_error.hpp"
 #include "oci/registry_session.hpp"
 #include "util/download.hpp"
@@ -9,6 +10,33 @@
 #include <cstdlib>
 
 namespace lume_unlock::oci {
+
+RegistryClient::RegistryClient(RegistryClientOptions options)
+    : m_impl(std::make_unique<Impl>(std::move(options))) {}
+RegistryClient::~RegistryClient() = default;
+RegistryClient::RegistryClient(RegistryClient&&) noexcept = default;
+RegistryClient& RegistryClient::operator=(RegistryClient&&) noexcept = default;
+
+std::string RegistryClient::base_url(const std::string& registry) const {
+  return m_impl->session.base_url(registry);
+}
+
+std::uint64_t RegistryClient::request_count() const {
+  return m_impl->session.request_count();
+}
+
+Result<ManifestHead> RegistryClient::head_manifest(const Reference& ref) {
+  LUME_UNLOCK_TRY_ASSIGN(auto found, find_manifest(ref));
+  if (!found) {
+    const std::string url = m_impl->session.repository_url(ref) + "/manifests/" + ref.identifier();
+    return Error(ErrorCategory::registry,
+                 "cannot check manifest '" + ref.str() + "'",
+                 "HEAD " + util::redact_url(url) +
+                     " answered HTTP 404: the registry has no such manifest",
+                 "check the reference (repository and tag or digest)");
+  }
+  return *found;
+}
 
 namespace {
 
@@ -44,7 +72,8 @@ Status check_manifest_digest(const Reference& ref,
 
 } // namespace
 
-Result<std::optional<ManifestHead>> find_manifest(RegistrySession& session, const Reference& ref) {
+Result<std::optional<ManifestHead>> RegistryClient::find_manifest(const Reference& ref) {
+  RegistrySession& session = m_impl->session;
   const std::string what = "cannot check manifest '" + ref.str() + "'";
   HttpRequest request{"HEAD", session.repository_url(ref) + "/manifests/" + ref.identifier()};
   request.headers.push_back({"Accept", manifest_accept});
@@ -75,7 +104,8 @@ Result<std::optional<ManifestHead>> find_manifest(RegistrySession& session, cons
   return std::optional<ManifestHead>(head);
 }
 
-Result<FetchedManifest> get_manifest(RegistrySession& session, const Reference& ref) {
+Result<FetchedManifest> RegistryClient::get_manifest(const Reference& ref) {
+  RegistrySession& session = m_impl->session;
   const std::string what = "cannot get manifest '" + ref.str() + "'";
   const std::uint64_t limit = session.options().max_manifest_bytes;
   HttpRequest request{"GET", session.repository_url(ref) + "/manifests/" + ref.identifier()};
@@ -126,10 +156,10 @@ Result<FetchedManifest> get_manifest(RegistrySession& session, const Reference& 
   return fetched;
 }
 
-Result<Digest> push_manifest(RegistrySession& session,
-                             const Reference& ref,
-                             const std::string& bytes,
-                             const std::string& media_type) {
+Result<Digest> RegistryClient::push_manifest(const Reference& ref,
+                                             const std::string& bytes,
+                                             const std::string& media_type) {
+  RegistrySession& session = m_impl->session;
   const std::string what = "cannot push manifest '" + ref.str() + "'";
   const Digest digest = Digest::of_bytes(bytes);
   if (ref.digest && *ref.digest != digest) {
@@ -160,8 +190,9 @@ Result<Digest> push_manifest(RegistrySession& session,
   return digest;
 }
 
-Result<std::optional<std::uint64_t>>
-stat_blob(RegistrySession& session, const Reference& repository, const Digest& digest) {
+Result<std::optional<std::uint64_t>> RegistryClient::stat_blob(const Reference& repository,
+                                                               const Digest& digest) {
+  RegistrySession& session = m_impl->session;
   const std::string what =
       "cannot check blob '" + digest.str() + "' in '" + repository.repository_path() + "'";
   util::HttpRequest request{"HEAD", session.repository_url(repository) + "/blobs/" + digest.str()};
@@ -177,11 +208,11 @@ stat_blob(RegistrySession& session, const Reference& repository, const Digest& d
       std::strtoull(got.header("Content-Length").value_or("0").c_str(), nullptr, 10));
 }
 
-Status download_blob(RegistrySession& session,
-                     const Reference& repository,
-                     const Descriptor& blob,
-                     const std::string& path,
-                     const std::string& partial) {
+Status RegistryClient::download_blob(const Reference& repository,
+                                     const Descriptor& blob,
+                                     const std::string& path,
+                                     const std::string& partial) {
+  RegistrySession& session = m_impl->session;
   const std::string what =
       "cannot download blob '" + blob.digest.str() + "' of '" + repository.repository_path() + "'";
   const auto& options = session.options();

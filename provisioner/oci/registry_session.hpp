@@ -10,10 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <memory>
-#include <optional>
 #include <string>
-#include <string_view>
 
 namespace lume_unlock::oci {
 
@@ -85,45 +82,11 @@ private:
   std::map<std::string, std::string> m_authorization;
 };
 
-// The requests behind RegistryClient (its header documents each one), over the session.
-
-Result<std::optional<ManifestHead>> find_manifest(RegistrySession& session, const Reference& ref);
-Result<FetchedManifest> get_manifest(RegistrySession& session, const Reference& ref);
-Result<Digest> push_manifest(RegistrySession& session,
-                             const Reference& ref,
-                             const std::string& bytes,
-                             const std::string& media_type);
-
-Result<std::optional<std::uint64_t>>
-stat_blob(RegistrySession& session, const Reference& repository, const Digest& digest);
-Status download_blob(RegistrySession& session,
-                     const Reference& repository,
-                     const Descriptor& blob,
-                     const std::string& path,
-                     const std::string& partial);
-
-/// A byte source an upload can read at any offset (a resend after a 401, PATCH chunks).
-struct UploadSource {
-  std::uint64_t size = 0;
-  /// Up to `capacity` bytes at `offset` into `buffer`; fewer only at the end of the source.
-  std::function<Result<std::size_t>(std::uint64_t offset, char* buffer, std::size_t capacity)>
-      read_at;
-  std::shared_ptr<void> keep_alive; ///< whatever read_at needs (an open file)
+// RegistryClient is a facade over the session; its requests (registry_requests.cpp,
+// blob_upload.cpp) reach it through Impl.
+struct RegistryClient::Impl {
+  RegistrySession session;
+  explicit Impl(RegistryClientOptions options) : session(std::move(options)) {}
 };
-
-/// A regular file, opened now and read with pread; a file that shrinks while it is read fails
-/// the read. Fails with the path and errno text when it cannot be opened.
-Result<UploadSource> file_upload_source(const std::string& path, const std::string& what);
-/// Bytes in memory, which must outlive the source.
-UploadSource bytes_upload_source(std::string_view bytes);
-
-/// Skipped when `known_digest` is already there, else POST, then one PUT with the known digest,
-/// or PATCH chunks hashed while sent and a PUT with the computed digest; always cross-checked
-/// with a HEAD.
-Result<Descriptor> push_blob(RegistrySession& session,
-                             const Reference& repository,
-                             const UploadSource& source,
-                             const std::string& media_type,
-                             const std::optional<Digest>& known_digest);
 
 } // namespace lume_unlock::oci
