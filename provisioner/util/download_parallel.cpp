@@ -33,7 +33,6 @@ public:
   void add_done(std::size_t chunk, std::uint64_t bytes);
   /// The chunks' progress now, for the record beside the partial and the hasher.
   ChunkPlan snapshot() const;
-  std::uint64_t contiguous_prefix() const;
 
   void fail(Error error);
   /// The server answered something that must not be spliced into the file.
@@ -43,7 +42,6 @@ public:
   void stop();
   std::optional<Error> error() const;
   bool must_start_over() const { return m_start_over.load(); }
-  std::string start_over_reason() const;
 
   /// Counts what connections report (bytes written, a stop).
   std::uint64_t events() const;
@@ -267,18 +265,6 @@ ChunkPlan ParallelState::snapshot() const {
   return plan;
 }
 
-std::uint64_t ParallelState::contiguous_prefix() const {
-  std::uint64_t prefix = 0;
-  for (std::size_t i = 0; i < m_layout.count(); ++i) {
-    const auto bytes = done(i);
-    prefix += bytes;
-    if (bytes < m_layout.length(i)) {
-      break;
-    }
-  }
-  return prefix;
-}
-
 void ParallelState::fail(Error error) {
   {
     std::lock_guard<std::mutex> lock(m_mutex);
@@ -298,11 +284,6 @@ void ParallelState::start_over(const std::string& why) {
   }
   m_start_over = true;
   stop();
-}
-
-std::string ParallelState::start_over_reason() const {
-  std::lock_guard<std::mutex> lock(m_mutex);
-  return m_start_over_reason;
 }
 
 void ParallelState::stop() {
@@ -350,7 +331,7 @@ public:
     const std::uint64_t size = m_state.layout().size;
     while (!m_state.stopping()) {
       const auto seen = m_state.events();
-      LUME_UNLOCK_TRY_ASSIGN(bool hashed, m_hasher.step(m_state.contiguous_prefix()));
+      LUME_UNLOCK_TRY_ASSIGN(bool hashed, m_hasher.step(m_state.snapshot().contiguous_prefix()));
       if (m_hasher.hashed() == size) {
         report(true);
         return ok_status();
