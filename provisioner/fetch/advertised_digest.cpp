@@ -1,6 +1,6 @@
 #include "fetch/advertised_digest.hpp"
 
-#include "fetch/resume_headers.hpp"
+#include "util/download_parts.hpp"
 #include "util/sha256.hpp"
 
 namespace lume_unlock::fetch {
@@ -13,7 +13,7 @@ std::optional<AdvertisedDigest> read_advertised_digest(const util::HttpResponse&
   if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
     etag = etag.substr(1, etag.size() - 2);
   }
-  const auto size = parse_decimal(response.header("X-Linked-Size").value_or(""));
+  const auto size = util::parse_decimal(response.header("X-Linked-Size").value_or(""));
   // Files stored without LFS carry a git blob id (40 hex) there: not a SHA-256 of the bytes.
   if (!util::is_sha256_hex(etag) || !size) {
     return std::nullopt;

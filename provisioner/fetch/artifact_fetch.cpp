@@ -1,7 +1,7 @@
 #include "artifact_fetch.hpp"
 
-#include "fetch/download.hpp"
 #include "oci/registry_client.hpp"
+#include "util/download.hpp"
 #include "util/file_lock.hpp"
 #include "util/random_id.hpp"
 #include "util/sha256.hpp"
@@ -90,37 +90,6 @@ Result<FetchedArtifact> fetch_file(const FetchRequest& request, const FetchServi
   return artifact;
 }
 
-Result<FetchedArtifact>
-fetch_oci(const FetchRequest& request, BlobCache& cache, const FetchServices& services) {
-  const auto& reference = request.source.reference;
-  const std::string what = "cannot fetch '" + describe(request.source) + "'";
-  if (services.registry == nullptr) {
-    return Error(ErrorCategory::usage, what, "no registry client is configured");
-  }
-  LUME_UNLOCK_TRY(cache.prepare());
-  LUME_UNLOCK_TRY_ASSIGN(auto size, services.registry->stat_blob(reference, *reference.digest));
-  if (!size) {
-    return Error(ErrorCategory::registry,
-                 what,
-                 "the registry has no blob " + reference.digest->str(),
-                 "push it there, or correct the digest");
-  }
-  oci::Descriptor blob;
-  blob.media_type = "application/octet-stream";
-  blob.digest = *reference.digest;
-  blob.size = *size;
-  // download_blob checks digest and size while streaming and renames into place only then.
-  const auto path = cache.blob_path(reference.digest->hex());
-  LUME_UNLOCK_TRY(services.registry->download_blob(reference, blob, path));
-  FetchedArtifact artifact;
-  artifact.path = path;
-  artifact.sha256 = reference.digest->hex();
-  artifact.size = *size;
-  artifact.network_bytes = *size;
-  report_finished(services, request.label, artifact.size, "");
-  return artifact;
-}
-
 /// The partial file this process may write: the source's own (locked, resumable) or, while
 /// another process holds that one, a private one removed afterwards.
 struct PartialClaim {
@@ -156,15 +125,15 @@ Error mirrored(Error error, const ArtifactSource& source, const std::string& req
                             via.substr(0, via.find('/', std::string("https://").size()) + 1) + ")");
 }
 
-DownloadPlan download_plan(const FetchRequest& request,
-                           const FetchServices& services,
-                           const std::string& partial_path) {
-  DownloadPlan plan;
+util::DownloadPlan download_plan(const FetchRequest& request,
+                                 const FetchServices& services,
+                                 const std::string& partial_path) {
+  util::DownloadPlan plan;
   plan.url = services.mirrors.apply(request.source.text);
   plan.partial_path = partial_path;
   plan.label = request.label;
-  plan.max_retries = request.max_retries;
-  plan.retry_backoff = request.retry_backoff;
+  plan.retry.max_retries = request.max_retries;
+  plan.retry.backoff = request.retry_backoff;
   plan.pinned = request.sha256.has_value();
   plan.stall_window = request.stall_window;
   plan.connections = request.connections;
@@ -182,6 +151,42 @@ DownloadPlan download_plan(const FetchRequest& request,
 }
 
 Result<FetchedArtifact>
+fetch_oci(const FetchRequest& request, BlobCache& cache, const FetchServices& services) {
+  const auto& reference = request.source.reference;
+  const std::string what = "cannot fetch '" + describe(request.source) + "'";
+  if (services.registry == nullptr) {
+    return Error(ErrorCategory::usage, what, "no registry client is configured");
+  }
+  LUME_UNLOCK_TRY(cache.prepare());
+  LUME_UNLOCK_TRY_ASSIGN(auto size, services.registry->stat_blob(reference, *reference.digest));
+  if (!size) {
+    return Error(ErrorCategory::registry,
+                 what,
+                 "the registry has no blob " + reference.digest->str(),
+                 "push it there, or correct the digest");
+  }
+  oci::Descriptor blob;
+  blob.media_type = "application/octet-stream";
+  blob.digest = *reference.digest;
+  blob.size = *size;
+  // Resumable like https: the source's partial, digest and size checked before the rename.
+  const auto path = cache.blob_path(reference.digest->hex());
+  PartialClaim claim = claim_partial(cache, request.source);
+  auto downloaded = services.registry->download_blob(reference, blob, path, claim.path);
+  if (!downloaded && !claim.shared) {
+    util::discard_partial(claim.path);
+  }
+  LUME_UNLOCK_TRY(downloaded);
+  FetchedArtifact artifact;
+  artifact.path = path;
+  artifact.sha256 = reference.digest->hex();
+  artifact.size = *size;
+  artifact.network_bytes = *size;
+  report_finished(services, request.label, artifact.size, "");
+  return artifact;
+}
+
+Result<FetchedArtifact>
 fetch_https(const FetchRequest& request, BlobCache& cache, const FetchServices& services) {
   LUME_UNLOCK_TRY(cache.prepare());
   PartialClaim claim = claim_partial(cache, request.source);
@@ -192,12 +197,12 @@ fetch_https(const FetchRequest& request, BlobCache& cache, const FetchServices& 
       return *hit;
     }
   }
-  DownloadPlan plan = download_plan(request, services, claim.path);
+  util::DownloadPlan plan = download_plan(request, services, claim.path);
 
-  auto outcome = download(services.http, plan, services.progress);
+  auto outcome = util::download(services.http, plan, services.progress);
   if (!outcome) {
     if (!claim.shared) {
-      discard_partial(claim.path);
+      util::discard_partial(claim.path);
     }
     return mirrored(outcome.error(), request.source, plan.url);
   }
@@ -205,19 +210,19 @@ fetch_https(const FetchRequest& request, BlobCache& cache, const FetchServices& 
   if (request.sha256 && outcome.value().sha256 != *request.sha256 &&
       outcome.value().resumed_from > 0) {
     // The partial of an earlier run may hold an older version of the source: once from zero.
-    discard_partial(claim.path);
-    outcome = download(services.http, plan, services.progress);
+    util::discard_partial(claim.path);
+    outcome = util::download(services.http, plan, services.progress);
     if (!outcome) {
       return mirrored(outcome.error(), request.source, plan.url);
     }
     network_bytes += outcome.value().network_bytes;
   }
   if (request.sha256 && outcome.value().sha256 != *request.sha256) {
-    discard_partial(claim.path);
+    util::discard_partial(claim.path);
     return digest_mismatch(request.source, *request.sha256, outcome.value().sha256);
   }
   LUME_UNLOCK_TRY_ASSIGN(std::string path, cache.commit(claim.path, outcome.value().sha256));
-  discard_partial(claim.path); // what is left beside it (the ETag of its bytes)
+  util::discard_partial(claim.path); // what is left beside it (the ETag of its bytes)
   FetchedArtifact artifact;
   artifact.path = path;
   artifact.sha256 = outcome.value().sha256;

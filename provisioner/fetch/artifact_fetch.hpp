@@ -77,9 +77,10 @@ Result<std::string> hugging_face_token_from_environment();
 ///   this or an earlier run (a 200, a 416 or a Content-Range not starting at N restarts from
 ///   zero), retried up to `max_retries` times after a dropped connection; where the server
 ///   accepts ranges, a file of two chunks or more comes over `connections` connections at once
-///   (fetch/download.hpp), hashed in order off their path; committed to the cache
+///   (util/download.hpp), hashed in order off their path; committed to the cache
 ///   only when the digest matches (or, unpinned, under the digest it has);
-/// - oci: oci::RegistryClient::download_blob into the cache (it checks digest and size);
+/// - oci: oci::RegistryClient::download_blob, the same engine with the registry's auth, into the
+///   source's partial (resumed like https), renamed into the cache when digest and size match;
 /// - file: hashed in place, not copied.
 /// Fails with category registry (exit 4) when the bytes do not match: the message names the
 /// source (redacted), the expected and the actual sha256; the partial is removed and the cache

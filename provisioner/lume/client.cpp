@@ -4,10 +4,10 @@
 #include "util/encoding.hpp"
 #include "util/json_parse.hpp"
 #include "util/text_check.hpp"
+#include "util/retry_policy.hpp"
 
 #include <algorithm>
 #include <sstream>
-#include <thread>
 
 namespace lume_unlock::lume {
 
@@ -156,13 +156,16 @@ Result<util::HttpResponse> LumeClient::send_with_retries(const Call& call) {
     request.headers.push_back({"Content-Type", "application/json"});
   }
   const std::string where = util::redact_url(m_options.base_url);
-  const int attempts = call.method == "GET" ? 1 + std::max(0, m_options.get_retries) : 1;
-  for (int attempt = 1;; ++attempt) {
+  util::RetryPolicy policy;
+  policy.max_retries =
+      call.method == "GET" ? static_cast<unsigned>(std::max(0, m_options.get_retries)) : 0;
+  policy.backoff = m_options.retry_delay;
+  util::Retries retries(policy);
+  for (;;) {
     auto sent = m_http.send(request);
-    const bool last = attempt >= attempts;
     if (sent.ok()) {
-      if (sent.value().status >= 500 && !last) {
-        std::this_thread::sleep_for(m_options.retry_delay * attempt);
+      if (sent.value().status >= 500 &&
+          retries.next(&sent.value()).verdict == util::Retries::Verdict::retry) {
         continue;
       }
       return std::move(sent).value();
@@ -190,14 +193,14 @@ Result<util::HttpResponse> LumeClient::send_with_retries(const Call& call) {
     default:
       break;
     }
-    if (last) {
-      std::string tries = attempts > 1 ? " (" + std::to_string(attempts) + " attempts)" : "";
+    if (const auto next = retries.next(); next.verdict != util::Retries::Verdict::retry) {
+      std::string tries =
+          next.attempts > 1 ? " (" + std::to_string(next.attempts) + " attempts)" : "";
       return Error(ErrorCategory::lume_api,
                    call.operation,
                    "the connection to Lume at " + where + " failed: " + e.detail + tries,
                    "check that --lume-url points at `lume serve` and retry");
     }
-    std::this_thread::sleep_for(m_options.retry_delay * attempt);
   }
 }
 

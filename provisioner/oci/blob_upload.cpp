@@ -1,21 +1,92 @@
-#include "oci/blob_upload.hpp"
-
-#include "oci/hashing_read_ahead.hpp"
 #include "oci/media_types.hpp"
 #include "oci/registry_error.hpp"
 #include "util/encoding.hpp"
+#include "oci/registry_session.hpp"
 #include "util/sha256.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <functional>
+#include <memory>
 
 namespace lume_unlock::oci {
 
 namespace {
 
+/// A byte source an upload can read at any offset (a resend after a 401, PATCH chunks).
+struct UploadSource {
+  std::uint64_t size = 0;
+  /// Up to `capacity` bytes at `offset` into `buffer`; fewer only at the end of the source.
+  std::function<Result<std::size_t>(std::uint64_t offset, char* buffer, std::size_t capacity)>
+      read_at;
+  std::shared_ptr<void> keep_alive; ///< whatever read_at needs (an open file)
+};
+
 using util::HttpRequest;
 using util::HttpResponse;
 
 constexpr std::uint64_t k_progress_step = 8ull << 20;
+
+/// Closes the descriptor when the last copy of the source goes.
+struct OpenFile {
+  int fd = -1;
+  explicit OpenFile(int f) : fd(f) {}
+  OpenFile(const OpenFile&) = delete;
+  OpenFile& operator=(const OpenFile&) = delete;
+  ~OpenFile() { ::close(fd); }
+};
+
+Result<UploadSource> file_upload_source(const std::string& path, const std::string& what) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return Error(ErrorCategory::failure, what, std::strerror(errno));
+  }
+  auto file = std::make_shared<OpenFile>(fd);
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    return Error(ErrorCategory::failure, what, std::strerror(errno));
+  }
+  UploadSource source;
+  source.size = static_cast<std::uint64_t>(st.st_size);
+  source.keep_alive = file;
+  source.read_at =
+      [fd, path](std::uint64_t offset, char* buffer, std::size_t capacity) -> Result<std::size_t> {
+    while (true) {
+      ssize_t n = ::pread(fd, buffer, capacity, static_cast<off_t>(offset));
+      if (n < 0 && errno == EINTR) {
+        continue;
+      }
+      if (n < 0) {
+        return Error(ErrorCategory::failure, "cannot read '" + path + "'", std::strerror(errno));
+      }
+      if (n == 0 && capacity > 0) {
+        return Error(ErrorCategory::failure,
+                     "cannot read '" + path + "'",
+                     "the file shrank while it was being uploaded");
+      }
+      return static_cast<std::size_t>(n);
+    }
+  };
+  return source;
+}
+
+UploadSource bytes_upload_source(std::string_view bytes) {
+  UploadSource source;
+  source.size = bytes.size();
+  source.read_at =
+      [bytes](std::uint64_t offset, char* buffer, std::size_t capacity) -> Result<std::size_t> {
+    std::size_t n =
+        std::min<std::size_t>(capacity, bytes.size() - static_cast<std::size_t>(offset));
+    std::copy_n(bytes.data() + offset, n, buffer);
+    return n;
+  };
+  return source;
+}
 
 /// One blob upload, from the existence check to the cross-check, as its own object so each
 /// request is one short method over shared state (the upload URL, the hash, read errors).
@@ -29,8 +100,7 @@ public:
       : m_session(session), m_repo(repo), m_source(source),
         m_known(known_digest), m_target{&repo, true},
         // A monolithic PUT with a known digest is checked by the registry; no need to hash here.
-        m_monolithic(known_digest && source.size <= session.options().chunked_upload_threshold),
-        m_reader(source, m_monolithic ? nullptr : &m_hasher) {
+        m_monolithic(known_digest && source.size <= session.options().chunked_upload_threshold) {
     // Named by digest when it is known up front, else by repository only until it is computed.
     m_what = known_digest ? "cannot upload blob '" + known_digest->str() + "' to '" +
                                 repo.repository_path() + "'"
@@ -95,7 +165,7 @@ private:
     return with_query(m_upload_url, "digest=" + util::percent_encode(digest.str(), "/:,"));
   }
 
-  /// A request whose body is the source's bytes [begin, end), which send_body() reads ahead.
+  /// A request whose body is the source's bytes [begin, end), read by read_body().
   HttpRequest body_request(const std::string& method,
                            const std::string& url,
                            std::uint64_t begin,
@@ -104,21 +174,31 @@ private:
     r.timeout = std::chrono::milliseconds(0);
     r.headers.push_back({"Content-Type", media_type::octet_stream});
     r.body_size = end - begin;
-    r.body_reader = [this, begin](char* buffer, std::size_t capacity) -> std::size_t {
-      return read_body(begin, buffer, capacity);
+    r.body_reader = [this, begin, end](char* buffer, std::size_t capacity) -> std::size_t {
+      return read_body(begin, end, buffer, capacity);
     };
     return r;
   }
 
-  /// libcurl's read callback: bytes the read-ahead thread has read (and hashed, unless the
-  /// registry checks a known digest); progress is reported here, on the caller's thread.
-  std::size_t read_body(std::uint64_t begin, char* buffer, std::size_t capacity) {
-    auto n = m_reader.read(buffer, capacity);
+  /// libcurl's read callback: pread, each byte hashed once, in order (unless the registry checks
+  /// a known digest; a resend after a 401 reads the range again); progress every 8 MiB.
+  std::size_t
+  read_body(std::uint64_t begin, std::uint64_t end, char* buffer, std::size_t capacity) {
+    const std::uint64_t at = begin + m_position;
+    const auto wanted = static_cast<std::size_t>(std::min<std::uint64_t>(capacity, end - at));
+    if (wanted == 0) {
+      return 0;
+    }
+    auto n = m_source.read_at(at, buffer, wanted);
     if (!n) {
       m_read_error = n.error();
       return HttpRequest::abort_upload;
     }
-    const std::uint64_t at = begin + m_position;
+    if (!m_monolithic && at + n.value() > m_hashed) {
+      const std::uint64_t skip = m_hashed > at ? m_hashed - at : 0;
+      m_hasher.update(buffer + skip, n.value() - skip);
+      m_hashed = at + n.value();
+    }
     m_position += n.value();
     if (at / k_progress_step != (at + n.value()) / k_progress_step) {
       m_session.report("upload blob", at + n.value(), m_source.size, false);
@@ -126,16 +206,13 @@ private:
     return n.value();
   }
 
-  /// Sends one request that carries the body bytes [begin, end); every attempt (a resend
-  /// after a 401) reads the range again from its start.
-  Result<HttpResponse>
-  send_body(const HttpRequest& request, std::uint64_t begin, std::uint64_t end) {
+  /// Sends one request that carries body bytes; every attempt (a resend after a 401) reads
+  /// its range again from the start.
+  Result<HttpResponse> send_body(const HttpRequest& request) {
     auto response = m_session.send(m_target, request, false, m_what, [&]() -> Status {
       m_position = 0;
-      m_reader.start(begin, end);
       return ok_status();
     });
-    m_reader.stop();
     if (m_read_error) {
       return m_read_error->with_context(m_what);
     }
@@ -154,7 +231,7 @@ private:
       HttpRequest patch = body_request("PATCH", m_upload_url, offset, end);
       patch.headers.push_back(
           {"Content-Range", std::to_string(offset) + "-" + std::to_string(end - 1)});
-      LUME_UNLOCK_TRY_ASSIGN(auto response, send_body(patch, offset, end));
+      LUME_UNLOCK_TRY_ASSIGN(auto response, send_body(patch));
       if (response.status != 202) {
         return make_http_error("PATCH", m_upload_url, response).to_error(m_what);
       }
@@ -176,8 +253,7 @@ private:
   /// The closing PUT (carrying the whole body when monolithic): 201, and the digest the
   /// registry stored must be the one sent.
   Status send_finish(const HttpRequest& finish) {
-    auto sent = m_monolithic ? send_body(finish, 0, m_source.size)
-                             : m_session.send(m_target, finish, false, m_what);
+    auto sent = m_monolithic ? send_body(finish) : m_session.send(m_target, finish, false, m_what);
     LUME_UNLOCK_TRY_ASSIGN(auto finished, std::move(sent));
     if (finished.status != 201) {
       return make_http_error("PUT", finish.url, finished).to_error(m_what);
@@ -219,18 +295,27 @@ private:
   std::string m_upload_url;
   util::Sha256 m_hasher;
   std::uint64_t m_position = 0;
+  std::uint64_t m_hashed = 0;
   std::optional<Error> m_read_error;
-  HashingReadAhead m_reader; ///< last: its thread stops before the hasher goes
 };
 
 } // namespace
 
-Result<Descriptor> push_blob(RegistrySession& session,
-                             const Reference& repository,
-                             const UploadSource& source,
-                             const std::string& media_type,
-                             const std::optional<Digest>& known_digest) {
-  return BlobUpload(session, repository, source, media_type, known_digest).run();
+Result<Descriptor> RegistryClient::push_blob_file(const Reference& repository,
+                                                  const std::string& path,
+                                                  const std::string& media_type,
+                                                  std::optional<Digest> known_digest) {
+  const std::string what = "cannot upload '" + path + "' to '" + repository.repository_path() + "'";
+  LUME_UNLOCK_TRY_ASSIGN(auto source, file_upload_source(path, what));
+  return BlobUpload(m_impl->session, repository, source, media_type, known_digest).run();
+}
+
+Result<Descriptor> RegistryClient::push_blob_bytes(const Reference& repository,
+                                                   std::string_view bytes,
+                                                   const std::string& media_type) {
+  const UploadSource source = bytes_upload_source(bytes);
+  const std::optional<Digest> digest = Digest::of_bytes(bytes);
+  return BlobUpload(m_impl->session, repository, source, media_type, digest).run();
 }
 
 } // namespace lume_unlock::oci

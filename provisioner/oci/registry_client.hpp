@@ -7,6 +7,7 @@
 #include "util/http_client.hpp"
 #include "util/progress.hpp"
 #include "util/result.hpp"
+#include "util/retry_policy.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -33,9 +34,10 @@ struct RegistryClientOptions {
   /// Blobs larger than this are uploaded in PATCH chunks of upload_chunk_size.
   std::uint64_t chunked_upload_threshold = 512ull * 1024 * 1024;
   std::uint64_t upload_chunk_size = 128ull * 1024 * 1024;
-  /// Attempts for idempotent requests (GET, HEAD, manifest PUT) on 5xx/429/timeouts.
-  int max_attempts = 3;
-  std::chrono::milliseconds retry_delay{200};
+  /// Retries of idempotent requests (GET, HEAD, manifest PUT) on 5xx/429/timeouts.
+  util::RetryPolicy retry{2};
+  /// Connections at once for a blob where the registry accepts ranges (util::download).
+  unsigned download_connections = 4;
   /// Byte progress of blob transfers (step "download blob" / "upload blob").
   util::ProgressCallback progress;
 };
@@ -76,11 +78,15 @@ public:
   /// Size of a blob when the registry has it, nullopt when it does not (404).
   Result<std::optional<std::uint64_t>> stat_blob(const Reference& repository, const Digest& digest);
 
-  /// Streams a blob into `path`: temporary file, SHA-256 and size checked while streaming,
-  /// renamed into place only when both match `blob`. On failure nothing is left at `path` (an
-  /// existing file there stays untouched).
-  Status
-  download_blob(const Reference& repository, const Descriptor& blob, const std::string& path);
+  /// Downloads a blob with util::download into `partial` (PATH.partial when empty): ranged and
+  /// resumable, over several connections where the registry accepts ranges; renamed to `path`
+  /// only when size and digest match `blob`. On failure nothing is left at `path` (an existing
+  /// file stays untouched); an interrupted partial stays for the next call to resume, a wrong
+  /// one is removed.
+  Status download_blob(const Reference& repository,
+                       const Descriptor& blob,
+                       const std::string& path,
+                       const std::string& partial = {});
 
   /// Uploads a file as a blob in one pass over the file, then cross-checks it with a HEAD.
   /// With `known_digest`: skipped when the registry already has it, else POST + one streamed

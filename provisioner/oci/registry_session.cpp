@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <thread>
+#include <algorithm>
 
 namespace lume_unlock::oci {
 
@@ -70,61 +70,84 @@ std::string RegistrySession::repository_url(const Reference& ref) const {
   return base_url(ref.registry) + "/v2/" + ref.repository;
 }
 
+void RegistrySession::sign(const RequestTarget& target, HttpRequest& request) const {
+  auto auth = m_authorization.find(scope_key(target));
+  // Credentials go only to the registry itself, never to a redirect or upload host elsewhere.
+  if (auth != m_authorization.end() && util::url_host(request.url) == target.ref->registry) {
+    request.headers.push_back({"Authorization", auth->second});
+  }
+}
+
+Status RegistrySession::answer_challenge(const RequestTarget& target,
+                                         const HttpResponse& response,
+                                         const std::string& request_line,
+                                         const std::string& what_failed) {
+  auto header = response.header("WWW-Authenticate");
+  auto challenge = header ? parse_auth_challenge(*header) : std::nullopt;
+  if (!challenge || (challenge->scheme != "bearer" && challenge->scheme != "basic")) {
+    return Error(ErrorCategory::registry,
+                 what_failed,
+                 request_line + " answered HTTP 401 without a usable WWW-Authenticate challenge",
+                 "the registry requires authentication it does not describe; check the "
+                 "registry URL");
+  }
+  return authenticate(target, *challenge, what_failed);
+}
+
 Result<HttpResponse> RegistrySession::send(const RequestTarget& target,
                                            HttpRequest request,
                                            bool idempotent,
                                            const std::string& what_failed,
                                            const std::function<Status()>& reset) {
-  const std::string method = request.method;
-  const std::string url = request.url;
+  util::Retries retries(m_options.retry);
   bool authenticated_now = false;
-  int attempt = 0;
   while (true) {
-    ++attempt;
     if (reset) {
       LUME_UNLOCK_TRY(reset());
     }
-    HttpRequest r = request;
-    auto auth = m_authorization.find(scope_key(target));
-    // Credentials go only to the registry itself, never to a redirect or upload host elsewhere.
-    if (auth != m_authorization.end() && util::url_host(r.url) == target.ref->registry) {
-      r.headers.push_back({"Authorization", auth->second});
-    }
-    auto response = m_http.send(r);
+    HttpRequest signed_request = request;
+    sign(target, signed_request);
+    auto response = m_http.send(signed_request);
     if (!response) {
-      const auto kind = response.error().kind;
-      const bool retryable =
-          kind == util::TransportError::Kind::timeout || kind == util::TransportError::Kind::other;
-      if (idempotent && retryable && attempt < m_options.max_attempts) {
-        std::this_thread::sleep_for(m_options.retry_delay * attempt);
+      if (idempotent && util::retryable_transport(response.error().kind) &&
+          retries.next().verdict == util::Retries::Verdict::retry) {
         continue;
       }
-      return transport_error(what_failed, method, url, response.error(), m_options.ca_file);
+      return transport_error(
+          what_failed, request.method, request.url, response.error(), m_options.ca_file);
     }
     HttpResponse& got = response.value();
     if (got.status == 401 && !authenticated_now) {
-      auto header = got.header("WWW-Authenticate");
-      auto challenge = header ? parse_auth_challenge(*header) : std::nullopt;
-      if (!challenge || (challenge->scheme != "bearer" && challenge->scheme != "basic")) {
-        return Error(ErrorCategory::registry,
-                     what_failed,
-                     method + " " + util::redact_url(url) +
-                         " answered HTTP 401 without a usable WWW-Authenticate challenge",
-                     "the registry requires authentication it does not describe; check the "
-                     "registry URL");
-      }
-      LUME_UNLOCK_TRY(authenticate(target, *challenge, what_failed));
-      authenticated_now = true;
-      --attempt; // answering the challenge is not a failed attempt
+      LUME_UNLOCK_TRY(answer_challenge(
+          target, got, request.method + " " + util::redact_url(request.url), what_failed));
+      authenticated_now = true; // answering the challenge is not a failed attempt
       continue;
     }
-    if (idempotent && (got.status == 429 || got.status >= 500) &&
-        attempt < m_options.max_attempts) {
-      std::this_thread::sleep_for(m_options.retry_delay * attempt);
+    if (idempotent && util::retryable_status(got.status) &&
+        retries.next(&got).verdict == util::Retries::Verdict::retry) {
       continue;
     }
     return std::move(got);
   }
+}
+
+util::DownloadAuth RegistrySession::download_auth(const RequestTarget& target,
+                                                  const std::string& what_failed) {
+  util::DownloadAuth auth;
+  auth.sign = [this, target](HttpRequest& request) {
+    auto& headers = request.headers;
+    headers.erase(
+        std::remove_if(headers.begin(),
+                       headers.end(),
+                       [](const util::HttpHeader& h) { return h.name == "Authorization"; }),
+        headers.end());
+    sign(target, request);
+  };
+  // Tokens expire during long downloads: every 401 is answered (send_download resends once).
+  auth.challenge = [this, target, what_failed](const HttpResponse& response) {
+    return answer_challenge(target, response, "GET", what_failed);
+  };
+  return auth;
 }
 
 Status RegistrySession::authenticate(const RequestTarget& target,

@@ -3,6 +3,7 @@
 #include "oci/auth_challenge.hpp"
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"
+#include "util/download.hpp"
 #include "util/http_client.hpp"
 #include "util/result.hpp"
 
@@ -52,12 +53,21 @@ public:
                                   const std::string& what_failed,
                                   const std::function<Status()>& reset = {});
 
+  /// The session's auth for util::download: signs its requests and answers a 401 once.
+  util::DownloadAuth download_auth(const RequestTarget& target, const std::string& what_failed);
+  util::HttpClient& http() { return m_http; }
+
   /// Byte progress of a blob transfer to the options' progress callback, if any.
   void report(const std::string& step, std::uint64_t done, std::uint64_t total, bool finished);
 
   std::uint64_t request_count() const { return m_http.request_count(); }
 
 private:
+  void sign(const RequestTarget& target, util::HttpRequest& request) const;
+  Status answer_challenge(const RequestTarget& target,
+                          const util::HttpResponse& response,
+                          const std::string& request_line,
+                          const std::string& what_failed);
   Status authenticate(const RequestTarget& target,
                       const AuthChallenge& challenge,
                       const std::string& what_failed);
@@ -70,6 +80,13 @@ private:
   util::HttpClient m_http;
   /// "registry|repository|actions" -> Authorization header value. Never printed.
   std::map<std::string, std::string> m_authorization;
+};
+
+// RegistryClient is a facade over the session; its requests (registry_requests.cpp,
+// blob_upload.cpp) reach it through Impl.
+struct RegistryClient::Impl {
+  RegistrySession session;
+  explicit Impl(RegistryClientOptions options) : session(std::move(options)) {}
 };
 
 } // namespace lume_unlock::oci

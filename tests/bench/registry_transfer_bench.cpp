@@ -1,5 +1,7 @@
 // Blob transfer throughput through a loopback docker-registry serving TLS: our RegistryClient
-// against `skopeo copy`, in the same run, plus the peak RSS of both. Each side runs --runs
+// (downloads over util::download with four connections and with one) against curl's monolithic
+// upload (POST, then `PUT -T` with ?digest=) and `skopeo copy`, in the same run, plus the peak
+// RSS of ours and skopeo's. Each side runs --runs
 // times, interleaved (ours, then skopeo, in every round) so a noisy neighbour hits both; the
 // medians are printed, and the last line is a one-line JSON summary. Run manually:
 //   build/tests/bench/registry_transfer_bench [--mib 256] [--runs 5]
@@ -15,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <strings.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -77,7 +80,8 @@ void write_skopeo_dir(const std::string& dir,
 
 /// Seconds of each timed phase, one entry per round.
 struct Timings {
-  std::vector<double> upload, upload_known, download, skopeo_upload, skopeo_download;
+  std::vector<double> upload, upload_known, curl_upload, download, download_single, skopeo_upload,
+      skopeo_download;
 };
 
 double median(std::vector<double> values) {
@@ -94,7 +98,60 @@ Clock::time_point start_phase() {
 /// Our three phases of one round: upload hashed while sent, upload with the digest known (as
 /// when it was computed while compressing), download. Each upload goes to a new repository so
 /// the registry cannot skip it.
+/// curl's monolithic upload of the same blob: POST, then one `PUT -T` with ?digest=.
+void run_curl(const test::RegistryServer& server,
+              const test::TempDir& work,
+              const oci::Descriptor& blob,
+              int round,
+              Timings& t) {
+  const std::string base = server.url() + "/v2/bench/curl-" + std::to_string(round);
+  auto start = start_phase();
+  auto post = test::run_command({"/usr/bin/curl",
+                                 "-sS",
+                                 "--cacert",
+                                 server.ca_file(),
+                                 "-X",
+                                 "POST",
+                                 "-D",
+                                 "-",
+                                 "-o",
+                                 "/dev/null",
+                                 base + "/blobs/uploads/"});
+  std::string location;
+  for (std::size_t at = 0; at < post.stdout_text.size();) {
+    const auto end = post.stdout_text.find('\n', at);
+    const std::string line = post.stdout_text.substr(at, end - at);
+    if (line.size() > 10 && strncasecmp(line.c_str(), "location: ", 10) == 0) {
+      location = line.substr(10, line.find_last_not_of("\r") - 9);
+    }
+    at = end == std::string::npos ? end : end + 1;
+  }
+  if (location.empty()) {
+    fail("curl POST gave no Location: " + post.stdout_text + post.stderr_text);
+  }
+  if (location.front() == '/') {
+    location = server.url() + location;
+  }
+  location += (location.find('?') == std::string::npos ? "?" : "&") + std::string("digest=") +
+              blob.digest.str();
+  auto put = test::run_command({"/usr/bin/curl",
+                                "-sS",
+                                "-f",
+                                "--cacert",
+                                server.ca_file(),
+                                "-H",
+                                "Content-Type: application/octet-stream",
+                                "-T",
+                                work / "ours.bin",
+                                location});
+  t.curl_upload.push_back(seconds_since(start));
+  if (put.exit_status != 0) {
+    fail("curl PUT failed: " + put.stderr_text);
+  }
+}
+
 void run_ours(oci::RegistryClient& client,
+              oci::RegistryClient& single,
               const test::RegistryServer& server,
               const test::TempDir& work,
               const oci::Reference& download_repo,
@@ -126,6 +183,13 @@ void run_ours(oci::RegistryClient& client,
   start = start_phase();
   auto downloaded = client.download_blob(download_repo, blob, work / "ours.back");
   t.download.push_back(seconds_since(start));
+  if (!downloaded) {
+    fail(downloaded.error().message());
+  }
+  std::remove((work / "ours.back").c_str());
+  start = start_phase();
+  downloaded = single.download_blob(download_repo, blob, work / "ours.back");
+  t.download_single.push_back(seconds_since(start));
   if (!downloaded) {
     fail(downloaded.error().message());
   }
@@ -196,40 +260,41 @@ void print_summary(std::uint64_t mib, const Timings& t, long our_rss, long skope
   std::printf("blob size            %llu MiB, %d runs per side, medians\n",
               static_cast<unsigned long long>(mib),
               runs);
-  for (std::size_t i = 0; i < t.upload.size(); ++i) {
-    std::printf(
-        "run %zu  MiB/s  up ours %.1f  known %.1f  skopeo %.1f  down ours %.1f  skopeo %.1f\n",
-        i + 1,
-        rate(t.upload[i]),
-        rate(t.upload_known[i]),
-        rate(t.skopeo_upload[i]),
-        rate(t.download[i]),
-        rate(t.skopeo_download[i]));
-  }
+  const auto line = [&](const char* name, const std::vector<double>& seconds) {
+    std::printf("%-34s %8.1f MiB/s  (median of", name, rate(median(seconds)));
+    for (double each : seconds) {
+      std::printf(" %.1f", rate(each));
+    }
+    std::printf(")\n");
+  };
+  line("upload   ours", t.upload);
+  line("upload   ours (known digest)", t.upload_known);
+  line("upload   curl POST + PUT -T", t.curl_upload);
+  line("upload   skopeo", t.skopeo_upload);
+  line("download ours, util::download x4", t.download);
+  line("download ours, util::download x1", t.download_single);
+  line("download skopeo", t.skopeo_download);
   const double up = median(t.upload), up_known = median(t.upload_known), down = median(t.download),
                skopeo_up = median(t.skopeo_upload), skopeo_down = median(t.skopeo_download);
-  std::printf("upload   ours        %8.1f MiB/s  (%.3f s, hashed while sent)\n", rate(up), up);
-  std::printf("upload   ours (known digest) %.1f MiB/s  (%.3f s)\n", rate(up_known), up_known);
-  std::printf("upload   skopeo      %8.1f MiB/s  (%.3f s)\n", rate(skopeo_up), skopeo_up);
-  std::printf("download ours        %8.1f MiB/s  (%.3f s)\n", rate(down), down);
-  std::printf("download skopeo      %8.1f MiB/s  (%.3f s)\n", rate(skopeo_down), skopeo_down);
-  std::printf(
-      "ratio ours/skopeo    upload %.2fx  download %.2fx\n", skopeo_up / up, skopeo_down / down);
   std::printf("peak RSS ours        %8.1f MiB\n", static_cast<double>(our_rss) / 1024.0);
   std::printf("peak RSS skopeo      %8.1f MiB\n", static_cast<double>(skopeo_rss) / 1024.0);
-  std::cout
-      << nlohmann::json{{"mib", mib},
-                        {"runs", runs},
-                        {"upload_mib_s",
-                         {{"ours", rate(up)},
-                          {"ours_known_digest", rate(up_known)},
-                          {"skopeo", rate(skopeo_up)}}},
-                        {"download_mib_s", {{"ours", rate(down)}, {"skopeo", rate(skopeo_down)}}},
-                        {"ratio", {{"upload", skopeo_up / up}, {"download", skopeo_down / down}}},
-                        {"peak_rss_mib",
-                         {{"ours", our_rss / 1024.0}, {"skopeo", skopeo_rss / 1024.0}}}}
-             .dump()
-      << '\n';
+  std::cout << nlohmann::json{{"mib", mib},
+                              {"runs", runs},
+                              {"upload_mib_s",
+                               {{"ours", rate(up)},
+                                {"ours_known_digest", rate(up_known)},
+                                {"curl", rate(median(t.curl_upload))},
+                                {"skopeo", rate(skopeo_up)}}},
+                              {"download_mib_s",
+                               {{"ours", rate(down)},
+                                {"ours_single_connection", rate(median(t.download_single))},
+                                {"skopeo", rate(skopeo_down)}}},
+                              {"ratio",
+                               {{"upload", skopeo_up / up}, {"download", skopeo_down / down}}},
+                              {"peak_rss_mib",
+                               {{"ours", our_rss / 1024.0}, {"skopeo", skopeo_rss / 1024.0}}}}
+                   .dump()
+            << '\n';
 }
 
 } // namespace
@@ -256,12 +321,16 @@ int main(int argc, char** argv) {
   test::write_random_file(work / "ours.bin", mib, 1);
 
   oci::RegistryClient client(server->client_options()); // TLS, trusting the throwaway CA
+  auto single_options = server->client_options();
+  single_options.download_connections = 1;
+  oci::RegistryClient single(single_options);
   const auto download_repo =
       oci::parse_reference(server->host() + "/bench/ours:v1").value_or_throw();
   const oci::Descriptor blob = seed_download_image(client, download_repo, work);
   Timings t;
   for (int round = 0; round < runs; ++round) {
-    run_ours(client, *server, work, download_repo, blob, round, t);
+    run_ours(client, single, *server, work, download_repo, blob, round, t);
+    run_curl(*server, work, blob, round, t);
     run_skopeo(*server, work, download_repo, mib, round, t);
   }
   print_summary(mib, t, peak_rss_kib(RUSAGE_SELF), peak_rss_kib(RUSAGE_CHILDREN));

@@ -1,9 +1,9 @@
 // Downloads over several connections (issue 32): what one stream guarantees must still hold
 // when the file comes as ranges at once — verified bytes only, resume, If-Range, the original
 // URL on every request, retries, HF_TOKEN to the hub only, flat memory.
-#include "fetch/chunk_plan.hpp"
 #include "fetch_fixture.hpp"
 #include "util/atomic_file.hpp"
+#include "util/download_parts.hpp"
 #include "util/sha256.hpp"
 
 #include <gtest/gtest.h>
@@ -15,6 +15,10 @@
 
 namespace lume_unlock::fetch {
 namespace {
+
+using util::ChunkPlan;
+using util::load_chunk_plan;
+using util::save_chunk_plan;
 
 namespace fs = std::filesystem;
 using test_fixture::ArtifactFetchTest;

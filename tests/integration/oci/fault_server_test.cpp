@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <vector>
 
 namespace lume_unlock::oci {
 namespace {
@@ -30,7 +31,7 @@ public:
 RegistryClientOptions fast_options() {
   RegistryClientOptions options;
   options.insecure_registries = {"127.0.0.1"};
-  options.retry_delay = std::chrono::milliseconds(1);
+  options.retry.backoff = std::chrono::milliseconds(1);
   return options;
 }
 
@@ -310,31 +311,74 @@ TEST_F(BlobFaults, ShortBlobIsRejectedAndTheOldFileStays) {
   EXPECT_EQ(entries(m_dir.path()), 1u);
 }
 
-TEST_F(BlobFaults, TruncatedTransferIsRetriedThenFailsLeavingNothing) {
-  const Descriptor d = blob_of(m_expected);
-  std::atomic<int> calls{0};
-  m_server.server().Get(
-      "/v2/a/b/blobs/" + d.digest.str(), [&](const httplib::Request&, httplib::Response& res) {
-        ++calls;
-        res.set_content_provider(m_expected.size(),
-                                 "application/octet-stream",
-                                 [&](std::size_t offset, std::size_t, httplib::DataSink& sink) {
-                                   if (offset >= 50000) {
-                                     return false; // drop the connection halfway
-                                   }
-                                   sink.write(m_expected.data() + offset, 50000 - offset);
-                                   return true;
-                                 });
+/// Serves the expected blob by ranges (httplib answers a Range with 206), dropping the
+/// connection at byte `drop_at` of the file while `drops` last; records each request's Range.
+void serve_dropping(FaultServer& server,
+                    const Descriptor& d,
+                    const std::string& bytes,
+                    std::atomic<int>& drops,
+                    std::vector<std::string>& ranges) {
+  server.server().Get(
+      "/v2/a/b/blobs/" + d.digest.str(), [&](const httplib::Request& req, httplib::Response& res) {
+        ranges.push_back(req.get_header_value("Range"));
+        const bool drop = drops-- > 0;
+        res.set_content_provider(
+            bytes.size(),
+            "application/octet-stream",
+            [&bytes, drop](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+              const std::size_t end =
+                  drop ? std::min<std::size_t>(offset + length, 50000) : offset + length;
+              if (offset >= end) {
+                return false; // drop the connection halfway through the file
+              }
+              sink.write(bytes.data() + offset, end - offset);
+              return true;
+            });
       });
+}
+
+TEST_F(BlobFaults, TruncatedTransferResumesWithRangesThenFailsKeepingThePartial) {
+  const Descriptor d = blob_of(m_expected);
+  std::atomic<int> drops{100};
+  std::vector<std::string> ranges;
+  serve_dropping(m_server, d, m_expected, drops, ranges);
   RegistryClient client(fast_options());
   auto status = client.download_blob(m_server.ref("a/b:x"), d, m_dir / "blob");
   ASSERT_FALSE(status.ok());
-  EXPECT_EQ(calls.load(), 3);
+  EXPECT_EQ(ranges, (std::vector<std::string>{"", "bytes=50000-", "bytes=50000-"}));
   EXPECT_EQ(status.error().category(), ErrorCategory::registry);
   EXPECT_EQ(status.error().message(),
-            what(d) + ": GET http://" + m_server.host() + "/v2/a/b/blobs/" + d.digest.str() +
-                " failed: transfer closed with 50000 bytes remaining to read");
-  EXPECT_EQ(entries(m_dir.path()), 0u);
+            what(d) + ": transfer closed with 50000 bytes remaining to read (after 3 attempts)");
+  EXPECT_FALSE(std::filesystem::exists(m_dir / "blob"));
+  EXPECT_EQ(util::read_file(m_dir / "blob.partial").value(), m_expected.substr(0, 50000));
+}
+
+TEST_F(BlobFaults, AnInterruptedBlobContinuesWithARangeRequestNotFromZero) {
+  const Descriptor d = blob_of(m_expected);
+  std::atomic<int> drops{1};
+  std::vector<std::string> ranges;
+  serve_dropping(m_server, d, m_expected, drops, ranges);
+  RegistryClient client(fast_options());
+  auto status = client.download_blob(m_server.ref("a/b:x"), d, m_dir / "blob");
+  ASSERT_TRUE(status.ok()) << status.error().message();
+  EXPECT_EQ(ranges, (std::vector<std::string>{"", "bytes=50000-"}));
+  EXPECT_EQ(util::read_file(m_dir / "blob").value(), m_expected);
+  EXPECT_EQ(entries(m_dir.path()), 1u) << "the partial is renamed into place";
+}
+
+TEST_F(BlobFaults, APartialLeftByAnEarlierCallIsResumed) {
+  const Descriptor d = blob_of(m_expected);
+  std::atomic<int> drops{1};
+  std::vector<std::string> ranges;
+  serve_dropping(m_server, d, m_expected, drops, ranges);
+  auto options = fast_options();
+  options.retry.max_retries = 0; // the first call ends at the drop
+  RegistryClient client(options);
+  ASSERT_FALSE(client.download_blob(m_server.ref("a/b:x"), d, m_dir / "blob").ok());
+  auto status = client.download_blob(m_server.ref("a/b:x"), d, m_dir / "blob");
+  ASSERT_TRUE(status.ok()) << status.error().message();
+  EXPECT_EQ(ranges, (std::vector<std::string>{"", "bytes=50000-"}));
+  EXPECT_EQ(util::read_file(m_dir / "blob").value(), m_expected);
 }
 
 TEST_F(BlobFaults, LongerBlobThanItsDescriptorIsCutOff) {
@@ -347,7 +391,7 @@ TEST_F(BlobFaults, LongerBlobThanItsDescriptorIsCutOff) {
   auto status = client.download_blob(m_server.ref("a/b:x"), d, m_dir / "blob");
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.error().message(),
-            what(d) + ": the registry sent more than the 100000 bytes the descriptor states");
+            what(d) + ": the server sent more than the 100000 bytes expected");
   EXPECT_EQ(entries(m_dir.path()), 0u);
 }
 

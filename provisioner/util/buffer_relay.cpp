@@ -1,6 +1,6 @@
-#include "oci/buffer_relay.hpp"
+#include "util/buffer_relay.hpp"
 
-namespace lume_unlock::oci {
+namespace lume_unlock::util {
 
 BufferRelay::BufferRelay(std::size_t count, std::size_t capacity)
     : m_count(count), m_capacity(capacity) {}
@@ -68,4 +68,4 @@ void BufferRelay::cancel() {
   m_changed.notify_all();
 }
 
-} // namespace lume_unlock::oci
+} // namespace lume_unlock::util

@@ -7,13 +7,12 @@
 #include <mutex>
 #include <vector>
 
-namespace lume_unlock::oci {
+namespace lume_unlock::util {
 
 /// Fixed-size buffers handed from one thread to another in order: the producer fills a free
 /// buffer and publishes it, the consumer takes published buffers in publishing order and gives
 /// them back. At most `count` buffers ever exist, so memory stays bounded and a fast producer
-/// waits for a slow consumer. Blob transfers use it to move hashing, file writes and file
-/// reads off libcurl's thread without losing the order of the bytes.
+/// waits for a slow consumer. Downloads use it to hash and write off libcurl's thread.
 class BufferRelay {
 public:
   struct Buffer {
@@ -56,4 +55,4 @@ private:
   bool m_cancelled = false;
 };
 
-} // namespace lume_unlock::oci
+} // namespace lume_unlock::util

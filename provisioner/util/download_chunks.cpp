@@ -1,15 +1,19 @@
-#include "fetch/chunk_plan.hpp"
-
-#include "fetch/resume_headers.hpp"
 #include "util/atomic_file.hpp"
+#include "util/download_parts.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
-namespace lume_unlock::fetch {
+namespace lume_unlock::util {
 
 namespace {
 
 constexpr std::string_view k_version_line = "lume-unlock chunks 1";
+constexpr std::size_t k_block = 1 << 20;
 
 /// The value of a "key value" line, advancing `text` past it; nullopt when the line is not that
 /// key.
@@ -140,15 +144,60 @@ std::string chunk_plan_path(const std::string& partial_path) {
 }
 
 Status save_chunk_plan(const std::string& partial_path, const ChunkPlan& plan) {
-  return util::write_file_atomic(chunk_plan_path(partial_path), chunk_plan_text(plan));
+  return write_file_atomic(chunk_plan_path(partial_path), chunk_plan_text(plan));
 }
 
 std::optional<ChunkPlan> load_chunk_plan(const std::string& partial_path) {
-  auto text = util::read_file(chunk_plan_path(partial_path));
+  auto text = read_file(chunk_plan_path(partial_path));
   if (!text) {
     return std::nullopt;
   }
   return parse_chunk_plan(text.value());
 }
 
-} // namespace lume_unlock::fetch
+OrderedHasher::~OrderedHasher() {
+  if (m_fd >= 0) {
+    close(m_fd);
+  }
+}
+
+Result<bool> OrderedHasher::step(std::uint64_t prefix) {
+  if (prefix <= hashed()) {
+    return false;
+  }
+  const auto fail = [this](const std::string& why) {
+    return Error(ErrorCategory::failure, "cannot hash the partial download '" + m_path + "'", why);
+  };
+  if (m_fd < 0) {
+    m_fd = ::open(m_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (m_fd < 0) {
+      return fail(std::strerror(errno));
+    }
+    m_block.resize(k_block);
+  }
+  const auto wanted = static_cast<std::size_t>(std::min<std::uint64_t>(k_block, prefix - hashed()));
+  auto got = ::pread(m_fd, m_block.data(), wanted, static_cast<off_t>(hashed()));
+  while (got < 0 && errno == EINTR) {
+    got = ::pread(m_fd, m_block.data(), wanted, static_cast<off_t>(hashed()));
+  }
+  if (got < 0) {
+    return fail(std::strerror(errno));
+  }
+  if (got == 0) {
+    return fail("it ends at byte " + std::to_string(hashed()) + ", before the " +
+                std::to_string(prefix) + " bytes its chunks claim");
+  }
+  m_hasher.update(m_block.data(), static_cast<std::size_t>(got));
+  return true;
+}
+
+Status OrderedHasher::catch_up(std::uint64_t prefix) {
+  for (;;) {
+    LUME_UNLOCK_TRY_ASSIGN(bool more, step(prefix));
+    if (!more) {
+      return ok_status();
+    }
+  }
+}
+
+} // namespace lume_unlock::util

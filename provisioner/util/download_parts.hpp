@@ -1,0 +1,131 @@
+#pragma once
+
+// The parts of util/download.hpp's engine, shared by its files and their tests.
+
+#include "util/download.hpp"
+#include "util/sha256.hpp"
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace lume_unlock::util {
+
+/// A decimal without sign or spaces that fits in 64 bits; nullopt for anything else.
+std::optional<std::uint64_t> parse_decimal(std::string_view text);
+
+/// "bytes START-END/TOTAL" (RFC 9110 §14.4); TOTAL may be "*", then total stays empty.
+struct ContentRange {
+  std::optional<std::uint64_t> start;
+  std::optional<std::uint64_t> total;
+};
+ContentRange parse_content_range(std::string_view value);
+
+/// The ETag when it is strong ("\"abc\""); If-Range accepts only strong validators (RFC 9110
+/// §13.1.5), so a weak one (W/"abc") or a malformed one is nullopt.
+std::optional<std::string> strong_etag(std::string_view value);
+
+/// A file of `size` bytes cut into fixed-size chunks, and how many bytes of each are in the
+/// partial (always a prefix of the chunk: a connection writes its range in order). Kept beside
+/// the partial as PARTIAL.chunks, so a killed run resumes every chunk where it stopped.
+struct ChunkPlan {
+  std::uint64_t size = 0;
+  std::uint64_t chunk_bytes = 0;
+  std::string etag; ///< the strong ETag the bytes came with; empty when unknown
+  std::vector<std::uint64_t> done;
+
+  /// Chunks of `chunk_bytes` (> 0) covering `size` bytes, the first `prefix` bytes done (a
+  /// single stream's bytes become a parallel download's first chunks).
+  static ChunkPlan cut(std::uint64_t size,
+                       std::uint64_t chunk_bytes,
+                       std::uint64_t prefix = 0,
+                       std::string etag = {});
+
+  std::size_t count() const { return done.size(); }
+  std::uint64_t start(std::size_t chunk) const { return chunk * chunk_bytes; }
+  std::uint64_t length(std::size_t chunk) const;
+  bool complete(std::size_t chunk) const { return done[chunk] == length(chunk); }
+  /// Bytes from offset 0 with no gap: what may be hashed, or kept by a single stream.
+  std::uint64_t contiguous_prefix() const;
+  std::uint64_t done_bytes() const;
+};
+
+/// PARTIAL.chunks: a version line, "size", "chunk", optional "etag" and one "done" line.
+std::string chunk_plan_text(const ChunkPlan& plan);
+/// nullopt for anything chunk_plan_text would not write (a damaged record is never trusted).
+std::optional<ChunkPlan> parse_chunk_plan(std::string_view text);
+std::string chunk_plan_path(const std::string& partial_path);
+/// By rename: a killed run leaves the old record or the new one, never half of one.
+Status save_chunk_plan(const std::string& partial_path, const ChunkPlan& plan);
+std::optional<ChunkPlan> load_chunk_plan(const std::string& partial_path);
+/// PARTIAL.etag: the strong ETag a single stream's bytes came with.
+std::string validator_path(const std::string& partial_path);
+
+/// The SHA-256 of a file several connections fill out of order, computed in order: it reads
+/// back (from the page cache, normally) the bytes up to the prefix the writers have finished,
+/// one reusable 1 MiB block at a time.
+class OrderedHasher {
+public:
+  explicit OrderedHasher(std::string path) : m_path(std::move(path)) {}
+  ~OrderedHasher();
+  OrderedHasher(const OrderedHasher&) = delete;
+  OrderedHasher& operator=(const OrderedHasher&) = delete;
+
+  /// Hashes up to one block more, never past `prefix`; true when it hashed something. Fails
+  /// (category failure) when the file cannot be read or is shorter than `prefix`.
+  Result<bool> step(std::uint64_t prefix);
+  Status catch_up(std::uint64_t prefix);
+
+  std::uint64_t hashed() const { return m_hasher.size(); }
+  std::string finish_hex() { return m_hasher.finish_hex(); }
+
+private:
+  std::string m_path;
+  int m_fd = -1;
+  Sha256 m_hasher;
+  std::string m_block;
+};
+
+/// The retries of one download, shared by its connections, and the words of the failures that
+/// end it.
+class DownloadRetries {
+public:
+  explicit DownloadRetries(const DownloadPlan& plan);
+
+  /// Spends one retry; fails naming `why` and the attempts when none is left.
+  Status retry(const std::string& why, const HttpResponse* response = nullptr);
+  /// 5xx, 408, 429 and 503 (after the server's wait) are retried; other statuses end it.
+  Status after_status(const HttpResponse& response);
+  /// A dropped or stalled connection is retried; a redirect off https and others are not.
+  Status after_transport_error(const TransportError& error);
+  const std::string& what() const { return m_what; }
+
+private:
+  const DownloadPlan& m_plan;
+  std::string m_what;
+  Retries m_retries;
+};
+
+/// The GET every request of a download sends: the plan's URL, redirects followed, no deadline
+/// but the stall limit, the bearer token, bodies of 2xx only to the sink.
+HttpRequest download_request(const DownloadPlan& plan);
+
+/// Sends with the plan's auth: signed, and after a 401 answered by the challenge, once more.
+/// A challenge that fails leaves its error in `auth_error`.
+Result<HttpResponse, TransportError> send_download(HttpClient& http,
+                                                   const DownloadPlan& plan,
+                                                   HttpRequest request,
+                                                   std::optional<Error>& auth_error);
+
+/// One stream (the whole story in download()'s comment).
+Result<DownloadOutcome>
+download_resumable(HttpClient& http, const DownloadPlan& plan, const ProgressCallback& progress);
+
+/// The chunks `chunks` lacks over plan.connections connections. nullopt: the server stopped
+/// honouring the ranges or the file changed, the caller starts over as one stream.
+Result<std::optional<DownloadOutcome>> download_parallel(HttpClient& http,
+                                                         const DownloadPlan& plan,
+                                                         const ChunkPlan& chunks,
+                                                         const ProgressCallback& progress);
+
+} // namespace lume_unlock::util

@@ -1,0 +1,357 @@
+#include "util/atomic_file.hpp"
+#include "util/buffer_relay.hpp"
+#include "util/download_parts.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <utility>
+
+namespace lume_unlock::util {
+
+namespace {
+
+constexpr std::size_t k_write_buffer = 1 << 20;
+
+/// The file a download grows, open for appending, with the SHA-256 of every byte it holds (an
+/// existing file is re-hashed when opened). Appended bytes are hashed and written on a second
+/// thread through a bounded relay (4 × 256 KiB), so libcurl's thread, which also decrypts TLS,
+/// only copies them: registry_transfer_bench measured it faster than hashing and writing there.
+class PartialFile {
+public:
+  PartialFile() = default;
+  ~PartialFile() {
+    if (m_relay) {
+      m_relay->cancel();
+      m_writer.join();
+    }
+    if (m_fd >= 0) {
+      close(m_fd);
+    }
+  }
+  PartialFile(const PartialFile&) = delete;
+  PartialFile& operator=(const PartialFile&) = delete;
+
+  /// Opens (creating when missing, never following a link) and hashes what is there.
+  Status open_and_rehash(const std::string& path) {
+    m_path = path;
+    m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (m_fd < 0) {
+      return io_error("open", errno);
+    }
+    std::string block(k_write_buffer, '\0');
+    for (;;) {
+      auto got = ::read(m_fd, block.data(), block.size());
+      if (got < 0 && errno == EINTR) {
+        continue;
+      }
+      if (got < 0) {
+        return io_error("read", errno);
+      }
+      if (got == 0) {
+        return ok_status();
+      }
+      m_hasher.update(block.data(), static_cast<std::size_t>(got));
+      m_size += static_cast<std::uint64_t>(got);
+    }
+  }
+
+  /// Empties the file and the hash.
+  Status truncate() {
+    LUME_UNLOCK_TRY(flush());
+    if (ftruncate(m_fd, 0) != 0 || lseek(m_fd, 0, SEEK_SET) != 0) {
+      return io_error("truncate", errno);
+    }
+    m_hasher = Sha256();
+    m_size = 0;
+    return ok_status();
+  }
+
+  /// Copies `chunk` to the writer thread (started on the first byte after a flush).
+  Status append(std::string_view chunk) {
+    if (!m_relay) {
+      m_relay = std::make_unique<BufferRelay>(4, 256u << 10);
+      m_writer = std::thread([this] { write_relayed(); });
+    }
+    m_size += chunk.size();
+    while (!chunk.empty()) {
+      if (m_filling == nullptr && (m_filling = m_relay->acquire()) == nullptr) {
+        return flush(); // the writer stopped on an error
+      }
+      const std::size_t n = std::min(chunk.size(), m_relay->capacity() - m_filling->size);
+      std::memcpy(m_filling->data.get() + m_filling->size, chunk.data(), n);
+      m_filling->size += n;
+      chunk.remove_prefix(n);
+      if (m_filling->size == m_relay->capacity()) {
+        m_relay->publish(std::exchange(m_filling, nullptr));
+      }
+    }
+    return ok_status();
+  }
+
+  /// Waits until every appended byte is hashed and written; the writer's error, if any.
+  Status flush() {
+    if (!m_relay) {
+      return ok_status();
+    }
+    if (m_filling != nullptr) {
+      m_relay->publish(std::exchange(m_filling, nullptr));
+    }
+    m_relay->close();
+    m_writer.join();
+    m_relay.reset();
+    if (auto error = std::exchange(m_error, std::nullopt)) {
+      return *error;
+    }
+    return ok_status();
+  }
+
+  std::uint64_t size() const { return m_size; }
+  std::string finish_hex() { return m_hasher.finish_hex(); }
+
+private:
+  void write_relayed() {
+    while (BufferRelay::Buffer* buffer = m_relay->take()) {
+      std::string_view rest(buffer->data.get(), buffer->size);
+      m_hasher.update(rest);
+      while (!rest.empty()) {
+        auto written = ::write(m_fd, rest.data(), rest.size());
+        if (written < 0 && errno == EINTR) {
+          continue;
+        }
+        if (written < 0) {
+          m_error = io_error("write", errno);
+          m_relay->cancel();
+          return;
+        }
+        rest.remove_prefix(static_cast<std::size_t>(written));
+      }
+      m_relay->release(buffer);
+    }
+  }
+
+  Error io_error(const char* action, int err) const {
+    return Error(ErrorCategory::failure,
+                 "cannot " + std::string(action) + " the partial download '" + m_path + "'",
+                 std::strerror(err));
+  }
+
+  std::string m_path;
+  int m_fd = -1;
+  Sha256 m_hasher; ///< the writer thread's while it runs
+  std::uint64_t m_size = 0;
+  std::unique_ptr<BufferRelay> m_relay;
+  BufferRelay::Buffer* m_filling = nullptr;
+  std::optional<Error> m_error; ///< set by the writer before it stops
+  std::thread m_writer;
+};
+
+constexpr auto k_progress_interval = std::chrono::milliseconds(250);
+
+std::optional<std::string> header_of(const std::vector<HttpHeader>& headers,
+                                     std::string_view name) {
+  HttpResponse response;
+  response.headers = headers;
+  return response.header(name);
+}
+
+/// One download: its partial file, the attempts so far and what the server said of the file.
+class Download {
+public:
+  Download(HttpClient& http, const DownloadPlan& plan, const ProgressCallback& progress)
+      : m_http(http), m_plan(plan), m_progress(progress), m_retries(plan) {}
+
+  Result<DownloadOutcome> run() {
+    LUME_UNLOCK_TRY(m_file.open_and_rehash(m_plan.partial_path));
+    m_outcome.resumed_from = m_file.size();
+    // A missing or unreadable validator only means the partial cannot be proven current.
+    auto validator = read_file(validator_path(m_plan.partial_path));
+    m_validator = validator ? validator.value() : std::string();
+    if (m_file.size() > 0 && !m_plan.pinned && m_validator.empty()) {
+      // Nothing proves the server still has the file these bytes came from: never splice.
+      LUME_UNLOCK_TRY(m_file.truncate());
+    }
+    for (;;) {
+      LUME_UNLOCK_TRY_ASSIGN(bool finished, attempt());
+      if (finished) {
+        break;
+      }
+    }
+    report(true);
+    m_outcome.size = m_file.size();
+    m_outcome.sha256 = m_file.finish_hex();
+    return m_outcome;
+  }
+
+private:
+  /// One request; true when the file is whole.
+  Result<bool> attempt() {
+    const std::uint64_t offset = m_file.size();
+    m_write_error.reset();
+    m_restart_from_zero = false;
+    m_body_started = false;
+    ++m_outcome.requests;
+    std::optional<Error> auth_error;
+    auto response = send_download(m_http, m_plan, request_at(offset), auth_error);
+    if (auto flushed = m_file.flush(); !flushed && !m_write_error) {
+      m_write_error = flushed.error();
+    }
+    if (m_write_error || auth_error) {
+      return m_write_error ? *m_write_error : *auth_error;
+    }
+    if (m_too_large) {
+      discard_partial(m_plan.partial_path); // not the file expected: nothing of it is kept
+      return Error(ErrorCategory::registry,
+                   m_retries.what(),
+                   "the server sent more than the " + std::to_string(*m_plan.size) +
+                       " bytes expected");
+    }
+    if (m_restart_from_zero) {
+      LUME_UNLOCK_TRY(m_file.truncate());
+      LUME_UNLOCK_TRY(
+          m_retries.retry("the server answered a range that does not continue the file"));
+      return false;
+    }
+    if (!response) {
+      LUME_UNLOCK_TRY(m_retries.after_transport_error(response.error()));
+      return false;
+    }
+    return after_status(response.value(), offset);
+  }
+
+  HttpRequest request_at(std::uint64_t offset) {
+    HttpRequest request = download_request(m_plan);
+    if (offset > 0) {
+      request.headers.push_back({"Range", "bytes=" + std::to_string(offset) + "-"});
+      if (!m_validator.empty()) {
+        request.headers.push_back({"If-Range", m_validator});
+      }
+    }
+    request.on_sink_start = [this, offset](long status, const auto& headers) {
+      return on_body_start(status, headers, offset);
+    };
+    request.body_sink = [this](std::string_view chunk) {
+      m_outcome.network_bytes += chunk.size();
+      if (m_plan.size && m_file.size() + chunk.size() > *m_plan.size) {
+        m_too_large = true;
+        return false;
+      }
+      if (auto status = m_file.append(chunk); !status) {
+        m_write_error = status.error();
+        return false;
+      }
+      report(false);
+      return true;
+    };
+    return request;
+  }
+
+  bool on_body_start(long status, const std::vector<HttpHeader>& headers, std::uint64_t offset) {
+    m_body_started = true;
+    if (status == 206) {
+      const auto range = parse_content_range(header_of(headers, "Content-Range").value_or(""));
+      if (range.start != offset) {
+        m_restart_from_zero = true; // not the bytes that follow ours
+        return false;
+      }
+      m_total = range.total;
+      return true;
+    }
+    // 200 (or another 2xx): the whole body, whatever we asked for.
+    if (offset > 0) {
+      if (auto truncated = m_file.truncate(); !truncated) {
+        m_write_error = truncated.error();
+        return false;
+      }
+    }
+    remember_validator(header_of(headers, "ETag").value_or(""));
+    m_total = parse_decimal(header_of(headers, "Content-Length").value_or(""));
+    return true;
+  }
+
+  /// The ETag these bytes came with, kept beside the partial for a later run's If-Range.
+  void remember_validator(const std::string& etag) {
+    const auto strong = strong_etag(etag);
+    m_validator = strong.value_or("");
+    if (strong) {
+      (void)write_file_atomic(validator_path(m_plan.partial_path), *strong);
+    } else {
+      unlink(validator_path(m_plan.partial_path).c_str());
+    }
+  }
+
+  Result<bool> after_status(const HttpResponse& response, std::uint64_t offset) {
+    const long status = response.status;
+    if (status == 416 && offset > 0) {
+      const auto range = parse_content_range(response.header("Content-Range").value_or(""));
+      if (range.total == offset) {
+        m_total = offset; // the partial already holds every byte
+        return true;
+      }
+      LUME_UNLOCK_TRY(m_file.truncate());
+      LUME_UNLOCK_TRY(
+          m_retries.retry("the server refused to resume at byte " + std::to_string(offset)));
+      return false;
+    }
+    if (status < 200 || status >= 300) {
+      LUME_UNLOCK_TRY(m_retries.after_status(response));
+      return false;
+    }
+    if (status == 200 && !m_body_started && offset > 0) {
+      LUME_UNLOCK_TRY(m_file.truncate()); // the whole resource is empty now
+    }
+    if (m_total && m_file.size() != *m_total) {
+      LUME_UNLOCK_TRY(m_retries.retry("the transfer ended at byte " +
+                                      std::to_string(m_file.size()) + " of " +
+                                      std::to_string(*m_total)));
+      return false;
+    }
+    return true;
+  }
+
+  void report(bool finished) {
+    if (!m_progress) {
+      return;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (!finished && now - m_last_report < k_progress_interval) {
+      return;
+    }
+    m_last_report = now;
+    ProgressEvent event;
+    event.step = m_plan.label;
+    event.done = m_file.size();
+    event.total = m_total;
+    event.unit = "bytes";
+    event.finished = finished;
+    m_progress(event);
+  }
+
+  HttpClient& m_http;
+  const DownloadPlan& m_plan;
+  const ProgressCallback& m_progress;
+  DownloadRetries m_retries;
+  PartialFile m_file;
+  DownloadOutcome m_outcome;
+  std::optional<std::uint64_t> m_total;
+  std::string m_validator;
+  std::optional<Error> m_write_error;
+  bool m_restart_from_zero = false;
+  bool m_body_started = false;
+  bool m_too_large = false;
+  std::chrono::steady_clock::time_point m_last_report =
+      std::chrono::steady_clock::now() - k_progress_interval;
+};
+
+} // namespace
+
+Result<DownloadOutcome>
+download_resumable(HttpClient& http, const DownloadPlan& plan, const ProgressCallback& progress) {
+  return Download(http, plan, progress).run();
+}
+
+} // namespace lume_unlock::util
