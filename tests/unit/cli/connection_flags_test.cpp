@@ -1,4 +1,4 @@
-#include "cli/connection_flags.hpp"
+#include "cli/flags.hpp"
 #include "guest/connection_options.hpp"
 
 #include <CLI/CLI.hpp>
