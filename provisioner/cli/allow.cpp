@@ -6,7 +6,7 @@
 #include "cli/plan_runner.hpp"
 #include "cli/program_checks.hpp"
 #include "enablement/enablement_json.hpp"
-#include "enablement/guest_layout.hpp"
+#include "guest/guest_layout.hpp"
 #include "util/text_check.hpp"
 
 #include <memory>
@@ -50,14 +50,15 @@ plan_of(const std::string& verb, const AllowOptions& options, const apply::Apply
   pipeline::Plan plan("allow " + verb);
   for (const std::string& change : report.changes) {
     const auto space = change.find(' ');
-    plan.add({change.substr(0, space), change.substr(space + 1), false, "", {}});
+    plan.add(pipeline::Step::to_do(change.substr(0, space), change.substr(space + 1), {}));
   }
   if (report.changes.empty()) {
-    plan.add({"enablement",
-              "apply the enablement list",
-              true,
-              "the enablement list of VM '" + options.vm + "' is already applied",
-              {}});
+    plan.add(pipeline::Step::observed_as("enablement",
+                                         "apply the enablement list",
+                                         true,
+                                         "the enablement list of VM '" + options.vm +
+                                             "' is already applied",
+                                         {}));
   }
   return plan;
 }

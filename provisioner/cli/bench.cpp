@@ -1,6 +1,6 @@
 #include "pipeline/bench.hpp"
 
-#include "apply/bench_runner.hpp"
+#include "apply/llama_runs.hpp"
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
 #include "cli/host_bench.hpp"

@@ -1,8 +1,8 @@
 #include "context.hpp"
 
-#include "apply/guest_address_resolver.hpp"
+#include "apply/guest_access.hpp"
 #include "lume/vm_name.hpp"
-#include "pipeline/vm_lock.hpp"
+#include "pipeline/vm_state.hpp"
 #include "util/display_text.hpp"
 
 #include <cstdlib>

@@ -1,6 +1,5 @@
 #pragma once
 
-#include "guest/connection_options.hpp"
 #include "guest/ssh_session.hpp"
 #include "lume/client.hpp"
 #include "util/error.hpp"

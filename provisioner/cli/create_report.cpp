@@ -1,4 +1,4 @@
-#include "apply/bench_runner.hpp"
+#include "apply/llama_runs.hpp"
 #include "cli/create_setup.hpp"
 #include "cli/program_checks.hpp"
 

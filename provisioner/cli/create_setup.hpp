@@ -3,7 +3,7 @@
 #include "cli/context.hpp"
 #include "cli/flags.hpp"
 #include "cli/progress_renderer.hpp"
-#include "guest/connection_options.hpp"
+#include "guest/ssh_session.hpp"
 #include "oci/registry_client.hpp"
 #include "pipeline/create.hpp"
 #include "transfer/bundle_location.hpp"

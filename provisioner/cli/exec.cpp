@@ -1,5 +1,5 @@
 #include "apply/enablement_apply.hpp"
-#include "apply/exec_command.hpp"
+#include "apply/llama_runs.hpp"
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
 #include "guest/shell_quote.hpp"

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "guest/connection_options.hpp"
+#include "guest/ssh_session.hpp"
 #include "oci/registry_client.hpp"
 #include "recipe/recipe.hpp"
 #include "util/http_client.hpp"

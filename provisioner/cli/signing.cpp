@@ -1,6 +1,5 @@
 // The signing commands: `key generate`, `sign` and `verify-signature` (cosign's layout).
 #include "cli/commands.hpp"
-
 #include "cli/flags.hpp"
 #include "cli/version.hpp"
 #include "oci/reference.hpp"

@@ -4,7 +4,7 @@
 #include "cli/flags.hpp"
 #include "lume/vm_name.hpp"
 #include "pipeline/bench.hpp"
-#include "pipeline/state_dir.hpp"
+#include "pipeline/vm_state.hpp"
 #include "provenance/provenance.hpp"
 
 #include <memory>

@@ -1,6 +1,6 @@
 #include "pipeline/pull.hpp"
 
-#include "enablement/guest_layout.hpp"
+#include "guest/guest_layout.hpp"
 #include "lume/vm_power.hpp"
 #include "provenance/record_merge.hpp"
 
@@ -31,7 +31,7 @@ provenance::HardwareInfo hardware_of(const lume::VmDetails& details) {
 /// readable record: then the image was not baked by lume-unlock, or the record was removed.
 Result<BakedGuestCheck> check_baked_guest(guest::GuestSession& session) {
   LUME_UNLOCK_TRY_ASSIGN(auto home, session.run("printf '%s' \"$HOME\""));
-  const std::string path = enablement::support_dir_of_home(home.stdout_text) + "/provenance.json";
+  const std::string path = guest::support_dir_of_home(home.stdout_text) + "/provenance.json";
   const std::string what = "verifying the guest against its baked record";
   auto text = session.read_file(path, provenance::k_max_provenance_bytes);
   if (!text.ok()) {
@@ -83,12 +83,11 @@ Plan PullPipeline::plan(bool observe) {
                                            m_services.progress,
                                            m_options.trusted_keys};
   Plan plan("pull");
-  Step image{"image",
-             "pull " + m_options.reference.str() + " into VM '" + vm +
-                 "' through Lume, check its .manifest-digest and record the provenance",
-             std::nullopt,
-             "",
-             [this, request] { return step_image(request); }};
+  Step image = Step::unobserved("image",
+                                "pull " + m_options.reference.str() + " into VM '" + vm +
+                                    "' through Lume, check its .manifest-digest and record the "
+                                    "provenance",
+                                [this, request] { return step_image(request); });
   if (observe) {
     const transfer::ImagePullPlan& seen = m_outcome.observed.emplace(
         transfer::plan_image_pull(m_services.lume, m_services.registry, request).value_or_throw());
@@ -104,17 +103,15 @@ Plan PullPipeline::plan(bool observe) {
   }
   plan.add(std::move(image));
   if (m_options.verify) {
-    plan.add({"boot", "boot VM '" + vm + "' and wait for SSH", std::nullopt, "", [this] {
-                return step_result(
-                    lume::boot_vm(
-                        m_services.lume, m_options.vm, m_options.boot_timeout, m_services.progress)
-                        .value_or_throw());
-              }});
-    plan.add({"verify",
-              "check the guest against the record baked into the image and adopt it",
-              std::nullopt,
-              "",
-              [this] { return step_verify(); }});
+    plan.add(Step::unobserved("boot", "boot VM '" + vm + "' and wait for SSH", [this] {
+      return step_result(
+          lume::boot_vm(m_services.lume, m_options.vm, m_options.boot_timeout, m_services.progress)
+              .value_or_throw());
+    }));
+    plan.add(Step::unobserved(
+        "verify", "check the guest against the record baked into the image and adopt it", [this] {
+          return step_verify();
+        }));
   }
   return plan;
 }

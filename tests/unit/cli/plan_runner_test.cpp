@@ -9,13 +9,13 @@ namespace {
 
 pipeline::Plan two_steps(bool fail) {
   pipeline::Plan plan("create");
-  plan.add({"image", "pull the image", true, "VM holds it", {}});
-  plan.add({"boot", "boot the VM", std::nullopt, "", [fail]() -> pipeline::StepResult {
-              if (fail) {
-                throw Error(ErrorCategory::lume_api, "boot", "Lume said no", "start Lume");
-              }
-              return {true, "booted"};
-            }});
+  plan.add(pipeline::Step::observed_as("image", "pull the image", true, "VM holds it", {}));
+  plan.add(pipeline::Step::unobserved("boot", "boot the VM", [fail]() -> pipeline::StepResult {
+    if (fail) {
+      throw Error(ErrorCategory::lume_api, "boot", "Lume said no", "start Lume");
+    }
+    return {true, "booted"};
+  }));
   return plan;
 }
 
@@ -57,8 +57,11 @@ TEST(PlanRunner, AFailedStepNamesTheResumeCommandAndTheCountsAreLoggedEitherWay)
   context.global.verbosity = Verbosity::verbose;
   pipeline::Plan plan = two_steps(true);
   try {
-    apply_plan(context, plan, {}, "lume-unlock create vm1" + resume_flag("--from", "") +
-                                      resume_flag("--recipe", "r.yaml"),
+    apply_plan(context,
+               plan,
+               {},
+               "lume-unlock create vm1" + resume_flag("--from", "") +
+                   resume_flag("--recipe", "r.yaml"),
                [] { return 7u; });
     FAIL() << "the boot step fails";
   } catch (const Error& e) {
