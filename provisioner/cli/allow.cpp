@@ -1,12 +1,12 @@
-#include "cli/allow.hpp"
+#include "pipeline/allow.hpp"
 
 #include "cli/allow_list.hpp"
-#include "cli/connection_flags.hpp"
+#include "cli/commands.hpp"
+#include "cli/flags.hpp"
+#include "cli/plan_runner.hpp"
 #include "cli/program_checks.hpp"
-#include "cli/vm_guest.hpp"
 #include "enablement/enablement_json.hpp"
 #include "guest/guest_layout.hpp"
-#include "pipeline/allow.hpp"
 #include "util/text_check.hpp"
 
 #include <memory>
@@ -44,32 +44,57 @@ std::map<std::string, std::string> parse_env(const std::vector<std::string>& pai
   return env;
 }
 
-/// Prints what `allow add` or `allow remove` changed (or, with --dry-run, would change).
+/// A dry run's changes as a plan: one step per change (its verb the id), or one step in place.
+pipeline::Plan
+plan_of(const std::string& verb, const AllowOptions& options, const apply::ApplyReport& report) {
+  pipeline::Plan plan("allow " + verb);
+  for (const std::string& change : report.changes) {
+    const auto space = change.find(' ');
+    plan.add(pipeline::Step::to_do(change.substr(0, space), change.substr(space + 1), {}));
+  }
+  if (report.changes.empty()) {
+    plan.add(pipeline::Step::observed_as("enablement",
+                                         "apply the enablement list",
+                                         true,
+                                         "the enablement list of VM '" + options.vm +
+                                             "' is already applied",
+                                         {}));
+  }
+  return plan;
+}
+
+/// Prints what `allow add` or `allow remove` changed or, with --dry-run, the plan of it.
 void render_apply(const AllowOptions& options,
                   const std::string& verb,
                   const guest::GuestSession& session,
                   const apply::ApplyReport& report,
                   Context& context) {
-  context.debug("remote commands run: " + std::to_string(session.command_count()));
-  if (context.json()) {
-    context.print_json({{"vm", options.vm},
-                        {"action", verb},
-                        {"entry", options.entry},
-                        {"dry_run", options.dry_run},
-                        {"changed", report.changed},
-                        {"changes", report.changes},
-                        {"programs", program_checks_json(report.checks)},
-                        {"commands", report.commands}});
-    return;
+  context.debug_counts(session.command_count());
+  const nlohmann::json fields = {{"entry", options.entry},
+                                 {"changes", report.changes},
+                                 {"programs", program_checks_json(report.checks)},
+                                 {"commands", report.commands}};
+  if (!context.json()) {
+    print_program_checks(context.out, report.checks);
   }
-  print_program_checks(context.out, report.checks);
-  if (!report.changed) {
+  if (options.dry_run) {
+    print_dry_run(context,
+                  plan_of(verb, options, report),
+                  options.vm,
+                  "allow " + verb + " '" + options.entry + "' in VM '" + options.vm + "'",
+                  fields);
+  } else if (context.json()) {
+    nlohmann::json doc = fields;
+    doc.update(
+        {{"vm", options.vm}, {"action", verb}, {"dry_run", false}, {"changed", report.changed}});
+    context.print_json(doc);
+  } else if (!report.changed) {
     context.out << "nothing to change: the enablement list of VM '" << options.vm
                 << "' is already applied\n";
-    return;
-  }
-  for (const std::string& change : report.changes) {
-    context.out << (options.dry_run ? "would " : "") << change << '\n';
+  } else {
+    for (const std::string& change : report.changes) {
+      context.out << change << '\n';
+    }
   }
 }
 
@@ -87,7 +112,7 @@ void run_add(const AllowOptions& options, Context& context) {
   entry.keep_alive = entry.agent && !options.no_keep_alive;
   enablement::validate(entry).value_or_throw();
   const auto lock = context.lock_vm(options.vm, "allow add", options.dry_run);
-  auto session = connect_vm_guest(context, options.vm, options.connection);
+  auto session = context.open_guest(options.vm, options.connection);
   const auto report =
       pipeline::allow_add(*session, context.global.state_dir, options.vm, entry, options.dry_run)
           .value_or_throw();
@@ -96,7 +121,7 @@ void run_add(const AllowOptions& options, Context& context) {
 
 void run_remove(const AllowOptions& options, Context& context) {
   const auto lock = context.lock_vm(options.vm, "allow remove", options.dry_run);
-  auto session = connect_vm_guest(context, options.vm, options.connection);
+  auto session = context.open_guest(options.vm, options.connection);
   const auto report =
       pipeline::allow_remove(
           *session, context.global.state_dir, options.vm, options.entry, options.dry_run)

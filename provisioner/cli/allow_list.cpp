@@ -1,6 +1,5 @@
 #include "cli/allow_list.hpp"
 
-#include "cli/vm_guest.hpp"
 #include "enablement/enablement_json.hpp"
 #include "guest/guest_layout.hpp"
 #include "pipeline/allow.hpp"
@@ -11,7 +10,7 @@ namespace lume_unlock::cli {
 void run_allow_list(const std::string& vm,
                     const guest::ConnectionOptions& connection,
                     Context& context) {
-  auto session = connect_vm_guest(context, vm, connection);
+  auto session = context.open_guest(vm, connection);
   const auto listed = pipeline::allow_list(*session, context.global.state_dir, vm).value_or_throw();
   const apply::GuestEnablementView& view = listed.view;
   const auto& loaded = view.observed.state.loaded_labels;

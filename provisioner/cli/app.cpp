@@ -1,9 +1,12 @@
-#include "app.hpp"
+#include "cli/app.hpp"
 
+#include "bundle/loader.hpp"
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
-#include "cli/version_text.hpp"
+#include "cli/version.hpp"
+#include "transfer/bundle_location.hpp"
 #include "util/edit_distance.hpp"
+#include "util/sha256.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -21,6 +24,33 @@ namespace {
 const char* const k_description =
     "Provision macOS VMs under Lume with the process-scoped Metal capability shim, so local "
     "LLMs run on the guest GPU.";
+
+/// "sha256:<hex>" of the bundle.json of the bundle at `path`, after verifying its files.
+Result<std::string> bundle_digest(const std::string& path) {
+  const bool archive = path.size() > 7 && path.compare(path.size() - 7, 7, ".tar.gz") == 0;
+  LUME_UNLOCK_TRY_ASSIGN(auto loaded,
+                         archive ? bundle::load_bundle_archive(path)
+                                 : bundle::load_bundle_directory(path));
+  LUME_UNLOCK_TRY_ASSIGN(auto hex, util::sha256_file_hex(loaded.root() + "/bundle.json"));
+  return "sha256:" + hex;
+}
+
+/// What --version prints: the version and source revision, then the shim bundle this binary
+/// would use without --bundle or a recipe and the SHA-256 of its bundle.json, which names every
+/// file's SHA-256 and so pins the whole bundle (directory or archive alike). A bundle that
+/// cannot be read is said so on that line; this never fails.
+std::string version_text() {
+  std::string text =
+      std::string("lume-unlock ") + k_version + " (source " + k_source_revision + ")";
+  const transfer::BundleLocation location = transfer::locate_bundle(std::nullopt, std::nullopt);
+  text += "\nshim bundle " + location.path + " (" + location.source + "): ";
+  if (transfer::location_kind(location.path) == transfer::LocationKind::reference) {
+    return text + "a registry reference, not fetched here";
+  }
+  auto digest = bundle_digest(location.path);
+  return text +
+         (digest ? "bundle.json " + digest.value() : "unreadable: " + digest.error().message());
+}
 
 std::string env_or(const char* name, std::string fallback) {
   const char* value = std::getenv(name);

@@ -1,10 +1,11 @@
-#include "cli/bake.hpp"
+#include "pipeline/bake.hpp"
 
+#include "cli/commands.hpp"
 #include "cli/create_setup.hpp"
+#include "cli/plan_runner.hpp"
 #include "cli/version.hpp"
 #include "lume/vm_name.hpp"
 #include "oci/reference.hpp"
-#include "pipeline/bake.hpp"
 #include "pipeline/report.hpp"
 #include "util/ecdsa_key.hpp"
 
@@ -15,15 +16,23 @@ namespace lume_unlock::cli {
 
 namespace {
 
+/// The arguments and flags of `bake`.
+struct BakeCommandOptions {
+  CreateSetup setup; ///< setup.vm empty: <recipe stem>-bake
+  std::string push;
+  std::uint32_t chunk_size_mb = 0;
+  int push_timeout_seconds = 3 * 60 * 60;
+  bool dry_run = false;
+  std::string sign_key; ///< --sign-key, empty: unsigned
+};
+
 /// The build VM's default name: "<recipe file stem>-bake" ("tahoe-llm-bake").
 std::string default_vm_name(const std::string& recipe) {
   return std::filesystem::path(recipe).stem().string() + "-bake";
 }
 
-nlohmann::json outcome_json(const pipeline::BakePipeline& bake,
-                            const std::vector<pipeline::StepReport>& reports) {
-  nlohmann::json doc = pipeline::reports_to_json(reports);
-  const pipeline::BakeOutcome& o = bake.outcome();
+nlohmann::json outcome_json(const pipeline::BakeOutcome& o) {
+  nlohmann::json doc = nlohmann::json::object();
   if (o.pushed) {
     doc["reference"] = o.pushed->reference.str();
     doc["digest"] = o.pushed->digest.str();
@@ -42,41 +51,6 @@ nlohmann::json outcome_json(const pipeline::BakePipeline& bake,
     doc["host_record"] = o.host_record_path;
   }
   return doc;
-}
-
-void print_dry_run(const pipeline::Plan& plan,
-                   const std::string& recipe,
-                   const std::string& vm,
-                   Context& context) {
-  if (context.json()) {
-    nlohmann::json doc = plan.to_json();
-    doc["vm"] = vm;
-    doc["dry_run"] = true;
-    context.print_json(doc);
-  } else {
-    context.out << "bake of '" << recipe << "' in VM '" << vm
-                << "' would run (dry run, nothing changed):\n"
-                << plan.to_text();
-  }
-}
-
-/// The command that runs the same bake again: every step is idempotent, so it resumes.
-std::string resume_command(const BakeCommandOptions& options, const std::string& vm) {
-  std::string resume =
-      "lume-unlock bake " + options.setup.recipe + " --push " + options.push + " --name " + vm;
-  if (!options.setup.from.empty()) {
-    resume += " --from " + options.setup.from;
-  }
-  if (!options.setup.bundle.empty()) {
-    resume += " --bundle " + options.setup.bundle;
-  }
-  if (!options.sign_key.empty()) {
-    resume += " --sign-key " + options.sign_key;
-  }
-  if (options.setup.bench) {
-    resume += " --bench";
-  }
-  return resume;
 }
 
 void run_bake(const BakeCommandOptions& options, Context& context, int& exit_code) {
@@ -116,12 +90,17 @@ void run_bake(const BakeCommandOptions& options, Context& context, int& exit_cod
     pipeline::BakePipeline bake(bake_options, use.services);
     pipeline::Plan plan = bake.plan();
     if (options.dry_run) {
-      print_dry_run(plan, options.setup.recipe, vm, context);
-      exit_code = 0;
+      print_dry_run(context, plan, vm, "bake of '" + options.setup.recipe + "' in VM '" + vm + "'");
       return;
     }
-    std::vector<pipeline::StepReport> reports;
-    plan.apply(use.renderer.callback(), resume_command(options, vm), reports);
+    // Every step is idempotent, so the same bake resumes.
+    const auto reports = apply_plan(
+        context,
+        plan,
+        use.renderer.callback(),
+        "lume-unlock bake " + options.setup.recipe + " --push " + options.push + " --name " + vm +
+            resume_flag("--sign-key", options.sign_key) + resume_flags(options.setup),
+        [&] { return bake.create().session() ? bake.create().session()->command_count() : 0; });
     // The baked VM's report travels with the lock file. The image is pushed and locked by now,
     // so a report that cannot be written is a warning, not a failed bake.
     pipeline::ReportOptions report_options;
@@ -129,13 +108,13 @@ void run_bake(const BakeCommandOptions& options, Context& context, int& exit_cod
     report_options.state_dir = context.global.state_dir;
     report_options.tool_version = k_version;
     const std::string report_dir = pipeline::report_dir_for_recipe(options.setup.recipe);
-    auto report = pipeline::write_vm_report(report_options, use.lume, report_dir);
+    auto report = pipeline::write_vm_report(report_options, context.lume(), report_dir);
     if (!report.ok()) {
       context.warn("the report of VM '" + vm + "' was not written: " + report.error().message() +
                    "; write it with 'lume-unlock report " + vm + " --out " + report_dir + "'");
     }
     if (context.json()) {
-      nlohmann::json doc = outcome_json(bake, reports);
+      nlohmann::json doc = with_reports(outcome_json(bake.outcome()), reports);
       doc["vm"] = vm;
       if (report.ok()) {
         doc["report"] = report_dir;
@@ -150,8 +129,8 @@ void run_bake(const BakeCommandOptions& options, Context& context, int& exit_cod
       }
       context.out << o.pushed->pinned << "\n";
     }
-    exit_code = 0;
   });
+  exit_code = 0;
 }
 
 } // namespace

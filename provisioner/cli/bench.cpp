@@ -1,11 +1,10 @@
-#include "cli/bench.hpp"
+#include "pipeline/bench.hpp"
 
 #include "apply/llama_runs.hpp"
-#include "cli/connection_flags.hpp"
+#include "cli/commands.hpp"
+#include "cli/flags.hpp"
 #include "cli/host_bench.hpp"
 #include "cli/progress_renderer.hpp"
-#include "cli/vm_guest.hpp"
-#include "pipeline/bench.hpp"
 #include "util/text_check.hpp"
 
 #include <memory>
@@ -63,11 +62,11 @@ void run_bench_command(BenchCommandOptions& options, Context& context, int& exit
   }
   bench.state_dir = context.global.state_dir;
   const auto lock = context.lock_vm(bench.vm, "bench");
-  auto session = connect_vm_guest(context, bench.vm, options.connection);
+  auto session = context.open_guest(bench.vm, options.connection);
   ProgressRenderer renderer(context);
   const pipeline::BenchOutcome outcome =
       pipeline::run_bench(*session, bench, renderer.callback()).value_or_throw();
-  context.debug("SSH commands: " + std::to_string(session->command_count()));
+  context.debug_counts(session->command_count());
 
   if (context.json()) {
     nlohmann::json doc = outcome.record;

@@ -1,6 +1,5 @@
-#include "cli/bundle_push.hpp"
-
-#include "cli/registry_options.hpp"
+#include "cli/commands.hpp"
+#include "cli/flags.hpp"
 #include "cli/version.hpp"
 #include "oci/media_types.hpp"
 #include "oci/reference.hpp"

@@ -1,25 +1,4 @@
-#include "commands.hpp"
-
-#include "cli/allow.hpp"
-#include "cli/bake.hpp"
-#include "cli/bench.hpp"
-#include "cli/bundle_push.hpp"
-#include "cli/completions.hpp"
-#include "cli/create.hpp"
-#include "cli/doctor.hpp"
-#include "cli/exec.hpp"
-#include "cli/inspect_log.hpp"
-#include "cli/key.hpp"
-#include "cli/lock.hpp"
-#include "cli/pull.hpp"
-#include "cli/remove.hpp"
-#include "cli/report.hpp"
-#include "cli/resolve.hpp"
-#include "cli/sign.hpp"
-#include "cli/ssh.hpp"
-#include "cli/status.hpp"
-#include "cli/verify.hpp"
-#include "cli/verify_signature.hpp"
+#include "cli/commands.hpp"
 
 namespace lume_unlock::cli {
 

@@ -1,4 +1,4 @@
-#include "cli/completions.hpp"
+#include "cli/commands.hpp"
 
 #include <memory>
 #include <sstream>
@@ -131,8 +131,9 @@ const char* const k_zsh_tail = R"sh(  done
 }
 )sh";
 
-} // namespace
-
+/// The script for `shell` ("bash" or "zsh") from `root`'s command and option tables: each
+/// command's subcommands and options, and which options take a value (a file name). Hidden
+/// commands and options are left out.
 std::string completion_script(const CLI::App& root, const std::string& shell) {
   if (shell != "bash" && shell != "zsh") {
     throw Error(ErrorCategory::usage,
@@ -156,6 +157,8 @@ std::string completion_script(const CLI::App& root, const std::string& shell) {
   }
   return out.str();
 }
+
+} // namespace
 
 void register_completions(CLI::App& app, Context& context) {
   auto shell = std::make_shared<std::string>();

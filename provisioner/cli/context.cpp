@@ -1,5 +1,6 @@
 #include "context.hpp"
 
+#include "apply/guest_access.hpp"
 #include "lume/vm_name.hpp"
 #include "pipeline/vm_state.hpp"
 #include "util/text_check.hpp"
@@ -14,6 +15,36 @@ Context::Context(std::ostream& out_stream,
                  bool err_terminal)
     : out(out_stream), err(err_stream), out_is_terminal(out_terminal),
       err_is_terminal(err_terminal) {}
+
+Context::~Context() = default;
+
+lume::LumeClient& Context::lume() const {
+  if (!m_lume) {
+    lume::ClientOptions options;
+    options.base_url = global.lume_url;
+    m_lume = std::make_unique<lume::LumeClient>(options);
+  }
+  return *m_lume;
+}
+
+std::unique_ptr<guest::SshSession>
+Context::open_guest(const std::string& vm, const guest::ConnectionOptions& connection) const {
+  lume::VmName::parse(vm).value_or_throw();
+  const std::string host = apply::LumeGuestAddressResolver(lume()).resolve(vm).value_or_throw();
+  debug("guest of VM '" + vm + "' at " + host + ":" + std::to_string(connection.port));
+  auto session =
+      guest::SshSession::connect(guest::session_options(connection, vm, host, global.state_dir))
+          .value_or_throw();
+  if (session->installed_key()) {
+    note("installed the per-VM SSH key in the guest; later logins use it");
+  }
+  return session;
+}
+
+void Context::debug_counts(std::uint64_t ssh_commands) const {
+  debug("SSH commands: " + std::to_string(ssh_commands) +
+        ", Lume requests: " + std::to_string(lume().request_count()));
+}
 
 bool Context::color() const {
   const char* no_color = std::getenv("NO_COLOR");

@@ -1,11 +1,14 @@
 #pragma once
 
+#include "guest/ssh_session.hpp"
+#include "lume/client.hpp"
 #include "util/error.hpp"
 #include "util/file_lock.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -34,6 +37,7 @@ struct GlobalOptions {
 class Context {
 public:
   Context(std::ostream& out, std::ostream& err, bool out_is_terminal, bool err_is_terminal);
+  ~Context();
 
   GlobalOptions global;
   std::ostream& out;
@@ -62,9 +66,27 @@ public:
   std::optional<util::FileLock>
   lock_vm(const std::string& vm, const std::string& command, bool dry_run = false) const;
 
+  /// The one Lume client of this run (--lume-url), made on first use, so every request of a
+  /// command goes over one connection and is counted together.
+  lume::LumeClient& lume() const;
+
+  /// Opens the SSH session to a VM's guest, the one way every guest-reaching command does it:
+  /// the name checked ('-rf' is refused here), the address from Lume (waiting until it reports
+  /// an IP and SSH), then SshSession::connect (password from the environment on first contact,
+  /// then the per-VM key; host key pinned in the state directory).
+  std::unique_ptr<guest::SshSession> open_guest(const std::string& vm,
+                                                const guest::ConnectionOptions& connection) const;
+
+  /// With --verbose: "SSH commands: N, Lume requests: M" of this run (`ssh_commands` of the
+  /// session, when there was one).
+  void debug_counts(std::uint64_t ssh_commands) const;
+
   /// Renders an error: "lume-unlock: error: ..." plus "hint: ..." on `err`, or with --json one
   /// object {"error": {...}} on `out`. Returns the category's exit code.
   int report(const Error& error) const;
+
+private:
+  mutable std::unique_ptr<lume::LumeClient> m_lume;
 };
 
 /// The JSON form of an error, as printed under --json.

@@ -1,8 +1,8 @@
-#include "cli/create.hpp"
-
-#include "cli/create_report.hpp"
-#include "cli/create_setup.hpp"
 #include "pipeline/create.hpp"
+
+#include "cli/commands.hpp"
+#include "cli/create_setup.hpp"
+#include "cli/plan_runner.hpp"
 #include "recipe/recipe.hpp"
 
 #include <memory>
@@ -26,78 +26,44 @@ struct CreateCommandOptions {
 
 void run_planned_create(const CreateCommandOptions& options,
                         Context& context,
-                        int& exit_code,
                         pipeline::CreatePipeline& pipeline,
                         pipeline::Plan& plan,
                         CreateServicesInUse& use) {
-  const BundleLocation& choice = use.bundle_location;
-  const LocatedBundle& located = use.bundle;
-  lume::LumeClient& lume_client = use.lume;
-  ProgressRenderer& renderer = use.renderer;
+  const std::string& source = use.bundle_location.source;
+  const std::optional<oci::Reference>& artifact = use.bundle.artifact;
   if (options.dry_run) {
-    if (context.json()) {
-      nlohmann::json doc = plan.to_json();
-      doc["vm"] = options.setup.vm;
-      doc["dry_run"] = true;
-      doc["bundle_source"] = choice.source;
-      context.print_json(doc);
-    } else {
-      context.out << "create '" << options.setup.vm
-                  << "' would run (dry run, nothing changed; bundle "
-                  << "from " << choice.source << "):\n"
-                  << plan.to_text();
-    }
-    exit_code = 0;
+    print_dry_run(context,
+                  plan,
+                  options.setup.vm,
+                  "create '" + options.setup.vm + "'",
+                  {{"bundle_source", source}},
+                  "; bundle from " + source);
     return;
   }
-
-  std::vector<pipeline::StepReport> reports;
-  const auto report_counts = [&] {
-    const std::uint64_t ssh = pipeline.session() ? pipeline.session()->command_count() : 0;
-    context.debug("SSH commands: " + std::to_string(ssh) +
-                  ", Lume requests: " + std::to_string(lume_client.request_count()));
-  };
-  try {
-    // The resume hint repeats what decides the plan, so copying it resumes the same create.
-    std::string resume = "lume-unlock create " + options.setup.vm;
-    for (const auto& [flag, value] :
-         {std::pair<const char*, std::string>{"--recipe", options.setup.recipe},
-          {"--from", options.setup.from},
-          {"--bundle", options.setup.bundle}}) {
-      if (!value.empty()) {
-        resume += std::string(" ") + flag + " " + value;
-      }
-    }
-    if (options.setup.bench) {
-      resume += " --bench";
-    }
-    plan.apply(renderer.callback(), resume, reports);
-  } catch (const Error&) {
-    report_counts();
-    throw;
-  }
-  report_counts();
-  if (context.json()) {
-    nlohmann::json doc = create_outcome_json(pipeline, choice.source);
-    if (located.artifact && doc.contains("shim")) {
-      doc["shim"]["bundle_reference"] = located.artifact->str();
-    }
-    doc["vm"] = options.setup.vm;
-    nlohmann::json steps = pipeline::reports_to_json(reports);
-    doc["steps"] = steps["steps"];
-    doc["changed"] = steps["changed"];
-    doc["counts"] = {{"ssh_commands", pipeline.session() ? pipeline.session()->command_count() : 0},
-                     {"lume_requests", lume_client.request_count()}};
-    context.print_json(doc);
-  } else {
+  // The resume hint repeats what decides the plan, so copying it resumes the same create.
+  const auto reports =
+      apply_plan(context,
+                 plan,
+                 use.renderer.callback(),
+                 "lume-unlock create " + options.setup.vm +
+                     resume_flag("--recipe", options.setup.recipe) + resume_flags(options.setup),
+                 [&] { return pipeline.session() ? pipeline.session()->command_count() : 0; });
+  if (!context.json()) {
     print_create_summary(context,
                          pipeline,
                          reports,
                          options.setup.vm,
-                         located.artifact ? choice.source + " " + located.artifact->str()
-                                          : choice.source);
+                         artifact ? source + " " + artifact->str() : source);
+    return;
   }
-  exit_code = 0;
+  nlohmann::json doc = with_reports(create_outcome_json(pipeline, source), reports);
+  if (artifact && doc.contains("shim")) {
+    doc["shim"]["bundle_reference"] = artifact->str();
+  }
+  doc["vm"] = options.setup.vm;
+  doc["counts"] = {{"ssh_commands", pipeline.session() ? pipeline.session()->command_count() : 0},
+                   {"lume_requests", context.lume().request_count()}};
+  context.print_json(doc);
 }
 
 void run_create(const CreateCommandOptions& options, Context& context, int& exit_code) {
@@ -120,8 +86,9 @@ void run_create(const CreateCommandOptions& options, Context& context, int& exit
     create.exclusive = options.exclusive;
     pipeline::CreatePipeline pipeline(create, use.services);
     pipeline::Plan plan = pipeline.plan();
-    run_planned_create(options, context, exit_code, pipeline, plan, use);
+    run_planned_create(options, context, pipeline, plan, use);
   });
+  exit_code = 0;
 }
 
 } // namespace

@@ -1,6 +1,5 @@
-#include "cli/create_report.hpp"
-
 #include "apply/llama_runs.hpp"
+#include "cli/create_setup.hpp"
 #include "cli/program_checks.hpp"
 
 #include <algorithm>

@@ -1,9 +1,9 @@
 #include "cli/create_setup.hpp"
 
 #include "bundle/loader.hpp"
-#include "cli/connection_flags.hpp"
+#include "cli/flags.hpp"
 #include "cli/host_bench.hpp"
-#include "cli/vm_guest.hpp"
+#include "cli/plan_runner.hpp"
 #include "fetch/blob_cache.hpp"
 #include "lume/vm_name.hpp"
 #include "recipe/recipe.hpp"
@@ -98,6 +98,11 @@ void add_create_setup_options(CLI::App& command, CreateSetup& setup) {
   add_connection_options(command, setup.connection);
 }
 
+std::string resume_flags(const CreateSetup& setup) {
+  return resume_flag("--from", setup.from) + resume_flag("--bundle", setup.bundle) +
+         (setup.bench ? " --bench" : "");
+}
+
 void with_create_services(const CreateSetup& setup,
                           Context& context,
                           const std::function<void(CreateServicesInUse&)>& body) {
@@ -107,9 +112,9 @@ void with_create_services(const CreateSetup& setup,
     recipe = recipe::load_recipe(setup.recipe).value_or_throw();
   }
   const std::optional<pipeline::BenchOptions> bench = recipe_bench(setup, recipe);
-  const BundleLocation choice =
-      locate_bundle(setup.bundle.empty() ? std::nullopt : std::optional<std::string>(setup.bundle),
-                    recipe ? recipe->shim.bundle : std::nullopt);
+  const transfer::BundleLocation choice = transfer::locate_bundle(
+      setup.bundle.empty() ? std::nullopt : std::optional<std::string>(setup.bundle),
+      recipe ? recipe->shim.bundle : std::nullopt);
   // The recipe's trust: keys, read before anything is fetched: the bundle and the image must
   // both carry a signature by one of them.
   const std::vector<signing::TrustedKey> trusted_keys =
@@ -125,15 +130,12 @@ void with_create_services(const CreateSetup& setup,
     cache.emplace(fetch::BlobCache::default_root().value_or_throw());
     artifact_http.emplace(artifact_http_options(registry_options));
   }
-  const LocatedBundle located =
-      load_located_bundle(choice, registry, trusted_keys).value_or_throw();
+  const transfer::LocatedBundle located =
+      transfer::load_located_bundle(choice, registry, trusted_keys).value_or_throw();
   const bundle::LoadedBundle& bundle = located.bundle;
   context.debug("shim bundle " + bundle.manifest().version + " from " + choice.source + ": " +
                 choice.path);
 
-  lume::ClientOptions lume_options;
-  lume_options.base_url = context.global.lume_url;
-  lume::LumeClient lume_client(lume_options);
   ProgressRenderer renderer(context);
 
   pipeline::CreateOptions create;
@@ -162,11 +164,11 @@ void with_create_services(const CreateSetup& setup,
   create.bench = bench;
 
   pipeline::CreateServices services{
-      lume_client,
+      context.lume(),
       registry,
       bundle,
       [&]() -> std::unique_ptr<guest::GuestSession> {
-        return connect_vm_guest(context, setup.vm, setup.connection, lume_client);
+        return context.open_guest(setup.vm, setup.connection);
       },
       renderer.callback(),
       [&](const std::string& warning) { context.warn(warning); },
@@ -174,7 +176,7 @@ void with_create_services(const CreateSetup& setup,
       artifact_http ? &*artifact_http : nullptr,
       fetch::MirrorMap::from_environment(context.global.mirrors).value_or_throw(),
       fetch::hugging_face_token_from_environment().value_or_throw()};
-  CreateServicesInUse use{create, services, choice, located, lume_client, registry, renderer};
+  CreateServicesInUse use{create, services, choice, located, registry, renderer};
   body(use);
 }
 

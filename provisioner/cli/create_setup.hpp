@@ -1,18 +1,18 @@
 #pragma once
 
-#include "cli/bundle_location.hpp"
 #include "cli/context.hpp"
+#include "cli/flags.hpp"
 #include "cli/progress_renderer.hpp"
-#include "cli/registry_options.hpp"
 #include "guest/ssh_session.hpp"
-#include "lume/client.hpp"
 #include "oci/registry_client.hpp"
 #include "pipeline/create.hpp"
+#include "transfer/bundle_location.hpp"
 
 #include <CLI/CLI.hpp>
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace lume_unlock::cli {
 
@@ -32,13 +32,16 @@ struct CreateSetup {
 /// flags and the guest connection options (the VM name and recipe are each command's own).
 void add_create_setup_options(CLI::App& command, CreateSetup& setup);
 
+/// The shared flags of the resume command: " --from REF --bundle B --bench" (those given).
+std::string resume_flags(const CreateSetup& setup);
+
 /// The collaborators of a create, alive while the body of with_create_services runs.
 struct CreateServicesInUse {
   pipeline::CreateOptions& options;
   pipeline::CreateServices& services;
-  const BundleLocation& bundle_location;
-  const LocatedBundle& bundle; ///< loaded and verified; `artifact` when it came from a registry
-  lume::LumeClient& lume;
+  const transfer::BundleLocation& bundle_location;
+  const transfer::LocatedBundle&
+      bundle; ///< loaded and verified; `artifact` when it came from a registry
   oci::RegistryClient& registry;
   ProgressRenderer& renderer;
 };
@@ -51,5 +54,20 @@ struct CreateServicesInUse {
 void with_create_services(const CreateSetup& setup,
                           Context& context,
                           const std::function<void(CreateServicesInUse&)>& body);
+
+// create_report.cpp
+/// The outcome of a create for --json: the image, the shim files (with `bundle_source`), the
+/// probe answers and changed families, the enabled programs, enablement changes and warnings
+/// (sections of steps that did not run are absent).
+nlohmann::json create_outcome_json(const pipeline::CreatePipeline& pipeline,
+                                   const std::string& bundle_source);
+
+/// The human summary of a create: the step reports, then the image, the shim files with their
+/// SHA-256, the probe's stock and unlocked answers, and the enabled programs.
+void print_create_summary(Context& context,
+                          const pipeline::CreatePipeline& pipeline,
+                          const std::vector<pipeline::StepReport>& reports,
+                          const std::string& vm,
+                          const std::string& bundle_source);
 
 } // namespace lume_unlock::cli

@@ -1,11 +1,10 @@
 #include "cli/doctor.hpp"
 
-#include "cli/bundle_location.hpp"
-#include "cli/connection_flags.hpp"
-#include "cli/doctor_acceptance.hpp"
-#include "cli/registry_options.hpp"
+#include "cli/commands.hpp"
+#include "cli/flags.hpp"
 #include "oci/registry_client.hpp"
 #include "pipeline/doctor.hpp"
+#include "transfer/bundle_location.hpp"
 
 #include <cstdio>
 #include <memory>
@@ -22,18 +21,18 @@ namespace {
 Result<pipeline::DoctorBundle> load_bundle(const DoctorOptions& options,
                                            const recipe::Recipe* recipe,
                                            const std::optional<std::string>& recipe_bundle) {
-  const BundleLocation location = locate_bundle(options.bundle, recipe_bundle);
+  const transfer::BundleLocation location = transfer::locate_bundle(options.bundle, recipe_bundle);
   std::optional<oci::RegistryClient> registry;
   try {
     // Credentials matter only for a bundle in a registry: a broken Docker config must not turn
     // the check of a local bundle into a failure, nor stop the other checks.
-    registry.emplace(location_kind(location.path) == LocationKind::reference
+    registry.emplace(transfer::location_kind(location.path) == transfer::LocationKind::reference
                          ? registry_client_options(options.registry, recipe)
                          : oci::RegistryClientOptions{});
   } catch (const Error& e) {
     return e;
   }
-  LUME_UNLOCK_TRY_ASSIGN(auto located, load_located_bundle(location, *registry));
+  LUME_UNLOCK_TRY_ASSIGN(auto located, transfer::load_located_bundle(location, *registry));
   return pipeline::DoctorBundle{location.path + " (" + location.source + ")",
                                 located.bundle.manifest()};
 }

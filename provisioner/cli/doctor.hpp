@@ -1,7 +1,7 @@
 #pragma once
 
 #include "cli/context.hpp"
-#include "cli/registry_options.hpp"
+#include "cli/flags.hpp"
 #include "guest/ssh_session.hpp"
 #include "pipeline/acceptance.hpp"
 
@@ -24,9 +24,9 @@ struct DoctorOptions {
   guest::ConnectionOptions connection;
 };
 
-/// `lume-unlock doctor`: checks what lume-unlock needs on this host — Lume, the state directory,
-/// the ParavirtualizedGraphics host preference (macOS), free disk for images, the recipe's
-/// registry, the shim bundle — one line each with ok/warn/fail/skip and the fix.
-void register_doctor(CLI::App& app, Context& context, int& exit_code);
+/// `doctor --acceptance`: refuses an existing VM of the run's name (the run deletes its VM), then
+/// runs pipeline::run_acceptance with this executable and the flags given (--recipe required) and
+/// prints its table of steps (or the JSON report). Returns 0 when every step passed, else 1.
+int run_acceptance(const DoctorOptions& options, Context& context);
 
 } // namespace lume_unlock::cli

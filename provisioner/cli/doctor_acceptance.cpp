@@ -1,6 +1,4 @@
-#include "cli/doctor_acceptance.hpp"
-
-#include "lume/client.hpp"
+#include "cli/doctor.hpp"
 #include "pipeline/acceptance.hpp"
 #include "util/child_process.hpp"
 
@@ -70,11 +68,8 @@ pipeline::AcceptanceOptions acceptance_options(const DoctorOptions& options, Con
 
 /// A throwaway VM only: the remove step deletes it, so an existing VM of that name is refused.
 void refuse_existing_vm(const std::string& vm, Context& context) {
-  lume::ClientOptions lume_options;
-  lume_options.base_url = context.global.lume_url;
-  lume::LumeClient lume_client(lume_options);
   // Lume unreachable is the preflight step's to report, with its fix.
-  if (auto found = lume_client.find(lume::VmRef{vm}); found.ok() && found.value()) {
+  if (auto found = context.lume().find(lume::VmRef{vm}); found.ok() && found.value()) {
     throw Error(ErrorCategory::usage,
                 "doctor --acceptance",
                 "VM '" + vm + "' already exists, and the acceptance run deletes the VM it uses",

@@ -1,7 +1,7 @@
-#include "inspect_log.hpp"
-
+#include "cli/commands.hpp"
 #include "util/atomic_file.hpp"
 #include "util/text_check.hpp"
+#include "verify/llama_log.hpp"
 
 #include <memory>
 #include <sstream>
@@ -52,6 +52,31 @@ std::string describe_shim(const verify::ShimActivation& shim) {
   return text + ", maxThreadgroupMemory=" + number(shim.max_threadgroup_memory) + ")";
 }
 
+/// The human rendering of a report: verdict and reasons first, then every field read.
+std::string render_llama_log_report(const verify::LlamaLogReport& report) {
+  std::ostringstream out;
+  out << "verdict: " << verify::verdict_name(report.verdict) << '\n';
+  for (const auto& reason : report.reasons) {
+    out << "  " << util::display_text(reason) << '\n';
+  }
+  if (report.verdict != verify::LlamaLogVerdict::no_metal_log &&
+      report.verdict != verify::LlamaLogVerdict::shim_enabled) {
+    out << "GPU name:             " << report.gpu_name.value_or("(not in the log)") << '\n'
+        << "Apple family:         " << or_absent(report.apple_family) << '\n'
+        << "Common family:        " << or_absent(report.common_family) << '\n'
+        << "Metal family:         "
+        << (report.metal_family ? std::to_string(*report.metal_family) : "(none)") << '\n'
+        << "simdgroup reduction:  " << or_absent(report.simdgroup_reduction) << '\n'
+        << "simdgroup matrix:     " << or_absent(report.simdgroup_matrix) << '\n'
+        << "bfloat:               " << or_absent(report.bfloat) << '\n'
+        << "tensor:               " << or_absent(report.tensor) << '\n'
+        << "residency sets:       " << or_absent(report.residency_sets) << '\n';
+  }
+  out << "shim:                 "
+      << (report.shim ? describe_shim(*report.shim) : "(no activation line)") << '\n';
+  return out.str();
+}
+
 void run_inspect_log(const InspectLogOptions& options, Context& context, int& exit_code) {
   auto text = util::read_input_file(options.file, verify::k_max_llama_log_bytes, "the log");
   if (!text) {
@@ -76,30 +101,6 @@ void run_inspect_log(const InspectLogOptions& options, Context& context, int& ex
 }
 
 } // namespace
-
-std::string render_llama_log_report(const verify::LlamaLogReport& report) {
-  std::ostringstream out;
-  out << "verdict: " << verify::verdict_name(report.verdict) << '\n';
-  for (const auto& reason : report.reasons) {
-    out << "  " << util::display_text(reason) << '\n';
-  }
-  if (report.verdict != verify::LlamaLogVerdict::no_metal_log &&
-      report.verdict != verify::LlamaLogVerdict::shim_enabled) {
-    out << "GPU name:             " << report.gpu_name.value_or("(not in the log)") << '\n'
-        << "Apple family:         " << or_absent(report.apple_family) << '\n'
-        << "Common family:        " << or_absent(report.common_family) << '\n'
-        << "Metal family:         "
-        << (report.metal_family ? std::to_string(*report.metal_family) : "(none)") << '\n'
-        << "simdgroup reduction:  " << or_absent(report.simdgroup_reduction) << '\n'
-        << "simdgroup matrix:     " << or_absent(report.simdgroup_matrix) << '\n'
-        << "bfloat:               " << or_absent(report.bfloat) << '\n'
-        << "tensor:               " << or_absent(report.tensor) << '\n'
-        << "residency sets:       " << or_absent(report.residency_sets) << '\n';
-  }
-  out << "shim:                 "
-      << (report.shim ? describe_shim(*report.shim) : "(no activation line)") << '\n';
-  return out.str();
-}
 
 void register_inspect_log(CLI::App& app, Context& context, int& exit_code) {
   auto options = std::make_shared<InspectLogOptions>();

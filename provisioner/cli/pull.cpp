@@ -1,15 +1,12 @@
-#include "cli/pull.hpp"
+#include "pipeline/pull.hpp"
 
-#include "cli/connection_flags.hpp"
+#include "cli/commands.hpp"
+#include "cli/flags.hpp"
+#include "cli/plan_runner.hpp"
 #include "cli/progress_renderer.hpp"
-#include "cli/pull_render.hpp"
-#include "cli/registry_options.hpp"
-#include "cli/vm_guest.hpp"
-#include "lume/client.hpp"
 #include "lume/vm_name.hpp"
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"
-#include "pipeline/pull.hpp"
 #include "recipe/recipe.hpp"
 #include "recipe/trust.hpp"
 #include "signing/signing.hpp"
@@ -21,6 +18,65 @@ namespace lume_unlock::cli {
 
 namespace {
 
+/// The arguments and flags of `pull`.
+struct PullCommandOptions {
+  std::string reference;
+  std::string vm;
+  std::string recipe; ///< --recipe: only its trust: and registry: blocks are used
+  bool dry_run = false;
+  bool verify = false;
+  int boot_timeout_seconds = 600;
+  int ssh_wait_seconds = 60;
+  RegistryFlags registry;
+  guest::ConnectionOptions connection;
+};
+
+/// The --dry-run's keys beside the plan: what was resolved and found.
+nlohmann::json observed_json(const PullCommandOptions& options,
+                             const transfer::ImagePullPlan& seen) {
+  nlohmann::json doc = {{"reference", options.reference},
+                        {"pull", seen.reference},
+                        {"digest", seen.digest.str()},
+                        {"vm_exists", seen.vm_exists}};
+  if (seen.vm_manifest_digest) {
+    doc["vm_manifest_digest"] = *seen.vm_manifest_digest;
+  }
+  if (seen.conflict) {
+    doc["conflict"] = seen.conflict->why();
+  }
+  if (seen.signature) {
+    doc["signature"] = signing::to_json(*seen.signature);
+  }
+  return doc;
+}
+
+/// The --verify check into `doc` (and, without --json, as text). Returns the exit code (0
+/// verified, 6 differences).
+int render_verification(Context& context,
+                        const pipeline::BakedGuestCheck& check,
+                        nlohmann::json& doc) {
+  const auto drifted = check.report.drifted();
+  doc["verify"] = pipeline::to_json(check.report);
+  doc["verify"]["verified"] = check.verified();
+  if (check.record.image && check.record.image->reference) {
+    doc["verify"]["baked_from"] = *check.record.image->reference;
+  }
+  if (!context.json()) {
+    if (check.verified()) {
+      context.out << "verified: " << check.report.items.size()
+                  << " items of the baked record match the guest\n";
+    } else {
+      context.out << "not verified: " << drifted.size() << " of " << check.report.items.size()
+                  << " items differ from the baked record\n";
+      for (const auto& item : drifted) {
+        context.out << "  " << item.item << ": expected " << item.expected << ", found "
+                    << item.found << "\n";
+      }
+    }
+  }
+  return check.verified() ? 0 : exit_code(ErrorCategory::verification);
+}
+
 int run_pull(const PullCommandOptions& options, Context& context) {
   pipeline::PullOptions pull;
   pull.vm = lume::VmName::parse(options.vm).value_or_throw();
@@ -28,6 +84,7 @@ int run_pull(const PullCommandOptions& options, Context& context) {
   pull.reference = oci::parse_reference(options.reference).value_or_throw();
   pull.lume_url = context.global.lume_url;
   pull.state_dir = context.global.state_dir;
+  pull.verify = options.verify;
   pull.boot_timeout = std::chrono::seconds(options.boot_timeout_seconds);
   pull.ssh_wait = std::chrono::seconds(options.ssh_wait_seconds);
   std::optional<recipe::Recipe> loaded;
@@ -37,34 +94,39 @@ int run_pull(const PullCommandOptions& options, Context& context) {
   }
   oci::RegistryClient registry(
       registry_client_options(options.registry, loaded ? &*loaded : nullptr));
-  lume::ClientOptions lume_options;
-  lume_options.base_url = context.global.lume_url;
-  lume::LumeClient lume(lume_options);
   ProgressRenderer renderer(context);
-  pipeline::PullServices services{lume,
-                                  registry,
-                                  [&]() -> std::unique_ptr<guest::GuestSession> {
-                                    return connect_vm_guest(
-                                        context, options.vm, options.connection, lume);
-                                  },
-                                  renderer.callback(),
-                                  [&](const std::string& line) { context.debug(line); }};
-
+  pipeline::PullPipeline pipeline(pull,
+                                  {context.lume(),
+                                   registry,
+                                   [&]() -> std::unique_ptr<guest::GuestSession> {
+                                     return context.open_guest(options.vm, options.connection);
+                                   },
+                                   renderer.callback()});
+  pipeline::Plan plan = pipeline.plan(options.dry_run);
   if (options.dry_run) {
-    render_dry_run(options, context, pipeline::plan_pull(pull, services));
+    print_dry_run(context,
+                  plan,
+                  options.vm,
+                  "pull of '" + options.reference + "' into VM '" + options.vm + "'",
+                  observed_json(options, *pipeline.outcome().observed));
     return 0;
   }
-  const pipeline::PullOutcome pulled = pipeline::pull_vm(pull, services);
-  const transfer::PulledImage& image = pulled.image;
+  apply_plan(context,
+             plan,
+             renderer.callback(),
+             "lume-unlock pull " + options.reference + " " + options.vm +
+                 resume_flag("--recipe", options.recipe) + (options.verify ? " --verify" : ""),
+             [&] { return pipeline.ssh_commands(); });
+  const transfer::PulledImage& image = *pipeline.outcome().image;
   nlohmann::json doc = {{"vm", options.vm},
                         {"reference", image.reference},
                         {"digest", image.digest.str()},
                         {"lume_manifest_digest", image.lume_manifest_digest},
                         {"changed", image.changed},
-                        {"provenance", pulled.record_path}};
+                        {"provenance", pipeline.outcome().record_path}};
   if (image.signature) {
     doc["signature"] = signing::to_json(*image.signature);
-    context.note(verified_line(image.digest, *image.signature));
+    context.note(pipeline::verified_line(image.digest, *image.signature));
   }
   if (!context.json()) {
     context.note(image.changed ? "pulled " + image.reference + " into VM '" + options.vm + "'"
@@ -72,11 +134,8 @@ int run_pull(const PullCommandOptions& options, Context& context) {
                                      ": nothing to do");
     context.out << image.digest.str() << '\n';
   }
-  int code = 0;
-  if (options.verify) {
-    code = render_verification(
-        context, pipeline::verify_pulled_vm(pull, services, pulled.pulled), doc);
-  }
+  const int code =
+      options.verify ? render_verification(context, *pipeline.outcome().check, doc) : 0;
   if (context.json()) {
     context.print_json(doc);
   }

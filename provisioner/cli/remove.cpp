@@ -1,13 +1,11 @@
-#include "cli/remove.hpp"
-
-#include "cli/connection_flags.hpp"
-#include "cli/progress_renderer.hpp"
-#include "cli/vm_guest.hpp"
-#include "lume/client.hpp"
-#include "lume/vm_name.hpp"
 #include "pipeline/remove.hpp"
 
-#include <iomanip>
+#include "cli/commands.hpp"
+#include "cli/flags.hpp"
+#include "cli/plan_runner.hpp"
+#include "cli/progress_renderer.hpp"
+#include "lume/vm_name.hpp"
+
 #include <memory>
 
 namespace lume_unlock::cli {
@@ -21,54 +19,35 @@ struct RemoveCommandOptions {
   guest::ConnectionOptions connection;
 };
 
-void run_remove(const RemoveCommandOptions& options, Context& context, int& exit_code) {
+void run_remove(const RemoveCommandOptions& options, Context& context) {
   const auto lock = context.lock_vm(options.vm, "remove", options.dry_run);
-  lume::ClientOptions lume_options;
-  lume_options.base_url = context.global.lume_url;
-  lume::LumeClient lume_client(lume_options);
   pipeline::RemoveOptions remove{lume::VmName::parse(options.vm).value_or_throw(),
                                  context.global.state_dir,
                                  options.delete_vm};
-  pipeline::RemoveServices services{lume_client, [&]() -> std::unique_ptr<guest::GuestSession> {
-                                      return connect_vm_guest(
-                                          context, options.vm, options.connection, lume_client);
+  pipeline::RemoveServices services{context.lume(), [&]() -> std::unique_ptr<guest::GuestSession> {
+                                      return context.open_guest(options.vm, options.connection);
                                     }};
   pipeline::RemovePipeline pipeline(remove, services);
   pipeline::Plan plan = pipeline.plan();
   if (options.dry_run) {
-    if (context.json()) {
-      nlohmann::json doc = plan.to_json();
-      doc["vm"] = options.vm;
-      doc["dry_run"] = true;
-      context.print_json(doc);
-    } else {
-      context.out << "remove '" << options.vm << "' would run (dry run, nothing changed):\n"
-                  << plan.to_text();
-    }
-    exit_code = 0;
+    print_dry_run(context, plan, options.vm, "remove '" + options.vm + "'");
     return;
   }
   ProgressRenderer renderer(context);
-  std::vector<pipeline::StepReport> reports;
-  plan.apply(renderer.callback(), "lume-unlock remove " + options.vm, reports);
-  context.debug("SSH commands: " + std::to_string(pipeline.outcome().ssh_commands) +
-                ", Lume requests: " + std::to_string(lume_client.request_count()));
-  if (context.json()) {
-    nlohmann::json doc = pipeline::reports_to_json(reports);
-    doc["vm"] = options.vm;
-    doc["removed_agents"] = pipeline.outcome().removed_agents;
-    if (pipeline.outcome().removal_record) {
-      doc["removal_record"] = *pipeline.outcome().removal_record;
-    }
-    context.print_json(doc);
-  } else {
-    context.out << "remove '" << options.vm << "':\n";
-    for (const auto& r : reports) {
-      context.out << "  " << std::left << std::setw(10) << pipeline::outcome_name(r.outcome)
-                  << std::right << r.id << ": " << r.summary << "\n";
-    }
+  const auto reports =
+      apply_plan(context, plan, renderer.callback(), "lume-unlock remove " + options.vm, [&] {
+        return pipeline.outcome().ssh_commands;
+      });
+  if (!context.json()) {
+    context.out << pipeline::reports_to_text("remove '" + options.vm + "'", reports);
+    return;
   }
-  exit_code = 0;
+  nlohmann::json doc = with_reports(
+      {{"vm", options.vm}, {"removed_agents", pipeline.outcome().removed_agents}}, reports);
+  if (pipeline.outcome().removal_record) {
+    doc["removal_record"] = *pipeline.outcome().removal_record;
+  }
+  context.print_json(doc);
 }
 
 } // namespace
@@ -85,7 +64,10 @@ void register_remove(CLI::App& app, Context& context, int& exit_code) {
   command->add_flag("--delete-vm", options->delete_vm, "Also delete the VM through Lume");
   command->add_flag("--dry-run", options->dry_run, "Print the plan; change nothing");
   add_connection_options(*command, options->connection);
-  command->callback([options, &context, &exit_code] { run_remove(*options, context, exit_code); });
+  command->callback([options, &context, &exit_code] {
+    run_remove(*options, context);
+    exit_code = 0;
+  });
 }
 
 } // namespace lume_unlock::cli

@@ -1,10 +1,8 @@
-#include "cli/report.hpp"
-
-#include "cli/connection_flags.hpp"
-#include "cli/version.hpp"
-#include "cli/vm_guest.hpp"
-#include "lume/client.hpp"
 #include "pipeline/report.hpp"
+
+#include "cli/commands.hpp"
+#include "cli/flags.hpp"
+#include "cli/version.hpp"
 
 #include <memory>
 
@@ -51,11 +49,8 @@ void run_write(const ReportCommandOptions& options, Context& context, int& exit_
     exit_code = 0;
     return;
   }
-  lume::ClientOptions lume_options;
-  lume_options.base_url = context.global.lume_url;
-  lume::LumeClient lume_client(lume_options);
   const pipeline::ReportFolder folder =
-      pipeline::write_vm_report(report, lume_client, dir).value_or_throw();
+      pipeline::write_vm_report(report, context.lume(), dir).value_or_throw();
   if (context.json()) {
     context.print_json(folder.report);
     context.note("report of VM '" + options.vm + "' written to " + dir + "/");
@@ -72,10 +67,7 @@ void run_write(const ReportCommandOptions& options, Context& context, int& exit_
 
 void run_check(const ReportCommandOptions& options, Context& context, int& exit_code) {
   const nlohmann::json report = pipeline::read_report(options.check).value_or_throw();
-  lume::ClientOptions lume_options;
-  lume_options.base_url = context.global.lume_url;
-  lume::LumeClient lume_client(lume_options);
-  auto session = connect_vm_guest(context, options.vm, options.connection, lume_client);
+  auto session = context.open_guest(options.vm, options.connection);
   const auto items = pipeline::check_report(*session, report, context.global.state_dir, options.vm)
                          .value_or_throw();
   std::vector<const report::CheckItem*> differ;

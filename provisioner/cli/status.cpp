@@ -1,11 +1,9 @@
-#include "cli/status.hpp"
+#include "pipeline/status.hpp"
 
-#include "cli/connection_flags.hpp"
-#include "cli/vm_guest.hpp"
-#include "lume/client.hpp"
+#include "cli/commands.hpp"
+#include "cli/flags.hpp"
 #include "lume/vm_name.hpp"
 #include "pipeline/bench.hpp"
-#include "pipeline/status.hpp"
 #include "pipeline/vm_state.hpp"
 #include "provenance/provenance.hpp"
 
@@ -31,14 +29,10 @@ void run_status(const StatusOptions& options, Context& context, int& exit_code) 
                 "lume-unlock has no record of it (" + record.error().why() + ")",
                 "provision it with 'lume-unlock create " + options.vm + " --recipe FILE'");
   }
-  lume::ClientOptions lume_options;
-  lume_options.base_url = context.global.lume_url;
-  lume::LumeClient lume_client(lume_options);
-  auto session = connect_vm_guest(context, options.vm, options.connection, lume_client);
+  auto session = context.open_guest(options.vm, options.connection);
   const pipeline::StatusReport report =
       pipeline::check_status(*session, record.value()).value_or_throw();
-  context.debug("SSH commands: " + std::to_string(session->command_count()) +
-                ", Lume requests: " + std::to_string(lume_client.request_count()));
+  context.debug_counts(session->command_count());
   const auto drifted = report.drifted();
   if (context.json()) {
     nlohmann::json doc = pipeline::to_json(report);

@@ -1,9 +1,7 @@
-#include "cli/verify.hpp"
-
-#include "cli/connection_flags.hpp"
-#include "cli/vm_guest.hpp"
-#include "lume/client.hpp"
 #include "pipeline/verify.hpp"
+
+#include "cli/commands.hpp"
+#include "cli/flags.hpp"
 #include "util/atomic_file.hpp"
 #include "util/text_check.hpp"
 
@@ -98,14 +96,10 @@ nlohmann::json verify_json(const std::string& vm,
 
 void run_verify(const VerifyOptions& options, Context& context, int& exit_code) {
   const std::optional<pipeline::VerifiedLog> log = classify_log_file(options.llama_log);
-  lume::ClientOptions lume_options;
-  lume_options.base_url = context.global.lume_url;
-  lume::LumeClient lume_client(lume_options);
-  auto session = connect_vm_guest(context, options.vm, options.connection, lume_client);
+  auto session = context.open_guest(options.vm, options.connection);
   const pipeline::VerifyFindings found =
       pipeline::verify_vm(*session, context.global.state_dir, options.vm, log);
-  context.debug("SSH commands: " + std::to_string(session->command_count()) +
-                ", Lume requests: " + std::to_string(lume_client.request_count()));
+  context.debug_counts(session->command_count());
   if (context.json()) {
     context.print_json(verify_json(options.vm, found, log));
   } else {

@@ -26,50 +26,9 @@ provenance::HardwareInfo hardware_of(const lume::VmDetails& details) {
   return hw;
 }
 
-/// The transfer of a pull: the registry image into VM `vm` through Lume.
-transfer::ImagePullRequest image_pull_request(const PullOptions& options,
-                                              const PullServices& services) {
-  return {
-      options.reference, options.vm, options.pull_timeout, services.progress, options.trusted_keys};
-}
-
-} // namespace
-
-transfer::ImagePullPlan plan_pull(const PullOptions& options, PullServices& services) {
-  return transfer::plan_image_pull(
-             services.lume, services.registry, image_pull_request(options, services))
-      .value_or_throw();
-}
-
-PullOutcome pull_vm(const PullOptions& options, PullServices& services) {
-  transfer::PulledImage image =
-      transfer::pull_image(services.lume, services.registry, image_pull_request(options, services))
-          .value_or_throw();
-
-  provenance::Provenance pulled;
-  pulled.vm = options.vm;
-  pulled.lume_url = options.lume_url;
-  pulled.image = provenance::ImageInfo{
-      image.reference, image.digest.str(), image.lume_manifest_digest, std::nullopt};
-  if (image.signature) {
-    pulled.image->signed_by = image.signature->key_fingerprint;
-  }
-  const lume::VmState state = services.lume.get(lume::VmRef{options.vm}).value_or_throw();
-  if (const auto* details = std::get_if<lume::VmDetails>(&state)) {
-    pulled.hardware = hardware_of(*details);
-  }
-  auto existing = provenance::read_provenance(options.state_dir, options.vm);
-  const auto record = provenance::record_after_pull(
-      existing.ok() ? std::optional<provenance::Provenance>(existing.value()) : std::nullopt,
-      pulled,
-      provenance::rfc3339_now());
-  if (record) {
-    provenance::write_provenance(options.state_dir, *record).value_or_throw();
-  }
-  std::string path = provenance::provenance_path(options.state_dir, options.vm).value_or_throw();
-  return {image, pulled, path};
-}
-
+/// Reads the guest's provenance.json (DESIGN §5) and checks the guest against it the way
+/// `status` checks a guest against the host record. Fails (verification) when the guest holds no
+/// readable record: then the image was not baked by lume-unlock, or the record was removed.
 Result<BakedGuestCheck> check_baked_guest(guest::GuestSession& session) {
   LUME_UNLOCK_TRY_ASSIGN(auto home, session.run("printf '%s' \"$HOME\""));
   const std::string path = guest::support_dir_of_home(home.stdout_text) + "/provenance.json";
@@ -93,36 +52,117 @@ Result<BakedGuestCheck> check_baked_guest(guest::GuestSession& session) {
   return BakedGuestCheck{record.value(), path, report};
 }
 
-Result<provenance::Provenance> adopt_baked_guest(guest::GuestSession& session,
-                                                 const BakedGuestCheck& check,
-                                                 const provenance::Provenance& pulled,
-                                                 const std::string& state_dir,
-                                                 const std::string& now) {
-  const provenance::Provenance adopted = provenance::adopt_baked_record(check.record, pulled, now);
+/// Makes a verified guest this VM's own: the baked record adopted with what the pull
+/// established, written to the guest (when it differs from the baked one) and then to the host
+/// state, so that status, verify, allow and remove work on the pulled VM as on a created one.
+Status adopt_baked_guest(guest::GuestSession& session,
+                         const BakedGuestCheck& check,
+                         const provenance::Provenance& pulled,
+                         const std::string& state_dir) {
+  const provenance::Provenance adopted =
+      provenance::adopt_baked_record(check.record, pulled, provenance::rfc3339_now());
   if (!provenance::same_provenance(adopted, check.record)) {
     LUME_UNLOCK_TRY(
         session.upload(provenance::to_json(adopted).dump(2) + "\n", check.record_path, 0644));
   }
-  LUME_UNLOCK_TRY(provenance::write_provenance(state_dir, adopted));
-  return adopted;
+  return provenance::write_provenance(state_dir, adopted);
 }
 
-BakedGuestCheck verify_pulled_vm(const PullOptions& options,
-                                 PullServices& services,
-                                 const provenance::Provenance& pulled) {
-  const lume::VmTransition booted =
-      lume::boot_vm(services.lume, options.vm, options.boot_timeout, services.progress)
-          .value_or_throw();
-  if (services.debug) {
-    services.debug("boot: " + booted.summary);
+} // namespace
+
+PullPipeline::PullPipeline(PullOptions options, PullServices services)
+    : m_options(std::move(options)), m_services(std::move(services)) {}
+
+PullPipeline::~PullPipeline() = default;
+
+Plan PullPipeline::plan(bool observe) {
+  const std::string& vm = m_options.vm.str();
+  const transfer::ImagePullRequest request{m_options.reference,
+                                           m_options.vm,
+                                           m_options.pull_timeout,
+                                           m_services.progress,
+                                           m_options.trusted_keys};
+  Plan plan("pull");
+  Step image = Step::unobserved("image",
+                                "pull " + m_options.reference.str() + " into VM '" + vm +
+                                    "' through Lume, check its .manifest-digest and record the "
+                                    "provenance",
+                                [this, request] { return step_image(request); });
+  if (observe) {
+    const transfer::ImagePullPlan& seen = m_outcome.observed.emplace(
+        transfer::plan_image_pull(m_services.lume, m_services.registry, request).value_or_throw());
+    image.description = "pull " + seen.reference + " (" + seen.digest.str() + ") into VM '" + vm +
+                        "' through Lume and check its .manifest-digest";
+    image.in_place = seen.in_place;
+    image.observed = seen.in_place   ? "VM '" + vm + "' already holds " + seen.digest.str()
+                     : seen.conflict ? "would refuse: " + seen.conflict->why()
+                                     : "VM '" + vm + "' does not exist";
+    if (seen.signature) {
+      image.observed += "; " + verified_line(seen.digest, *seen.signature);
+    }
   }
-  auto session = apply::connect_when_ready(services.connect, options.ssh_wait);
-  BakedGuestCheck check = check_baked_guest(*session).value_or_throw();
+  plan.add(std::move(image));
+  if (m_options.verify) {
+    plan.add(Step::unobserved("boot", "boot VM '" + vm + "' and wait for SSH", [this] {
+      return step_result(
+          lume::boot_vm(m_services.lume, m_options.vm, m_options.boot_timeout, m_services.progress)
+              .value_or_throw());
+    }));
+    plan.add(Step::unobserved(
+        "verify", "check the guest against the record baked into the image and adopt it", [this] {
+          return step_verify();
+        }));
+  }
+  return plan;
+}
+
+StepResult PullPipeline::step_image(const transfer::ImagePullRequest& request) {
+  const transfer::PulledImage& image = m_outcome.image.emplace(
+      transfer::pull_image(m_services.lume, m_services.registry, request).value_or_throw());
+  provenance::Provenance& pulled = m_outcome.pulled;
+  pulled.vm = m_options.vm;
+  pulled.lume_url = m_options.lume_url;
+  pulled.image = provenance::ImageInfo{
+      image.reference, image.digest.str(), image.lume_manifest_digest, std::nullopt};
+  if (image.signature) {
+    pulled.image->signed_by = image.signature->key_fingerprint;
+  }
+  const lume::VmState state = m_services.lume.get(lume::VmRef{m_options.vm}).value_or_throw();
+  if (const auto* details = std::get_if<lume::VmDetails>(&state)) {
+    pulled.hardware = hardware_of(*details);
+  }
+  auto existing = provenance::read_provenance(m_options.state_dir, m_options.vm);
+  const auto record = provenance::record_after_pull(
+      existing.ok() ? std::optional<provenance::Provenance>(existing.value()) : std::nullopt,
+      pulled,
+      provenance::rfc3339_now());
+  if (record) {
+    provenance::write_provenance(m_options.state_dir, *record).value_or_throw();
+  }
+  m_outcome.record_path =
+      provenance::provenance_path(m_options.state_dir, m_options.vm).value_or_throw();
+  return {image.changed,
+          image.changed ? "pulled " + image.reference + " (" + image.digest.str() + ")"
+                        : "already holds " + image.digest.str()};
+}
+
+StepResult PullPipeline::step_verify() {
+  m_session = apply::connect_when_ready(m_services.connect, m_options.ssh_wait);
+  const BakedGuestCheck& check =
+      m_outcome.check.emplace(check_baked_guest(*m_session).value_or_throw());
   if (check.verified()) {
-    adopt_baked_guest(*session, check, pulled, options.state_dir, provenance::rfc3339_now())
-        .value_or_throw();
+    adopt_baked_guest(*m_session, check, m_outcome.pulled, m_options.state_dir).value_or_throw();
   }
-  return check;
+  const std::size_t items = check.report.items.size();
+  return {check.verified(),
+          check.verified() ? std::to_string(items) + " items of the baked record match; adopted"
+                           : std::to_string(check.report.drifted().size()) + " of " +
+                                 std::to_string(items) + " items differ from the baked record"};
+}
+
+std::string verified_line(const oci::Digest& digest, const signing::VerifiedSignature& signature) {
+  return "signature verified: " + digest.str() + " signed by " + signature.key_fingerprint + " (" +
+         signature.key_source + ")";
 }
 
 } // namespace lume_unlock::pipeline

@@ -6,15 +6,17 @@
 #include "lume/vm_name.hpp"
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"
+#include "pipeline/plan.hpp"
 #include "pipeline/status.hpp"
 #include "provenance/provenance.hpp"
 #include "signing/signing.hpp"
 #include "transfer/image_pull.hpp"
 #include "util/progress.hpp"
-#include "util/result.hpp"
 
 #include <chrono>
-#include <functional>
+#include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,41 +29,22 @@ struct PullOptions {
   std::string lume_url;     ///< recorded in the provenance
   std::string state_dir;    ///< the host record lives in <state_dir>/vms/<vm>/
   std::chrono::milliseconds pull_timeout{std::chrono::hours(6)};
-  /// --verify: how long the VM may take to boot with SSH open, and how long a refused or dropped
-  /// first SSH login is retried.
+  /// --verify: boot the pulled VM and check its guest against the record baked into it; how long
+  /// the VM may take to boot with SSH open, and how long a refused first SSH login is retried.
+  bool verify = false;
   std::chrono::milliseconds boot_timeout{std::chrono::minutes(10)};
   std::chrono::milliseconds ssh_wait{std::chrono::seconds(60)};
   /// --recipe's trust: keys: the digest must carry a signature by one of them before Lume pulls.
   std::vector<signing::TrustedKey> trusted_keys;
 };
 
-/// The collaborators a pull runs with (all outlive the calls).
+/// The collaborators a pull runs with (all outlive the pipeline).
 struct PullServices {
   lume::LumeApi& lume;
   oci::RegistryClient& registry;
   apply::GuestConnector connect; ///< --verify only
   util::ProgressCallback progress;
-  std::function<void(const std::string&)> debug; ///< lines for --verbose
 };
-
-/// `pull --dry-run`: what pull_vm would do, observed without changing anything (the reference
-/// resolved, whether the VM exists and holds that digest, a name conflict).
-/// Throws Error (registry) when the reference does not resolve.
-transfer::ImagePullPlan plan_pull(const PullOptions& options, PullServices& services);
-
-/// What a pull did: the image now in the VM, what the pull established about the VM (name, Lume
-/// URL, image, hardware: the sections a pull replaces in a record) and where the host record is.
-struct PullOutcome {
-  transfer::PulledImage image;
-  provenance::Provenance pulled;
-  std::string record_path;
-};
-
-/// Pulls the image (transfer::pull_image: resolve, pull through Lume, compare Lume's
-/// .manifest-digest), reads the VM's hardware from Lume and records the provenance on the host
-/// (provenance::record_after_pull: the rest of an existing record is kept; an unchanged record
-/// is not rewritten). Throws Error (the failing step's category).
-PullOutcome pull_vm(const PullOptions& options, PullServices& services);
 
 /// A guest that came out of a baked image, checked against the record the bake left inside it.
 struct BakedGuestCheck {
@@ -71,28 +54,48 @@ struct BakedGuestCheck {
   bool verified() const { return !report.drift(); }
 };
 
-/// Reads the guest's provenance.json (DESIGN §5) and checks the guest against it the way
-/// `status` checks a guest against the host record: every shim file's SHA-256, enablement.json
-/// and the guard file, every agent's plist and whether it is loaded, no stray agents. Read-only.
-/// Fails (verification) when the guest holds no readable record: then the image was not baked
-/// by lume-unlock, or the record was removed.
-Result<BakedGuestCheck> check_baked_guest(guest::GuestSession& session);
+/// What a pull found (dry run) and did.
+struct PullOutcome {
+  std::optional<transfer::ImagePullPlan> observed; ///< plan(true): what the image step would do
+  std::optional<transfer::PulledImage> image;      ///< the image now in the VM
+  /// What the pull established about the VM (name, Lume URL, image, hardware: the sections a
+  /// pull replaces in a record) and where the host record is.
+  provenance::Provenance pulled;
+  std::string record_path;
+  std::optional<BakedGuestCheck> check; ///< --verify
+};
 
-/// Makes a verified guest this VM's own: provenance::adopt_baked_record of the baked record and
-/// `pulled`, written to the guest (when it differs from the baked one) and then to the host
-/// state, so that status, verify, allow and remove work on the pulled VM as on a created one.
-/// Returns the record written.
-Result<provenance::Provenance> adopt_baked_guest(guest::GuestSession& session,
-                                                 const BakedGuestCheck& check,
-                                                 const provenance::Provenance& pulled,
-                                                 const std::string& state_dir,
-                                                 const std::string& now);
+/// `pull`: the steps `image` (transfer::pull_image: resolve, pull through Lume, compare Lume's
+/// .manifest-digest; then the VM's hardware from Lume and the host record,
+/// provenance::record_after_pull, not rewritten when unchanged) and, with --verify, `boot` and
+/// `verify`: the guest checked against the provenance.json the bake left in it the way `status`
+/// checks a guest (shim files, enablement.json, the guard file, agents, no strays) and, when it
+/// matches, that record adopted (provenance::adopt_baked_record) in the guest and on the host.
+/// A guest that differs is not an error: outcome().check says so and nothing is adopted.
+class PullPipeline {
+public:
+  PullPipeline(PullOptions options, PullServices services);
+  ~PullPipeline();
 
-/// `pull --verify`: boots the pulled VM (lume::boot_vm), connects (retrying for ssh_wait),
-/// checks the guest against its baked record, and adopts that record when the guest matches it.
-/// Returns the check (not verified: differences, nothing adopted). Throws Error.
-BakedGuestCheck verify_pulled_vm(const PullOptions& options,
-                                 PullServices& services,
-                                 const provenance::Provenance& pulled);
+  /// With `observe` (--dry-run) the reference is resolved and the VM looked at
+  /// (transfer::plan_image_pull: exists, holds the digest, a name conflict) so the image step is
+  /// marked in place or not; throws Error (registry, trust) when the reference does not resolve
+  /// or is not signed. Without, the image step checks for itself.
+  Plan plan(bool observe);
+  const PullOutcome& outcome() const { return m_outcome; }
+  std::uint64_t ssh_commands() const { return m_session ? m_session->command_count() : 0; }
+
+private:
+  StepResult step_image(const transfer::ImagePullRequest& request);
+  StepResult step_verify();
+
+  PullOptions m_options;
+  PullServices m_services;
+  std::unique_ptr<guest::GuestSession> m_session;
+  PullOutcome m_outcome;
+};
+
+/// Which key vouched for the digest, the same line for a dry run and a pull.
+std::string verified_line(const oci::Digest& digest, const signing::VerifiedSignature& signature);
 
 } // namespace lume_unlock::pipeline

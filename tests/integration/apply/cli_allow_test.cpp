@@ -131,10 +131,28 @@ TEST_F(CliAllow, DryRunPrintsThePlanAndChangesNothing) {
   EXPECT_EQ(r.out,
             "checked: program '/bin/sleep': injectable (the program is an ELF file; the "
             "linux-x86_64 shim is preloaded into whatever it runs)\n"
-            "would add agent 'sleeper' (dev.lume-unlock.sleeper)\nwould write " +
+            "allow add 'sleeper' in VM 'vm1' would run (dry run, nothing changed):\n"
+            "  [to do]    add: agent 'sleeper' (dev.lume-unlock.sleeper)\n"
+            "  [to do]    write: " +
                 facts.home + "/Library/LaunchAgents/dev.lume-unlock.sleeper.plist\n" +
-                "would write " + support + "/enabled-executables\nwould write " + support +
-                "/enablement.json\n");
+                "  [to do]    write: " + support +
+                "/enabled-executables\n  [to do]    write: " + support + "/enablement.json\n");
+  // With --json the same shape as every plan's dry run, beside the program checks.
+  auto planned = run(
+      {"allow", "add", "vm1", "sleeper", "--program", "/bin/sleep", "--dry-run"}, {}, {"--json"});
+  ASSERT_EQ(planned.exit_code, 0) << planned.err;
+  const auto plan = nlohmann::json::parse(planned.out);
+  EXPECT_EQ(plan["plan"], "allow add");
+  EXPECT_EQ(plan["dry_run"], true);
+  EXPECT_EQ(plan["no_op"], false);
+  EXPECT_EQ(plan["vm"], "vm1");
+  ASSERT_EQ(plan["steps"].size(), 4u) << plan;
+  EXPECT_EQ(plan["steps"][0],
+            nlohmann::json({{"id", "add"},
+                            {"description", "agent 'sleeper' (dev.lume-unlock.sleeper)"},
+                            {"in_place", false},
+                            {"observed", ""}}));
+  EXPECT_EQ(plan["programs"][0]["verdict"], "injectable");
   EXPECT_FALSE(fs::exists(support + "/enablement.json"));
   EXPECT_FALSE(fs::exists(facts.home + "/Library/LaunchAgents/dev.lume-unlock.sleeper.plist"));
   auto ghost = run({"allow", "add", "vm1", "ghost", "--program", "/opt/ghost", "--dry-run"});
@@ -305,9 +323,9 @@ TEST_F(CliAllow, StatusDriftsWhenALinkNowPointsElsewhereAndAllowAgainFixesIt) {
   EXPECT_EQ(fixed.exit_code, 0) << fixed.out << fixed.err;
 }
 
-/// N from the last "remote commands run: N" line of a --verbose run's stderr, or -1.
+/// N from the last "SSH commands: N, Lume requests: M" line of a --verbose run's stderr, or -1.
 long remote_commands(const std::string& err) {
-  const std::string key = "remote commands run: ";
+  const std::string key = "debug: SSH commands: ";
   const auto at = err.rfind(key);
   return at == std::string::npos ? -1 : std::stol(err.substr(at + key.size()));
 }

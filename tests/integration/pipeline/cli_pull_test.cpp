@@ -212,7 +212,7 @@ TEST_F(CliPull, TagMovedDuringThePullIsExit4AndLeavesTheVm) {
   const std::string after = moved.value().digest.str();
   ASSERT_EQ(skopeo_digest(m_ref), after);
   EXPECT_EQ(result.exit_code, 4) << result.err;
-  EXPECT_NE(result.err.find("lume-unlock: error: pull of '" + m_ref +
+  EXPECT_NE(result.err.find("lume-unlock: error: pull step 'image': pull of '" + m_ref +
                             "' into VM 'demo': tag moved during pull: resolved " + before +
                             " but Lume pulled " + after + "\n"),
             std::string::npos)
@@ -316,27 +316,35 @@ TEST_F(CliPull, DryRunResolvesAndReportsButChangesNothing) {
   start_sim();
   auto fresh = cli({"pull", "--dry-run", m_ref, "demo"});
   ASSERT_EQ(fresh.exit_code, 0) << fresh.err;
+  const std::string digest = m_image.digest.str();
+  const std::string step = "pull " + m_ref + " (" + digest +
+                           ") into VM 'demo' through Lume and check its .manifest-digest";
   EXPECT_EQ(fresh.out,
-            "resolved " + m_ref + " to " + m_image.digest.str() +
-                "\nVM 'demo' does not exist: would ask Lume to pull " + m_ref +
-                " into it and check its .manifest-digest\n");
+            "pull of '" + m_ref + "' into VM 'demo' would run (dry run, nothing changed):\n" +
+                "  [to do]    image: " + step + " (VM 'demo' does not exist)\n");
   EXPECT_EQ(pull_requests(), 0u);
   EXPECT_FALSE(fs::exists(m_sim->home() + "/demo"));
   EXPECT_FALSE(fs::exists(m_state / "vms"));
 
   ASSERT_EQ(cli({"pull", m_ref, "demo"}).exit_code, 0);
+  // The same shape as every other plan's dry run, with what was resolved and found beside it.
   auto again = cli({"--json", "pull", "--dry-run", m_ref, "demo"});
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(json::parse(again.out),
-            json({{"dry_run", true},
+            json({{"plan", "pull"},
+                  {"steps",
+                   json::array({{{"id", "image"},
+                                 {"description", step},
+                                 {"in_place", true},
+                                 {"observed", "VM 'demo' already holds " + digest}}})},
+                  {"no_op", true},
+                  {"dry_run", true},
                   {"reference", m_ref},
                   {"pull", m_ref},
-                  {"digest", m_image.digest.str()},
+                  {"digest", digest},
                   {"vm", "demo"},
                   {"vm_exists", true},
-                  {"vm_manifest_digest", m_image.digest.str()},
-                  {"action", "none"},
-                  {"no_op", true}}));
+                  {"vm_manifest_digest", digest}}));
   EXPECT_EQ(pull_requests(), 1u);
 }
 

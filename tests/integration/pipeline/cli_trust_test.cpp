@@ -145,7 +145,8 @@ TEST_F(CliTrust, ADryRunVerifiesTheSignatureAndShowsTheKeyThatVouched) {
   ASSERT_EQ(json.exit_code, 0) << json.err;
   const auto doc = nlohmann::json::parse(json.out);
   EXPECT_EQ(doc["signature"]["key"], fingerprint("release")) << doc;
-  EXPECT_EQ(doc["action"], "pull") << doc;
+  EXPECT_EQ(doc["steps"][0]["in_place"], false) << doc; // to do: Lume pulls it
+  EXPECT_FALSE(doc.contains("conflict")) << doc;
   EXPECT_FALSE(lume_was_asked_to_pull());
   EXPECT_FALSE(provenance::read_provenance(m_state.path(), "demo").ok());
 }
@@ -158,7 +159,19 @@ TEST_F(CliTrust, ADryRunRefusesAnUnsignedImageWithThePullsOwnMessage) {
   EXPECT_EQ(dry.out, "");
   auto real = pull(recipe);
   EXPECT_EQ(real.exit_code, 6) << real.err;
-  EXPECT_EQ(dry.err, real.err);
+  // The real pull says the same as its image step (after that step's progress line), with the
+  // command that resumes it.
+  const std::string prefix = "lume-unlock: error: ";
+  const auto hint_at = dry.err.find("\nhint: ");
+  ASSERT_EQ(dry.err.rfind(prefix, 0), 0u) << dry.err;
+  ASSERT_NE(hint_at, std::string::npos) << dry.err;
+  ASSERT_NE(real.err.find(prefix), std::string::npos) << real.err;
+  EXPECT_EQ(real.err.substr(real.err.find(prefix)),
+            prefix +
+                "pull step 'image': " + dry.err.substr(prefix.size(), hint_at - prefix.size()) +
+                dry.err.substr(hint_at, dry.err.size() - hint_at - 1) +
+                "; then re-run 'lume-unlock pull " + m_tagged + " demo --recipe " + recipe +
+                "' to resume from this step\n");
   EXPECT_FALSE(lume_was_asked_to_pull());
 }
 

@@ -1,4 +1,4 @@
-#include "cli/connection_flags.hpp"
+#include "cli/flags.hpp"
 #include "guest/ssh_session.hpp"
 
 #include <CLI/CLI.hpp>

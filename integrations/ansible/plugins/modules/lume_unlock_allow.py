@@ -182,7 +182,8 @@ def main():
     changes, added, removed = [], [], []
 
     def record(doc, into, entry):
-        if doc.get("changed"):
+        # A run says "changed"; a dry run (check mode) is a plan that is not a no-op.
+        if doc.get("changed") or doc.get("no_op") is False:
             into.append(entry)
             changes.extend(doc.get("changes", []))
 

@@ -154,17 +154,14 @@ def fail_drift(lu, run, vm, report, what):
                         lume_unlock=lu.runs)
 
 
-def dry_run(lu, command, no_op_of):
+def dry_run(lu, command):
     doc = lu.must(lu.run(command + ["--dry-run"]))
-    if doc.get("action") == "refuse":
+    if doc.get("conflict"):
         # The real run would fail on it: so does check mode.
-        lu.module.fail_json(msg=doc.get("conflict", "lume-unlock would refuse"),
-                            plan=doc,
-                            lume_unlock=lu.runs)
-    text = plan_text(doc) or "%s\n" % doc.get("action", "")
-    lu.module.exit_json(changed=not no_op_of(doc),
+        lu.module.fail_json(msg=doc["conflict"], plan=doc, lume_unlock=lu.runs)
+    lu.module.exit_json(changed=not doc.get("no_op", False),
                         plan=doc,
-                        diff={"prepared": text},
+                        diff={"prepared": plan_text(doc)},
                         lume_unlock=lu.runs)
 
 
@@ -175,7 +172,7 @@ def present_from_reference(lu, p):
                             % p["reference"])
     command = ["pull", p["reference"], p["name"]]
     if lu.module.check_mode:
-        dry_run(lu, command, lambda doc: doc.get("action") == "none")
+        dry_run(lu, command)
     command.append("--verify")
     if p["boot_timeout"] is not None:
         command += ["--boot-timeout", str(p["boot_timeout"])]
@@ -198,7 +195,7 @@ def present_from_recipe(lu, p):
     if p["exclusive"]:
         command.append("--exclusive")
     if lu.module.check_mode:
-        dry_run(lu, command, lambda doc: doc.get("no_op", False))
+        dry_run(lu, command)
     if p["ssh_wait"] is not None:
         command += ["--ssh-wait", str(p["ssh_wait"])]
     doc = lu.must(lu.run(command))
@@ -210,7 +207,7 @@ def absent(lu, p):
     if p["delete_vm"]:
         command.append("--delete-vm")
     if lu.module.check_mode:
-        dry_run(lu, command, lambda doc: doc.get("no_op", False))
+        dry_run(lu, command)
     doc = lu.must(lu.run(command))
     lu.module.exit_json(changed=doc.get("changed", 0) > 0, result=doc, lume_unlock=lu.runs)
 

@@ -1,5 +1,5 @@
-#include "cli/bundle_location.hpp"
 #include "support/temp_dir.hpp"
+#include "transfer/bundle_location.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-namespace lume_unlock::cli {
+namespace lume_unlock::transfer {
 namespace {
 
 TEST(BundleLocation, TellsRegistryReferencesFromPaths) {
@@ -109,4 +109,4 @@ TEST(BundleLocation, AMissingPathSaysHowToBuildOrNameABundle) {
 }
 
 } // namespace
-} // namespace lume_unlock::cli
+} // namespace lume_unlock::transfer

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "guest/ssh_session.hpp"
 #include "oci/registry_client.hpp"
 #include "recipe/recipe.hpp"
 #include "util/http_client.hpp"
@@ -9,7 +10,13 @@
 #include <string>
 #include <vector>
 
+// The flags several commands share: the guest connection and the registries.
 namespace lume_unlock::cli {
+
+/// Adds the guest connection flags of DESIGN §9 to `command`, bound to `options`: --ssh-user,
+/// --ssh-port (1-65535), --ssh-password-env and --ssh-accept-new-host-key, in the help group
+/// "Guest connection".
+void add_connection_options(CLI::App& command, guest::ConnectionOptions& options);
 
 /// The registry flags shared by every command that talks to a registry.
 struct RegistryFlags {

@@ -1,4 +1,4 @@
-#include "bundle_location.hpp"
+#include "transfer/bundle_location.hpp"
 
 #include "transfer/bundle_fetch.hpp"
 #include "util/child_process.hpp"
@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-namespace lume_unlock::cli {
+namespace lume_unlock::transfer {
 
 namespace {
 
@@ -124,4 +124,4 @@ Result<LocatedBundle> load_located_bundle(const BundleLocation& location,
   return LocatedBundle{std::move(loaded), std::nullopt, std::nullopt};
 }
 
-} // namespace lume_unlock::cli
+} // namespace lume_unlock::transfer

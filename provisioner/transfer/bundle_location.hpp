@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-namespace lume_unlock::cli {
+namespace lume_unlock::transfer {
 
 /// Which shim bundle a command uses, and why that one.
 struct BundleLocation {
@@ -56,4 +56,4 @@ load_located_bundle(const BundleLocation& location,
                     oci::RegistryClient& registry,
                     const std::vector<signing::TrustedKey>& trusted_keys = {});
 
-} // namespace lume_unlock::cli
+} // namespace lume_unlock::transfer

@@ -1,0 +1,42 @@
+#pragma once
+
+// The one way a command runs a pipeline::Plan (create, bake, remove, pull, allow): its dry run,
+// its apply with the resume hint, and the counts of what it cost.
+
+#include "cli/context.hpp"
+#include "pipeline/plan.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace lume_unlock::cli {
+
+/// --dry-run: with --json {"plan", "steps", "no_op", "vm", "dry_run": true} and `extra`'s keys;
+/// else "<title> would run (dry run, nothing changed<aside>):" and one line per step.
+void print_dry_run(const Context& context,
+                   const pipeline::Plan& plan,
+                   const std::string& vm,
+                   const std::string& title,
+                   const nlohmann::json& extra = nlohmann::json::object(),
+                   const std::string& aside = "");
+
+/// Applies `plan` (progress on the renderer's callback); a failed step's error names `resume`,
+/// the command that runs the same plan again. The counts go to --verbose either way, with
+/// `ssh_commands()` asked after the run.
+std::vector<pipeline::StepReport> apply_plan(const Context& context,
+                                             pipeline::Plan& plan,
+                                             const util::ProgressCallback& progress,
+                                             const std::string& resume,
+                                             const std::function<std::uint64_t()>& ssh_commands);
+
+/// " FLAG VALUE" for the resume command, or nothing when `value` is empty.
+std::string resume_flag(const std::string& flag, const std::string& value);
+
+/// `doc` (an outcome's JSON) with the step reports: "steps" and "changed" (how many changed).
+nlohmann::json with_reports(nlohmann::json doc, const std::vector<pipeline::StepReport>& reports);
+
+} // namespace lume_unlock::cli
