@@ -1,15 +1,10 @@
 #include "recipe.hpp"
 
-#include "bench_section.hpp"
 #include "enablement/enablement_yaml.hpp"
-#include "install_section.hpp"
-#include "recipe_parser.hpp"
 #include "recipe_sections.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
 #include "util/size.hpp"
-
-#include <yaml-cpp/yaml.h>
 
 #include <filesystem>
 #include <string_view>
@@ -42,25 +37,12 @@ Result<std::uint64_t> parse_vm_size(std::string_view text, std::uint64_t ceiling
 }
 
 Result<Recipe> parse_recipe(std::string_view text, const std::string& source_name) {
-  Parser p(source_name);
-  Recipe recipe;
-  recipe.sha256 = util::sha256_hex(text);
-  try {
-    YAML::Node root;
-    try {
-      root = YAML::Load(std::string(text));
-    } catch (const YAML::ParserException& e) {
-      return Error(ErrorCategory::usage,
-                   source_name + ":" + std::to_string(e.mark.line + 1) + ":" +
-                       std::to_string(e.mark.column + 1),
-                   "invalid YAML: " + e.msg);
-    }
-    if (!root || root.IsNull()) {
-      return Error(ErrorCategory::usage,
-                   source_name,
-                   "the recipe is empty",
-                   "see image-recipes/README.md for the fields");
-    }
+  const YamlReader p(source_name);
+  return p.run([&] {
+    Recipe recipe;
+    recipe.sha256 = util::sha256_hex(text);
+    const YAML::Node root =
+        p.document(text, "the recipe", "see image-recipes/README.md for the fields");
     const auto section = [&](auto parse_section) {
       return [&, parse_section](const YAML::Node& n, const std::string& f) {
         parse_section(p, n, f, recipe);
@@ -83,29 +65,18 @@ Result<Recipe> parse_recipe(std::string_view text, const std::string& source_nam
                   {"install", section(parse_install_section)},
                   {"enablement",
                    [&](const YAML::Node& n, const std::string& f) {
-                     if (!n.IsSequence()) {
-                       p.fail(n, f, "must be a list of entries");
-                     }
-                     auto list = enablement::enablement_from_yaml(n, source_name);
-                     if (!list) {
-                       throw RecipeError{list.error()};
-                     }
-                     recipe.enablement = std::move(list.value());
+                     recipe.enablement = enablement::read_enablement(p, n, f);
                    }},
               });
     check_bench_entry(p, recipe, bench_nodes);
     if (!recipe.source.image && !recipe.source.ipsw) {
-      return Error(ErrorCategory::usage,
-                   source_name + ": source",
-                   "is required",
-                   "add 'source: {image: ghcr.io/trycua/macos-tahoe-cua:latest}'");
+      throw util::YamlError{Error(ErrorCategory::usage,
+                                  source_name + ": source",
+                                  "is required",
+                                  "add 'source: {image: ghcr.io/trycua/macos-tahoe-cua:latest}'")};
     }
-  } catch (const RecipeError& e) {
-    return e.error;
-  } catch (const YAML::Exception& e) {
-    return Error(ErrorCategory::usage, source_name, std::string("invalid recipe: ") + e.what());
-  }
-  return recipe;
+    return recipe;
+  });
 }
 
 Result<Recipe> load_recipe(const std::string& path) {
