@@ -1,7 +1,7 @@
 #include "apply/agent_proof.hpp"
 
 #include "enablement/guest_layout.hpp"
-#include "enablement/launchctl.hpp"
+#include "enablement/launch_agent.hpp"
 #include "guest/guest_records.hpp"
 #include "guest/shell_quote.hpp"
 

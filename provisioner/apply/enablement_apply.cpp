@@ -2,7 +2,6 @@
 
 #include "apply/program_check.hpp"
 #include "apply/program_paths.hpp"
-#include "enablement/launchctl.hpp"
 #include "guest/payload.hpp"
 #include "guest/shell_quote.hpp"
 #include "util/text_check.hpp"

@@ -1,8 +1,8 @@
 #include "enablement_plan.hpp"
 
 #include "enablement/enablement_json.hpp"
-#include "enablement/guard_file.hpp"
 #include "util/sha256.hpp"
+#include "util/text.hpp"
 #include "util/text_check.hpp"
 
 #include <algorithm>
@@ -14,17 +14,13 @@ namespace lume_unlock::enablement {
 
 namespace {
 
-std::string base_name(const std::string& path) {
-  return path.substr(path.find_last_of('/') + 1);
-}
-
 FileWrite make_write(const std::string& path,
                      const std::string& staging_dir,
                      std::string content,
                      std::optional<std::string> previous) {
   FileWrite write;
   write.path = path;
-  write.staged_path = staging_dir + "/" + base_name(path);
+  write.staged_path = staging_dir + "/" + util::base_name(path);
   write.sha256 = util::sha256_hex(content);
   write.content = std::move(content);
   write.previous = std::move(previous);
@@ -191,7 +187,7 @@ void plan_removed_agents(const EnablementList& desired,
   if (observed.loaded_labels) {
     const std::string prefix = agent_label("");
     for (const std::string& label : *observed.loaded_labels) {
-      const std::string name = label.rfind(prefix, 0) == 0 ? label.substr(prefix.size()) : "";
+      const std::string name = util::starts_with(label, prefix) ? label.substr(prefix.size()) : "";
       const EnablementEntry* entry = desired.find(name);
       if (name.empty() || agents.count(name) != 0 || (entry != nullptr && entry->agent) ||
           observed.agent_plists.count(agent_plist_file_name(name)) != 0) {
@@ -264,39 +260,20 @@ bool operator==(const Command& a, const Command& b) {
 }
 
 const char* agent_change_name(AgentChange change) {
-  switch (change) {
-  case AgentChange::added:
-    return "add";
-  case AgentChange::changed:
-    return "change";
-  case AgentChange::removed:
-    return "remove";
-  case AgentChange::not_loaded:
-    return "load";
-  }
-  return "?";
+  static const char* const names[] = {"add", "change", "remove", "load"};
+  return names[static_cast<int>(change)];
 }
 
 const char* step_kind_name(StepKind kind) {
-  switch (kind) {
-  case StepKind::make_directories:
-    return "make-directories";
-  case StepKind::stage_files:
-    return "stage-files";
-  case StepKind::lint_plists:
-    return "lint-plists";
-  case StepKind::bootout_agents:
-    return "bootout-agents";
-  case StepKind::install_files:
-    return "install-files";
-  case StepKind::bootstrap_agents:
-    return "bootstrap-agents";
-  case StepKind::clean_staging:
-    return "clean-staging";
-  case StepKind::restore_files:
-    return "restore-files";
-  }
-  return "?";
+  static const char* const names[] = {"make-directories",
+                                      "stage-files",
+                                      "lint-plists",
+                                      "bootout-agents",
+                                      "install-files",
+                                      "bootstrap-agents",
+                                      "clean-staging",
+                                      "restore-files"};
+  return names[static_cast<int>(kind)];
 }
 
 Result<EnablementPlan> plan_enablement(const EnablementList& desired,

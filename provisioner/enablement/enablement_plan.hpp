@@ -3,7 +3,6 @@
 #include "enablement/enablement_list.hpp"
 #include "enablement/guest_layout.hpp"
 #include "enablement/launch_agent.hpp"
-#include "enablement/launchctl.hpp"
 #include "util/result.hpp"
 
 #include <cstdint>

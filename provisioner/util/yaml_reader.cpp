@@ -62,19 +62,20 @@ void YamlReader::mapping(const YAML::Node& node,
   for (const auto& key : keys) {
     names.emplace_back(key.name);
   }
-  entries(node, field, [&](const YAML::Node& key_node, const std::string& name, const YAML::Node& v) {
-    const std::string child = field.empty() ? name : field + "." + name;
-    for (const auto& key : keys) {
-      if (name == key.name) {
-        return key.handle(v, child);
-      }
-    }
-    std::string hint = "known keys here: " + join(names, ", ");
-    if (auto match = closest_match(name, names)) {
-      hint = "did you mean '" + *match + "'? (" + hint + ")";
-    }
-    fail(key_node, child, "unknown key", hint);
-  });
+  entries(
+      node, field, [&](const YAML::Node& key_node, const std::string& name, const YAML::Node& v) {
+        const std::string child = field.empty() ? name : field + "." + name;
+        for (const auto& key : keys) {
+          if (name == key.name) {
+            return key.handle(v, child);
+          }
+        }
+        std::string hint = "known keys here: " + join(names, ", ");
+        if (auto match = closest_match(name, names)) {
+          hint = "did you mean '" + *match + "'? (" + hint + ")";
+        }
+        fail(key_node, child, "unknown key", hint);
+      });
 }
 
 void YamlReader::entries(

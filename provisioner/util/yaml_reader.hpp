@@ -39,7 +39,8 @@ public:
 
   /// The document in `text`. Fails "file:line:col: invalid YAML: …", or "file: <what> is empty"
   /// with `hint` for a document with nothing in it.
-  YAML::Node document(std::string_view text, const std::string& what, const std::string& hint) const;
+  YAML::Node
+  document(std::string_view text, const std::string& what, const std::string& hint) const;
 
   [[noreturn]] void fail(const YAML::Node& node,
                          const std::string& field,
@@ -69,11 +70,10 @@ public:
 
   /// Walks a mapping whose keys are the user's (`env:`): `each(key node, key, value)`, each key
   /// given once.
-  void entries(
-      const YAML::Node& node,
-      const std::string& field,
-      const std::function<void(const YAML::Node&, const std::string&, const YAML::Node&)>& each)
-      const;
+  void entries(const YAML::Node& node,
+               const std::string& field,
+               const std::function<void(const YAML::Node&, const std::string&, const YAML::Node&)>&
+                   each) const;
 
   /// Walks a sequence: `each(item, "field[i]")`.
   void sequence(const YAML::Node& node, const std::string& field, const Handler& each) const;
@@ -83,7 +83,8 @@ public:
   /// A scalar that is neither null nor empty.
   std::string string(const YAML::Node& node, const std::string& field) const;
   /// true or false (YAML 1.2's words, unquoted: "yes" and "on" are not booleans).
-  bool boolean(const YAML::Node& node, const std::string& field, const std::string& hint = {}) const;
+  bool
+  boolean(const YAML::Node& node, const std::string& field, const std::string& hint = {}) const;
   /// A whole number from `min` to `max` (decimal, or hex with 0x).
   long long
   integer(const YAML::Node& node, const std::string& field, long long min, long long max) const;

@@ -53,9 +53,8 @@ void read_sample(const YamlReader& r, const YAML::Node& root, Sample& out) {
 
 std::string sample_refusal(const std::string& text) {
   Sample ignored;
-  return refusal(text, [&](const YamlReader& r, const YAML::Node& root) {
-    read_sample(r, root, ignored);
-  });
+  return refusal(
+      text, [&](const YamlReader& r, const YAML::Node& root) { read_sample(r, root, ignored); });
 }
 
 TEST(YamlReader, ReadsTypedValues) {
@@ -109,7 +108,8 @@ TEST(YamlReader, ParsedValuesReportTheParsersErrorAtTheNode) {
   };
   double value = 0;
   const auto read = [&](const YamlReader& r, const YAML::Node& root) {
-    r.mapping(root, "", {{"x", [&](auto& v, auto& f) { value = r.parsed<double>(v, f, parse, "1.5"); }}});
+    r.mapping(
+        root, "", {{"x", [&](auto& v, auto& f) { value = r.parsed<double>(v, f, parse, "1.5"); }}});
   };
   EXPECT_EQ(refusal("x: 1.5\n", read), "");
   EXPECT_EQ(value, 1.5);
