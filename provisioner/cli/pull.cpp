@@ -11,7 +11,6 @@
 #include "oci/registry_client.hpp"
 #include "pipeline/pull.hpp"
 #include "recipe/recipe.hpp"
-#include "recipe/trust.hpp"
 #include "signing/signature_verifier.hpp"
 
 #include <chrono>

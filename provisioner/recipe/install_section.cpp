@@ -1,4 +1,3 @@
-#include "install_item.hpp"
 #include "recipe.hpp"
 #include "recipe_sections.hpp"
 #include "util/sha256.hpp"
@@ -278,6 +277,33 @@ void parse_install_section(const YamlReader& p,
     recipe.install.push_back(parse_install_item(p, n[i], f + "[" + std::to_string(i) + "]"));
   }
   check_install_dests(p, n, recipe.install);
+}
+
+std::optional<std::string> dest_problem(const std::string& path) {
+  if (path.empty() || path[0] != '/') {
+    return "is not an absolute path";
+  }
+  if (path == "/") {
+    return "is the root directory";
+  }
+  for (const char c : path) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '\\') {
+      return "holds a control character or a backslash";
+    }
+  }
+  if (path.back() == '/') {
+    return "ends with '/'";
+  }
+  std::size_t at = 1;
+  while (at <= path.size()) {
+    const std::size_t end = std::min(path.find('/', at), path.size());
+    const std::string part = path.substr(at, end - at);
+    if (part.empty() || part == "." || part == "..") {
+      return "is not a normal path (empty, '.' or '..' component)";
+    }
+    at = end + 1;
+  }
+  return std::nullopt;
 }
 
 } // namespace lume_unlock::recipe
