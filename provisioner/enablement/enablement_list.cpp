@@ -35,6 +35,12 @@ bool is_normalized_absolute(const std::string& path) {
   return true;
 }
 
+bool is_valid_name(const std::string& name) {
+  return !name.empty() && name.size() <= 63 && name[0] != '-' &&
+         name.find_first_not_of(std::string(k_lower) + std::string(k_digits) + "-") ==
+             std::string::npos;
+}
+
 Violation make(Field field, std::string reason, std::string hint = {}, std::string env_key = {}) {
   Violation v;
   v.field = field;
@@ -188,12 +194,6 @@ std::vector<std::string> EnablementList::names() const {
     result.push_back(entry.name);
   }
   return result;
-}
-
-bool is_valid_name(const std::string& name) {
-  return !name.empty() && name.size() <= 63 && name[0] != '-' &&
-         name.find_first_not_of(std::string(k_lower) + std::string(k_digits) + "-") ==
-             std::string::npos;
 }
 
 bool is_env_name(const std::string& name) {

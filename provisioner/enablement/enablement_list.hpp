@@ -133,8 +133,6 @@ Error violation_error(const std::string& label,
 Status validate(const EnablementEntry& entry);
 Status validate(const EnablementList& list);
 
-/// True when `name` is a valid entry name.
-bool is_valid_name(const std::string& name);
 /// True when `name` is an environment variable name: [A-Za-z_][A-Za-z0-9_]*.
 bool is_env_name(const std::string& name);
 

@@ -33,22 +33,19 @@ bool is_one_of(AgentChange change, std::initializer_list<AgentChange> changes) {
   return std::find(changes.begin(), changes.end(), change) != changes.end();
 }
 
-Step bootstrap_step(const EnablementPlan& plan, const AgentFilter& filter, bool may_fail) {
-  Step step{StepKind::bootstrap_agents, {}, {}};
+/// Bootstraps (may_fail as given) or boots out (may_fail: the loaded state may be unknown or stale,
+/// after a user's bootout or a crashed job) the agents `filter` picks.
+Step agents_step(const EnablementPlan& plan,
+                 StepKind kind,
+                 const AgentFilter& filter,
+                 bool may_fail) {
+  Step step{kind, {}, {}};
   for (const AgentAction& agent : plan.agents) {
     if (filter(agent)) {
-      step.commands.push_back({launchctl_bootstrap(plan.uid, agent.plist_path), may_fail});
-    }
-  }
-  return step;
-}
-
-Step bootout_step(const EnablementPlan& plan, const AgentFilter& filter) {
-  Step step{StepKind::bootout_agents, {}, {}};
-  for (const AgentAction& agent : plan.agents) {
-    if (filter(agent)) {
-      // Loaded state may be unknown or stale (a user's bootout, a crashed job): not loaded is fine.
-      step.commands.push_back({launchctl_bootout(plan.uid, agent.label), true});
+      step.commands.push_back({kind == StepKind::bootstrap_agents
+                                   ? launchctl_bootstrap(plan.uid, agent.plist_path)
+                                   : launchctl_bootout(plan.uid, agent.label),
+                               may_fail});
     }
   }
   return step;
@@ -121,7 +118,6 @@ Status plan_desired_agents(const EnablementList& desired,
                            EnablementPlan& plan,
                            AgentActions& agents,
                            std::set<std::string>& staged_plists) {
-  const auto is_loaded = [&](const std::string& label) { return loaded_in(observed, label); };
   LUME_UNLOCK_TRY_ASSIGN(auto rendered, render_agents(desired, layout, settings));
   for (RenderedAgent& agent : rendered) {
     const auto present = observed.agent_plists.find(agent_plist_file_name(agent.name));
@@ -130,7 +126,7 @@ Status plan_desired_agents(const EnablementList& desired,
     action.label = agent.label;
     action.plist_path = agent.plist_path;
     action.new_sha256 = agent.sha256;
-    action.was_loaded = is_loaded(action.label);
+    action.was_loaded = loaded_in(observed, action.label);
     if (present != observed.agent_plists.end() && present->second == agent.content) {
       if (!action.was_loaded) {
         action.change = AgentChange::not_loaded;
@@ -166,7 +162,6 @@ void plan_removed_agents(const EnablementList& desired,
                          const ObservedState& observed,
                          EnablementPlan& plan,
                          AgentActions& agents) {
-  const auto is_loaded = [&](const std::string& label) { return loaded_in(observed, label); };
   for (const auto& [file_name, content] : observed.agent_plists) {
     const std::string name = entry_name_from_plist_file_name(file_name);
     const EnablementEntry* entry = desired.find(name);
@@ -179,7 +174,7 @@ void plan_removed_agents(const EnablementList& desired,
     action.label = file_name.substr(0, file_name.size() - std::string(".plist").size());
     action.plist_path = layout.launch_agents_dir() + "/" + file_name;
     action.old_sha256 = util::sha256_hex(content);
-    action.was_loaded = is_loaded(action.label);
+    action.was_loaded = loaded_in(observed, action.label);
     agents[name] = action;
     plan.removals.push_back(FileRemoval{action.plist_path, content});
   }
@@ -227,7 +222,8 @@ void plan_steps(EnablementPlan& plan,
   if (!lint_paths.empty()) {
     plan.steps.push_back(Step{StepKind::lint_plists, {{plutil_lint(lint_paths), false}}, {}});
   }
-  push_if_nonempty(plan.steps, bootout_step(plan, was_loaded_before));
+  push_if_nonempty(plan.steps,
+                   agents_step(plan, StepKind::bootout_agents, was_loaded_before, true));
   Step install{StepKind::install_files, {}, {}};
   for (const FileWrite& write : plan.writes) {
     install.commands.push_back({{"mv", "-f", write.staged_path, write.path}, false});
@@ -236,7 +232,8 @@ void plan_steps(EnablementPlan& plan,
     install.commands.push_back({{"rm", "-f", removal.path}, false});
   }
   push_if_nonempty(plan.steps, std::move(install));
-  push_if_nonempty(plan.steps, bootstrap_step(plan, is_loaded_by_apply, false));
+  push_if_nonempty(plan.steps,
+                   agents_step(plan, StepKind::bootstrap_agents, is_loaded_by_apply, false));
   plan.steps.push_back(clean_staging_step(plan));
 }
 
@@ -257,11 +254,6 @@ bool operator==(const AgentAction& a, const AgentAction& b) {
 }
 bool operator==(const Command& a, const Command& b) {
   return a.argv == b.argv && a.may_fail == b.may_fail;
-}
-
-const char* agent_change_name(AgentChange change) {
-  static const char* const names[] = {"add", "change", "remove", "load"};
-  return names[static_cast<int>(change)];
 }
 
 const char* step_kind_name(StepKind kind) {
@@ -331,15 +323,16 @@ std::vector<Step> EnablementPlan::rollback_after(StepKind failed) const {
   case StepKind::lint_plists:
     break;
   case StepKind::bootstrap_agents:
-    push_if_nonempty(steps, bootout_step(*this, is_loaded_by_apply));
+    push_if_nonempty(steps, agents_step(*this, StepKind::bootout_agents, is_loaded_by_apply, true));
     [[fallthrough]];
   case StepKind::install_files:
     push_if_nonempty(steps, restore_step(*this));
     [[fallthrough]];
   case StepKind::bootout_agents:
     push_if_nonempty(steps,
-                     bootstrap_step(
+                     agents_step(
                          *this,
+                         StepKind::bootstrap_agents,
                          [](const AgentAction& agent) {
                            // A loaded agent without a plist cannot be loaded again.
                            return was_loaded_before(agent) && !agent.old_sha256.empty();
@@ -357,7 +350,8 @@ std::vector<Step> EnablementPlan::rollback_after(StepKind failed) const {
 std::vector<std::string> EnablementPlan::describe() const {
   std::vector<std::string> lines;
   for (const AgentAction& agent : agents) {
-    lines.push_back(std::string(agent_change_name(agent.change)) + " agent " +
+    static const char* const changes[] = {"add", "change", "remove", "load"};
+    lines.push_back(changes[static_cast<int>(agent.change)] + std::string(" agent ") +
                     util::quote_for_message(agent.name) + " (" + agent.label + ")");
   }
   for (const FileWrite& write : writes) {

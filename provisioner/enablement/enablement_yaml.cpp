@@ -6,33 +6,24 @@ namespace lume_unlock::enablement {
 
 namespace {
 
-/// Where each field of one entry was written, so a rule broken later points at its node.
+/// Where each field of one entry was written, so a rule broken later points at its node (the
+/// profile is range-checked as it is read; resolved_program is never in YAML).
 struct EntryMarks {
-  YAML::Mark entry, name, program, keep_alive;
+  YAML::Mark entry;
+  std::map<Field, YAML::Mark> fields; // name, program, keep_alive
   std::vector<YAML::Mark> args;
   std::map<std::string, std::pair<YAML::Mark, YAML::Mark>> env; // key -> (key node, value node)
 
-  YAML::Mark of(const Violation& violation) const {
-    switch (violation.field) {
-    case Field::name:
-      return name;
-    case Field::program:
-      return program;
-    case Field::arg:
-      return violation.arg_index < args.size() ? args[violation.arg_index] : entry;
-    case Field::env_key:
-    case Field::env_value: {
-      const auto it = env.find(violation.env_key);
-      if (it == env.end()) {
-        return entry;
-      }
-      return violation.field == Field::env_key ? it->second.first : it->second.second;
+  YAML::Mark of(const Violation& v) const {
+    const auto env_marks = env.find(v.env_key);
+    if (v.field == Field::arg && v.arg_index < args.size()) {
+      return args[v.arg_index];
+    } else if ((v.field == Field::env_key || v.field == Field::env_value) &&
+               env_marks != env.end()) {
+      return v.field == Field::env_key ? env_marks->second.first : env_marks->second.second;
     }
-    case Field::keep_alive:
-      return keep_alive;
-    default: // the profile is range-checked as it is read; resolved_program is never in YAML
-      return entry;
-    }
+    const auto mark = fields.find(v.field);
+    return mark == fields.end() ? entry : mark->second;
   }
 };
 
@@ -41,19 +32,18 @@ EnablementEntry read_entry(const util::YamlReader& p,
                            const std::string& field,
                            EntryMarks& marks) {
   EnablementEntry entry;
-  marks.entry = marks.name = marks.program = marks.keep_alive = node.Mark();
-  bool keep_alive_given = false;
+  marks.entry = node.Mark();
   p.mapping(node,
             field,
             {{"name",
               [&](auto& v, auto& g) {
                 entry.name = p.text(v, g);
-                marks.name = v.Mark();
+                marks.fields[Field::name] = v.Mark();
               }},
              {"program",
               [&](auto& v, auto& g) {
                 entry.program = p.text(v, g);
-                marks.program = v.Mark();
+                marks.fields[Field::program] = v.Mark();
               }},
              {"args",
               [&](const YAML::Node& v, const std::string& g) {
@@ -68,8 +58,7 @@ EnablementEntry read_entry(const util::YamlReader& p,
              {"keep_alive",
               [&](auto& v, auto& g) {
                 entry.keep_alive = p.boolean(v, g);
-                marks.keep_alive = v.Mark();
-                keep_alive_given = true;
+                marks.fields[Field::keep_alive] = v.Mark();
               }},
              {"env",
               [&](const YAML::Node& v, const std::string& g) {
@@ -88,7 +77,7 @@ EnablementEntry read_entry(const util::YamlReader& p,
                 }
                 entry.profile = profile;
               }}});
-  if (!keep_alive_given) {
+  if (marks.fields.count(Field::keep_alive) == 0) {
     entry.keep_alive = entry.agent;
   }
   return entry;
