@@ -4,6 +4,7 @@
 #include "enablement/launch_agent.hpp"
 #include "guest/guest_records.hpp"
 #include "guest/shell_quote.hpp"
+#include "util/text.hpp"
 
 #include <map>
 #include <sstream>
@@ -27,11 +28,7 @@ constexpr const char* k_proof_hint =
     "retry; if it persists, look at one agent with 'lume-unlock ssh NAME -- launchctl print "
     "gui/UID/dev.lume-unlock.ENTRY'";
 
-std::string trim(std::string text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  const auto last = text.find_last_not_of(" \t\r\n");
-  return first == std::string::npos ? std::string() : text.substr(first, last - first + 1);
-}
+using util::trim;
 
 std::string first_line(const std::string& text) {
   return trim(text.substr(0, text.find('\n')));

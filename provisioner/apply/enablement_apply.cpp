@@ -4,6 +4,7 @@
 #include "apply/program_paths.hpp"
 #include "guest/payload.hpp"
 #include "guest/shell_quote.hpp"
+#include "util/text.hpp"
 #include "util/text_check.hpp"
 
 #include <algorithm>
@@ -16,12 +17,7 @@ namespace {
 
 constexpr const char* k_step_failed_marker = "lume-unlock-step-failed ";
 
-std::string trim(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '\r')) {
-    text.pop_back();
-  }
-  return text;
-}
+using util::trim;
 
 bool is_bootstrap(const enablement::Argv& argv) {
   return argv.size() >= 2 && argv[0] == "launchctl" && argv[1] == "bootstrap";

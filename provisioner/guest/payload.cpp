@@ -5,6 +5,7 @@
 #include "util/random_id.hpp"
 #include "util/sha256.hpp"
 #include "util/tar_archive.hpp"
+#include "util/text.hpp"
 #include "util/text_check.hpp"
 
 #include <algorithm>
@@ -43,12 +44,7 @@ std::string random_name() {
   return "payload-" + util::random_hex(16);
 }
 
-std::string trim(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '\r')) {
-    text.pop_back();
-  }
-  return text;
-}
+using util::trim;
 
 std::string what_failed(std::size_t count) {
   return "installing " + std::to_string(count) + (count == 1 ? " file" : " files") +

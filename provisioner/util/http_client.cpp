@@ -1,6 +1,7 @@
 #include "http_client.hpp"
 
 #include "util/size.hpp"
+#include "util/text.hpp"
 
 #include <curl/curl.h>
 
@@ -22,17 +23,6 @@ bool iequals(std::string_view a, std::string_view b) {
            return std::tolower(static_cast<unsigned char>(x)) ==
                   std::tolower(static_cast<unsigned char>(y));
          });
-}
-
-std::string trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
-    s.remove_suffix(1);
-  }
-  return std::string(s);
 }
 
 struct Transfer {

@@ -1,6 +1,7 @@
 #include "llama_log_reader.hpp"
 
 #include "llama_log_failures.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -10,14 +11,7 @@ namespace lume_unlock::verify {
 
 namespace {
 
-std::string trim(std::string_view text) {
-  auto begin = text.find_first_not_of(" \t");
-  if (begin == std::string_view::npos) {
-    return {};
-  }
-  auto end = text.find_last_not_of(" \t");
-  return std::string(text.substr(begin, end - begin + 1));
-}
+using util::trim;
 
 // Character classes as ECMAScript regex names them; the classifier scans each line once, left to
 // right, so no input length can make it recurse or backtrack (std::regex overflowed the stack).
