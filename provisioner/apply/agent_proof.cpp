@@ -258,7 +258,7 @@ Result<std::vector<AgentProof>> prove_agents(guest::GuestSession& session,
     const std::string& program = enablement::guarded_path(entry);
     agents.push_back(entry);
     expected.push_back({suffix,
-                        program.substr(program.find_last_of('/') + 1),
+                        util::base_name(program),
                         target.shim.inject_env,
                         target.layout.stderr_log_path(entry.name)});
   }

@@ -3,6 +3,7 @@
 #include "enablement/guest_layout.hpp"
 #include "util/json_parse.hpp"
 #include "util/sha256.hpp"
+#include "util/text.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -34,7 +35,7 @@ InstalledFile file_from(const nlohmann::json& value) {
 } // namespace
 
 std::string InstalledShim::shim_file_name() const {
-  return shim.path.substr(shim.path.find_last_of('/') + 1);
+  return util::base_name(shim.path);
 }
 
 std::string InstalledShim::arch() const {

@@ -2,6 +2,7 @@
 
 #include "enablement/enablement_yaml.hpp"
 #include "recipe.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -65,7 +66,7 @@ ExternalShimSpec& external(Recipe& recipe) {
 /// variable, which LD_PRELOAD splits at spaces and colons).
 std::string dylib_path(const YamlReader& p, const YAML::Node& v, const std::string& g) {
   std::string path = p.string(v, g);
-  const std::string name = path.substr(path.find_last_of('/') + 1);
+  const std::string name = util::base_name(path);
   if (name.empty() || name == "." || name == ".." ||
       !all_of_in(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._+-")) {
     p.fail(v,
