@@ -34,10 +34,7 @@ std::string first_line(const std::string& text) {
   return trim(text.substr(0, text.find('\n')));
 }
 
-bool ends_with(const std::string& text, const std::string& tail) {
-  return text.size() >= tail.size() &&
-         text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
-}
+using util::ends_with;
 
 /// Is the shim among the files lsof listed for `pid`? Nothing when lsof did not list the process.
 std::optional<bool>
@@ -50,7 +47,7 @@ mapped_in(const AgentObservation& seen, long long pid, const std::string& suffix
   std::istringstream lines(seen.lsof_lines);
   for (std::string line; std::getline(lines, line);) {
     listed = listed || line == "p" + std::to_string(pid);
-    mapped = mapped || (line.rfind('n', 0) == 0 && ends_with(line, suffix));
+    mapped = mapped || (util::starts_with(line, "n") && ends_with(line, suffix));
   }
   return listed ? std::optional<bool>(mapped) : std::nullopt;
 }

@@ -1,5 +1,6 @@
 #include "verify/published_run.hpp"
 
+#include "util/text.hpp"
 #include "util/text_check.hpp"
 
 #include <sstream>
@@ -25,10 +26,7 @@ flag_pairs(const std::vector<std::string>& words) {
   return out;
 }
 
-bool ends_with(const std::string& text, const std::string& tail) {
-  return text.size() >= tail.size() &&
-         text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
-}
+using util::ends_with;
 
 } // namespace
 
