@@ -139,7 +139,7 @@ Status check_programs_exist(guest::GuestSession& session,
   const enablement::EnablementEntry* entry = nullptr;
   std::vector<bool> seen(entries.size(), false);
   while (std::getline(lines, line)) {
-    if (line.rfind("entry ", 0) == 0) {
+    if (util::starts_with(line, "entry ")) {
       const std::string digits = line.substr(6);
       const bool numeric =
           !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos;

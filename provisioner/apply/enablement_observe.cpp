@@ -110,7 +110,7 @@ std::set<std::string> loaded_labels_in(std::string_view launchctl_print) {
       --depth;
       continue;
     }
-    if (depth == 1 && !words.empty() && words.back().rfind(prefix, 0) == 0) {
+    if (depth == 1 && !words.empty() && util::starts_with(words.back(), prefix)) {
       labels.insert(words.back());
     }
   }

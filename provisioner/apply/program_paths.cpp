@@ -1,6 +1,7 @@
 #include "apply/program_paths.hpp"
 
 #include "guest/shell_quote.hpp"
+#include "util/text.hpp"
 #include "util/text_check.hpp"
 
 #include <map>
@@ -64,7 +65,7 @@ Result<std::vector<ProgramPath>> parse_resolution(std::string_view output, std::
         index_of(space == std::string::npos ? std::string() : line.substr(0, space), count);
     const std::string rest = space == std::string::npos ? std::string() : line.substr(space + 1);
     ProgramPath path;
-    if (rest.rfind("real /", 0) == 0) {
+    if (util::starts_with(rest, "real /")) {
       path.state = ProgramPath::State::resolved;
       path.real_path = rest.substr(5);
     } else if (rest == "missing") {

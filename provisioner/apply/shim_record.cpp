@@ -64,8 +64,8 @@ ChildRule InstalledShim::child_rule() const {
   }
   // A darwin shim whose record names no slices may be universal or not; every other platform's
   // shim (the Linux .so) removes itself from the variable at load.
-  return platform.rfind("darwin-", 0) == 0 && shim.slices.empty() ? ChildRule::unknown
-                                                                  : ChildRule::removed;
+  return util::starts_with(platform, "darwin-") && shim.slices.empty() ? ChildRule::unknown
+                                                                       : ChildRule::removed;
 }
 
 bool InstalledShim::operator==(const InstalledShim& other) const {

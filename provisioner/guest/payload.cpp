@@ -58,7 +58,7 @@ indices_in(const std::string& text, const std::string& prefix, const std::string
   std::istringstream lines(text);
   std::string line;
   while (std::getline(lines, line)) {
-    if (line.rfind(prefix, 0) != 0 || line.size() < prefix.size() + suffix.size() ||
+    if (!util::starts_with(line, prefix) || line.size() < prefix.size() + suffix.size() ||
         line.compare(line.size() - suffix.size(), suffix.size(), suffix) != 0) {
       continue;
     }

@@ -1,5 +1,7 @@
 #include "lume/push_log.hpp"
 
+#include "util/text.hpp"
+
 namespace lume_unlock::lume {
 
 std::optional<PushFailure> find_push_failure(std::string_view log_since_push,
@@ -20,7 +22,7 @@ std::optional<PushFailure> find_push_failure(std::string_view log_since_push,
     }
     const std::string_view line = log_since_push.substr(start, end - start);
     start = end + 1;
-    if (line.rfind(prefix, 0) == 0) {
+    if (util::starts_with(line, prefix)) {
       if (errors.size() > 3) {
         errors.erase(errors.begin(), errors.end() - 3);
       }

@@ -1,6 +1,7 @@
 #include "recipe.hpp"
 #include "recipe_sections.hpp"
 #include "util/sha256.hpp"
+#include "util/text.hpp"
 #include "util/text_check.hpp"
 
 #include <map>
@@ -35,7 +36,7 @@ mode_t file_mode(const YamlReader& p, const YAML::Node& node, const std::string&
 /// A `sha256:` value: 64 lower-case hex digits, with or without the "sha256:" prefix.
 std::string sha256_value(const YamlReader& p, const YAML::Node& node, const std::string& field) {
   const std::string text = p.string(node, field);
-  const std::string digest = text.rfind("sha256:", 0) == 0 ? text.substr(7) : text;
+  const std::string digest = util::starts_with(text, "sha256:") ? text.substr(7) : text;
   if (!util::is_sha256_hex(digest)) {
     p.fail(node,
            field,

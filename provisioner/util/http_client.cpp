@@ -38,7 +38,7 @@ struct Transfer {
 std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
   auto* transfer = static_cast<Transfer*>(user);
   std::string_view line(data, size * count);
-  if (line.rfind("HTTP/", 0) == 0) {
+  if (starts_with(line, "HTTP/")) {
     // A new status line (after a redirect or a 100 Continue): keep only the final headers.
     transfer->response->headers.clear();
   } else if (auto colon = line.find(':'); colon != std::string_view::npos) {
@@ -383,7 +383,7 @@ bool is_loopback_host(std::string_view host) {
   if (iequals(host, "localhost") || host == "::1") {
     return true;
   }
-  if (host.rfind("127.", 0) != 0) {
+  if (!starts_with(host, "127.")) {
     return false;
   }
   // 127.a.b.c with numeric octets only.
