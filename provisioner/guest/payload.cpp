@@ -47,8 +47,7 @@ std::string random_name() {
 using util::trim;
 
 std::string what_failed(std::size_t count) {
-  return "installing " + std::to_string(count) + (count == 1 ? " file" : " files") +
-         " in the guest";
+  return "installing " + util::plural(count, "file") + " in the guest";
 }
 
 /// The indices named by "<marker><index>" lines or by "files/<index>: FAILED" lines.

@@ -1,6 +1,7 @@
 #include "pipeline/artifact_plan.hpp"
 
 #include "util/size.hpp"
+#include "util/text.hpp"
 
 namespace lume_unlock::pipeline {
 
@@ -15,8 +16,8 @@ std::string short_hex(const std::string& hex) {
 std::string describe_fetch(const recipe::Recipe& recipe,
                            const recipe::LockFile* lock,
                            const fetch::BlobCache* cache) {
-  std::string text = "fetch " + std::to_string(recipe.install.size()) + " artifact" +
-                     (recipe.install.size() == 1 ? "" : "s") + " onto the host, verified:";
+  std::string text =
+      "fetch " + util::plural(recipe.install.size(), "artifact") + " onto the host, verified:";
   for (const auto& item : recipe.install) {
     const apply::ArtifactPin pin = apply::pin_of(item, lock);
     std::string state;
@@ -69,8 +70,8 @@ std::string summarize_fetch(const std::vector<apply::StagedArtifact>& staged) {
     cached += artifact.fetched.from_cache ? 1 : 0;
   }
   const std::size_t n = staged.size();
-  return std::to_string(n) + " artifact" + (n == 1 ? "" : "s") + ", " + util::format_size(total) +
-         ": " + std::to_string(cached) + " from the cache, " + util::format_size(downloaded) +
+  return util::plural(n, "artifact") + ", " + util::format_size(total) + ": " +
+         std::to_string(cached) + " from the cache, " + util::format_size(downloaded) +
          " downloaded";
 }
 
@@ -84,7 +85,7 @@ std::string summarize_install(const apply::ArtifactInstallReport& report) {
 
 std::string summarize_links(const apply::SharedLinkReport& report) {
   const std::size_t n = report.records.size();
-  const std::string items = std::to_string(n) + (n == 1 ? " shared item" : " shared items");
+  const std::string items = util::plural(n, "shared item");
   return report.changed() ? items + " linked to the read-only shared cache (0 bytes sent)"
                           : items + " linked to the read-only shared cache, in place";
 }

@@ -7,6 +7,7 @@
 #include "pipeline/create.hpp"
 #include "pipeline/vm_record.hpp"
 #include "provenance/record_merge.hpp"
+#include "util/text.hpp"
 
 namespace lume_unlock::pipeline {
 
@@ -109,9 +110,10 @@ Step CreatePipeline::enablement_step() {
       : m_options.exclusive   ? "; --exclusive: remove the entries added with allow: " + allow_names
                               : "; keep the entries added with allow: " + allow_names;
   return {"enablement",
-          "apply " + std::to_string(m_recipe.enablement.entries.size()) + " enablement entr" +
-              (m_recipe.enablement.entries.size() == 1 ? "y" : "ies") + " of the recipe" +
-              allow_part,
+          "apply " +
+              util::plural(
+                  m_recipe.enablement.entries.size(), "enablement entry", "enablement entries") +
+              " of the recipe" + allow_part,
           std::nullopt,
           "",
           [this] { return step_enablement(); }};
@@ -156,7 +158,7 @@ StepResult CreatePipeline::step_enablement() {
                            named("removed", m_outcome.removed_allow_entries);
   return {report.changed,
           (report.changed ? std::to_string(report.changes.size()) + " change(s)"
-                          : std::to_string(n) + " entr" + (n == 1 ? "y" : "ies") + " in place") +
+                          : util::plural(n, "entry", "entries") + " in place") +
               kept};
 }
 

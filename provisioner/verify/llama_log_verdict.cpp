@@ -2,6 +2,7 @@
 
 #include "llama_log_failures.hpp"
 #include "llama_log_reader.hpp"
+#include "util/text.hpp"
 
 #include <string>
 #include <vector>
@@ -94,8 +95,7 @@ void attribute_fast(LlamaLogReport& r, bool paravirtual) {
 /// ggml-metal reported failures in this run: broken, naming each line kept.
 void decide_broken(LlamaLogReport& r) {
   r.verdict = LlamaLogVerdict::broken;
-  r.reasons.push_back("ggml-metal reported " + std::to_string(r.failure_count) + " failure line" +
-                      (r.failure_count == 1 ? "" : "s") +
+  r.reasons.push_back("ggml-metal reported " + util::plural(r.failure_count, "failure line") +
                       ": what the GPU computed cannot be trusted, however fast it ran");
   for (const MetalFailure& failure : r.failures) {
     r.reasons.push_back(describe_failure(failure, r.run.process));
@@ -132,11 +132,11 @@ void describe_run(LlamaLogReport& r) {
   if (r.run.earlier_runs == 0) {
     return;
   }
-  r.reasons.push_back(
-      "read the last run in the file, from line " + std::to_string(r.run.first_line) +
-      (r.run.process ? " (" + *r.run.process + ")" : std::string()) + "; " +
-      std::to_string(r.run.earlier_runs) + " earlier run" + (r.run.earlier_runs == 1 ? "" : "s") +
-      " (restarts appended to the same log) not read");
+  r.reasons.push_back("read the last run in the file, from line " +
+                      std::to_string(r.run.first_line) +
+                      (r.run.process ? " (" + *r.run.process + ")" : std::string()) + "; " +
+                      util::plural(r.run.earlier_runs, "earlier run") +
+                      " (restarts appended to the same log) not read");
 }
 
 /// The verdict of the run read (reference/metal-capabilities.md §4.2 for the capability part).
