@@ -5,6 +5,7 @@
 #include "cli/vm_guest.hpp"
 #include "lume/client.hpp"
 #include "pipeline/report.hpp"
+#include "util/text.hpp"
 
 #include <memory>
 
@@ -108,10 +109,7 @@ void run_check(const ReportCommandOptions& options, Context& context, int& exit_
     }
   }
   if (!differ.empty()) {
-    std::string names;
-    for (const auto* item : differ) {
-      names += (names.empty() ? "" : ", ") + item->item;
-    }
+    const std::string names = util::join(differ, ", ", [](const auto* item) { return item->item; });
     context.warn("VM '" + options.vm + "' differs from the report " + options.check + ": " + names);
     exit_code = lume_unlock::exit_code(ErrorCategory::verification);
     return;

@@ -7,12 +7,8 @@ namespace lume_unlock::lume {
 std::optional<PushFailure> find_push_failure(std::string_view log_since_push,
                                              const std::string& image_name,
                                              const std::vector<std::string>& tags) {
-  std::string joined;
-  for (const auto& tag : tags) {
-    joined += (joined.empty() ? "" : ",") + tag;
-  }
-  const std::string prefix =
-      "Background push failed for image: " + image_name + ":" + joined + " - Error: ";
+  const std::string prefix = "Background push failed for image: " + image_name + ":" +
+                             util::join(tags, ",") + " - Error: ";
   std::vector<std::string> errors;
   std::size_t start = 0;
   while (start < log_since_push.size()) {

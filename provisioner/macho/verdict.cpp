@@ -1,6 +1,7 @@
 #include "macho/verdict.hpp"
 
 #include "macho/entitlements.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 
@@ -9,11 +10,7 @@ namespace lume_unlock::macho {
 namespace {
 
 std::string joined(const std::vector<std::string>& words) {
-  std::string text;
-  for (const std::string& word : words) {
-    text += (text.empty() ? "" : " ") + word;
-  }
-  return text;
+  return util::join(words, " ");
 }
 
 Verdict missing_slice(const ProgramImage& image, const ShimTarget& shim) {

@@ -5,6 +5,7 @@
 #include "enablement/guest_layout.hpp"
 #include "pipeline/artifact_plan.hpp"
 #include "pipeline/create.hpp"
+#include "util/text.hpp"
 
 namespace lume_unlock::pipeline {
 
@@ -49,10 +50,8 @@ StepResult CreatePipeline::step_fetch() {
 }
 
 Step CreatePipeline::install_artifacts_step() {
-  std::string dests;
-  for (const auto& item : m_recipe.install) {
-    dests += (dests.empty() ? "" : ", ") + item.dest;
-  }
+  const std::string dests =
+      util::join(m_recipe.install, ", ", [](const auto& item) { return item.dest; });
   return {"install",
           "put the fetched artifacts into the guest (" + dests +
               "): files that differ streamed over SFTP, checked by SHA-256, moved into "

@@ -2,6 +2,7 @@
 
 #include "signing/signature_store.hpp"
 #include "signing/simple_signing.hpp"
+#include "util/text.hpp"
 
 #include <optional>
 
@@ -9,11 +10,9 @@ namespace lume_unlock::signing {
 namespace {
 
 std::string key_list(const std::vector<TrustedKey>& keys) {
-  std::string text;
-  for (const TrustedKey& trusted : keys) {
-    text += (text.empty() ? "" : ", ") + trusted.source + " (" + trusted.key.fingerprint() + ")";
-  }
-  return text;
+  return util::join(keys, ", ", [](const TrustedKey& trusted) {
+    return trusted.source + " (" + trusted.key.fingerprint() + ")";
+  });
 }
 
 Error refusal(const oci::Reference& image, const std::string& why, const std::string& hint) {

@@ -21,19 +21,27 @@ inline bool ends_with(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
 }
 
-/// The parts in order with `separator` between them: join({"a", "b"}, ", ") is "a, b".
-template <class Strings>
-std::string join(const Strings& parts, std::string_view separator) {
+/// The items in order, each as `text_of(item)`, with `separator` between them:
+/// join(tests, ", ", [](const auto& t) { return t.name(); }) is "pp512, tg128".
+template <class Items, class TextOf>
+std::string join(const Items& items, std::string_view separator, TextOf text_of) {
   std::string out;
   bool first = true;
-  for (const auto& part : parts) {
+  for (const auto& item : items) {
     if (!first) {
       out += separator;
     }
-    out += part;
+    out += text_of(item);
     first = false;
   }
   return out;
+}
+
+/// join({"a", "b"}, ", ") is "a, b".
+template <class Strings>
+std::string join(const Strings& parts, std::string_view separator) {
+  return join(
+      parts, separator, [](const auto& part) -> const auto& { return part; });
 }
 
 /// What follows the last '/' of `path` ("a/b.txt" -> "b.txt", "b.txt" -> "b.txt", "a/" -> "").

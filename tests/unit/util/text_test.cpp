@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -34,6 +35,10 @@ TEST(Text, JoinsWithASeparator) {
   EXPECT_EQ(join(std::vector<std::string>{"one"}, ", "), "one");
   EXPECT_EQ(join(std::vector<std::string>{}, ", "), "");
   EXPECT_EQ(join(std::set<std::string>{"b", "a"}, " "), "a b");
+  const std::map<std::string, int> sizes = {{"a", 1}, {"b", 2}};
+  EXPECT_EQ(
+      join(sizes, ", ", [](const auto& s) { return s.first + "=" + std::to_string(s.second); }),
+      "a=1, b=2");
 }
 
 TEST(Text, BaseNameIsWhatFollowsTheLastSlash) {
