@@ -1,9 +1,10 @@
 #include "apply/agent_proof.hpp"
 
-#include "enablement/launchctl.hpp"
+#include "enablement/launch_agent.hpp"
 #include "guest/guest_layout.hpp"
 #include "guest/guest_records.hpp"
 #include "guest/shell_quote.hpp"
+#include "util/text.hpp"
 
 #include <map>
 #include <sstream>
@@ -27,20 +28,13 @@ constexpr const char* k_proof_hint =
     "retry; if it persists, look at one agent with 'lume-unlock ssh NAME -- launchctl print "
     "gui/UID/dev.lume-unlock.ENTRY'";
 
-std::string trim(std::string text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  const auto last = text.find_last_not_of(" \t\r\n");
-  return first == std::string::npos ? std::string() : text.substr(first, last - first + 1);
-}
+using util::trim;
 
 std::string first_line(const std::string& text) {
   return trim(text.substr(0, text.find('\n')));
 }
 
-bool ends_with(const std::string& text, const std::string& tail) {
-  return text.size() >= tail.size() &&
-         text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
-}
+using util::ends_with;
 
 /// Is the shim among the files lsof listed for `pid`? Nothing when lsof did not list the process.
 std::optional<bool>
@@ -53,7 +47,7 @@ mapped_in(const AgentObservation& seen, long long pid, const std::string& suffix
   std::istringstream lines(seen.lsof_lines);
   for (std::string line; std::getline(lines, line);) {
     listed = listed || line == "p" + std::to_string(pid);
-    mapped = mapped || (line.rfind('n', 0) == 0 && ends_with(line, suffix));
+    mapped = mapped || (util::starts_with(line, "n") && ends_with(line, suffix));
   }
   return listed ? std::optional<bool>(mapped) : std::nullopt;
 }
@@ -261,7 +255,7 @@ Result<std::vector<AgentProof>> prove_agents(guest::GuestSession& session,
     const std::string& program = enablement::guarded_path(entry);
     agents.push_back(entry);
     expected.push_back({suffix,
-                        program.substr(program.find_last_of('/') + 1),
+                        util::base_name(program),
                         target.shim.inject_env,
                         target.layout.stderr_log_path(entry.name)});
   }

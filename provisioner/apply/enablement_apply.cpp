@@ -1,9 +1,10 @@
 #include "apply/enablement_apply.hpp"
 
 #include "apply/programs.hpp"
-#include "enablement/launchctl.hpp"
+#include "enablement/launch_agent.hpp"
 #include "guest/payload.hpp"
 #include "guest/shell_quote.hpp"
+#include "util/text.hpp"
 #include "util/text_check.hpp"
 
 #include <algorithm>
@@ -16,12 +17,7 @@ namespace {
 
 constexpr const char* k_step_failed_marker = "lume-unlock-step-failed ";
 
-std::string trim(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '\r')) {
-    text.pop_back();
-  }
-  return text;
-}
+using util::trim;
 
 bool is_bootstrap(const enablement::Argv& argv) {
   return argv.size() >= 2 && argv[0] == "launchctl" && argv[1] == "bootstrap";
@@ -144,7 +140,7 @@ Status check_programs_exist(guest::GuestSession& session,
   const enablement::EnablementEntry* entry = nullptr;
   std::vector<bool> seen(entries.size(), false);
   while (std::getline(lines, line)) {
-    if (line.rfind("entry ", 0) == 0) {
+    if (util::starts_with(line, "entry ")) {
       const std::string digits = line.substr(6);
       const bool numeric =
           !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos;

@@ -5,6 +5,7 @@
 #include "guest/shell_quote.hpp"
 #include "util/random_id.hpp"
 #include "util/size.hpp"
+#include "util/text.hpp"
 #include "util/text_check.hpp"
 
 #include <sstream>
@@ -15,12 +16,7 @@ namespace lume_unlock::apply {
 namespace {
 
 /// The guest's message without its trailing newlines and spaces.
-std::string trim(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '\r')) {
-    text.pop_back();
-  }
-  return text;
-}
+using util::trim;
 
 constexpr const char* k_observe_what = "reading the enablement state of the guest";
 constexpr const char* k_observe_hint =
@@ -108,7 +104,7 @@ std::set<std::string> loaded_labels_in(std::string_view launchctl_print) {
       --depth;
       continue;
     }
-    if (depth == 1 && !words.empty() && words.back().rfind(prefix, 0) == 0) {
+    if (depth == 1 && !words.empty() && util::starts_with(words.back(), prefix)) {
       labels.insert(words.back());
     }
   }

@@ -2,6 +2,7 @@
 
 #include "enablement/enablement_list.hpp"
 #include "guest/shell_quote.hpp"
+#include "util/text.hpp"
 #include "util/text_check.hpp"
 
 #include <fcntl.h>
@@ -70,7 +71,7 @@ Result<std::vector<ProgramPath>> parse_resolution(std::string_view output, std::
         index_of(space == std::string::npos ? std::string() : line.substr(0, space), count);
     const std::string rest = space == std::string::npos ? std::string() : line.substr(space + 1);
     ProgramPath path;
-    if (rest.rfind("real /", 0) == 0) {
+    if (util::starts_with(rest, "real /")) {
       path.state = ProgramPath::State::resolved;
       path.real_path = rest.substr(5);
     } else if (rest == "missing") {

@@ -6,6 +6,7 @@
 #include "guest/shell_quote.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
+#include "util/text.hpp"
 
 #include <map>
 #include <sstream>
@@ -14,9 +15,7 @@ namespace lume_unlock::apply {
 
 namespace {
 
-std::string base_name(const std::string& path) {
-  return path.substr(path.find_last_of('/') + 1);
-}
+using util::base_name;
 
 /// The external shim's bytes, read once and checked again: what the guest gets is what the
 /// preflight compared with the recipe's digest, even if the file changed since.

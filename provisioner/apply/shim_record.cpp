@@ -3,6 +3,7 @@
 #include "guest/guest_layout.hpp"
 #include "util/json_parse.hpp"
 #include "util/sha256.hpp"
+#include "util/text.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -34,7 +35,7 @@ InstalledFile file_from(const nlohmann::json& value) {
 } // namespace
 
 std::string InstalledShim::shim_file_name() const {
-  return shim.path.substr(shim.path.find_last_of('/') + 1);
+  return util::base_name(shim.path);
 }
 
 std::string InstalledShim::arch() const {
@@ -63,8 +64,8 @@ ChildRule InstalledShim::child_rule() const {
   }
   // A darwin shim whose record names no slices may be universal or not; every other platform's
   // shim (the Linux .so) removes itself from the variable at load.
-  return platform.rfind("darwin-", 0) == 0 && shim.slices.empty() ? ChildRule::unknown
-                                                                  : ChildRule::removed;
+  return util::starts_with(platform, "darwin-") && shim.slices.empty() ? ChildRule::unknown
+                                                                       : ChildRule::removed;
 }
 
 bool InstalledShim::operator==(const InstalledShim& other) const {

@@ -3,6 +3,7 @@
 #include "util/archive.hpp"
 #include "util/json_parse.hpp"
 #include "util/sha256.hpp"
+#include "util/text.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -103,7 +104,7 @@ Result<BundleFile> parse_file(const json& value, const std::string& where) {
 Status
 check_darwin_slices(const BundleFile& file, const std::string& platform, const std::string& where) {
   const std::string prefix = "darwin-";
-  if (platform.rfind(prefix, 0) != 0 || file.slices.empty()) {
+  if (!util::starts_with(platform, prefix) || file.slices.empty()) {
     return ok_status();
   }
   const std::string arch = platform.substr(prefix.size());

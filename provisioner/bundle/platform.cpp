@@ -1,5 +1,7 @@
 #include "platform.hpp"
 
+#include "util/text.hpp"
+
 namespace lume_unlock::bundle {
 
 namespace {
@@ -9,11 +11,7 @@ std::string guest_text(std::string_view system, std::string_view arch) {
 }
 
 std::string list_platforms(const BundleManifest& manifest) {
-  std::string names;
-  for (const auto& [name, entry] : manifest.platforms) {
-    names += (names.empty() ? "" : ", ") + name;
-  }
-  return names;
+  return util::join(manifest.platforms, ", ", [](const auto& platform) { return platform.first; });
 }
 
 } // namespace

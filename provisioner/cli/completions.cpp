@@ -1,5 +1,7 @@
 #include "cli/commands.hpp"
 
+#include "util/text.hpp"
+
 #include <memory>
 #include <sstream>
 #include <vector>
@@ -50,11 +52,7 @@ void collect(const CLI::App& app, const std::string& path, std::vector<CommandTa
 }
 
 std::string joined(const std::vector<std::string>& words) {
-  std::string text;
-  for (const auto& word : words) {
-    text += (text.empty() ? "" : " ") + word;
-  }
-  return text;
+  return util::join(words, " ");
 }
 
 /// A shell function `name PATH` that echoes one field of PATH's table: the same text in bash and

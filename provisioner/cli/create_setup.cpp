@@ -7,7 +7,6 @@
 #include "fetch/blob_cache.hpp"
 #include "lume/vm_name.hpp"
 #include "recipe/recipe.hpp"
-#include "recipe/trust.hpp"
 #include "util/http_client.hpp"
 
 #include <cstdlib>

@@ -8,7 +8,6 @@
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"
 #include "recipe/recipe.hpp"
-#include "recipe/trust.hpp"
 #include "signing/signing.hpp"
 
 #include <chrono>

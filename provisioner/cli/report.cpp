@@ -1,4 +1,5 @@
 #include "pipeline/report.hpp"
+#include "util/text.hpp"
 
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
@@ -100,10 +101,7 @@ void run_check(const ReportCommandOptions& options, Context& context, int& exit_
     }
   }
   if (!differ.empty()) {
-    std::string names;
-    for (const auto* item : differ) {
-      names += (names.empty() ? "" : ", ") + item->item;
-    }
+    const std::string names = util::join(differ, ", ", [](const auto* item) { return item->item; });
     context.warn("VM '" + options.vm + "' differs from the report " + options.check + ": " + names);
     exit_code = lume_unlock::exit_code(ErrorCategory::verification);
     return;

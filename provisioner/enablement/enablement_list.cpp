@@ -1,5 +1,6 @@
 #include "enablement_list.hpp"
 
+#include "util/text.hpp"
 #include "util/text_check.hpp"
 
 #include <algorithm>
@@ -11,42 +12,21 @@ namespace lume_unlock::enablement {
 
 namespace {
 
-bool is_lower_alnum(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
-bool is_env_key_start(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
-}
-
-bool is_env_key_char(char c) {
-  return is_env_key_start(c) || (c >= '0' && c <= '9');
-}
-
-bool starts_with(const std::string& text, const char* prefix) {
-  return text.rfind(prefix, 0) == 0;
-}
-
-bool is_valid_env_key(const std::string& key) {
-  return !key.empty() && is_env_key_start(key[0]) &&
-         std::all_of(key.begin(), key.end(), is_env_key_char);
-}
+constexpr std::string_view k_digits = "0123456789";
+constexpr std::string_view k_lower = "abcdefghijklmnopqrstuvwxyz";
+constexpr std::string_view k_upper = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 
 // DYLD_* steer the loader (our injection must be the only one), LUME_* configure the shim and the
 // guard, and LD_PRELOAD is the injection variable of Linux guests (guest-sim).
 bool is_reserved_env_key(const std::string& key) {
-  return starts_with(key, "DYLD_") || starts_with(key, "LUME_") || key == "LD_PRELOAD";
+  return util::starts_with(key, "DYLD_") || util::starts_with(key, "LUME_") || key == "LD_PRELOAD";
 }
 
-/// Empty, '.' or '..' components (which includes '//' and a trailing '/').
+/// No empty, '.' or '..' component (which includes '//' and a trailing '/').
 bool is_normalized_absolute(const std::string& path) {
-  std::size_t start = 1;
-  while (start <= path.size()) {
-    std::size_t end = path.find('/', start);
-    if (end == std::string::npos) {
-      end = path.size();
-    }
-    const std::string component = path.substr(start, end - start);
+  for (std::size_t start = 1; start <= path.size();) {
+    const std::size_t end = std::min(path.find('/', start), path.size());
+    const std::string_view component = std::string_view(path).substr(start, end - start);
     if (component.empty() || component == "." || component == "..") {
       return false;
     }
@@ -55,11 +35,18 @@ bool is_normalized_absolute(const std::string& path) {
   return true;
 }
 
-Violation make(Field field, std::string reason, std::string hint = {}) {
+bool is_valid_name(const std::string& name) {
+  return !name.empty() && name.size() <= 63 && name[0] != '-' &&
+         name.find_first_not_of(std::string(k_lower) + std::string(k_digits) + "-") ==
+             std::string::npos;
+}
+
+Violation make(Field field, std::string reason, std::string hint = {}, std::string env_key = {}) {
   Violation v;
   v.field = field;
   v.reason = std::move(reason);
   v.hint = std::move(hint);
+  v.env_key = std::move(env_key);
   return v;
 }
 
@@ -115,26 +102,20 @@ std::optional<Violation> check_program(const std::string& program) {
 }
 
 std::optional<Violation> check_env(const std::string& key, const std::string& value) {
-  if (!is_valid_env_key(key)) {
-    Violation v =
-        make(Field::env_key,
-             "env key " + util::quote_for_message(key) + " must match [A-Za-z_][A-Za-z0-9_]*");
-    v.env_key = key;
-    return v;
+  const std::string quoted = util::quote_for_message(key);
+  if (!is_env_name(key)) {
+    return make(
+        Field::env_key, "env key " + quoted + " must match [A-Za-z_][A-Za-z0-9_]*", {}, key);
   }
   if (is_reserved_env_key(key)) {
-    Violation v = make(Field::env_key,
-                       "env key " + util::quote_for_message(key) +
-                           " is reserved (DYLD_*, LD_PRELOAD and LUME_* are set by lume-unlock)",
-                       "set the shim's answers with 'profile:' instead");
-    v.env_key = key;
-    return v;
+    return make(Field::env_key,
+                "env key " + quoted +
+                    " is reserved (DYLD_*, LD_PRELOAD and LUME_* are set by lume-unlock)",
+                "set the shim's answers with 'profile:' instead",
+                key);
   }
   if (auto problem = util::text_problem(value)) {
-    Violation v =
-        make(Field::env_value, "env " + util::quote_for_message(key) + " value " + *problem);
-    v.env_key = key;
-    return v;
+    return make(Field::env_value, "env " + quoted + " value " + *problem, {}, key);
   }
   return std::nullopt;
 }
@@ -165,9 +146,6 @@ bool operator==(const Profile& a, const Profile& b) {
   return a.apple_family_max == b.apple_family_max &&
          a.max_threadgroup_memory == b.max_threadgroup_memory;
 }
-bool operator!=(const Profile& a, const Profile& b) {
-  return !(a == b);
-}
 
 bool operator==(const EnablementEntry& a, const EnablementEntry& b) {
   return std::tie(a.name,
@@ -186,9 +164,6 @@ bool operator==(const EnablementEntry& a, const EnablementEntry& b) {
                                                   b.profile,
                                                   b.resolved_program);
 }
-bool operator!=(const EnablementEntry& a, const EnablementEntry& b) {
-  return !(a == b);
-}
 
 const std::string& guarded_path(const EnablementEntry& entry) {
   return entry.resolved_program ? *entry.resolved_program : entry.program;
@@ -201,9 +176,6 @@ EnablementEntry as_written(EnablementEntry entry) {
 
 bool operator==(const EnablementList& a, const EnablementList& b) {
   return a.entries == b.entries;
-}
-bool operator!=(const EnablementList& a, const EnablementList& b) {
-  return !(a == b);
 }
 
 const EnablementEntry* EnablementList::find(const std::string& name) const {
@@ -224,12 +196,10 @@ std::vector<std::string> EnablementList::names() const {
   return result;
 }
 
-bool is_valid_name(const std::string& name) {
-  if (name.empty() || name.size() > 63 || !is_lower_alnum(name[0])) {
-    return false;
-  }
-  return std::all_of(
-      name.begin(), name.end(), [](char c) { return is_lower_alnum(c) || c == '-'; });
+bool is_env_name(const std::string& name) {
+  return !name.empty() && k_digits.find(name[0]) == std::string_view::npos &&
+         name.find_first_not_of(std::string(k_lower) + std::string(k_upper) +
+                                std::string(k_digits) + "_") == std::string::npos;
 }
 
 std::optional<Violation> find_violation(const EnablementEntry& entry) {

@@ -21,7 +21,9 @@ struct Profile {
   static Profile standard() { return Profile{}; }
 };
 bool operator==(const Profile& a, const Profile& b);
-bool operator!=(const Profile& a, const Profile& b);
+inline bool operator!=(const Profile& a, const Profile& b) {
+  return !(a == b);
+}
 
 /// Bounds a profile must keep. apple_family_max: the shim stays inert outside 1001..1999.
 /// max_threadgroup_memory: the shim only raises the limit, so any positive value is harmless to
@@ -49,7 +51,9 @@ struct EnablementEntry {
   std::optional<std::string> resolved_program;
 };
 bool operator==(const EnablementEntry& a, const EnablementEntry& b);
-bool operator!=(const EnablementEntry& a, const EnablementEntry& b);
+inline bool operator!=(const EnablementEntry& a, const EnablementEntry& b) {
+  return !(a == b);
+}
 
 /// The path the guard file lists for `entry`: its resolved_program, else its program.
 const std::string& guarded_path(const EnablementEntry& entry);
@@ -67,7 +71,9 @@ struct EnablementList {
   std::vector<std::string> names() const;
 };
 bool operator==(const EnablementList& a, const EnablementList& b);
-bool operator!=(const EnablementList& a, const EnablementList& b);
+inline bool operator!=(const EnablementList& a, const EnablementList& b) {
+  return !(a == b);
+}
 
 /// Which part of an entry a rule violation is about, so a loader can point at the right
 /// source location (YAML mark, JSON path).
@@ -127,8 +133,8 @@ Error violation_error(const std::string& label,
 Status validate(const EnablementEntry& entry);
 Status validate(const EnablementList& list);
 
-/// True when `name` is a valid entry name.
-bool is_valid_name(const std::string& name);
+/// True when `name` is an environment variable name: [A-Za-z_][A-Za-z0-9_]*.
+bool is_env_name(const std::string& name);
 
 /// The profile an entry runs with: its own or `default_profile`.
 const Profile& effective_profile(const EnablementEntry& entry, const Profile& default_profile);

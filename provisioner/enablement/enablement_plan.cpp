@@ -1,8 +1,8 @@
 #include "enablement_plan.hpp"
 
 #include "enablement/enablement_json.hpp"
-#include "enablement/guard_file.hpp"
 #include "util/sha256.hpp"
+#include "util/text.hpp"
 #include "util/text_check.hpp"
 
 #include <algorithm>
@@ -14,17 +14,13 @@ namespace lume_unlock::enablement {
 
 namespace {
 
-std::string base_name(const std::string& path) {
-  return path.substr(path.find_last_of('/') + 1);
-}
-
 FileWrite make_write(const std::string& path,
                      const std::string& staging_dir,
                      std::string content,
                      std::optional<std::string> previous) {
   FileWrite write;
   write.path = path;
-  write.staged_path = staging_dir + "/" + base_name(path);
+  write.staged_path = staging_dir + "/" + util::base_name(path);
   write.sha256 = util::sha256_hex(content);
   write.content = std::move(content);
   write.previous = std::move(previous);
@@ -37,22 +33,19 @@ bool is_one_of(AgentChange change, std::initializer_list<AgentChange> changes) {
   return std::find(changes.begin(), changes.end(), change) != changes.end();
 }
 
-Step bootstrap_step(const EnablementPlan& plan, const AgentFilter& filter, bool may_fail) {
-  Step step{StepKind::bootstrap_agents, {}, {}};
+/// Bootstraps (may_fail as given) or boots out (may_fail: the loaded state may be unknown or stale,
+/// after a user's bootout or a crashed job) the agents `filter` picks.
+Step agents_step(const EnablementPlan& plan,
+                 StepKind kind,
+                 const AgentFilter& filter,
+                 bool may_fail) {
+  Step step{kind, {}, {}};
   for (const AgentAction& agent : plan.agents) {
     if (filter(agent)) {
-      step.commands.push_back({launchctl_bootstrap(plan.uid, agent.plist_path), may_fail});
-    }
-  }
-  return step;
-}
-
-Step bootout_step(const EnablementPlan& plan, const AgentFilter& filter) {
-  Step step{StepKind::bootout_agents, {}, {}};
-  for (const AgentAction& agent : plan.agents) {
-    if (filter(agent)) {
-      // Loaded state may be unknown or stale (a user's bootout, a crashed job): not loaded is fine.
-      step.commands.push_back({launchctl_bootout(plan.uid, agent.label), true});
+      step.commands.push_back({kind == StepKind::bootstrap_agents
+                                   ? launchctl_bootstrap(plan.uid, agent.plist_path)
+                                   : launchctl_bootout(plan.uid, agent.label),
+                               may_fail});
     }
   }
   return step;
@@ -125,7 +118,6 @@ Status plan_desired_agents(const EnablementList& desired,
                            EnablementPlan& plan,
                            AgentActions& agents,
                            std::set<std::string>& staged_plists) {
-  const auto is_loaded = [&](const std::string& label) { return loaded_in(observed, label); };
   LUME_UNLOCK_TRY_ASSIGN(auto rendered, render_agents(desired, layout, settings));
   for (RenderedAgent& agent : rendered) {
     const auto present = observed.agent_plists.find(guest::agent_plist_file_name(agent.name));
@@ -134,7 +126,7 @@ Status plan_desired_agents(const EnablementList& desired,
     action.label = agent.label;
     action.plist_path = agent.plist_path;
     action.new_sha256 = agent.sha256;
-    action.was_loaded = is_loaded(action.label);
+    action.was_loaded = loaded_in(observed, action.label);
     if (present != observed.agent_plists.end() && present->second == agent.content) {
       if (!action.was_loaded) {
         action.change = AgentChange::not_loaded;
@@ -170,7 +162,6 @@ void plan_removed_agents(const EnablementList& desired,
                          const ObservedState& observed,
                          EnablementPlan& plan,
                          AgentActions& agents) {
-  const auto is_loaded = [&](const std::string& label) { return loaded_in(observed, label); };
   for (const auto& [file_name, content] : observed.agent_plists) {
     const std::string name = guest::entry_name_from_plist_file_name(file_name);
     const EnablementEntry* entry = desired.find(name);
@@ -183,7 +174,7 @@ void plan_removed_agents(const EnablementList& desired,
     action.label = file_name.substr(0, file_name.size() - std::string(".plist").size());
     action.plist_path = layout.launch_agents_dir() + "/" + file_name;
     action.old_sha256 = util::sha256_hex(content);
-    action.was_loaded = is_loaded(action.label);
+    action.was_loaded = loaded_in(observed, action.label);
     agents[name] = action;
     plan.removals.push_back(FileRemoval{action.plist_path, content});
   }
@@ -191,7 +182,7 @@ void plan_removed_agents(const EnablementList& desired,
   if (observed.loaded_labels) {
     const std::string prefix = guest::agent_label("");
     for (const std::string& label : *observed.loaded_labels) {
-      const std::string name = label.rfind(prefix, 0) == 0 ? label.substr(prefix.size()) : "";
+      const std::string name = util::starts_with(label, prefix) ? label.substr(prefix.size()) : "";
       const EnablementEntry* entry = desired.find(name);
       if (name.empty() || agents.count(name) != 0 || (entry != nullptr && entry->agent) ||
           observed.agent_plists.count(guest::agent_plist_file_name(name)) != 0) {
@@ -231,7 +222,8 @@ void plan_steps(EnablementPlan& plan,
   if (!lint_paths.empty()) {
     plan.steps.push_back(Step{StepKind::lint_plists, {{plutil_lint(lint_paths), false}}, {}});
   }
-  push_if_nonempty(plan.steps, bootout_step(plan, was_loaded_before));
+  push_if_nonempty(plan.steps,
+                   agents_step(plan, StepKind::bootout_agents, was_loaded_before, true));
   Step install{StepKind::install_files, {}, {}};
   for (const FileWrite& write : plan.writes) {
     install.commands.push_back({{"mv", "-f", write.staged_path, write.path}, false});
@@ -240,7 +232,8 @@ void plan_steps(EnablementPlan& plan,
     install.commands.push_back({{"rm", "-f", removal.path}, false});
   }
   push_if_nonempty(plan.steps, std::move(install));
-  push_if_nonempty(plan.steps, bootstrap_step(plan, is_loaded_by_apply, false));
+  push_if_nonempty(plan.steps,
+                   agents_step(plan, StepKind::bootstrap_agents, is_loaded_by_apply, false));
   plan.steps.push_back(clean_staging_step(plan));
 }
 
@@ -263,40 +256,16 @@ bool operator==(const Command& a, const Command& b) {
   return a.argv == b.argv && a.may_fail == b.may_fail;
 }
 
-const char* agent_change_name(AgentChange change) {
-  switch (change) {
-  case AgentChange::added:
-    return "add";
-  case AgentChange::changed:
-    return "change";
-  case AgentChange::removed:
-    return "remove";
-  case AgentChange::not_loaded:
-    return "load";
-  }
-  return "?";
-}
-
 const char* step_kind_name(StepKind kind) {
-  switch (kind) {
-  case StepKind::make_directories:
-    return "make-directories";
-  case StepKind::stage_files:
-    return "stage-files";
-  case StepKind::lint_plists:
-    return "lint-plists";
-  case StepKind::bootout_agents:
-    return "bootout-agents";
-  case StepKind::install_files:
-    return "install-files";
-  case StepKind::bootstrap_agents:
-    return "bootstrap-agents";
-  case StepKind::clean_staging:
-    return "clean-staging";
-  case StepKind::restore_files:
-    return "restore-files";
-  }
-  return "?";
+  static const char* const names[] = {"make-directories",
+                                      "stage-files",
+                                      "lint-plists",
+                                      "bootout-agents",
+                                      "install-files",
+                                      "bootstrap-agents",
+                                      "clean-staging",
+                                      "restore-files"};
+  return names[static_cast<int>(kind)];
 }
 
 Result<EnablementPlan> plan_enablement(const EnablementList& desired,
@@ -354,15 +323,16 @@ std::vector<Step> EnablementPlan::rollback_after(StepKind failed) const {
   case StepKind::lint_plists:
     break;
   case StepKind::bootstrap_agents:
-    push_if_nonempty(steps, bootout_step(*this, is_loaded_by_apply));
+    push_if_nonempty(steps, agents_step(*this, StepKind::bootout_agents, is_loaded_by_apply, true));
     [[fallthrough]];
   case StepKind::install_files:
     push_if_nonempty(steps, restore_step(*this));
     [[fallthrough]];
   case StepKind::bootout_agents:
     push_if_nonempty(steps,
-                     bootstrap_step(
+                     agents_step(
                          *this,
+                         StepKind::bootstrap_agents,
                          [](const AgentAction& agent) {
                            // A loaded agent without a plist cannot be loaded again.
                            return was_loaded_before(agent) && !agent.old_sha256.empty();
@@ -380,7 +350,8 @@ std::vector<Step> EnablementPlan::rollback_after(StepKind failed) const {
 std::vector<std::string> EnablementPlan::describe() const {
   std::vector<std::string> lines;
   for (const AgentAction& agent : agents) {
-    lines.push_back(std::string(agent_change_name(agent.change)) + " agent " +
+    static const char* const changes[] = {"add", "change", "remove", "load"};
+    lines.push_back(changes[static_cast<int>(agent.change)] + std::string(" agent ") +
                     util::quote_for_message(agent.name) + " (" + agent.label + ")");
   }
   for (const FileWrite& write : writes) {

@@ -2,7 +2,6 @@
 
 #include "enablement/enablement_list.hpp"
 #include "enablement/launch_agent.hpp"
-#include "enablement/launchctl.hpp"
 #include "guest/guest_layout.hpp"
 #include "util/result.hpp"
 
@@ -52,7 +51,6 @@ bool operator==(const FileRemoval& a, const FileRemoval& b);
 /// added: new plist; changed: plist bytes differ; removed: no desired agent owns it;
 /// not_loaded: plist unchanged but the agent is not loaded (only with loaded_labels).
 enum class AgentChange { added, changed, removed, not_loaded };
-const char* agent_change_name(AgentChange change);
 
 /// One LaunchAgent that changes. Hashes are empty where they do not apply (no old file for
 /// `added` or for a loaded agent whose plist is gone, no new file for `removed`).

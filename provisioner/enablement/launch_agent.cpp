@@ -2,9 +2,11 @@
 
 #include "util/encoding.hpp"
 #include "util/sha256.hpp"
+#include "util/text.hpp"
 #include "util/text_check.hpp"
 
 #include <map>
+#include <set>
 
 namespace lume_unlock::enablement {
 
@@ -35,20 +37,6 @@ std::string string_dict(const std::map<std::string, std::string>& values,
   return out;
 }
 
-bool is_env_name(const std::string& name) {
-  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) {
-    return false;
-  }
-  for (char c : name) {
-    const bool ok =
-        (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-    if (!ok) {
-      return false;
-    }
-  }
-  return true;
-}
-
 } // namespace
 
 Result<std::map<std::string, std::string>> agent_environment(const EnablementEntry& entry,
@@ -73,8 +61,7 @@ Result<std::map<std::string, std::string>> agent_environment(const EnablementEnt
     // cannot appear in it. A bare file name is looked up like a needed library instead:
     // through LD_LIBRARY_PATH (split at ':' and ';' only), which also finds the support
     // libraries installed next to the shim.
-    const std::string shim_path = layout.shim_path();
-    environment[settings.inject_variable] = shim_path.substr(shim_path.find_last_of('/') + 1);
+    environment[settings.inject_variable] = util::base_name(layout.shim_path());
     environment["LD_LIBRARY_PATH"] = layout.shim_dir();
   }
   for (const auto& [key, value] : entry.env) {
@@ -134,6 +121,43 @@ Result<std::vector<RenderedAgent>> render_agents(const EnablementList& list,
     agents.push_back(std::move(agent));
   }
   return agents;
+}
+
+std::string render_guard_file(const EnablementList& list) {
+  std::set<std::string> programs;
+  for (const EnablementEntry& entry : list.entries) {
+    programs.insert(guarded_path(entry));
+  }
+  std::string out =
+      "# lume-unlock: executables the Metal capability shim may enable (LUME_UNLOCK_ENABLEMENT).\n"
+      "# Generated from enablement.json; change it with 'lume-unlock allow add/remove', not by "
+      "hand.\n";
+  for (const std::string& program : programs) {
+    out += program + '\n';
+  }
+  return out;
+}
+
+std::string gui_domain(std::uint32_t uid) {
+  return "gui/" + std::to_string(uid);
+}
+
+Argv launchctl_bootstrap(std::uint32_t uid, const std::string& plist_path) {
+  return {"launchctl", "bootstrap", gui_domain(uid), plist_path};
+}
+
+Argv launchctl_bootout(std::uint32_t uid, const std::string& label) {
+  return {"launchctl", "bootout", gui_domain(uid) + "/" + label};
+}
+
+Argv launchctl_print(std::uint32_t uid, const std::string& label) {
+  return {"launchctl", "print", gui_domain(uid) + "/" + label};
+}
+
+Argv plutil_lint(const std::vector<std::string>& paths) {
+  Argv argv = {"plutil", "-lint"};
+  argv.insert(argv.end(), paths.begin(), paths.end());
+  return argv;
 }
 
 } // namespace lume_unlock::enablement

@@ -4,6 +4,7 @@
 #include "guest/guest_layout.hpp"
 #include "util/result.hpp"
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -65,5 +66,26 @@ struct RenderedAgent {
 Result<std::vector<RenderedAgent>> render_agents(const EnablementList& list,
                                                  const guest::GuestLayout& layout,
                                                  const AgentSettings& settings);
+
+/// The guard file (DESIGN §4.1, LUME_UNLOCK_ENABLEMENT): a '#' header, then the guarded_path of
+/// every entry (agents and exec-only alike), one per line, sorted bytewise, without duplicates,
+/// each line ending in '\n'. The shim activates only in a process whose realpath(3) of the
+/// executable is listed, so a link's own path (Homebrew's bin/, a venv's python, /tmp) would
+/// never match. Expects a validated list (no newline can be in a path).
+std::string render_guard_file(const EnablementList& list);
+
+/// One command as a word list; the SSH layer quotes each word with shell_quote() and joins them.
+using Argv = std::vector<std::string>;
+
+/// "gui/<uid>": the launchd domain of the logged-in guest user's agents.
+std::string gui_domain(std::uint32_t uid);
+/// launchctl bootstrap gui/<uid> PLIST: loads (and, with RunAtLoad, starts) an agent.
+Argv launchctl_bootstrap(std::uint32_t uid, const std::string& plist_path);
+/// launchctl bootout gui/<uid>/LABEL: stops and unloads it.
+Argv launchctl_bootout(std::uint32_t uid, const std::string& label);
+/// launchctl print gui/<uid>/LABEL: state of a loaded agent; fails when not loaded.
+Argv launchctl_print(std::uint32_t uid, const std::string& label);
+/// plutil -lint PATH…: checks property lists before they are loaded.
+Argv plutil_lint(const std::vector<std::string>& paths);
 
 } // namespace lume_unlock::enablement

@@ -2,12 +2,13 @@
 
 #include "util/download_parts.hpp"
 #include "util/sha256.hpp"
+#include "util/text.hpp"
 
 namespace lume_unlock::fetch {
 
 std::optional<AdvertisedDigest> read_advertised_digest(const util::HttpResponse& response) {
   std::string etag = response.header("X-Linked-Etag").value_or("");
-  if (etag.rfind("W/", 0) == 0) {
+  if (util::starts_with(etag, "W/")) {
     etag.erase(0, 2);
   }
   if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {

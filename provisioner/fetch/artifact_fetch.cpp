@@ -5,6 +5,7 @@
 #include "util/file_lock.hpp"
 #include "util/random_id.hpp"
 #include "util/sha256.hpp"
+#include "util/text.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -250,7 +251,7 @@ Result<std::string> hugging_face_token_from_environment() {
 
 bool is_hugging_face_url(const std::string& url) {
   const std::string host = util::url_host(url);
-  return url.rfind("https://", 0) == 0 && (host == "huggingface.co" || host == "hf.co");
+  return util::starts_with(url, "https://") && (host == "huggingface.co" || host == "hf.co");
 }
 
 Result<FetchedArtifact>

@@ -1,6 +1,7 @@
 #include "artifact_source.hpp"
 
 #include "util/http_client.hpp"
+#include "util/text.hpp"
 #include "util/text_check.hpp"
 
 namespace lume_unlock::fetch {
@@ -39,9 +40,7 @@ std::optional<Error> text_problem(std::string_view text) {
   return std::nullopt;
 }
 
-bool starts_with(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
-}
+using util::starts_with;
 
 } // namespace
 

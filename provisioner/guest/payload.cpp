@@ -5,6 +5,7 @@
 #include "util/atomic_file.hpp"
 #include "util/random_id.hpp"
 #include "util/sha256.hpp"
+#include "util/text.hpp"
 #include "util/text_check.hpp"
 
 #include <algorithm>
@@ -43,16 +44,10 @@ std::string random_name() {
   return "payload-" + util::random_hex(16);
 }
 
-std::string trim(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '\r')) {
-    text.pop_back();
-  }
-  return text;
-}
+using util::trim;
 
 std::string what_failed(std::size_t count) {
-  return "installing " + std::to_string(count) + (count == 1 ? " file" : " files") +
-         " in the guest";
+  return "installing " + util::plural(count, "file") + " in the guest";
 }
 
 /// The indices named by "<marker><index>" lines or by "files/<index>: FAILED" lines.
@@ -62,7 +57,7 @@ indices_in(const std::string& text, const std::string& prefix, const std::string
   std::istringstream lines(text);
   std::string line;
   while (std::getline(lines, line)) {
-    if (line.rfind(prefix, 0) != 0 || line.size() < prefix.size() + suffix.size() ||
+    if (!util::starts_with(line, prefix) || line.size() < prefix.size() + suffix.size() ||
         line.compare(line.size() - suffix.size(), suffix.size(), suffix) != 0) {
       continue;
     }

@@ -5,6 +5,7 @@
 #include "util/json_parse.hpp"
 #include "util/text_check.hpp"
 #include "util/retry_policy.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <sstream>
@@ -106,7 +107,7 @@ Error unexpected_answer(const std::string& operation,
   }
   if (auto message = lume_message(response.body)) {
     std::string hint;
-    if (message->rfind(k_not_found_prefix, 0) == 0) {
+    if (util::starts_with(*message, k_not_found_prefix)) {
       hint = "list the VMs Lume knows with `lume ls`";
     } else if (response.status >= 500) {
       hint = "see Lume's log (/tmp/lume_daemon.error.log when started at login) and retry";
@@ -210,7 +211,7 @@ Result<json> LumeClient::call(const Call& call) {
   if (auto query = call.path.find('?'); query != std::string::npos) {
     const std::string route = call.path.substr(0, query);
     const bool name_terminated =
-        route.rfind("/lume/vms/", 0) == 0 &&
+        util::starts_with(route, "/lume/vms/") &&
         route.find('/', std::string("/lume/vms/").size()) == std::string::npos;
     if (!name_terminated) {
       return Error(ErrorCategory::failure,

@@ -1,16 +1,14 @@
 #include "lume/push_log.hpp"
 
+#include "util/text.hpp"
+
 namespace lume_unlock::lume {
 
 std::optional<PushFailure> find_push_failure(std::string_view log_since_push,
                                              const std::string& image_name,
                                              const std::vector<std::string>& tags) {
-  std::string joined;
-  for (const auto& tag : tags) {
-    joined += (joined.empty() ? "" : ",") + tag;
-  }
-  const std::string prefix =
-      "Background push failed for image: " + image_name + ":" + joined + " - Error: ";
+  const std::string prefix = "Background push failed for image: " + image_name + ":" +
+                             util::join(tags, ",") + " - Error: ";
   std::vector<std::string> errors;
   std::size_t start = 0;
   while (start < log_since_push.size()) {
@@ -20,7 +18,7 @@ std::optional<PushFailure> find_push_failure(std::string_view log_since_push,
     }
     const std::string_view line = log_since_push.substr(start, end - start);
     start = end + 1;
-    if (line.rfind(prefix, 0) == 0) {
+    if (util::starts_with(line, prefix)) {
       if (errors.size() > 3) {
         errors.erase(errors.begin(), errors.end() - 3);
       }

@@ -1,9 +1,11 @@
 #include "lume/registry_route.hpp"
 
+#include "util/text.hpp"
+
 namespace lume_unlock::lume {
 
 Status require_https_registry(const std::string& registry_url, const std::string& what) {
-  if (registry_url.rfind("https://", 0) == 0) {
+  if (util::starts_with(registry_url, "https://")) {
     return ok_status();
   }
   return Error(ErrorCategory::usage,

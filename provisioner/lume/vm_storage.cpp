@@ -1,6 +1,7 @@
 #include "lume/vm_storage.hpp"
 
 #include "util/atomic_file.hpp"
+#include "util/text.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -13,7 +14,7 @@ namespace {
 
 /// Lume stores paths as written ("~/.lume") and expands the tilde against its own home.
 std::string expand_home(const std::string& path) {
-  if (path == "~" || path.rfind("~/", 0) == 0) {
+  if (path == "~" || util::starts_with(path, "~/")) {
     const char* home = std::getenv("HOME");
     return std::string(home != nullptr ? home : "") + path.substr(1);
   }

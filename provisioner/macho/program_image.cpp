@@ -1,6 +1,7 @@
 #include "macho/macho.hpp"
 
 #include <cstdio>
+#include "util/text.hpp"
 
 namespace lume_unlock::macho {
 
@@ -210,11 +211,7 @@ std::string Slice::arch() const {
 }
 
 std::string ProgramImage::archs() const {
-  std::string text;
-  for (const Slice& slice : slices) {
-    text += (text.empty() ? "" : " ") + slice.arch();
-  }
-  return text;
+  return util::join(slices, " ", [](const Slice& slice) { return slice.arch(); });
 }
 
 const Slice* ProgramImage::find(const std::string& arch) const {

@@ -1,5 +1,7 @@
 #include "macho/macho.hpp"
 
+#include "util/text.hpp"
+
 #include <algorithm>
 
 namespace lume_unlock::macho {
@@ -7,11 +9,7 @@ namespace lume_unlock::macho {
 namespace {
 
 std::string joined(const std::vector<std::string>& words) {
-  std::string text;
-  for (const std::string& word : words) {
-    text += (text.empty() ? "" : " ") + word;
-  }
-  return text;
+  return util::join(words, " ");
 }
 
 Verdict missing_slice(const ProgramImage& image, const ShimTarget& shim) {

@@ -3,6 +3,7 @@
 #include "util/encoding.hpp"
 #include "oci/registry_session.hpp"
 #include "util/sha256.hpp"
+#include "util/text.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -155,7 +156,7 @@ private:
                    m_what,
                    method + " " + util::redact_url(url) + " answered without a Location header");
     }
-    if (location->rfind("http://", 0) == 0 || location->rfind("https://", 0) == 0) {
+    if (util::starts_with(*location, "http://") || util::starts_with(*location, "https://")) {
       return *location;
     }
     return m_session.base_url(m_repo.registry) + (location->front() == '/' ? "" : "/") + *location;

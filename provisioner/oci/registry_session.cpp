@@ -3,6 +3,7 @@
 #include "oci/registry_error.hpp"
 #include "util/encoding.hpp"
 #include "util/json_parse.hpp"
+#include "util/text.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -197,7 +198,7 @@ Result<std::string> RegistrySession::request_token(const RequestTarget& target,
   // A token document is a few KiB (a JWT and its lifetime); a larger one is not a token.
   request.max_body_bytes = 1u << 20;
   // Credentials go to the realm only over TLS, to loopback, or to a host declared plain HTTP.
-  const bool realm_is_safe = token_url.rfind("https://", 0) == 0 ||
+  const bool realm_is_safe = util::starts_with(token_url, "https://") ||
                              util::is_loopback_url(token_url) ||
                              plain_http(util::url_host(token_url));
   if (credentials && realm_is_safe) {

@@ -6,6 +6,7 @@
 #include "oci/reference.hpp"
 #include "recipe/recipe.hpp"
 #include "util/atomic_file.hpp"
+#include "util/text.hpp"
 
 #include <sys/statvfs.h>
 
@@ -178,10 +179,8 @@ DoctorCheck check_bundle(const DoctorOptions& options,
     return failed("bundle", located.error());
   }
   const bundle::BundleManifest& manifest = located.value().manifest;
-  std::string platforms;
-  for (const auto& [name, entry] : manifest.platforms) {
-    platforms += (platforms.empty() ? "" : ", ") + name;
-  }
+  const std::string platforms =
+      util::join(manifest.platforms, ", ", [](const auto& platform) { return platform.first; });
   DoctorCheck check{"bundle",
                     Verdict::ok,
                     located.value().location + ": version " + manifest.version +

@@ -6,6 +6,7 @@
 #include "lume/client.hpp"
 #include "lume/masked_vm.hpp"
 #include "provenance/provenance.hpp"
+#include "util/text.hpp"
 
 #include <sys/stat.h>
 
@@ -128,7 +129,7 @@ StepResult RemovePipeline::step_guest() {
   std::string line;
   bool files_present = false;
   while (std::getline(lines, line)) {
-    if (line.rfind("removed ", 0) == 0) {
+    if (util::starts_with(line, "removed ")) {
       m_outcome.removed_agents.push_back(line.substr(8));
     }
     files_present = files_present || line == "present";

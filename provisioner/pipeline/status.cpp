@@ -3,9 +3,10 @@
 #include "apply/enablement_apply.hpp"
 #include "apply/programs.hpp"
 #include "enablement/enablement_json.hpp"
-#include "enablement/guard_file.hpp"
+#include "enablement/launch_agent.hpp"
 #include "guest/guest_records.hpp"
 #include "pipeline/vm_state.hpp"
+#include "guest/guest_layout.hpp"
 #include "provenance/record_merge.hpp"
 #include "util/sha256.hpp"
 

@@ -1,6 +1,5 @@
-#include "bench_section.hpp"
-
 #include "recipe.hpp"
+#include "recipe_sections.hpp"
 #include "util/edit_distance.hpp"
 #include "verify/bench.hpp"
 #include "verify/perplexity.hpp"
@@ -14,11 +13,11 @@ namespace lume_unlock::recipe {
 namespace {
 
 /// `min_host_ratio:`, a mapping of test kinds (pp, tg, pg) to the least unlocked/host ratio.
-void read_min_host_ratio(const Parser& p,
+void read_min_host_ratio(const YamlReader& p,
                          const YAML::Node& rn,
                          const std::string& rf,
                          verify::BenchThresholds& thresholds) {
-  std::vector<Parser::Key> kinds;
+  std::vector<YamlReader::Key> kinds;
   for (const char* kind : verify::k_bench_kinds) {
     kinds.push_back({kind, [&, kind](auto& v, auto& g) {
                        thresholds.min_host_ratio[kind] =
@@ -32,12 +31,12 @@ void read_min_host_ratio(const Parser& p,
 }
 
 /// One figure per test kind of `bench.published` (speedup: {pp: 11.08x}, host: {pp: 98.25%}).
-Parser::Handler published_figures(const Parser& p,
-                                  std::map<std::string, double>& into,
-                                  Result<double> (*parse)(std::string_view, const std::string&),
-                                  const char* example) {
+YamlReader::Handler published_figures(const YamlReader& p,
+                                      std::map<std::string, double>& into,
+                                      Result<double> (*parse)(std::string_view, const std::string&),
+                                      const char* example) {
   return [&p, &into, parse, example](const YAML::Node& fn, const std::string& ff) {
-    std::vector<Parser::Key> kinds;
+    std::vector<YamlReader::Key> kinds;
     // A bench runs the prompt and the generation tests apart: pp and tg, never pg.
     for (const char* kind : {"pp", "tg"}) {
       kinds.push_back({kind, [&p, &into, parse, example, kind](auto& v, auto& g) {
@@ -51,7 +50,7 @@ Parser::Handler published_figures(const Parser& p,
 /// bench.published: the run the bench reproduces, with its source and command, and its
 /// figures per test kind.
 verify::PublishedRun
-published_run(const Parser& p, const YAML::Node& node, const std::string& field) {
+published_run(const YamlReader& p, const YAML::Node& node, const std::string& field) {
   verify::PublishedRun run;
   p.mapping(node,
             field,
@@ -71,7 +70,7 @@ published_run(const Parser& p, const YAML::Node& node, const std::string& field)
 }
 
 /// Reads each key of `bench:` into `bench`.
-void read_bench_keys(const Parser& p,
+void read_bench_keys(const YamlReader& p,
                      const YAML::Node& n,
                      const std::string& f,
                      BenchSpec& bench,
@@ -143,8 +142,11 @@ void read_bench_keys(const Parser& p,
 
 } // namespace
 
-void parse_bench_section(
-    const Parser& p, const YAML::Node& n, const std::string& f, Recipe& recipe, BenchNodes& nodes) {
+void parse_bench_section(const YamlReader& p,
+                         const YAML::Node& n,
+                         const std::string& f,
+                         Recipe& recipe,
+                         BenchNodes& nodes) {
   BenchSpec bench;
   bench.thresholds.min_speedup_name = "bench.min_speedup";
   bench.thresholds.min_host_ratio_name = "bench.min_host_ratio";
@@ -179,7 +181,7 @@ void parse_bench_section(
   recipe.bench = bench;
 }
 
-void check_bench_entry(const Parser& p, const Recipe& recipe, const BenchNodes& nodes) {
+void check_bench_entry(const YamlReader& p, const Recipe& recipe, const BenchNodes& nodes) {
   if (!recipe.bench) {
     return;
   }

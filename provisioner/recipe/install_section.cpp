@@ -1,8 +1,7 @@
-#include "install_section.hpp"
-
-#include "install_item.hpp"
 #include "recipe.hpp"
+#include "recipe_sections.hpp"
 #include "util/sha256.hpp"
+#include "util/text.hpp"
 #include "util/text_check.hpp"
 
 #include <map>
@@ -15,7 +14,7 @@ namespace {
 
 /// A `mode:` of an installed file: octal, as chmod takes it ("0755", "644"), no set-id or sticky
 /// bit (a recipe never needs one, and a setuid file is a privilege handed to any guest process).
-mode_t file_mode(const Parser& p, const YAML::Node& node, const std::string& field) {
+mode_t file_mode(const YamlReader& p, const YAML::Node& node, const std::string& field) {
   const std::string text = p.string(node, field);
   if (text.size() > 4 || !all_of_in(text, "01234567")) {
     p.fail(node, field, "'" + text + "' is not an octal file mode", "for example 0755 or 0644");
@@ -35,9 +34,9 @@ mode_t file_mode(const Parser& p, const YAML::Node& node, const std::string& fie
 }
 
 /// A `sha256:` value: 64 lower-case hex digits, with or without the "sha256:" prefix.
-std::string sha256_value(const Parser& p, const YAML::Node& node, const std::string& field) {
+std::string sha256_value(const YamlReader& p, const YAML::Node& node, const std::string& field) {
   const std::string text = p.string(node, field);
-  const std::string digest = text.rfind("sha256:", 0) == 0 ? text.substr(7) : text;
+  const std::string digest = util::starts_with(text, "sha256:") ? text.substr(7) : text;
   if (!util::is_sha256_hex(digest)) {
     p.fail(node,
            field,
@@ -51,7 +50,7 @@ std::string sha256_value(const Parser& p, const YAML::Node& node, const std::str
 /// `files:`, a mapping of paths inside the unpacked tree (below dest, after strip_components)
 /// to the SHA-256 each must have.
 std::map<std::string, std::string>
-file_digests(const Parser& p, const YAML::Node& node, const std::string& field) {
+file_digests(const YamlReader& p, const YAML::Node& node, const std::string& field) {
   if (!node.IsMap() || node.size() == 0) {
     p.fail(node,
            field,
@@ -84,7 +83,7 @@ struct ItemKeysSeen {
 };
 
 /// `share:`, true or false (YAML 1.2's words: "yes" and "on" are not booleans there).
-bool share_flag(const Parser& p, const YAML::Node& node, const std::string& field) {
+bool share_flag(const YamlReader& p, const YAML::Node& node, const std::string& field) {
   if (node.IsScalar() && node.Tag() != "!" &&
       (node.Scalar() == "true" || node.Scalar() == "false")) {
     return node.Scalar() == "true";
@@ -93,7 +92,7 @@ bool share_flag(const Parser& p, const YAML::Node& node, const std::string& fiel
 }
 
 /// Reads each key of one `install:` item into `item`, noting in `seen` which were written.
-void read_install_keys(const Parser& p,
+void read_install_keys(const YamlReader& p,
                        const YAML::Node& node,
                        const std::string& field,
                        InstallItem& item,
@@ -163,7 +162,7 @@ void read_install_keys(const Parser& p,
 
 /// What `share: true` cannot be combined with: the guest sees the cached blob itself, one
 /// read-only file, so nothing can be unpacked, given a mode, or come from anywhere but the cache.
-void check_shared_item(const Parser& p, const InstallItem& item, const ItemKeysSeen& seen) {
+void check_shared_item(const YamlReader& p, const InstallItem& item, const ItemKeysSeen& seen) {
   const YAML::Node& share = *seen.share;
   const std::string field = item.field + ".share";
   if (item.unpack != fetch::UnpackFormat::none) {
@@ -192,7 +191,7 @@ void check_shared_item(const Parser& p, const InstallItem& item, const ItemKeysS
 
 /// The rules across an item's keys: one source, a dest, and archive-only or file-only keys
 /// only where they apply.
-void check_install_keys(const Parser& p,
+void check_install_keys(const YamlReader& p,
                         const YAML::Node& node,
                         const std::string& field,
                         const InstallItem& item,
@@ -227,7 +226,8 @@ void check_install_keys(const Parser& p,
   }
 }
 
-InstallItem parse_install_item(const Parser& p, const YAML::Node& node, const std::string& field) {
+InstallItem
+parse_install_item(const YamlReader& p, const YAML::Node& node, const std::string& field) {
   InstallItem item;
   item.field = field;
   ItemKeysSeen seen;
@@ -240,7 +240,7 @@ InstallItem parse_install_item(const Parser& p, const YAML::Node& node, const st
 }
 
 /// No two items may write the same path, or one into the other's tree.
-void check_install_dests(const Parser& p,
+void check_install_dests(const YamlReader& p,
                          const YAML::Node& list,
                          const std::vector<InstallItem>& items) {
   for (std::size_t i = 0; i < items.size(); ++i) {
@@ -263,7 +263,7 @@ void check_install_dests(const Parser& p,
 
 } // namespace
 
-void parse_install_section(const Parser& p,
+void parse_install_section(const YamlReader& p,
                            const YAML::Node& n,
                            const std::string& f,
                            Recipe& recipe) {
@@ -278,6 +278,33 @@ void parse_install_section(const Parser& p,
     recipe.install.push_back(parse_install_item(p, n[i], f + "[" + std::to_string(i) + "]"));
   }
   check_install_dests(p, n, recipe.install);
+}
+
+std::optional<std::string> dest_problem(const std::string& path) {
+  if (path.empty() || path[0] != '/') {
+    return "is not an absolute path";
+  }
+  if (path == "/") {
+    return "is the root directory";
+  }
+  for (const char c : path) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '\\') {
+      return "holds a control character or a backslash";
+    }
+  }
+  if (path.back() == '/') {
+    return "ends with '/'";
+  }
+  std::size_t at = 1;
+  while (at <= path.size()) {
+    const std::size_t end = std::min(path.find('/', at), path.size());
+    const std::string part = path.substr(at, end - at);
+    if (part.empty() || part == "." || part == "..") {
+      return "is not a normal path (empty, '.' or '..' component)";
+    }
+    at = end + 1;
+  }
+  return std::nullopt;
 }
 
 } // namespace lume_unlock::recipe

@@ -3,79 +3,120 @@
 #include "util/atomic_file.hpp"
 #include "util/json_parse.hpp"
 #include "util/sha256.hpp"
+#include "util/text.hpp"
 
 namespace lume_unlock::recipe {
 
 namespace {
 
-Error invalid(const std::string& path, const std::string& why) {
-  return Error(ErrorCategory::usage,
-               "invalid lock file '" + path + "'",
-               why,
-               "recreate it with 'lume-unlock lock RECIPE'");
-}
+using Json = nlohmann::json;
 
-Result<std::string> required_string(const nlohmann::json& object,
-                                    const char* key,
-                                    const std::string& at,
-                                    const std::string& path) {
-  auto it = object.find(key);
-  if (it == object.end() || !it->is_string() || it->get<std::string>().empty()) {
-    return invalid(path, "'" + at + key + "' must be a non-empty string");
+/// What is wrong with the lock file, thrown while it is read and caught by parse_lock_file.
+struct Invalid {
+  std::string why;
+};
+
+constexpr const char* k_hex = "64 lower-case hex characters";
+constexpr const char* k_digest = "'sha256:' and 64 lower-case hex characters";
+
+void require(bool holds, const std::string& at, const char* key, const std::string& rule) {
+  if (!holds) {
+    throw Invalid{"'" + at + key + "' must be " + rule};
   }
-  return it->get<std::string>();
 }
 
 bool is_digest(const std::string& digest) {
-  return digest.rfind("sha256:", 0) == 0 && util::is_sha256_hex(digest.substr(7));
+  return util::starts_with(digest, "sha256:") && util::is_sha256_hex(digest.substr(7));
+}
+
+/// Each key of `fields`, a non-empty string of `object` ("at" names the object: "baked[0].").
+void read_strings(const Json& object,
+                  const std::string& at,
+                  std::initializer_list<std::pair<const char*, std::string*>> fields) {
+  for (auto [key, out] : fields) {
+    const auto it = object.find(key);
+    require(it != object.end() && it->is_string() && !it->get_ref<const std::string&>().empty(),
+            at,
+            key,
+            "a non-empty string");
+    *out = it->get<std::string>();
+  }
+}
+
+std::optional<std::string> signed_by(const Json& entry, const std::string& at) {
+  const auto key = entry.find("signed_by");
+  if (key == entry.end()) {
+    return std::nullopt;
+  }
+  require(key->is_string() && is_digest(key->get<std::string>()),
+          at,
+          "signed_by",
+          "'sha256:' and 64 lower-case hex");
+  return key->get<std::string>();
+}
+
+/// The array `key` of `parent`, each element an object read by `read(element, "key[i].")`.
+template <class T, class Read>
+std::vector<T> objects(const Json& parent, const std::string& at, const char* key, Read read) {
+  const auto array = parent.find(key);
+  require(array != parent.end() && array->is_array(), at, key, "an array");
+  std::vector<T> out;
+  for (std::size_t i = 0; i < array->size(); ++i) {
+    const std::string item = at + key + "[" + std::to_string(i) + "]";
+    require((*array)[i].is_object(), item, "", "an object");
+    out.push_back(read((*array)[i], item + "."));
+  }
+  return out;
 }
 
 /// One entry of `references`: a recipe field's reference pinned to a digest.
-Result<LockedReference> parse_locked_reference(const nlohmann::json& entry,
-                                               const std::string& at,
-                                               const std::string& path) {
+LockedReference read_reference(const Json& entry, const std::string& at) {
   LockedReference r;
-  for (auto [key, out] : {std::pair<const char*, std::string*>{"field", &r.field},
-                          {"reference", &r.reference},
-                          {"digest", &r.digest},
-                          {"pinned", &r.pinned}}) {
-    LUME_UNLOCK_TRY_ASSIGN(auto value, required_string(entry, key, at, path));
-    *out = value;
-  }
-  if (!is_digest(r.digest)) {
-    return invalid(path, "'" + at + "digest' must be 'sha256:' and 64 lower-case hex characters");
-  }
+  read_strings(entry,
+               at,
+               {{"field", &r.field},
+                {"reference", &r.reference},
+                {"digest", &r.digest},
+                {"pinned", &r.pinned}});
+  require(is_digest(r.digest), at, "digest", k_digest);
   if (auto mt = entry.find("media_type"); mt != entry.end() && mt->is_string()) {
     r.media_type = mt->get<std::string>();
   }
-  if (auto key = entry.find("signed_by"); key != entry.end()) {
-    if (!key->is_string() || !is_digest(key->get<std::string>())) {
-      return invalid(path, "'" + at + "signed_by' must be 'sha256:' and 64 lower-case hex");
-    }
-    r.signed_by = key->get<std::string>();
-  }
+  r.signed_by = signed_by(entry, at);
   return r;
 }
 
 /// One entry of `artifacts`: an install item's source pinned to its SHA-256 and size.
-Result<LockedArtifact>
-parse_locked_artifact(const nlohmann::json& entry, const std::string& at, const std::string& path) {
+LockedArtifact read_artifact(const Json& entry, const std::string& at) {
   LockedArtifact a;
-  for (auto [key, out] : {std::pair<const char*, std::string*>{"field", &a.field},
-                          {"source", &a.source},
-                          {"sha256", &a.sha256}}) {
-    LUME_UNLOCK_TRY_ASSIGN(auto value, required_string(entry, key, at, path));
-    *out = value;
-  }
-  if (!util::is_sha256_hex(a.sha256)) {
-    return invalid(path, "'" + at + "sha256' must be 64 lower-case hex characters");
-  }
+  read_strings(entry, at, {{"field", &a.field}, {"source", &a.source}, {"sha256", &a.sha256}});
+  require(util::is_sha256_hex(a.sha256), at, "sha256", k_hex);
   const auto size = entry.find("size");
-  if (size == entry.end() || !size->is_number_unsigned()) {
-    return invalid(path, "'" + at + "size' must be a whole number of bytes");
-  }
+  require(size != entry.end() && size->is_number_unsigned(), at, "size", "a whole number of bytes");
   a.size = size->get<std::uint64_t>();
   return a;
+}
+
+BakedImage read_baked(const Json& entry, const std::string& at) {
+  BakedImage baked;
+  read_strings(entry,
+               at,
+               {{"reference", &baked.reference},
+                {"digest", &baked.digest},
+                {"pinned", &baked.pinned},
+                {"pushed_at", &baked.pushed_at},
+                {"recipe_sha256", &baked.recipe_sha256}});
+  require(is_digest(baked.digest), at, "digest", k_digest);
+  require(util::is_sha256_hex(baked.recipe_sha256), at, "recipe_sha256", k_hex);
+  baked.shim_files =
+      objects<BakedFile>(entry, at, "shim_files", [](const Json& file, const std::string& file_at) {
+        BakedFile f;
+        read_strings(file, file_at, {{"path", &f.path}, {"sha256", &f.sha256}});
+        require(util::is_sha256_hex(f.sha256), file_at, "sha256", k_hex);
+        return f;
+      });
+  baked.signed_by = signed_by(entry, at);
+  return baked;
 }
 
 } // namespace
@@ -95,52 +136,6 @@ nlohmann::json to_json(const BakedImage& baked) {
     out["signed_by"] = *baked.signed_by;
   }
   return out;
-}
-
-Result<BakedImage>
-parse_baked_image(const nlohmann::json& entry, const std::string& at, const std::string& path) {
-  if (!entry.is_object()) {
-    return invalid(path, "'" + at.substr(0, at.size() - 1) + "' must be an object");
-  }
-  BakedImage baked;
-  for (auto [key, out] : {std::pair<const char*, std::string*>{"reference", &baked.reference},
-                          {"digest", &baked.digest},
-                          {"pinned", &baked.pinned},
-                          {"pushed_at", &baked.pushed_at},
-                          {"recipe_sha256", &baked.recipe_sha256}}) {
-    LUME_UNLOCK_TRY_ASSIGN(auto value, required_string(entry, key, at, path));
-    *out = value;
-  }
-  if (!is_digest(baked.digest)) {
-    return invalid(path, "'" + at + "digest' must be 'sha256:' and 64 lower-case hex characters");
-  }
-  if (!util::is_sha256_hex(baked.recipe_sha256)) {
-    return invalid(path, "'" + at + "recipe_sha256' must be 64 lower-case hex characters");
-  }
-  auto files = entry.find("shim_files");
-  if (files == entry.end() || !files->is_array()) {
-    return invalid(path, "'" + at + "shim_files' must be an array");
-  }
-  for (std::size_t i = 0; i < files->size(); ++i) {
-    const std::string file_at = at + "shim_files[" + std::to_string(i) + "].";
-    const auto& file = (*files)[i];
-    if (!file.is_object()) {
-      return invalid(path, "'" + file_at.substr(0, file_at.size() - 1) + "' must be an object");
-    }
-    LUME_UNLOCK_TRY_ASSIGN(auto file_path, required_string(file, "path", file_at, path));
-    LUME_UNLOCK_TRY_ASSIGN(auto sha, required_string(file, "sha256", file_at, path));
-    if (!util::is_sha256_hex(sha)) {
-      return invalid(path, "'" + file_at + "sha256' must be 64 lower-case hex characters");
-    }
-    baked.shim_files.push_back({file_path, sha});
-  }
-  if (auto key = entry.find("signed_by"); key != entry.end()) {
-    if (!key->is_string() || !is_digest(key->get<std::string>())) {
-      return invalid(path, "'" + at + "signed_by' must be 'sha256:' and 64 lower-case hex");
-    }
-    baked.signed_by = key->get<std::string>();
-  }
-  return baked;
 }
 
 const LockedReference* LockFile::find(const std::string& field) const {
@@ -200,65 +195,35 @@ nlohmann::json to_json(const LockFile& lock) {
 }
 
 Result<LockFile> parse_lock_file(std::string_view text, const std::string& path) {
-  auto json = util::parse_json(text).value;
-  if (json.is_discarded() || !json.is_object()) {
-    return invalid(path, "not a JSON object");
-  }
-  // Not json.value("schema", ""): it throws when "schema" holds an object (found by
-  // lock_file_fuzz).
-  const auto schema = json.find("schema");
-  if (schema == json.end() || !schema->is_string() ||
-      schema->get_ref<const std::string&>() != k_lock_schema) {
-    return invalid(path, "'schema' must be '" + std::string(k_lock_schema) + "'");
-  }
+  const Json json = util::parse_json(text).value;
   LockFile lock;
-  auto recipe = json.find("recipe");
-  if (recipe == json.end() || !recipe->is_object()) {
-    return invalid(path, "'recipe' must be an object");
-  }
-  LUME_UNLOCK_TRY_ASSIGN(auto recipe_path, required_string(*recipe, "path", "recipe.", path));
-  lock.recipe_path = recipe_path;
-  LUME_UNLOCK_TRY_ASSIGN(auto sha, required_string(*recipe, "sha256", "recipe.", path));
-  if (!util::is_sha256_hex(sha)) {
-    return invalid(path, "'recipe.sha256' must be 64 lower-case hex characters");
-  }
-  lock.recipe_sha256 = sha;
-  auto references = json.find("references");
-  if (references == json.end() || !references->is_array()) {
-    return invalid(path, "'references' must be an array");
-  }
-  for (std::size_t i = 0; i < references->size(); ++i) {
-    const auto& entry = (*references)[i];
-    const std::string at = "references[" + std::to_string(i) + "].";
-    if (!entry.is_object()) {
-      return invalid(path, "'" + at.substr(0, at.size() - 1) + "' must be an object");
+  try {
+    if (json.is_discarded() || !json.is_object()) {
+      throw Invalid{"not a JSON object"};
     }
-    LUME_UNLOCK_TRY_ASSIGN(auto r, parse_locked_reference(entry, at, path));
-    lock.references.push_back(r);
-  }
-  if (auto artifacts = json.find("artifacts"); artifacts != json.end()) {
-    if (!artifacts->is_array()) {
-      return invalid(path, "'artifacts' must be an array");
+    // Not json.value("schema", ""): it throws when "schema" holds an object (lock_file_fuzz).
+    const auto schema = json.find("schema");
+    require(schema != json.end() && *schema == k_lock_schema,
+            "",
+            "schema",
+            "'" + std::string(k_lock_schema) + "'");
+    const auto recipe = json.find("recipe");
+    require(recipe != json.end() && recipe->is_object(), "", "recipe", "an object");
+    read_strings(
+        *recipe, "recipe.", {{"path", &lock.recipe_path}, {"sha256", &lock.recipe_sha256}});
+    require(util::is_sha256_hex(lock.recipe_sha256), "recipe.", "sha256", k_hex);
+    lock.references = objects<LockedReference>(json, "", "references", read_reference);
+    if (json.contains("artifacts")) {
+      lock.artifacts = objects<LockedArtifact>(json, "", "artifacts", read_artifact);
     }
-    for (std::size_t i = 0; i < artifacts->size(); ++i) {
-      const auto& entry = (*artifacts)[i];
-      const std::string at = "artifacts[" + std::to_string(i) + "].";
-      if (!entry.is_object()) {
-        return invalid(path, "'" + at.substr(0, at.size() - 1) + "' must be an object");
-      }
-      LUME_UNLOCK_TRY_ASSIGN(auto a, parse_locked_artifact(entry, at, path));
-      lock.artifacts.push_back(a);
+    if (json.contains("baked")) {
+      lock.baked = objects<BakedImage>(json, "", "baked", read_baked);
     }
-  }
-  if (auto baked = json.find("baked"); baked != json.end()) {
-    if (!baked->is_array()) {
-      return invalid(path, "'baked' must be an array");
-    }
-    for (std::size_t i = 0; i < baked->size(); ++i) {
-      LUME_UNLOCK_TRY_ASSIGN(
-          auto entry, parse_baked_image((*baked)[i], "baked[" + std::to_string(i) + "].", path));
-      lock.baked.push_back(entry);
-    }
+  } catch (const Invalid& e) {
+    return Error(ErrorCategory::usage,
+                 "invalid lock file '" + path + "'",
+                 e.why,
+                 "recreate it with 'lume-unlock lock RECIPE'");
   }
   if (auto created = json.find("created_at"); created != json.end() && created->is_string()) {
     lock.created_at = created->get<std::string>();

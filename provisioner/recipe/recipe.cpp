@@ -1,15 +1,12 @@
 #include "recipe.hpp"
 
-#include "bench_section.hpp"
 #include "enablement/enablement_yaml.hpp"
-#include "install_section.hpp"
-#include "recipe_parser.hpp"
 #include "recipe_sections.hpp"
 #include "util/atomic_file.hpp"
+#include "util/ecdsa_key.hpp"
 #include "util/sha256.hpp"
 #include "util/size.hpp"
-
-#include <yaml-cpp/yaml.h>
+#include "util/text.hpp"
 
 #include <filesystem>
 #include <string_view>
@@ -42,25 +39,12 @@ Result<std::uint64_t> parse_vm_size(std::string_view text, std::uint64_t ceiling
 }
 
 Result<Recipe> parse_recipe(std::string_view text, const std::string& source_name) {
-  Parser p(source_name);
-  Recipe recipe;
-  recipe.sha256 = util::sha256_hex(text);
-  try {
-    YAML::Node root;
-    try {
-      root = YAML::Load(std::string(text));
-    } catch (const YAML::ParserException& e) {
-      return Error(ErrorCategory::usage,
-                   source_name + ":" + std::to_string(e.mark.line + 1) + ":" +
-                       std::to_string(e.mark.column + 1),
-                   "invalid YAML: " + e.msg);
-    }
-    if (!root || root.IsNull()) {
-      return Error(ErrorCategory::usage,
-                   source_name,
-                   "the recipe is empty",
-                   "see image-recipes/README.md for the fields");
-    }
+  const YamlReader p(source_name);
+  return p.run([&] {
+    Recipe recipe;
+    recipe.sha256 = util::sha256_hex(text);
+    const YAML::Node root =
+        p.document(text, "the recipe", "see image-recipes/README.md for the fields");
     const auto section = [&](auto parse_section) {
       return [&, parse_section](const YAML::Node& n, const std::string& f) {
         parse_section(p, n, f, recipe);
@@ -83,29 +67,18 @@ Result<Recipe> parse_recipe(std::string_view text, const std::string& source_nam
                   {"install", section(parse_install_section)},
                   {"enablement",
                    [&](const YAML::Node& n, const std::string& f) {
-                     if (!n.IsSequence()) {
-                       p.fail(n, f, "must be a list of entries");
-                     }
-                     auto list = enablement::enablement_from_yaml(n, source_name);
-                     if (!list) {
-                       throw RecipeError{list.error()};
-                     }
-                     recipe.enablement = std::move(list.value());
+                     recipe.enablement = enablement::read_enablement(p, n, f);
                    }},
               });
     check_bench_entry(p, recipe, bench_nodes);
     if (!recipe.source.image && !recipe.source.ipsw) {
-      return Error(ErrorCategory::usage,
-                   source_name + ": source",
-                   "is required",
-                   "add 'source: {image: ghcr.io/trycua/macos-tahoe-cua:latest}'");
+      throw util::YamlError{Error(ErrorCategory::usage,
+                                  source_name + ": source",
+                                  "is required",
+                                  "add 'source: {image: ghcr.io/trycua/macos-tahoe-cua:latest}'")};
     }
-  } catch (const RecipeError& e) {
-    return e.error;
-  } catch (const YAML::Exception& e) {
-    return Error(ErrorCategory::usage, source_name, std::string("invalid recipe: ") + e.what());
-  }
-  return recipe;
+    return recipe;
+  });
 }
 
 Result<Recipe> load_recipe(const std::string& path) {
@@ -127,24 +100,20 @@ namespace {
 
 /// A path written in the recipe, as seen from the working directory: relative paths are
 /// relative to the recipe's directory, so a recipe works from wherever it is run.
-std::string relative_to_recipe(const Recipe& recipe, const std::string& written_text) {
-  const std::filesystem::path written(written_text);
-  return written.is_absolute() ? written.string()
-                               : (std::filesystem::path(recipe.path).parent_path() / written)
-                                     .lexically_normal()
-                                     .string();
+std::string relative_to_recipe(const Recipe& recipe, const std::string& written) {
+  const std::filesystem::path path(written);
+  return path.is_absolute() ? written
+                            : (std::filesystem::path(recipe.path).parent_path() / path)
+                                  .lexically_normal()
+                                  .string();
 }
 
-} // namespace
-
-namespace {
-
-/// A bench: file field's path, relative to the recipe, when set; a usage error when it is not a
-/// file.
-Result<std::optional<std::string>> bench_file(const Recipe& recipe,
-                                              const std::optional<std::string>& value,
-                                              const std::string& field,
-                                              const std::string& what) {
+/// A file the recipe names in `field`, relative to the recipe, when set; a usage error when it is
+/// not a file.
+Result<std::optional<std::string>> recipe_file(const Recipe& recipe,
+                                               const std::optional<std::string>& value,
+                                               const std::string& field,
+                                               const std::string& what) {
   if (!value) {
     return std::optional<std::string>();
   }
@@ -154,7 +123,7 @@ Result<std::optional<std::string>> bench_file(const Recipe& recipe,
     return Error(ErrorCategory::usage,
                  "recipe '" + recipe.path + "' field '" + field + "'",
                  "'" + path + "' is not a file",
-                 "write the path of " + what + " relative to the recipe's directory");
+                 "write the path of " + what);
   }
   return std::optional<std::string>(path);
 }
@@ -162,23 +131,26 @@ Result<std::optional<std::string>> bench_file(const Recipe& recipe,
 } // namespace
 
 Result<std::optional<std::string>> bench_host_json_file(const Recipe& recipe) {
-  if (!recipe.bench) {
-    return std::optional<std::string>();
-  }
-  return bench_file(recipe,
-                    recipe.bench->host_json,
-                    "bench.host_json",
-                    "the host's 'llama-bench -o json' output");
+  return recipe_file(recipe,
+                     recipe.bench ? recipe.bench->host_json : std::nullopt,
+                     "bench.host_json",
+                     "the host's 'llama-bench -o json' output relative to the recipe's directory");
 }
 
 Result<std::optional<std::string>> bench_host_perplexity_file(const Recipe& recipe) {
-  if (!recipe.bench) {
-    return std::optional<std::string>();
-  }
-  return bench_file(recipe,
-                    recipe.bench->host_perplexity,
-                    "bench.host_perplexity",
-                    "the host's llama-perplexity output (2>&1)");
+  return recipe_file(
+      recipe,
+      recipe.bench ? recipe.bench->host_perplexity : std::nullopt,
+      "bench.host_perplexity",
+      "the host's llama-perplexity output (2>&1) relative to the recipe's directory");
+}
+
+Result<std::optional<std::string>> registry_ca_file(const Recipe& recipe) {
+  return recipe_file(recipe,
+                     recipe.registry.ca,
+                     "registry.ca",
+                     "the registry's CA certificate (PEM) relative to the recipe's directory, or "
+                     "give it with --registry-ca FILE");
 }
 
 Result<std::optional<VerifiedExternalShim>> verified_external_shim(const Recipe& recipe) {
@@ -210,20 +182,50 @@ Result<std::optional<VerifiedExternalShim>> verified_external_shim(const Recipe&
   return std::optional<VerifiedExternalShim>(VerifiedExternalShim{path, expected});
 }
 
-Result<std::optional<std::string>> registry_ca_file(const Recipe& recipe) {
-  if (!recipe.registry.ca) {
-    return std::optional<std::string>();
+Result<std::vector<signing::TrustedKey>> load_trusted_keys(const Recipe& recipe) {
+  std::vector<signing::TrustedKey> keys;
+  for (std::size_t i = 0; i < recipe.trust.keys.size(); ++i) {
+    const std::string& entry = recipe.trust.keys[i];
+    const std::string name = "trust.keys[" + std::to_string(i) + "]";
+    // Led by file:line:col like every other recipe error.
+    const std::string field =
+        (i < recipe.trust.key_sources.size() ? recipe.trust.key_sources[i] : recipe.path) + ": " +
+        name;
+    if (entry.find("-----BEGIN") != std::string::npos) {
+      auto key = util::EcdsaPublicKey::from_pem(entry, field + " (inline)");
+      if (!key) {
+        return Error(
+            ErrorCategory::usage, field + " (inline)", key.error().why(), key.error().hint());
+      }
+      keys.push_back({key.value(), name + " (inline)"});
+      continue;
+    }
+    const std::string path = relative_to_recipe(recipe, entry);
+    auto key = util::read_public_key_file(path);
+    if (!key) {
+      // A key the recipe names but that cannot be read is the recipe's fault: bad input.
+      return Error(ErrorCategory::usage,
+                   field,
+                   key.error().message(),
+                   "write the path relative to the recipe's directory, or paste the PEM inline");
+    }
+    keys.push_back({key.value(), path});
   }
-  const std::string path = relative_to_recipe(recipe, *recipe.registry.ca);
-  std::error_code ignored;
-  if (!std::filesystem::is_regular_file(path, ignored)) {
-    return Error(ErrorCategory::usage,
-                 "recipe '" + recipe.path + "' field 'registry.ca'",
-                 "'" + path + "' is not a file",
-                 "write the path of the registry's CA certificate (PEM) relative to the recipe's "
-                 "directory, or give it with --registry-ca FILE");
-  }
-  return std::optional<std::string>(path);
+  return keys;
+}
+
+std::string InstallItem::label() const {
+  return util::base_name(dest);
+}
+
+fetch::ArtifactSource install_source(const Recipe& recipe, const InstallItem& item) {
+  return item.source.kind == fetch::ArtifactSource::Kind::file
+             ? fetch::file_source(relative_to_recipe(recipe, item.source.text))
+             : item.source;
+}
+
+std::string guest_path_of(const InstallItem& item, const std::string& relative) {
+  return relative.empty() ? item.dest : item.dest + "/" + relative;
 }
 
 } // namespace lume_unlock::recipe

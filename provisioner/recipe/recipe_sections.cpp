@@ -1,6 +1,8 @@
 #include "recipe_sections.hpp"
 
+#include "enablement/enablement_yaml.hpp"
 #include "recipe.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -43,6 +45,16 @@ bool is_macos_version(std::string_view text) {
   return parts <= 3;
 }
 
+/// vm.memory and vm.disk: a size with its unit, at most `ceiling`.
+std::uint64_t
+vm_size(const YamlReader& p, const YAML::Node& v, const std::string& g, std::uint64_t ceiling) {
+  auto bytes = parse_vm_size(p.string(v, g), ceiling);
+  if (!bytes) {
+    p.fail(v, g, bytes.error().why(), bytes.error().hint());
+  }
+  return bytes.value();
+}
+
 ExternalShimSpec& external(Recipe& recipe) {
   if (!recipe.shim.external) {
     recipe.shim.external.emplace();
@@ -52,9 +64,9 @@ ExternalShimSpec& external(Recipe& recipe) {
 
 /// shim.dylib: a path whose file name becomes the guest file's name (and part of the injection
 /// variable, which LD_PRELOAD splits at spaces and colons).
-std::string dylib_path(const Parser& p, const YAML::Node& v, const std::string& g) {
+std::string dylib_path(const YamlReader& p, const YAML::Node& v, const std::string& g) {
   std::string path = p.string(v, g);
-  const std::string name = path.substr(path.find_last_of('/') + 1);
+  const std::string name = util::base_name(path);
   if (name.empty() || name == "." || name == ".." ||
       !all_of_in(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._+-")) {
     p.fail(v,
@@ -67,7 +79,7 @@ std::string dylib_path(const Parser& p, const YAML::Node& v, const std::string& 
 }
 
 /// shim.sha256: 64 hex digits, kept in lower case (what shasum prints).
-std::string digest(const Parser& p, const YAML::Node& v, const std::string& g) {
+std::string digest(const YamlReader& p, const YAML::Node& v, const std::string& g) {
   std::string hex = p.string(v, g);
   for (char& c : hex) {
     c = (c >= 'A' && c <= 'F') ? static_cast<char>(c - 'A' + 'a') : c;
@@ -83,7 +95,7 @@ std::string digest(const Parser& p, const YAML::Node& v, const std::string& g) {
 
 } // namespace
 
-void parse_source_section(const Parser& p,
+void parse_source_section(const YamlReader& p,
                           const YAML::Node& n,
                           const std::string& f,
                           Recipe& recipe) {
@@ -108,14 +120,18 @@ void parse_source_section(const Parser& p,
   }
 }
 
-void parse_vm_section(const Parser& p, const YAML::Node& n, const std::string& f, Recipe& recipe) {
+void parse_vm_section(const YamlReader& p,
+                      const YAML::Node& n,
+                      const std::string& f,
+                      Recipe& recipe) {
   p.mapping(
       n,
       f,
       {{"cpu", [&](auto& v, auto& g) { recipe.vm.cpu = static_cast<int>(p.integer(v, g, 1, 64)); }},
        {"memory",
-        [&](auto& v, auto& g) { recipe.vm.memory_bytes = p.size(v, g, k_max_memory_bytes); }},
-       {"disk", [&](auto& v, auto& g) { recipe.vm.disk_bytes = p.size(v, g, k_max_disk_bytes); }},
+        [&](auto& v, auto& g) { recipe.vm.memory_bytes = vm_size(p, v, g, k_max_memory_bytes); }},
+       {"disk",
+        [&](auto& v, auto& g) { recipe.vm.disk_bytes = vm_size(p, v, g, k_max_disk_bytes); }},
        {"display", [&](auto& v, auto& g) {
           std::string d = p.string(v, g);
           if (!is_display_size(d)) {
@@ -128,7 +144,7 @@ void parse_vm_section(const Parser& p, const YAML::Node& n, const std::string& f
   }
 }
 
-void parse_guest_section(const Parser& p,
+void parse_guest_section(const YamlReader& p,
                          const YAML::Node& n,
                          const std::string& f,
                          Recipe& recipe) {
@@ -141,26 +157,14 @@ void parse_guest_section(const Parser& p,
                     }}});
 }
 
-void parse_shim_section(const Parser& p,
+void parse_shim_section(const YamlReader& p,
                         const YAML::Node& n,
                         const std::string& f,
                         Recipe& recipe) {
   p.mapping(n,
             f,
             {{"profile",
-              [&](const YAML::Node& pn, const std::string& pf) {
-                p.mapping(pn,
-                          pf,
-                          {{"apple_family_max",
-                            [&](auto& v, auto& g) {
-                              recipe.shim.profile.apple_family_max =
-                                  static_cast<std::uint64_t>(p.integer(v, g, 1001, 1999));
-                            }},
-                           {"max_threadgroup_memory", [&](auto& v, auto& g) {
-                              recipe.shim.profile.max_threadgroup_memory =
-                                  static_cast<std::uint64_t>(p.integer(v, g, 1, 1LL << 30));
-                            }}});
-              }},
+              [&](auto& v, auto& g) { enablement::read_profile(p, v, g, recipe.shim.profile); }},
              {"bundle", [&](auto& v, auto& g) { recipe.shim.bundle = p.string(v, g); }},
              {"dylib", [&](auto& v, auto& g) { external(recipe).dylib = dylib_path(p, v, g); }},
              {"sha256", [&](auto& v, auto& g) { external(recipe).sha256 = digest(p, v, g); }}});
@@ -174,7 +178,7 @@ void parse_shim_section(const Parser& p,
   }
 }
 
-void parse_trust_section(const Parser& p,
+void parse_trust_section(const YamlReader& p,
                          const YAML::Node& n,
                          const std::string& f,
                          Recipe& recipe) {
@@ -197,7 +201,7 @@ void parse_trust_section(const Parser& p,
   }
 }
 
-void parse_registry_section(const Parser& p,
+void parse_registry_section(const YamlReader& p,
                             const YAML::Node& n,
                             const std::string& f,
                             Recipe& recipe) {

@@ -2,6 +2,7 @@
 
 #include "transfer/bundle_fetch.hpp"
 #include "util/child_process.hpp"
+#include "util/text.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -10,10 +11,7 @@ namespace lume_unlock::transfer {
 
 namespace {
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
+using util::ends_with;
 
 bool is_archive_name(const std::string& path) {
   return ends_with(path, ".tar.gz") || ends_with(path, ".tgz");

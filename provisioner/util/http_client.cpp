@@ -1,6 +1,7 @@
 #include "http_client.hpp"
 
 #include "util/size.hpp"
+#include "util/text.hpp"
 
 #include <curl/curl.h>
 
@@ -24,17 +25,6 @@ bool iequals(std::string_view a, std::string_view b) {
          });
 }
 
-std::string trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
-    s.remove_suffix(1);
-  }
-  return std::string(s);
-}
-
 struct Transfer {
   CURL* curl = nullptr;
   const HttpRequest* request = nullptr;
@@ -48,7 +38,7 @@ struct Transfer {
 std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
   auto* transfer = static_cast<Transfer*>(user);
   std::string_view line(data, size * count);
-  if (line.rfind("HTTP/", 0) == 0) {
+  if (starts_with(line, "HTTP/")) {
     // A new status line (after a redirect or a 100 Continue): keep only the final headers.
     transfer->response->headers.clear();
   } else if (auto colon = line.find(':'); colon != std::string_view::npos) {
@@ -393,7 +383,7 @@ bool is_loopback_host(std::string_view host) {
   if (iequals(host, "localhost") || host == "::1") {
     return true;
   }
-  if (host.rfind("127.", 0) != 0) {
+  if (!starts_with(host, "127.")) {
     return false;
   }
   // 127.a.b.c with numeric octets only.

@@ -1,5 +1,6 @@
 
 #include "util/archive.hpp"
+#include "util/text.hpp"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -177,8 +178,7 @@ private:
   }
 
   std::string stripped_text() const {
-    return "stripping " + std::to_string(m_strip) + " leading path component" +
-           (m_strip == 1 ? "" : "s");
+    return "stripping " + plural(m_strip, "leading path component");
   }
 
   std::string m_root;

@@ -1,5 +1,7 @@
 #include "util/size.hpp"
 
+#include "util/text.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <limits>
@@ -15,22 +17,11 @@ constexpr std::uint64_t k_mib = k_kib * 1024;
 constexpr std::uint64_t k_gib = k_mib * 1024;
 
 std::string lower_trimmed(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
-    text.remove_suffix(1);
-  }
-  std::string out(text);
+  std::string out = trim(text, " \t\n\v\f\r"); // what std::isspace takes
   for (char& c : out) {
     c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   return out;
-}
-
-bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 using Wide = unsigned __int128;

@@ -1,5 +1,7 @@
 #include "verify/bench.hpp"
 
+#include "util/text.hpp"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -100,11 +102,7 @@ const LlamaBenchTest* find_test(const std::vector<LlamaBenchTest>& tests, const 
 }
 
 std::string names(const std::vector<LlamaBenchTest>& tests) {
-  std::string out;
-  for (const LlamaBenchTest& test : tests) {
-    out += (out.empty() ? "" : ", ") + test.name();
-  }
-  return out;
+  return util::join(tests, ", ", [](const LlamaBenchTest& test) { return test.name(); });
 }
 
 std::string pad(const std::string& text, std::size_t width, bool right) {

@@ -1,5 +1,7 @@
-#include "util/text_check.hpp"
 #include "verify/bench.hpp"
+
+#include "util/text.hpp"
+#include "util/text_check.hpp"
 #include "verify/llama_log_parts.hpp"
 
 #include <algorithm>
@@ -130,11 +132,8 @@ Result<std::map<std::string, double>> parse_min_host_ratio(std::string_view text
 }
 
 std::string format_host_ratio(const std::map<std::string, double>& ratios) {
-  std::string out;
-  for (const auto& [kind, ratio] : ratios) {
-    out += (out.empty() ? "" : ",") + kind + "=" + compact_number(ratio);
-  }
-  return out;
+  return util::join(
+      ratios, ",", [](const auto& ratio) { return ratio.first + "=" + compact_number(ratio.second); });
 }
 
 std::optional<std::string> unlocked_log_problem(const LlamaLogReport& unlocked_log) {

@@ -1,24 +1,17 @@
 #include "verify/llama_log_parts.hpp"
 
+#include "util/text.hpp"
+
 namespace lume_unlock::verify {
 
 namespace {
 
-bool starts_with(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
-}
-
-std::string trimmed(std::string_view text) {
-  const auto begin = text.find_first_not_of(" \t");
-  if (begin == std::string_view::npos) {
-    return {};
-  }
-  return std::string(text.substr(begin, text.find_last_not_of(" \t") - begin + 1));
-}
+using util::starts_with;
+using util::trim;
 
 /// "2026-09-14 09:03:11.482 llama-bench[4121:80231] " → "llama-bench"; "" when not that shape.
 std::string nslog_process(std::string_view prefix) {
-  const std::string text = trimmed(prefix);
+  const std::string text = trim(prefix);
   const auto first_space = text.find(' ');
   const auto second_space =
       first_space == std::string::npos ? std::string::npos : text.find(' ', first_space + 1);
@@ -84,7 +77,7 @@ std::optional<ShimFailure>
 read_shim_failure(ShimKind kind, std::string_view prefix, std::string_view rest) {
   ShimFailure failure;
   failure.kind = kind;
-  const std::string text = trimmed(rest);
+  const std::string text = trim(rest);
   if (kind == ShimKind::lume_unlock) {
     // "[lume-unlock-shim] not enabled for PROCESS: REASON", written when hook installation fails.
     const std::string_view lead = "not enabled for ";
@@ -93,8 +86,8 @@ read_shim_failure(ShimKind kind, std::string_view prefix, std::string_view rest)
     }
     const std::string named = text.substr(lead.size());
     const auto colon = named.find(": ");
-    failure.process = trimmed(named.substr(0, colon));
-    failure.reason = colon == std::string::npos ? std::string() : trimmed(named.substr(colon + 2));
+    failure.process = trim(named.substr(0, colon));
+    failure.reason = colon == std::string::npos ? std::string() : trim(named.substr(colon + 2));
     return failure;
   }
   // Cua's NSLog lines (LumeMetalCapabilities.m, installDeviceHooks).

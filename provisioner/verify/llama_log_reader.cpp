@@ -1,5 +1,7 @@
 #include "verify/llama_log_parts.hpp"
 
+#include "util/text.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <utility>
@@ -8,14 +10,7 @@ namespace lume_unlock::verify {
 
 namespace {
 
-std::string trim(std::string_view text) {
-  auto begin = text.find_first_not_of(" \t");
-  if (begin == std::string_view::npos) {
-    return {};
-  }
-  auto end = text.find_last_not_of(" \t");
-  return std::string(text.substr(begin, end - begin + 1));
-}
+using util::trim;
 
 // Character classes as ECMAScript regex names them; the classifier scans each line once, left to
 // right, so no input length can make it recurse or backtrack (std::regex overflowed the stack).
@@ -217,7 +212,7 @@ void LineReader::read(std::string_view line) {
     line.remove_suffix(1);
   }
   const bool detail_pending = std::exchange(m_detail_pending, false);
-  if (detail_pending && line.rfind("error: ", 0) == 0) {
+  if (detail_pending && util::starts_with(line, "error: ")) {
     m_report.failures.back().detail = trim(line); // what Metal said of the failed command buffer
     return;
   }
@@ -301,7 +296,7 @@ void LineReader::read_failure(std::string_view line,
 /// "MTL0 (Apple M1 Ultra)" -> "Apple M1 Ultra"; a bare "MTL0" -> ""; any other text as it is.
 std::string device_name(const std::string& value) {
   const std::string_view text = value;
-  if (text.rfind("MTL", 0) != 0) {
+  if (!util::starts_with(text, "MTL")) {
     return value;
   }
   const std::size_t digits_end = skip(text, 3, is_digit);
@@ -340,7 +335,7 @@ std::optional<std::pair<std::string, bool>> parse_flag(std::string_view body) {
 }
 
 void LineReader::read_metal(const std::string& body) {
-  if (body.rfind("GPU name:", 0) == 0) {
+  if (util::starts_with(body, "GPU name:")) {
     note_field(k_field_name);
     const std::string name = device_name(trim(body.substr(9)));
     if (!m_report.gpu_name && !name.empty()) {
@@ -348,7 +343,7 @@ void LineReader::read_metal(const std::string& body) {
     }
     return;
   }
-  if (body.rfind("GPU family:", 0) == 0) {
+  if (util::starts_with(body, "GPU family:")) {
     m_saw_metal_init = true;
     mark_content();
     read_family(body);
@@ -378,7 +373,7 @@ void LineReader::read_family(const std::string& body) {
   for (auto at = text.find(prefix); at != std::string_view::npos; at = text.find(prefix, at + 1)) {
     const std::string_view rest = text.substr(at + prefix.size());
     for (const char* candidate : {"Apple", "Common", "Metal"}) {
-      if (rest.rfind(candidate, 0) == 0) {
+      if (util::starts_with(rest, candidate)) {
         kind = candidate;
       }
     }

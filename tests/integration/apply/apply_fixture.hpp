@@ -4,7 +4,7 @@
 #include "apply/shim_installer.hpp"
 #include "bundle/builder.hpp"
 #include "bundle/loader.hpp"
-#include "enablement/launchctl.hpp"
+#include "enablement/launch_agent.hpp"
 #include "integration/apply/sim_guest.hpp"
 #include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"

@@ -1,6 +1,6 @@
 #include "enablement/enablement_json.hpp"
 #include "enablement/enablement_plan.hpp"
-#include "enablement/guard_file.hpp"
+#include "enablement/launch_agent.hpp"
 #include "util/sha256.hpp"
 
 #include <gtest/gtest.h>

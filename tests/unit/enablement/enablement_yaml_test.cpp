@@ -45,15 +45,16 @@ TEST(EnablementYaml, ReadsTheDesignExample) {
 TEST(EnablementYaml, ReadsARecipeNodeAndAnEmptyList) {
   const YAML::Node recipe =
       YAML::Load("name: tahoe-llm\nenablement:\n  - {name: a, program: /bin/a}\n");
-  const auto list = enablement_from_yaml(recipe["enablement"], "tahoe-llm.yaml");
+  const util::YamlReader reader("tahoe-llm.yaml");
+  const auto list = reader.run([&] { return read_enablement(reader, recipe["enablement"], "e"); });
   ASSERT_TRUE(list.ok()) << list.error().message();
   EXPECT_EQ(list.value().entries.size(), 1u);
   EXPECT_TRUE(list.value().entries[0].agent) << "agent defaults to true";
   EXPECT_TRUE(list.value().entries[0].keep_alive);
 
-  EXPECT_TRUE(enablement_from_yaml(YAML::Load("enablement:\n")["enablement"], "r.yaml")
-                  .value()
-                  .entries.empty());
+  EXPECT_TRUE(
+      read_enablement(reader, YAML::Load("enablement:\n")["enablement"], "e").entries.empty());
+  EXPECT_TRUE(parse_enablement_yaml("enablement:\n", "r.yaml").value().entries.empty());
   EXPECT_TRUE(parse_enablement_yaml("enablement: []\n", "r.yaml").value().entries.empty());
 }
 
@@ -105,33 +106,34 @@ TEST(EnablementYaml, ErrorsCarryFileLineAndColumn) {
       {"profile out of range points at the value",
        "enablement:\n  - name: a\n    program: /bin/a\n    profile: {apple_family_max: 5001, "
        "max_threadgroup_memory: 65536}\n",
-       "recipe.yaml:4:33: enablement entry 'a': profile apple_family_max 5001 is outside "
-       "1001..1999"},
+       "recipe.yaml:4:33: enablement[0].profile.apple_family_max: 5001 is out of range (1001 to "
+       "1999)"},
       {"profile that is not a number",
        "enablement:\n  - name: a\n    program: /bin/a\n    profile:\n      apple_family_max: "
        "nine\n      max_threadgroup_memory: 1\n",
-       "recipe.yaml:5:25: enablement entry 'a': profile apple_family_max 'nine' is not a decimal "
-       "or 0x-hex integer"},
+       "recipe.yaml:5:25: enablement[0].profile.apple_family_max: 'nine' is not a whole number "
+       "from 1001 to 1999"},
       {"profile with one field",
        "enablement:\n  - name: a\n    program: /bin/a\n    profile: {apple_family_max: 1009}\n",
-       "recipe.yaml:4:14: enablement entry 'a': profile must be a mapping with apple_family_max "
-       "and max_threadgroup_memory"},
+       "recipe.yaml:4:14: enablement[0].profile: needs both apple_family_max and "
+       "max_threadgroup_memory"},
       {"unknown key with a suggestion",
        "enablement:\n  - name: a\n    program: /bin/a\n    agnt: false\n",
-       "recipe.yaml:4:5: enablement entry 'a': unknown key 'agnt'",
-       "did you mean 'agent'?"},
+       "recipe.yaml:4:5: enablement[0].agnt: unknown key",
+       "did you mean 'agent'? (known keys here: name, program, args, agent, keep_alive, env, "
+       "profile)"},
       {"duplicate key",
        "enablement:\n  - name: a\n    program: /bin/a\n    program: /bin/b\n",
-       "recipe.yaml:4:5: enablement entry 'a': duplicate key 'program'"},
+       "recipe.yaml:4:5: enablement[0].program: is given twice"},
       {"args that is not a list",
        "enablement:\n  - name: a\n    program: /bin/a\n    args: --port 8080\n",
-       "recipe.yaml:4:11: enablement entry 'a': args must be a list of strings"},
+       "recipe.yaml:4:11: enablement[0].args: must be a list"},
       {"nested list in args",
        "enablement:\n  - name: a\n    program: /bin/a\n    args: [[x]]\n",
-       "recipe.yaml:4:12: enablement entry 'a': args must be a list of strings"},
+       "recipe.yaml:4:12: enablement[0].args[0]: must be a string"},
       {"agent that is not a boolean",
        "enablement:\n  - name: a\n    program: /bin/a\n    agent: maybe\n",
-       "recipe.yaml:4:12: enablement entry 'a': agent must be true or false, not 'maybe'"},
+       "recipe.yaml:4:12: enablement[0].agent: must be true or false"},
       {"keep_alive on an exec-only entry points at keep_alive",
        "enablement:\n  - name: a\n    program: /bin/a\n    agent: false\n    keep_alive: true\n",
        "recipe.yaml:5:17: enablement entry 'a': keep_alive is true but agent is false",
@@ -141,10 +143,10 @@ TEST(EnablementYaml, ErrorsCarryFileLineAndColumn) {
        "recipe.yaml:3:5: enablement entry 2: name is required"},
       {"program that is not a string",
        "enablement:\n  - program: [x]\n",
-       "recipe.yaml:2:14: enablement entry 1: program must be a string"},
+       "recipe.yaml:2:14: enablement[0].program: must be a string"},
       {"shape error before the name is known",
        "enablement:\n  - {name: a, program: /bin/a}\n  - just-a-string\n",
-       "recipe.yaml:3:5: enablement entry 2: must be a mapping with 'name' and 'program'"},
+       "recipe.yaml:3:5: enablement[1]: must be a mapping of keys to values"},
       {"duplicate names point at the second",
        "enablement:\n  - {name: a, program: /bin/a}\n  - {name: a, program: /bin/b}\n",
        "recipe.yaml:3:12: enablement entry 'a': name is used twice (entries 1 and 2)"},
@@ -153,17 +155,19 @@ TEST(EnablementYaml, ErrorsCarryFileLineAndColumn) {
        "recipe.yaml:1:13: enablement: must be a list of entries"},
       {"unknown top-level key",
        "enablemnt: []\n",
-       "recipe.yaml:1:1: enablement list: unknown key 'enablemnt'",
-       "did you mean 'enablement'?"},
+       "recipe.yaml:1:1: enablemnt: unknown key",
+       "did you mean 'enablement'? (known keys here: enablement)"},
       {"missing enablement key",
        "{}\n",
-       "recipe.yaml:1:1: enablement list: key 'enablement' is missing"},
+       "recipe.yaml:1:1: enablement: is required",
+       "write 'enablement:' and a list of entries"},
       {"empty document",
        "",
-       "recipe.yaml:1:1: enablement list: expected a mapping with the key 'enablement'"},
+       "recipe.yaml: the enablement list is empty",
+       "write 'enablement:' and a list of entries"},
       {"YAML syntax error",
        "enablement:\n  - name: a\n   program: /bin/a\n",
-       "recipe.yaml:3:4: yaml: end of sequence not found"},
+       "recipe.yaml:3:4: invalid YAML: end of sequence not found"},
   };
   for (const ErrorCase& c : cases) {
     const auto list = parse_enablement_yaml(c.text, "recipe.yaml");

@@ -1,7 +1,6 @@
 // The examples in launchd/ are documentation; this test keeps them what the code produces.
 
 #include "enablement/enablement_yaml.hpp"
-#include "enablement/guard_file.hpp"
 #include "enablement/launch_agent.hpp"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "enablement/guard_file.hpp"
+#include "enablement/launch_agent.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

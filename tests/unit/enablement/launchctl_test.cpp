@@ -1,4 +1,4 @@
-#include "enablement/launchctl.hpp"
+#include "enablement/launch_agent.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,6 @@ TEST(Launchctl, CommandsAreWordListsInTheGuiDomain) {
   EXPECT_EQ(launchctl_bootstrap(501, plist), (Argv{"launchctl", "bootstrap", "gui/501", plist}));
   EXPECT_EQ(launchctl_bootout(501, "dev.lume-unlock.x"),
             (Argv{"launchctl", "bootout", "gui/501/dev.lume-unlock.x"}));
-  EXPECT_EQ(launchctl_kickstart(502, "dev.lume-unlock.x"),
-            (Argv{"launchctl", "kickstart", "-k", "gui/502/dev.lume-unlock.x"}));
   EXPECT_EQ(launchctl_print(501, "dev.lume-unlock.x"),
             (Argv{"launchctl", "print", "gui/501/dev.lume-unlock.x"}));
   EXPECT_EQ(plutil_lint({plist, "/b"}), (Argv{"plutil", "-lint", plist, "/b"}));

@@ -1,4 +1,3 @@
-#include "recipe/install_item.hpp"
 #include "recipe/recipe.hpp"
 
 #include <gtest/gtest.h>

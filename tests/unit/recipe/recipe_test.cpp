@@ -1,3 +1,4 @@
+#include "enablement/enablement_yaml.hpp"
 #include "recipe/recipe.hpp"
 #include "recipe_errors.hpp"
 #include "support/file_io.hpp"
@@ -126,6 +127,22 @@ TEST(Recipe, RejectsBadInputWithFileLineAndColumn) {
   };
   for (const auto& c : cases) {
     EXPECT_EQ(error_of(c.text), c.message) << c.name;
+  }
+}
+
+TEST(Recipe, AnEnablementListReadsTheSameInARecipeAndAlone) {
+  // One walk, one error format: the same mistake reads the same whichever file holds it.
+  for (const std::string entry : {"{name: a, program: /bin/a, agent: maybe}",
+                                  "{name: a, progam: /bin/a}",
+                                  "{name: a, program: /bin/a, profile: {apple_family_max: 2000}}",
+                                  "{name: a, program: bin/a}"}) {
+    const std::string list = "enablement:\n  - " + entry + "\n";
+    const auto alone = enablement::parse_enablement_yaml(list, "r.yaml");
+    const auto in_recipe = parse_recipe(list + "source: {image: a.io/b/c:1}\n", "r.yaml");
+    ASSERT_FALSE(alone.ok()) << entry;
+    ASSERT_FALSE(in_recipe.ok()) << entry;
+    EXPECT_EQ(in_recipe.error().message(), alone.error().message());
+    EXPECT_EQ(in_recipe.error().hint(), alone.error().hint());
   }
 }
 
