@@ -70,7 +70,9 @@ std::int64_t JsonValue::integer() const {
 }
 
 std::uint64_t JsonValue::unsigned_integer() const {
-  if (!m_value->is_number_unsigned()) {
+  // A value built in C++ from a signed int is number_integer even when it is not negative.
+  if (!m_value->is_number_unsigned() &&
+      !(m_value->is_number_integer() && m_value->get<std::int64_t>() >= 0)) {
     wrong_type("a non-negative integer");
   }
   return m_value->get<std::uint64_t>();
