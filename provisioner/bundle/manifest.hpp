@@ -66,8 +66,7 @@ bool is_bundle_version(std::string_view version);
 /// Parses and validates bundle.json: exactly the keys of DESIGN §4.4, the schema, safe relative
 /// canonical paths, 64-hex digests, known injection variables, and "slices" (optional on a file:
 /// distinct arch names; a darwin-<arch> entry's shim and probe, when they list slices, must have
-/// <arch>). Errors are
-/// "invalid bundle.json: <where>: <what>" (category usage).
+/// <arch>). Errors are util/json_reader's: "invalid bundle.json: <pointer>: <what>" (usage).
 Result<BundleManifest> parse_bundle_manifest(std::string_view text);
 
 /// bundle.json's text: keys sorted, two-space indent, a final newline. Same manifest, same bytes.
