@@ -1,6 +1,6 @@
 #include "apply/guest_address_resolver.hpp"
 
-#include "lume/wait.hpp"
+#include "lume/vm_lifecycle.hpp"
 
 namespace lume_unlock::apply {
 

@@ -3,7 +3,7 @@
 // and the VM. It sends no POST or PATCH and opens no SSH session, so --dry-run can run it.
 
 #include "lume/host_preference.hpp"
-#include "lume/masked_vm.hpp"
+#include "lume/client.hpp"
 #include "lume/vm_storage.hpp"
 #include "pipeline/create.hpp"
 #include "pipeline/vm_record.hpp"

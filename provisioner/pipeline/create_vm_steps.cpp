@@ -2,8 +2,7 @@
 // (or installed from an IPSW), resized while stopped, booted until SSH answers. Each step
 // describes its own part of the plan beside the work it does.
 
-#include "lume/ipsw_install.hpp"
-#include "lume/vm_power.hpp"
+#include "lume/vm_lifecycle.hpp"
 #include "pipeline/create.hpp"
 #include "util/size.hpp"
 

@@ -1,7 +1,7 @@
 #include "pipeline/pull.hpp"
 
 #include "enablement/guest_layout.hpp"
-#include "lume/vm_power.hpp"
+#include "lume/vm_lifecycle.hpp"
 #include "provenance/record_merge.hpp"
 
 #include <variant>

@@ -13,9 +13,14 @@ namespace {
 using nlohmann::json;
 
 TEST(JsonMessages, TheSameWrongTypeReadsTheSameInEveryDocument) {
-  json vm = {{"name", "dev"},         {"os", "macOS"},         {"cpuCount", 4},
-             {"memorySize", 1},       {"diskSize", {{"allocated", 1}, {"total", 7}}},
-             {"display", "1024x768"}, {"status", "stopped"},   {"locationName", "home"},
+  json vm = {{"name", "dev"},
+             {"os", "macOS"},
+             {"cpuCount", 4},
+             {"memorySize", 1},
+             {"diskSize", {{"allocated", 1}, {"total", 7}}},
+             {"display", "1024x768"},
+             {"status", "stopped"},
+             {"locationName", "home"},
              {"networkMode", "nat"}};
   vm["os"] = 7;
   const auto lume = lume::vm_list_from_json(json::array({vm}));
@@ -26,15 +31,14 @@ TEST(JsonMessages, TheSameWrongTypeReadsTheSameInEveryDocument) {
   const auto provenance = provenance::provenance_from_json(record);
 
   const std::string hex(64, 'a');
-  const json manifest = {
-      {"schema", bundle::k_bundle_schema},
-      {"version", "1"},
-      {"source_revision", "x"},
-      {"platforms",
-       {{"linux-x86_64",
-         {{"inject_env", "LD_PRELOAD"},
-          {"shim", {{"path", "a.so"}, {"sha256", 7}}},
-          {"probe", {{"path", "p"}, {"sha256", hex}}}}}}}};
+  const json manifest = {{"schema", bundle::k_bundle_schema},
+                         {"version", "1"},
+                         {"source_revision", "x"},
+                         {"platforms",
+                          {{"linux-x86_64",
+                            {{"inject_env", "LD_PRELOAD"},
+                             {"shim", {{"path", "a.so"}, {"sha256", 7}}},
+                             {"probe", {{"path", "p"}, {"sha256", hex}}}}}}}};
   const auto bundle = bundle::parse_bundle_manifest(manifest.dump());
 
   ASSERT_FALSE(lume.ok());
