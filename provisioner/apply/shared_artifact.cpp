@@ -2,7 +2,7 @@
 
 #include "guest/file_hashes.hpp"
 #include "guest/payload.hpp"
-#include "lume/shared_directory.hpp"
+#include "lume/storage.hpp"
 #include "util/text_check.hpp"
 
 #include <filesystem>

@@ -2,7 +2,7 @@
 
 #include "cli/create_setup.hpp"
 #include "cli/version.hpp"
-#include "lume/vm_name.hpp"
+#include "lume/types.hpp"
 #include "oci/reference.hpp"
 #include "pipeline/bake.hpp"
 #include "pipeline/report.hpp"

@@ -1,6 +1,6 @@
 #include "context.hpp"
 
-#include "lume/vm_name.hpp"
+#include "lume/types.hpp"
 #include "pipeline/vm_lock.hpp"
 #include "util/display_text.hpp"
 

@@ -6,7 +6,7 @@
 #include "cli/registry_options.hpp"
 #include "cli/vm_guest.hpp"
 #include "lume/client.hpp"
-#include "lume/vm_name.hpp"
+#include "lume/types.hpp"
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"
 #include "pipeline/pull.hpp"

@@ -4,7 +4,7 @@
 #include "cli/progress_renderer.hpp"
 #include "cli/vm_guest.hpp"
 #include "lume/client.hpp"
-#include "lume/vm_name.hpp"
+#include "lume/types.hpp"
 #include "pipeline/remove.hpp"
 
 #include <iomanip>

@@ -3,7 +3,7 @@
 #include "cli/connection_flags.hpp"
 #include "cli/vm_guest.hpp"
 #include "lume/client.hpp"
-#include "lume/vm_name.hpp"
+#include "lume/types.hpp"
 #include "pipeline/bench.hpp"
 #include "pipeline/state_dir.hpp"
 #include "pipeline/status.hpp"

@@ -2,7 +2,7 @@
 
 #include "apply/guest_address_resolver.hpp"
 #include "lume/client.hpp"
-#include "lume/vm_name.hpp"
+#include "lume/types.hpp"
 
 namespace lume_unlock::cli {
 

@@ -1,6 +1,6 @@
 #include "lume/client.hpp"
 
-#include "lume/vm_name.hpp"
+#include "lume/types.hpp"
 #include "util/body_preview.hpp"
 #include "util/json_parse.hpp"
 #include "util/percent_encode.hpp"

@@ -3,12 +3,13 @@
 #include "oci/media_types.hpp"
 #include "util/sha256.hpp"
 
-#include <cerrno>
-#include <cstring>
 #include <fcntl.h>
-#include <optional>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
 #include <vector>
 
 namespace lume_unlock::lume {

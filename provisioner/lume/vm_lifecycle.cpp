@@ -54,7 +54,6 @@ Result<VmDetails> details_now(LumeApi& lume, const std::string& vm) {
                "wait for the pull to finish, then run the command again");
 }
 
-
 /// Waits, polling every 100 ms at first, until `done` holds for `vm`.
 Status wait_for(LumeApi& lume,
                 const std::string& vm,
@@ -154,7 +153,6 @@ bool is_pull_finished(const VmState& state) {
   return std::holds_alternative<VmDetails>(state);
 }
 
-
 Result<VmTransition> boot_vm(LumeApi& lume,
                              const std::string& vm,
                              std::chrono::milliseconds timeout,
@@ -173,8 +171,13 @@ Result<VmTransition> boot_vm(LumeApi& lume,
     started = true;
   }
   VmState state;
-  LUME_UNLOCK_TRY(wait_for(
-      lume, vm, "VM '" + vm + "' to be running with SSH reachable", timeout, progress, is_ssh_ready, &state));
+  LUME_UNLOCK_TRY(wait_for(lume,
+                           vm,
+                           "VM '" + vm + "' to be running with SSH reachable",
+                           timeout,
+                           progress,
+                           is_ssh_ready,
+                           &state));
   return VmTransition{started, std::string(started ? "booted, " : "") + describe(state)};
 }
 
@@ -225,10 +228,7 @@ Result<VmTransition> install_from_ipsw(LumeApi& lume, const IpswInstallRequest& 
     settle.what = "the unattended setup of '" + request.vm + "' to stay finished";
     settle.timeout = std::min(request.settle, remaining());
     auto restarted = wait_until(
-        lume,
-        VmRef{request.vm},
-        [](const VmState& state) { return !is_stopped(state); },
-        settle);
+        lume, VmRef{request.vm}, [](const VmState& state) { return !is_stopped(state); }, settle);
     if (!restarted.ok()) {
       if (clock.now() - stopped_at >= request.settle) {
         break; // stayed stopped for the whole settle time

@@ -2,9 +2,9 @@
 // it lists any step: the recipe and its lock, the image reference, and what Lume says of the host
 // and the VM. It sends no POST or PATCH and opens no SSH session, so --dry-run can run it.
 
-#include "lume/host_preference.hpp"
 #include "lume/client.hpp"
-#include "lume/vm_storage.hpp"
+#include "lume/host_preference.hpp"
+#include "lume/storage.hpp"
 #include "pipeline/create.hpp"
 #include "pipeline/vm_record.hpp"
 #include "recipe/lock_file.hpp"

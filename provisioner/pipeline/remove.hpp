@@ -2,7 +2,7 @@
 
 #include "guest/session.hpp"
 #include "lume/api.hpp"
-#include "lume/vm_name.hpp"
+#include "lume/types.hpp"
 #include "pipeline/create.hpp"
 #include "pipeline/plan.hpp"
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "lume/vm_name.hpp"
+#include "lume/types.hpp"
 #include "util/file_lock.hpp"
 
 #include <chrono>

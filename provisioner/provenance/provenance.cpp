@@ -1,6 +1,6 @@
 #include "provenance/provenance.hpp"
 
-#include "lume/vm_name.hpp"
+#include "lume/types.hpp"
 #include "util/atomic_file.hpp"
 #include "util/json_reader.hpp"
 #include "util/text_check.hpp"

@@ -1,9 +1,9 @@
 #include "transfer/image_pull.hpp"
 
-#include "lume/registry_image.hpp"
 #include "lume/client.hpp"
+#include "lume/registry_image.hpp"
 #include "lume/vm_lifecycle.hpp"
-#include "lume/vm_storage.hpp"
+#include "lume/storage.hpp"
 #include "util/atomic_file.hpp"
 
 #include <filesystem>

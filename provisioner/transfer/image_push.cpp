@@ -1,7 +1,7 @@
 #include "transfer/image_push.hpp"
 
 #include "lume/registry_image.hpp"
-#include "lume/vm_storage.hpp"
+#include "lume/storage.hpp"
 #include "oci/media_types.hpp"
 #include "provenance/provenance.hpp"
 
