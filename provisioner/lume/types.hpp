@@ -2,8 +2,9 @@
 
 #include "util/result.hpp"
 
-#include <cstdint>
 #include <nlohmann/json.hpp>
+
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>

@@ -6,7 +6,7 @@
 #include "enablement/guest_layout.hpp"
 #include "pipeline/create.hpp"
 #include "pipeline/vm_record.hpp"
-#include "provenance/record_merge.hpp"
+#include "provenance/provenance.hpp"
 
 namespace lume_unlock::pipeline {
 

@@ -2,7 +2,7 @@
 
 #include "enablement/guest_layout.hpp"
 #include "lume/vm_lifecycle.hpp"
-#include "provenance/record_merge.hpp"
+#include "provenance/provenance.hpp"
 
 #include <variant>
 

@@ -8,7 +8,7 @@
 #include "guest/file_hashes.hpp"
 #include "guest/guest_facts.hpp"
 #include "pipeline/shared_status.hpp"
-#include "provenance/record_merge.hpp"
+#include "provenance/provenance.hpp"
 #include "util/sha256.hpp"
 
 #include <map>
