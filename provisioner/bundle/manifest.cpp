@@ -4,9 +4,10 @@
 #include "util/relative_path.hpp"
 #include "util/sha256.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cctype>
-#include <nlohmann/json.hpp>
 
 namespace lume_unlock::bundle {
 

@@ -1,81 +1,121 @@
 #include "recipe/lock_file.hpp"
 
 #include "util/atomic_file.hpp"
-#include "util/json_parse.hpp"
+#include "util/json_reader.hpp"
 #include "util/sha256.hpp"
+#include "util/text_check.hpp"
 
 namespace lume_unlock::recipe {
 
 namespace {
 
-Error invalid(const std::string& path, const std::string& why) {
-  return Error(ErrorCategory::usage,
-               "invalid lock file '" + path + "'",
-               why,
-               "recreate it with 'lume-unlock lock RECIPE'");
+using util::JsonObject;
+using util::JsonValue;
+
+std::string non_empty(const JsonObject& object, const char* key) {
+  const JsonValue value = object.at(key, "a non-empty string");
+  if (value.string().empty()) {
+    value.fail("expected a non-empty string, got ''");
+  }
+  return value.string();
 }
 
-Result<std::string> required_string(const nlohmann::json& object,
-                                    const char* key,
-                                    const std::string& at,
-                                    const std::string& path) {
-  auto it = object.find(key);
-  if (it == object.end() || !it->is_string() || it->get<std::string>().empty()) {
-    return invalid(path, "'" + at + key + "' must be a non-empty string");
+/// `key`'s value when it passes `check`, else the failure "expected <what>, got '<value>'".
+std::string checked(const JsonObject& object,
+                    const char* key,
+                    bool (*check)(const std::string&),
+                    const char* what) {
+  const JsonValue value = object.at(key, "a string");
+  if (!check(value.string())) {
+    value.fail(std::string("expected ") + what + ", got " +
+               util::quote_for_message(value.string()));
   }
-  return it->get<std::string>();
+  return value.string();
 }
 
 bool is_digest(const std::string& digest) {
   return digest.rfind("sha256:", 0) == 0 && util::is_sha256_hex(digest.substr(7));
 }
 
+bool is_hex(const std::string& text) {
+  return util::is_sha256_hex(text);
+}
+
+constexpr const char* k_digest = "'sha256:' and 64 lower-case hex characters";
+constexpr const char* k_hex = "64 lower-case hex characters";
+
+/// A string the file may hold or not; another type is ignored, as older readers did.
+std::optional<std::string> lenient_string(const JsonObject& object, const char* key) {
+  const auto value = object.find(key);
+  return value && value->json().is_string() ? std::optional<std::string>(value->string())
+                                            : std::nullopt;
+}
+
 /// One entry of `references`: a recipe field's reference pinned to a digest.
-Result<LockedReference> parse_locked_reference(const nlohmann::json& entry,
-                                               const std::string& at,
-                                               const std::string& path) {
-  LockedReference r;
-  for (auto [key, out] : {std::pair<const char*, std::string*>{"field", &r.field},
-                          {"reference", &r.reference},
-                          {"digest", &r.digest},
-                          {"pinned", &r.pinned}}) {
-    LUME_UNLOCK_TRY_ASSIGN(auto value, required_string(entry, key, at, path));
-    *out = value;
-  }
-  if (!is_digest(r.digest)) {
-    return invalid(path, "'" + at + "digest' must be 'sha256:' and 64 lower-case hex characters");
-  }
-  if (auto mt = entry.find("media_type"); mt != entry.end() && mt->is_string()) {
-    r.media_type = mt->get<std::string>();
-  }
-  if (auto key = entry.find("signed_by"); key != entry.end()) {
-    if (!key->is_string() || !is_digest(key->get<std::string>())) {
-      return invalid(path, "'" + at + "signed_by' must be 'sha256:' and 64 lower-case hex");
-    }
-    r.signed_by = key->get<std::string>();
+LockedReference read_reference(const JsonObject& entry) {
+  LockedReference r{non_empty(entry, "field"),
+                    non_empty(entry, "reference"),
+                    checked(entry, "digest", is_digest, k_digest),
+                    non_empty(entry, "pinned"),
+                    lenient_string(entry, "media_type"),
+                    std::nullopt};
+  if (entry.has("signed_by")) {
+    r.signed_by = checked(entry, "signed_by", is_digest, k_digest);
   }
   return r;
 }
 
 /// One entry of `artifacts`: an install item's source pinned to its SHA-256 and size.
-Result<LockedArtifact>
-parse_locked_artifact(const nlohmann::json& entry, const std::string& at, const std::string& path) {
-  LockedArtifact a;
-  for (auto [key, out] : {std::pair<const char*, std::string*>{"field", &a.field},
-                          {"source", &a.source},
-                          {"sha256", &a.sha256}}) {
-    LUME_UNLOCK_TRY_ASSIGN(auto value, required_string(entry, key, at, path));
-    *out = value;
+LockedArtifact read_artifact(const JsonObject& entry) {
+  return LockedArtifact{non_empty(entry, "field"),
+                        non_empty(entry, "source"),
+                        checked(entry, "sha256", is_hex, k_hex),
+                        entry.unsigned_integer("size")};
+}
+
+BakedImage read_baked(const JsonObject& entry) {
+  BakedImage baked;
+  baked.reference = non_empty(entry, "reference");
+  baked.digest = checked(entry, "digest", is_digest, k_digest);
+  baked.pinned = non_empty(entry, "pinned");
+  baked.pushed_at = non_empty(entry, "pushed_at");
+  baked.recipe_sha256 = checked(entry, "recipe_sha256", is_hex, k_hex);
+  for (const JsonValue& file : entry.array("shim_files")) {
+    baked.shim_files.push_back(
+        {non_empty(file.object(), "path"), checked(file.object(), "sha256", is_hex, k_hex)});
   }
-  if (!util::is_sha256_hex(a.sha256)) {
-    return invalid(path, "'" + at + "sha256' must be 64 lower-case hex characters");
+  if (entry.has("signed_by")) {
+    baked.signed_by = checked(entry, "signed_by", is_digest, k_digest);
   }
-  const auto size = entry.find("size");
-  if (size == entry.end() || !size->is_number_unsigned()) {
-    return invalid(path, "'" + at + "size' must be a whole number of bytes");
+  return baked;
+}
+
+LockFile read_lock(const JsonValue& value) {
+  const JsonObject document = value.object();
+  const JsonValue schema = document.at("schema", "a string");
+  if (schema.string() != k_lock_schema) {
+    schema.fail("expected '" + std::string(k_lock_schema) + "', got " +
+                util::quote_for_message(schema.string()));
   }
-  a.size = size->get<std::uint64_t>();
-  return a;
+  LockFile lock;
+  const JsonObject recipe = document.object("recipe");
+  lock.recipe_path = non_empty(recipe, "path");
+  lock.recipe_sha256 = checked(recipe, "sha256", is_hex, k_hex);
+  for (const JsonValue& entry : document.at("references", "an array").array()) {
+    lock.references.push_back(read_reference(entry.object()));
+  }
+  if (const auto artifacts = document.find("artifacts")) {
+    for (const JsonValue& entry : artifacts->array()) {
+      lock.artifacts.push_back(read_artifact(entry.object()));
+    }
+  }
+  if (const auto baked = document.find("baked")) {
+    for (const JsonValue& entry : baked->array()) {
+      lock.baked.push_back(read_baked(entry.object()));
+    }
+  }
+  lock.created_at = lenient_string(document, "created_at");
+  return lock;
 }
 
 } // namespace
@@ -95,52 +135,6 @@ nlohmann::json to_json(const BakedImage& baked) {
     out["signed_by"] = *baked.signed_by;
   }
   return out;
-}
-
-Result<BakedImage>
-parse_baked_image(const nlohmann::json& entry, const std::string& at, const std::string& path) {
-  if (!entry.is_object()) {
-    return invalid(path, "'" + at.substr(0, at.size() - 1) + "' must be an object");
-  }
-  BakedImage baked;
-  for (auto [key, out] : {std::pair<const char*, std::string*>{"reference", &baked.reference},
-                          {"digest", &baked.digest},
-                          {"pinned", &baked.pinned},
-                          {"pushed_at", &baked.pushed_at},
-                          {"recipe_sha256", &baked.recipe_sha256}}) {
-    LUME_UNLOCK_TRY_ASSIGN(auto value, required_string(entry, key, at, path));
-    *out = value;
-  }
-  if (!is_digest(baked.digest)) {
-    return invalid(path, "'" + at + "digest' must be 'sha256:' and 64 lower-case hex characters");
-  }
-  if (!util::is_sha256_hex(baked.recipe_sha256)) {
-    return invalid(path, "'" + at + "recipe_sha256' must be 64 lower-case hex characters");
-  }
-  auto files = entry.find("shim_files");
-  if (files == entry.end() || !files->is_array()) {
-    return invalid(path, "'" + at + "shim_files' must be an array");
-  }
-  for (std::size_t i = 0; i < files->size(); ++i) {
-    const std::string file_at = at + "shim_files[" + std::to_string(i) + "].";
-    const auto& file = (*files)[i];
-    if (!file.is_object()) {
-      return invalid(path, "'" + file_at.substr(0, file_at.size() - 1) + "' must be an object");
-    }
-    LUME_UNLOCK_TRY_ASSIGN(auto file_path, required_string(file, "path", file_at, path));
-    LUME_UNLOCK_TRY_ASSIGN(auto sha, required_string(file, "sha256", file_at, path));
-    if (!util::is_sha256_hex(sha)) {
-      return invalid(path, "'" + file_at + "sha256' must be 64 lower-case hex characters");
-    }
-    baked.shim_files.push_back({file_path, sha});
-  }
-  if (auto key = entry.find("signed_by"); key != entry.end()) {
-    if (!key->is_string() || !is_digest(key->get<std::string>())) {
-      return invalid(path, "'" + at + "signed_by' must be 'sha256:' and 64 lower-case hex");
-    }
-    baked.signed_by = key->get<std::string>();
-  }
-  return baked;
 }
 
 const LockedReference* LockFile::find(const std::string& field) const {
@@ -200,70 +194,11 @@ nlohmann::json to_json(const LockFile& lock) {
 }
 
 Result<LockFile> parse_lock_file(std::string_view text, const std::string& path) {
-  auto json = util::parse_json(text).value;
-  if (json.is_discarded() || !json.is_object()) {
-    return invalid(path, "not a JSON object");
-  }
-  // Not json.value("schema", ""): it throws when "schema" holds an object (found by
-  // lock_file_fuzz).
-  const auto schema = json.find("schema");
-  if (schema == json.end() || !schema->is_string() ||
-      schema->get_ref<const std::string&>() != k_lock_schema) {
-    return invalid(path, "'schema' must be '" + std::string(k_lock_schema) + "'");
-  }
-  LockFile lock;
-  auto recipe = json.find("recipe");
-  if (recipe == json.end() || !recipe->is_object()) {
-    return invalid(path, "'recipe' must be an object");
-  }
-  LUME_UNLOCK_TRY_ASSIGN(auto recipe_path, required_string(*recipe, "path", "recipe.", path));
-  lock.recipe_path = recipe_path;
-  LUME_UNLOCK_TRY_ASSIGN(auto sha, required_string(*recipe, "sha256", "recipe.", path));
-  if (!util::is_sha256_hex(sha)) {
-    return invalid(path, "'recipe.sha256' must be 64 lower-case hex characters");
-  }
-  lock.recipe_sha256 = sha;
-  auto references = json.find("references");
-  if (references == json.end() || !references->is_array()) {
-    return invalid(path, "'references' must be an array");
-  }
-  for (std::size_t i = 0; i < references->size(); ++i) {
-    const auto& entry = (*references)[i];
-    const std::string at = "references[" + std::to_string(i) + "].";
-    if (!entry.is_object()) {
-      return invalid(path, "'" + at.substr(0, at.size() - 1) + "' must be an object");
-    }
-    LUME_UNLOCK_TRY_ASSIGN(auto r, parse_locked_reference(entry, at, path));
-    lock.references.push_back(r);
-  }
-  if (auto artifacts = json.find("artifacts"); artifacts != json.end()) {
-    if (!artifacts->is_array()) {
-      return invalid(path, "'artifacts' must be an array");
-    }
-    for (std::size_t i = 0; i < artifacts->size(); ++i) {
-      const auto& entry = (*artifacts)[i];
-      const std::string at = "artifacts[" + std::to_string(i) + "].";
-      if (!entry.is_object()) {
-        return invalid(path, "'" + at.substr(0, at.size() - 1) + "' must be an object");
-      }
-      LUME_UNLOCK_TRY_ASSIGN(auto a, parse_locked_artifact(entry, at, path));
-      lock.artifacts.push_back(a);
-    }
-  }
-  if (auto baked = json.find("baked"); baked != json.end()) {
-    if (!baked->is_array()) {
-      return invalid(path, "'baked' must be an array");
-    }
-    for (std::size_t i = 0; i < baked->size(); ++i) {
-      LUME_UNLOCK_TRY_ASSIGN(
-          auto entry, parse_baked_image((*baked)[i], "baked[" + std::to_string(i) + "].", path));
-      lock.baked.push_back(entry);
-    }
-  }
-  if (auto created = json.find("created_at"); created != json.end() && created->is_string()) {
-    lock.created_at = created->get<std::string>();
-  }
-  return lock;
+  return util::read_json_text(text,
+                              {ErrorCategory::usage,
+                               "invalid lock file '" + path + "'",
+                               "recreate it with 'lume-unlock lock RECIPE'"},
+                              read_lock);
 }
 
 Result<LockFile> load_lock_file(const std::string& path) {

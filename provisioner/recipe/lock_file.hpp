@@ -78,9 +78,6 @@ struct BakedImage {
 };
 
 nlohmann::json to_json(const BakedImage& baked);
-/// Parses one baked entry; `at` names it in errors ("baked[0].").
-Result<BakedImage>
-parse_baked_image(const nlohmann::json& entry, const std::string& at, const std::string& path);
 
 /// The lock file of DESIGN §7: the recipe's SHA-256 and every reference resolved to a digest, so
 /// that a create from a locked recipe is reproducible.
