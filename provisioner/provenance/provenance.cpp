@@ -404,6 +404,9 @@ bool same_provenance(const Provenance& a, const Provenance& b) {
   return left == right;
 }
 
+namespace {
+
+/// `record` with what a pull knows of a VM (name, Lume URL, image, hardware) from `pulled`.
 Provenance with_pulled_image(Provenance record, const Provenance& pulled) {
   record.vm = pulled.vm;
   record.lume_url = pulled.lume_url;
@@ -411,6 +414,8 @@ Provenance with_pulled_image(Provenance record, const Provenance& pulled) {
   record.hardware = pulled.hardware;
   return record;
 }
+
+} // namespace
 
 std::optional<Provenance> record_after_pull(const std::optional<Provenance>& existing,
                                             const Provenance& pulled,

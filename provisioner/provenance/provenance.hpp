@@ -181,10 +181,6 @@ bool is_rfc3339(std::string_view text);
 /// True when two records say the same thing, timestamps aside.
 bool same_provenance(const Provenance& a, const Provenance& b);
 
-/// `record` with the VM name, Lume URL, image and hardware of `pulled` (what a pull knows of a
-/// VM), every other section kept as it was.
-Provenance with_pulled_image(Provenance record, const Provenance& pulled);
-
 /// The host record after a pull: `existing` (the record on the host, nullopt when there is none
 /// or it is unreadable) with_pulled_image(`pulled`); created_at kept (or `now` when absent),
 /// updated_at `now`. nullopt when an existing record would change in nothing but its times.
