@@ -1,7 +1,7 @@
 #include "apply/agent_proof.hpp"
 
-#include "enablement/guest_layout.hpp"
 #include "enablement/launchctl.hpp"
+#include "guest/guest_layout.hpp"
 #include "guest/guest_records.hpp"
 #include "guest/shell_quote.hpp"
 
@@ -142,7 +142,7 @@ AgentProof judge_agent(const enablement::EnablementEntry& entry,
                        const AgentObservation& seen) {
   AgentProof proof;
   proof.entry = entry.name;
-  proof.label = enablement::agent_label(entry.name);
+  proof.label = guest::agent_label(entry.name);
   proof.keep_alive = entry.keep_alive;
   if (seen.shim_line && !seen.shim_line->empty()) {
     proof.shim_line = trim(*seen.shim_line);
@@ -194,7 +194,7 @@ Result<std::string> agent_proof_command(const std::vector<enablement::Enablement
       "}\n";
   for (std::size_t i = 0; i < agents.size(); ++i) {
     const std::string target =
-        enablement::launchctl_print(uid, enablement::agent_label(agents[i].name)).back();
+        enablement::launchctl_print(uid, guest::agent_label(agents[i].name)).back();
     LUME_UNLOCK_TRY_ASSIGN(auto line,
                            guest::shell_join({agents[i].name,
                                               target,

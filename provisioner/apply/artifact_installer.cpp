@@ -1,12 +1,14 @@
 #include "apply/artifact_installer.hpp"
 
-#include "apply/program_check.hpp"
-#include "guest/file_hashes.hpp"
+#include "apply/programs.hpp"
+#include "guest/guest_records.hpp"
 #include "guest/payload.hpp"
 #include "guest/shell_quote.hpp"
+#include "lume/storage.hpp"
 #include "macho/verdict.hpp"
 #include "util/text_check.hpp"
 
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -150,6 +152,17 @@ Status check_writable(guest::GuestSession& session,
                "$USER DIR'; nothing was sent");
 }
 
+/// The record of `artifact`, without its files.
+provenance::ArtifactRecord record_of(const StagedArtifact& artifact) {
+  provenance::ArtifactRecord record;
+  record.source = artifact.source;
+  record.sha256 = artifact.fetched.sha256;
+  record.size = artifact.fetched.size;
+  record.dest = artifact.item.dest;
+  record.unpack = fetch::format_name(artifact.item.unpack);
+  return record;
+}
+
 /// The provenance of each artifact: its source and digest, and each file as now in the guest
 /// (executables with the verdict on injecting the shim into them).
 std::vector<provenance::ArtifactRecord> artifact_records(const std::vector<StagedArtifact>& staged,
@@ -158,12 +171,7 @@ std::vector<provenance::ArtifactRecord> artifact_records(const std::vector<Stage
   std::vector<provenance::ArtifactRecord> records;
   for (std::size_t i = 0; i < staged.size(); ++i) {
     const StagedArtifact& artifact = staged[i];
-    provenance::ArtifactRecord record;
-    record.source = artifact.source;
-    record.sha256 = artifact.fetched.sha256;
-    record.size = artifact.fetched.size;
-    record.dest = artifact.item.dest;
-    record.unpack = fetch::format_name(artifact.item.unpack);
+    provenance::ArtifactRecord record = record_of(artifact);
     for (const auto& want : wanted) {
       if (want.artifact != i) {
         continue;
@@ -214,17 +222,13 @@ Result<ArtifactInstallReport> install_artifacts(guest::GuestSession& session,
     if (found != observed.value().end() && found->second == want.state()) {
       continue;
     }
-    guest::PayloadFile file;
-    file.path = want.guest_path;
     if (want.link.empty()) {
-      file.source_path = want.bytes->host_path;
-      file.sha256 = want.bytes->sha256;
-      file.mode = want.mode;
+      to_send.push_back(guest::PayloadFile::file(
+          want.guest_path, want.bytes->host_path, want.bytes->sha256, want.mode));
       bytes_to_send += want.bytes->size;
     } else {
-      file.symlink_target = want.link;
+      to_send.push_back(guest::PayloadFile::link(want.guest_path, want.link));
     }
-    to_send.push_back(file);
     changed_artifacts.insert(want.artifact);
   }
 
@@ -253,6 +257,121 @@ Result<ArtifactInstallReport> install_artifacts(guest::GuestSession& session,
   report.records = artifact_records(staged, wanted, shim);
   report.commands = session.command_count() - commands_before;
   return report;
+}
+
+lume::SharedDirectory cache_share(const fetch::BlobCache& cache) {
+  // blob_path of any digest names the folder; the cache's own layout stays in BlobCache.
+  const std::filesystem::path blob = cache.blob_path(std::string(64, '0'));
+  std::error_code ec;
+  std::filesystem::path folder = std::filesystem::absolute(blob.parent_path(), ec);
+  if (ec) {
+    folder = blob.parent_path();
+  }
+  return lume::SharedDirectory{folder.lexically_normal().string(), true};
+}
+
+std::string guest_blob_path(const fetch::BlobCache& cache,
+                            const std::string& share_root,
+                            const std::string& sha256_hex) {
+  return lume::guest_path_in_share(share_root, {cache_share(cache)}, 0, sha256_hex);
+}
+
+bool any_shared(const std::vector<StagedArtifact>& staged) {
+  for (const auto& artifact : staged) {
+    if (artifact.item.share) {
+      return true;
+    }
+  }
+  return false;
+}
+
+Result<SharedLinkReport> link_shared_artifacts(guest::GuestSession& session,
+                                               const std::vector<StagedArtifact>& staged,
+                                               const fetch::BlobCache& cache,
+                                               const std::string& share_root,
+                                               const std::string& scratch_root) {
+  SharedLinkReport report;
+  std::vector<const StagedArtifact*> shared;
+  std::vector<std::string> paths;
+  for (const auto& artifact : staged) {
+    if (artifact.item.share) {
+      shared.push_back(&artifact);
+      paths.push_back(artifact.item.dest);
+      paths.push_back(guest_blob_path(cache, share_root, artifact.fetched.sha256));
+    }
+  }
+  if (shared.empty()) {
+    return report;
+  }
+  auto observed = guest::hash_guest_files(session, paths);
+  if (!observed.ok()) {
+    return observed.error().with_context("checking the shared artifacts");
+  }
+  const auto& found = observed.value();
+  std::vector<guest::PayloadFile> links;
+  for (const StagedArtifact* artifact : shared) {
+    const std::string& hex = artifact->fetched.sha256;
+    const std::string blob = guest_blob_path(cache, share_root, hex);
+    const std::string what = artifact->item.field + " (" + artifact->source + ")";
+    const auto seen = found.find(blob);
+    if (seen == found.end()) {
+      return Error(ErrorCategory::guest,
+                   what,
+                   "the guest does not see the cached blob at " + util::quote_for_message(blob) +
+                       ": the VM runs without the host's cache " +
+                       util::quote_for_message(cache_share(cache).host_path) +
+                       " shared (it was started before, or not by lume-unlock)",
+                   "stop the VM ('lume stop NAME') and run create again: it starts the VM with "
+                   "the cache shared read-only; or remove share: true from the item");
+    }
+    if (seen->second != hex) {
+      return Error(ErrorCategory::verification,
+                   what,
+                   "the blob the guest sees at " + util::quote_for_message(blob) +
+                       " has sha256:" + seen->second + ", not the verified sha256:" + hex,
+                   "the host's cached blob changed while the VM ran: run create again, which "
+                   "fetches and verifies it anew");
+    }
+    provenance::ArtifactRecord record = record_of(*artifact);
+    record.shared = true;
+    provenance::ArtifactFile file;
+    file.path = artifact->item.dest;
+    file.link = blob;
+    file.sha256 = hex;
+    file.size = artifact->fetched.size;
+    record.files.push_back(file);
+    report.records.push_back(record);
+
+    const auto at_dest = found.find(artifact->item.dest);
+    if (at_dest == found.end() || at_dest->second != guest::link_state(blob)) {
+      links.push_back(guest::PayloadFile::link(artifact->item.dest, blob));
+    }
+  }
+  if (!links.empty()) {
+    auto installed = guest::install_streamed_payload(session, links, scratch_root);
+    if (!installed.ok()) {
+      return installed.error().with_context("linking the shared artifacts");
+    }
+    report.links_made = links.size();
+  }
+  return report;
+}
+
+std::vector<provenance::ArtifactRecord>
+in_recipe_order(const std::vector<StagedArtifact>& staged,
+                const std::vector<provenance::ArtifactRecord>& copied,
+                const std::vector<provenance::ArtifactRecord>& shared) {
+  std::vector<provenance::ArtifactRecord> out;
+  std::size_t next_copied = 0;
+  std::size_t next_shared = 0;
+  for (const auto& artifact : staged) {
+    if (artifact.item.share && next_shared < shared.size()) {
+      out.push_back(shared[next_shared++]);
+    } else if (!artifact.item.share && next_copied < copied.size()) {
+      out.push_back(copied[next_copied++]);
+    }
+  }
+  return out;
 }
 
 } // namespace lume_unlock::apply

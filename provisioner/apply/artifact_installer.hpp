@@ -2,7 +2,9 @@
 
 #include "apply/artifact_stage.hpp"
 #include "apply/shim_record.hpp"
+#include "fetch/blob_cache.hpp"
 #include "guest/session.hpp"
+#include "lume/types.hpp"
 #include "provenance/provenance.hpp"
 #include "util/progress.hpp"
 #include "util/result.hpp"
@@ -41,5 +43,55 @@ Result<ArtifactInstallReport> install_artifacts(guest::GuestSession& session,
                                                 const InstalledShim& shim,
                                                 const std::string& scratch_root,
                                                 const util::ProgressCallback& progress);
+
+/// Items with `share: true` (issue 32): their verified blobs stay in the host's cache, the VM
+/// runs with the cache's blob folder as a read-only shared directory, and each item's `dest`
+/// becomes a symbolic link to its blob inside the share, so no byte crosses SSH.
+
+/// The run request's share for `cache`: its blob folder (<root>/blobs/sha256, absolute: Lume
+/// resolves it in its own process), read-only, so the guest can read the cache but never
+/// change it.
+lume::SharedDirectory cache_share(const fetch::BlobCache& cache);
+
+/// The guest path of the blob `sha256_hex` when the VM was started with cache_share() as its
+/// only shared directory and the guest mounts Lume's share at `share_root`
+/// (lume::k_macos_share_root on a real guest).
+std::string guest_blob_path(const fetch::BlobCache& cache,
+                            const std::string& share_root,
+                            const std::string& sha256_hex);
+
+/// Whether any staged item is to be shared (the VM then needs cache_share() when it starts).
+bool any_shared(const std::vector<StagedArtifact>& staged);
+
+/// What linking the shared items did.
+struct SharedLinkReport {
+  /// One per shared item, in the order given: `shared`, its one file the link (with the sha256
+  /// and size of the blob it leads to).
+  std::vector<provenance::ArtifactRecord> records;
+  std::size_t links_made = 0; ///< links that were missing or led elsewhere
+  bool changed() const { return links_made != 0; }
+};
+
+/// Links each shared item of `staged` (the others are ignored) at its dest to its blob in the
+/// guest's view of the share, below `share_root`:
+///  1. ONE command hashes every blob through the share and reads every dest (as
+///     guest::hash_guest_files does). A blob the guest cannot see is a guest error (exit 5):
+///     the VM runs without the share (started before, or by other means), with the fix; a
+///     blob with other bytes than the cache verified is exit 6 naming both digests;
+///  2. links that are missing or lead elsewhere are made through guest::install_streamed_payload
+///     (links only: 0 bytes over SFTP), all or none.
+/// `scratch_root` as for install_artifacts.
+Result<SharedLinkReport> link_shared_artifacts(guest::GuestSession& session,
+                                               const std::vector<StagedArtifact>& staged,
+                                               const fetch::BlobCache& cache,
+                                               const std::string& share_root,
+                                               const std::string& scratch_root);
+
+/// The records of the copied items (in order) and of the shared ones (in order) merged back
+/// into the order of `staged`, as the provenance record lists them.
+std::vector<provenance::ArtifactRecord>
+in_recipe_order(const std::vector<StagedArtifact>& staged,
+                const std::vector<provenance::ArtifactRecord>& copied,
+                const std::vector<provenance::ArtifactRecord>& shared);
 
 } // namespace lume_unlock::apply

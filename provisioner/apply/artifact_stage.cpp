@@ -1,6 +1,6 @@
 #include "apply/artifact_stage.hpp"
 
-#include "apply/program_check.hpp"
+#include "apply/programs.hpp"
 #include "fetch/advertised_digest.hpp"
 #include "macho/verdict.hpp"
 #include "util/random_id.hpp"
@@ -23,6 +23,31 @@ fetch::FetchRequest fetch_request(const recipe::Recipe& recipe,
   request.sha256 = sha256;
   request.label = item.label();
   return request;
+}
+
+/// Fetches `item` (pinned to `sha256` when known) and unpacks it into <staging>/<index>.
+Result<std::pair<fetch::FetchedArtifact, std::vector<fetch::UnpackedFile>>>
+fetch_and_unpack(const recipe::Recipe& recipe,
+                 std::size_t index,
+                 const std::optional<std::string>& sha256,
+                 fetch::BlobCache& cache,
+                 const fetch::FetchServices& services,
+                 const StagingArea& staging) {
+  const recipe::InstallItem& item = recipe.install[index];
+  auto fetched = fetch::fetch_artifact(fetch_request(recipe, item, sha256), cache, services);
+  if (!fetched.ok()) {
+    return fetched.error().with_context(item.field);
+  }
+  auto files = fetch::unpack_artifact(fetched.value().path,
+                                      item.unpack,
+                                      item.strip_components,
+                                      staging.path() + "/" + std::to_string(index),
+                                      {},
+                                      fetched.value().sha256);
+  if (!files.ok()) {
+    return files.error().with_context(item.field);
+  }
+  return std::make_pair(std::move(fetched).value(), std::move(files).value());
 }
 
 /// The item's `files:` pins against the unpacked tree: a file missing, a link where a file is
@@ -104,28 +129,15 @@ Result<std::vector<StagedArtifact>> stage_artifacts(const recipe::Recipe& recipe
   for (std::size_t i = 0; i < recipe.install.size(); ++i) {
     const recipe::InstallItem& item = recipe.install[i];
     const ArtifactPin pin = pin_of(item, lock);
-    const fetch::FetchRequest request = fetch_request(recipe, item, pin.sha256);
-    auto fetched = fetch::fetch_artifact(request, cache, services);
-    if (!fetched.ok()) {
-      return fetched.error().with_context(item.field);
-    }
-    auto files = fetch::unpack_artifact(fetched.value().path,
-                                        item.unpack,
-                                        item.strip_components,
-                                        staging.path() + "/" + std::to_string(i),
-                                        {},
-                                        fetched.value().sha256);
-    if (!files.ok()) {
-      return files.error().with_context(item.field);
-    }
-    LUME_UNLOCK_TRY(check_pinned_files(item, fetch::describe(request.source), files.value()));
-    StagedArtifact artifact;
-    artifact.item = item;
-    artifact.source = fetch::describe(request.source);
-    artifact.fetched = std::move(fetched).value();
-    artifact.pinned = pin.sha256.has_value();
-    artifact.files = std::move(files).value();
-    staged.push_back(std::move(artifact));
+    LUME_UNLOCK_TRY_ASSIGN(auto unpacked,
+                           fetch_and_unpack(recipe, i, pin.sha256, cache, services, staging));
+    const std::string source = fetch::describe(recipe::install_source(recipe, item));
+    LUME_UNLOCK_TRY(check_pinned_files(item, source, unpacked.second));
+    staged.push_back(StagedArtifact{item,
+                                    source,
+                                    std::move(unpacked.first),
+                                    pin.sha256.has_value(),
+                                    std::move(unpacked.second)});
   }
   return staged;
 }
@@ -236,22 +248,14 @@ check_pinned_programs(const recipe::Recipe& recipe,
         pin == locked.end()) {
       continue;
     }
-    const fetch::FetchRequest request = fetch_request(recipe, item, pin->sha256);
-    auto fetched = fetch::fetch_artifact(request, cache, services);
-    if (!fetched.ok()) {
-      return fetched.error().with_context(item.field);
-    }
-    const std::string dir = staging.path() + "/" + std::to_string(i);
-    auto files = fetch::unpack_artifact(
-        fetched.value().path, item.unpack, item.strip_components, dir, {}, pin->sha256);
-    if (!files.ok()) {
-      return files.error().with_context(item.field);
-    }
+    LUME_UNLOCK_TRY_ASSIGN(auto unpacked,
+                           fetch_and_unpack(recipe, i, pin->sha256, cache, services, staging));
+    const auto& files = unpacked.second;
     for (const auto& [path, sha256] : item.file_sha256) {
-      const auto file = std::find_if(files.value().begin(), files.value().end(), [&](auto& f) {
+      const auto file = std::find_if(files.begin(), files.end(), [&](auto& f) {
         return f.relative_path == path && f.symlink_target.empty();
       });
-      if (file == files.value().end()) {
+      if (file == files.end()) {
         continue; // create's pin check (check_pinned_files) names what is missing
       }
       LUME_UNLOCK_TRY_ASSIGN(auto line,

@@ -1,7 +1,6 @@
 #include "apply/enablement_apply.hpp"
 
-#include "apply/program_check.hpp"
-#include "apply/program_paths.hpp"
+#include "apply/programs.hpp"
 #include "enablement/launchctl.hpp"
 #include "guest/payload.hpp"
 #include "guest/shell_quote.hpp"
@@ -34,7 +33,7 @@ std::string entry_of(const enablement::EnablementPlan& plan, const enablement::A
     for (const std::string& word : argv) {
       if (word == agent.plist_path ||
           word == enablement::gui_domain(plan.uid) + "/" + agent.label ||
-          word == plan.staging_dir + "/" + enablement::agent_plist_file_name(agent.name)) {
+          word == plan.staging_dir + "/" + guest::agent_plist_file_name(agent.name)) {
         return agent.name;
       }
     }
@@ -76,7 +75,8 @@ std::vector<guest::PayloadFile> payload_of(const enablement::Step& step) {
   std::vector<guest::PayloadFile> files;
   for (const enablement::FileWrite& write : step.files) {
     const std::string& target = write.staged_path.empty() ? write.path : write.staged_path;
-    files.push_back({target, write.content, {}, static_cast<mode_t>(write.mode), {}, {}});
+    files.push_back(
+        guest::PayloadFile::bytes(target, write.content, static_cast<mode_t>(write.mode)));
   }
   return files;
 }

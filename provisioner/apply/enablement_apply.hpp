@@ -1,13 +1,13 @@
 #pragma once
 
 #include "apply/enablement_observe.hpp"
-#include "apply/program_check.hpp"
+#include "apply/programs.hpp"
 #include "apply/shim_record.hpp"
 #include "enablement/enablement_list.hpp"
 #include "enablement/enablement_plan.hpp"
-#include "enablement/guest_layout.hpp"
 #include "enablement/launch_agent.hpp"
-#include "guest/guest_facts.hpp"
+#include "guest/guest_layout.hpp"
+#include "guest/guest_records.hpp"
 #include "guest/session.hpp"
 #include "util/result.hpp"
 

@@ -44,18 +44,12 @@ std::vector<std::string> split_words(const std::string& line) {
 } // namespace
 
 Result<std::string> observe_command(const std::string& home, std::uint32_t uid) {
-  const std::string support = enablement::support_dir_of_home(home);
-  auto q = [](const std::string& word) { return guest::shell_quote(word); };
-  auto enablement_json = q(support + "/enablement.json");
-  auto guard = q(support + "/enabled-executables");
-  auto record = q(installed_shim_record_path(home));
-  auto agents = q(home + "/Library/LaunchAgents");
-  auto shims = q(support + "/shim");
-  for (const auto* quoted : {&enablement_json, &guard, &record, &agents, &shims}) {
-    if (!quoted->ok()) {
-      return quoted->error();
-    }
-  }
+  const std::string support = guest::support_dir_of_home(home);
+  LUME_UNLOCK_TRY_ASSIGN(auto enablement_json, guest::shell_quote(support + "/enablement.json"));
+  LUME_UNLOCK_TRY_ASSIGN(auto guard, guest::shell_quote(support + "/enabled-executables"));
+  LUME_UNLOCK_TRY_ASSIGN(auto record, guest::shell_quote(installed_shim_record_path(home)));
+  LUME_UNLOCK_TRY_ASSIGN(auto agents, guest::shell_quote(home + "/Library/LaunchAgents"));
+  LUME_UNLOCK_TRY_ASSIGN(auto shims, guest::shell_quote(support + "/shim"));
   // `head -c` sends exactly the size announced even when the file grows meanwhile. $((s))
   // trims the spaces macOS's wc pads with (no `tr`: one process less per agent, and a hundred
   // agents are a hundred plists), and makes a file that vanished before wc read it size 0.
@@ -67,15 +61,15 @@ Result<std::string> observe_command(const std::string& home, std::uint32_t uid) 
          " ]; then printf 'oversize 0 %s %s\\n' \"$1\" \"$s\"; return 0; fi\n"
          "  printf '%s %s %s\\n' \"$1\" \"$s\" \"$3\"; head -c \"$s\" \"$2\"\n"
          "}\n" +
-         "emit enablement " + enablement_json.value() + " -\n" + "emit guard " + guard.value() +
-         " -\n" + "emit shim-record " + record.value() + " -\n" + "for f in " + agents.value() +
+         "emit enablement " + enablement_json + " -\n" + "emit guard " + guard + " -\n" +
+         "emit shim-record " + record + " -\n" + "for f in " + agents +
          "/dev.lume-unlock.*.plist; do\n"
          "  n=${f##*/}\n"
          "  case $n in *[!A-Za-z0-9._-]*) continue ;; esac\n"
          "  emit plist \"$f\" \"$n\"\n"
          "done\n"
          "for d in " +
-         shims.value() +
+         shims +
          "/*/; do\n"
          "  [ -d \"$d\" ] || continue\n"
          "  d=${d%/}; n=${d##*/}\n"
@@ -97,7 +91,7 @@ std::set<std::string> loaded_labels_in(std::string_view launchctl_print) {
   std::istringstream lines{std::string(launchctl_print)};
   std::string line;
   int depth = 0; // 0 outside, 1 inside the services block, >1 nested in it
-  const std::string prefix = enablement::agent_label("");
+  const std::string prefix = guest::agent_label("");
   while (std::getline(lines, line)) {
     const std::vector<std::string> words = split_words(line);
     if (depth == 0) {
@@ -202,7 +196,7 @@ Result<EnablementTarget> enablement_target(const GuestEnablement& observed,
   }
   LUME_UNLOCK_TRY_ASSIGN(
       auto shared_layout,
-      enablement::GuestLayout::make(facts.home, shim.shim.sha256, shim.shim_file_name()));
+      guest::GuestLayout::make(facts.home, shim.shim.sha256, shim.shim_file_name()));
   // Each run stages in its own directory, so concurrent runs never remove each other's files.
   LUME_UNLOCK_TRY_ASSIGN(auto layout, shared_layout.with_run_id(util::random_hex(16)));
   enablement::AgentSettings settings;

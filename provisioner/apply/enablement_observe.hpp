@@ -7,9 +7,9 @@
 #include "apply/shim_record.hpp"
 #include "enablement/enablement_list.hpp"
 #include "enablement/enablement_plan.hpp"
-#include "enablement/guest_layout.hpp"
 #include "enablement/launch_agent.hpp"
-#include "guest/guest_facts.hpp"
+#include "guest/guest_layout.hpp"
+#include "guest/guest_records.hpp"
 #include "guest/session.hpp"
 #include "util/result.hpp"
 
@@ -55,7 +55,7 @@ Result<GuestEnablement> observe_enablement(guest::GuestSession& session,
 
 /// What the enablement of a guest is computed with: the installed shim's layout and settings.
 struct EnablementTarget {
-  enablement::GuestLayout layout;
+  guest::GuestLayout layout;
   enablement::AgentSettings settings;
   std::uint32_t uid = 0;
   InstalledShim shim;

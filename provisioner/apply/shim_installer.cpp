@@ -1,7 +1,7 @@
 #include "apply/shim_installer.hpp"
 
 #include "bundle/manifest.hpp"
-#include "guest/file_hashes.hpp"
+#include "guest/guest_records.hpp"
 #include "guest/payload.hpp"
 #include "guest/shell_quote.hpp"
 #include "util/atomic_file.hpp"
@@ -34,12 +34,13 @@ Result<std::string> external_bytes(const recipe::VerifiedExternalShim& external)
 
 } // namespace
 
-InstalledShim installed_shim_for(const bundle::LoadedBundle& bundle,
+ShimPlacement installed_shim_for(const bundle::LoadedBundle& bundle,
                                  const std::string& platform,
-                                 const enablement::GuestLayout& layout,
+                                 const guest::GuestLayout& layout,
                                  const std::optional<recipe::VerifiedExternalShim>& external) {
   const bundle::PlatformEntry& entry = bundle.manifest().platforms.at(platform);
-  InstalledShim record;
+  ShimPlacement placement;
+  InstalledShim& record = placement.record;
   record.bundle_version = bundle.manifest().version;
   record.platform = platform;
   record.inject_env = entry.inject_env;
@@ -47,22 +48,27 @@ InstalledShim installed_shim_for(const bundle::LoadedBundle& bundle,
                  external ? external->sha256 : entry.shim.sha256,
                  external ? std::vector<std::string>{} : entry.shim.slices};
   record.external = external.has_value();
-  if (entry.probe) {
-    record.probe = InstalledFile{layout.probe_path(), entry.probe->sha256};
-  }
+  placement.files.emplace_back(layout.shim_path(),
+                               external ? bundle::BundleFile{external->path, external->sha256}
+                                        : entry.shim);
   // Support libraries go next to the shim (injected processes find them through the shim's
   // directory) and, when there is a probe, next to it too: the probe finds its libraries beside
   // itself ($ORIGIN), so a stock run without injection works.
-  for (const bundle::BundleFile& file : entry.support) {
-    record.support.push_back({layout.shim_file_path(base_name(file.path)), file.sha256});
-  }
+  std::vector<std::string> support_dirs = {layout.shim_dir()};
   if (entry.probe) {
-    const std::string bin = layout.probe_path().substr(0, layout.probe_path().find_last_of('/'));
+    record.probe = InstalledFile{layout.probe_path(), entry.probe->sha256};
+    support_dirs.push_back(layout.probe_path().substr(0, layout.probe_path().find_last_of('/')));
+  }
+  for (const std::string& dir : support_dirs) {
     for (const bundle::BundleFile& file : entry.support) {
-      record.support.push_back({bin + "/" + base_name(file.path), file.sha256});
+      record.support.push_back({dir + "/" + base_name(file.path), file.sha256});
+      placement.files.emplace_back(record.support.back().path, file);
     }
   }
-  return record;
+  if (entry.probe) {
+    placement.files.emplace_back(layout.probe_path(), *entry.probe);
+  }
+  return placement;
 }
 
 Result<ShimInstallReport>
@@ -73,41 +79,33 @@ install_shim(guest::GuestSession& session,
   const std::uint64_t commands_before = session.command_count();
   LUME_UNLOCK_TRY_ASSIGN(auto selected,
                          bundle::select_platform(bundle.manifest(), facts.kernel, facts.machine));
-  const bundle::PlatformEntry& entry = selected.entry;
   // The shim: the bundle's, or the recipe's external dylib in its place.
   const bundle::BundleFile shim_file =
-      external ? bundle::BundleFile{external->path, external->sha256} : entry.shim;
+      external ? bundle::BundleFile{external->path, external->sha256} : selected.entry.shim;
   LUME_UNLOCK_TRY_ASSIGN(
       auto layout,
-      enablement::GuestLayout::make(facts.home, shim_file.sha256, base_name(shim_file.path)));
+      guest::GuestLayout::make(facts.home, shim_file.sha256, base_name(shim_file.path)));
   ShimInstallReport report;
   report.platform = selected.name;
-  report.installed = installed_shim_for(bundle, report.platform, layout, external);
-  const std::string record = render_installed_shim(report.installed);
-  const std::string record_path = installed_shim_record_path(facts.home);
+  const ShimPlacement placement = installed_shim_for(bundle, report.platform, layout, external);
+  report.installed = placement.record;
 
-  // Desired files: guest path → (local source, sha256, mode).
   std::vector<guest::PayloadFile> files;
-  std::map<std::string, std::string> expected;
-  const auto add = [&](const std::string& guest_path, const bundle::BundleFile& file, mode_t mode) {
-    files.push_back({guest_path, {}, bundle.local_path(file), mode, {}, {}});
+  std::map<std::string, std::string> expected; // guest path → sha256
+  for (const auto& [guest_path, file] : placement.files) {
+    files.push_back(
+        guest::PayloadFile::file(guest_path, bundle.local_path(file), file.sha256, 0755));
     expected[guest_path] = file.sha256;
-  };
-  add(report.installed.shim.path, entry.shim, 0755);
+  }
   if (external) {
-    LUME_UNLOCK_TRY_ASSIGN(files.back().content, external_bytes(*external));
-    files.back().source_path.clear();
-    expected[report.installed.shim.path] = external->sha256;
-  }
-  for (std::size_t i = 0; i < report.installed.support.size(); ++i) {
-    add(report.installed.support[i].path, entry.support[i % entry.support.size()], 0755);
-  }
-  if (entry.probe) {
-    add(report.installed.probe->path, *entry.probe, 0755);
+    LUME_UNLOCK_TRY_ASSIGN(auto bytes, external_bytes(*external));
+    files.front() = guest::PayloadFile::bytes(files.front().path, std::move(bytes), 0755);
   }
   // The record last: install_payload moves files in order, and a reader trusts the record only
   // when it is there.
-  files.push_back({record_path, record, {}, 0644, {}, {}});
+  const std::string record = render_installed_shim(report.installed);
+  const std::string record_path = installed_shim_record_path(facts.home);
+  files.push_back(guest::PayloadFile::bytes(record_path, record));
   expected[record_path] = util::sha256_hex(record);
 
   // Observe: ONE command hashing every expected path (missing ones just do not print).
@@ -119,16 +117,13 @@ install_shim(guest::GuestSession& session,
   if (!observed.ok()) {
     return observed.error().with_context("checking the installed shim");
   }
-  if (observed.value() == expected) {
-    report.commands = session.command_count() - commands_before;
-    return report;
+  if (observed.value() != expected) {
+    auto installed = guest::install_payload(session, files, layout.staging_dir());
+    if (!installed.ok()) {
+      return installed.error().with_context("installing the shim (" + report.platform + ")");
+    }
+    report.changed = true;
   }
-
-  auto installed = guest::install_payload(session, files, layout.staging_dir());
-  if (!installed.ok()) {
-    return installed.error().with_context("installing the shim (" + report.platform + ")");
-  }
-  report.changed = true;
   report.commands = session.command_count() - commands_before;
   return report;
 }

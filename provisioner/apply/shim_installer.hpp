@@ -2,8 +2,8 @@
 
 #include "apply/shim_record.hpp"
 #include "bundle/loader.hpp"
-#include "enablement/guest_layout.hpp"
-#include "guest/guest_facts.hpp"
+#include "guest/guest_layout.hpp"
+#include "guest/guest_records.hpp"
 #include "guest/session.hpp"
 #include "recipe/recipe.hpp"
 #include "util/result.hpp"
@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace lume_unlock::apply {
 
@@ -22,14 +24,21 @@ struct ShimInstallReport {
   std::uint64_t commands = 0; ///< remote commands run
 };
 
-/// The record install_shim() writes for `bundle`'s platform entry `platform`, with guest paths
-/// from `layout`: the shim in the content-addressed <support>/shim/<sha256>/, support files next
-/// to it, the probe in <support>/bin/ with a copy of the support files beside it (the probe
-/// finds its libraries through $ORIGIN). With `external`, its dylib is the shim (layout made
-/// for its digest and file name) and the record says `external`; the rest is the bundle's.
-InstalledShim installed_shim_for(const bundle::LoadedBundle& bundle,
+/// What install_shim() puts in the guest for one bundle platform: its record, and each file as
+/// (guest path, bundle file), the shim first.
+struct ShimPlacement {
+  InstalledShim record;
+  std::vector<std::pair<std::string, bundle::BundleFile>> files;
+};
+
+/// The placement of `bundle`'s platform entry `platform`, with guest paths from `layout`: the shim
+/// in the content-addressed <support>/shim/<sha256>/, support files next to it, the probe in
+/// <support>/bin/ with a copy of the support files beside it (the probe finds its libraries
+/// through $ORIGIN). With `external`, its dylib is the shim (layout made for its digest and file
+/// name) and the record says `external`; the rest is the bundle's.
+ShimPlacement installed_shim_for(const bundle::LoadedBundle& bundle,
                                  const std::string& platform,
-                                 const enablement::GuestLayout& layout,
+                                 const guest::GuestLayout& layout,
                                  const std::optional<recipe::VerifiedExternalShim>& external = {});
 
 /// Installs the bundle's entry for this guest (facts.kernel/machine → platform; an error of

@@ -1,6 +1,6 @@
 #include "apply/shim_record.hpp"
 
-#include "enablement/guest_layout.hpp"
+#include "guest/guest_layout.hpp"
 #include "util/json_reader.hpp"
 #include "util/sha256.hpp"
 #include "util/text_check.hpp"
@@ -110,7 +110,7 @@ std::string shim_scope(const InstalledShim& shim) {
 }
 
 std::string installed_shim_record_path(const std::string& home) {
-  return enablement::support_dir_of_home(home) + "/shim/current.json";
+  return guest::support_dir_of_home(home) + "/shim/current.json";
 }
 
 std::string render_installed_shim(const InstalledShim& record) {

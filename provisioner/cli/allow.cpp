@@ -5,7 +5,7 @@
 #include "cli/program_checks.hpp"
 #include "cli/vm_guest.hpp"
 #include "enablement/enablement_json.hpp"
-#include "enablement/guest_layout.hpp"
+#include "guest/guest_layout.hpp"
 #include "pipeline/allow.hpp"
 #include "util/text_check.hpp"
 

@@ -2,7 +2,7 @@
 
 #include "cli/vm_guest.hpp"
 #include "enablement/enablement_json.hpp"
-#include "enablement/guest_layout.hpp"
+#include "guest/guest_layout.hpp"
 #include "pipeline/allow.hpp"
 #include "util/text_check.hpp"
 
@@ -40,7 +40,7 @@ void run_allow_list(const std::string& vm,
   for (const enablement::EnablementEntry& entry : view.list.entries) {
     std::string state = "exec only";
     if (entry.agent) {
-      const bool is_loaded = !loaded || loaded->count(enablement::agent_label(entry.name)) != 0;
+      const bool is_loaded = !loaded || loaded->count(guest::agent_label(entry.name)) != 0;
       state = std::string("agent") + (entry.keep_alive ? ", keep-alive" : "") +
               (is_loaded ? ", loaded" : ", not loaded");
     }

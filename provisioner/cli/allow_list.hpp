@@ -1,7 +1,7 @@
 #pragma once
 
 #include "cli/context.hpp"
-#include "guest/connection_options.hpp"
+#include "guest/ssh_session.hpp"
 
 #include <string>
 

@@ -1,6 +1,6 @@
 #include "cli/bench.hpp"
 
-#include "apply/bench_runner.hpp"
+#include "apply/llama_runs.hpp"
 #include "cli/connection_flags.hpp"
 #include "cli/host_bench.hpp"
 #include "cli/progress_renderer.hpp"

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "guest/connection_options.hpp"
+#include "guest/ssh_session.hpp"
 
 #include <CLI/CLI.hpp>
 

@@ -1,7 +1,7 @@
 #include "context.hpp"
 
 #include "lume/types.hpp"
-#include "pipeline/vm_lock.hpp"
+#include "pipeline/vm_state.hpp"
 #include "util/display_text.hpp"
 
 #include <cstdlib>

@@ -1,6 +1,6 @@
 #include "cli/create_report.hpp"
 
-#include "apply/bench_runner.hpp"
+#include "apply/llama_runs.hpp"
 #include "cli/program_checks.hpp"
 
 #include <algorithm>

@@ -4,7 +4,7 @@
 #include "cli/context.hpp"
 #include "cli/progress_renderer.hpp"
 #include "cli/registry_options.hpp"
-#include "guest/connection_options.hpp"
+#include "guest/ssh_session.hpp"
 #include "lume/client.hpp"
 #include "oci/registry_client.hpp"
 #include "pipeline/create.hpp"

@@ -2,7 +2,7 @@
 
 #include "cli/context.hpp"
 #include "cli/registry_options.hpp"
-#include "guest/connection_options.hpp"
+#include "guest/ssh_session.hpp"
 #include "pipeline/acceptance.hpp"
 
 #include <CLI/CLI.hpp>

@@ -1,7 +1,7 @@
 #include "cli/exec.hpp"
 
 #include "apply/enablement_apply.hpp"
-#include "apply/exec_command.hpp"
+#include "apply/llama_runs.hpp"
 #include "cli/connection_flags.hpp"
 #include "cli/remote_command.hpp"
 #include "cli/vm_guest.hpp"

@@ -1,6 +1,6 @@
 #include "cli/host_bench.hpp"
 
-#include "apply/bench_runner.hpp"
+#include "apply/llama_runs.hpp"
 #include "util/atomic_file.hpp"
 #include "util/text_check.hpp"
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "apply/program_check.hpp"
+#include "apply/programs.hpp"
 
 #include <nlohmann/json.hpp>
 

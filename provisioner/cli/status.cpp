@@ -5,8 +5,8 @@
 #include "lume/client.hpp"
 #include "lume/types.hpp"
 #include "pipeline/bench.hpp"
-#include "pipeline/state_dir.hpp"
 #include "pipeline/status.hpp"
+#include "pipeline/vm_state.hpp"
 #include "provenance/provenance.hpp"
 
 #include <memory>

@@ -1,6 +1,6 @@
 #include "vm_guest.hpp"
 
-#include "apply/guest_address_resolver.hpp"
+#include "apply/guest_access.hpp"
 #include "lume/client.hpp"
 #include "lume/types.hpp"
 

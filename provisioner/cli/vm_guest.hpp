@@ -1,7 +1,6 @@
 #pragma once
 
 #include "cli/context.hpp"
-#include "guest/connection_options.hpp"
 #include "guest/ssh_session.hpp"
 #include "lume/api.hpp"
 

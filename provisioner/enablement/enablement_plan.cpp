@@ -119,7 +119,7 @@ using AgentActions = std::map<std::string, AgentAction>;
 /// Desired agents by name, compared with the plists present: a new or changed plist is written
 /// (its final path noted in `staged_plists`), an unchanged one that is not loaded gets loaded.
 Status plan_desired_agents(const EnablementList& desired,
-                           const GuestLayout& layout,
+                           const guest::GuestLayout& layout,
                            const AgentSettings& settings,
                            const ObservedState& observed,
                            EnablementPlan& plan,
@@ -128,7 +128,7 @@ Status plan_desired_agents(const EnablementList& desired,
   const auto is_loaded = [&](const std::string& label) { return loaded_in(observed, label); };
   LUME_UNLOCK_TRY_ASSIGN(auto rendered, render_agents(desired, layout, settings));
   for (RenderedAgent& agent : rendered) {
-    const auto present = observed.agent_plists.find(agent_plist_file_name(agent.name));
+    const auto present = observed.agent_plists.find(guest::agent_plist_file_name(agent.name));
     AgentAction action;
     action.name = agent.name;
     action.label = agent.label;
@@ -166,13 +166,13 @@ Status plan_desired_agents(const EnablementList& desired,
 /// The rest of ours are removed: plists no desired agent owns, and loaded agents of ours whose
 /// plist is gone.
 void plan_removed_agents(const EnablementList& desired,
-                         const GuestLayout& layout,
+                         const guest::GuestLayout& layout,
                          const ObservedState& observed,
                          EnablementPlan& plan,
                          AgentActions& agents) {
   const auto is_loaded = [&](const std::string& label) { return loaded_in(observed, label); };
   for (const auto& [file_name, content] : observed.agent_plists) {
-    const std::string name = entry_name_from_plist_file_name(file_name);
+    const std::string name = guest::entry_name_from_plist_file_name(file_name);
     const EnablementEntry* entry = desired.find(name);
     if (name.empty() || (entry != nullptr && entry->agent)) {
       continue;
@@ -189,12 +189,12 @@ void plan_removed_agents(const EnablementList& desired,
   }
   // Loaded agents of ours whose plist is gone and that no desired agent owns: boot them out.
   if (observed.loaded_labels) {
-    const std::string prefix = agent_label("");
+    const std::string prefix = guest::agent_label("");
     for (const std::string& label : *observed.loaded_labels) {
       const std::string name = label.rfind(prefix, 0) == 0 ? label.substr(prefix.size()) : "";
       const EnablementEntry* entry = desired.find(name);
       if (name.empty() || agents.count(name) != 0 || (entry != nullptr && entry->agent) ||
-          observed.agent_plists.count(agent_plist_file_name(name)) != 0) {
+          observed.agent_plists.count(guest::agent_plist_file_name(name)) != 0) {
         continue;
       }
       AgentAction action;
@@ -210,7 +210,7 @@ void plan_removed_agents(const EnablementList& desired,
 /// The steps that carry a plan out, in order: directories, staging, lint, bootout, install,
 /// bootstrap, clean up.
 void plan_steps(EnablementPlan& plan,
-                const GuestLayout& layout,
+                const guest::GuestLayout& layout,
                 const std::set<std::string>& staged_plists) {
   plan.steps.push_back(Step{StepKind::make_directories,
                             {{{"mkdir",
@@ -300,7 +300,7 @@ const char* step_kind_name(StepKind kind) {
 }
 
 Result<EnablementPlan> plan_enablement(const EnablementList& desired,
-                                       const GuestLayout& layout,
+                                       const guest::GuestLayout& layout,
                                        const AgentSettings& settings,
                                        std::uint32_t uid,
                                        const ObservedState& observed) {

@@ -1,9 +1,9 @@
 #pragma once
 
 #include "enablement/enablement_list.hpp"
-#include "enablement/guest_layout.hpp"
 #include "enablement/launch_agent.hpp"
 #include "enablement/launchctl.hpp"
+#include "guest/guest_layout.hpp"
 #include "util/result.hpp"
 
 #include <cstdint>
@@ -113,8 +113,8 @@ struct EnablementPlan {
   std::vector<AgentAction> agents;   ///< by name
   std::vector<Step> steps;
   std::uint32_t uid = 0;    ///< the guest user's id: agents live in gui/<uid>
-  std::string staging_dir;  ///< GuestLayout::staging_dir()
-  std::string staging_root; ///< GuestLayout::staging_root()
+  std::string staging_dir;  ///< guest::GuestLayout::staging_dir()
+  std::string staging_root; ///< guest::GuestLayout::staging_root()
 
   /// True when the guest already matches: nothing to write, remove, load or unload.
   bool empty() const { return steps.empty(); }
@@ -137,7 +137,7 @@ struct EnablementPlan {
 /// rewritten when their bytes differ. `uid` is the guest user's id (gui/<uid> domain). Fails
 /// (category usage) when the list is invalid or an entry cannot be rendered.
 Result<EnablementPlan> plan_enablement(const EnablementList& desired,
-                                       const GuestLayout& layout,
+                                       const guest::GuestLayout& layout,
                                        const AgentSettings& settings,
                                        std::uint32_t uid,
                                        const ObservedState& observed);

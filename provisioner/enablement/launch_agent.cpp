@@ -52,7 +52,7 @@ bool is_env_name(const std::string& name) {
 } // namespace
 
 Result<std::map<std::string, std::string>> agent_environment(const EnablementEntry& entry,
-                                                             const GuestLayout& layout,
+                                                             const guest::GuestLayout& layout,
                                                              const AgentSettings& settings) {
   LUME_UNLOCK_TRY(validate(entry));
   if (!is_env_name(settings.inject_variable)) {
@@ -88,7 +88,7 @@ Result<std::map<std::string, std::string>> agent_environment(const EnablementEnt
 }
 
 Result<std::string> render_launch_agent(const EnablementEntry& entry,
-                                        const GuestLayout& layout,
+                                        const guest::GuestLayout& layout,
                                         const AgentSettings& settings) {
   LUME_UNLOCK_TRY_ASSIGN(auto environment, agent_environment(entry, layout, settings));
 
@@ -96,7 +96,7 @@ Result<std::string> render_launch_agent(const EnablementEntry& entry,
   std::map<std::string, std::string> top;
   top["EnvironmentVariables"] = string_dict(environment, "\t");
   top["KeepAlive"] = bool_element(entry.keep_alive, "\t");
-  top["Label"] = string_element(agent_label(entry.name), "\t");
+  top["Label"] = string_element(guest::agent_label(entry.name), "\t");
   std::string arguments = "\t<array>\n" + string_element(entry.program, "\t\t");
   for (const std::string& arg : entry.args) {
     arguments += string_element(arg, "\t\t");
@@ -117,7 +117,7 @@ Result<std::string> render_launch_agent(const EnablementEntry& entry,
 }
 
 Result<std::vector<RenderedAgent>> render_agents(const EnablementList& list,
-                                                 const GuestLayout& layout,
+                                                 const guest::GuestLayout& layout,
                                                  const AgentSettings& settings) {
   std::vector<RenderedAgent> agents;
   for (const EnablementEntry& entry : list.entries) {
@@ -127,7 +127,7 @@ Result<std::vector<RenderedAgent>> render_agents(const EnablementList& list,
     LUME_UNLOCK_TRY_ASSIGN(auto plist, render_launch_agent(entry, layout, settings));
     RenderedAgent agent;
     agent.name = entry.name;
-    agent.label = agent_label(entry.name);
+    agent.label = guest::agent_label(entry.name);
     agent.plist_path = layout.agent_plist_path(entry.name);
     agent.sha256 = util::sha256_hex(plist);
     agent.content = std::move(plist);

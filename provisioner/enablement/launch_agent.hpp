@@ -1,7 +1,7 @@
 #pragma once
 
 #include "enablement/enablement_list.hpp"
-#include "enablement/guest_layout.hpp"
+#include "guest/guest_layout.hpp"
 #include "util/result.hpp"
 
 #include <map>
@@ -41,14 +41,14 @@ constexpr const char* k_env_enablement = "LUME_UNLOCK_ENABLEMENT";
 /// invalid, the injection variable is not a variable name, or the entry's env sets a variable
 /// the renderer owns.
 Result<std::string> render_launch_agent(const EnablementEntry& entry,
-                                        const GuestLayout& layout,
+                                        const guest::GuestLayout& layout,
                                         const AgentSettings& settings);
 
 /// The environment an entry's process runs with (the plist's EnvironmentVariables, and what
 /// `lume-unlock exec` sets): the injection variable, the profile, the guard file, then the
 /// entry's env. Fails as render_launch_agent does.
 Result<std::map<std::string, std::string>> agent_environment(const EnablementEntry& entry,
-                                                             const GuestLayout& layout,
+                                                             const guest::GuestLayout& layout,
                                                              const AgentSettings& settings);
 
 /// One rendered agent plist, as the plan writes it and the provenance record names it.
@@ -62,7 +62,8 @@ struct RenderedAgent {
 
 /// render_launch_agent for every entry with `agent: true`, in list order. Fails on the first
 /// entry that cannot be rendered (see above).
-Result<std::vector<RenderedAgent>>
-render_agents(const EnablementList& list, const GuestLayout& layout, const AgentSettings& settings);
+Result<std::vector<RenderedAgent>> render_agents(const EnablementList& list,
+                                                 const guest::GuestLayout& layout,
+                                                 const AgentSettings& settings);
 
 } // namespace lume_unlock::enablement

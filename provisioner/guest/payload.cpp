@@ -109,7 +109,7 @@ Result<std::string> send_files(GuestSession& session,
                                std::uint64_t& bytes_sent) {
   std::string sums;
   for (std::size_t i = 0; i < files.size(); ++i) {
-    if (!files[i].symlink_target.empty()) {
+    if (files[i].is_link()) {
       continue;
     }
     const auto sent = [&, i](std::uint64_t bytes) {
@@ -184,7 +184,7 @@ Result<std::string> payload_install_script(const std::vector<PayloadFile>& files
     const std::string index = std::to_string(i);
     undo = "  if [ \"$n\" -gt " + index + " ]; then back " + index + " " + target +
            " || r=1; fi\n" + undo;
-    if (files[i].symlink_target.empty()) {
+    if (!files[i].is_link()) {
       puts +=
           "put " + index + " " + target + " " + parent.value() + " " + octal_mode(files[i].mode);
     } else {
@@ -203,51 +203,15 @@ Result<std::string> payload_install_script(const std::vector<PayloadFile>& files
   return script;
 }
 
-Result<PayloadReport> install_payload(GuestSession& session,
-                                      const std::vector<PayloadFile>& files,
-                                      const std::string& scratch_root) {
-  PayloadReport report;
-  report.files = files.size();
-  if (files.empty()) {
-    return report;
-  }
-  const std::uint64_t commands_before = session.command_count();
+namespace {
+
+/// Runs the install command and reads its outcome; `report` gets the commands of the install.
+Result<PayloadReport> run_install(GuestSession& session,
+                                  const std::string& command,
+                                  const std::vector<PayloadFile>& files,
+                                  std::uint64_t commands_before,
+                                  PayloadReport report) {
   const std::string what = what_failed(files.size());
-
-  LUME_UNLOCK_TRY(check_targets(files, what));
-  std::vector<util::TarEntry> entries;
-  std::string sums;
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    const PayloadFile& file = files[i];
-    if (!file.symlink_target.empty()) {
-      continue; // install.sh makes it
-    }
-    std::string content = file.content;
-    if (!file.source_path.empty()) {
-      LUME_UNLOCK_TRY_ASSIGN(auto read, util::read_file(file.source_path));
-      content = std::move(read);
-    }
-    sums += util::sha256_hex(content) + "  " + member_name(i) + "\n";
-    entries.push_back(util::TarEntry::bytes(member_name(i), std::move(content), file.mode));
-  }
-  LUME_UNLOCK_TRY_ASSIGN(auto script, payload_install_script(files));
-  entries.push_back(util::TarEntry::bytes("SHA256SUMS", sums));
-  entries.push_back(util::TarEntry::bytes("install.sh", script));
-  LUME_UNLOCK_TRY_ASSIGN(auto archive, util::tar_gz_bytes(std::move(entries)));
-  report.archive_bytes = archive.size();
-
-  const std::string scratch = scratch_root + "/" + random_name();
-  const std::string archive_path = scratch + ".tar.gz";
-  if (auto uploaded = session.upload(archive, archive_path, 0600); !uploaded.ok()) {
-    return uploaded.error().with_context(what);
-  }
-
-  // ONE command: extract, verify, install (install.sh), and always clean up.
-  const std::string command =
-      "s=" + shell_quote(scratch).value() + "; a=" + shell_quote(archive_path).value() +
-      "\nmkdir \"$s\" && tar -xzf \"$a\" -C \"$s\" || { rm -rf \"$s\" \"$a\"; exit " +
-      std::to_string(k_extract_failed) +
-      "; }\nsh \"$s/install.sh\" \"$s\"; r=$?\nrm -rf \"$s\" \"$a\"\nexit $r";
   auto ran = session.run(command);
   report.commands = session.command_count() - commands_before;
   if (!ran.ok()) {
@@ -257,20 +221,62 @@ Result<PayloadReport> install_payload(GuestSession& session,
   return report;
 }
 
+} // namespace
+
+Result<PayloadReport> install_payload(GuestSession& session,
+                                      const std::vector<PayloadFile>& files,
+                                      const std::string& scratch_root) {
+  if (files.empty()) {
+    return PayloadReport{};
+  }
+  const std::uint64_t commands_before = session.command_count();
+  const std::string what = what_failed(files.size());
+  LUME_UNLOCK_TRY(check_targets(files, what));
+  std::vector<util::TarEntry> entries;
+  std::string sums;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const PayloadFile& file = files[i];
+    if (file.is_link()) {
+      continue; // install.sh makes it
+    }
+    std::string content = file.content;
+    if (!file.source_path.empty()) {
+      LUME_UNLOCK_TRY_ASSIGN(content, util::read_file(file.source_path));
+    }
+    sums += util::sha256_hex(content) + "  " + member_name(i) + "\n";
+    entries.push_back(util::TarEntry::bytes(member_name(i), std::move(content), file.mode));
+  }
+  LUME_UNLOCK_TRY_ASSIGN(auto script, payload_install_script(files));
+  entries.push_back(util::TarEntry::bytes("SHA256SUMS", sums));
+  entries.push_back(util::TarEntry::bytes("install.sh", script));
+  LUME_UNLOCK_TRY_ASSIGN(auto archive, util::tar_gz_bytes(std::move(entries)));
+
+  const std::string scratch = scratch_root + "/" + random_name();
+  const std::string archive_path = scratch + ".tar.gz";
+  if (auto uploaded = session.upload(archive, archive_path, 0600); !uploaded.ok()) {
+    return uploaded.error().with_context(what);
+  }
+  // ONE command: extract, verify, install (install.sh), and always clean up.
+  const std::string command =
+      "s=" + shell_quote(scratch).value() + "; a=" + shell_quote(archive_path).value() +
+      "\nmkdir \"$s\" && tar -xzf \"$a\" -C \"$s\" || { rm -rf \"$s\" \"$a\"; exit " +
+      std::to_string(k_extract_failed) +
+      "; }\nsh \"$s/install.sh\" \"$s\"; r=$?\nrm -rf \"$s\" \"$a\"\nexit $r";
+  return run_install(session, command, files, commands_before, {files.size(), archive.size(), 0});
+}
+
 Result<PayloadReport> install_streamed_payload(GuestSession& session,
                                                const std::vector<PayloadFile>& files,
                                                const std::string& scratch_root,
                                                const StreamedProgress& progress) {
-  PayloadReport report;
-  report.files = files.size();
   if (files.empty()) {
-    return report;
+    return PayloadReport{};
   }
   const std::uint64_t commands_before = session.command_count();
   const std::string what = what_failed(files.size());
   LUME_UNLOCK_TRY(check_targets(files, what));
   for (const PayloadFile& file : files) {
-    if (file.symlink_target.empty() && (file.source_path.empty() || file.sha256.size() != 64)) {
+    if (!file.is_link() && (file.source_path.empty() || file.sha256.size() != 64)) {
       return Error(ErrorCategory::usage,
                    what,
                    "guest path " + util::quote_for_message(file.path) +
@@ -292,25 +298,20 @@ Result<PayloadReport> install_streamed_payload(GuestSession& session,
                      trim(made.value().stderr_text),
                  "check the guest user's permissions and free disk space");
   }
-  auto sent = send_files(session, files, scratch, progress, report.archive_bytes);
+  std::uint64_t bytes_sent = 0;
+  auto sent = send_files(session, files, scratch, progress, bytes_sent);
   if (!sent.ok()) {
     (void)session.run("rm -rf " + quoted_scratch); // nothing reached its final name
     return sent.error().with_context(what);
   }
-  const std::string& sums = sent.value();
   // Command 2: the manifest and install.sh as here-documents (a random delimiter no generated
   // line can equal), then the same verify-and-install as install_payload, always cleaning up.
   const std::string end = "LUME_UNLOCK_END_" + util::random_hex(16);
   const std::string command = "s=" + quoted_scratch + "\ncat >\"$s/SHA256SUMS\" <<'" + end + "'\n" +
-                              sums + end + "\ncat >\"$s/install.sh\" <<'" + end + "'\n" + script +
-                              end + "\nsh \"$s/install.sh\" \"$s\"; r=$?\nrm -rf \"$s\"\nexit $r";
-  auto ran = session.run(command);
-  report.commands = session.command_count() - commands_before;
-  if (!ran.ok()) {
-    return ran.error().with_context(what);
-  }
-  LUME_UNLOCK_TRY(install_outcome(ran.value(), files, what));
-  return report;
+                              sent.value() + end + "\ncat >\"$s/install.sh\" <<'" + end + "'\n" +
+                              script + end +
+                              "\nsh \"$s/install.sh\" \"$s\"; r=$?\nrm -rf \"$s\"\nexit $r";
+  return run_install(session, command, files, commands_before, {files.size(), bytes_sent, 0});
 }
 
 namespace {

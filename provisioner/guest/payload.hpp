@@ -8,23 +8,35 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lume_unlock::guest {
 
-/// One file to put into the guest.
+/// One file to put into the guest: bytes in memory, a host file, or a symbolic link. Build it
+/// with bytes(), file() or link().
 struct PayloadFile {
-  std::string path;        ///< absolute path in the guest where it ends up
-  std::string content;     ///< its bytes, when source_path is empty
-  std::string source_path; ///< a local file to read the bytes from instead
-  mode_t mode = 0644;      ///< set in the guest before the file is moved into place
-  /// The SHA-256 of source_path's bytes, known to the caller (install_streamed_payload only:
-  /// it streams the file and never reads it whole).
-  std::string sha256;
-  /// Non-empty: `path` becomes a symbolic link to this (relative) target instead of a file;
-  /// content, source_path, sha256 and mode are then unused. It is made in the scratch folder
-  /// and renamed into place like a file, and rolled back like one.
-  std::string symlink_target;
+  std::string path;           ///< absolute path in the guest where it ends up
+  std::string content;        ///< bytes(): its bytes
+  std::string source_path;    ///< file(): the host file to read (or stream) the bytes from
+  std::string sha256;         ///< file(): the SHA-256 of source_path's bytes
+  std::string symlink_target; ///< link(): `path` becomes a symbolic link to this target
+  mode_t mode = 0644;         ///< set in the guest before the file is moved into place
+
+  static PayloadFile bytes(std::string path, std::string content, mode_t mode = 0644) {
+    return {std::move(path), std::move(content), {}, {}, {}, mode};
+  }
+  /// install_streamed_payload streams the file and never reads it whole: its `sha256` is what
+  /// the guest's copy is checked against.
+  static PayloadFile
+  file(std::string path, std::string source_path, std::string sha256, mode_t mode = 0644) {
+    return {std::move(path), {}, std::move(source_path), std::move(sha256), {}, mode};
+  }
+  /// Made in the scratch folder and renamed into place like a file, and rolled back like one.
+  static PayloadFile link(std::string path, std::string target) {
+    return {std::move(path), {}, {}, {}, std::move(target), 0644};
+  }
+  bool is_link() const { return !symlink_target.empty(); }
 };
 
 /// What one install cost.

@@ -71,4 +71,13 @@ public:
   virtual std::uint64_t command_count() const = 0;
 };
 
+/// Finds where a VM's guest answers SSH (apply/guest_access asks Lume); tests may provide others.
+class GuestAddressResolver {
+public:
+  virtual ~GuestAddressResolver() = default;
+  /// The guest's host address, waiting for it to become ready within the implementation's
+  /// deadline; errors name the VM and say what to do (category lume_api or guest).
+  virtual Result<std::string> resolve(const std::string& vm) = 0;
+};
+
 } // namespace lume_unlock::guest

@@ -1,7 +1,6 @@
 #pragma once
 
 #include "guest/session.hpp"
-#include "guest/vm_key_paths.hpp"
 #include "util/result.hpp"
 
 #include <chrono>
@@ -9,10 +8,20 @@
 #include <memory>
 #include <string>
 
-struct ssh_key_struct;     // libssh's key type, kept out of this header
-struct ssh_channel_struct; // and its channel type
+struct ssh_channel_struct; // libssh's channel type, kept out of this header
 
 namespace lume_unlock::guest {
+
+/// The per-VM files in the host's state directory.
+struct VmKeyPaths {
+  std::string directory;   ///< <state>/vms/<vm>
+  std::string known_host;  ///< the pinned host key: "<type> <base64>\n"
+  std::string private_key; ///< OpenSSH-format ed25519 private key, mode 0600
+  std::string public_key;  ///< "<type> <base64> lume-unlock@<vm>\n"
+};
+
+/// The paths for `vm`; a usage error when the name could escape <state>/vms/.
+Result<VmKeyPaths> vm_key_paths(const std::string& state_dir, const std::string& vm);
 
 /// Where and as whom to reach one VM's guest, and what to trust.
 struct SshSessionOptions {
@@ -20,46 +29,54 @@ struct SshSessionOptions {
   std::string host; ///< the guest's address (Lume's ipAddress)
   int port = 22;
   std::string user = "lume";
-  /// The host's state directory (--state-dir); the VM's files live in <state_dir>/vms/<vm>/:
-  /// known_host (the pinned host key) and ssh_ed25519(.pub) (the per-VM client key, 0600).
-  std::string state_dir;
+  std::string state_dir; ///< --state-dir: vm_key_paths() are below it
   /// First-contact password (secret: never logged, never in an error). Empty = key auth only.
   std::string password;
   /// The environment variable the password came from, named in hints (never its value).
   std::string password_env = "LUME_UNLOCK_GUEST_PASSWORD";
   /// False when `password` is the image default because the variable was unset (for messages).
   bool password_from_environment = false;
-  /// Replace a pinned host key that no longer matches (--ssh-accept-new-host-key).
-  bool accept_new_host_key = false;
+  bool accept_new_host_key = false; ///< replace a pinned host key that no longer matches
   /// Limit for TCP connect plus the SSH handshake, and for each blocking protocol step.
   std::chrono::milliseconds connect_timeout{10000};
-  /// Limit for one remote command; zero = none.
-  std::chrono::milliseconds command_timeout{0};
+  std::chrono::milliseconds command_timeout{0}; ///< limit for one remote command; zero = none
   /// Limit for what one remote command writes to stdout, and again to stderr: run() collects the
   /// output in memory, and 64 MiB is far above anything lume-unlock or `exec` reads back.
   std::size_t max_output_bytes = 64u << 20;
-  /// send_file streams files of at least this size through an exec channel into a command in
-  /// the guest (the bytes flow without waiting for each write's answer, unlike libssh 0.10's
-  /// sftp_write); smaller files go over SFTP, where no guest process is started per file. The
-  /// caller checks what arrived in one command afterwards (install_streamed_payload).
+  /// send_file streams files of at least this size through an exec channel (the bytes flow
+  /// without waiting for each write's answer, unlike libssh 0.10's sftp_write); smaller files go
+  /// over SFTP, where no guest process is started per file.
   std::uint64_t stream_min_bytes = 4u << 20;
-  /// Streamed files are hashed in the guest while they arrive (`tee FILE | shasum -a 256`), and
-  /// send_file returns the digest, instead of being stored by `cat` and hashed by the caller's
-  /// check afterwards. That overlap pays only when the guest has cores to spare for tee and
-  /// shasum besides sshd: on guest-sim, which shares the host's 2 cores, 256 MiB took 4.0-5.3 s
-  /// streamed through tee | shasum against 2.6-2.9 s stored, then hashed from the page cache.
+  /// Streamed files are hashed in the guest while they arrive (`tee FILE | shasum -a 256`)
+  /// instead of being stored by `cat` and hashed by the caller's check afterwards. That pays
+  /// only when the guest has cores to spare: on guest-sim, which shares the host's 2 cores,
+  /// 256 MiB took 4.0-5.3 s through tee | shasum against 2.6-2.9 s stored, then hashed.
   bool hash_while_streaming = false;
 };
 
-/// How the session authenticated.
-/// How a connection logged in. keyboard_interactive: the password answered the guest's prompt
-/// (macOS sshd with PAM may offer only that method).
-enum class AuthMethod {
-  public_key,
-  password,
-  keyboard_interactive,
-  none /* the guest asked for nothing */
+/// The guest connection options of DESIGN §9, accepted after the name of every command that
+/// reaches a guest (registered by cli/connection_flags.hpp).
+struct ConnectionOptions {
+  std::string user = "lume";                               ///< --ssh-user
+  int port = 22;                                           ///< --ssh-port
+  std::string password_env = "LUME_UNLOCK_GUEST_PASSWORD"; ///< --ssh-password-env VAR
+  bool accept_new_host_key = false;                        ///< --ssh-accept-new-host-key
 };
+
+/// The image's default guest password, used when the variable named by --ssh-password-env is
+/// unset (Lume's unattended setup creates lume/lume).
+inline constexpr const char* k_default_guest_password = "lume";
+
+/// Session options for `vm` at `host`: the password is read here from the environment variable
+/// the options name (the image default when it is unset or empty), never from argv.
+SshSessionOptions session_options(const ConnectionOptions& options,
+                                  const std::string& vm,
+                                  const std::string& host,
+                                  const std::string& state_dir);
+
+/// How a connection logged in. keyboard_interactive: the password answered the guest's prompt
+/// (macOS sshd with PAM may offer only that method); none: the guest asked for nothing.
+enum class AuthMethod { public_key, password, keyboard_interactive, none };
 
 /// A libssh session to one guest, reused for a whole operation (one TCP connection, one SFTP
 /// channel opened on first use; each run() is one exec channel). Not thread-safe.
@@ -81,10 +98,9 @@ public:
   /// One SFTP transfer to "<dir>/.<name>.lume-unlock-<random>.tmp" plus ONE remote command that
   /// checks `shasum -a 256`, chmods and renames (and removes the temporary on any failure).
   Status upload(std::string_view bytes, const std::string& remote_path, mode_t mode) override;
-  /// Files of at least SshSessionOptions::stream_min_bytes: ONE exec channel running `cat` (or
-  /// `tee | shasum -a 256`, returning the guest's digest, with hash_while_streaming), fed as fast
-  /// as the channel's window allows. Smaller files: one SFTP transfer, written in chunks as they
-  /// are read. Either way it counts as a transfer, not as a command.
+  /// Files of at least stream_min_bytes: ONE exec channel running `cat` (or `tee | shasum -a
+  /// 256` with hash_while_streaming), fed as fast as the channel's window allows; smaller files:
+  /// one SFTP transfer. Either way a transfer, not a command.
   Result<SentFile> send_file(const std::string& local_path,
                              const std::string& remote_path,
                              const std::function<void(std::uint64_t)>& sent) override;
@@ -110,27 +126,20 @@ private:
   Status ensure_sftp();
   Status check_host_key();
   Status authenticate();
-  /// Loads the per-VM key into `key`; with `create`, generates and saves one when missing.
-  /// Returns whether a key was loaded.
-  Result<bool> load_or_create_key(bool create, ssh_key_struct** key);
-  Status install_public_key(const std::string& authorized_line);
+  Status install_per_vm_key();
   /// Opens `channel` and starts `command` in it; errors name `what`.
   Status
   start_command(ssh_channel_struct* channel, const std::string& command, const std::string& what);
-  /// Reads a started command's output until it ends (within the limits of the options) and
-  /// its exit status.
+  /// Reads a started command's output until it ends (within the options' limits), and its exit
+  /// status.
   Result<CommandResult> collect_output(ssh_channel_struct* channel, const std::string& what);
-  /// send_file over SFTP, from the open host file `input` (closed by the caller).
-  Result<SentFile> sftp_send_file(int input,
-                                  const std::string& local_path,
-                                  const std::string& remote_path,
-                                  const std::function<void(std::uint64_t)>& sent);
   /// send_file through an exec channel, from the open host file `input` of `size` bytes.
-  Result<SentFile> stream_send_file(int input,
-                                    std::uint64_t size,
-                                    const std::string& local_path,
-                                    const std::string& remote_path,
-                                    const std::function<void(std::uint64_t)>& sent);
+  Result<SentFile> stream_file(int input,
+                               std::uint64_t size,
+                               const std::string& local_path,
+                               const std::string& remote_path,
+                               const std::string& what,
+                               const std::function<void(std::uint64_t)>& sent);
 
   std::unique_ptr<Impl> m_impl;
   std::uint64_t m_command_count = 0;

@@ -214,8 +214,9 @@ public:
   /// character.
   static Result<VmName> parse(std::string_view text);
 
-  /// A name written in the code (a literal): throws the parse error when it is not valid.
-  VmName(const char* literal);
+  /// A name written in the code (a literal): throws the parse error when it is not valid, so it
+  /// is explicit, never a silent conversion.
+  explicit VmName(const char* literal);
 
   const std::string& str() const { return m_name; }
   operator const std::string&() const { return m_name; }

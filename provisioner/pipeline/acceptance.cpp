@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 #include <sstream>
 #include <variant>
 
@@ -27,18 +28,23 @@ struct StepInputs {
   const recipe::Recipe& recipe;
 };
 
-/// `executable GLOBAL… --json COMMAND…`.
-std::vector<std::string> lume_unlock(const AcceptanceOptions& options,
-                                     std::vector<std::string> command) {
-  std::vector<std::string> argv = {options.executable};
-  argv.insert(argv.end(), options.global_args.begin(), options.global_args.end());
-  argv.push_back("--json");
-  argv.insert(argv.end(), command.begin(), command.end());
-  return argv;
-}
-
 void append(std::vector<std::string>& to, const std::vector<std::string>& more) {
   to.insert(to.end(), more.begin(), more.end());
+}
+
+/// `executable GLOBAL… --json COMMAND… FLAGS…`, FLAGS each of `flag_lists` in turn.
+std::vector<std::string>
+lume_unlock(const AcceptanceOptions& options,
+            const std::vector<std::string>& command,
+            std::initializer_list<const std::vector<std::string>*> flag_lists = {}) {
+  std::vector<std::string> argv = {options.executable};
+  append(argv, options.global_args);
+  argv.push_back("--json");
+  append(argv, command);
+  for (const auto* flags : flag_lists) {
+    append(argv, *flags);
+  }
+  return argv;
 }
 
 std::string number(double value) {
@@ -48,24 +54,19 @@ std::string number(double value) {
 }
 
 StepCommand preflight_command(const StepInputs& in) {
-  std::vector<std::string> command = {"doctor", "--recipe", in.options.recipe};
-  append(command, in.options.bundle_args);
-  append(command, in.options.registry_args);
-  return lume_unlock(in.options, command);
+  const AcceptanceOptions& o = in.options;
+  return lume_unlock(o, {"doctor", "--recipe", o.recipe}, {&o.bundle_args, &o.registry_args});
 }
 
 StepCommand create_command(const StepInputs& in) {
-  std::vector<std::string> command = {"create", in.options.vm, "--recipe", in.options.recipe};
-  append(command, in.options.bundle_args);
-  append(command, in.options.registry_args);
-  append(command, in.options.connection_args);
-  return lume_unlock(in.options, command);
+  const AcceptanceOptions& o = in.options;
+  return lume_unlock(o,
+                     {"create", o.vm, "--recipe", o.recipe},
+                     {&o.bundle_args, &o.registry_args, &o.connection_args});
 }
 
 StepCommand verify_command(const StepInputs& in) {
-  std::vector<std::string> command = {"verify", in.options.vm};
-  append(command, in.options.connection_args);
-  return lume_unlock(in.options, command);
+  return lume_unlock(in.options, {"verify", in.options.vm}, {&in.options.connection_args});
 }
 
 /// The recipe's bench: block as `bench` flags, so the gate is the one the recipe states.
@@ -105,8 +106,7 @@ StepCommand bench_command(const StepInputs& in) {
   if (auto host = recipe::bench_host_perplexity_file(in.recipe); host.ok() && host.value()) {
     append(command, {"--host-perplexity", *host.value()});
   }
-  append(command, in.options.connection_args);
-  return lume_unlock(in.options, command);
+  return lume_unlock(in.options, command, {&in.options.connection_args});
 }
 
 StepCommand report_command(const StepInputs& in) {
@@ -118,9 +118,8 @@ StepCommand remove_command(const StepInputs& in) {
   if (in.options.keep) {
     return std::string("the VM is kept (--keep)");
   }
-  std::vector<std::string> command = {"remove", in.options.vm, "--delete-vm"};
-  append(command, in.options.connection_args);
-  return lume_unlock(in.options, command);
+  return lume_unlock(
+      in.options, {"remove", in.options.vm, "--delete-vm"}, {&in.options.connection_args});
 }
 
 /// One row of the step table.
@@ -275,15 +274,8 @@ std::string readme_text(const AcceptanceReport& report) {
 } // namespace
 
 const char* acceptance_status_name(AcceptanceStatus status) {
-  switch (status) {
-  case AcceptanceStatus::pass:
-    return "pass";
-  case AcceptanceStatus::fail:
-    return "fail";
-  case AcceptanceStatus::skipped:
-    break;
-  }
-  return "skipped";
+  static const char* const names[] = {"pass", "fail", "skipped"};
+  return names[static_cast<int>(status)];
 }
 
 const char* vm_outcome(const AcceptanceReport& report) {

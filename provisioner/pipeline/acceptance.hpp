@@ -14,10 +14,8 @@ namespace lume_unlock::pipeline {
 /// The VM `doctor --acceptance` creates and removes unless told another name.
 inline constexpr const char* k_acceptance_vm = "lume-unlock-acceptance";
 
-/// How one step of an acceptance run came out.
 enum class AcceptanceStatus { pass, fail, skipped };
 
-/// "pass", "fail" or "skipped".
 const char* acceptance_status_name(AcceptanceStatus status);
 
 /// What an acceptance run does and with what. Every step runs `executable` (this lume-unlock)
@@ -28,14 +26,11 @@ struct AcceptanceOptions {
   std::vector<std::string> global_args;
   std::string vm = k_acceptance_vm;
   std::string recipe;
-  /// --bundle B, --registry-ca F, --insecure-registry H (preflight and create).
-  std::vector<std::string> bundle_args;
-  std::vector<std::string> registry_args;
-  /// --ssh-user, --ssh-port, --ssh-password-env (every step that reaches the guest).
-  std::vector<std::string> connection_args;
+  std::vector<std::string> bundle_args;     ///< --bundle B (preflight and create)
+  std::vector<std::string> registry_args;   ///< --registry-ca F, --insecure-registry H (likewise)
+  std::vector<std::string> connection_args; ///< --ssh-* (every step that reaches the guest)
   std::string out_dir;
-  /// Leave the VM in place (no remove step), for a look at it afterwards.
-  bool keep = false;
+  bool keep = false; ///< leave the VM in place (no remove step), for a look at it afterwards
   /// The values to scrub from everything written to `out_dir` (acceptance_secrets()).
   std::vector<std::string> secrets;
 };
@@ -44,12 +39,10 @@ struct AcceptanceOptions {
 struct AcceptanceStep {
   std::string name;
   AcceptanceStatus status = AcceptanceStatus::skipped;
-  /// Why a step failed or was skipped; empty when it passed.
-  std::string detail;
+  std::string detail; ///< why a step failed or was skipped; empty when it passed
   double seconds = 0;
   std::optional<int> exit_status;
-  /// The command as run, scrubbed.
-  std::vector<std::string> command;
+  std::vector<std::string> command; ///< as run, scrubbed
   std::string stdout_file;
   std::string stderr_file;
 };
@@ -60,8 +53,7 @@ struct AcceptanceReport {
   std::string out_dir;
   std::vector<AcceptanceStep> steps;
   bool vm_kept = false;
-  /// No step failed.
-  bool passed() const;
+  bool passed() const; ///< no step failed
 };
 
 /// What became of the VM: "kept" (--keep, or its remove failed), "removed" or "never created".

@@ -1,9 +1,11 @@
 #include "pipeline/allow.hpp"
 
-#include "pipeline/vm_record.hpp"
+#include "pipeline/vm_state.hpp"
 #include "provenance/provenance.hpp"
 #include "util/edit_distance.hpp"
 #include "util/text_check.hpp"
+
+#include <algorithm>
 
 namespace lume_unlock::pipeline {
 
@@ -58,15 +60,9 @@ Result<apply::ApplyReport> apply_desired(guest::GuestSession& session,
                                          apply::GuestEnablementView& view,
                                          bool dry_run) {
   const auto current = current_vm_record(session, view.facts.home, state_dir, vm);
-  if (current && current->shim && current->shim->profile) {
-    // Render agents with the profile the VM was created with, as create did.
-    const auto& profile = *current->shim->profile;
-    if (profile.apple_family_max && profile.max_threadgroup_memory) {
-      view.target.settings.default_profile =
-          enablement::Profile{static_cast<std::uint64_t>(*profile.apple_family_max),
-                              static_cast<std::uint64_t>(*profile.max_threadgroup_memory)};
-    }
-  }
+  // Render agents with the profile the VM was created with, as create did.
+  view.target.settings.default_profile =
+      recorded_profile(current, view.target.settings.default_profile);
   if (!dry_run) {
     auto applied = apply::apply_enablement(session, desired, view.target, view.observed);
     if (!applied.ok()) {
@@ -111,36 +107,24 @@ allow_list(guest::GuestSession& session, const std::string& state_dir, const std
   return AllowListView{std::move(view), std::move(origins)};
 }
 
-enablement::EnablementList list_with_entry(const enablement::EnablementList& list,
-                                           const enablement::EnablementEntry& entry) {
-  enablement::EnablementList desired = list;
-  bool replaced = false;
-  for (enablement::EnablementEntry& existing : desired.entries) {
-    if (existing.name == entry.name) {
-      existing = entry;
-      replaced = true;
-    }
-  }
-  if (!replaced) {
-    desired.entries.push_back(entry);
-  }
-  return desired;
-}
-
 Result<apply::ApplyReport> allow_add(guest::GuestSession& session,
                                      const std::string& state_dir,
                                      const std::string& vm,
                                      const enablement::EnablementEntry& entry,
                                      bool dry_run) {
   LUME_UNLOCK_TRY_ASSIGN(auto view, apply::read_guest_enablement(session, vm));
-  return apply_desired(session,
-                       state_dir,
-                       vm,
-                       describe("add", entry.name, vm),
-                       list_with_entry(view.list, entry),
-                       entry.name,
-                       view,
-                       dry_run);
+  // The entry replaces the one of the same name in place, or is appended.
+  enablement::EnablementList desired = view.list;
+  const auto same = std::find_if(desired.entries.begin(),
+                                 desired.entries.end(),
+                                 [&](const auto& existing) { return existing.name == entry.name; });
+  if (same != desired.entries.end()) {
+    *same = entry;
+  } else {
+    desired.entries.push_back(entry);
+  }
+  return apply_desired(
+      session, state_dir, vm, describe("add", entry.name, vm), desired, entry.name, view, dry_run);
 }
 
 Result<apply::ApplyReport> allow_remove(guest::GuestSession& session,

@@ -30,10 +30,6 @@ struct AllowListView {
 Result<AllowListView>
 allow_list(guest::GuestSession& session, const std::string& state_dir, const std::string& vm);
 
-/// The list with `entry` in it: it replaces the entry of the same name in place, or is appended.
-enablement::EnablementList list_with_entry(const enablement::EnablementList& list,
-                                           const enablement::EnablementEntry& entry);
-
 /// `allow add`: reads the guest's list, puts the (validated) `entry` in it (list_with_entry) and
 /// applies the result, or with `dry_run` only prechecks and plans it. Then it records the list
 /// (origin "allow" for `entry`) in the VM's provenance record, guest and host (`state_dir`), so

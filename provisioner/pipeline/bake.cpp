@@ -59,71 +59,59 @@ Plan BakePipeline::plan() {
   // Read access to the target before anything else: a registry that needs credentials fails
   // now, not after the create and an hour of upload.
   const auto current = m_services.registry.find_manifest(m_options.target).value_or_throw();
-  const std::string target_observed = current
-                                          ? "the tag points at " + current->digest.str() + " now"
-                                          : "the tag does not exist yet";
-  Plan create_plan = m_create.plan();
+  const Plan create_plan = m_create.plan();
   Plan plan("bake");
-  for (const Step& step : create_plan.steps()) {
-    if (step.id != "bench") {
-      plan.add(step);
-      continue;
+  for (Step step : create_plan.steps()) {
+    if (step.id == "bench") {
+      // A gate that fails stops the bake before anything is pushed: say so.
+      step.apply = [apply = step.apply] {
+        try {
+          return apply();
+        } catch (const Error& error) {
+          throw error.with_hint(error.hint().empty() ? "nothing was pushed"
+                                                     : error.hint() + "; nothing was pushed");
+        }
+      };
     }
-    // A gate that fails stops the bake before anything is pushed: say so.
-    Step bench = step;
-    bench.apply = [apply = step.apply] {
-      try {
-        return apply();
-      } catch (const Error& error) {
-        throw error.with_hint(error.hint().empty() ? "nothing was pushed"
-                                                   : error.hint() + "; nothing was pushed");
-      }
-    };
-    plan.add(bench);
+    plan.add(std::move(step));
   }
   const bool bench = m_options.create.bench.has_value();
   const std::string& vm = m_options.create.vm;
-  plan.add({"stop", "stop '" + vm + "' so its disk is consistent", std::nullopt, "", [this] {
-              return step_stop();
-            }});
-  plan.add({"push",
-            "push '" + vm + "' to " + m_options.target.str() +
-                " through Lume, resolve the digest, check it against the VM's disk" +
-                (bench ? "" : ", tag it sha256-<hex>"),
-            false,
-            target_observed,
-            [this] { return step_push(); }});
+  plan.add(Step::unobserved("stop", "stop '" + vm + "' so its disk is consistent", [this] {
+    return step_result(
+        lume::stop_vm(
+            m_services.lume, m_options.create.vm, m_options.stop_timeout, m_services.progress)
+            .value_or_throw());
+  }));
+  plan.add(Step::observed_as("push",
+                             "push '" + vm + "' to " + m_options.target.str() +
+                                 " through Lume, resolve the digest, check it against the VM's "
+                                 "disk" +
+                                 (bench ? "" : ", tag it sha256-<hex>"),
+                             false,
+                             current ? "the tag points at " + current->digest.str() + " now"
+                                     : "the tag does not exist yet",
+                             [this] { return step_push(); }));
   if (bench) {
-    plan.add({"annotate",
-              "add the bench figures to the pushed manifest (" +
-                  std::string(oci::annotation::lume_unlock_bench_prefix) +
-                  "*), put it under the tag and sha256-<hex> of its new digest",
-              false,
-              "",
-              [this] { return step_annotate(); }});
+    plan.add(Step::to_do("annotate",
+                         "add the bench figures to the pushed manifest (" +
+                             std::string(oci::annotation::lume_unlock_bench_prefix) +
+                             "*), put it under the tag and sha256-<hex> of its new digest",
+                         [this] { return step_annotate(); }));
   }
   if (m_options.sign_key) {
-    plan.add({"sign",
-              "sign the pushed digest with " + m_options.sign_key->public_key().fingerprint() +
-                  " (cosign layout: tag sha256-<hex>.sig)",
-              false,
-              "",
-              [this] { return step_sign(); }});
+    plan.add(Step::to_do("sign",
+                         "sign the pushed digest with " +
+                             m_options.sign_key->public_key().fingerprint() +
+                             " (cosign layout: tag sha256-<hex>.sig)",
+                         [this] { return step_sign(); }));
   }
-  plan.add({"record",
-            "record the digest in " + recipe::lock_path_for(m_options.create.recipe->path) +
-                " and the host state",
-            false,
-            "",
-            [this] { return step_record(); }});
+  plan.add(Step::to_do("record",
+                       "record the digest in " +
+                           recipe::lock_path_for(m_options.create.recipe->path) +
+                           " and the host state",
+                       [this] { return step_record(); }));
   return plan;
-}
-
-StepResult BakePipeline::step_stop() {
-  return step_result(
-      lume::stop_vm(
-          m_services.lume, m_options.create.vm, m_options.stop_timeout, m_services.progress)
-          .value_or_throw());
 }
 
 StepResult BakePipeline::step_push() {

@@ -54,7 +54,6 @@ public:
   const BakeOutcome& outcome() const { return m_outcome; }
 
 private:
-  StepResult step_stop();
   StepResult step_push();
   StepResult step_annotate();
   StepResult step_sign();

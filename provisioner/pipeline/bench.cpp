@@ -1,12 +1,16 @@
 #include "pipeline/bench.hpp"
 
 #include "oci/media_types.hpp"
-#include "pipeline/bench_raw.hpp"
-#include "pipeline/vm_record.hpp"
+#include "pipeline/vm_state.hpp"
+#include "provenance/provenance.hpp"
+#include "util/atomic_file.hpp"
 #include "util/edit_distance.hpp"
+#include "util/sha256.hpp"
 #include "util/text_check.hpp"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 namespace lume_unlock::pipeline {
 
@@ -25,6 +29,18 @@ std::string compact(double value) {
   return buffer;
 }
 
+using Json = nlohmann::json;
+
+/// `(*object)[key]` when `object` is an object holding `key` with the type `is` checks, else
+/// null: a record read back from a file may hold anything.
+const Json* get(const Json* object, const char* key, bool (Json::*is)() const noexcept) {
+  if (object == nullptr || !object->is_object()) {
+    return nullptr;
+  }
+  const auto it = object->find(key);
+  return it != object->end() && ((*it).*is)() ? &*it : nullptr;
+}
+
 template <class T>
 void put_first(nlohmann::json& out,
                const char* key,
@@ -39,6 +55,31 @@ void put_first(nlohmann::json& out,
 }
 
 } // namespace
+
+std::vector<BenchRawFile> bench_raw_files(const apply::GuestBench& measured,
+                                          const std::optional<std::string>& host_json) {
+  std::vector<BenchRawFile> files = {{"stock.json", measured.stock.stdout_text},
+                                     {"stock.stderr", measured.stock.stderr_text},
+                                     {"unlocked.json", measured.unlocked.stdout_text},
+                                     {"unlocked.stderr", measured.unlocked.stderr_text}};
+  if (host_json) {
+    files.push_back({"host.json", *host_json});
+  }
+  return files;
+}
+
+nlohmann::json bench_raw_record(const std::vector<BenchRawFile>& files) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& file : files) {
+    out[file.name] = {{"sha256", util::sha256_hex(file.bytes)}, {"size", file.bytes.size()}};
+  }
+  return out;
+}
+
+Result<std::string> bench_raw_dir(const std::string& state_dir, const std::string& vm) {
+  LUME_UNLOCK_TRY_ASSIGN(auto record, provenance::provenance_path(state_dir, vm));
+  return record.substr(0, record.rfind('/')) + "/bench";
+}
 
 BenchOptions bench_options_from_recipe(const recipe::BenchSpec& spec) {
   BenchOptions options;
@@ -127,19 +168,21 @@ nlohmann::json bench_record(const BenchOptions& options,
 }
 
 std::string bench_summary(const nlohmann::json& record) {
-  if (!record.is_object() || !record.contains("tests") || !record["tests"].is_array()) {
+  const Json* tests = get(&record, "tests", &Json::is_array);
+  if (tests == nullptr) {
     return {};
   }
   std::string out;
-  for (const auto& test : record["tests"]) {
-    if (!test.is_object() || !test.value("test", nlohmann::json()).is_string() ||
-        !test.value("speedup", nlohmann::json()).is_number()) {
+  for (const auto& test : *tests) {
+    const Json* name = get(&test, "test", &Json::is_string);
+    const Json* speedup = get(&test, "speedup", &Json::is_number);
+    if (name == nullptr || speedup == nullptr) {
       return {};
     }
-    out += (out.empty() ? "" : ", ") + test["test"].get<std::string>() + " " +
-           fixed(test["speedup"].get<double>(), 2) + "x";
-    if (test.contains("host_ratio") && test["host_ratio"].is_number()) {
-      out += " " + fixed(test["host_ratio"].get<double>() * 100, 1) + "% of host";
+    out += (out.empty() ? "" : ", ") + name->get<std::string>() + " " +
+           fixed(speedup->get<double>(), 2) + "x";
+    if (const Json* ratio = get(&test, "host_ratio", &Json::is_number)) {
+      out += " " + fixed(ratio->get<double>() * 100, 1) + "% of host";
     }
   }
   const std::string perplexity =
@@ -148,16 +191,15 @@ std::string bench_summary(const nlohmann::json& record) {
     out += (out.empty() ? "" : ", ") + perplexity;
   }
   std::string detail;
-  if (record.contains("log") && record["log"].is_object() &&
-      record["log"].value("unlocked", nlohmann::json()).is_string()) {
-    detail = "log " + record["log"]["unlocked"].get<std::string>();
+  if (const Json* log = get(get(&record, "log", &Json::is_object), "unlocked", &Json::is_string)) {
+    detail = "log " + log->get<std::string>();
   }
-  if (record.contains("passed") && record["passed"].is_boolean()) {
+  if (const Json* passed = get(&record, "passed", &Json::is_boolean)) {
     detail += std::string(detail.empty() ? "" : ", ") +
-              (record["passed"].get<bool>() ? "gate passed" : "gate FAILED");
+              (passed->get<bool>() ? "gate passed" : "gate FAILED");
   }
-  if (record.contains("measured_at") && record["measured_at"].is_string()) {
-    detail += (detail.empty() ? "" : ", ") + record["measured_at"].get<std::string>();
+  if (const Json* at = get(&record, "measured_at", &Json::is_string)) {
+    detail += (detail.empty() ? "" : ", ") + at->get<std::string>();
   }
   return detail.empty() ? out : out + " (" + detail + ")";
 }
@@ -187,46 +229,37 @@ std::string key_part(const std::string& test) {
 
 oci::Annotations bench_annotations(const nlohmann::json& record) {
   oci::Annotations out;
-  if (!record.is_object()) {
-    return out;
-  }
   const std::string prefix = oci::annotation::lume_unlock_bench_prefix;
-  if (record.contains("tests") && record["tests"].is_array()) {
-    for (const auto& test : record["tests"]) {
-      if (!test.is_object() || !test.value("test", nlohmann::json()).is_string()) {
-        continue;
-      }
-      const std::string name = key_part(test["test"].get<std::string>());
-      if (name.empty()) {
-        continue;
-      }
+  if (const Json* tests = get(&record, "tests", &Json::is_array)) {
+    for (const auto& test : *tests) {
+      const Json* test_name = get(&test, "test", &Json::is_string);
+      const std::string name = test_name ? key_part(test_name->get<std::string>()) : "";
       for (const auto& [field, decimals] : {std::pair<const char*, int>{"speedup", 2},
                                             {"stock_ts", 2},
                                             {"unlocked_ts", 2},
                                             {"host_ratio", 3}}) {
-        if (test.contains(field) && test[field].is_number()) {
-          out[prefix + name + "." + field] = fixed(test[field].get<double>(), decimals);
+        if (const Json* value = get(&test, field, &Json::is_number); value && !name.empty()) {
+          out[prefix + name + "." + field] = fixed(value->get<double>(), decimals);
         }
       }
     }
   }
   for (const char* field : {"model_type", "build_commit", "gpu", "host_chip", "measured_at"}) {
-    if (record.contains(field) && record[field].is_string()) {
-      out[prefix + field] = record[field].get<std::string>();
+    if (const Json* value = get(&record, field, &Json::is_string)) {
+      out[prefix + field] = value->get<std::string>();
     }
   }
-  if (record.contains("log") && record["log"].is_object() &&
-      record["log"].value("unlocked", nlohmann::json()).is_string()) {
-    out[prefix + "log"] = record["log"]["unlocked"].get<std::string>();
+  if (const Json* log = get(get(&record, "log", &Json::is_object), "unlocked", &Json::is_string)) {
+    out[prefix + "log"] = log->get<std::string>();
   }
-  if (record.contains("passed") && record["passed"].is_boolean()) {
-    out[prefix + "passed"] = record["passed"].get<bool>() ? "true" : "false";
+  if (const Json* passed = get(&record, "passed", &Json::is_boolean)) {
+    out[prefix + "passed"] = passed->get<bool>() ? "true" : "false";
   }
-  const nlohmann::json perplexity = record.value("perplexity", nlohmann::json());
+  const Json* perplexity = get(&record, "perplexity", &Json::is_object);
   for (const char* side : {"stock", "unlocked", "host"}) {
-    if (perplexity.is_object() && perplexity.contains(side) && perplexity[side].is_object() &&
-        perplexity[side].value("estimate", nlohmann::json()).is_number()) {
-      out[prefix + "perplexity." + side] = fixed(perplexity[side]["estimate"].get<double>(), 4);
+    if (const Json* estimate =
+            get(get(perplexity, side, &Json::is_object), "estimate", &Json::is_number)) {
+      out[prefix + "perplexity." + side] = fixed(estimate->get<double>(), 4);
     }
   }
   const std::string summary = bench_summary(record);
@@ -270,6 +303,43 @@ verify::PerplexityComparison compare_perplexity(const BenchOptions& options,
   return out;
 }
 
+std::vector<BenchRawFile> perplexity_raw_files(const apply::GuestPerplexity& measured,
+                                               const std::optional<std::string>& host_output) {
+  std::vector<BenchRawFile> files = {{"perplexity-stock.stdout", measured.stock.stdout_text},
+                                     {"perplexity-stock.stderr", measured.stock.stderr_text},
+                                     {"perplexity-unlocked.stdout", measured.unlocked.stdout_text},
+                                     {"perplexity-unlocked.stderr", measured.unlocked.stderr_text}};
+  if (host_output) {
+    files.push_back({"host-perplexity.txt", *host_output});
+  }
+  return files;
+}
+
+/// Writes each file atomically into bench_raw_dir (created 0700), then removes the other
+/// k_bench_raw_names there (the host.json of an earlier run with a host).
+Status write_bench_raw_files(const std::string& state_dir,
+                             const std::string& vm,
+                             const std::vector<BenchRawFile>& files) {
+  LUME_UNLOCK_TRY_ASSIGN(auto dir, bench_raw_dir(state_dir, vm));
+  LUME_UNLOCK_TRY(util::make_directories(dir, 0700));
+  for (const auto& file : files) {
+    LUME_UNLOCK_TRY(util::write_file_atomic(dir + "/" + file.name, file.bytes, 0644));
+  }
+  for (const char* name : k_bench_raw_names) {
+    bool kept = false;
+    for (const auto& file : files) {
+      kept = kept || file.name == name;
+    }
+    const std::string path = dir + "/" + name;
+    if (!kept && std::remove(path.c_str()) != 0 && errno != ENOENT) {
+      return Error(ErrorCategory::failure,
+                   "removing the earlier bench output '" + path + "'",
+                   std::strerror(errno));
+    }
+  }
+  return ok_status();
+}
+
 /// Writes the record: guest first, then host (keeping the published run an earlier bench of
 /// the same command recorded, when `options` names none).
 Status record_bench(guest::GuestSession& session,
@@ -281,12 +351,12 @@ Status record_bench(guest::GuestSession& session,
   provenance::Provenance record = current ? *current : provenance::Provenance{};
   // A later `bench` of the same command still reproduces the published run the recipe named
   // at create --bench: keep it, so the report keeps comparing with it.
-  if (!options.published && record.bench && record.bench->is_object() &&
-      record.bench->contains("published") && (*record.bench)["published"].is_object() &&
-      (*record.bench)["published"].value("command", nlohmann::json()).is_string() &&
-      !verify::published_command_mismatch(
-          options.request, (*record.bench)["published"]["command"].get<std::string>())) {
-    outcome.record["published"] = (*record.bench)["published"];
+  const Json* published =
+      record.bench ? get(&*record.bench, "published", &Json::is_object) : nullptr;
+  const Json* command = get(published, "command", &Json::is_string);
+  if (!options.published && command &&
+      !verify::published_command_mismatch(options.request, command->get<std::string>())) {
+    outcome.record["published"] = *published;
   }
   record.vm = options.vm;
   record.bench = outcome.record;

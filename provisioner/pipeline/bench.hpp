@@ -1,7 +1,6 @@
 #pragma once
 
-#include "apply/bench_runner.hpp"
-#include "apply/perplexity_runner.hpp"
+#include "apply/llama_runs.hpp"
 #include "guest/session.hpp"
 #include "oci/manifest.hpp"
 #include "recipe/recipe.hpp"
@@ -59,35 +58,58 @@ struct BenchOutcome {
   nlohmann::json record; ///< what went into the provenance record's "bench"
 };
 
-/// The options of a recipe's `bench:` block (create --bench, bake --bench): entry, request,
-/// thresholds and published run as written; vm, state_dir and the host figures are the caller's to
-/// fill in.
+/// One raw output of a bench, kept on the host so that a report can copy the exact bytes its
+/// figures were read from.
+struct BenchRawFile {
+  std::string name; ///< "stock.json", "unlocked.stderr", "host.json"
+  std::string bytes;
+};
+
+/// Every name a bench may keep, in the order the record lists them.
+inline constexpr const char* k_bench_raw_names[] = {"stock.json",
+                                                    "stock.stderr",
+                                                    "unlocked.json",
+                                                    "unlocked.stderr",
+                                                    "host.json",
+                                                    "perplexity-stock.stdout",
+                                                    "perplexity-stock.stderr",
+                                                    "perplexity-unlocked.stdout",
+                                                    "perplexity-unlocked.stderr",
+                                                    "host-perplexity.txt"};
+
+/// The two llama-bench runs' stdout (JSON) and stderr (the Metal log), then the host's JSON.
+std::vector<BenchRawFile> bench_raw_files(const apply::GuestBench& measured,
+                                          const std::optional<std::string>& host_json);
+
+/// The bench record's "raw": {"stock.json": {"sha256": "<hex>", "size": N}, …}.
+nlohmann::json bench_raw_record(const std::vector<BenchRawFile>& files);
+
+/// "<state_dir>/vms/<vm>/bench", where a bench keeps exactly the last run's outputs. Fails
+/// (usage) for a VM name provenance_path refuses.
+Result<std::string> bench_raw_dir(const std::string& state_dir, const std::string& vm);
+
+/// The options of a recipe's `bench:` block (create --bench, bake --bench); vm, state_dir and
+/// the host figures are the caller's to fill in.
 BenchOptions bench_options_from_recipe(const recipe::BenchSpec& spec);
 
 /// One line for a plan: "entry 'llama-bench', model '/m.gguf', -p 512 -n 128 -r 3, gate
 /// min_speedup 5, min_host_ratio pp=0.95, host figures from FILE".
 std::string describe_bench(const BenchOptions& options);
 
-/// `bench`: reads the guest's enablement (apply::read_guest_enablement), finds `entry` and
-/// `perplexity_entry` (usage error with a "did you mean" hint when one is not on the list), runs
-/// llama-bench stock and unlocked (apply::run_guest_bench), then llama-perplexity on the CPU and
-/// unlocked on the GPU (apply::run_guest_perplexity), compares (verify::compare_bench) and gates
-/// (verify::gate_bench, verify::gate_perplexity), records the perplexity figures in the record's
-/// "perplexity" (verify::to_json) and their outputs in its "raw", then keeps the outputs under
-/// <state_dir>/vms/<vm>/bench/ (write_bench_raw_files) and records the result in the VM's
-/// provenance record, guest first, then host (keeping the published run an earlier bench of the
-/// same command recorded, when `options` names none). A gate that fails is an outcome, not an
-/// error: the record says so too.
+/// `bench`: reads the guest's enablement, finds `entry` and `perplexity_entry` (usage error with
+/// a "did you mean" hint when one is not on the list), runs llama-bench stock and unlocked, then
+/// llama-perplexity on the CPU and unlocked on the GPU, compares and gates them, keeps the raw
+/// outputs under bench_raw_dir and records the result in the VM's provenance record, guest
+/// first, then host (keeping the published run an earlier bench of the same command recorded,
+/// when `options` names none). A gate that fails is an outcome, not an error: the record says
+/// so too.
 Result<BenchOutcome> run_bench(guest::GuestSession& session,
                                const BenchOptions& options,
                                const util::ProgressCallback& progress);
 
-/// The provenance record's "bench" object: measured_at, entry, model, arguments
-/// {prompt, gen, repetitions, threads and gpu_layers when set}, build_commit, model_type, backends,
-/// gpu (the guest's), host_chip and host_source when a host run was given, tests (verify::to_json
-/// of each row), log {stock, unlocked} verdicts, thresholds, passed, failures, raw
-/// (bench_raw_record of the outputs kept on the host) and published (verify::to_json) when the
-/// options name a run.
+/// The provenance record's "bench" object: what was run (entry, model, arguments), the build,
+/// model and GPU llama-bench reported, the host's chip and source, each row's figures, the logs'
+/// verdicts, thresholds, passed, failures, raw (of the llama-bench outputs) and published.
 nlohmann::json bench_record(const BenchOptions& options,
                             const apply::GuestBench& measured,
                             const std::vector<verify::BenchRow>& rows,
@@ -98,15 +120,13 @@ nlohmann::json bench_record(const BenchOptions& options,
 /// (log fast, gate passed, 2026-12-03T10:00:00Z)". Empty for a record it cannot read.
 std::string bench_summary(const nlohmann::json& record);
 
-/// The manifest annotations `bake --bench` puts on the pushed image, from a bench record
-/// (bench_record), keys under oci::annotation::lume_unlock_bench_prefix: per test
-/// "<test>.speedup", "<test>.stock_ts", "<test>.unlocked_ts" and "<test>.host_ratio" (when
-/// known), then "model_type", "build_commit", "gpu", "host_chip", "log" (the unlocked run's
-/// verdict), "passed", "perplexity.stock", "perplexity.unlocked", "perplexity.host" (the Final
-/// estimates), "measured_at" and "summary" (bench_summary) when the record has them.
-/// Values are strings, as Lume reads annotations ([String:String]). A test name becomes a key
-/// part with every run of characters outside [a-z0-9] as one '-' ("pp512+tg128" →
-/// "pp512-tg128", "pp512 @ d4096" → "pp512-d4096").
+/// The manifest annotations `bake --bench` puts on the pushed image, from a bench record, keys
+/// under oci::annotation::lume_unlock_bench_prefix: per test "<test>.speedup", ".stock_ts",
+/// ".unlocked_ts" and ".host_ratio", then "model_type", "build_commit", "gpu", "host_chip",
+/// "log" (the unlocked run's verdict), "passed", "perplexity.<side>" (the Final estimates),
+/// "measured_at" and "summary", each only when the record has it. Values are strings, as Lume
+/// reads annotations ([String:String]). A test name becomes a key part with every run of
+/// characters outside [a-z0-9] as one '-' ("pp512 @ d4096" → "pp512-d4096").
 oci::Annotations bench_annotations(const nlohmann::json& record);
 
 } // namespace lume_unlock::pipeline

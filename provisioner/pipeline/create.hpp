@@ -2,15 +2,15 @@
 
 #include "apply/artifact_installer.hpp"
 #include "apply/artifact_stage.hpp"
-#include "apply/guest_connect.hpp"
-#include "apply/probe_runner.hpp"
-#include "apply/probe_verdict.hpp"
-#include "apply/program_check.hpp"
-#include "apply/shared_artifact.hpp"
+#include "apply/guest_access.hpp"
+#include "apply/probe.hpp"
+#include "apply/probe.hpp"
+#include "apply/programs.hpp"
+#include "apply/artifact_installer.hpp"
 #include "apply/shim_installer.hpp"
 #include "bundle/loader.hpp"
 #include "fetch/blob_cache.hpp"
-#include "guest/guest_facts.hpp"
+#include "guest/guest_records.hpp"
 #include "guest/session.hpp"
 #include "lume/api.hpp"
 #include "lume/storage.hpp"
@@ -40,14 +40,13 @@ namespace lume_unlock::pipeline {
 
 /// What `lume-unlock create` was asked for.
 struct CreateOptions {
-  lume::VmName vm = "vm"; ///< a placeholder until the caller sets the parsed name
-  /// The recipe, loaded once by the caller (recipe::load_recipe); required unless `from` is
-  /// given. Its sha256 is matched against the recipe's lock file.
+  lume::VmName vm{"vm"}; ///< a placeholder until the caller sets the parsed name
+  /// Loaded once by the caller; required unless `from` is given. Its sha256 is matched against
+  /// the recipe's lock file.
   std::optional<recipe::Recipe> recipe;
-  /// The recipe file as given, for the provenance record: `recipe->path` when there is a recipe.
-  std::optional<std::string> recipe_path;
-  std::optional<std::string> from;  ///< image reference overriding the recipe's
-  std::optional<std::uint32_t> cpu; ///< overrides the recipe's vm.cpu
+  std::optional<std::string> recipe_path; ///< as given, for the record: `recipe->path`
+  std::optional<std::string> from;        ///< image reference overriding the recipe's
+  std::optional<std::uint32_t> cpu;       ///< overrides the recipe's vm.cpu
   std::optional<std::uint64_t> memory_bytes;
   std::string lume_url;  ///< recorded in the provenance
   std::string state_dir; ///< host records (provenance) live in <state_dir>/vms/<vm>/
@@ -55,16 +54,14 @@ struct CreateOptions {
   /// names them; with `exclusive` they are removed (the plan lists them either way).
   bool exclusive = false;
   std::string bundle_source; ///< where the bundle came from, for the record and the summary
-  /// The registry artifact the bundle was fetched from (pinned by digest), for the record;
-  /// absent for a bundle from a local directory or archive.
+  /// The registry artifact the bundle was fetched from (pinned by digest), for the record.
   std::optional<oci::Reference> bundle_artifact;
-  /// The recipe's trust: keys (recipe::load_trusted_keys): when any is given, the image step
-  /// refuses (exit 6) a digest none of them signed, before Lume pulls anything.
+  /// The recipe's trust: keys: the image step refuses (exit 6) a digest none of them signed,
+  /// before Lume pulls anything.
   std::vector<signing::TrustedKey> trusted_keys;
   /// The key that vouched for `bundle_artifact` (checked before it was fetched), for the record.
   std::optional<std::string> bundle_signed_by;
-  /// Extra environment for the unlocked probe run only. A test hook (LUME_UNLOCK_DISABLE=1 makes
-  /// the probe step see an inert shim); empty in normal use.
+  /// Extra environment for the unlocked probe run only: a test hook (LUME_UNLOCK_DISABLE=1).
   std::map<std::string, std::string> probe_extra_env;
   std::chrono::milliseconds boot_timeout{std::chrono::minutes(10)};
   /// An IPSW source: the whole download + install + unattended setup, and how long "stopped"
@@ -73,16 +70,13 @@ struct CreateOptions {
   std::chrono::milliseconds install_settle{std::chrono::seconds(90)};
   /// How long a refused or dropped SSH login is retried after Lume reports SSH open.
   std::chrono::milliseconds ssh_wait{std::chrono::seconds(60)};
-  /// `--bench`: the recipe's bench (bench_options_from_recipe), run as the last step; its
-  /// `vm` and `state_dir` are the create's. A gate that fails stops the create (exit 6) with
-  /// the VM left in place and the figures recorded.
+  /// `--bench`: the recipe's bench, run as the last step. A gate that fails stops the create
+  /// (exit 6) with the VM left in place and the figures recorded.
   std::optional<BenchOptions> bench;
-  /// Install items with `share: true` (apply/shared_artifact.hpp): false, the VM starts with the
-  /// artifact cache shared read-only and each such dest is a link into the share; true (bake: an
-  /// image must be complete), they are copied over SFTP like any other item.
+  /// Install items with `share: true`: false, each dest is a link into the artifact cache, shared
+  /// read-only with the VM; true (bake: an image must be complete), they are copied.
   bool copy_shared = false;
-  /// Where the guest mounts Lume's shared directories (LUME_UNLOCK_GUEST_SHARE_ROOT, read by the
-  /// CLI; a stand-in guest mounts them below its own folder).
+  /// Where the guest mounts Lume's shared directories (LUME_UNLOCK_GUEST_SHARE_ROOT).
   std::string guest_share_root = lume::k_macos_share_root;
 };
 
@@ -94,8 +88,7 @@ struct CreateServices {
   apply::GuestConnector connect;
   util::ProgressCallback progress;
   std::function<void(const std::string&)> warn; ///< warnings for the user (host preference…)
-  /// The artifact cache and the HTTPS client that fills it (TLS with the registry's CA rules);
-  /// required when the recipe has an install: block.
+  /// The artifact cache and the HTTPS client that fills it: required with an install: block.
   fetch::BlobCache* cache = nullptr;
   util::HttpClient* artifact_http = nullptr;
   fetch::MirrorMap mirrors;       ///< where the artifacts' https sources are really fetched from
@@ -116,11 +109,9 @@ struct CreateOutcome {
   std::vector<apply::ProgramCheck> program_checks; ///< the verdicts of the programs enabled
   std::vector<std::string> warnings;
   std::optional<provenance::Provenance> record;
-  std::optional<BenchOutcome> bench; ///< with --bench, once the bench step ran
-  /// The recipe's install: items as fetched (from the cache or the network) and installed.
-  std::vector<apply::StagedArtifact> fetched;
+  std::optional<BenchOutcome> bench;          ///< with --bench, once the bench step ran
+  std::vector<apply::StagedArtifact> fetched; ///< the recipe's install: items, fetched
   std::optional<apply::ArtifactInstallReport> artifacts;
-  std::uint64_t ssh_commands = 0;
 };
 
 /// `create` as an explicit plan (DESIGN §8): preflight (read-only, at planning time) → fetch
@@ -130,8 +121,8 @@ struct CreateOutcome {
 /// idempotent, so a second create reports them unchanged; bench measures again each time.
 class CreatePipeline {
 public:
-  CreatePipeline(CreateOptions options, CreateServices services);
-  ~CreatePipeline();
+  CreatePipeline(CreateOptions options, CreateServices services)
+      : m_options(std::move(options)), m_services(std::move(services)) {}
 
   /// Runs the preflight (the options' recipe and its lock, name, Lume reachable, VM absent or ours,
   /// running-VM limit, host preference) and builds the plan. Sends no POST/PATCH and opens no SSH
@@ -140,7 +131,6 @@ public:
 
   const CreateOutcome& outcome() const { return m_outcome; }
   const recipe::Recipe& recipe() const { return m_recipe; }
-  const enablement::Profile& profile() const { return m_recipe.shim.profile; }
   /// The session opened by the connect step (null before it ran).
   guest::GuestSession* session() const { return m_session.get(); }
 
@@ -152,17 +142,15 @@ private:
     std::string vm;                     ///< "absent", or Lume's state, "ours", the same image
   };
 
-  // The read-only preflight (create_preflight.cpp).
+  // The read-only preflight (create.cpp).
   void read_recipe_and_lock();
   bool choose_reference(); ///< true when the VM comes from an IPSW, not an image
   Observed observe_lume(bool from_ipsw);
-  std::optional<lume::VmState> find_vm();
   bool read_allow_entries();
   std::string check_same_image(bool from_ipsw);
-  void check_running_limit(const lume::HostStatus& host) const;
-  void report_warnings();
 
-  // Each step's part of the plan, beside the step it runs (create_*_steps.cpp).
+  // Each step: its part of the plan and, in its apply, the work (create.cpp: the VM through
+  // Lume; create_steps.cpp: the guest, the artifacts and the records).
   Step preflight_step(const Observed& observed) const;
   Step fetch_step();
   Step image_step(const Observed& observed);
@@ -177,29 +165,15 @@ private:
   Step enablement_step();
   Step provenance_step();
   Step bench_step();
-
-  StepResult step_fetch();
-  StepResult step_install_artifacts();
-  StepResult step_image();
-  StepResult step_install_ipsw();
-  StepResult step_resize();
-  StepResult step_boot();
-  StepResult step_connect();
-  StepResult step_facts();
-  StepResult step_install_shim();
-  StepResult step_probe();
-  StepResult step_enablement();
-  StepResult step_provenance();
-  StepResult step_bench();
   lume::VmDetails current_details();
+  const enablement::Profile& profile() const { return m_recipe.shim.profile; }
   std::uint32_t desired_cpu() const;
   std::uint64_t desired_memory() const;
 
   CreateOptions m_options;
   CreateServices m_services;
   recipe::Recipe m_recipe;
-  /// The recipe's lock when it was made from the recipe's bytes.
-  std::optional<recipe::LockFile> m_lock;
+  std::optional<recipe::LockFile> m_lock; ///< when made from the recipe's bytes
   /// The recipe's shim.dylib, its digest checked by the preflight (installed instead of the
   /// bundle's shim).
   std::optional<recipe::VerifiedExternalShim> m_external_shim;

@@ -26,18 +26,28 @@ std::string gigabytes(std::uint64_t bytes) {
   return buffer;
 }
 
-DoctorCheck check_lume(const DoctorOptions& options) {
+/// A check that failed with `error`: its message, and its hint as the fix.
+DoctorCheck failed(const char* name, const Error& error) {
+  return {name, Verdict::fail, error.message(), error.hint()};
+}
+
+/// A client that asks once: the doctor reports an unreachable Lume, it does not wait for it.
+lume::LumeClient lume_client(const DoctorOptions& options) {
   lume::ClientOptions client_options;
   client_options.base_url = options.lume_url;
   client_options.get_retries = 0;
-  lume::LumeClient client(client_options);
+  return lume::LumeClient(client_options);
+}
+
+DoctorCheck check_lume(const DoctorOptions& options) {
+  lume::LumeClient client = lume_client(options);
   auto status = client.host_status();
   if (!status) {
-    return {"lume", Verdict::fail, status.error().message(), status.error().hint()};
+    return failed("lume", status.error());
   }
   auto vms = client.list();
   if (!vms) {
-    return {"lume", Verdict::fail, vms.error().message(), vms.error().hint()};
+    return failed("lume", vms.error());
   }
   DoctorCheck check{"lume",
                     Verdict::ok,
@@ -54,14 +64,12 @@ DoctorCheck check_lume(const DoctorOptions& options) {
 
 DoctorCheck check_state_dir(const DoctorOptions& options) {
   const std::string& dir = options.state_dir;
-  if (auto made = util::make_directories(dir, 0700); !made) {
-    return {"state-dir",
-            Verdict::fail,
-            made.error().message(),
-            "pass a writable --state-dir or set LUME_UNLOCK_STATE_DIR"};
-  }
   const std::string probe = dir + "/.doctor-write-test";
-  if (auto written = util::write_file_atomic(probe, "ok\n", 0600); !written) {
+  auto written = util::make_directories(dir, 0700);
+  if (written) {
+    written = util::write_file_atomic(probe, "ok\n", 0600);
+  }
+  if (!written) {
     return {"state-dir",
             Verdict::fail,
             written.error().message(),
@@ -89,10 +97,7 @@ DoctorCheck check_host_preference() {
 }
 
 DoctorCheck check_disk(const DoctorOptions& options) {
-  lume::ClientOptions client_options;
-  client_options.base_url = options.lume_url;
-  client_options.get_retries = 0;
-  lume::LumeClient client(client_options);
+  lume::LumeClient client = lume_client(options);
   auto location = lume::default_location_path(client);
   if (!location) {
     return {
@@ -147,7 +152,7 @@ DoctorCheck check_registry(const DoctorOptions& options, std::optional<recipe::R
   }
   auto r = recipe::load_recipe(*path);
   if (!r) {
-    return {"registry", Verdict::fail, r.error().message(), r.error().hint()};
+    return failed("registry", r.error());
   }
   loaded = r.value();
   if (!loaded->source.image) {
@@ -155,12 +160,12 @@ DoctorCheck check_registry(const DoctorOptions& options, std::optional<recipe::R
   }
   auto ref = oci::parse_reference(*loaded->source.image);
   if (!ref) {
-    return {"registry", Verdict::fail, ref.error().message(), ref.error().hint()};
+    return failed("registry", ref.error());
   }
   oci::RegistryClient client(options.registry_options());
   auto head = client.head_manifest(ref.value());
   if (!head) {
-    return {"registry", Verdict::fail, head.error().message(), head.error().hint()};
+    return failed("registry", head.error());
   }
   return {
       "registry", Verdict::ok, ref.value().str() + " resolves to " + head.value().digest.str(), ""};
@@ -170,7 +175,7 @@ DoctorCheck check_bundle(const DoctorOptions& options,
                          const std::optional<recipe::Recipe>& loaded) {
   auto located = options.load_bundle(loaded ? loaded->shim.bundle : std::nullopt);
   if (!located) {
-    return {"bundle", Verdict::fail, located.error().message(), located.error().hint()};
+    return failed("bundle", located.error());
   }
   const bundle::BundleManifest& manifest = located.value().manifest;
   std::string platforms;
@@ -193,17 +198,8 @@ DoctorCheck check_bundle(const DoctorOptions& options,
 } // namespace
 
 const char* verdict_name(Verdict verdict) {
-  switch (verdict) {
-  case Verdict::ok:
-    return "ok";
-  case Verdict::warn:
-    return "warn";
-  case Verdict::fail:
-    return "fail";
-  case Verdict::skip:
-    return "skip";
-  }
-  return "fail";
+  static const char* const names[] = {"ok", "warn", "fail", "skip"};
+  return names[static_cast<int>(verdict)];
 }
 
 std::vector<DoctorCheck> run_doctor(const DoctorOptions& options) {

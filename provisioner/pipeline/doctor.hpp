@@ -14,16 +14,13 @@ namespace lume_unlock::pipeline {
 /// How one check of `lume-unlock doctor` came out.
 enum class Verdict { ok, warn, fail, skip };
 
-/// "ok", "warn", "fail" or "skip".
 const char* verdict_name(Verdict verdict);
 
-/// One check: what was looked at ("lume", "state-dir", …), the verdict, what was found, and how
-/// to fix it (empty when there is nothing to fix).
 struct DoctorCheck {
-  std::string name;
+  std::string name; ///< what was looked at ("lume", "state-dir", …)
   Verdict verdict = Verdict::ok;
-  std::string detail;
-  std::string fix;
+  std::string detail; ///< what was found
+  std::string fix;    ///< empty when there is nothing to fix
 };
 
 /// The shim bundle the doctor checks: where it is ("PATH (SOURCE)") and its verified manifest.

@@ -6,18 +6,21 @@
 
 namespace lume_unlock::pipeline {
 
-const char* outcome_name(StepOutcome outcome) {
-  switch (outcome) {
-  case StepOutcome::unchanged:
-    return "unchanged";
-  case StepOutcome::changed:
-    return "changed";
-  case StepOutcome::failed:
-    return "failed";
-  case StepOutcome::not_run:
-    return "not-run";
+namespace {
+
+int changed_count(const std::vector<StepReport>& reports) {
+  int changed = 0;
+  for (const auto& r : reports) {
+    changed += r.outcome == StepOutcome::changed ? 1 : 0;
   }
-  return "not-run";
+  return changed;
+}
+
+} // namespace
+
+const char* outcome_name(StepOutcome outcome) {
+  static const char* const names[] = {"unchanged", "changed", "failed", "not-run"};
+  return names[static_cast<int>(outcome)];
 }
 
 nlohmann::json Plan::to_json() const {
@@ -46,11 +49,8 @@ std::string Plan::to_text() const {
   for (const auto& step : m_steps) {
     const char* mark =
         !step.in_place ? "[check]   " : (*step.in_place ? "[in place]" : "[to do]   ");
-    text += "  " + std::string(mark) + " " + step.id + ": " + step.description;
-    if (!step.observed.empty()) {
-      text += " (" + step.observed + ")";
-    }
-    text += '\n';
+    text += "  " + std::string(mark) + " " + step.id + ": " + step.description +
+            (step.observed.empty() ? "" : " (" + step.observed + ")") + "\n";
   }
   return text;
 }
@@ -69,21 +69,24 @@ void Plan::apply(const util::ProgressCallback& progress,
     event.step = step.id;
     event.done = i;
     event.total = m_steps.size();
-    if (step.in_place.value_or(false)) {
-      report.outcome = StepOutcome::unchanged;
-      report.summary = step.observed.empty() ? "already in place" : step.observed;
-      event.detail = report.summary;
-      event.finished = true;
+    const auto tell = [&](const std::string& detail, bool finished) {
+      event.detail = detail;
+      event.finished = finished;
       if (progress) {
         progress(event);
       }
+    };
+    if (step.in_place.value_or(false)) {
+      report.outcome = StepOutcome::unchanged;
+      report.summary = step.observed.empty() ? "already in place" : step.observed;
+      tell(report.summary, true);
       continue;
     }
-    event.detail = step.description;
-    if (progress) {
-      progress(event);
-    }
+    tell(step.description, false);
     const auto start = std::chrono::steady_clock::now();
+    const auto elapsed = [&] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
     try {
       StepResult result = step.apply ? step.apply() : StepResult{false, "nothing to do"};
       report.outcome = result.changed ? StepOutcome::changed : StepOutcome::unchanged;
@@ -91,42 +94,30 @@ void Plan::apply(const util::ProgressCallback& progress,
     } catch (const Error& error) {
       report.outcome = StepOutcome::failed;
       report.summary = error.message();
-      report.seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      std::string hint = error.hint();
+      report.seconds = elapsed();
       const std::string resume = "re-run '" + resume_command + "' to resume from this step";
-      hint = hint.empty() ? resume : hint + "; then " + resume;
-      throw error.with_context(m_name + " step '" + step.id + "'").with_hint(hint);
+      throw error.with_context(m_name + " step '" + step.id + "'")
+          .with_hint(error.hint().empty() ? resume : error.hint() + "; then " + resume);
     }
-    report.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    event.detail = report.summary;
-    event.finished = true;
-    if (progress) {
-      progress(event);
-    }
+    report.seconds = elapsed();
+    tell(report.summary, true);
   }
 }
 
 nlohmann::json reports_to_json(const std::vector<StepReport>& reports) {
   nlohmann::json steps = nlohmann::json::array();
-  int changed = 0;
   for (const auto& r : reports) {
-    changed += r.outcome == StepOutcome::changed ? 1 : 0;
     steps.push_back({{"id", r.id},
                      {"description", r.description},
                      {"outcome", outcome_name(r.outcome)},
                      {"summary", r.summary},
                      {"seconds", r.seconds}});
   }
-  return {{"steps", steps}, {"changed", changed}};
+  return {{"steps", steps}, {"changed", changed_count(reports)}};
 }
 
 std::string reports_to_text(const std::string& title, const std::vector<StepReport>& reports) {
-  int changed = 0;
-  for (const auto& r : reports) {
-    changed += r.outcome == StepOutcome::changed ? 1 : 0;
-  }
+  const int changed = changed_count(reports);
   std::ostringstream out;
   out << title << ": "
       << (changed == 0 ? std::string("no changes") : std::to_string(changed) + " step(s) changed")

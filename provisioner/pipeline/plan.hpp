@@ -29,6 +29,24 @@ struct Step {
   std::optional<bool> in_place;
   std::string observed; ///< what was observed (why it is or is not in place)
   std::function<StepResult()> apply;
+
+  /// Planned from what was observed: in place, to do, or (nullopt) only known once it runs.
+  static Step observed_as(std::string id,
+                          std::string description,
+                          std::optional<bool> in_place,
+                          std::string observed,
+                          std::function<StepResult()> apply) {
+    return {std::move(id), std::move(description), in_place, std::move(observed), std::move(apply)};
+  }
+  /// Nothing to observe before it runs: apply() checks, and may report `changed = false`.
+  static Step
+  unobserved(std::string id, std::string description, std::function<StepResult()> apply) {
+    return {std::move(id), std::move(description), std::nullopt, {}, std::move(apply)};
+  }
+  /// Always to do (a push, a signature, a record).
+  static Step to_do(std::string id, std::string description, std::function<StepResult()> apply) {
+    return {std::move(id), std::move(description), false, {}, std::move(apply)};
+  }
 };
 
 /// A step's result from a lower layer's report of the same shape (`changed`, `summary`), such as
@@ -58,7 +76,7 @@ public:
   const std::string& name() const { return m_name; }
 
   /// {"plan": name, "steps": [{"id", "description", "in_place": bool|null, "observed"}],
-  ///  "no_op": bool} — no_op when every step is known to be in place (applying changes nothing).
+  ///  "no_op": bool}.
   nlohmann::json to_json() const;
   /// Every step is observed in place: apply() would change nothing.
   bool no_op() const;

@@ -1,6 +1,6 @@
 #include "pipeline/pull.hpp"
 
-#include "enablement/guest_layout.hpp"
+#include "guest/guest_layout.hpp"
 #include "lume/vm_lifecycle.hpp"
 #include "provenance/provenance.hpp"
 
@@ -72,7 +72,7 @@ PullOutcome pull_vm(const PullOptions& options, PullServices& services) {
 
 Result<BakedGuestCheck> check_baked_guest(guest::GuestSession& session) {
   LUME_UNLOCK_TRY_ASSIGN(auto home, session.run("printf '%s' \"$HOME\""));
-  const std::string path = enablement::support_dir_of_home(home.stdout_text) + "/provenance.json";
+  const std::string path = guest::support_dir_of_home(home.stdout_text) + "/provenance.json";
   const std::string what = "verifying the guest against its baked record";
   auto text = session.read_file(path, provenance::k_max_provenance_bytes);
   if (!text.ok()) {

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "apply/guest_connect.hpp"
+#include "apply/guest_access.hpp"
 #include "guest/session.hpp"
 #include "lume/api.hpp"
 #include "lume/types.hpp"
@@ -23,7 +23,7 @@ namespace lume_unlock::pipeline {
 /// What `lume-unlock pull REF NAME [--verify]` was asked for.
 struct PullOptions {
   oci::Reference reference; ///< as the user wrote it (tag and/or digest)
-  lume::VmName vm = "vm";   ///< a placeholder until the caller sets the parsed name
+  lume::VmName vm{"vm"};    ///< a placeholder until the caller sets the parsed name
   std::string lume_url;     ///< recorded in the provenance
   std::string state_dir;    ///< the host record lives in <state_dir>/vms/<vm>/
   std::chrono::milliseconds pull_timeout{std::chrono::hours(6)};

@@ -1,9 +1,10 @@
 #include "pipeline/remove.hpp"
 
-#include "enablement/guest_layout.hpp"
-#include "guest/guest_facts.hpp"
+#include "guest/guest_layout.hpp"
+#include "guest/guest_records.hpp"
 #include "guest/shell_quote.hpp"
 #include "lume/client.hpp"
+#include "provenance/provenance.hpp"
 
 #include <sys/stat.h>
 
@@ -14,14 +15,9 @@
 
 namespace lume_unlock::pipeline {
 
-RemovePipeline::RemovePipeline(RemoveOptions options, RemoveServices services)
-    : m_options(std::move(options)), m_services(std::move(services)) {}
-
-RemovePipeline::~RemovePipeline() = default;
-
 Result<std::string> guest_cleanup_command(const std::string& home, std::uint32_t uid) {
   auto agents = guest::shell_quote(home + "/Library/LaunchAgents");
-  auto support = guest::shell_quote(enablement::support_dir_of_home(home));
+  auto support = guest::shell_quote(guest::support_dir_of_home(home));
   auto logs = guest::shell_quote(home + "/Library/Logs/LumeUnlock");
   for (const auto* quoted : {&agents, &support, &logs}) {
     if (!quoted->ok()) {
@@ -91,22 +87,26 @@ Plan RemovePipeline::plan() {
                     vm + " --delete-vm'");
   }
   Plan plan("remove");
-  plan.add({"guest",
-            "boot out and delete our agents, delete the guard file, enablement.json, shim, "
-            "probe, guest provenance and logs",
-            m_options.delete_vm ? std::optional<bool>(true) : std::nullopt,
-            m_options.delete_vm ? "skipped: the VM is deleted" : "",
-            [this] { return step_guest(); }});
-  plan.add({"host-record",
-            "keep the host record as removed-<time>.json",
-            !has_record,
-            has_record ? record_path : "no host record",
-            [this] { return step_host_record(); }});
-  plan.add({"delete-vm",
-            "delete the VM through Lume",
-            std::optional<bool>(!m_options.delete_vm || !found),
-            !m_options.delete_vm ? "kept (no --delete-vm)" : (found ? "" : "absent"),
-            [this] { return step_delete_vm(); }});
+  plan.add(Step::observed_as("guest",
+                             "boot out and delete our agents, delete the guard file, "
+                             "enablement.json, shim, probe, guest provenance and logs",
+                             m_options.delete_vm ? std::optional<bool>(true) : std::nullopt,
+                             m_options.delete_vm ? "skipped: the VM is deleted" : "",
+                             [this] { return step_guest(); }));
+  plan.add(Step::observed_as("host-record",
+                             "keep the host record as removed-<time>.json",
+                             !has_record,
+                             has_record ? record_path : "no host record",
+                             [this] { return step_host_record(); }));
+  plan.add(
+      Step::observed_as("delete-vm",
+                        "delete the VM through Lume",
+                        !m_options.delete_vm || !found,
+                        !m_options.delete_vm ? "kept (no --delete-vm)" : (found ? "" : "absent"),
+                        [this]() -> StepResult {
+                          m_services.lume.remove(lume::VmRef{m_options.vm}).value_or_throw();
+                          return {true, "deleted VM '" + m_options.vm.str() + "'"};
+                        }));
   return plan;
 }
 
@@ -138,7 +138,7 @@ StepResult RemovePipeline::step_guest() {
   }
   return {true,
           "removed " + std::to_string(m_outcome.removed_agents.size()) + " agent(s) and " +
-              enablement::support_dir_of_home(facts.home)};
+              guest::support_dir_of_home(facts.home)};
 }
 
 StepResult RemovePipeline::step_host_record() {
@@ -158,11 +158,6 @@ StepResult RemovePipeline::step_host_record() {
   }
   m_outcome.removal_record = target;
   return {true, "moved to " + target};
-}
-
-StepResult RemovePipeline::step_delete_vm() {
-  m_services.lume.remove(lume::VmRef{m_options.vm}).value_or_throw();
-  return {true, "deleted VM '" + m_options.vm.str() + "'"};
 }
 
 } // namespace lume_unlock::pipeline

@@ -1,11 +1,12 @@
 #pragma once
 
+#include "apply/guest_access.hpp"
 #include "guest/session.hpp"
 #include "lume/api.hpp"
 #include "lume/types.hpp"
-#include "pipeline/create.hpp"
 #include "pipeline/plan.hpp"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,7 +14,7 @@
 namespace lume_unlock::pipeline {
 
 struct RemoveOptions {
-  lume::VmName vm = "vm"; ///< a placeholder until the caller sets the parsed name
+  lume::VmName vm{"vm"}; ///< a placeholder until the caller sets the parsed name
   std::string state_dir;
   bool delete_vm = false;
 };
@@ -37,8 +38,8 @@ struct RemoveOutcome {
 /// skipped (the disk goes away); without it the VM must be running.
 class RemovePipeline {
 public:
-  RemovePipeline(RemoveOptions options, RemoveServices services);
-  ~RemovePipeline();
+  RemovePipeline(RemoveOptions options, RemoveServices services)
+      : m_options(std::move(options)), m_services(std::move(services)) {}
 
   /// Observes Lume and the host record (read-only) and builds the plan.
   Plan plan();
@@ -49,7 +50,6 @@ private:
   std::optional<lume::VmState> find_vm();
   StepResult step_guest();
   StepResult step_host_record();
-  StepResult step_delete_vm();
 
   RemoveOptions m_options;
   RemoveServices m_services;

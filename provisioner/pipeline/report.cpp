@@ -1,12 +1,13 @@
 #include "pipeline/report.hpp"
 
 #include "apply/enablement_apply.hpp"
-#include "apply/probe_runner.hpp"
-#include "guest/file_hashes.hpp"
-#include "guest/guest_facts.hpp"
-#include "pipeline/bench_raw.hpp"
+#include "apply/probe.hpp"
+#include "guest/guest_records.hpp"
+#include "guest/guest_records.hpp"
+#include "pipeline/bench.hpp"
 #include "provenance/provenance.hpp"
 #include "recipe/lock_file.hpp"
+#include "report/host_facts.hpp"
 #include "report/report_markdown.hpp"
 #include "report/speedup_chart.hpp"
 #include "util/atomic_file.hpp"
@@ -64,50 +65,17 @@ std::optional<std::string> host_output(const char* command) {
 }
 #endif
 
-} // namespace
-
-std::string default_report_dir(const std::string& vm) {
-  return "./lume-unlock-report-" + vm;
-}
-
-Result<std::vector<std::string>> report_sources(const ReportOptions& options) {
-  std::vector<std::string> out;
-  LUME_UNLOCK_TRY_ASSIGN(auto path, provenance::provenance_path(options.state_dir, options.vm));
-  LUME_UNLOCK_TRY_ASSIGN(auto dir, bench_raw_dir(options.state_dir, options.vm));
-  out.push_back("the host record " + path);
-  auto record = provenance::read_provenance(options.state_dir, options.vm);
-  if (record.ok()) {
-    const auto raw = recorded_raw(record.value());
-    for (const auto& [name, sha256] : raw) {
-      out.push_back("the bench output " + dir + "/" + name + " (sha256 " + sha256 + ")");
-    }
-    if (!record.value().bench) {
-      out.push_back("no bench run is recorded: the report will say so");
-    }
-  }
-  out.push_back("Lume's view of the VM: GET /lume/vms/" + options.vm);
-#ifdef __APPLE__
-  out.push_back("this Mac: sw_vers, sysctl -n machdep.cpu.brand_string, system_profiler "
-                "SPDisplaysDataType -json");
-#else
-  out.push_back("this host is not a Mac: no macOS version, chip or GPU cores");
-#endif
-  return out;
-}
-
 report::HostFacts read_host_facts() {
   report::HostFacts facts;
 #ifdef __APPLE__
   facts.mac = true;
-  if (auto out = host_output("sw_vers -productVersion 2>/dev/null")) {
-    facts.macos_version = report::trimmed_fact(*out);
-  }
-  if (auto out = host_output("sw_vers -buildVersion 2>/dev/null")) {
-    facts.macos_build = report::trimmed_fact(*out);
-  }
-  if (auto out = host_output("sysctl -n machdep.cpu.brand_string 2>/dev/null")) {
-    facts.chip = report::trimmed_fact(*out);
-  }
+  const auto fact = [](const char* command) -> std::optional<std::string> {
+    auto out = host_output(command);
+    return out ? report::trimmed_fact(*out) : std::nullopt;
+  };
+  facts.macos_version = fact("sw_vers -productVersion 2>/dev/null");
+  facts.macos_build = fact("sw_vers -buildVersion 2>/dev/null");
+  facts.chip = fact("sysctl -n machdep.cpu.brand_string 2>/dev/null");
   if (auto out = host_output("system_profiler SPDisplaysDataType -json 2>/dev/null")) {
     facts.gpu_cores = report::gpu_cores_from_system_profiler(*out);
   }
@@ -150,21 +118,16 @@ Result<ReportFolder> build_report_folder(const ReportOptions& options,
   for (const auto& [name, sha256] : recorded_raw(inputs.record)) {
     const std::string path = bench_dir + "/" + name;
     auto bytes = util::read_input_file(path, verify::k_max_llama_bench_bytes, "a bench output");
-    const std::string rerun = "run 'lume-unlock bench " + options.vm +
-                              " --model PATH' again to measure and keep its outputs anew";
-    if (!bytes.ok()) {
+    const std::string found = bytes.ok() ? util::sha256_hex(bytes.value()) : "";
+    if (found != sha256) {
       return Error(ErrorCategory::verification,
                    what,
-                   "the bench output '" + path + "' its record names is gone (" +
-                       bytes.error().why() + ")",
-                   rerun);
-    }
-    if (util::sha256_hex(bytes.value()) != sha256) {
-      return Error(ErrorCategory::verification,
-                   what,
-                   "the bench output '" + path + "' changed since the bench: its sha256 is " +
-                       util::sha256_hex(bytes.value()) + ", the record says " + sha256,
-                   rerun);
+                   "the bench output '" + path + "' " +
+                       (bytes.ok() ? "changed since the bench: its sha256 is " + found +
+                                         ", the record says " + sha256
+                                   : "its record names is gone (" + bytes.error().why() + ")"),
+                   "run 'lume-unlock bench " + options.vm +
+                       " --model PATH' again to measure and keep its outputs anew");
     }
     inputs.raw.push_back({"bench/" + name, path, bytes.value()});
   }
@@ -202,19 +165,15 @@ Status write_report_folder(const std::string& dir, const ReportFolder& folder) {
                  "check that its directory is writable and run the report again");
   };
   LUME_UNLOCK_TRY(util::make_directories((staging / "bench").string()));
-  const std::vector<std::pair<std::string, std::string>> files = {
+  std::vector<std::pair<std::string, std::string>> files = {
       {k_report_file, folder.report.dump(2) + "\n"},
       {"report.md", folder.markdown},
       {"speedup.svg", folder.chart}};
-  for (const auto& [name, bytes] : files) {
-    auto written = util::write_file_atomic((staging / name).string(), bytes);
-    if (!written.ok()) {
-      return fail(written.error().why());
-    }
-  }
   for (const auto& input : folder.raw) {
-    auto written = util::write_file_atomic((staging / input.name).string(), input.bytes);
-    if (!written.ok()) {
+    files.emplace_back(input.name, input.bytes);
+  }
+  for (const auto& [name, bytes] : files) {
+    if (auto written = util::write_file_atomic((staging / name).string(), bytes); !written.ok()) {
       return fail(written.error().why());
     }
   }
@@ -234,6 +193,37 @@ Status write_report_folder(const std::string& dir, const ReportFolder& folder) {
     fs::remove_all(old, error);
   }
   return ok_status();
+}
+
+} // namespace
+
+std::string default_report_dir(const std::string& vm) {
+  return "./lume-unlock-report-" + vm;
+}
+
+Result<std::vector<std::string>> report_sources(const ReportOptions& options) {
+  std::vector<std::string> out;
+  LUME_UNLOCK_TRY_ASSIGN(auto path, provenance::provenance_path(options.state_dir, options.vm));
+  LUME_UNLOCK_TRY_ASSIGN(auto dir, bench_raw_dir(options.state_dir, options.vm));
+  out.push_back("the host record " + path);
+  auto record = provenance::read_provenance(options.state_dir, options.vm);
+  if (record.ok()) {
+    const auto raw = recorded_raw(record.value());
+    for (const auto& [name, sha256] : raw) {
+      out.push_back("the bench output " + dir + "/" + name + " (sha256 " + sha256 + ")");
+    }
+    if (!record.value().bench) {
+      out.push_back("no bench run is recorded: the report will say so");
+    }
+  }
+  out.push_back("Lume's view of the VM: GET /lume/vms/" + options.vm);
+#ifdef __APPLE__
+  out.push_back("this Mac: sw_vers, sysctl -n machdep.cpu.brand_string, system_profiler "
+                "SPDisplaysDataType -json");
+#else
+  out.push_back("this host is not a Mac: no macOS version, chip or GPU cores");
+#endif
+  return out;
 }
 
 Result<ReportFolder>

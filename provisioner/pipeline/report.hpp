@@ -2,7 +2,6 @@
 
 #include "guest/session.hpp"
 #include "lume/api.hpp"
-#include "report/host_facts.hpp"
 #include "report/report_check.hpp"
 #include "report/report_document.hpp"
 #include "util/result.hpp"
@@ -39,24 +38,14 @@ struct ReportFolder {
 /// Fails (usage) for a VM name provenance_path refuses.
 Result<std::vector<std::string>> report_sources(const ReportOptions& options);
 
-/// This Mac's facts (sw_vers, sysctl, system_profiler); `mac` false and nothing else elsewhere.
-report::HostFacts read_host_facts();
-
-/// Builds the folder of `options.vm` from its host provenance record (category usage naming
-/// the VM when there is none), GET /lume/vms/NAME (a Lume that does not answer is noted, its
-/// settings then come from the record), `host` and the raw inputs: provenance.json and every
-/// bench output the record's bench.raw names, read from <state_dir>/vms/<vm>/bench/ and checked
-/// against the sha256 recorded (category verification naming the file when missing or changed).
-Result<ReportFolder> build_report_folder(const ReportOptions& options,
-                                         lume::LumeApi& lume,
-                                         const report::HostFacts& host);
-
-/// Writes the folder to `dir` atomically: everything into a temporary directory beside it,
-/// then renamed into place; an existing report folder at `dir` is replaced only then. Fails
-/// (usage) when `dir` exists and holds no report.json (nothing else is ever overwritten).
-Status write_report_folder(const std::string& dir, const ReportFolder& folder);
-
-/// build_report_folder with this host's facts (read_host_facts), then write_report_folder.
+/// Builds the report folder of `options.vm` and writes it to `dir`. The folder: the host
+/// provenance record (category usage naming the VM when there is none), GET /lume/vms/NAME (a
+/// Lume that does not answer is noted, the settings then come from the record), this Mac's facts
+/// and the raw inputs: provenance.json and every bench output the record's bench.raw names,
+/// checked against the sha256 recorded (category verification naming the file when missing or
+/// changed). Written atomically: into a temporary directory beside `dir`, then renamed into
+/// place; an existing report folder is replaced only then. Fails (usage) when `dir` exists and
+/// holds no report.json (nothing else is ever overwritten).
 Result<ReportFolder>
 write_vm_report(const ReportOptions& options, lume::LumeApi& lume, const std::string& dir);
 

@@ -1,13 +1,11 @@
 #include "pipeline/status.hpp"
 
 #include "apply/enablement_apply.hpp"
-#include "apply/program_paths.hpp"
+#include "apply/programs.hpp"
 #include "enablement/enablement_json.hpp"
 #include "enablement/guard_file.hpp"
-#include "enablement/guest_layout.hpp"
-#include "guest/file_hashes.hpp"
-#include "guest/guest_facts.hpp"
-#include "pipeline/shared_status.hpp"
+#include "guest/guest_records.hpp"
+#include "pipeline/vm_state.hpp"
 #include "provenance/provenance.hpp"
 #include "util/sha256.hpp"
 
@@ -19,9 +17,19 @@ namespace lume_unlock::pipeline {
 namespace {
 
 const std::string k_missing = "missing";
+using Hashes = std::map<std::string, std::string>;
 
-std::string hash_or_missing(const std::optional<std::string>& bytes) {
-  return bytes ? util::sha256_hex(*bytes) : k_missing;
+std::string seen(const Hashes& found, const std::string& path) {
+  const auto it = found.find(path);
+  return it == found.end() ? k_missing : it->second;
+}
+
+/// "'lume-unlock create VM --recipe FILE'", the recorded recipe when there is one.
+std::string create_again(const provenance::Provenance& record) {
+  return "'lume-unlock create " + record.vm +
+         (record.recipe && record.recipe->path ? " --recipe " + *record.recipe->path
+                                               : std::string()) +
+         "'";
 }
 
 const char* describe(apply::ProgramPath::State state) {
@@ -56,12 +64,11 @@ Status check_program_paths(guest::GuestSession& session,
   LUME_UNLOCK_TRY_ASSIGN(auto paths, apply::resolve_program_paths(session, programs));
   for (std::size_t i = 0; i < recorded.size(); ++i) {
     const auto& entry = *recorded[i];
-    const auto& path = paths[i];
-    StatusItem item;
-    item.item = "program of '" + entry.name + "' (" + *entry.program + ") resolves to";
-    item.expected = entry.resolved_program.value_or(*entry.program);
-    item.found =
-        path.state == apply::ProgramPath::State::resolved ? path.real_path : describe(path.state);
+    StatusItem item{"program of '" + entry.name + "' (" + *entry.program + ") resolves to",
+                    entry.resolved_program.value_or(*entry.program),
+                    paths[i].state == apply::ProgramPath::State::resolved
+                        ? paths[i].real_path
+                        : describe(paths[i].state)};
     if (!item.ok()) {
       item.fix = "the guard file lists " + item.expected +
                  ", so the shim stays off for the program; apply the list again so it is "
@@ -75,22 +82,6 @@ Status check_program_paths(guest::GuestSession& session,
   return ok_status();
 }
 
-} // namespace
-
-bool StatusReport::drift() const {
-  return !drifted().empty();
-}
-
-std::vector<StatusItem> StatusReport::drifted() const {
-  std::vector<StatusItem> out;
-  for (const auto& item : items) {
-    if (!item.ok()) {
-      out.push_back(item);
-    }
-  }
-  return out;
-}
-
 std::vector<provenance::ArtifactFile>
 recorded_artifact_files(const provenance::Provenance& record) {
   std::vector<provenance::ArtifactFile> files;
@@ -102,49 +93,63 @@ recorded_artifact_files(const provenance::Provenance& record) {
   return files;
 }
 
+/// The guest paths to hash for the record's artifacts: every recorded file, and for a shared
+/// item also the blob its link leads to inside the share (its bytes are checked there).
 std::vector<std::string> artifact_paths(const provenance::Provenance& record) {
   std::vector<std::string> paths;
   for (const auto& file : recorded_artifact_files(record)) {
     paths.push_back(file.path);
     if (file.link && !file.sha256.empty()) {
-      paths.push_back(*file.link); // a shared item: its bytes, hashed through the share
+      paths.push_back(*file.link);
     }
   }
   return paths;
 }
 
-std::vector<StatusItem> artifact_items(const provenance::Provenance& record,
-                                       const std::map<std::string, std::string>& found) {
+/// A shared item's file (`file.link` its blob inside the share, `file.sha256` the verified
+/// bytes): the link itself, and the bytes the guest reads through it, the host's cached blob.
+/// A missing blob means the VM runs without the share, other bytes that the blob changed.
+void add_shared_items(const provenance::Provenance& record,
+                      const provenance::ArtifactFile& file,
+                      const Hashes& found,
+                      std::vector<StatusItem>& items) {
+  const std::string& blob = *file.link;
+  StatusItem link{"shared link " + file.path, guest::link_state(blob), seen(found, file.path)};
+  if (!link.ok()) {
+    link.fix = "run " + create_again(record) + " again: it links the file to the shared cache";
+  }
+  items.push_back(std::move(link));
+  StatusItem bytes{"shared file " + file.path + " (the host's cached blob, seen at " + blob + ")",
+                   file.sha256,
+                   seen(found, blob)};
+  if (bytes.found == k_missing) {
+    bytes.fix = "the VM runs without the host's artifact cache shared: stop it ('lume stop " +
+                record.vm + "') and run " + create_again(record) +
+                ", which starts it with the share";
+  } else if (!bytes.ok()) {
+    bytes.fix = "the cached blob changed on the host since it was verified: run " +
+                create_again(record) + " again, which fetches and verifies it anew";
+  }
+  items.push_back(std::move(bytes));
+}
+
+std::vector<StatusItem> artifact_items(const provenance::Provenance& record, const Hashes& found) {
   std::vector<StatusItem> items;
   for (const auto& file : recorded_artifact_files(record)) {
     if (file.link && !file.sha256.empty()) {
-      for (auto& item : shared_artifact_items(record, file, found)) {
-        items.push_back(std::move(item));
-      }
+      add_shared_items(record, file, found, items);
       continue;
     }
-    const auto it = found.find(file.path);
     StatusItem item{(file.link ? "artifact link " : "artifact file ") + file.path,
                     file.link ? guest::link_state(*file.link) : file.sha256,
-                    it == found.end() ? k_missing : it->second};
+                    seen(found, file.path)};
     if (!item.ok()) {
-      item.fix = "run 'lume-unlock create " + record.vm +
-                 (record.recipe && record.recipe->path ? " --recipe " + *record.recipe->path
-                                                       : std::string()) +
-                 "' again: it puts the recorded bytes back";
+      item.fix = "run " + create_again(record) + " again: it puts the recorded bytes back";
     }
     items.push_back(std::move(item));
   }
   return items;
 }
-
-Result<std::vector<StatusItem>> check_artifacts(guest::GuestSession& session,
-                                                const provenance::Provenance& record) {
-  LUME_UNLOCK_TRY_ASSIGN(auto found, guest::hash_guest_files(session, artifact_paths(record)));
-  return artifact_items(record, found);
-}
-
-namespace {
 
 /// Shim files and the files of installed artifacts: one shasum of every recorded path (missing
 /// ones print nothing).
@@ -155,28 +160,23 @@ Status check_file_hashes(guest::GuestSession& session,
   if (record.shim && record.shim->files) {
     files = *record.shim->files;
   }
-  const std::vector<provenance::ArtifactFile> artifact_files = recorded_artifact_files(record);
-  if (!files.empty() || !artifact_files.empty()) {
-    std::vector<std::string> paths;
-    for (const auto& file : files) {
-      paths.push_back(file.path);
-    }
-    for (const auto& path : artifact_paths(record)) {
-      paths.push_back(path);
-    }
-    LUME_UNLOCK_TRY_ASSIGN(auto found, guest::hash_guest_files(session, paths));
-    const auto found_hash = [&](const std::string& path) {
-      const auto it = found.find(path);
-      return it == found.end() ? std::string(k_missing) : it->second;
-    };
-    for (const auto& file : files) {
-      report.items.push_back({"shim file " + file.path, file.sha256, found_hash(file.path)});
-    }
-    for (auto& item : artifact_items(record, found)) {
-      report.items.push_back(std::move(item));
-    }
+  std::vector<std::string> paths;
+  for (const auto& file : files) {
+    paths.push_back(file.path);
   }
-
+  for (auto& path : artifact_paths(record)) {
+    paths.push_back(std::move(path));
+  }
+  if (paths.empty()) {
+    return ok_status();
+  }
+  LUME_UNLOCK_TRY_ASSIGN(auto found, guest::hash_guest_files(session, paths));
+  for (const auto& file : files) {
+    report.items.push_back({"shim file " + file.path, file.sha256, seen(found, file.path)});
+  }
+  for (auto& item : artifact_items(record, found)) {
+    report.items.push_back(std::move(item));
+  }
   return ok_status();
 }
 
@@ -201,7 +201,7 @@ void check_enablement_files(const enablement::ObservedState& state,
         found_entries += entry.name + "=" + entry.program + " ";
       }
       expected_guard = util::sha256_hex(enablement::render_guard_file(list.value()));
-      found_guard = hash_or_missing(state.guard_file);
+      found_guard = state.guard_file ? util::sha256_hex(*state.guard_file) : k_missing;
     }
   }
   report.items.push_back({"enablement.json", expected_entries, found_entries});
@@ -217,7 +217,7 @@ void check_agents(const enablement::ObservedState& state,
     if (!entry.agent.value_or(false)) {
       continue;
     }
-    const std::string file_name = enablement::agent_plist_file_name(entry.name);
+    const std::string file_name = guest::agent_plist_file_name(entry.name);
     expected_plists.insert(file_name);
     const auto plist = state.agent_plists.find(file_name);
     report.items.push_back(
@@ -225,7 +225,7 @@ void check_agents(const enablement::ObservedState& state,
          entry.plist_sha256.value_or(""),
          plist == state.agent_plists.end() ? k_missing : util::sha256_hex(plist->second)});
     if (state.loaded_labels) {
-      const bool loaded = state.loaded_labels->count(enablement::agent_label(entry.name)) != 0;
+      const bool loaded = state.loaded_labels->count(guest::agent_label(entry.name)) != 0;
       report.items.push_back(
           {"agent '" + entry.name + "' loaded", "loaded", loaded ? "loaded" : "not loaded"});
     }
@@ -242,9 +242,8 @@ void check_guest_record(guest::GuestSession& session,
                         const guest::GuestFacts& facts,
                         const provenance::Provenance& record,
                         StatusReport& report) {
-  const std::string guest_record = enablement::support_dir_of_home(facts.home) + "/provenance.json";
   std::string found_record = k_missing;
-  auto text = session.read_file(guest_record, provenance::k_max_provenance_bytes);
+  auto text = session.read_file(guest_record_path(facts.home), provenance::k_max_provenance_bytes);
   if (text.ok()) {
     auto parsed = provenance::parse_provenance(text.value());
     found_record = !parsed.ok() ? "unreadable"
@@ -259,27 +258,36 @@ void check_guest_record(guest::GuestSession& session,
 
 } // namespace
 
+std::vector<StatusItem> StatusReport::drifted() const {
+  std::vector<StatusItem> out;
+  for (const auto& item : items) {
+    if (!item.ok()) {
+      out.push_back(item);
+    }
+  }
+  return out;
+}
+
+Result<std::vector<StatusItem>> check_artifacts(guest::GuestSession& session,
+                                                const provenance::Provenance& record) {
+  LUME_UNLOCK_TRY_ASSIGN(auto found, guest::hash_guest_files(session, artifact_paths(record)));
+  return artifact_items(record, found);
+}
+
 Result<StatusReport> check_status(guest::GuestSession& session,
                                   const provenance::Provenance& record) {
   const std::uint64_t before = session.command_count();
   StatusReport report;
   LUME_UNLOCK_TRY_ASSIGN(auto facts, guest::gather_guest_facts(session));
   LUME_UNLOCK_TRY_ASSIGN(auto observed, apply::observe_enablement(session, facts));
-  const enablement::ObservedState& state = observed.state;
-
   LUME_UNLOCK_TRY(check_file_hashes(session, record, report));
-
-  std::vector<provenance::EnablementRecord> entries;
-  if (record.enablement) {
-    entries = *record.enablement;
-  }
-  check_enablement_files(state, entries, report);
-
+  const std::vector<provenance::EnablementRecord> entries =
+      record.enablement.value_or(std::vector<provenance::EnablementRecord>{});
+  check_enablement_files(observed.state, entries, report);
   // Each program's real path now against the one the guard file was written with: a link
   // re-pointed since (a `brew upgrade`, a rebuilt venv) leaves the shim off for the new target.
   LUME_UNLOCK_TRY(check_program_paths(session, record.vm, entries, report));
-
-  check_agents(state, entries, report);
+  check_agents(observed.state, entries, report);
   check_guest_record(session, facts, record, report);
   report.commands = session.command_count() - before;
   return report;

@@ -1,7 +1,8 @@
 #include "pipeline/verify.hpp"
 
 #include "apply/enablement_apply.hpp"
-#include "guest/guest_facts.hpp"
+#include "guest/guest_records.hpp"
+#include "pipeline/vm_state.hpp"
 #include "provenance/provenance.hpp"
 #include "verify/llama_log_failures.hpp"
 
@@ -51,27 +52,14 @@ std::vector<std::string> problems_of(const VerifyFindings& found,
 
 } // namespace
 
-enablement::Profile recorded_profile(const std::string& state_dir, const std::string& vm) {
-  enablement::Profile profile = enablement::Profile::standard();
-  auto record = provenance::read_provenance(state_dir, vm);
-  if (record.ok() && record.value().shim && record.value().shim->profile) {
-    const auto& p = *record.value().shim->profile;
-    if (p.apple_family_max) {
-      profile.apple_family_max = static_cast<std::uint64_t>(*p.apple_family_max);
-    }
-    if (p.max_threadgroup_memory) {
-      profile.max_threadgroup_memory = static_cast<std::uint64_t>(*p.max_threadgroup_memory);
-    }
-  }
-  return profile;
-}
-
 VerifyFindings verify_vm(guest::GuestSession& session,
                          const std::string& state_dir,
                          const std::string& vm,
                          const std::optional<VerifiedLog>& log) {
   VerifyFindings found;
-  found.profile = recorded_profile(state_dir, vm);
+  auto record = provenance::read_provenance(state_dir, vm);
+  found.profile = recorded_profile(record.ok() ? std::optional(record.value()) : std::nullopt,
+                                   enablement::Profile::standard());
   const guest::GuestFacts facts = guest::gather_guest_facts(session).value_or_throw();
   const apply::GuestEnablement observed =
       apply::observe_enablement(session, facts).value_or_throw();
@@ -85,7 +73,7 @@ VerifyFindings verify_vm(guest::GuestSession& session,
   found.entries =
       apply::check_entries(session, observed, target, found.probe.unlocked).value_or_throw();
   // The installed artifacts (the host record's): each guest file re-hashed.
-  if (auto record = provenance::read_provenance(state_dir, vm); record.ok()) {
+  if (record.ok()) {
     found.artifact_checks = check_artifacts(session, record.value()).value_or_throw();
   }
   found.problems = problems_of(found, log);

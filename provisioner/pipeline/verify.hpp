@@ -3,8 +3,7 @@
 // each entry's child rule and each running agent's process, the installed artifacts re-hashed,
 // and (when given) a llama.cpp log's last run. cli/verify parses the flags and renders this.
 #include "apply/agent_proof.hpp"
-#include "apply/probe_runner.hpp"
-#include "apply/probe_verdict.hpp"
+#include "apply/probe.hpp"
 #include "apply/shim_record.hpp"
 #include "enablement/enablement_list.hpp"
 #include "guest/session.hpp"
@@ -32,9 +31,6 @@ struct VerifiedLog {
   std::string path;
   verify::LlamaLogReport report;
 };
-
-/// The profile the VM was provisioned with (its host record), else the standard one.
-enablement::Profile recorded_profile(const std::string& state_dir, const std::string& vm);
 
 /// Runs every check over `session` (the VM's guest) and collects the problems. Throws on a guest
 /// that cannot be read; a failed check is a problem, not an error.

@@ -31,7 +31,7 @@ struct InstallItem {
   std::map<std::string, std::string> file_sha256;
   /// `share: true` (issue 32): the verified blob stays in the host's cache, which the VM gets
   /// as a read-only shared directory, and `dest` becomes a link to the blob inside the share,
-  /// so no byte crosses SSH. A single file from a url only (apply/shared_artifact.hpp).
+  /// so no byte crosses SSH. A single file from a url only (apply/artifact_installer.hpp).
   bool share = false;
 
   /// The file name of `dest` ("llama.cpp", "model.gguf"): the progress label.

@@ -80,7 +80,7 @@ Result<ImagePullPlan> plan_image_pull(lume::LumeApi& lume,
   LUME_UNLOCK_TRY(lume::require_no_registry_override(named, lume_config.registry, refused));
   LUME_UNLOCK_TRY_ASSIGN(auto resolved, resolve(registry, ref));
   LUME_UNLOCK_TRY_ASSIGN(auto image, lume::lume_image_for(ref, resolved.tag, refused));
-  ImagePullPlan plan{image.reference(), resolved.digest, {}, false, {}, false, {}, {}};
+  ImagePullPlan plan(image.reference(), resolved.digest);
   if (!request.trusted_keys.empty()) {
     // Even when the VM holds the digest already: a recipe that demands a signature never
     // accepts an unsigned image.

@@ -36,6 +36,10 @@ struct PulledImage {
 
 /// What pull_image would do, observed without changing anything (for --dry-run).
 struct ImagePullPlan {
+  /// The resolved image; everything else is observed afterwards.
+  ImagePullPlan(std::string reference_, oci::Digest digest_)
+      : reference(std::move(reference_)), digest(std::move(digest_)) {}
+
   std::string reference;          ///< what Lume is asked to pull ("registry/org/name:tag")
   oci::Digest digest;             ///< the verified manifest digest of the reference
   lume::PullRequest lume_request; ///< the body of POST /lume/pull/start

@@ -1,8 +1,8 @@
-// libFuzzer target: the guest facts records (key=value, NUL-separated). Any bytes must give a value
-// or an Error, never a crash, a hang or a sanitizer report; accepted values must survive the round
-// trips checked below.
+// libFuzzer target: the guest facts records ("fact <size> <key>\n<value>"). Any bytes must give a
+// value or an Error, never a crash, a hang or a sanitizer report; accepted values must survive the
+// round trips checked below.
 #include "fuzz_check.hpp"
-#include "guest/guest_facts.hpp"
+#include "guest/guest_records.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -12,8 +12,8 @@ import sys
 # Lowest floor first; keep in step with ARCHITECTURE.md.
 FLOORS = [
     ["util"],
-    ["oci", "guest", "enablement", "bundle", "macho", "verify"],
-    ["lume", "signing", "fetch"],
+    ["oci", "guest", "bundle", "macho", "verify"],
+    ["lume", "signing", "fetch", "enablement"],
     ["provenance", "recipe"],
     ["apply", "transfer", "report"],
     ["pipeline"],

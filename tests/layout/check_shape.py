@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Checks the shape of the product sources (issue 33): no file over 500 lines, no cli/ file over
-200 lines, no function over 80 lines. Prints each violation as `file:line: what has N lines,
+"""Checks the shape of the product sources (issue 33) and of the stand-ins in tests/sim (issue 44):
+no file over 500 lines, no cli/ file over 200 lines, no function over 80 lines. Prints each violation as `file:line: what has N lines,
 limit L` and exits 1 when there is one.
 
 Functions are found by a careful heuristic, not a parser. Comments, strings, character literals,
@@ -13,8 +13,14 @@ struct, enum and union blocks are looked into; lambdas and local classes count t
 function that encloses them. A function runs from its signature's first line to its closing
 brace.
 
-usage: check_shape.py ROOT [FOLDER...]   (folders relative to ROOT; default: provisioner shim)
+Scripts (`.py`, `.sh`, or no extension and a python or sh/bash shebang) are measured too: Python
+functions and methods through the `ast` module, from `def` (or its first decorator) to their last
+line; shell functions from a `name() {` or `function name {` line to the first line that is a
+lone `}` at the same indentation (one-line functions are one line). Other files are left alone.
+
+usage: check_shape.py ROOT [FOLDER...]   (folders relative to ROOT; default: provisioner shim tests/sim)
 """
+import ast
 import os
 import re
 import sys
@@ -23,6 +29,7 @@ FILE_LIMIT = 500
 CLI_FILE_LIMIT = 200
 FUNCTION_LIMIT = 80
 EXTENSIONS = (".cpp", ".hpp", ".c", ".h", ".m", ".mm")
+DEFAULT_FOLDERS = ["provisioner", "shim", "tests/sim"]
 
 # Each entry excuses exactly one violation a file has today: ("file", path) for its length,
 # ("function", path, name) for one long function. An entry that excuses nothing any more is
@@ -30,6 +37,9 @@ EXTENSIONS = (".cpp", ".hpp", ".c", ".h", ".m", ".mm")
 # Empty: every product file and function is within the limits. An entry, when one is needed,
 # excuses exactly one violation and names why.
 ALLOWED = set()
+# The same for the stand-ins under tests/sim (issue 44), kept apart so product code never
+# borrows an excuse from a test double. Empty: every stand-in is within the limits.
+ALLOWED_STAND_INS = set()
 
 CONTROL_WORDS = {"if", "for", "while", "switch", "catch", "return", "sizeof", "alignof",
                  "decltype", "typeid", "alignas", "static_assert", "__attribute__"}
@@ -229,21 +239,78 @@ def functions(code):
                 yield line_of(block[0]), line_of(pos), block[1]
 
 
+SHELL_FUNCTION = re.compile(r"^([ \t]*)(?:function[ \t]+([\w-]+)[ \t]*(?:\(\))?|([\w-]+)[ \t]*\(\))"
+                            r"[ \t]*\{")
+
+
+def script_kind(path, text):
+    """"python", "shell" or None for a file that is neither (by extension, then shebang)."""
+    if path.endswith(".py"):
+        return "python"
+    if path.endswith(".sh"):
+        return "shell"
+    if "." in os.path.basename(path) or not text.startswith("#!"):
+        return None
+    shebang = text.split("\n", 1)[0]
+    if "python" in shebang:
+        return "python"
+    if re.search(r"\b(?:ba|da|k|z)?sh\b", shebang):
+        return "shell"
+    return None
+
+
+def python_functions(text):
+    """Yields (first_line, last_line, name) of every Python function, nested ones included."""
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            yield first, node.end_lineno, node.name
+
+
+def shell_functions(text):
+    """Yields (first_line, last_line, name) of every shell function whose body opens with `{`
+    on its header line and closes with a lone `}` at the header's indentation."""
+    lines = text.split("\n")
+    for k, line in enumerate(lines):
+        match = SHELL_FUNCTION.match(line)
+        if not match:
+            continue
+        name = match.group(2) or match.group(3)
+        rest = line[match.end():].rstrip()
+        if rest.endswith("}"):
+            yield k + 1, k + 1, name
+            continue
+        closing = match.group(1) + "}"
+        last = next((j for j in range(k + 1, len(lines)) if lines[j].rstrip() == closing),
+                    len(lines) - 1)
+        yield k + 1, last + 1, name
+
+
+def functions_of(rel, text):
+    kind = script_kind(rel, text)
+    if kind == "python":
+        return python_functions(text)
+    if kind == "shell":
+        return shell_functions(text)
+    return functions(blank_literals(text))
+
+
 def check_file(root, rel, excused):
     """Every violation of one file, excused ones left out (and added to `excused`)."""
     with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as source:
         text = source.read()
     found = []
+    allowed = ALLOWED_STAND_INS if rel.startswith("tests/") else ALLOWED
     lines = text.count("\n")  # as `wc -l` counts
-    if lines > FILE_LIMIT and ("file", rel) in ALLOWED:
+    if lines > FILE_LIMIT and ("file", rel) in allowed:
         excused.add(("file", rel))
     elif lines > FILE_LIMIT:
         found.append(f"{rel}:1: file has {lines} lines, limit {FILE_LIMIT}")
     if ("/" + rel).count("/cli/") and lines > CLI_FILE_LIMIT:
         found.append(f"{rel}:1: cli/ file has {lines} lines, limit {CLI_FILE_LIMIT}")
-    for first, last, name in functions(blank_literals(text)):
+    for first, last, name in functions_of(rel, text):
         length = last - first + 1
-        if length > FUNCTION_LIMIT and ("function", rel, name) in ALLOWED:
+        if length > FUNCTION_LIMIT and ("function", rel, name) in allowed:
             excused.add(("function", rel, name))
         elif length > FUNCTION_LIMIT:
             found.append(f"{rel}:{first}: function {name} has {length} lines, "
@@ -256,8 +323,18 @@ def sources(root, folders):
         for directory, subdirs, names in os.walk(os.path.join(root, folder)):
             subdirs.sort()
             for name in sorted(names):
-                if name.endswith(EXTENSIONS):
+                path = os.path.join(directory, name)
+                if name.endswith(EXTENSIONS) or script_kind(path, _head(path)):
                     yield os.path.relpath(os.path.join(directory, name), root).replace(os.sep, "/")
+
+
+def _head(path):
+    """The first bytes of a file, enough for its shebang."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as source:
+            return source.read(200)
+    except OSError:
+        return ""
 
 
 def main():
@@ -268,10 +345,10 @@ def main():
     found = []
     excused = set()
     checked = set()
-    for rel in sources(root, sys.argv[2:] or ["provisioner", "shim"]):
+    for rel in sources(root, sys.argv[2:] or DEFAULT_FOLDERS):
         checked.add(rel)
         found.extend(check_file(root, rel, excused))
-    for entry in sorted(e for e in ALLOWED - excused if e[1] in checked):
+    for entry in sorted(e for e in (ALLOWED | ALLOWED_STAND_INS) - excused if e[1] in checked):
         print(f"note: the allowlist entry {entry} excuses nothing now; remove it", file=sys.stderr)
     for line in found:
         print(line)

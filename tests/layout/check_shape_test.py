@@ -19,6 +19,18 @@ def function(name, lines, signature="int {name}(int value)", body_line="  value 
                      + ["  return value;", "}"]) + "\n"
 
 
+def python_function(name, lines, indent=""):
+    """A Python function of exactly `lines` lines, perhaps nested under `indent`."""
+    return "\n".join([f"{indent}def {name}(value):"] + [f"{indent}    value += 1"] * (lines - 2)
+                     + [f"{indent}    return value"]) + "\n"
+
+
+def shell_function(name, lines):
+    """A shell function of exactly `lines` lines, with a brace in a string that must not end it."""
+    return "\n".join([f"{name}() {{"] + ["  printf '%s\\n' '}'"] + ["  : step"] * (lines - 3)
+                     + ["}"]) + "\n"
+
+
 def padded(text, lines):
     """`text` followed by blank lines up to `lines` lines in all."""
     return text + "\n" * (lines - text.count("\n"))
@@ -89,6 +101,32 @@ CASES = [
     ("a cli file of 201 lines fails",
      {"provisioner/cli/c.cpp": padded("int x;\n", 201)}, 1,
      "provisioner/cli/c.cpp:1: cli/ file has 201 lines, limit 200"),
+    ("a stand-in's C++ function of 81 lines in tests/sim fails",
+     {"tests/sim/s/main.cpp": function("main", 81)}, 1,
+     "tests/sim/s/main.cpp:1: function main has 81 lines, limit 80"),
+    ("a stand-in file of 501 lines fails",
+     {"tests/sim/s/sim.cpp": padded("int x;\n", 501)}, 1,
+     "tests/sim/s/sim.cpp:1: file has 501 lines, limit 500"),
+    ("a Python stand-in (shebang, no extension) with functions of 80 lines passes",
+     {"tests/sim/s/tool": "#!/usr/bin/env python3\n" + python_function("f", 80)
+      + "class C:\n" + python_function("m", 80, "    "),
+      "tests/sim/s/t.py": python_function("g", 80)}, 0, "keep their shape"),
+    ("a Python method of 81 lines fails, decorator counted",
+     {"tests/sim/s/tool": "#!/usr/bin/env python3\nclass C:\n    @staticmethod\n"
+      + python_function("m", 80, "    ")}, 1,
+     "tests/sim/s/tool:3: function m has 81 lines, limit 80"),
+    ("a Python file of 501 lines fails",
+     {"tests/sim/s/t.py": padded("x = 1\n", 501)}, 1,
+     "tests/sim/s/t.py:1: file has 501 lines, limit 500"),
+    ("a shell function of 80 lines passes",
+     {"tests/sim/s/run": "#!/usr/bin/env bash\n" + shell_function("start", 80)
+      + "die() { exit 1; }\n"}, 0, "keep their shape"),
+    ("a shell function of 81 lines fails",
+     {"tests/sim/s/run": "#!/bin/sh\n" + shell_function("start", 81)}, 1,
+     "tests/sim/s/run:2: function start has 81 lines, limit 80"),
+    ("files that are neither sources nor scripts are not measured",
+     {"tests/sim/s/README.md": padded("text\n", 600),
+      "tests/sim/s/data": padded("#!not a script\n", 600)}, 0, "keep their shape"),
     ("namespaces, classes, enums and control statements are not functions",
      {"provisioner/a/a.cpp": "namespace n {\nenum class E { a, b };\nstruct S {\n"
       + "  int x;\n" * 90 + "};\n" + "}\n"}, 0, "keep their shape"),

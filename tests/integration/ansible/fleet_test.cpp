@@ -16,6 +16,7 @@
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -32,6 +33,8 @@
 
 namespace lume_unlock::test {
 namespace {
+
+using ::testing::HasSubstr;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -340,7 +343,7 @@ TEST_F(Fleet, RollsOutIsIdempotentChecksWithoutChangesSerializesPlaysAndReportsD
     EXPECT_RECAP(check, host->name, 1, 0);
   }
   EXPECT_EQ(snapshot(everything_a_run_may_change()), before) << "--check changed files";
-  EXPECT_NE(check.out.find("pull"), std::string::npos) << check.out;
+  EXPECT_THAT(check.out, HasSubstr("pull"));
 
   const PlaybookRun first = playbook(rollout());
   ASSERT_EQ(first.status, 0) << first.out;
@@ -348,7 +351,7 @@ TEST_F(Fleet, RollsOutIsIdempotentChecksWithoutChangesSerializesPlaysAndReportsD
     EXPECT_RECAP(first, host->name, 2, 0); // pulled and verified; allowlist applied
     EXPECT_EQ(entries_of(*host), (std::vector<std::string>{"probe-agent", "probe-once"}));
   }
-  EXPECT_NE(first.out.find("'result': 'changed'"), std::string::npos) << first.out;
+  EXPECT_THAT(first.out, HasSubstr("'result': 'changed'"));
 
   const PlaybookRun second = playbook(rollout());
   ASSERT_EQ(second.status, 0) << second.out;
@@ -409,10 +412,8 @@ TEST_F(Fleet, RollsOutIsIdempotentChecksWithoutChangesSerializesPlaysAndReportsD
   EXPECT_NE(locked.status, 0) << locked.out;
   EXPECT_RECAP(locked, "mini-2", 0, 1);
   const std::string holder_text = "pid " + std::to_string(holder.pid()) + " ('fleet test holder')";
-  EXPECT_NE(locked.out.find("still held after 1.0 s by " + holder_text), std::string::npos)
-      << locked.out;
-  EXPECT_NE(locked.out.find("\"lock_holder\": \"" + holder_text + "\""), std::string::npos)
-      << locked.out;
+  EXPECT_THAT(locked.out, HasSubstr("still held after 1.0 s by " + holder_text));
+  EXPECT_THAT(locked.out, HasSubstr("\"lock_holder\": \"" + holder_text + "\""));
   EXPECT_EQ(entries_of(second_host), (std::vector<std::string>{"probe-agent", "probe-once"}));
 
   // Drift on mini-1 (its shim and its enablement list edited in the guest): that host fails
@@ -439,12 +440,10 @@ TEST_F(Fleet, RollsOutIsIdempotentChecksWithoutChangesSerializesPlaysAndReportsD
   EXPECT_RECAP(drift, "mini-1", 0, 1);
   EXPECT_RECAP(drift, "mini-2", 0, 0);
   EXPECT_RECAP(drift, "mini-3", 0, 0);
-  EXPECT_NE(drift.out.find("not verified against the baked record in VM 'fleet'"),
-            std::string::npos)
-      << drift.out;
-  EXPECT_NE(drift.out.find("\"item\": \"shim file " + shim + "\""), std::string::npos) << drift.out;
-  EXPECT_NE(drift.out.find("\"item\": \"enablement.json\""), std::string::npos) << drift.out;
-  EXPECT_NE(drift.out.find("mini-1: {'result': 'failed'"), std::string::npos) << drift.out;
+  EXPECT_THAT(drift.out, HasSubstr("not verified against the baked record in VM 'fleet'"));
+  EXPECT_THAT(drift.out, HasSubstr("\"item\": \"shim file " + shim + "\""));
+  EXPECT_THAT(drift.out, HasSubstr("\"item\": \"enablement.json\""));
+  EXPECT_THAT(drift.out, HasSubstr("mini-1: {'result': 'failed'"));
 }
 
 } // namespace

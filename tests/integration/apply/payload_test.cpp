@@ -35,16 +35,12 @@ protected:
   }
   std::vector<PayloadFile> three_files() const {
     return {
-        {root() + "/bin/tool", "#!/bin/sh\necho tool\n", {}, 0755, {}, {}},
-        {root() + "/a dir/it's \"quoted\" $(x) & <y>.txt", "new quoted\n", {}, 0644, {}, {}},
-        {root() + "/shim/abc/lib.so",
-         std::string("\0\x01"
-                     "binary\xff",
-                     9) /* split: \x01b would be one escape */,
-         {},
-         0644,
-         {},
-         {}},
+        PayloadFile::bytes(root() + "/bin/tool", "#!/bin/sh\necho tool\n", 0755),
+        PayloadFile::bytes(root() + "/a dir/it's \"quoted\" $(x) & <y>.txt", "new quoted\n"),
+        PayloadFile::bytes(root() + "/shim/abc/lib.so",
+                           std::string("\0\x01"
+                                       "binary\xff",
+                                       9) /* split: \x01b would be one escape */),
     };
   }
 };
@@ -76,8 +72,8 @@ TEST_F(Payload, ReplacesExistingFilesAndReadsLocalSources) {
   ASSERT_TRUE(install_payload(*session, files, scratch()).ok());
   test::TempDir local;
   ASSERT_TRUE(util::write_file_atomic(local / "src", "from a local file\n", 0644).ok());
-  auto report =
-      install_payload(*session, {{files[0].path, {}, local / "src", 0700, {}, {}}}, scratch());
+  auto report = install_payload(
+      *session, {PayloadFile::file(files[0].path, local / "src", {}, 0700)}, scratch());
   ASSERT_TRUE(report.ok()) << report.error().message();
   EXPECT_EQ(slurp(files[0].path), "from a local file\n");
   EXPECT_EQ(mode_of(files[0].path), 0700u);
@@ -151,9 +147,9 @@ TEST_F(Payload, FailedMoveMidwayPutsEarlierFilesBack) {
   const std::string blocked = root() + "/locked/c.txt";
   guest_sh("mkdir -p '" + root() + "/locked' && printf old > '" + old_path + "' && chmod 0555 '" +
            root() + "/locked'");
-  std::vector<PayloadFile> files = {{old_path, "replaced", {}, 0644, {}, {}},
-                                    {new_path, "created", {}, 0644, {}, {}},
-                                    {blocked, "c", {}, 0644, {}, {}}};
+  std::vector<PayloadFile> files = {PayloadFile::bytes(old_path, "replaced"),
+                                    PayloadFile::bytes(new_path, "created"),
+                                    PayloadFile::bytes(blocked, "c")};
   auto report = install_payload(*session, files, scratch());
   guest_sh("chmod 0755 '" + root() + "/locked'");
   if (geteuid() != 0 && fs::exists(blocked)) {
@@ -178,10 +174,10 @@ TEST_F(Payload, LinksAreMadeInPlaceReplaceFilesAndComeBackOnRollback) {
   const std::string link = root() + "/lib/libllama.0.dylib";
   const std::string was_file = root() + "/lib/libggml.0.dylib";
   guest_sh("mkdir -p '" + root() + "/lib' && printf copy > '" + was_file + "'");
-  PayloadFile linked{link, {}, {}, 0644, {}, "libllama.0.0.1.dylib"};
-  PayloadFile replaces{was_file, {}, {}, 0644, {}, "libllama.0.0.1.dylib"};
-  auto report =
-      install_payload(*session, {{lib, "dylib", {}, 0755, {}, {}}, linked, replaces}, scratch());
+  const auto linked = PayloadFile::link(link, "libllama.0.0.1.dylib");
+  const auto replaces = PayloadFile::link(was_file, "libllama.0.0.1.dylib");
+  auto report = install_payload(
+      *session, {PayloadFile::bytes(lib, "dylib", 0755), linked, replaces}, scratch());
   ASSERT_TRUE(report.ok()) << report.error().message();
   ASSERT_TRUE(fs::is_symlink(link));
   EXPECT_EQ(fs::read_symlink(link).string(), "libllama.0.0.1.dylib");
@@ -192,8 +188,8 @@ TEST_F(Payload, LinksAreMadeInPlaceReplaceFilesAndComeBackOnRollback) {
   // put back as it was (a link with its old target, not a copy of what it led to).
   const std::string blocked = root() + "/locked/c.txt";
   guest_sh("mkdir -p '" + root() + "/locked' && chmod 0555 '" + root() + "/locked'");
-  PayloadFile moved{link, {}, {}, 0644, {}, "elsewhere.dylib"};
-  auto failed = install_payload(*session, {moved, {blocked, "c", {}, 0644, {}, {}}}, scratch());
+  const auto moved = PayloadFile::link(link, "elsewhere.dylib");
+  auto failed = install_payload(*session, {moved, PayloadFile::bytes(blocked, "c")}, scratch());
   guest_sh("chmod 0755 '" + root() + "/locked'");
   if (geteuid() != 0 && fs::exists(blocked)) {
     GTEST_SKIP() << "this user can write into a 0555 directory";
@@ -206,12 +202,12 @@ TEST_F(Payload, LinksAreMadeInPlaceReplaceFilesAndComeBackOnRollback) {
 
 TEST_F(Payload, RelativeOrDuplicatePathsAreRefusedBeforeAnyCommand) {
   const std::uint64_t before = session->command_count();
-  auto relative = install_payload(*session, {{"rel/x", "x", {}, 0644, {}, {}}}, scratch());
+  auto relative = install_payload(*session, {PayloadFile::bytes("rel/x", "x")}, scratch());
   ASSERT_FALSE(relative.ok());
   EXPECT_EQ(relative.error().message(),
             "installing 1 file in the guest: guest path 'rel/x' is not an absolute file path");
   auto twice = install_payload(
-      *session, {{"/tmp/x", "a", {}, 0644, {}, {}}, {"/tmp/x", "b", {}, 0644, {}, {}}}, scratch());
+      *session, {PayloadFile::bytes("/tmp/x", "a"), PayloadFile::bytes("/tmp/x", "b")}, scratch());
   ASSERT_FALSE(twice.ok());
   EXPECT_EQ(twice.error().message(),
             "installing 2 files in the guest: guest path '/tmp/x' is given twice");
@@ -222,12 +218,7 @@ TEST_F(Payload, RelativeOrDuplicatePathsAreRefusedBeforeAnyCommand) {
 PayloadFile streamed_model(const std::string& host_dir, const std::string& target) {
   const std::string model = host_dir + "/model.gguf";
   test::write_file(model, std::string(300000, 'm'));
-  PayloadFile file;
-  file.path = target;
-  file.source_path = model;
-  file.sha256 = util::sha256_file_hex(model).value();
-  file.mode = 0640;
-  return file;
+  return PayloadFile::file(target, model, util::sha256_file_hex(model).value(), 0640);
 }
 
 TEST_F(Payload, StreamedFilesArriveWholeStoredOrHashedOnTheWay) {

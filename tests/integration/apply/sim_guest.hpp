@@ -1,7 +1,7 @@
 #pragma once
 // Shared by the apply integration tests: a guest-sim fixture with an SSH session, and a session
 // wrapper that can damage uploads or drop the connection.
-#include "guest/guest_facts.hpp"
+#include "guest/guest_records.hpp"
 #include "guest/ssh_session.hpp"
 #include "support/file_io.hpp"
 #include "support/guest_sim.hpp"

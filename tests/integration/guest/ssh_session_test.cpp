@@ -1,5 +1,5 @@
 // SshSession against guest-sim: a real OpenSSH sshd on 127.0.0.1 (DESIGN §10).
-#include "guest/guest_facts.hpp"
+#include "guest/guest_records.hpp"
 #include "guest/shell_quote.hpp"
 #include "guest/ssh_session.hpp"
 #include "support/file_io.hpp"

@@ -11,6 +11,7 @@
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -21,6 +22,8 @@
 
 namespace lume_unlock::test {
 namespace {
+
+using ::testing::HasSubstr;
 
 class InstalledTool : public ::testing::Test {
 protected:
@@ -83,18 +86,16 @@ TEST_F(InstalledTool, DoctorNamesTheInstalledBundle) {
 TEST_F(InstalledTool, CreateDryRunPlansWithTheInstalledBundle) {
   const CommandOutput r = installed({"create", "vm1", "--recipe", dir / "r.yaml", "--dry-run"});
   ASSERT_EQ(r.exit_status, 0) << r.stdout_text << r.stderr_text;
-  EXPECT_NE(r.stdout_text.find("[to do]    image:"), std::string::npos) << r.stdout_text;
+  EXPECT_THAT(r.stdout_text, HasSubstr("[to do]    image:"));
   // The plan loaded and verified the installed bundle: its entry is named, its source too.
   EXPECT_EQ(r.stdout_text.rfind("create 'vm1' would run (dry run, nothing changed; bundle from "
                                 "installed):\n",
                                 0),
             0u)
       << r.stdout_text;
-  EXPECT_NE(r.stdout_text.find("install-shim: install the bundle " +
-                               std::string(LUME_UNLOCK_VERSION) +
-                               " entry for the guest (installed)"),
-            std::string::npos)
-      << r.stdout_text;
+  EXPECT_THAT(r.stdout_text,
+              HasSubstr("install-shim: install the bundle " + std::string(LUME_UNLOCK_VERSION) +
+                        " entry for the guest (installed)"));
   EXPECT_FALSE(std::filesystem::exists(lume->home() + "/vm1")); // a dry run changes nothing
 }
 
@@ -102,10 +103,9 @@ TEST_F(InstalledTool, VersionNamesTheBundleAndTheDigestOfItsBundleJson) {
   const CommandOutput r = installed({"--version"});
   ASSERT_EQ(r.exit_status, 0) << r.stderr_text;
   const std::string digest = util::sha256_file_hex(bundle_dir + "/bundle.json").value();
-  EXPECT_NE(r.stdout_text.find("\nshim bundle " + bundle_dir +
-                               " (installed): bundle.json sha256:" + digest + "\n"),
-            std::string::npos)
-      << r.stdout_text;
+  EXPECT_THAT(r.stdout_text,
+              HasSubstr("\nshim bundle " + bundle_dir +
+                        " (installed): bundle.json sha256:" + digest + "\n"));
 }
 
 TEST_F(InstalledTool, InstallsTheToolAndNothingTestOnly) {

@@ -6,6 +6,7 @@
 #include "support/loopback_listener.hpp"
 #include "support/lume_sim.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -14,6 +15,8 @@
 
 namespace lume_unlock::lume {
 namespace {
+
+using ::testing::HasSubstr;
 
 using test::LoopbackListener;
 using test::LumeSim;
@@ -374,9 +377,9 @@ TEST(LumeClient, StorageGoesIntoTheQueryOnlyOnNameTerminatedRoutes) {
   ASSERT_TRUE(client.stop(VmRef("dev", direct)).ok());
   ASSERT_TRUE(client.remove(VmRef("dev", direct)).ok());
   const std::string log = sim->process().stderr_text();
-  EXPECT_NE(log.find("GET /lume/vms/dev?storage=%2F"), std::string::npos) << log;
-  EXPECT_NE(log.find("POST /lume/vms/dev/run -> 202"), std::string::npos) << log;
-  EXPECT_NE(log.find("POST /lume/vms/dev/stop -> 200"), std::string::npos) << log;
+  EXPECT_THAT(log, HasSubstr("GET /lume/vms/dev?storage=%2F"));
+  EXPECT_THAT(log, HasSubstr("POST /lume/vms/dev/run -> 202"));
+  EXPECT_THAT(log, HasSubstr("POST /lume/vms/dev/stop -> 200"));
 }
 
 TEST(LumeClient, VmThatDisappearsWhileAwaitedIsAClearError) {

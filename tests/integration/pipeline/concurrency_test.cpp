@@ -1,7 +1,7 @@
 // One writer per VM (issue 15): `allow add` and `create` started at the same moment against one
 // VM, as separate lume-unlock processes (lume-sim, guest-sim, docker-registry), wait for each
 // other on <state>/vms/<vm>/lock; every exit code matches what is in the guest and the records.
-#include "pipeline/vm_lock.hpp"
+#include "pipeline/vm_state.hpp"
 #include "pipeline_fixture.hpp"
 #include "provenance/provenance.hpp"
 

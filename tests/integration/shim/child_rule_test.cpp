@@ -5,6 +5,7 @@
 #include "process_runner.hpp"
 #include "support/temp_dir.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -15,6 +16,9 @@
 
 namespace lume_unlock::test {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 using Env = std::map<std::string, std::string>;
 using nlohmann::json;
@@ -27,23 +31,21 @@ const std::string k_shim_universal = LUME_UNLOCK_TEST_SHIM_UNIVERSAL;
 TEST(ShimChildren, AnArm64OnlyShimTakesItselfOutOfTheVariable) {
   auto alone = run_process({"/bin/sh", "-c", "/usr/bin/env"}, {{"LD_PRELOAD", k_shim}});
   ASSERT_EQ(alone.exit_code, 0) << alone.err;
-  EXPECT_EQ(alone.out.find("LD_PRELOAD="), std::string::npos) << alone.out;
+  EXPECT_THAT(alone.out, Not(HasSubstr("LD_PRELOAD=")));
 
   // Other entries stay, in order.
   auto among = run_process({"/bin/sh", "-c", "/usr/bin/env"},
                            {{"LD_PRELOAD", k_emu + ":" + k_shim + " " + k_emu}});
   ASSERT_EQ(among.exit_code, 0) << among.err;
-  EXPECT_NE(("\n" + among.out).find("\nLD_PRELOAD=" + k_emu + ":" + k_emu + "\n"),
-            std::string::npos)
+  EXPECT_THAT(("\n" + among.out), HasSubstr("\nLD_PRELOAD=" + k_emu + ":" + k_emu + "\n"))
       << among.out;
-  EXPECT_EQ(among.out.find(k_shim), std::string::npos) << among.out;
+  EXPECT_THAT(among.out, Not(HasSubstr(k_shim)));
 }
 
 TEST(ShimChildren, AUniversalShimStaysInTheVariable) {
   auto r = run_process({"/bin/sh", "-c", "/usr/bin/env"}, {{"LD_PRELOAD", k_shim_universal}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(("\n" + r.out).find("\nLD_PRELOAD=" + k_shim_universal + "\n"), std::string::npos)
-      << r.out;
+  EXPECT_THAT(("\n" + r.out), HasSubstr("\nLD_PRELOAD=" + k_shim_universal + "\n")) << r.out;
 }
 
 class ShimChildOfAListedProgram : public ::testing::Test {

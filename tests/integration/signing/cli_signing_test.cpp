@@ -13,6 +13,7 @@
 #include "util/base64.hpp"
 #include "util/ecdsa_key.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -20,6 +21,9 @@
 
 namespace lume_unlock::signing {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 const char* const k_skopeo = "/usr/bin/skopeo";
 const char* const k_openssl = "/usr/bin/openssl";
@@ -97,9 +101,7 @@ protected:
 TEST_F(CliSigningTest, SignThenVerifyRoundTripsWithThePayloadInCosignsLayout) {
   auto signed_run = sign(m_v1, "alice");
   ASSERT_EQ(signed_run.exit_code, 0) << signed_run.err;
-  EXPECT_NE(signed_run.out.find("pushed " + signature_ref_text(m_v1) + " (1 signature)"),
-            std::string::npos)
-      << signed_run.out;
+  EXPECT_THAT(signed_run.out, HasSubstr("pushed " + signature_ref_text(m_v1) + " (1 signature)"));
 
   const oci::Manifest manifest = signature_manifest(m_v1);
   ASSERT_EQ(manifest.layers.size(), 1u);
@@ -111,8 +113,8 @@ TEST_F(CliSigningTest, SignThenVerifyRoundTripsWithThePayloadInCosignsLayout) {
   ASSERT_EQ(verified.exit_code, 0) << verified.err;
   const std::string fingerprint =
       util::EcdsaPublicKey::from_pem(test::slurp(m_dir / "alice.pub"), "t").value().fingerprint();
-  EXPECT_NE(verified.out.find("verified " + m_v1), std::string::npos) << verified.out;
-  EXPECT_NE(verified.out.find("signed by " + fingerprint), std::string::npos) << verified.out;
+  EXPECT_THAT(verified.out, HasSubstr("verified " + m_v1));
+  EXPECT_THAT(verified.out, HasSubstr("signed by " + fingerprint));
 
   // A tag is resolved first; --json names the key and the payload.
   auto by_tag = test::run_lume_unlock({"verify-signature",
@@ -132,7 +134,7 @@ TEST_F(CliSigningTest, ASecondSignerAppendsALayerAndTheFirstStaysByteForByte) {
   const oci::Descriptor first = signature_manifest(m_v1).layers.at(0);
   auto second = sign(m_v1, "bob");
   ASSERT_EQ(second.exit_code, 0) << second.err;
-  EXPECT_NE(second.out.find("(2 signatures)"), std::string::npos) << second.out;
+  EXPECT_THAT(second.out, HasSubstr("(2 signatures)"));
   const oci::Manifest both = signature_manifest(m_v1);
   ASSERT_EQ(both.layers.size(), 2u);
   EXPECT_EQ(both.layers[0], first);
@@ -142,25 +144,22 @@ TEST_F(CliSigningTest, ASecondSignerAppendsALayerAndTheFirstStaysByteForByte) {
   // The same key again pushes nothing.
   auto again = sign(m_v1, "alice");
   ASSERT_EQ(again.exit_code, 0) << again.err;
-  EXPECT_NE(again.out.find("already signed"), std::string::npos) << again.out;
+  EXPECT_THAT(again.out, HasSubstr("already signed"));
   EXPECT_EQ(signature_manifest(m_v1).layers.size(), 2u);
 }
 
 TEST_F(CliSigningTest, AnUnsignedImageIsRefusedAsNotSigned) {
   auto r = verify(m_v2, {"alice"});
   EXPECT_EQ(r.exit_code, 6);
-  EXPECT_NE(r.err.find("not signed: no cosign signature under '" + signature_ref_text(m_v2)),
-            std::string::npos)
-      << r.err;
+  EXPECT_THAT(r.err,
+              HasSubstr("not signed: no cosign signature under '" + signature_ref_text(m_v2)));
 }
 
 TEST_F(CliSigningTest, ASignatureByAnUnknownKeyIsRefusedAndAnyTrustedKeySuffices) {
   ASSERT_EQ(sign(m_v1, "bob").exit_code, 0);
   auto r = verify(m_v1, {"alice"});
   EXPECT_EQ(r.exit_code, 6);
-  EXPECT_NE(r.err.find("signed by another key: none of the 1 signature(s) verifies with"),
-            std::string::npos)
-      << r.err;
+  EXPECT_THAT(r.err, HasSubstr("signed by another key: none of the 1 signature(s) verifies with"));
   EXPECT_EQ(verify(m_v1, {"alice", "bob"}).exit_code, 0);
 }
 
@@ -171,10 +170,9 @@ TEST_F(CliSigningTest, ASignatureCopiedFromAnotherImageIsRefusedAsAnotherDigest)
   copy_manifest(signature_reference(v1, *v1.digest), signature_reference(v2, *v2.digest));
   auto r = verify(m_v2, {"alice"});
   EXPECT_EQ(r.exit_code, 6);
-  EXPECT_NE(r.err.find("payload digest differs from the pinned digest: the trusted key signed " +
-                       v1.digest->str() + ", not " + v2.digest->str()),
-            std::string::npos)
-      << r.err;
+  EXPECT_THAT(r.err,
+              HasSubstr("payload digest differs from the pinned digest: the trusted key signed " +
+                        v1.digest->str() + ", not " + v2.digest->str()));
 }
 
 TEST_F(CliSigningTest, ATamperedPayloadNoLongerVerifies) {
@@ -188,8 +186,8 @@ TEST_F(CliSigningTest, ATamperedPayloadNoLongerVerifies) {
       .value_or_throw();
   auto r = verify(m_v2, {"alice"});
   EXPECT_EQ(r.exit_code, 6);
-  EXPECT_NE(r.err.find("signed by another key"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("an altered payload"), std::string::npos) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("signed by another key"));
+  EXPECT_THAT(r.err, HasSubstr("an altered payload"));
 }
 
 TEST_F(CliSigningTest, APayloadForAnotherRepositoryIsRefused) {
@@ -202,31 +200,30 @@ TEST_F(CliSigningTest, APayloadForAnotherRepositoryIsRefused) {
   copy_manifest(signature_reference(v1, *v1.digest), signature_reference(elsewhere, *v1.digest));
   auto r = verify(elsewhere.str(), {"alice"});
   EXPECT_EQ(r.exit_code, 6);
-  EXPECT_NE(r.err.find("payload names another repository: signed for '" + v1.repository_path() +
-                       "', pulled from '" + elsewhere.repository_path() + "'"),
-            std::string::npos)
-      << r.err;
+  EXPECT_THAT(r.err,
+              HasSubstr("payload names another repository: signed for '" + v1.repository_path() +
+                        "', pulled from '" + elsewhere.repository_path() + "'"));
 }
 
 TEST_F(CliSigningTest, SignNeedsADigestAnOwnerOnlyKeyAndItsPassphrase) {
   auto by_tag = sign(m_server->host() + "/lume/signed:v1", "alice");
   EXPECT_EQ(by_tag.exit_code, 2);
-  EXPECT_NE(by_tag.err.find("names none"), std::string::npos) << by_tag.err;
+  EXPECT_THAT(by_tag.err, HasSubstr("names none"));
 
   chmod((m_dir / "bob.key").c_str(), 0640);
   auto loose = sign(m_v1, "bob");
   EXPECT_EQ(loose.exit_code, 2);
-  EXPECT_NE(loose.err.find("chmod 600"), std::string::npos) << loose.err;
+  EXPECT_THAT(loose.err, HasSubstr("chmod 600"));
 
   setenv("LUME_UNLOCK_KEY_PASSPHRASE", "open sesame", 1);
   auto generated = test::run_lume_unlock({"key", "generate", m_dir / "carol"});
   unsetenv("LUME_UNLOCK_KEY_PASSPHRASE");
   ASSERT_EQ(generated.exit_code, 0) << generated.err;
-  EXPECT_NE(generated.out.find("encrypted"), std::string::npos);
-  EXPECT_EQ(generated.out.find("open sesame"), std::string::npos);
+  EXPECT_THAT(generated.out, HasSubstr("encrypted"));
+  EXPECT_THAT(generated.out, Not(HasSubstr("open sesame")));
   auto locked = sign(m_v1, "carol");
   EXPECT_EQ(locked.exit_code, 2);
-  EXPECT_NE(locked.err.find("LUME_UNLOCK_KEY_PASSPHRASE"), std::string::npos) << locked.err;
+  EXPECT_THAT(locked.err, HasSubstr("LUME_UNLOCK_KEY_PASSPHRASE"));
   setenv("LUME_UNLOCK_KEY_PASSPHRASE", "open sesame", 1);
   auto unlocked = sign(m_v1, "carol");
   unsetenv("LUME_UNLOCK_KEY_PASSPHRASE");

@@ -106,22 +106,9 @@ const char* truth(bool value) {
   return value ? "true" : "false";
 }
 
-} // namespace
-
-int main(int argc, char** argv) {
-  const Arguments args = parse(argc, argv);
-  if (args.output != "json") {
-    fail("this stand-in prints only '-o json' (got '-o " + args.output + "')");
-  }
-  if (args.model.empty() || ::access(args.model.c_str(), R_OK) != 0) {
-    fail("failed to load model '" + args.model + "'");
-  }
-
-  lume_unlock_probe_device info;
-  void* device = lume_unlock_probe_open_device(0, &info);
-  if (device == nullptr) {
-    fail("ggml_metal_device_init: no Metal device");
-  }
+/// Prints on stderr the ggml_metal lines llama.cpp prints for this device; returns whether
+/// SIMD-group reduction and matrix multiply are on (the unlocked figures).
+bool print_device_lines(void* device, const lume_unlock_probe_device& info, bool verbose) {
   // What llama.cpp's ggml-metal derives from supportsFamily: (metal-capabilities.md §4.2).
   const long apple = highest(device, 1001, 1030);
   const long common = highest(device, 3001, 3010);
@@ -158,7 +145,7 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "ggml_metal_device_init: has tensor            = false\n");
   std::fprintf(stderr, "ggml_metal_device_init: use residency sets    = true\n");
   std::fprintf(stderr, "ggml_metal_device_init: use shared buffers    = true\n");
-  if (args.verbose) {
+  if (verbose) {
     // What ggml-metal's context says when llama-bench makes it (ggml-metal-context.m,
     // ggml_metal_init): reaches stderr only through llama-bench's -v.
     std::fprintf(stderr, "ggml_metal_init: allocating\n");
@@ -167,9 +154,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ggml_metal_init: use concurrency    = true\n");
     std::fprintf(stderr, "ggml_metal_init: use graph optimize = true\n");
   }
+  return reduction && matrix;
+}
 
-  const std::string replay = own_directory() + "/llama-bench-replay/" +
-                             (reduction && matrix ? "unlocked" : "stock") + ".json";
+/// The recorded `-o json` tests matching -p and -n, from the unlocked or the stock replay file.
+nlohmann::ordered_json replayed(const Arguments& args, bool unlocked) {
+  const std::string replay =
+      own_directory() + "/llama-bench-replay/" + (unlocked ? "unlocked" : "stock") + ".json";
   std::ifstream in(replay);
   if (!in) {
     fail("no replay file " + replay);
@@ -192,6 +183,26 @@ int main(int argc, char** argv) {
     fail(replay + " has no pp" + std::to_string(args.prompt) + " or tg" + std::to_string(args.gen) +
          " test to replay");
   }
-  std::cout << out.dump(2) << std::endl;
+  return out;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  const Arguments args = parse(argc, argv);
+  if (args.output != "json") {
+    fail("this stand-in prints only '-o json' (got '-o " + args.output + "')");
+  }
+  if (args.model.empty() || ::access(args.model.c_str(), R_OK) != 0) {
+    fail("failed to load model '" + args.model + "'");
+  }
+
+  lume_unlock_probe_device info;
+  void* device = lume_unlock_probe_open_device(0, &info);
+  if (device == nullptr) {
+    fail("ggml_metal_device_init: no Metal device");
+  }
+  const bool unlocked = print_device_lines(device, info, args.verbose);
+  std::cout << replayed(args, unlocked).dump(2) << std::endl;
   return 0;
 }

@@ -123,6 +123,59 @@ std::string read_all(const std::string& path, std::size_t limit) {
   return out;
 }
 
+/// Scores `n_chunk` chunks of `n_ctx` tokens as perplexity.cpp does: the second half of each,
+/// running perplexity on stdout, the final estimate on stderr.
+void score(const std::vector<std::string>& tokens,
+           long n_ctx,
+           long n_chunk,
+           bool gpu,
+           std::uint64_t model) {
+  double gpu_shift = 0;
+  if (const char* drift = std::getenv("LLAMA_PERPLEXITY_SIM_GPU_DRIFT"); drift != nullptr && gpu) {
+    gpu_shift = std::log1p(std::strtod(drift, nullptr));
+  }
+  if (const char* failing = std::getenv("LLAMA_PERPLEXITY_SIM_GPU_METAL_ERROR");
+      failing != nullptr && std::string(failing) == "1" && gpu) {
+    std::fprintf(stderr,
+                 "ggml_metal_synchronize: error: command buffer 0 failed with status 5\n"
+                 "error: Internal Error (0000000e:Internal Error)\n");
+  }
+  double nll = 0;
+  double nll2 = 0;
+  long count = 0;
+  const long first = n_ctx / 2;
+  for (long chunk = 0; chunk < n_chunk; ++chunk) {
+    if (chunk == 0) {
+      std::fprintf(stderr, "perplexity: %.2f seconds per pass - ETA ", gpu ? 0.05 : 0.5);
+      std::printf("%.2f minutes\n", (gpu ? 0.05 : 0.5) * static_cast<double>(n_chunk) / 60.0);
+    }
+    for (long j = first; j < n_ctx - 1; ++j) {
+      const long at = chunk * n_ctx + j + 1;
+      const std::uint64_t h = fnv(tokens[at], fnv(tokens[at - 1], model));
+      double v = 0.5 + 4.0 * static_cast<double>(h % 10000) / 10000.0;
+      if (gpu) {
+        v += static_cast<double>((h >> 20) % 3) * 1e-4 + gpu_shift;
+      }
+      nll += v;
+      nll2 += v * v;
+      ++count;
+    }
+    std::printf("[%ld]%.4lf,", chunk + 1, std::exp(nll / static_cast<double>(count)));
+    std::fflush(stdout);
+  }
+  std::printf("\n");
+  const double mean = nll / static_cast<double>(count);
+  const double ppl = std::exp(mean);
+  const double variance = nll2 / static_cast<double>(count) - mean * mean;
+  if (variance > 0) {
+    const double spread = std::sqrt(variance / static_cast<double>(count - 1));
+    std::fprintf(stderr, "Final estimate: PPL = %.4lf +/- %.5lf\n", ppl, spread * ppl);
+  } else {
+    std::fprintf(stderr, "Unexpected negative standard deviation of log(prob)\n");
+  }
+  std::printf("\n");
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -182,49 +235,6 @@ int main(int argc, char** argv) {
                n_ctx,
                n_batch,
                n_seq);
-  double gpu_shift = 0;
-  if (const char* drift = std::getenv("LLAMA_PERPLEXITY_SIM_GPU_DRIFT"); drift != nullptr && gpu) {
-    gpu_shift = std::log1p(std::strtod(drift, nullptr));
-  }
-  if (const char* failing = std::getenv("LLAMA_PERPLEXITY_SIM_GPU_METAL_ERROR");
-      failing != nullptr && std::string(failing) == "1" && gpu) {
-    std::fprintf(stderr,
-                 "ggml_metal_synchronize: error: command buffer 0 failed with status 5\n"
-                 "error: Internal Error (0000000e:Internal Error)\n");
-  }
-  double nll = 0;
-  double nll2 = 0;
-  long count = 0;
-  const long first = n_ctx / 2;
-  for (long chunk = 0; chunk < n_chunk; ++chunk) {
-    if (chunk == 0) {
-      std::fprintf(stderr, "perplexity: %.2f seconds per pass - ETA ", gpu ? 0.05 : 0.5);
-      std::printf("%.2f minutes\n", (gpu ? 0.05 : 0.5) * static_cast<double>(n_chunk) / 60.0);
-    }
-    for (long j = first; j < n_ctx - 1; ++j) {
-      const long at = chunk * n_ctx + j + 1;
-      const std::uint64_t h = fnv(tokens[at], fnv(tokens[at - 1], model));
-      double v = 0.5 + 4.0 * static_cast<double>(h % 10000) / 10000.0;
-      if (gpu) {
-        v += static_cast<double>((h >> 20) % 3) * 1e-4 + gpu_shift;
-      }
-      nll += v;
-      nll2 += v * v;
-      ++count;
-    }
-    std::printf("[%ld]%.4lf,", chunk + 1, std::exp(nll / static_cast<double>(count)));
-    std::fflush(stdout);
-  }
-  std::printf("\n");
-  const double mean = nll / static_cast<double>(count);
-  const double ppl = std::exp(mean);
-  const double variance = nll2 / static_cast<double>(count) - mean * mean;
-  if (variance > 0) {
-    const double spread = std::sqrt(variance / static_cast<double>(count - 1));
-    std::fprintf(stderr, "Final estimate: PPL = %.4lf +/- %.5lf\n", ppl, spread * ppl);
-  } else {
-    std::fprintf(stderr, "Unexpected negative standard deviation of log(prob)\n");
-  }
-  std::printf("\n");
+  score(tokens, n_ctx, n_chunk, gpu, model);
   return 0;
 }

@@ -1,15 +1,18 @@
 #include "guest_home_archive.hpp"
 
+#include <archive.h>
+#include <archive_entry.h>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <optional>
+#include <functional>
+#include <memory>
 #include <set>
 #include <vector>
 
@@ -20,29 +23,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::size_t k_block = 512;
-constexpr const char* k_global_name = "lume-sim-guest-home";
-constexpr const char* k_marker_key = "LUMESIM.guest-home";
-constexpr const char* k_marker_value = "1";
-
-// ustar header fields: offset and length (POSIX.1-2001, pax "ustar Interchange Format").
-struct Field {
-  std::size_t offset;
-  std::size_t length;
-};
-constexpr Field k_name{0, 100};
-constexpr Field k_mode{100, 8};
-constexpr Field k_uid{108, 8};
-constexpr Field k_gid{116, 8};
-constexpr Field k_size{124, 12};
-constexpr Field k_mtime{136, 12};
-constexpr Field k_checksum{148, 8};
-constexpr std::size_t k_typeflag = 156;
-constexpr Field k_linkname{157, 100};
-constexpr Field k_magic{257, 6};
-constexpr Field k_version{263, 2};
-constexpr Field k_devmajor{329, 8};
-constexpr Field k_devminor{337, 8};
-constexpr Field k_prefix{345, 155};
 
 std::string errno_text() {
   return std::strerror(errno);
@@ -65,90 +45,71 @@ private:
   int m_fd;
 };
 
-std::uint64_t padded(std::uint64_t size) {
-  return (size + k_block - 1) / k_block * k_block;
+/// The format check: the archive's first two blocks, a pax global header named
+/// "lume-sim-guest-home" whose one record is "LUMESIM.guest-home=1". libarchive writes no
+/// global headers (and reads past them), so these two blocks are composed here, once.
+const std::string& marker() {
+  static const std::string bytes = [] {
+    const std::string record = "24 LUMESIM.guest-home=1\n";
+    std::string block(k_block, '\0');
+    const auto put = [&](std::size_t at, const std::string& text) {
+      block.replace(at, text.size(), text);
+    };
+    put(0, "lume-sim-guest-home");
+    put(100, "0000644");
+    put(108, "0000000");
+    put(116, "0000000");
+    char size[12];
+    std::snprintf(size, sizeof size, "%011o", static_cast<unsigned>(record.size()));
+    put(124, size);
+    put(136, "00000000000");
+    block[156] = 'g';
+    put(257,
+        std::string("ustar\0"
+                    "00",
+                    8));
+    put(329, "0000000");
+    put(337, "0000000");
+    unsigned sum = 8 * ' '; // the checksum field counts as spaces
+    for (unsigned char c : block) {
+      sum += c;
+    }
+    char checksum[8];
+    std::snprintf(checksum, sizeof checksum, "%06o", sum);
+    put(148, std::string(checksum, 6) + std::string("\0 ", 2));
+    return block + record + std::string(k_block - record.size(), '\0');
+  }();
+  return bytes;
+}
+
+/// Reads `size` bytes at `offset`; fewer when the file ends first.
+std::string read_at(int fd, off_t offset, std::size_t size) {
+  std::string out(size, '\0');
+  const ssize_t n = pread(fd, out.data(), size, offset);
+  out.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  return out;
+}
+
+struct ArchiveFree {
+  void operator()(archive* a) const { archive_free(a); }
+};
+using Archive = std::unique_ptr<archive, ArchiveFree>;
+
+std::string libarchive_text(archive* a) {
+  const char* text = archive_error_string(a);
+  return text != nullptr ? text : "libarchive failed";
 }
 
 // --- writing ---------------------------------------------------------------------------------
 
-/// Zero-padded octal filling all but the last byte of the field, which stays NUL.
-void put_octal(std::string& block, Field f, std::uint64_t value) {
-  std::string digits(f.length - 1, '0');
-  for (std::size_t i = digits.size(); i-- > 0 && value != 0; value >>= 3) {
-    digits[i] = static_cast<char>('0' + (value & 7));
-  }
-  if (value != 0) {
-    throw GuestHomeError("a size of more than 8 GiB does not fit a ustar header");
-  }
-  block.replace(f.offset, digits.size(), digits);
-}
-
-unsigned checksum_of(const std::string& block) {
-  unsigned sum = 0;
-  for (std::size_t i = 0; i < k_block; ++i) {
-    const bool in_field = i >= k_checksum.offset && i < k_checksum.offset + k_checksum.length;
-    sum += in_field ? static_cast<unsigned char>(' ') : static_cast<unsigned char>(block[i]);
-  }
-  return sum;
-}
-
-/// One ustar header; `name` and `link` must fit their fields (longer ones travel in pax).
-std::string header(const std::string& name,
-                   char type,
-                   unsigned mode,
-                   std::uint64_t size,
-                   const std::string& link = {}) {
-  std::string block(k_block, '\0');
-  block.replace(k_name.offset, std::min(name.size(), k_name.length), name, 0, k_name.length);
-  put_octal(block, k_mode, mode);
-  put_octal(block, k_uid, 0);
-  put_octal(block, k_gid, 0);
-  put_octal(block, k_size, size);
-  put_octal(block, k_mtime, 0);
-  block[k_typeflag] = type;
-  block.replace(
-      k_linkname.offset, std::min(link.size(), k_linkname.length), link, 0, k_linkname.length);
-  block.replace(k_magic.offset, k_magic.length, "ustar\0", k_magic.length);
-  block.replace(k_version.offset, k_version.length, "00");
-  put_octal(block, k_devmajor, 0);
-  put_octal(block, k_devminor, 0);
-  char sum[8];
-  std::snprintf(sum, sizeof sum, "%06o", checksum_of(block));
-  block.replace(k_checksum.offset, 6, sum, 6);
-  block[k_checksum.offset + 6] = '\0';
-  block[k_checksum.offset + 7] = ' ';
-  return block;
-}
-
-/// A pax record "<length> <key>=<value>\n", where length counts the whole record.
-std::string pax_record(const std::string& key, const std::string& value) {
-  const std::size_t rest = 1 + key.size() + 1 + value.size() + 1;
-  std::size_t length = rest + 1;
-  while (std::to_string(length).size() + rest != length) {
-    length = std::to_string(length).size() + rest;
-  }
-  return std::to_string(length) + " " + key + "=" + value + "\n";
-}
-
-std::string global_marker_record() {
-  return pax_record(k_marker_key, k_marker_value);
-}
-
-/// Appends a header or data padded to whole blocks.
-void put_padded(std::string& out, const std::string& bytes) {
-  out += bytes;
-  out.append(padded(bytes.size()) - bytes.size(), '\0');
-}
-
 struct Item {
-  std::string path; ///< relative, '/'-separated, without a trailing '/'
-  char type;        ///< '0', '5' or '2'
-  unsigned mode;
-  std::uint64_t size = 0;
+  std::string path; ///< relative, '/'-separated
+  struct stat st;
   std::string link;
 };
 
-/// Lists `dir` (relative name `rel`) depth first without following symlinks.
+/// Lists `dir` (relative name `rel`) depth first without following symlinks. Sockets, FIFOs and
+/// devices are runtime objects, not disk content: left out.
 void collect(const fs::path& dir, const std::string& rel, std::vector<Item>& items) {
   std::error_code ec;
   fs::directory_iterator it(dir, ec);
@@ -159,160 +120,120 @@ void collect(const fs::path& dir, const std::string& rel, std::vector<Item>& ite
   for (const auto& entry : it) {
     const std::string name = rel.empty() ? entry.path().filename().string()
                                          : rel + "/" + entry.path().filename().string();
-    struct stat st {};
-    if (lstat(entry.path().c_str(), &st) != 0) {
+    Item item{name, {}, {}};
+    if (lstat(entry.path().c_str(), &item.st) != 0) {
       throw GuestHomeError("cannot stat '" + name + "': " + errno_text());
     }
-    const unsigned mode = st.st_mode & 0777;
-    if (S_ISDIR(st.st_mode)) {
-      items.push_back({name, '5', mode, 0, {}});
-      collect(entry.path(), name, items);
-    } else if (S_ISREG(st.st_mode)) {
-      items.push_back({name, '0', mode, static_cast<std::uint64_t>(st.st_size), {}});
-    } else if (S_ISLNK(st.st_mode)) {
-      const fs::path target = fs::read_symlink(entry.path(), ec);
+    if (S_ISLNK(item.st.st_mode)) {
+      item.link = fs::read_symlink(entry.path(), ec).string();
       if (ec) {
         throw GuestHomeError("cannot read symlink '" + name + "': " + ec.message());
       }
-      items.push_back({name, '2', mode, 0, target.string()});
     }
-    // Sockets, FIFOs and devices are runtime objects, not disk content: left out.
+    if (S_ISDIR(item.st.st_mode) || S_ISREG(item.st.st_mode) || S_ISLNK(item.st.st_mode)) {
+      items.push_back(item);
+    }
+    if (S_ISDIR(item.st.st_mode)) {
+      collect(entry.path(), name, items);
+    }
   }
 }
 
-/// Appends the file's bytes, exactly `size` of them (a file that changed size meanwhile fails).
-void put_file(std::string& out, const fs::path& path, const std::string& name, std::uint64_t size) {
-  Fd fd(open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+/// One entry's header (mtime 0, uid/gid 0, no owner names) and, for a file, exactly its size in
+/// bytes (a file that changed size meanwhile fails).
+void put_item(archive* a, const fs::path& home, const Item& item) {
+  std::unique_ptr<archive_entry, void (*)(archive_entry*)> e(archive_entry_new(),
+                                                             archive_entry_free);
+  archive_entry_set_pathname(e.get(), item.path.c_str());
+  archive_entry_set_filetype(e.get(), item.st.st_mode & S_IFMT);
+  archive_entry_set_perm(e.get(), item.st.st_mode & 0777);
+  const auto size = S_ISREG(item.st.st_mode) ? item.st.st_size : 0;
+  archive_entry_set_size(e.get(), size);
+  if (S_ISLNK(item.st.st_mode)) {
+    archive_entry_set_symlink(e.get(), item.link.c_str());
+  }
+  if (archive_write_header(a, e.get()) != ARCHIVE_OK) {
+    throw GuestHomeError("cannot archive '" + item.path + "': " + libarchive_text(a));
+  }
+  if (size == 0) {
+    return;
+  }
+  Fd fd(open((home / item.path).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   if (fd.get() < 0) {
-    throw GuestHomeError("cannot read '" + name + "': " + errno_text());
+    throw GuestHomeError("cannot read '" + item.path + "': " + errno_text());
   }
-  const std::size_t start = out.size();
-  out.resize(start + size);
-  std::uint64_t done = 0;
-  while (done < size) {
-    const ssize_t n = read(fd.get(), &out[start + done], size - done);
+  std::vector<char> buffer(1 << 16);
+  for (off_t done = 0; done < size;) {
+    const ssize_t n = read(fd.get(), buffer.data(), std::min<off_t>(buffer.size(), size - done));
     if (n < 0 && errno == EINTR) {
       continue;
     }
-    if (n <= 0) {
-      throw GuestHomeError("'" + name + "' changed while it was archived");
+    if (n <= 0 || archive_write_data(a, buffer.data(), static_cast<std::size_t>(n)) != n) {
+      throw GuestHomeError("'" + item.path + "' changed while it was archived");
     }
-    done += static_cast<std::uint64_t>(n);
-  }
-  out.append(padded(size) - size, '\0');
-}
-
-void write_all(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t n = write(fd, data, size);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      throw GuestHomeError("write failed: " + errno_text());
-    }
-    data += n;
-    size -= static_cast<std::size_t>(n);
+    done += n;
   }
 }
 
 // --- reading ---------------------------------------------------------------------------------
 
-/// What one header of the archive says.
+/// What one entry of the archive says, with tar's type letters.
 struct Entry {
   std::string path;
   char type;
   unsigned mode;
-  std::uint64_t size;
-  std::uint64_t offset; ///< of the data in the archive
+  std::int64_t size;
   std::string link;
 };
 
-std::string field(const std::string& block, Field f) {
-  std::string s = block.substr(f.offset, f.length);
-  return s.substr(0, s.find('\0'));
-}
-
-std::optional<std::uint64_t> octal(const std::string& block, Field f) {
-  const std::string s = field(block, f);
-  std::size_t i = s.find_first_not_of(' ');
-  if (i == std::string::npos) {
-    return std::nullopt;
+char type_letter(archive_entry* e) {
+  if (archive_entry_hardlink(e) != nullptr) {
+    return '1';
   }
-  std::uint64_t value = 0;
-  for (; i < s.size() && s[i] != ' '; ++i) {
-    if (s[i] < '0' || s[i] > '7') {
-      return std::nullopt;
-    }
-    value = value * 8 + static_cast<std::uint64_t>(s[i] - '0');
+  switch (archive_entry_filetype(e)) {
+  case AE_IFREG:
+    return '0';
+  case AE_IFLNK:
+    return '2';
+  case AE_IFCHR:
+    return '3';
+  case AE_IFBLK:
+    return '4';
+  case AE_IFDIR:
+    return '5';
+  case AE_IFIFO:
+    return '6';
+  default:
+    return '?';
   }
-  return value;
 }
 
-bool is_ustar_header(const std::string& block) {
-  if (block.compare(k_magic.offset, k_magic.length, "ustar\0", k_magic.length) != 0 ||
-      block.compare(k_version.offset, k_version.length, "00") != 0) {
-    return false;
+/// Calls `visit` with every entry after the marker, the archive positioned at its data. Throws
+/// GuestHomeError when libarchive finds the archive malformed.
+void for_each_entry(const fs::path& disk,
+                    const std::function<void(const Entry&, archive*)>& visit) {
+  Archive a(archive_read_new());
+  archive_read_support_format_tar(a.get());
+  if (archive_read_open_filename(a.get(), disk.c_str(), 1 << 16) != ARCHIVE_OK) {
+    throw GuestHomeError("cannot read the archive: " + libarchive_text(a.get()));
   }
-  const auto sum = octal(block, k_checksum);
-  return sum && *sum == checksum_of(block);
-}
-
-/// Reads `size` bytes at `offset`; fewer when the file ends first.
-std::string read_at(int fd, std::uint64_t offset, std::size_t size) {
-  std::string out(size, '\0');
-  std::size_t done = 0;
-  while (done < size) {
-    const ssize_t n = pread(fd, &out[done], size - done, static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR) {
-      continue;
+  archive_entry* raw = nullptr;
+  int rc = ARCHIVE_OK;
+  while ((rc = archive_read_next_header(a.get(), &raw)) == ARCHIVE_OK) {
+    Entry e{archive_entry_pathname(raw) != nullptr ? archive_entry_pathname(raw) : "",
+            type_letter(raw),
+            static_cast<unsigned>(archive_entry_perm(raw)),
+            archive_entry_size(raw),
+            archive_entry_symlink(raw) != nullptr    ? archive_entry_symlink(raw)
+            : archive_entry_hardlink(raw) != nullptr ? archive_entry_hardlink(raw)
+                                                     : ""};
+    if (e.type == '5' && e.path.size() > 1 && e.path.back() == '/') {
+      e.path.pop_back();
     }
-    if (n <= 0) {
-      break;
-    }
-    done += static_cast<std::size_t>(n);
+    visit(e, a.get());
   }
-  out.resize(done);
-  return out;
-}
-
-/// True when the archive open as `fd` starts with our global header and its marker record.
-bool has_marker(int fd) {
-  const std::string block = read_at(fd, 0, k_block);
-  const std::string record = global_marker_record();
-  return block.size() == k_block && is_ustar_header(block) && block[k_typeflag] == 'g' &&
-         field(block, k_name) == k_global_name && octal(block, k_size) == record.size() &&
-         read_at(fd, k_block, record.size()) == record;
-}
-
-/// Parses pax records into `path` / `linkpath`; other keys are not part of the format.
-void read_pax(const std::string& data,
-              std::optional<std::string>& path,
-              std::optional<std::string>& link) {
-  std::size_t at = 0;
-  while (at < data.size()) {
-    const std::size_t space = data.find(' ', at);
-    std::size_t length = 0;
-    try {
-      length = space == std::string::npos ? 0 : std::stoul(data.substr(at, space - at));
-    } catch (const std::exception&) {
-      length = 0;
-    }
-    if (length == 0 || at + length > data.size() || data[at + length - 1] != '\n') {
-      throw GuestHomeError("malformed pax record at archive data offset " + std::to_string(at));
-    }
-    const std::string record = data.substr(space + 1, at + length - 1 - (space + 1));
-    const std::size_t eq = record.find('=');
-    const std::string key = record.substr(0, eq);
-    const std::string value = eq == std::string::npos ? "" : record.substr(eq + 1);
-    if (key == "path") {
-      path = value;
-    } else if (key == "linkpath") {
-      link = value;
-    } else {
-      throw GuestHomeError("unsupported pax record '" + key + "'");
-    }
-    at += length;
+  if (rc != ARCHIVE_EOF) {
+    throw GuestHomeError("malformed archive: " + libarchive_text(a.get()));
   }
 }
 
@@ -329,6 +250,33 @@ std::vector<std::string> components(const std::string& path) {
   }
 }
 
+/// A symlink's target may climb only with leading '..' and never above the home: the link's
+/// parent is a real directory, so their count is exact; a '..' after a name could undo a
+/// symlink's resolution instead of the name.
+void check_link(const Entry& e) {
+  const std::string link = "symlink '" + e.path + "' -> '" + e.link + "'";
+  if (e.link.empty()) {
+    throw GuestHomeError(link + " has an empty or invalid target");
+  }
+  if (e.link.front() == '/') {
+    throw GuestHomeError(link + " points to an absolute path");
+  }
+  long depth = static_cast<long>(components(e.path).size()) - 1;
+  bool named = false;
+  for (const std::string& c : components(e.link)) {
+    if (c == "..") {
+      if (named) {
+        throw GuestHomeError(link + " has a '..' after a name");
+      }
+      if (--depth < 0) {
+        throw GuestHomeError(link + " leads out of the home");
+      }
+    } else if (!c.empty() && c != ".") {
+      named = true;
+    }
+  }
+}
+
 /// The safety rules of restore_guest_home, for one entry (its parents are already checked).
 void check_entry(const Entry& e,
                  const std::set<std::string>& seen,
@@ -336,9 +284,6 @@ void check_entry(const Entry& e,
   const std::string quoted = "entry '" + e.path + "'";
   if (e.path.empty()) {
     throw GuestHomeError("an entry has an empty path");
-  }
-  if (e.path.find('\0') != std::string::npos) {
-    throw GuestHomeError(quoted + " has a NUL in its path");
   }
   if (e.path.front() == '/') {
     throw GuestHomeError(quoted + " is an absolute path");
@@ -367,91 +312,29 @@ void check_entry(const Entry& e,
                          e.path.substr(0, slash) + "'");
   }
   if (e.type == '2') {
-    const std::string link = "symlink '" + e.path + "' -> '" + e.link + "'";
-    if (e.link.empty() || e.link.find('\0') != std::string::npos) {
-      throw GuestHomeError(link + " has an empty or invalid target");
-    }
-    if (e.link.front() == '/') {
-      throw GuestHomeError(link + " points to an absolute path");
-    }
-    // Only leading '..' climbs: the link's parent is a real directory, so their count is exact;
-    // a '..' after a name could undo a symlink's resolution instead of the name.
-    long depth = static_cast<long>(components(e.path).size()) - 1;
-    bool named = false;
-    for (const std::string& c : components(e.link)) {
-      if (c == "..") {
-        if (named) {
-          throw GuestHomeError(link + " has a '..' after a name");
-        }
-        if (--depth < 0) {
-          throw GuestHomeError(link + " leads out of the home");
-        }
-      } else if (!c.empty() && c != ".") {
-        named = true;
-      }
-    }
+    check_link(e);
   }
 }
 
-/// Reads and checks every header after the global one; nothing on disk changes.
-std::vector<Entry> read_entries(int fd) {
+/// Reads and checks every entry; nothing on disk changes.
+std::vector<Entry> checked_entries(const fs::path& disk) {
+  Fd fd(open(disk.c_str(), O_RDONLY | O_CLOEXEC));
   struct stat st {};
-  fstat(fd, &st);
-  const auto file_size = static_cast<std::uint64_t>(st.st_size);
+  if (fd.get() < 0 || fstat(fd.get(), &st) != 0 || st.st_size % k_block != 0 ||
+      read_at(fd.get(), st.st_size - 2 * k_block, 2 * k_block) != std::string(2 * k_block, '\0')) {
+    throw GuestHomeError("the archive ends without its end-of-archive blocks");
+  }
   std::vector<Entry> entries;
   std::set<std::string> seen;
   std::set<std::string> directories;
-  std::optional<std::string> pax_path;
-  std::optional<std::string> pax_link;
-  std::uint64_t at = k_block + padded(global_marker_record().size());
-  while (true) {
-    const std::string block = read_at(fd, at, k_block);
-    if (block.size() < k_block) {
-      throw GuestHomeError("the archive ends without its end-of-archive blocks");
-    }
-    if (block == std::string(k_block, '\0')) {
-      break;
-    }
-    const std::string where = "header at offset " + std::to_string(at);
-    if (!is_ustar_header(block)) {
-      throw GuestHomeError(where + " is not a ustar header (bad magic or checksum)");
-    }
-    const auto size = octal(block, k_size);
-    const auto mode = octal(block, k_mode);
-    if (!size || !mode || at + k_block + *size > file_size) {
-      throw GuestHomeError(where + " has a bad size or mode, or its data is cut off");
-    }
-    const char type = block[k_typeflag] == '\0' ? '0' : block[k_typeflag];
-    const std::uint64_t data = at + k_block;
-    at = data + padded(*size);
-    if (type == 'x') {
-      read_pax(read_at(fd, data, static_cast<std::size_t>(*size)), pax_path, pax_link);
-      continue;
-    }
-    Entry e;
-    const std::string prefix = field(block, k_prefix);
-    e.path = pax_path.value_or(prefix.empty() ? field(block, k_name)
-                                              : prefix + "/" + field(block, k_name));
-    e.link = pax_link.value_or(field(block, k_linkname));
-    pax_path.reset();
-    pax_link.reset();
-    e.type = type;
-    e.mode = static_cast<unsigned>(*mode) & 0777;
-    e.size = *size;
-    e.offset = data;
-    if (type == '5' && e.path.size() > 1 && e.path.back() == '/') {
-      e.path.pop_back();
-    }
+  for_each_entry(disk, [&](const Entry& e, archive*) {
     check_entry(e, seen, directories);
     seen.insert(e.path);
-    if (type == '5') {
+    if (e.type == '5') {
       directories.insert(e.path);
     }
-    entries.push_back(std::move(e));
-  }
-  if (pax_path || pax_link) {
-    throw GuestHomeError("a pax header is not followed by its entry");
-  }
+    entries.push_back(e);
+  });
   return entries;
 }
 
@@ -485,7 +368,7 @@ void remove_tree(const fs::path& path) {
   }
 }
 
-void extract(int archive, const Entry& e, const fs::path& to) {
+void extract(archive* a, const Entry& e, const fs::path& to) {
   const std::string quoted = "'" + e.path + "'";
   if (e.type == '5') {
     if (mkdir(to.c_str(), 0700) != 0) {
@@ -503,18 +386,26 @@ void extract(int archive, const Entry& e, const fs::path& to) {
   if (fd.get() < 0) {
     throw GuestHomeError("cannot create " + quoted + ": " + errno_text());
   }
-  constexpr std::uint64_t k_piece = 1 << 20;
-  for (std::uint64_t done = 0; done < e.size;) {
-    const std::string bytes = read_at(
-        archive, e.offset + done, static_cast<std::size_t>(std::min(k_piece, e.size - done)));
-    if (bytes.empty()) {
-      throw GuestHomeError("the archive ends inside " + quoted);
-    }
-    write_all(fd.get(), bytes.data(), bytes.size());
-    done += bytes.size();
+  if (archive_read_data_into_fd(a, fd.get()) != ARCHIVE_OK) {
+    throw GuestHomeError("cannot extract " + quoted + ": " + libarchive_text(a));
   }
   if (fchmod(fd.get(), e.mode) != 0) {
     throw GuestHomeError("cannot set the mode of " + quoted + ": " + errno_text());
+  }
+}
+
+/// Empties `home`, leaving the directory itself.
+void empty_home(const fs::path& home) {
+  std::error_code ec;
+  std::vector<fs::path> old;
+  for (const auto& child : fs::directory_iterator(home, ec)) {
+    old.push_back(child.path());
+  }
+  if (ec) {
+    throw GuestHomeError("cannot list '" + home.string() + "': " + ec.message());
+  }
+  for (const auto& child : old) {
+    remove_tree(child);
   }
 }
 
@@ -531,37 +422,29 @@ std::size_t write_guest_home_archive(const fs::path& home, const fs::path& out) 
   std::sort(
       items.begin(), items.end(), [](const Item& a, const Item& b) { return a.path < b.path; });
 
-  std::string archive;
-  const std::string marker = global_marker_record();
-  archive += header(k_global_name, 'g', 0644, marker.size());
-  put_padded(archive, marker);
-  for (const Item& item : items) {
-    const std::string name = item.type == '5' ? item.path + "/" : item.path;
-    std::string pax;
-    if (name.size() > k_name.length) {
-      pax += pax_record("path", name);
-    }
-    if (item.link.size() > k_linkname.length) {
-      pax += pax_record("linkpath", item.link);
-    }
-    if (!pax.empty()) {
-      archive += header("PaxHeader", 'x', 0644, pax.size());
-      put_padded(archive, pax);
-    }
-    archive += header(name, item.type, item.mode, item.size, item.link);
-    if (item.type == '0') {
-      put_file(archive, home / item.path, item.path, item.size);
-    }
-  }
-  archive.append(2 * k_block, '\0');
-
   const fs::path temporary = out.string() + ".lume-sim-tmp";
   {
     Fd fd(open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    if (fd.get() < 0) {
+    if (fd.get() < 0 || write(fd.get(), marker().data(), marker().size()) !=
+                            static_cast<ssize_t>(marker().size())) {
       throw GuestHomeError("cannot write '" + temporary.string() + "': " + errno_text());
     }
-    write_all(fd.get(), archive.data(), archive.size());
+    // pax where a name needs it, ustar otherwise; no padding past the two end blocks.
+    Archive a(archive_write_new());
+    if (archive_write_set_format_pax_restricted(a.get()) != ARCHIVE_OK ||
+        archive_write_set_bytes_per_block(a.get(), k_block) != ARCHIVE_OK ||
+        archive_write_set_bytes_in_last_block(a.get(), 1) != ARCHIVE_OK ||
+        archive_write_open_fd(a.get(), fd.get()) != ARCHIVE_OK) {
+      throw GuestHomeError("cannot write '" + temporary.string() +
+                           "': " + libarchive_text(a.get()));
+    }
+    for (const Item& item : items) {
+      put_item(a.get(), home, item);
+    }
+    if (archive_write_close(a.get()) != ARCHIVE_OK) {
+      throw GuestHomeError("cannot write '" + temporary.string() +
+                           "': " + libarchive_text(a.get()));
+    }
   }
   if (rename(temporary.c_str(), out.c_str()) != 0) {
     throw GuestHomeError("cannot replace '" + out.string() + "': " + errno_text());
@@ -571,41 +454,28 @@ std::size_t write_guest_home_archive(const fs::path& home, const fs::path& out) 
 
 bool is_guest_home_archive(const fs::path& disk) {
   Fd fd(open(disk.c_str(), O_RDONLY | O_CLOEXEC));
-  return fd.get() >= 0 && has_marker(fd.get());
+  return fd.get() >= 0 && read_at(fd.get(), 0, marker().size()) == marker();
 }
 
 bool restore_guest_home(const fs::path& disk, const fs::path& home) {
-  Fd archive(open(disk.c_str(), O_RDONLY | O_CLOEXEC));
-  if (archive.get() < 0 || !has_marker(archive.get())) {
+  if (!is_guest_home_archive(disk)) {
     return false;
   }
-  const std::vector<Entry> entries = read_entries(archive.get());
-
+  const std::vector<Entry> entries = checked_entries(disk);
   struct stat home_st {};
   if (stat(home.c_str(), &home_st) != 0 || !S_ISDIR(home_st.st_mode)) {
     throw GuestHomeError("'" + home.string() + "' is not a directory");
   }
-  std::error_code ec;
-  std::vector<fs::path> old;
-  for (const auto& child : fs::directory_iterator(home, ec)) {
-    old.push_back(child.path());
-  }
-  if (ec) {
-    throw GuestHomeError("cannot list '" + home.string() + "': " + ec.message());
-  }
-  for (const auto& child : old) {
-    remove_tree(child);
-  }
-
+  empty_home(home);
   // The archive says uid 0; the guest (guest-sim's user) must own its home's contents.
   const bool chown_to_owner = geteuid() == 0;
-  for (const Entry& e : entries) {
+  for_each_entry(disk, [&](const Entry& e, archive* a) {
     const fs::path to = home / e.path;
-    extract(archive.get(), e, to);
+    extract(a, e, to);
     if (chown_to_owner && lchown(to.c_str(), home_st.st_uid, home_st.st_gid) != 0) {
       throw GuestHomeError("cannot give '" + e.path + "' to the home's owner: " + errno_text());
     }
-  }
+  });
   // Directory modes last, deepest first: a read-only directory must first receive its contents.
   for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
     if (it->type == '5' && chmod((home / it->path).c_str(), it->mode) != 0) {

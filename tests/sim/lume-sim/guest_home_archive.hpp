@@ -5,10 +5,12 @@
 // its home in a plain directory, so lume-sim stands in for the disk with an archive of it.
 // This is a simulation device, not Lume behaviour: Lume never looks inside disk.img.
 //
-// Format: a POSIX pax tar (readable with `tar -tvf disk.img`), 512-byte blocks.
+// Format: a POSIX pax tar (readable with `tar -tvf disk.img`), 512-byte blocks, written and
+// read with libarchive (pax where a name needs it, ustar otherwise); only the marker's two blocks
+// are composed here, since libarchive writes no global headers.
 //   - Block 0 is a pax global header named "lume-sim-guest-home" whose only record is
-//     "LUMESIM.guest-home=1"; together with the ustar magic and a valid header checksum this is
-//     the format check. Any other disk.img (seeded images hold arbitrary bytes) is not ours.
+//     "LUMESIM.guest-home=1"; the format check compares these two blocks byte for byte. Any other
+//     disk.img (seeded images hold arbitrary bytes) is not ours.
 //   - Then one entry per directory ("dir/", type '5'), regular file ('0') and symlink ('2') of
 //     the home, sorted by path (so parents come first), without the home directory itself.
 //     Modes keep the permission bits (0777); mtime 0, uid/gid 0, no user or group names, so the

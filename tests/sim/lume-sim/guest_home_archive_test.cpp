@@ -7,6 +7,7 @@
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -16,6 +17,10 @@
 #include <fstream>
 
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
 
 using lume_sim::GuestHomeError;
 using lume_sim::is_guest_home_archive;
@@ -110,9 +115,9 @@ TEST(GuestHomeArchive, RoundTripRestoresContentsModesAndSymlinks) {
   // A standard tar to an independent reader, names intact (long ones via pax).
   auto listing = lume_unlock::test::run_command({k_tar, "-tf", dir / "disk.img"});
   ASSERT_EQ(listing.exit_status, 0) << listing.stderr_text;
-  EXPECT_NE(listing.stdout_text.find("file with space.txt\n"), std::string::npos);
-  EXPECT_NE(listing.stdout_text.find("long/" + long_name + "\n"), std::string::npos);
-  EXPECT_EQ(listing.stdout_text.find("pipe"), std::string::npos);
+  EXPECT_THAT(listing.stdout_text, HasSubstr("file with space.txt\n"));
+  EXPECT_THAT(listing.stdout_text, HasSubstr("long/" + long_name + "\n"));
+  EXPECT_THAT(listing.stdout_text, Not(HasSubstr("pipe")));
 
   // The guest changes its home; the restore puts back exactly what was archived.
   write_file(home / "bin" / "tool", "changed\n", 0644);
@@ -177,21 +182,18 @@ TEST(GuestHomeArchive, OtherDisksAreNotTakenForAnArchiveAndLeaveTheHomeAlone) {
   EXPECT_EQ(snapshot(home), before);
 }
 
-TEST(GuestHomeArchive, UnsafeOrMalformedArchivesAreRefusedBeforeTheHomeChanges) {
-  TempDir dir("guest-home");
-  const fs::path home = dir / "home";
-  fs::create_directory(home);
-  write_file(home / "keep", "keep me\n", 0600);
-  const auto before = snapshot(home);
-  const std::string head = marker();
+struct UnsafeArchive {
+  const char* what;
+  std::string body; ///< after the marker
+  std::string message;
+  bool libarchive_words = false; ///< `message` is the start: libarchive's wording varies
+};
+
+/// Archives restore_guest_home must refuse, each with the error it gives.
+std::vector<UnsafeArchive> unsafe_archives() {
   std::string bad_checksum = member("x", '0', "x");
   bad_checksum[0] = 'y';
-  struct Case {
-    const char* what;
-    std::string body; ///< after the marker
-    std::string message;
-  };
-  const std::vector<Case> cases = {
+  return {
       {"climbs out", member("../evil", '0', "x") + k_end, "entry '../evil' has a '..' component"},
       {"climbs out later",
        member("a/", '5') + member("a/../../evil", '0', "x") + k_end,
@@ -222,29 +224,43 @@ TEST(GuestHomeArchive, UnsafeOrMalformedArchivesAreRefusedBeforeTheHomeChanges) 
        member("x", '0', "1") + member("x", '0', "2") + k_end,
        "entry 'x' appears twice"},
       {"hard link", member("h", '1', "", "keep") + k_end, "entry 'h' has unsupported type '1'"},
+      // libarchive takes a directory's size as 0 (docs/sources.md): its data reads as a header.
       {"directory with data",
        member("d/", '5', "data") + k_end,
-       "entry 'd' is a directory or symlink with data"},
-      {"bad checksum",
-       bad_checksum + k_end,
-       "header at offset 1024 is not a ustar header (bad magic or checksum)"},
+       "malformed archive: Damaged tar archive",
+       true},
+      {"bad checksum", bad_checksum + k_end, "malformed archive: Damaged tar archive", true},
       {"data cut off",
-       member("x", '0', std::string(2000, 'x')).substr(0, 1024),
-       "header at offset 1024 has a bad size or mode, or its data is cut off"},
+       member("x", '0', std::string(2000, 'x')).substr(0, 1024) + k_end,
+       "malformed archive: Truncated input file (needed 2048 bytes, only 1536 available)",
+       true},
       {"no end blocks",
        member("x", '0', "x"),
        "the archive ends without its end-of-archive blocks"},
-      {"unknown pax record",
-       member("PaxHeader", 'x', "15 uname=guest\n") + member("x", '0', "x") + k_end,
-       "unsupported pax record 'uname'"},
+      {"a pax path climbs out",
+       member("PaxHeader", 'x', "16 path=../evil\n") + member("x", '0', "x") + k_end,
+       "entry '../evil' has a '..' component"},
   };
-  for (const auto& c : cases) {
+}
+
+TEST(GuestHomeArchive, UnsafeOrMalformedArchivesAreRefusedBeforeTheHomeChanges) {
+  TempDir dir("guest-home");
+  const fs::path home = dir / "home";
+  fs::create_directory(home);
+  write_file(home / "keep", "keep me\n", 0600);
+  const auto before = snapshot(home);
+  const std::string head = marker();
+  for (const auto& c : unsafe_archives()) {
     std::ofstream(dir / "disk.img", std::ios::binary | std::ios::trunc) << head << c.body;
     try {
       restore_guest_home(dir / "disk.img", home);
       ADD_FAILURE() << c.what << ": accepted";
     } catch (const GuestHomeError& e) {
-      EXPECT_EQ(std::string(e.what()), c.message) << c.what;
+      if (c.libarchive_words) {
+        EXPECT_THAT(e.what(), StartsWith(c.message)) << c.what;
+      } else {
+        EXPECT_EQ(std::string(e.what()), c.message) << c.what;
+      }
     }
     EXPECT_EQ(snapshot(home), before) << c.what;
   }

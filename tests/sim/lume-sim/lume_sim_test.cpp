@@ -1,9 +1,9 @@
 // lume-sim held to reference/lume-api.md with raw HTTP (a plain socket, not our Lume client).
+#include "lume_sim_fixture.hpp"
 #include "options.hpp"
-#include "raw_http.hpp"
 #include "support/loopback_listener.hpp"
-#include "support/lume_sim.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -17,6 +17,8 @@
 #include <thread>
 
 namespace {
+
+using ::testing::HasSubstr;
 
 using lume_sim_test::raw;
 using lume_sim_test::RawResponse;
@@ -52,34 +54,7 @@ std::set<std::string> keys_of(const json& j) {
 const char* const k_linux_create =
     R"({"name":"dev","os":"linux","cpu":2,"memory":"4GB","diskSize":"10GB","display":"1024x768"})";
 
-class LumeSimTest : public ::testing::Test {
-protected:
-  std::unique_ptr<LumeSim> start(std::vector<std::string> args = {}) {
-    auto sim = std::make_unique<LumeSim>(LUME_SIM_BINARY, std::move(args));
-    return sim;
-  }
-
-  /// Polls GET /lume/vms/NAME until status is `want` (5 s at most).
-  static json await_status(int port, const std::string& name, const std::string& want) {
-    json last;
-    for (int i = 0; i < 250; ++i) {
-      auto r = raw(port, "GET", "/lume/vms/" + name);
-      if (r.status == 200) {
-        last = r.json_body();
-        if (last["status"] == want) {
-          return last;
-        }
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    ADD_FAILURE() << "VM '" << name << "' never became " << want << "; last " << last.dump();
-    return last;
-  }
-};
-
-#define START_SIM(var, ...)                                                                        \
-  auto var = start(__VA_ARGS__);                                                                   \
-  LUME_UNLOCK_REQUIRE(var->started(), var->failure())
+using lume_sim_test::LumeSimTest;
 
 TEST_F(LumeSimTest, ListOfNoVmsIsAnEmptyJsonArray) {
   START_SIM(sim);
@@ -268,7 +243,7 @@ TEST_F(LumeSimTest, ForwardSlashesAreEscapedLikeFoundation) {
   START_SIM(sim, {"--create-delay-ms", "0"});
   auto config = raw(sim->port(), "GET", "/lume/config");
   EXPECT_EQ(config.status, 200);
-  EXPECT_NE(config.body.find("\\/"), std::string::npos);
+  EXPECT_THAT(config.body, HasSubstr("\\/"));
   EXPECT_EQ(config.body.find_first_of(" \n"), std::string::npos) << "compact";
   for (std::size_t i = config.body.find('/'); i != std::string::npos;
        i = config.body.find('/', i + 1)) {
@@ -280,7 +255,7 @@ TEST_F(LumeSimTest, ForwardSlashesAreEscapedLikeFoundation) {
   await_status(sim->port(), "dev", "stopped");
   ASSERT_EQ(raw(sim->port(), "POST", "/lume/vms/dev/run", R"({"noDisplay":true})").status, 202);
   auto details = raw(sim->port(), "GET", "/lume/vms/dev");
-  EXPECT_NE(details.body.find(R"("vncUrl":"vnc:\/\/:)"), std::string::npos) << details.body;
+  EXPECT_THAT(details.body, HasSubstr(R"("vncUrl":"vnc:\/\/:)"));
 }
 
 TEST_F(LumeSimTest, RunIsRunningAtOnceAndReportsTheGuestAfterTheBootDelay) {
@@ -405,59 +380,6 @@ TEST_F(LumeSimTest, NamesAreUsedVerbatimAsReferenceSection7Says) {
     listed.insert(vm["name"].get<std::string>());
   }
   EXPECT_EQ(listed, (std::set<std::string>{"img:tag", "my vm"}));
-}
-
-TEST_F(LumeSimTest, AsyncPullReportsProgressThenAStickyFailure) {
-  START_SIM(sim, {"--pull-delay-ms", "1000"});
-  auto r = raw(
-      sim->port(), "POST", "/lume/pull/start", R"({"image":"macos-tahoe:latest","name":"base"})");
-  EXPECT_EQ(r.status, 202);
-  EXPECT_EQ(
-      r.json_body(),
-      json::parse(R"({"message":"Pull started","name":"base","image":"macos-tahoe:latest"})"));
-  auto pulling = raw(sim->port(), "GET", "/lume/vms/base").json_body();
-  EXPECT_EQ(pulling, json::parse(R"({"name":"base","status":"pulling","downloadProgress":0})"));
-  for (int i = 0; i < 250 && raw(sim->port(), "GET", "/lume/vms/base").status == 200; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  for (int i = 0; i < 2; ++i) {
-    auto failed = raw(sim->port(), "GET", "/lume/vms/base");
-    EXPECT_EQ(failed.status, 400);
-    EXPECT_EQ(
-        failed.body,
-        R"({"message":"Pull failed for 'base': Failed to fetch image manifest from registry."})");
-  }
-}
-
-TEST_F(LumeSimTest, PullStartKeyIsTheImageNameWithoutName) {
-  START_SIM(sim);
-  auto r = raw(sim->port(), "POST", "/lume/pull/start", R"({"image":"macos-tahoe:latest"})");
-  EXPECT_EQ(r.json_body()["name"], "macos-tahoe");
-  EXPECT_EQ(raw(sim->port(), "GET", "/lume/vms/macos-tahoe").json_body()["status"], "pulling");
-}
-
-TEST_F(LumeSimTest, SyncPullFailsLikeLumeAndRejectsDigests) {
-  START_SIM(sim);
-  auto r =
-      raw(sim->port(), "POST", "/lume/pull", R"({"image":"macos-tahoe:latest","name":"base"})");
-  EXPECT_EQ(r.status, 400);
-  EXPECT_EQ(r.body, R"({"message":"Failed to fetch image manifest from registry."})");
-  auto digest = raw(sim->port(), "POST", "/lume/pull", R"({"image":"a:b@sha256:00","name":"d"})");
-  EXPECT_EQ(digest.body, R"({"message":"Invalid image format"})");
-  EXPECT_EQ(raw(sim->port(), "POST", "/lume/pull", "{}").body,
-            R"({"message":"Invalid request body"})");
-}
-
-TEST_F(LumeSimTest, PushIsAcceptedWith202) {
-  START_SIM(sim);
-  auto r = raw(sim->port(),
-               "POST",
-               "/lume/vms/push",
-               R"({"name":"dev","imageName":"tahoe-unlocked","tags":["1","latest"]})");
-  EXPECT_EQ(r.status, 202);
-  EXPECT_EQ(r.json_body(), json::parse(R"({"message":"Push initiated in background","name":"dev",
-      "imageName":"tahoe-unlocked","tags":["1","latest"]})"));
-  EXPECT_EQ(raw(sim->port(), "POST", "/lume/vms/push", R"({"name":"dev"})").status, 400);
 }
 
 TEST_F(LumeSimTest, CloneCopiesWithANewMacAddress) {

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace {
@@ -106,13 +107,7 @@ spread over the blobs (downloadProgress rises with the bytes); --pull-gate FILE 
 pull before its manifest fetch until FILE exists (tests move a tag meanwhile).
 )";
 
-} // namespace
-
-int main(int argc, char** argv) {
-  Options options;
-  std::vector<std::string> fault_specs;
-  std::vector<std::string> drop_specs;
-  CLI::App app{"lume-sim: Lume 0.5.3's HTTP API (lume serve) over VM directories, for tests"};
+void add_options(CLI::App& app, Options& options) {
   app.add_option("--port", options.port, "TCP port on 127.0.0.1; 0 picks a free one")
       ->capture_default_str();
   app.add_option("--home", options.home, "directory holding the VM directories (location 'home')")
@@ -162,6 +157,14 @@ int main(int argc, char** argv) {
                  "(guest-sim's stand-in for /Volumes/My Shared Files)");
   app.add_option("--latency-ms", options.latency_ms, "delay before every answer")
       ->capture_default_str();
+}
+
+/// Reads the command line into `options`: nullopt to go on, else the exit code.
+std::optional<int> parse_command_line(int argc, char** argv, Options& options) {
+  std::vector<std::string> fault_specs;
+  std::vector<std::string> drop_specs;
+  CLI::App app{"lume-sim: Lume 0.5.3's HTTP API (lume serve) over VM directories, for tests"};
+  add_options(app, options);
   app.add_option("--fault", fault_specs, "'METHOD PATH=STATUS[xN][:BODY]' (see below)");
   app.add_option("--drop", drop_specs, "'METHOD PATH[=xN]': close without answering");
   app.footer(k_footer);
@@ -184,6 +187,69 @@ int main(int argc, char** argv) {
     }
     options.drops.push_back(*drop);
   }
+  return std::nullopt;
+}
+
+/// Answers one request: a --drop rule closes the connection without an answer, a --fault rule
+/// answers instead of the simulator, anything else goes to the simulator.
+void serve(Simulator& sim,
+           Options& options,
+           std::mutex& rules_mutex,
+           const httplib::Request& req,
+           httplib::Response& res) {
+  if (options.latency_ms > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(options.latency_ms));
+  }
+  const std::string path = req.target.substr(0, req.target.find('?'));
+  const std::string request_line = req.method + " " + req.target;
+  Drop drop;
+  Fault fault;
+  bool dropping = false;
+  bool faulting = false;
+  {
+    std::lock_guard<std::mutex> lock(rules_mutex);
+    dropping = take(options.drops, req.method, path, drop);
+    faulting = !dropping && take(options.faults, req.method, path, fault);
+  }
+  if (dropping) {
+    std::cerr << "lume-sim: " << request_line << " -> dropped (peer port " << req.remote_port << ")"
+              << std::endl;
+    drop_connection(req.remote_port);
+    return;
+  }
+  Reply reply;
+  if (faulting) {
+    reply.status = fault.status;
+    reply.body =
+        fault.body.value_or(fault.status >= 400 ? R"({"message":"lume-sim injected fault"})" : "");
+    if (fault.status == 404 && !fault.body) {
+      reply.content_type = "text/plain";
+      reply.body = "Not found";
+    }
+  } else {
+    std::lock_guard<std::mutex> lock(sim.state_mutex());
+    reply = sim.handle(req.method, req.target, req.body);
+  }
+  if (reply.deferred) {
+    reply = reply.deferred();
+  }
+  if (reply.delay_before_send.count() > 0) {
+    std::this_thread::sleep_for(reply.delay_before_send);
+  }
+  res.status = reply.status;
+  res.set_content(reply.body, reply.content_type.c_str());
+  std::cerr << "lume-sim: " << request_line << " -> " << reply.status
+            << (faulting ? " (injected)" : "") << " (peer port " << req.remote_port << ")"
+            << std::endl;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  if (auto exit_code = parse_command_line(argc, argv, options)) {
+    return *exit_code;
+  }
 
   // Signals go to one thread that stops everything; block them before any thread starts.
   std::signal(SIGPIPE, SIG_IGN);
@@ -202,58 +268,15 @@ int main(int argc, char** argv) {
   server.set_tcp_nodelay(true);
   // One catch-all handler per method (cpp-httplib reads the body only for routed handlers);
   // the simulator does its own routing on the raw target.
-  const auto serve = [&](const httplib::Request& req, httplib::Response& res) {
-    if (options.latency_ms > 0) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(options.latency_ms));
-    }
-    const std::string path = req.target.substr(0, req.target.find('?'));
-    const std::string request_line = req.method + " " + req.target;
-    Drop drop;
-    Fault fault;
-    bool dropping = false;
-    bool faulting = false;
-    {
-      std::lock_guard<std::mutex> lock(rules_mutex);
-      dropping = take(options.drops, req.method, path, drop);
-      faulting = !dropping && take(options.faults, req.method, path, fault);
-    }
-    if (dropping) {
-      std::cerr << "lume-sim: " << request_line << " -> dropped (peer port " << req.remote_port
-                << ")" << std::endl;
-      drop_connection(req.remote_port);
-      return;
-    }
-    Reply reply;
-    if (faulting) {
-      reply.status = fault.status;
-      reply.body = fault.body.value_or(
-          fault.status >= 400 ? R"({"message":"lume-sim injected fault"})" : "");
-      if (fault.status == 404 && !fault.body) {
-        reply.content_type = "text/plain";
-        reply.body = "Not found";
-      }
-    } else {
-      std::lock_guard<std::mutex> lock(sim.state_mutex());
-      reply = sim.handle(req.method, req.target, req.body);
-    }
-    if (reply.deferred) {
-      reply = reply.deferred();
-    }
-    if (reply.delay_before_send.count() > 0) {
-      std::this_thread::sleep_for(reply.delay_before_send);
-    }
-    res.status = reply.status;
-    res.set_content(reply.body, reply.content_type.c_str());
-    std::cerr << "lume-sim: " << request_line << " -> " << reply.status
-              << (faulting ? " (injected)" : "") << " (peer port " << req.remote_port << ")"
-              << std::endl;
+  const auto answer = [&](const httplib::Request& req, httplib::Response& res) {
+    serve(sim, options, rules_mutex, req, res);
   };
-  server.Get(".*", serve);
-  server.Post(".*", serve);
-  server.Put(".*", serve);
-  server.Patch(".*", serve);
-  server.Delete(".*", serve);
-  server.Options(".*", serve);
+  server.Get(".*", answer);
+  server.Post(".*", answer);
+  server.Put(".*", answer);
+  server.Patch(".*", answer);
+  server.Delete(".*", answer);
+  server.Options(".*", answer);
 
   int port = options.port;
   if (port == 0) {

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -73,7 +74,10 @@ void push_oci_image(const RegistryEndpoint& registry,
                     const std::filesystem::path& vm_dir,
                     std::uint64_t chunk_bytes);
 
-/// Random "aa:bb:cc:dd:ee:ff", locally administered (shared with create/clone).
+/// The simulator's one random engine (MAC addresses, VNC passwords, staging names).
+std::mt19937_64& rng();
+
+/// Random "aa:bb:cc:dd:ee:ff", locally administered (pulls, create and clone).
 std::string random_mac_address();
 
 } // namespace lume_sim

@@ -1,6 +1,6 @@
 // The words a bench sends to the guest's llama-bench, for the shipped recipes: the published
 // command (docs/sources.md, "The published run"), with the recipe's model.
-#include "apply/bench_runner.hpp"
+#include "apply/llama_runs.hpp"
 #include "recipe/recipe.hpp"
 
 #include <gtest/gtest.h>

@@ -1,8 +1,6 @@
 // The enablement executor's parsing and step handling over a scripted session.
-#include "apply/bench_runner.hpp"
 #include "apply/enablement_apply.hpp"
-#include "apply/exec_command.hpp"
-#include "apply/perplexity_runner.hpp"
+#include "apply/llama_runs.hpp"
 #include "enablement/enablement_json.hpp"
 #include "unit/guest/scripted_session.hpp"
 #include "unit/macho/fixture.hpp"

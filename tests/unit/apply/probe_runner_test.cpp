@@ -1,4 +1,4 @@
-#include "apply/probe_runner.hpp"
+#include "apply/probe.hpp"
 
 #include <gtest/gtest.h>
 

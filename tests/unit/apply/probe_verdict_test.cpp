@@ -1,4 +1,4 @@
-#include "apply/probe_verdict.hpp"
+#include "apply/probe.hpp"
 
 #include <gtest/gtest.h>
 

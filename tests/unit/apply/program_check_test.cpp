@@ -1,5 +1,5 @@
 // Reading a guest program's headers through the session, and how a verdict is told.
-#include "apply/program_check.hpp"
+#include "apply/programs.hpp"
 #include "unit/guest/scripted_session.hpp"
 #include "unit/macho/fixture.hpp"
 

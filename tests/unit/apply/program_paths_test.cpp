@@ -1,5 +1,5 @@
 // Resolving the programs of an enablement list to their real paths, over a scripted session.
-#include "apply/program_paths.hpp"
+#include "apply/programs.hpp"
 #include "unit/guest/scripted_session.hpp"
 
 #include <gtest/gtest.h>

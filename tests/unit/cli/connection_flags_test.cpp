@@ -1,5 +1,5 @@
 #include "cli/connection_flags.hpp"
-#include "guest/connection_options.hpp"
+#include "guest/ssh_session.hpp"
 
 #include <CLI/CLI.hpp>
 #include <gtest/gtest.h>

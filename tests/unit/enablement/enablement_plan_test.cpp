@@ -15,8 +15,8 @@ namespace {
 const std::string k_sha(64, 'c');
 constexpr std::uint32_t k_uid = 501;
 
-GuestLayout test_layout() {
-  return GuestLayout::make("/Users/Test User", k_sha).value_or_throw();
+guest::GuestLayout test_layout() {
+  return guest::GuestLayout::make("/Users/Test User", k_sha).value_or_throw();
 }
 
 EnablementEntry agent_entry(const std::string& name) {
@@ -41,7 +41,7 @@ struct FakeGuest {
   std::map<std::string, std::string> loaded;
   std::size_t round_trips = 0;
 
-  ObservedState observe(const GuestLayout& layout, bool with_loaded_labels = false) const {
+  ObservedState observe(const guest::GuestLayout& layout, bool with_loaded_labels = false) const {
     ObservedState state;
     if (with_loaded_labels) {
       state.loaded_labels.emplace();
@@ -177,7 +177,7 @@ TEST(EnablementPlan, FreshGuestWritesBootstrapsAndConverges) {
   EnablementList list;
   list.entries = {agent_entry("llama-server"), exec_entry("llama-bench")};
   FakeGuest guest;
-  const GuestLayout layout = test_layout();
+  const guest::GuestLayout layout = test_layout();
   const EnablementPlan plan = plan_for(list, guest);
 
   EXPECT_EQ(kinds(plan),
@@ -345,7 +345,7 @@ TEST(EnablementPlan, AgentBecomingExecOnlyLosesItsAgentButStaysInTheGuard) {
 
 TEST(EnablementPlan, StrayPlistsInOurNamespaceAreRemovedOthersIgnored) {
   FakeGuest guest;
-  const GuestLayout layout = test_layout();
+  const guest::GuestLayout layout = test_layout();
   guest.files[layout.launch_agents_dir() + "/dev.lume-unlock.old-thing.plist"] = "<plist/>";
   ObservedState observed = guest.observe(layout);
   observed.agent_plists["com.example.other.plist"] = "x";
@@ -510,8 +510,8 @@ TEST(EnablementPlan, ShimUpgradeRewritesEveryAgent) {
   list.entries = {agent_entry("a"), agent_entry("b"), exec_entry("c")};
   FakeGuest guest;
   guest.apply(plan_for(list, guest));
-  const GuestLayout upgraded =
-      GuestLayout::make("/Users/Test User", std::string(64, 'd')).value_or_throw();
+  const guest::GuestLayout upgraded =
+      guest::GuestLayout::make("/Users/Test User", std::string(64, 'd')).value_or_throw();
   const EnablementPlan plan =
       plan_enablement(list, upgraded, AgentSettings{}, k_uid, guest.observe(upgraded))
           .value_or_throw();

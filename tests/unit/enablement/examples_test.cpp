@@ -36,8 +36,8 @@ TEST(EnablementExamples, CommittedPlistIsWhatTheRendererProduces) {
   const EnablementList list = example_list();
   const EnablementEntry* server = list.find("llama-server");
   ASSERT_NE(server, nullptr);
-  const GuestLayout layout =
-      GuestLayout::make(k_example_home, k_example_shim_sha256).value_or_throw();
+  const guest::GuestLayout layout =
+      guest::GuestLayout::make(k_example_home, k_example_shim_sha256).value_or_throw();
   const std::string rendered =
       render_launch_agent(*server, layout, AgentSettings{}).value_or_throw();
   EXPECT_EQ(rendered, read_example("dev.lume-unlock.llama-server.plist"));

@@ -1,9 +1,13 @@
 #include "enablement/guard_file.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace lume_unlock::enablement {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 EnablementEntry entry(const std::string& name, const std::string& program, bool agent) {
   EnablementEntry e;
@@ -38,16 +42,14 @@ TEST(GuardFile, ListsTheResolvedPathNeverTheLink) {
   EnablementList list;
   list.entries = {server, old};
   const std::string text = render_guard_file(list);
-  EXPECT_NE(text.find("\n/opt/homebrew/Cellar/llama.cpp/4000/bin/llama-server\n"),
-            std::string::npos)
-      << text;
-  EXPECT_EQ(text.find("/opt/homebrew/bin/llama-server"), std::string::npos) << text;
-  EXPECT_NE(text.find("\n/opt/old/bin/tool\n"), std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr("\n/opt/homebrew/Cellar/llama.cpp/4000/bin/llama-server\n"));
+  EXPECT_THAT(text, Not(HasSubstr("/opt/homebrew/bin/llama-server")));
+  EXPECT_THAT(text, HasSubstr("\n/opt/old/bin/tool\n"));
 }
 
 TEST(GuardFile, EmptyListIsOnlyTheHeader) {
   const std::string text = render_guard_file(EnablementList{});
-  EXPECT_EQ(text.find("\n/"), std::string::npos);
+  EXPECT_THAT(text, Not(HasSubstr("\n/")));
   EXPECT_EQ(text.front(), '#');
 }
 

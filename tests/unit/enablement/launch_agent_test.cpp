@@ -14,8 +14,8 @@ using nlohmann::json;
 
 const std::string k_sha = "d2ce11e6cd74e903282f7b39d2cf79a029105733031e228a38beeda795069801";
 
-GuestLayout layout_for(const std::string& home) {
-  return GuestLayout::make(home, k_sha).value_or_throw();
+guest::GuestLayout layout_for(const std::string& home) {
+  return guest::GuestLayout::make(home, k_sha).value_or_throw();
 }
 
 /// Loads `plist` with plistlib; skips (or fails under CI) when python3 is missing.
@@ -49,7 +49,7 @@ EnablementEntry awkward_entry() {
 }
 
 TEST(LaunchAgent, AwkwardStringsSurviveAnIndependentParser) {
-  const GuestLayout layout = layout_for("/Users/Zo\xc3\xab O'Brien & Co");
+  const guest::GuestLayout layout = layout_for("/Users/Zo\xc3\xab O'Brien & Co");
   const EnablementEntry entry = awkward_entry();
   const Result<std::string> plist = render_launch_agent(entry, layout, AgentSettings{});
   ASSERT_TRUE(plist.ok()) << plist.error().message();
@@ -79,8 +79,8 @@ TEST(LaunchAgent, AwkwardStringsSurviveAnIndependentParser) {
 }
 
 TEST(LaunchAgent, ProfileOverrideAndInjectionVariable) {
-  const GuestLayout layout =
-      GuestLayout::make("/home/sim", k_sha, "liblume-unlock-shim.so").value_or_throw();
+  const guest::GuestLayout layout =
+      guest::GuestLayout::make("/home/sim", k_sha, "liblume-unlock-shim.so").value_or_throw();
   EnablementEntry entry;
   entry.name = "probe";
   entry.program = "/opt/probe";
@@ -108,7 +108,7 @@ TEST(LaunchAgent, ProfileOverrideAndInjectionVariable) {
 }
 
 TEST(LaunchAgent, SameInputsGiveTheSameBytes) {
-  const GuestLayout layout = layout_for("/Users/lume");
+  const guest::GuestLayout layout = layout_for("/Users/lume");
   EnablementEntry a = awkward_entry();
   EnablementEntry b = a;
   b.env.clear();
@@ -154,7 +154,7 @@ TEST(LaunchAgent, KeysAreSortedAndTheHeaderIsApples) {
 }
 
 TEST(LaunchAgent, RenderAgentsCoversAgentEntriesOnly) {
-  const GuestLayout layout = layout_for("/Users/lume");
+  const guest::GuestLayout layout = layout_for("/Users/lume");
   EnablementList list;
   EnablementEntry exec_only = awkward_entry();
   exec_only.name = "tool";
@@ -178,7 +178,7 @@ TEST(LaunchAgent, RenderAgentsCoversAgentEntriesOnly) {
 }
 
 TEST(LaunchAgent, RefusesInvalidEntriesAndVariableClashes) {
-  const GuestLayout layout = layout_for("/Users/lume");
+  const guest::GuestLayout layout = layout_for("/Users/lume");
   EnablementEntry entry = awkward_entry();
   entry.program = "relative";
   EXPECT_EQ(render_launch_agent(entry, layout, AgentSettings{}).error().message(),

@@ -1,4 +1,4 @@
-#include "guest/file_hashes.hpp"
+#include "guest/guest_records.hpp"
 #include "scripted_session.hpp"
 
 #include <gtest/gtest.h>

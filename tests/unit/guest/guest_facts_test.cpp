@@ -1,4 +1,4 @@
-#include "guest/guest_facts.hpp"
+#include "guest/guest_records.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,8 +10,7 @@ namespace {
 std::string records(std::initializer_list<std::pair<const char*, std::string>> fields) {
   std::string out;
   for (const auto& [key, value] : fields) {
-    out += std::string(key) + "=" + value;
-    out += '\0';
+    out += "fact " + std::to_string(value.size()) + " " + key + "\n" + value;
   }
   return out;
 }
@@ -72,8 +71,8 @@ TEST(GuestFacts, BadOutputNamesTheProblem) {
       {"no kernel",
        records({{"machine", "arm64"}, {"uid", "1"}, {"home", "/h"}}),
        "no value for 'kernel'"},
-      {"truncated", base + "uid=5", "the output ends in the middle of a record (33 bytes)"},
-      {"no equals", std::string("garbage\0", 8), "a record without '=' in the output"},
+      {"truncated", base + "fact 5 uid\n12", "output ends inside the record 'fact 5 uid'"},
+      {"no header", "garbage", "unexpected output: a record header without a newline"},
   };
   for (const auto& c : cases) {
     auto facts = parse_guest_facts(c.output);

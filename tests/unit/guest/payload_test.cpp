@@ -10,8 +10,8 @@ namespace {
 using test::ScriptedSession;
 
 const std::vector<PayloadFile> k_files = {
-    {"/h/Library/Application Support/a", "A", {}, 0644, {}, {}},
-    {"/h/it's/b", "B", {}, 0755, {}, {}},
+    PayloadFile::bytes("/h/Library/Application Support/a", "A"),
+    PayloadFile::bytes("/h/it's/b", "B", 0755),
 };
 
 TEST(Payload, NothingToInstallRunsNothing) {

@@ -1,5 +1,5 @@
 #include "guest/shell_quote.hpp"
-#include "guest/stream_transfer.hpp"
+#include "guest/ssh_internal.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,13 @@
 #include "lume/host_preference.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace lume_unlock::lume {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 HostPreference readable(const std::string& value) {
   HostPreference preference;
@@ -24,12 +28,11 @@ TEST(HostPreference, WarningDescribesItAndGivesTheBoolCommand) {
   EXPECT_FALSE(host_preference_warning(HostPreference{})); // off macOS: nothing to say
   const auto warning = host_preference_warning(readable("0"));
   ASSERT_TRUE(warning);
-  EXPECT_NE(warning->find(describe_host_preference(readable("0"))), std::string::npos) << *warning;
-  EXPECT_NE(warning->find("'defaults write com.apple.gpusw.ParavirtualizedGraphics "
-                          "ForceUnrestrictedDeviceFeatureLevel -bool true'"),
-            std::string::npos)
-      << *warning;
-  EXPECT_EQ(warning->find("-int"), std::string::npos) << *warning;
+  EXPECT_THAT(*warning, HasSubstr(describe_host_preference(readable("0"))));
+  EXPECT_THAT(*warning,
+              HasSubstr("'defaults write com.apple.gpusw.ParavirtualizedGraphics "
+                        "ForceUnrestrictedDeviceFeatureLevel -bool true'"));
+  EXPECT_THAT(*warning, Not(HasSubstr("-int")));
 }
 
 TEST(HostPreference, DoctorFixIsTheSameCommand) {

@@ -1,5 +1,6 @@
 #include "macho/code_signature.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <utility>
@@ -7,6 +8,8 @@
 
 namespace lume_unlock::macho {
 namespace {
+
+using ::testing::HasSubstr;
 
 std::string be32(std::uint32_t value) {
   std::string bytes(4, '\0');
@@ -76,10 +79,10 @@ TEST(MachoCodeSignature, MalformedSuperBlobsAreErrors) {
   EXPECT_EQ(error_of(many), "the SuperBlob claims 65 blobs");
   std::string long_blob = superblob({{0, code_directory(0)}});
   long_blob.replace(4, 4, be32(1u << 30));
-  EXPECT_NE(error_of(long_blob).find("does not fit the"), std::string::npos);
+  EXPECT_THAT(error_of(long_blob), HasSubstr("does not fit the"));
   std::string outside = superblob({{0, code_directory(0)}});
   outside.replace(16, 4, be32(0xfffffffc)); // the CodeDirectory's offset
-  EXPECT_NE(error_of(outside).find("lies outside the"), std::string::npos);
+  EXPECT_THAT(error_of(outside), HasSubstr("lies outside the"));
   std::string cd_too_long = superblob({{0, code_directory(0)}});
   cd_too_long.replace(20 + 4, 4, be32(4096)); // the CodeDirectory's own length
   EXPECT_EQ(error_of(cd_too_long), "the CodeDirectory length 4096 does not fit the SuperBlob");

@@ -2,12 +2,15 @@
 #include "macho/cpu.hpp"
 #include "macho/program_image.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <vector>
 
 namespace lume_unlock::macho {
 namespace {
+
+using ::testing::HasSubstr;
 
 using test::macho_fixture;
 
@@ -159,7 +162,7 @@ TEST(MachoProgramImage, HostileHeadersAreErrorsThatSayWhatDoesNotFit) {
     auto image = read_program_image(read_from_bytes(bytes));
     ASSERT_FALSE(image.ok()) << part;
     EXPECT_EQ(image.error().category(), ErrorCategory::usage);
-    EXPECT_NE(image.error().message().find(part), std::string::npos) << image.error().message();
+    EXPECT_THAT(image.error().message(), HasSubstr(part)) << image.error().message();
     EXPECT_EQ(image.error().hint(),
               "the program file is damaged or not a complete Mach-O; reinstall the program");
   };
@@ -230,8 +233,7 @@ TEST(MachoProgramImage, TheMinimumMacOSOfEitherLoadCommandIsRead) {
   put32le(short_command, at + 4, 16);
   auto image = read_program_image(read_from_bytes(short_command));
   ASSERT_FALSE(image.ok());
-  EXPECT_NE(image.error().message().find("LC_BUILD_VERSION has size 16, too small"),
-            std::string::npos)
+  EXPECT_THAT(image.error().message(), HasSubstr("LC_BUILD_VERSION has size 16, too small"))
       << image.error().message();
 }
 

@@ -1,5 +1,4 @@
 #include "pipeline/bench.hpp"
-#include "pipeline/bench_raw.hpp"
 #include "util/sha256.hpp"
 
 #include <gtest/gtest.h>

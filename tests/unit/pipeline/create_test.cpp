@@ -17,7 +17,7 @@ lume::VmDetails vm_details() {
 
 TEST(CreateProvenance, UnknownValuesStayAbsent) {
   CreateOptions options;
-  options.vm = "vm1";
+  options.vm = lume::VmName("vm1");
   recipe::Recipe recipe;
   CreateOutcome outcome; // nothing pulled, installed or probed
   guest::GuestFacts facts;
@@ -36,7 +36,7 @@ TEST(CreateProvenance, UnknownValuesStayAbsent) {
 
 TEST(CreateProvenance, AMacGuestWithEverythingKnownFillsEveryKey) {
   CreateOptions options;
-  options.vm = "vm1";
+  options.vm = lume::VmName("vm1");
   options.lume_url = "http://127.0.0.1:7777";
   options.recipe_path = "image-recipes/tahoe-llm.yaml";
   recipe::Recipe recipe;
@@ -95,7 +95,7 @@ TEST(CreateProvenance, AMacGuestWithEverythingKnownFillsEveryKey) {
 
 TEST(CreateProvenance, ABundleFromARegistryIsRecordedByReferenceAndDigest) {
   CreateOptions options;
-  options.vm = "vm1";
+  options.vm = lume::VmName("vm1");
   recipe::Recipe recipe;
   CreateOutcome outcome;
   apply::ShimInstallReport shim;

@@ -7,22 +7,22 @@ namespace {
 
 Plan three_step_plan(std::vector<std::string>& ran, bool fail_second) {
   Plan plan("create");
-  plan.add({"image", "pull a:1 into 'vm'", true, ".manifest-digest matches", [&] {
-              ran.push_back("image");
-              return StepResult{};
-            }});
-  plan.add(
-      {"resize", "set 8 vCPU / 16GB", false, "4 vCPU / 8GB now", [&, fail_second]() -> StepResult {
-         ran.push_back("resize");
-         if (fail_second) {
-           throw Error(ErrorCategory::lume_api, "PATCH /lume/vms/vm", "HTTP 500: boom");
-         }
-         return {true, "8 vCPU / 16GB"};
-       }});
-  plan.add({"shim", "install the shim", std::nullopt, "", [&] {
-              ran.push_back("shim");
-              return StepResult{false, "already installed"};
-            }});
+  plan.add(Step::observed_as("image", "pull a:1 into 'vm'", true, ".manifest-digest matches", [&] {
+    ran.push_back("image");
+    return StepResult{};
+  }));
+  plan.add(Step::observed_as(
+      "resize", "set 8 vCPU / 16GB", false, "4 vCPU / 8GB now", [&, fail_second]() -> StepResult {
+        ran.push_back("resize");
+        if (fail_second) {
+          throw Error(ErrorCategory::lume_api, "PATCH /lume/vms/vm", "HTTP 500: boom");
+        }
+        return {true, "8 vCPU / 16GB"};
+      }));
+  plan.add(Step::unobserved("shim", "install the shim", [&] {
+    ran.push_back("shim");
+    return StepResult{false, "already installed"};
+  }));
   return plan;
 }
 
@@ -80,7 +80,7 @@ TEST(Plan, PrintsADryRun) {
 
 TEST(Plan, IsANoOpOnlyWhenEveryStepIsKnownToBeInPlace) {
   const auto step = [](const std::string& id, std::optional<bool> in_place) {
-    return Step{id, "do " + id, in_place, {}, [] { return StepResult{true, "done"}; }};
+    return Step::observed_as(id, "do " + id, in_place, {}, [] { return StepResult{true, "done"}; });
   };
   Plan plan("remove");
   EXPECT_TRUE(plan.no_op());
@@ -91,7 +91,8 @@ TEST(Plan, IsANoOpOnlyWhenEveryStepIsKnownToBeInPlace) {
   plan.add(step("record", std::nullopt));
   EXPECT_FALSE(plan.no_op()) << "a step that can only be checked when applied may change";
   Plan to_do("remove");
-  to_do.add(step("agents", false));
+  to_do.add(Step::to_do("agents", "do agents", [] { return StepResult{true, "done"}; }));
+  EXPECT_EQ(to_do.to_text(), "  [to do]    agents: do agents\n");
   EXPECT_FALSE(to_do.no_op());
   EXPECT_EQ(to_do.to_json()["no_op"], false);
 }

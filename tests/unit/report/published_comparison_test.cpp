@@ -3,10 +3,14 @@
 #include "report/report_markdown.hpp"
 #include "report/speedup_chart.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace lume_unlock::report {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 /// The composed bench (9.0x / 12.0x by avg_ts, 90 % / 75 % of host) with medians that differ
 /// from the means, as one slow repetition makes them, and a published run.
@@ -161,8 +165,8 @@ TEST(PublishedComparison, ReportMdSetsMeasuredBesidePublishedWithVerdicts) {
     EXPECT_NE(at(line), std::string::npos) << line << "\n" << md;
   }
   EXPECT_NE(at("llama-bench (`-p 512 -n 128 -r 3 -t 8`)"), std::string::npos) << md;
-  EXPECT_EQ(render_report_markdown(composed_report(true)).find("## Against the published run"),
-            std::string::npos);
+  EXPECT_THAT(render_report_markdown(composed_report(true)),
+              Not(HasSubstr("## Against the published run")));
 }
 
 TEST(SpeedupChart, EachPanelSetsThePublishedFiguresBesideTheMeasuredOnes) {
@@ -171,12 +175,12 @@ TEST(SpeedupChart, EachPanelSetsThePublishedFiguresBesideTheMeasuredOnes) {
                            ">of host 90.00%, published 98.25%: reproduces</text>",
                            ">speedup 14.40x, published 14.54x: reproduces</text>",
                            ">of host not measured, published 72.06%</text>"}) {
-    EXPECT_NE(svg.find(line), std::string::npos) << line << "\n" << svg;
+    EXPECT_THAT(svg, HasSubstr(line)) << line << "\n" << svg;
   }
   // In the verdict's colour: red below, green when it reproduces.
-  EXPECT_NE(svg.find("fill=\"#c5221f\">speedup 9.00x"), std::string::npos);
-  EXPECT_NE(svg.find("fill=\"#188038\">speedup 14.40x"), std::string::npos);
-  EXPECT_EQ(render_speedup_chart(composed_report(true)).find("published"), std::string::npos);
+  EXPECT_THAT(svg, HasSubstr("fill=\"#c5221f\">speedup 9.00x"));
+  EXPECT_THAT(svg, HasSubstr("fill=\"#188038\">speedup 14.40x"));
+  EXPECT_THAT(render_speedup_chart(composed_report(true)), Not(HasSubstr("published")));
 }
 
 } // namespace

@@ -1,27 +1,26 @@
 #include "composed_report.hpp"
 #include "report/speedup_chart.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace lume_unlock::report {
 namespace {
 
-bool has(const std::string& svg, const std::string& part) {
-  return svg.find(part) != std::string::npos;
-}
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(SpeedupChart, DrawsEveryFigureRatioAndShareOfHostFromTheReport) {
   const std::string svg = render_speedup_chart(composed_report(true));
   EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"960\" height=\"540\"", 0),
             0u)
       << svg;
-  EXPECT_TRUE(has(svg,
-                  ">llama-bench tokens/s in VM &apos;demo&apos;: stock, unlocked, host — "
-                  "llama 1B Q4_K - Medium</text>"))
-      << svg;
-  EXPECT_TRUE(has(svg,
-                  ">guest GPU Apple Paravirtual device, host Apple M1 Ultra, llama.cpp "
-                  "ee3d1b54c, measured 2026-12-03T10:00:00Z</text>"));
+  EXPECT_THAT(svg,
+              HasSubstr(">llama-bench tokens/s in VM &apos;demo&apos;: stock, unlocked, host — "
+                        "llama 1B Q4_K - Medium</text>"));
+  EXPECT_THAT(svg,
+              HasSubstr(">guest GPU Apple Paravirtual device, host Apple M1 Ultra, llama.cpp "
+                        "ee3d1b54c, measured 2026-12-03T10:00:00Z</text>"));
   for (const char* figure : {">50.00<",
                              ">450.00<",
                              ">500.00<",
@@ -39,21 +38,19 @@ TEST(SpeedupChart, DrawsEveryFigureRatioAndShareOfHostFromTheReport) {
                              ">stock (no shim)<",
                              ">unlocked (shim)<",
                              ">host (the Mac)<"}) {
-    EXPECT_TRUE(has(svg, figure)) << figure;
+    EXPECT_THAT(svg, HasSubstr(figure)) << figure;
   }
   EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
 }
 
 TEST(SpeedupChart, TheCaptionSaysHowFastAndWhetherItIsCorrect) {
-  EXPECT_NE(render_speedup_chart(composed_report(true))
-                .find(">unlocked 9.0x (pp512), 12.0x (tg128) faster, perplexity 9.873 vs 9.869 "
-                      "on CPU<"),
-            std::string::npos);
+  EXPECT_THAT(render_speedup_chart(composed_report(true)),
+              HasSubstr(">unlocked 9.0x (pp512), 12.0x (tg128) faster, perplexity 9.873 vs 9.869 "
+                        "on CPU<"));
   auto report = composed_report(true);
   report["bench"].erase("perplexity");
-  EXPECT_NE(render_speedup_chart(report).find(
-                ">unlocked 9.0x (pp512), 12.0x (tg128) faster, perplexity not measured<"),
-            std::string::npos);
+  EXPECT_THAT(render_speedup_chart(report),
+              HasSubstr(">unlocked 9.0x (pp512), 12.0x (tg128) faster, perplexity not measured<"));
 }
 
 TEST(SpeedupChart, BarsAreScaledToTheirPanelsAxis) {
@@ -64,16 +61,16 @@ TEST(SpeedupChart, BarsAreScaledToTheirPanelsAxis) {
   char expected[64];
   std::snprintf(
       expected, sizeof expected, "height=\"%.1f\" fill=\"#188038\"", 500.0 / 600.0 * plot_height);
-  EXPECT_TRUE(has(svg, expected)) << expected << "\n" << svg;
-  EXPECT_TRUE(has(svg, ">600</text>"));
-  EXPECT_FALSE(has(svg, ">700</text>"));
+  EXPECT_THAT(svg, HasSubstr(expected));
+  EXPECT_THAT(svg, HasSubstr(">600</text>"));
+  EXPECT_THAT(svg, Not(HasSubstr(">700</text>")));
 }
 
 TEST(SpeedupChart, WithoutABenchItSaysSoAndDrawsNoBars) {
   const std::string svg = render_speedup_chart(composed_report(false));
-  EXPECT_TRUE(has(svg, ">llama-bench in VM &apos;demo&apos;: no bench run</text>")) << svg;
-  EXPECT_TRUE(has(svg, "run &apos;lume-unlock bench demo --model PATH&apos;"));
-  EXPECT_FALSE(has(svg, "#1a73e8"));
+  EXPECT_THAT(svg, HasSubstr(">llama-bench in VM &apos;demo&apos;: no bench run</text>"));
+  EXPECT_THAT(svg, HasSubstr("run &apos;lume-unlock bench demo --model PATH&apos;"));
+  EXPECT_THAT(svg, Not(HasSubstr("#1a73e8")));
 }
 
 } // namespace

@@ -1,10 +1,14 @@
 #include "signing/signature_store.hpp"
 #include "signing/simple_signing.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace lume_unlock::signing {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 const oci::Digest k_digest = oci::Digest::of_bytes("manifest bytes");
 
@@ -21,7 +25,7 @@ TEST(SimpleSigning, PayloadHasCosignsCriticalSectionAndOurOptionalClaims) {
 
 TEST(SimpleSigning, AnEmptyOptionalSectionIsLeftOut) {
   const std::string bytes = serialize_payload({"r/o/n", k_digest, nlohmann::json::object()});
-  EXPECT_EQ(bytes.find("optional"), std::string::npos);
+  EXPECT_THAT(bytes, Not(HasSubstr("optional")));
 }
 
 TEST(SimpleSigning, ParseReadsWhatSerializeWrites) {
@@ -57,8 +61,7 @@ TEST(SimpleSigning, PayloadsThatAreNoCosignImageSignatureAreRefusedNamingTheFiel
     auto parsed = parse_payload(text);
     ASSERT_FALSE(parsed.ok()) << text;
     EXPECT_EQ(parsed.error().category(), ErrorCategory::verification);
-    EXPECT_NE(parsed.error().message().find(expected), std::string::npos)
-        << parsed.error().message();
+    EXPECT_THAT(parsed.error().message(), HasSubstr(expected)) << parsed.error().message();
   }
 }
 

@@ -3,10 +3,14 @@
 #include "support/temp_dir.hpp"
 #include "util/ecdsa_key.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace lume_unlock::util {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 EcdsaPrivateKey fresh_key() {
   return EcdsaPrivateKey::generate().value_or_throw();
@@ -64,13 +68,13 @@ TEST(EcdsaKey, EncryptedPrivatePemNeedsTheRightPassphrase) {
   auto without = EcdsaPrivateKey::from_pem(pem, std::nullopt, "'k.key'");
   ASSERT_FALSE(without.ok());
   EXPECT_EQ(without.error().category(), ErrorCategory::usage);
-  EXPECT_NE(without.error().message().find("encrypted and no passphrase"), std::string::npos);
-  EXPECT_NE(without.error().hint().find("LUME_UNLOCK_KEY_PASSPHRASE"), std::string::npos);
+  EXPECT_THAT(without.error().message(), HasSubstr("encrypted and no passphrase"));
+  EXPECT_THAT(without.error().hint(), HasSubstr("LUME_UNLOCK_KEY_PASSPHRASE"));
 
   auto wrong = EcdsaPrivateKey::from_pem(pem, std::string("wrong horse"), "'k.key'");
   ASSERT_FALSE(wrong.ok());
-  EXPECT_NE(wrong.error().message().find("passphrase is wrong"), std::string::npos);
-  EXPECT_EQ(wrong.error().message().find("wrong horse"), std::string::npos);
+  EXPECT_THAT(wrong.error().message(), HasSubstr("passphrase is wrong"));
+  EXPECT_THAT(wrong.error().message(), Not(HasSubstr("wrong horse")));
 
   auto right = EcdsaPrivateKey::from_pem(pem, std::string("correct horse"), "'k.key'");
   ASSERT_TRUE(right.ok()) << right.error().message();
@@ -80,14 +84,14 @@ TEST(EcdsaKey, EncryptedPrivatePemNeedsTheRightPassphrase) {
 TEST(EcdsaKey, OtherKeyTypesAndGarbageAreRefused) {
   auto garbage = EcdsaPublicKey::from_pem("hello", "'x.pub'");
   ASSERT_FALSE(garbage.ok());
-  EXPECT_NE(garbage.error().message().find("'x.pub'"), std::string::npos);
+  EXPECT_THAT(garbage.error().message(), HasSubstr("'x.pub'"));
   auto cosign_native = EcdsaPrivateKey::from_pem(
       "-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED SIGSTORE PRIVATE "
       "KEY-----\n",
       std::nullopt,
       "'cosign.key'");
   ASSERT_FALSE(cosign_native.ok());
-  EXPECT_NE(cosign_native.error().message().find("cosign's own"), std::string::npos);
+  EXPECT_THAT(cosign_native.error().message(), HasSubstr("cosign's own"));
 }
 
 // An independent reader: OpenSSL's command line takes our private key and derives the same
@@ -108,7 +112,7 @@ TEST(EcdsaKey, TheOpensslCommandLineReadsOurKeysAndWeRefuseItsP384) {
   ASSERT_EQ(p384.exit_status, 0) << p384.stderr_text;
   auto refused = EcdsaPrivateKey::from_pem(p384.stdout_text, std::nullopt, "'p384.key'");
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.error().message().find("not an ECDSA P-256 key"), std::string::npos);
+  EXPECT_THAT(refused.error().message(), HasSubstr("not an ECDSA P-256 key"));
 }
 
 // Issue 27: sign takes PKCS#8 only; OpenSSL's SEC1 form of the same key is refused with the
@@ -121,7 +125,7 @@ TEST(EcdsaKey, Sec1PrivateKeysAreRefusedWithTheConversionCommand) {
       test::run_command({"/usr/bin/openssl", "ec", "-in", dir / "k.key", "-outform", "PEM"});
   LUME_UNLOCK_REQUIRE(sec1.exit_status != 127, "/usr/bin/openssl is not installed");
   ASSERT_EQ(sec1.exit_status, 0) << sec1.stderr_text;
-  ASSERT_NE(sec1.stdout_text.find("-----BEGIN EC PRIVATE KEY-----"), std::string::npos);
+  ASSERT_THAT(sec1.stdout_text, HasSubstr("-----BEGIN EC PRIVATE KEY-----"));
   auto refused = EcdsaPrivateKey::from_pem(sec1.stdout_text, std::nullopt, "'sec1.key'");
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().message(),

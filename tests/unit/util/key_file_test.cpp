@@ -2,6 +2,7 @@
 #include "support/temp_dir.hpp"
 #include "util/key_file.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -10,6 +11,9 @@
 
 namespace lume_unlock::util {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 /// Sets LUME_UNLOCK_KEY_PASSPHRASE for one test and restores the absence afterwards.
 struct PassphraseEnvironment {
@@ -36,7 +40,7 @@ TEST(KeyFile, AnExistingKeyIsNeverOverwritten) {
   auto again = write_key_pair(dir / "signing", std::nullopt);
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.error().category(), ErrorCategory::usage);
-  EXPECT_NE(again.error().message().find("already exists"), std::string::npos);
+  EXPECT_THAT(again.error().message(), HasSubstr("already exists"));
   EXPECT_EQ(test::slurp(dir / "signing.pub"), "keep me");
   EXPECT_EQ(test::mode_of(dir / "signing.key"), 0u); // not written either
 }
@@ -46,13 +50,13 @@ TEST(KeyFile, APassphraseFromTheEnvironmentEncryptsAndDecrypts) {
   PassphraseEnvironment environment("s3cret words");
   const KeyPairFiles files =
       write_key_pair(dir / "enc", key_passphrase_from_environment()).value_or_throw();
-  EXPECT_NE(test::slurp(files.private_key).find("ENCRYPTED PRIVATE KEY"), std::string::npos);
-  EXPECT_EQ(test::slurp(files.private_key).find("s3cret"), std::string::npos);
+  EXPECT_THAT(test::slurp(files.private_key), HasSubstr("ENCRYPTED PRIVATE KEY"));
+  EXPECT_THAT(test::slurp(files.private_key), Not(HasSubstr("s3cret")));
   EXPECT_TRUE(read_private_key_file(files.private_key).ok());
   unsetenv(key_passphrase_variable);
   auto locked = read_private_key_file(files.private_key);
   ASSERT_FALSE(locked.ok());
-  EXPECT_NE(locked.error().message().find("no passphrase"), std::string::npos);
+  EXPECT_THAT(locked.error().message(), HasSubstr("no passphrase"));
 }
 
 TEST(KeyFile, AKeyOthersMayReadIsRefusedWithTheChmodToRun) {
@@ -62,7 +66,7 @@ TEST(KeyFile, AKeyOthersMayReadIsRefusedWithTheChmodToRun) {
   auto refused = read_private_key_file(files.private_key);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().category(), ErrorCategory::usage);
-  EXPECT_NE(refused.error().hint().find("chmod 600"), std::string::npos);
+  EXPECT_THAT(refused.error().hint(), HasSubstr("chmod 600"));
 }
 
 } // namespace

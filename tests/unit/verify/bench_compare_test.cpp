@@ -2,6 +2,7 @@
 #include "util/atomic_file.hpp"
 #include "verify/bench_compare.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +13,8 @@
 
 namespace lume_unlock::verify {
 namespace {
+
+using ::testing::HasSubstr;
 
 std::vector<LlamaBenchTest> load(const std::string& path) {
   auto text = util::read_file(path);
@@ -91,19 +94,19 @@ TEST(BenchCompare, DifferentTestsOrAZeroStockFigureAreRefused) {
   auto different = compare_bench({test_of(512, 0, 10)}, {test_of(256, 0, 20)}, {});
   ASSERT_FALSE(different.ok());
   EXPECT_EQ(different.error().category(), ErrorCategory::verification);
-  EXPECT_NE(different.error().message().find("they measured different tests (stock: pp512; "
-                                             "unlocked: pp256)"),
-            std::string::npos);
+  EXPECT_THAT(different.error().message(),
+              HasSubstr("they measured different tests (stock: pp512; "
+                        "unlocked: pp256)"));
   EXPECT_FALSE(
       compare_bench({test_of(512, 0, 10)}, {test_of(512, 0, 1), test_of(0, 8, 1)}, {}).ok());
   auto zero = compare_bench({test_of(512, 0, 0)}, {test_of(512, 0, 20)}, {});
   ASSERT_FALSE(zero.ok());
-  EXPECT_NE(zero.error().message().find("the stock run's pp512 is 0 t/s"), std::string::npos);
+  EXPECT_THAT(zero.error().message(), HasSubstr("the stock run's pp512 is 0 t/s"));
   auto unrelated_host =
       compare_bench({test_of(512, 0, 10)}, {test_of(512, 0, 20)}, std::vector{test_of(0, 64, 30)});
   ASSERT_FALSE(unrelated_host.ok());
-  EXPECT_NE(unrelated_host.error().message().find("it has none of the guest's tests (host: tg64"),
-            std::string::npos);
+  EXPECT_THAT(unrelated_host.error().message(),
+              HasSubstr("it has none of the guest's tests (host: tg64"));
   // A host run with only some of the tests: those rows get host figures, the others none.
   auto partial = compare_bench({test_of(512, 0, 10), test_of(0, 64, 1)},
                                {test_of(512, 0, 20), test_of(0, 64, 4)},

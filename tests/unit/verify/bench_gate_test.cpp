@@ -1,9 +1,12 @@
 #include "verify/bench_gate.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace lume_unlock::verify {
 namespace {
+
+using ::testing::HasSubstr;
 
 BenchRow row(const std::string& test,
              const std::string& kind,
@@ -35,7 +38,7 @@ TEST(BenchGate, ParsesSpeedupsAndHostRatios) {
     auto parsed = parse_min_speedup(bad, "--min-speedup");
     ASSERT_FALSE(parsed.ok()) << bad;
     EXPECT_EQ(parsed.error().category(), ErrorCategory::usage);
-    EXPECT_NE(parsed.error().message().find("is not a speedup of at least 1"), std::string::npos);
+    EXPECT_THAT(parsed.error().message(), HasSubstr("is not a speedup of at least 1"));
   }
   auto ratios = parse_min_host_ratio("pp=0.95,tg=70%", "--min-host-ratio");
   ASSERT_TRUE(ratios.ok()) << ratios.error().message();
@@ -57,7 +60,7 @@ TEST(BenchGate, ParsesSpeedupsAndHostRatios) {
     auto parsed = parse_min_host_ratio(text, "--min-host-ratio");
     ASSERT_FALSE(parsed.ok()) << text;
     EXPECT_EQ(parsed.error().category(), ErrorCategory::usage);
-    EXPECT_NE(parsed.error().message().find(why), std::string::npos) << parsed.error().message();
+    EXPECT_THAT(parsed.error().message(), HasSubstr(why)) << parsed.error().message();
   }
 }
 
@@ -114,10 +117,9 @@ TEST(BenchGate, AnUnlockedRunWhoseLogIsNotUnlockedFailsAsWhatItIs) {
   EXPECT_EQ(inactive[0],
             "the shim was inactive in the unlocked run: its Metal log is shim-inactive "
             "(llama.cpp saw the stock device)");
-  EXPECT_NE(gate_bench(rows, {}, log_of(LlamaLogVerdict::stock))[0].find("ran at stock"),
-            std::string::npos);
-  EXPECT_NE(gate_bench(rows, {}, log_of(LlamaLogVerdict::unsafe_profile))[0].find("unsafe-profile"),
-            std::string::npos);
+  EXPECT_THAT(gate_bench(rows, {}, log_of(LlamaLogVerdict::stock))[0], HasSubstr("ran at stock"));
+  EXPECT_THAT(gate_bench(rows, {}, log_of(LlamaLogVerdict::unsafe_profile))[0],
+              HasSubstr("unsafe-profile"));
   EXPECT_TRUE(gate_bench(rows, {}, log_of(LlamaLogVerdict::partial)).empty());
   EXPECT_TRUE(gate_bench(rows, {}, log_of(LlamaLogVerdict::no_metal_log)).empty());
 }

@@ -4,12 +4,15 @@
 #include "verify/bench_gate.hpp"
 #include "verify/llama_log.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 namespace lume_unlock::verify {
 namespace {
+
+using ::testing::HasSubstr;
 
 std::string fixture(const std::string& name) {
   auto text = util::read_file(std::string(LUME_UNLOCK_FIXTURES_DIR) + "/llama-logs/" + name);
@@ -112,7 +115,7 @@ TEST(LlamaLogFailure, ResidencySetFailureNamesTheEnvFix) {
   // The gate's sentence carries the fix too, so `bench` and `create --bench` say it.
   const auto problem = unlocked_log_problem(report);
   ASSERT_TRUE(problem.has_value());
-  EXPECT_NE(problem->find("GGML_METAL_NO_RESIDENCY"), std::string::npos) << *problem;
+  EXPECT_THAT(*problem, HasSubstr("GGML_METAL_NO_RESIDENCY"));
   // Other failures have no fix to offer.
   const auto library = to_json(classify_llama_log(fixture("broken-library.stderr")));
   EXPECT_FALSE(library["failures"][0].contains("fix"));

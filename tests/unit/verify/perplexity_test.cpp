@@ -1,6 +1,7 @@
 #include "verify/perplexity.hpp"
 #include "verify/perplexity_text.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -9,6 +10,8 @@
 
 namespace lume_unlock::verify {
 namespace {
+
+using ::testing::HasSubstr;
 
 // As tools/perplexity/perplexity.cpp prints them (docs/sources.md): LOG() to stdout, LOG_INF()
 // and LOG_ERR() to stderr.
@@ -71,7 +74,7 @@ TEST(Perplexity, ATextTooShortLeavesNoFiguresAndSaysWhy) {
   EXPECT_TRUE(run.chunks.empty());
   EXPECT_FALSE(run.estimate);
   ASSERT_TRUE(run.too_short);
-  EXPECT_NE(run.too_short->find("you need at least 1024 tokens"), std::string::npos);
+  EXPECT_THAT(*run.too_short, HasSubstr("you need at least 1024 tokens"));
 }
 
 TEST(Perplexity, ReadsADriftAsAFractionOrAPercentage) {
@@ -98,9 +101,9 @@ TEST(Perplexity, ADriftAboveTheToleranceFailsNamingBothNumbers) {
   c.unlocked = run_of(24.7243);
   const auto failures = gate_perplexity(c);
   ASSERT_EQ(failures.size(), 1u);
-  EXPECT_NE(failures[0].find("24.7243"), std::string::npos) << failures[0];
-  EXPECT_NE(failures[0].find("9.8690"), std::string::npos) << failures[0];
-  EXPECT_NE(failures[0].find("bench.max_perplexity_drift 2.00%"), std::string::npos) << failures[0];
+  EXPECT_THAT(failures[0], HasSubstr("24.7243")) << failures[0];
+  EXPECT_THAT(failures[0], HasSubstr("9.8690")) << failures[0];
+  EXPECT_THAT(failures[0], HasSubstr("bench.max_perplexity_drift 2.00%")) << failures[0];
   c.max_drift = 2; // the limit is the recipe's, not ours
   EXPECT_TRUE(gate_perplexity(c).empty());
 }
@@ -111,13 +114,12 @@ TEST(Perplexity, ARunWithoutAFinalEstimateFails) {
   c.unlocked.chunks = {9.9, 12.0};
   const auto failures = gate_perplexity(c);
   ASSERT_EQ(failures.size(), 1u);
-  EXPECT_NE(failures[0].find("unlocked llama-perplexity run printed no 'Final estimate'"),
-            std::string::npos)
+  EXPECT_THAT(failures[0], HasSubstr("unlocked llama-perplexity run printed no 'Final estimate'"))
       << failures[0];
-  EXPECT_NE(failures[0].find("12.0000"), std::string::npos) << failures[0];
+  EXPECT_THAT(failures[0], HasSubstr("12.0000")) << failures[0];
   c.unlocked = PerplexityRun{};
   c.unlocked.too_short = "'perplexity: you need at least 1024 tokens'";
-  EXPECT_NE(gate_perplexity(c)[0].find("you need at least 1024 tokens"), std::string::npos);
+  EXPECT_THAT(gate_perplexity(c)[0], HasSubstr("you need at least 1024 tokens"));
 }
 
 TEST(Perplexity, AHostFigureIsGatedTheSameWay) {
@@ -127,10 +129,9 @@ TEST(Perplexity, AHostFigureIsGatedTheSameWay) {
   c.host = run_of(11.0);
   const auto failures = gate_perplexity(c);
   ASSERT_EQ(failures.size(), 1u);
-  EXPECT_NE(failures[0].find("the host's 11.0000"), std::string::npos) << failures[0];
+  EXPECT_THAT(failures[0], HasSubstr("the host's 11.0000")) << failures[0];
   c.host = PerplexityRun{};
-  EXPECT_NE(gate_perplexity(c).at(0).find("host's llama-perplexity output has no"),
-            std::string::npos);
+  EXPECT_THAT(gate_perplexity(c).at(0), HasSubstr("host's llama-perplexity output has no"));
 }
 
 TEST(Perplexity, RecordAndPhrase) {
