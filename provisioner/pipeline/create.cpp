@@ -5,10 +5,10 @@
 
 #include "pipeline/create.hpp"
 
-#include "lume/host_preference.hpp"
-#include "lume/vm_lifecycle.hpp"
 #include "lume/client.hpp"
+#include "lume/host_preference.hpp"
 #include "lume/storage.hpp"
+#include "lume/vm_lifecycle.hpp"
 #include "pipeline/vm_state.hpp"
 #include "util/size.hpp"
 

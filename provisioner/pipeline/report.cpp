@@ -3,7 +3,6 @@
 #include "apply/enablement_apply.hpp"
 #include "apply/probe.hpp"
 #include "guest/guest_records.hpp"
-#include "guest/guest_records.hpp"
 #include "pipeline/bench.hpp"
 #include "provenance/provenance.hpp"
 #include "recipe/lock_file.hpp"

@@ -4,8 +4,8 @@
 // write it (host and guest).
 
 #include "enablement/enablement_list.hpp"
-#include "guest/guest_layout.hpp"
 #include "enablement/launch_agent.hpp"
+#include "guest/guest_layout.hpp"
 #include "guest/session.hpp"
 #include "lume/types.hpp"
 #include "provenance/provenance.hpp"
