@@ -1,6 +1,6 @@
 #include "apply/shim_installer.hpp"
 
-#include "bundle/platform.hpp"
+#include "bundle/manifest.hpp"
 #include "guest/guest_records.hpp"
 #include "guest/payload.hpp"
 #include "guest/shell_quote.hpp"

@@ -1,9 +1,10 @@
 #include "apply/shim_record.hpp"
 
 #include "guest/guest_layout.hpp"
-#include "util/json_parse.hpp"
+#include "util/json_reader.hpp"
 #include "util/sha256.hpp"
 #include "util/text.hpp"
+#include "util/text_check.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -21,15 +22,44 @@ nlohmann::json file_json(const InstalledFile& file) {
   return value;
 }
 
-InstalledFile file_from(const nlohmann::json& value) {
-  InstalledFile file{value.at("path").get<std::string>(), value.at("sha256").get<std::string>()};
-  if (file.path.empty() || file.path[0] != '/' || !util::is_sha256_hex(file.sha256)) {
-    throw std::invalid_argument("bad file entry " + value.dump());
+InstalledFile file_from(const util::JsonValue& value) {
+  const util::JsonObject object = value.object();
+  const util::JsonValue path = object.at("path", "a string");
+  const util::JsonValue sha256 = object.at("sha256", "a string");
+  InstalledFile file{path.string(), sha256.string()};
+  if (file.path.empty() || file.path[0] != '/') {
+    path.fail("expected an absolute guest path, got " + util::quote_for_message(file.path));
   }
-  if (value.contains("slices")) {
-    file.slices = value.at("slices").get<std::vector<std::string>>();
+  if (!util::is_sha256_hex(file.sha256)) {
+    sha256.fail("expected 64 lower-case hex characters, got " +
+                util::quote_for_message(file.sha256));
+  }
+  if (const auto slices = object.find("slices")) {
+    file.slices = slices->strings();
   }
   return file;
+}
+
+InstalledShim read_record(const util::JsonValue& value) {
+  const util::JsonObject document = value.object();
+  const util::JsonValue schema = document.at("schema", "a string");
+  if (schema.string() != k_installed_shim_schema) {
+    schema.fail("expected '" + std::string(k_installed_shim_schema) + "', got " +
+                util::quote_for_message(schema.string()));
+  }
+  InstalledShim record;
+  record.bundle_version = document.string("bundle_version");
+  record.platform = document.string("platform");
+  record.inject_env = document.string("inject_env");
+  record.shim = file_from(document.at("shim", "an object"));
+  record.external = document.optional("external", &util::JsonValue::boolean).value_or(false);
+  if (const auto probe = document.find("probe")) {
+    record.probe = file_from(*probe);
+  }
+  for (const util::JsonValue& file : document.array("support")) {
+    record.support.push_back(file_from(file));
+  }
+  return record;
 }
 
 } // namespace
@@ -104,37 +134,11 @@ std::string render_installed_shim(const InstalledShim& record) {
 }
 
 Result<InstalledShim> parse_installed_shim(std::string_view text, const std::string& source) {
-  util::JsonParsed parsed = util::parse_json(text);
-  if (!parsed.ok()) {
-    return Error(ErrorCategory::verification,
-                 "reading " + source,
-                 "it is not valid JSON: " + util::describe_json_error(*parsed.error, text.size()),
-                 "reinstall the shim with 'lume-unlock create NAME'");
-  }
-  try {
-    const nlohmann::json& document = parsed.value;
-    if (document.at("schema").get<std::string>() != k_installed_shim_schema) {
-      throw std::invalid_argument("schema is not " + std::string(k_installed_shim_schema));
-    }
-    InstalledShim record;
-    record.bundle_version = document.at("bundle_version").get<std::string>();
-    record.platform = document.at("platform").get<std::string>();
-    record.inject_env = document.at("inject_env").get<std::string>();
-    record.shim = file_from(document.at("shim"));
-    record.external = document.value("external", false);
-    if (document.contains("probe")) {
-      record.probe = file_from(document.at("probe"));
-    }
-    for (const nlohmann::json& file : document.at("support")) {
-      record.support.push_back(file_from(file));
-    }
-    return record;
-  } catch (const std::exception& e) {
-    return Error(ErrorCategory::verification,
-                 "reading " + source,
-                 e.what(),
-                 "reinstall the shim with 'lume-unlock create NAME'");
-  }
+  return util::read_json_text(text,
+                              {ErrorCategory::verification,
+                               "reading " + source,
+                               "reinstall the shim with 'lume-unlock create NAME'"},
+                              read_record);
 }
 
 } // namespace lume_unlock::apply

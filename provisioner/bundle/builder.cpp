@@ -132,10 +132,6 @@ Status swap_in(Staging& staging, const std::string& final_path) {
 
 } // namespace
 
-std::string bundle_archive_name(const std::string& version) {
-  return "lume-unlock-shim-bundle-" + version + ".tar.gz";
-}
-
 Result<BuiltBundle> build_bundle(const BundleSpec& spec, const std::string& out) {
   LUME_UNLOCK_TRY(check_spec(spec));
   LUME_UNLOCK_TRY(util::make_directories(out));
@@ -188,7 +184,7 @@ Result<BuiltBundle> build_bundle(const BundleSpec& spec, const std::string& out)
   for (const auto& file : manifest.files()) {
     entries.push_back(util::TarEntry::file(file.path, staging.path() + "/" + file.path));
   }
-  const std::string archive = out + "/" + bundle_archive_name(spec.version);
+  const std::string archive = out + "/lume-unlock-shim-bundle-" + spec.version + ".tar.gz";
   LUME_UNLOCK_TRY(util::write_tar_gz_file(archive, std::move(entries)));
   LUME_UNLOCK_TRY(swap_in(staging, final_path));
   return BuiltBundle{final_path, archive, std::move(manifest)};

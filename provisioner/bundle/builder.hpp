@@ -35,9 +35,6 @@ struct BuiltBundle {
   BundleManifest manifest;
 };
 
-/// "lume-unlock-shim-bundle-<version>.tar.gz".
-std::string bundle_archive_name(const std::string& version);
-
 /// Writes `<out>/shim-bundle/` (bundle.json + <platform>/<files>, DESIGN §4.4) and the same
 /// content as the deterministic archive `<out>/lume-unlock-shim-bundle-<version>.tar.gz`.
 /// Files are copied with normalized modes (0755 when the source is executable, else 0644) and

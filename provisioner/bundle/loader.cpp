@@ -18,8 +18,7 @@ namespace fs = std::filesystem;
 constexpr const char* k_rebuild_hint =
     "rebuild the bundle with 'cmake --build build --target shim-bundle', or fetch it again";
 
-} // namespace
-
+/// Every file bundle.json names is a regular file under `root` with that SHA-256 (verification).
 Status verify_bundle_files(const std::string& root, const BundleManifest& manifest) {
   for (const auto& file : manifest.files()) {
     const std::string path = root + "/" + file.path;
@@ -46,6 +45,8 @@ Status verify_bundle_files(const std::string& root, const BundleManifest& manife
   }
   return ok_status();
 }
+
+} // namespace
 
 Result<LoadedBundle> load_bundle_directory(const std::string& directory) {
   return load_verified(directory, "cannot load shim bundle '" + directory + "'");

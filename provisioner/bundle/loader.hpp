@@ -28,11 +28,6 @@ private:
   std::shared_ptr<void> m_extracted; ///< removes the extracted copy when the last owner goes
 };
 
-/// Checks that every file bundle.json names is a regular file under `root` with that SHA-256.
-/// A mismatch is "bundle file '<path>' does not match bundle.json: expected sha256 <a>, found <b>"
-/// (category verification).
-Status verify_bundle_files(const std::string& root, const BundleManifest& manifest);
-
 /// load_bundle_directory() with `what` naming the bundle in errors (a directory or an archive).
 Result<LoadedBundle> load_verified(const std::string& directory, const std::string& what);
 

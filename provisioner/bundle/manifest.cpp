@@ -1,7 +1,8 @@
-#include "manifest.hpp"
+#include "bundle/manifest.hpp"
 
 #include "util/archive.hpp"
 #include "util/json_parse.hpp"
+#include "util/json_reader.hpp"
 #include "util/sha256.hpp"
 #include "util/text.hpp"
 
@@ -9,151 +10,117 @@
 
 #include <algorithm>
 #include <cctype>
-#include <set>
 
 namespace lume_unlock::bundle {
 
 namespace {
 
 using nlohmann::json;
+using util::JsonObject;
+using util::JsonValue;
 
-Error invalid(const std::string& where, const std::string& what) {
-  return Error(ErrorCategory::usage,
-               "invalid bundle.json",
-               where.empty() ? what : where + ": " + what,
-               "rebuild the bundle with 'cmake --build build --target shim-bundle'");
-}
-
-/// Rejects keys outside `allowed` and reports the first missing one of `required`.
-Status check_keys(const json& object,
-                  const std::string& where,
-                  const std::set<std::string>& allowed,
-                  const std::set<std::string>& required) {
-  if (!object.is_object()) {
-    return invalid(where, "expected an object");
+std::vector<std::string> read_slices(const JsonValue& value) {
+  std::vector<std::string> slices = value.strings();
+  if (slices.empty()) {
+    value.fail("expected a non-empty array of slice names");
   }
-  for (const auto& item : object.items()) {
-    if (allowed.count(item.key()) == 0) {
-      return invalid(where, "unknown key '" + item.key() + "'");
+  for (std::size_t i = 0; i < slices.size(); ++i) {
+    if (slices[i].empty() ||
+        slices[i].find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos) {
+      value.array()[i].fail("expected a slice name such as 'arm64'");
     }
-  }
-  for (const auto& key : required) {
-    if (!object.contains(key)) {
-      return invalid(where, "missing key '" + key + "'");
+    if (std::find(slices.begin(), slices.begin() + i, slices[i]) != slices.begin() + i) {
+      value.array()[i].fail("'" + slices[i] + "' is listed twice");
     }
-  }
-  return ok_status();
-}
-
-std::string child(const std::string& where, const std::string& key) {
-  return where.empty() ? key : where + "." + key;
-}
-
-Result<std::string>
-string_at(const json& object, const std::string& where, const std::string& key) {
-  const auto& value = object.at(key);
-  if (!value.is_string()) {
-    return invalid(child(where, key), "expected a string");
-  }
-  return value.get<std::string>();
-}
-
-Result<std::vector<std::string>> parse_slices(const json& value, const std::string& where) {
-  if (!value.is_array() || value.empty()) {
-    return invalid(where, "expected a non-empty array of slice names");
-  }
-  std::vector<std::string> slices;
-  for (const auto& item : value) {
-    const bool name = item.is_string() && !item.get<std::string>().empty() &&
-                      item.get<std::string>().find_first_not_of(
-                          "abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos;
-    if (!name) {
-      return invalid(where, "expected slice names such as 'arm64'");
-    }
-    if (std::find(slices.begin(), slices.end(), item.get<std::string>()) != slices.end()) {
-      return invalid(where, "'" + item.get<std::string>() + "' is listed twice");
-    }
-    slices.push_back(item.get<std::string>());
   }
   return slices;
 }
 
-Result<BundleFile> parse_file(const json& value, const std::string& where) {
-  LUME_UNLOCK_TRY(check_keys(value, where, {"path", "sha256", "slices"}, {"path", "sha256"}));
-  LUME_UNLOCK_TRY_ASSIGN(auto path, string_at(value, where, "path"));
-  LUME_UNLOCK_TRY_ASSIGN(auto digest, string_at(value, where, "sha256"));
-  if (auto problem = util::relative_path_problem(path)) {
-    return invalid(child(where, "path"), "'" + path + "' " + util::describe(*problem));
+BundleFile read_file(const JsonValue& value) {
+  const JsonObject object = value.object().only({"path", "sha256", "slices"});
+  const JsonValue path = object.at("path", "a string");
+  const JsonValue digest = object.at("sha256", "a string");
+  BundleFile file{path.string(), digest.string()};
+  if (auto problem = util::relative_path_problem(file.path)) {
+    path.fail("'" + file.path + "' " + util::describe(*problem));
   }
-  if (util::normalize_relative_path(path) != path) {
-    return invalid(child(where, "path"),
-                   "'" + path + "' is not written canonically (expected '" +
-                       util::normalize_relative_path(path) + "')");
+  if (util::normalize_relative_path(file.path) != file.path) {
+    path.fail("'" + file.path + "' is not written canonically (expected '" +
+              util::normalize_relative_path(file.path) + "')");
   }
-  if (!util::is_sha256_hex(digest)) {
-    return invalid(child(where, "sha256"), "'" + digest + "' is not 64 lower-case hex characters");
+  if (!util::is_sha256_hex(file.sha256)) {
+    digest.fail("'" + file.sha256 + "' is not 64 lower-case hex characters");
   }
-  BundleFile file{path, digest};
-  if (value.contains("slices")) {
-    LUME_UNLOCK_TRY_ASSIGN(file.slices, parse_slices(value.at("slices"), child(where, "slices")));
+  if (const auto slices = object.find("slices")) {
+    file.slices = read_slices(*slices);
   }
   return file;
 }
 
 /// A darwin-<arch> entry's shim and probe, when they list their slices, have <arch>.
-Status
-check_darwin_slices(const BundleFile& file, const std::string& platform, const std::string& where) {
+BundleFile
+read_platform_file(const JsonObject& entry, const char* key, const std::string& platform) {
+  const JsonValue value = entry.at(key, "an object");
+  BundleFile file = read_file(value);
   const std::string prefix = "darwin-";
-  if (!util::starts_with(platform, prefix) || file.slices.empty()) {
-    return ok_status();
+  if (util::starts_with(platform, prefix) && !file.slices.empty()) {
+    const std::string arch = platform.substr(prefix.size());
+    if (std::find(file.slices.begin(), file.slices.end(), arch) == file.slices.end()) {
+      value.object().at("slices").fail("the " + platform + " file has no " + arch + " slice");
+    }
   }
-  const std::string arch = platform.substr(prefix.size());
-  if (std::find(file.slices.begin(), file.slices.end(), arch) == file.slices.end()) {
-    return invalid(child(where, "slices"), "the " + platform + " file has no " + arch + " slice");
-  }
-  return ok_status();
+  return file;
 }
 
-Result<PlatformEntry>
-parse_platform(const json& value, const std::string& name, const std::string& where) {
+PlatformEntry read_platform(const JsonValue& value, const std::string& name) {
+  const JsonObject object = value.object().only({"inject_env", "shim", "probe", "support"});
   // `create` judges the shim by running the probe, so an entry without one cannot be used; say
   // so now, naming the platform, rather than after a VM was created and booted.
-  if (value.is_object() && (!value.contains("shim") || !value.contains("probe"))) {
-    return invalid(where,
-                   std::string("the platform has no ") +
-                       (value.contains("shim") ? "probe" : "shim") +
-                       " (every platform entry needs a shim and a probe)");
+  if (!object.has("shim") || !object.has("probe")) {
+    value.fail(std::string("the platform has no ") + (object.has("shim") ? "probe" : "shim") +
+               " (every platform entry needs a shim and a probe)");
   }
-  LUME_UNLOCK_TRY(check_keys(
-      value, where, {"inject_env", "shim", "probe", "support"}, {"inject_env", "shim", "probe"}));
   PlatformEntry entry;
-  LUME_UNLOCK_TRY_ASSIGN(auto inject, string_at(value, where, "inject_env"));
-  if (inject != "DYLD_INSERT_LIBRARIES" && inject != "LD_PRELOAD") {
-    return invalid(child(where, "inject_env"),
-                   "'" + inject + "' is neither 'DYLD_INSERT_LIBRARIES' nor 'LD_PRELOAD'");
+  const JsonValue inject = object.at("inject_env", "a string");
+  entry.inject_env = inject.string();
+  if (entry.inject_env != "DYLD_INSERT_LIBRARIES" && entry.inject_env != "LD_PRELOAD") {
+    inject.fail("'" + entry.inject_env + "' is neither 'DYLD_INSERT_LIBRARIES' nor 'LD_PRELOAD'");
   }
-  entry.inject_env = inject;
-  LUME_UNLOCK_TRY_ASSIGN(auto shim, parse_file(value.at("shim"), child(where, "shim")));
-  entry.shim = shim;
-  LUME_UNLOCK_TRY(check_darwin_slices(shim, name, child(where, "shim")));
-  if (value.contains("probe")) {
-    LUME_UNLOCK_TRY_ASSIGN(auto probe, parse_file(value.at("probe"), child(where, "probe")));
-    LUME_UNLOCK_TRY(check_darwin_slices(probe, name, child(where, "probe")));
-    entry.probe = probe;
-  }
-  if (value.contains("support")) {
-    const auto& support = value.at("support");
-    if (!support.is_array()) {
-      return invalid(child(where, "support"), "expected an array");
-    }
-    for (std::size_t i = 0; i < support.size(); ++i) {
-      LUME_UNLOCK_TRY_ASSIGN(
-          auto file,
-          parse_file(support[i], child(where, "support") + "[" + std::to_string(i) + "]"));
-      entry.support.push_back(file);
+  entry.shim = read_platform_file(object, "shim", name);
+  entry.probe = read_platform_file(object, "probe", name);
+  if (const auto support = object.find("support")) {
+    for (const JsonValue& file : support->array()) {
+      entry.support.push_back(read_file(file));
     }
   }
   return entry;
+}
+
+BundleManifest read_manifest(const JsonValue& value) {
+  const JsonObject document =
+      value.object().only({"schema", "version", "source_revision", "platforms"});
+  const JsonValue schema = document.at("schema", "a string");
+  if (schema.string() != k_bundle_schema) {
+    schema.fail("'" + schema.string() + "' is not '" + k_bundle_schema + "'");
+  }
+  BundleManifest manifest;
+  const JsonValue version = document.at("version", "a string");
+  manifest.version = version.string();
+  if (!is_bundle_version(manifest.version)) {
+    version.fail("'" + manifest.version + "' may only hold letters, digits, '.', '_', '+' and '-'");
+  }
+  manifest.source_revision = document.string("source_revision");
+  const JsonObject platforms = document.object("platforms");
+  if (platforms.members().empty()) {
+    platforms.fail("expected an object with at least one platform");
+  }
+  for (const auto& [name, entry] : platforms.members()) {
+    if (!is_platform_name(name)) {
+      entry.fail("'" + name + "' is not a platform name like 'darwin-arm64'");
+    }
+    manifest.platforms.emplace(name, read_platform(entry, name));
+  }
+  return manifest;
 }
 
 json file_json(const BundleFile& file) {
@@ -207,41 +174,12 @@ bool is_bundle_version(std::string_view version) {
 }
 
 Result<BundleManifest> parse_bundle_manifest(std::string_view text) {
-  json document = util::parse_json(text).value;
-  if (document.is_discarded()) {
-    return invalid("", "not valid JSON");
-  }
-  LUME_UNLOCK_TRY(check_keys(document,
-                             "",
-                             {"schema", "version", "source_revision", "platforms"},
-                             {"schema", "version", "source_revision", "platforms"}));
-  LUME_UNLOCK_TRY_ASSIGN(auto schema, string_at(document, "", "schema"));
-  if (schema != k_bundle_schema) {
-    return invalid("schema", "'" + schema + "' is not '" + k_bundle_schema + "'");
-  }
-  BundleManifest manifest;
-  LUME_UNLOCK_TRY_ASSIGN(auto version, string_at(document, "", "version"));
-  if (!is_bundle_version(version)) {
-    return invalid("version",
-                   "'" + version + "' may only hold letters, digits, '.', '_', '+' and '-'");
-  }
-  manifest.version = version;
-  LUME_UNLOCK_TRY_ASSIGN(auto revision, string_at(document, "", "source_revision"));
-  manifest.source_revision = revision;
-  const auto& platforms = document.at("platforms");
-  if (!platforms.is_object() || platforms.empty()) {
-    return invalid("platforms", "expected an object with at least one platform");
-  }
-  for (const auto& item : platforms.items()) {
-    if (!is_platform_name(item.key())) {
-      return invalid("platforms",
-                     "'" + item.key() + "' is not a platform name like 'darwin-arm64'");
-    }
-    LUME_UNLOCK_TRY_ASSIGN(auto entry,
-                           parse_platform(item.value(), item.key(), "platforms." + item.key()));
-    manifest.platforms.emplace(item.key(), entry);
-  }
-  return manifest;
+  return util::read_json_text(
+      text,
+      {ErrorCategory::usage,
+       "invalid bundle.json",
+       "rebuild the bundle with 'cmake --build build --target shim-bundle'"},
+      read_manifest);
 }
 
 std::string render_bundle_manifest(const BundleManifest& manifest) {
@@ -263,6 +201,63 @@ std::string render_bundle_manifest(const BundleManifest& manifest) {
                    {"source_revision", manifest.source_revision},
                    {"platforms", platforms}};
   return document.dump(2) + "\n";
+}
+
+namespace {
+
+std::string guest_text(std::string_view system, std::string_view arch) {
+  return "'" + std::string(system) + " " + std::string(arch) + "'";
+}
+
+std::string list_platforms(const BundleManifest& manifest) {
+  std::string names;
+  for (const auto& [name, entry] : manifest.platforms) {
+    names += (names.empty() ? "" : ", ") + name;
+  }
+  return names;
+}
+
+} // namespace
+
+Result<std::string> guest_platform_name(std::string_view system, std::string_view arch) {
+  std::string os;
+  if (system == "Darwin") {
+    os = "darwin";
+  } else if (system == "Linux") {
+    os = "linux";
+  } else {
+    return Error(ErrorCategory::verification,
+                 "unsupported guest " + guest_text(system, arch),
+                 "the shim runs in macOS (Darwin) guests, and in Linux for tests");
+  }
+  std::string machine(arch);
+  if (machine == "aarch64") {
+    machine = "arm64";
+  } else if (machine == "amd64") {
+    machine = "x86_64";
+  }
+  if (machine.empty()) {
+    return Error(ErrorCategory::verification,
+                 "unsupported guest " + guest_text(system, arch),
+                 "the architecture is empty");
+  }
+  return os + "-" + machine;
+}
+
+Result<SelectedPlatform>
+select_platform(const BundleManifest& manifest, std::string_view system, std::string_view arch) {
+  auto name = guest_platform_name(system, arch);
+  if (!name) {
+    return name.error().with_hint("this bundle has " + list_platforms(manifest));
+  }
+  auto found = manifest.platforms.find(name.value());
+  if (found == manifest.platforms.end()) {
+    return Error(ErrorCategory::verification,
+                 "no shim for guest " + guest_text(system, arch) + " (" + name.value() + ")",
+                 "bundle " + manifest.version + " has " + list_platforms(manifest),
+                 "use a bundle built with a " + name.value() + " entry");
+  }
+  return SelectedPlatform{found->first, found->second};
 }
 
 } // namespace lume_unlock::bundle

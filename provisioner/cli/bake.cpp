@@ -4,7 +4,7 @@
 #include "cli/create_setup.hpp"
 #include "cli/plan_runner.hpp"
 #include "cli/version.hpp"
-#include "lume/vm_name.hpp"
+#include "lume/types.hpp"
 #include "oci/reference.hpp"
 #include "pipeline/report.hpp"
 #include "util/ecdsa_key.hpp"

@@ -1,7 +1,7 @@
 #include "context.hpp"
 
 #include "apply/guest_access.hpp"
-#include "lume/vm_name.hpp"
+#include "lume/types.hpp"
 #include "pipeline/vm_state.hpp"
 #include "util/text_check.hpp"
 

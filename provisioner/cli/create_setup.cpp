@@ -5,7 +5,7 @@
 #include "cli/host_bench.hpp"
 #include "cli/plan_runner.hpp"
 #include "fetch/blob_cache.hpp"
-#include "lume/vm_name.hpp"
+#include "lume/types.hpp"
 #include "recipe/recipe.hpp"
 #include "util/http_client.hpp"
 

@@ -4,7 +4,7 @@
 #include "cli/flags.hpp"
 #include "cli/plan_runner.hpp"
 #include "cli/progress_renderer.hpp"
-#include "lume/vm_name.hpp"
+#include "lume/types.hpp"
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"
 #include "recipe/recipe.hpp"

@@ -2,7 +2,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
-#include "lume/vm_name.hpp"
+#include "lume/types.hpp"
 #include "pipeline/bench.hpp"
 #include "pipeline/vm_state.hpp"
 #include "provenance/provenance.hpp"

@@ -1,9 +1,7 @@
 #include "enablement_json.hpp"
 
-#include "util/json_parse.hpp"
+#include "util/json_reader.hpp"
 #include "util/text_check.hpp"
-
-#include <algorithm>
 
 namespace lume_unlock::enablement {
 
@@ -11,103 +9,25 @@ namespace {
 
 using nlohmann::json;
 
-struct ShapeError {
-  std::string pointer;
-  std::string why;
-};
-
-const json& member(const json& object, const std::string& key, const std::string& pointer) {
-  const auto it = object.find(key);
-  if (it == object.end()) {
-    throw ShapeError{pointer, "key '" + key + "' is missing"};
-  }
-  return *it;
-}
-
-std::string as_string(const json& value, const std::string& pointer) {
-  if (!value.is_string()) {
-    throw ShapeError{pointer, "must be a string"};
-  }
-  return value.get<std::string>();
-}
-
-bool as_bool(const json& value, const std::string& pointer) {
-  if (!value.is_boolean()) {
-    throw ShapeError{pointer, "must be true or false"};
-  }
-  return value.get<bool>();
-}
-
-std::uint64_t as_unsigned(const json& value, const std::string& pointer) {
-  if (!value.is_number_unsigned()) {
-    throw ShapeError{pointer, "must be a non-negative integer"};
-  }
-  return value.get<std::uint64_t>();
-}
-
-void only_keys(const json& object,
-               const std::vector<std::string>& keys,
-               const std::string& pointer) {
-  for (auto it = object.begin(); it != object.end(); ++it) {
-    if (std::find(keys.begin(), keys.end(), it.key()) == keys.end()) {
-      throw ShapeError{pointer, "unknown key " + util::quote_for_message(it.key())};
-    }
-  }
-}
-
-/// A key as a JSON Pointer token (RFC 6901: '~' → "~0", '/' → "~1").
-std::string pointer_token(const std::string& key) {
-  std::string token;
-  for (char c : key) {
-    token += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
-  }
-  return token;
-}
-
-EnablementEntry entry_from_json(const json& value, const std::string& pointer) {
-  if (!value.is_object()) {
-    throw ShapeError{pointer, "must be an object"};
-  }
-  only_keys(
-      value,
-      {"name", "program", "resolved_program", "args", "agent", "keep_alive", "env", "profile"},
-      pointer);
+EnablementEntry entry_from_json(const util::JsonValue& value) {
+  const util::JsonObject object = value.object().only(
+      {"name", "program", "resolved_program", "args", "agent", "keep_alive", "env", "profile"});
   EnablementEntry entry;
-  entry.name = as_string(member(value, "name", pointer), pointer + "/name");
-  entry.program = as_string(member(value, "program", pointer), pointer + "/program");
+  entry.name = object.string("name");
+  entry.program = object.string("program");
   // Absent in lists applied before programs were resolved: they stay readable.
-  if (const auto it = value.find("resolved_program"); it != value.end()) {
-    entry.resolved_program = as_string(*it, pointer + "/resolved_program");
+  entry.resolved_program = object.optional_string("resolved_program");
+  entry.args = object.at("args", "an array of strings").strings();
+  entry.agent = object.boolean("agent");
+  entry.keep_alive = object.boolean("keep_alive");
+  for (const auto& [key, item] : object.object("env").members()) {
+    entry.env[key] = item.string();
   }
-  const json& args = member(value, "args", pointer);
-  if (!args.is_array()) {
-    throw ShapeError{pointer + "/args", "must be a list of strings"};
-  }
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    entry.args.push_back(as_string(args[i], pointer + "/args/" + std::to_string(i)));
-  }
-  entry.agent = as_bool(member(value, "agent", pointer), pointer + "/agent");
-  entry.keep_alive = as_bool(member(value, "keep_alive", pointer), pointer + "/keep_alive");
-  const json& env = member(value, "env", pointer);
-  if (!env.is_object()) {
-    throw ShapeError{pointer + "/env", "must be an object of strings"};
-  }
-  for (auto it = env.begin(); it != env.end(); ++it) {
-    entry.env[it.key()] = as_string(it.value(), pointer + "/env/" + pointer_token(it.key()));
-  }
-  if (const auto it = value.find("profile"); it != value.end()) {
-    const std::string profile_pointer = pointer + "/profile";
-    if (!it->is_object()) {
-      throw ShapeError{profile_pointer, "must be an object"};
-    }
-    only_keys(*it, {"apple_family_max", "max_threadgroup_memory"}, profile_pointer);
-    Profile profile;
-    profile.apple_family_max = as_unsigned(member(*it, "apple_family_max", profile_pointer),
-                                           profile_pointer + "/apple_family_max");
-    profile.max_threadgroup_memory =
-        as_unsigned(member(*it, "max_threadgroup_memory", profile_pointer),
-                    profile_pointer + "/max_threadgroup_memory");
-    entry.profile = profile;
+  if (const auto profile = object.find("profile")) {
+    const util::JsonObject p =
+        profile->object().only({"apple_family_max", "max_threadgroup_memory"});
+    entry.profile = Profile{p.unsigned_integer("apple_family_max"),
+                            p.unsigned_integer("max_threadgroup_memory")};
   }
   return entry;
 }
@@ -145,35 +65,22 @@ std::string render_enablement_json(const EnablementList& list) {
 
 Result<EnablementList> parse_enablement_json(std::string_view text,
                                              const std::string& source_name) {
-  util::JsonParsed parsed = util::parse_json(text);
-  if (!parsed.ok()) {
-    // A syntax error, or a number beyond double's range.
-    return Error(ErrorCategory::usage, source_name, "invalid JSON: " + parsed.error->reason);
-  }
-  const json document = std::move(parsed.value);
-  EnablementList list;
-  try {
-    if (!document.is_object()) {
-      throw ShapeError{"", "must be an object"};
-    }
-    only_keys(document, {"schema", "enablement"}, "");
-    const std::string schema = as_string(member(document, "schema", ""), "/schema");
-    if (schema != k_enablement_schema) {
-      throw ShapeError{"/schema",
-                       "unsupported schema " + util::quote_for_message(schema) + " (expected '" +
-                           std::string(k_enablement_schema) + "')"};
-    }
-    const json& entries = member(document, "enablement", "");
-    if (!entries.is_array()) {
-      throw ShapeError{"/enablement", "must be a list of entries"};
-    }
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      list.entries.push_back(entry_from_json(entries[i], "/enablement/" + std::to_string(i)));
-    }
-  } catch (const ShapeError& e) {
-    return Error(
-        ErrorCategory::usage, source_name + ": " + (e.pointer.empty() ? "/" : e.pointer), e.why);
-  }
+  LUME_UNLOCK_TRY_ASSIGN(
+      EnablementList list,
+      util::read_json_text(
+          text, {ErrorCategory::usage, source_name}, [](const util::JsonValue& value) {
+            const util::JsonObject document = value.object().only({"schema", "enablement"});
+            const util::JsonValue schema = document.at("schema", "a string");
+            if (schema.string() != k_enablement_schema) {
+              schema.fail("unsupported schema " + util::quote_for_message(schema.string()) +
+                          " (expected '" + k_enablement_schema + "')");
+            }
+            EnablementList list;
+            for (const auto& entry : document.array("enablement")) {
+              list.entries.push_back(entry_from_json(entry));
+            }
+            return list;
+          }));
   if (auto found = find_violation(list)) {
     return violation_error(entry_label(list, found->index), found->violation, source_name);
   }

@@ -24,8 +24,9 @@ nlohmann::json enablement_to_json(const EnablementList& list);
 std::string render_enablement_json(const EnablementList& list);
 
 /// Reads enablement.json (strict: unknown keys and a different schema are errors) and validates
-/// the list. Errors (category usage) read "<source>: /enablement/2/args/0: must be a string" for
-/// shape problems and "<source>: enablement entry 'x': <reason>" for rule violations.
+/// the list. Errors (category usage) read "<source>: /enablement/2/args/0: expected a string, got
+/// an integer" for shape problems (util/json_reader) and "<source>: enablement entry 'x': <reason>"
+/// for rule violations.
 Result<EnablementList> parse_enablement_json(std::string_view text, const std::string& source_name);
 
 } // namespace lume_unlock::enablement

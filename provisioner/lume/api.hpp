@@ -24,7 +24,7 @@ struct VmRef {
 /// category lume_api naming the operation, the VM, the HTTP status and Lume's message, or a
 /// usage Error when a VM name is not [A-Za-z0-9._-] (checked before any request).
 /// Asynchronous operations (create, run, pull_start, push) only start the work: await the
-/// outcome with wait_until() (lume/wait.hpp).
+/// outcome with wait_until() (lume/vm_lifecycle.hpp).
 class LumeApi {
 public:
   virtual ~LumeApi() = default;

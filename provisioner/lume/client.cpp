@@ -1,9 +1,9 @@
 #include "lume/client.hpp"
 
-#include "lume/vm_name.hpp"
+#include "lume/types.hpp"
 #include "util/encoding.hpp"
-#include "util/json_parse.hpp"
 #include "util/text_check.hpp"
+#include "util/json_parse.hpp"
 #include "util/retry_policy.hpp"
 #include "util/text.hpp"
 
@@ -33,16 +33,6 @@ std::string vm_operation(const char* verb, const std::string& name) {
   return std::string(verb) + " of VM '" + name + "'";
 }
 
-Status check_names(std::initializer_list<const std::string*> names) {
-  for (const std::string* name : names) {
-    auto checked = check_vm_name(*name);
-    if (!checked.ok()) {
-      return checked;
-    }
-  }
-  return ok_status();
-}
-
 /// "?storage=..." for the routes whose last piece is :name (the only ones where Lume's router
 /// tolerates a query, reference §1.4).
 std::string storage_query(const VmRef& vm) {
@@ -60,11 +50,8 @@ std::optional<std::string> lume_message(const std::string& body) {
   return std::nullopt;
 }
 
-Status to_status(Result<json> r) {
-  if (!r.ok()) {
-    return r.error();
-  }
-  return ok_status();
+Status to_status(const Result<json>& r) {
+  return r.ok() ? ok_status() : Status(r.error());
 }
 
 template <class T>
@@ -285,18 +272,14 @@ Result<std::optional<VmState>> LumeClient::find(const VmRef& vm) {
 }
 
 Status LumeClient::create(const CreateRequest& request) {
-  if (auto checked = check_vm_name(request.name); !checked.ok()) {
-    return checked;
-  }
+  LUME_UNLOCK_TRY(check_vm_name(request.name));
   Call c = make(vm_operation("create", request.name), "POST", "/lume/vms", {202, 200});
   c.body = to_json(request);
   return to_status(call(c));
 }
 
 Status LumeClient::patch(const VmRef& vm, const PatchRequest& request) {
-  if (auto checked = check_vm_name(vm.name); !checked.ok()) {
-    return checked;
-  }
+  LUME_UNLOCK_TRY(check_vm_name(vm.name));
   Call c = make(vm_operation("settings change", vm.name),
                 "PATCH",
                 "/lume/vms/" + vm.name + storage_query(vm),
@@ -307,9 +290,7 @@ Status LumeClient::patch(const VmRef& vm, const PatchRequest& request) {
 }
 
 Status LumeClient::run(const VmRef& vm, const RunOptions& options) {
-  if (auto checked = check_vm_name(vm.name); !checked.ok()) {
-    return checked;
-  }
+  LUME_UNLOCK_TRY(check_vm_name(vm.name));
   RunOptions with_storage = options;
   if (vm.storage && !with_storage.storage) {
     with_storage.storage = vm.storage;
@@ -321,9 +302,7 @@ Status LumeClient::run(const VmRef& vm, const RunOptions& options) {
 }
 
 Status LumeClient::stop(const VmRef& vm) {
-  if (auto checked = check_vm_name(vm.name); !checked.ok()) {
-    return checked;
-  }
+  LUME_UNLOCK_TRY(check_vm_name(vm.name));
   Call c = make(vm_operation("stop", vm.name), "POST", "/lume/vms/" + vm.name + "/stop", {200});
   c.body = vm.storage ? json{{"storage", *vm.storage}} : json::object();
   c.timeout = m_options.stop_timeout;
@@ -331,9 +310,7 @@ Status LumeClient::stop(const VmRef& vm) {
 }
 
 Status LumeClient::remove(const VmRef& vm) {
-  if (auto checked = check_vm_name(vm.name); !checked.ok()) {
-    return checked;
-  }
+  LUME_UNLOCK_TRY(check_vm_name(vm.name));
   Call c = make(
       vm_operation("delete", vm.name), "DELETE", "/lume/vms/" + vm.name + storage_query(vm), {200});
   c.timeout = m_options.stop_timeout;
@@ -341,9 +318,8 @@ Status LumeClient::remove(const VmRef& vm) {
 }
 
 Status LumeClient::clone(const CloneRequest& request) {
-  if (auto checked = check_names({&request.name, &request.new_name}); !checked.ok()) {
-    return checked;
-  }
+  LUME_UNLOCK_TRY(check_vm_name(request.name));
+  LUME_UNLOCK_TRY(check_vm_name(request.new_name));
   Call c = make("clone of VM '" + request.name + "' to '" + request.new_name + "'",
                 "POST",
                 "/lume/vms/clone",
@@ -354,9 +330,7 @@ Status LumeClient::clone(const CloneRequest& request) {
 }
 
 Status LumeClient::pull(const PullRequest& request) {
-  if (auto checked = check_vm_name(request.name); !checked.ok()) {
-    return checked;
-  }
+  LUME_UNLOCK_TRY(check_vm_name(request.name));
   Call c = make("pull of '" + request.image + "' into VM '" + request.name + "'",
                 "POST",
                 "/lume/pull",
@@ -367,9 +341,7 @@ Status LumeClient::pull(const PullRequest& request) {
 }
 
 Status LumeClient::pull_start(const PullRequest& request) {
-  if (auto checked = check_vm_name(request.name); !checked.ok()) {
-    return checked;
-  }
+  LUME_UNLOCK_TRY(check_vm_name(request.name));
   Call c = make("pull of '" + request.image + "' into VM '" + request.name + "'",
                 "POST",
                 "/lume/pull/start",
@@ -379,9 +351,7 @@ Status LumeClient::pull_start(const PullRequest& request) {
 }
 
 Status LumeClient::push(const PushRequest& request) {
-  if (auto checked = check_vm_name(request.name); !checked.ok()) {
-    return checked;
-  }
+  LUME_UNLOCK_TRY(check_vm_name(request.name));
   Call c = make("push of VM '" + request.name + "' as '" + request.image_name + "'",
                 "POST",
                 "/lume/vms/push",
@@ -410,6 +380,21 @@ Result<HostStatus> LumeClient::host_status() {
   const std::string op = "host status";
   return parsed<HostStatus>(
       call(make(op, "GET", "/lume/host/status", {200})), op, &host_status_from_json);
+}
+
+bool is_sticky_pull_failure(const Error& error) {
+  return error.category() == ErrorCategory::lume_api &&
+         error.why().find("Pull failed for '") != std::string::npos;
+}
+
+Result<std::optional<VmDetails>> find_listed(LumeApi& lume, const std::string& vm) {
+  LUME_UNLOCK_TRY_ASSIGN(auto listed, lume.list());
+  for (auto& details : listed) {
+    if (details.name == vm) {
+      return std::optional<VmDetails>(std::move(details));
+    }
+  }
+  return std::optional<VmDetails>();
 }
 
 } // namespace lume_unlock::lume

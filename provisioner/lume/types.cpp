@@ -1,8 +1,10 @@
 #include "lume/types.hpp"
 
+#include "util/json_reader.hpp"
 #include "util/size.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
 namespace lume_unlock::lume {
@@ -11,156 +13,31 @@ using nlohmann::json;
 
 namespace {
 
-/// Thrown inside this file only; every public reader turns it into a Result.
-struct ShapeError {
-  std::string why;
-};
+const util::JsonDocument k_body{ErrorCategory::lume_api, ""};
 
-std::string type_name(const json& j) {
-  switch (j.type()) {
-  case json::value_t::null:
-    return "null";
-  case json::value_t::boolean:
-    return "a boolean";
-  case json::value_t::number_integer:
-  case json::value_t::number_unsigned:
-    return "an integer";
-  case json::value_t::number_float:
-    return "a fractional number";
-  case json::value_t::string:
-    return "a string";
-  case json::value_t::array:
-    return "an array";
-  case json::value_t::object:
-    return "an object";
-  default:
-    return "something else";
-  }
-}
-
-/// Reads typed keys of one JSON object; `path` prefixes key names in errors ("diskSize.total").
-class ObjectReader {
-public:
-  ObjectReader(const json& j, std::string path) : m_j(j), m_path(std::move(path)) {
-    if (!j.is_object()) {
-      throw ShapeError{(m_path.empty() ? std::string("the body") : "'" + m_path + "'") + " is " +
-                       type_name(j) + ", expected an object"};
-    }
-  }
-
-  std::string string(const char* key) const { return require_string(get(key, false), key); }
-  std::optional<std::string> optional_string(const char* key) const {
-    const json* v = get(key, true);
-    return v == nullptr ? std::nullopt : std::optional<std::string>(require_string(v, key));
-  }
-  std::uint64_t unsigned_integer(const char* key) const {
-    const json* v = get(key, false);
-    if (!v->is_number_unsigned() && !(v->is_number_integer() && v->get<std::int64_t>() >= 0)) {
-      throw wrong(key, *v, "a non-negative integer");
-    }
-    return v->get<std::uint64_t>();
-  }
-  bool boolean(const char* key) const {
-    const json* v = get(key, false);
-    if (!v->is_boolean()) {
-      throw wrong(key, *v, "a boolean");
-    }
-    return v->get<bool>();
-  }
-  std::optional<bool> optional_boolean(const char* key) const {
-    const json* v = get(key, true);
-    if (v == nullptr) {
-      return std::nullopt;
-    }
-    if (!v->is_boolean()) {
-      throw wrong(key, *v, "a boolean or null");
-    }
-    return v->get<bool>();
-  }
-  std::optional<double> optional_number(const char* key) const {
-    const json* v = get(key, true);
-    if (v == nullptr) {
-      return std::nullopt;
-    }
-    if (!v->is_number()) {
-      throw wrong(key, *v, "a number or null");
-    }
-    return v->get<double>();
-  }
-  const json& value(const char* key) const { return *get(key, false); }
-  const json* optional_value(const char* key) const { return get(key, true); }
-  std::string child_path(const char* key) const {
-    return m_path.empty() ? std::string(key) : m_path + "." + key;
-  }
-
-private:
-  /// The value of `key`; nullptr for missing or null when `optional`, else a ShapeError.
-  const json* get(const char* key, bool optional) const {
-    auto it = m_j.find(key);
-    if (it == m_j.end() || it->is_null()) {
-      if (optional) {
-        return nullptr;
-      }
-      throw ShapeError{"key '" + child_path(key) + "' is " +
-                       (it == m_j.end() ? std::string("missing") : std::string("null"))};
-    }
-    return &*it;
-  }
-  std::string require_string(const json* v, const char* key) const {
-    if (!v->is_string()) {
-      throw wrong(key, *v, "a string");
-    }
-    return v->get<std::string>();
-  }
-  ShapeError wrong(const char* key, const json& v, const char* expected) const {
-    return ShapeError{"key '" + child_path(key) + "' is " + type_name(v) + ", expected " +
-                      expected};
-  }
-
-  const json& m_j;
-  std::string m_path;
-};
-
-template <class T, class F>
-Result<T> guarded(F&& f) {
-  try {
-    return f();
-  } catch (const ShapeError& e) {
-    return Error(ErrorCategory::lume_api, "", e.why);
-  }
-}
-
-VmDetails read_details(const json& j, const std::string& path) {
-  ObjectReader r(j, path);
+VmDetails read_details(const util::JsonValue& value) {
+  const util::JsonObject r = value.object();
   VmDetails d;
   d.name = r.string("name");
   d.os = r.string("os");
   d.cpu_count = r.unsigned_integer("cpuCount");
   d.memory_size = r.unsigned_integer("memorySize");
-  ObjectReader disk(r.value("diskSize"), r.child_path("diskSize"));
-  d.disk_size.allocated = disk.unsigned_integer("allocated");
-  d.disk_size.total = disk.unsigned_integer("total");
+  const util::JsonObject disk = r.object("diskSize");
+  d.disk_size = {disk.unsigned_integer("allocated"), disk.unsigned_integer("total")};
   d.display = r.string("display");
   d.status_text = r.string("status");
   d.status = parse_status(d.status_text);
   d.provisioning_operation = r.optional_string("provisioningOperation");
   d.vnc_url = r.optional_string("vncUrl");
   d.ip_address = r.optional_string("ipAddress");
-  d.ssh_available = r.optional_boolean("sshAvailable");
+  d.ssh_available = r.optional("sshAvailable", &util::JsonValue::boolean);
   d.location_name = r.string("locationName");
-  if (const json* shared = r.optional_value("sharedDirectories")) {
-    d.shared_directories = *shared;
+  if (const auto shared = r.find("sharedDirectories")) {
+    d.shared_directories = shared->json();
   }
   d.network_mode = r.string("networkMode");
-  d.download_progress = r.optional_number("downloadProgress");
+  d.download_progress = r.optional("downloadProgress", &util::JsonValue::number);
   return d;
-}
-
-const json& require_array(const json& j) {
-  if (!j.is_array()) {
-    throw ShapeError{"the body is " + type_name(j) + ", expected an array"};
-  }
-  return j;
 }
 
 void put_optional(json& j, const char* key, const std::optional<std::string>& value) {
@@ -233,65 +110,56 @@ std::string describe(const VmState& state) {
 }
 
 Result<VmDetails> vm_details_from_json(const json& j) {
-  return guarded<VmDetails>([&] { return read_details(j, ""); });
+  return util::read_json(j, k_body, read_details);
 }
 
 Result<VmState> vm_state_from_json(const json& j) {
-  return guarded<VmState>([&]() -> VmState {
-    ObjectReader r(j, "");
+  return util::read_json(j, k_body, [](const util::JsonValue& value) -> VmState {
+    const util::JsonObject r = value.object();
     if (r.string("status") == "pulling") {
-      PullProgress p;
-      p.name = r.string("name");
-      p.download_progress = r.optional_number("downloadProgress").value_or(0);
-      return p;
+      return PullProgress{r.string("name"),
+                          r.optional("downloadProgress", &util::JsonValue::number).value_or(0)};
     }
-    return read_details(j, "");
+    return read_details(value);
   });
 }
 
 Result<std::vector<VmDetails>> vm_list_from_json(const json& j) {
-  return guarded<std::vector<VmDetails>>([&] {
+  return util::read_json(j, k_body, [](const util::JsonValue& value) {
     std::vector<VmDetails> out;
-    const json& array = require_array(j);
-    for (std::size_t i = 0; i < array.size(); ++i) {
-      out.push_back(read_details(array[i], "[" + std::to_string(i) + "]"));
+    for (const auto& item : value.array()) {
+      out.push_back(read_details(item));
     }
     return out;
   });
 }
 
 Result<std::vector<ImageInfo>> images_from_json(const json& j) {
-  return guarded<std::vector<ImageInfo>>([&] {
+  return util::read_json(j, k_body, [](const util::JsonValue& value) {
     std::vector<ImageInfo> out;
-    const json& array = require_array(j);
-    for (std::size_t i = 0; i < array.size(); ++i) {
-      ObjectReader r(array[i], "[" + std::to_string(i) + "]");
-      out.push_back({r.string("repository"), r.string("imageId")});
+    for (const auto& item : value.array()) {
+      out.push_back({item.object().string("repository"), item.object().string("imageId")});
     }
     return out;
   });
 }
 
 Result<LumeConfig> config_from_json(const json& j) {
-  return guarded<LumeConfig>([&] {
-    ObjectReader r(j, "");
+  return util::read_json(j, k_body, [](const util::JsonValue& value) {
+    const util::JsonObject r = value.object();
     LumeConfig c;
-    const json& locations = r.value("vmLocations");
-    if (!locations.is_array()) {
-      throw ShapeError{"key 'vmLocations' is " + type_name(locations) + ", expected an array"};
-    }
-    for (std::size_t i = 0; i < locations.size(); ++i) {
-      ObjectReader l(locations[i], "vmLocations[" + std::to_string(i) + "]");
-      c.vm_locations.push_back({l.string("name"), l.string("path")});
+    for (const auto& location : r.array("vmLocations")) {
+      c.vm_locations.push_back(
+          {location.object().string("name"), location.object().string("path")});
     }
     c.default_location_name = r.string("defaultLocationName");
     c.cache_directory = r.string("cacheDirectory");
     c.caching_enabled = r.boolean("cachingEnabled");
-    if (const json* registry = r.optional_value("registry")) {
-      ObjectReader block(*registry, "registry");
+    if (const auto registry = r.find("registry")) {
+      const util::JsonObject block = registry->object();
       c.registry.type = block.optional_string("type").value_or("ghcr");
-      if (const json* ghcr = block.optional_value("ghcr")) {
-        ObjectReader g(*ghcr, "registry.ghcr");
+      if (const auto ghcr = block.find("ghcr")) {
+        const util::JsonObject g = ghcr->object();
         c.registry.registry = g.optional_string("registry").value_or(c.registry.registry);
         c.registry.organization =
             g.optional_string("organization").value_or(c.registry.organization);
@@ -302,22 +170,19 @@ Result<LumeConfig> config_from_json(const json& j) {
 }
 
 Result<LumeLogs> logs_from_json(const json& j) {
-  return guarded<LumeLogs>([&] {
-    ObjectReader r(j, "");
-    return LumeLogs{r.string("info"), r.string("error")};
+  return util::read_json(j, k_body, [](const util::JsonValue& value) {
+    return LumeLogs{value.object().string("info"), value.object().string("error")};
   });
 }
 
 Result<HostStatus> host_status_from_json(const json& j) {
-  return guarded<HostStatus>([&] {
-    ObjectReader r(j, "");
-    HostStatus h;
-    h.status = r.string("status");
-    h.vm_count = r.unsigned_integer("vm_count");
-    h.max_vms = r.unsigned_integer("max_vms");
-    h.available_slots = r.unsigned_integer("available_slots");
-    h.version = r.string("version");
-    return h;
+  return util::read_json(j, k_body, [](const util::JsonValue& value) {
+    const util::JsonObject r = value.object();
+    return HostStatus{r.string("status"),
+                      r.unsigned_integer("vm_count"),
+                      r.unsigned_integer("max_vms"),
+                      r.unsigned_integer("available_slots"),
+                      r.string("version")};
   });
 }
 
@@ -395,6 +260,63 @@ json to_json(const PushRequest& r) {
     j["singleLayer"] = true;
   }
   return j;
+}
+
+namespace {
+
+bool allowed(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '-';
+}
+
+std::string describe(char c) {
+  if (c == ' ') {
+    return "a space";
+  }
+  auto byte = static_cast<unsigned char>(c);
+  if (byte < 0x20 || byte >= 0x7f) {
+    char buffer[8];
+    std::snprintf(buffer, sizeof buffer, "0x%02x", byte);
+    return std::string("byte ") + buffer;
+  }
+  return std::string("'") + c + "'";
+}
+
+Error name_error(std::string_view name, const std::string& why) {
+  return Error(ErrorCategory::usage,
+               "invalid VM name '" + std::string(name) + "'",
+               why,
+               "use only letters, digits, '.', '_' and '-' (for example 'ci-tahoe')");
+}
+
+} // namespace
+
+Result<VmName> VmName::parse(std::string_view name) {
+  if (name.empty()) {
+    return name_error(name, "the name is empty");
+  }
+  if (name == "." || name == "..") {
+    return name_error(name, "'.' and '..' name directories, not VMs");
+  }
+  if (name.front() == '-') {
+    return name_error(name, "it starts with '-', which reads as an option");
+  }
+  if (name.size() > 255) {
+    return name_error(name, "longer than 255 bytes");
+  }
+  for (char c : name) {
+    if (!allowed(c)) {
+      return name_error(name, describe(c) + " is not allowed");
+    }
+  }
+  return VmName(std::string(name));
+}
+
+VmName::VmName(const char* literal) : VmName(parse(literal).value_or_throw()) {}
+
+Status check_vm_name(std::string_view name) {
+  LUME_UNLOCK_TRY(VmName::parse(name));
+  return ok_status();
 }
 
 } // namespace lume_unlock::lume

@@ -4,6 +4,7 @@
 #include "util/ecdsa_key.hpp"
 #include "util/encoding.hpp"
 #include "util/json_parse.hpp"
+#include "util/json_reader.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -31,13 +32,6 @@ std::string normalize_host(std::string key) {
     key = key.substr(scheme + 3);
   }
   return key.substr(0, key.find('/'));
-}
-
-Error invalid_config(const std::string& path, const std::string& why) {
-  return Error(ErrorCategory::usage,
-               "invalid Docker config '" + path + "'",
-               why,
-               "fix the file or point DOCKER_CONFIG at another directory");
 }
 
 } // namespace
@@ -68,41 +62,39 @@ std::optional<Credentials> EnvironmentCredentials::lookup(const std::string& reg
 
 Result<DockerConfigCredentials> DockerConfigCredentials::parse(const std::string& text,
                                                                const std::string& path) {
-  auto json = util::parse_json(text).value;
-  if (json.is_discarded() || !json.is_object()) {
-    return invalid_config(path, "not a JSON object");
+  const util::JsonDocument config{ErrorCategory::usage,
+                                  "invalid Docker config '" + path + "'",
+                                  "fix the file or point DOCKER_CONFIG at another directory"};
+  const util::JsonParsed parsed = util::parse_json(text);
+  if (!parsed.ok()) {
+    // nlohmann's reason quotes the bytes it stopped at, which may be a secret: give only where.
+    return util::json_shape_error(config, {"", "not valid JSON", ""});
   }
-  DockerConfigCredentials out;
-  auto auths = json.find("auths");
-  if (auths == json.end()) {
-    return out;
-  }
-  if (!auths->is_object()) {
-    return invalid_config(path, "'auths' must be an object");
-  }
-  for (const auto& [key, entry] : auths->items()) {
-    if (!entry.is_object()) {
-      return invalid_config(path, "'auths." + key + "' must be an object");
+  return util::read_json(parsed.value, config, [](const util::JsonValue& value) {
+    DockerConfigCredentials out;
+    const auto auths = value.object().find("auths");
+    if (!auths) {
+      return out;
     }
-    Credentials credentials;
-    if (auto auth = entry.find("auth");
-        auth != entry.end() && auth->is_string() && !auth->get<std::string>().empty()) {
-      auto decoded = util::base64_decode(auth->get<std::string>());
-      auto colon = decoded ? decoded->find(':') : std::string::npos;
-      if (colon == std::string::npos) {
-        // The value itself is secret: name only the key.
-        return invalid_config(path, "'auths." + key + ".auth' is not base64 of 'user:secret'");
+    for (const auto& [key, item] : auths->object().members()) {
+      const util::JsonObject entry = item.object();
+      Credentials credentials;
+      if (const auto auth = entry.find("auth"); auth && !auth->string().empty()) {
+        auto decoded = util::base64_decode(auth->string());
+        auto colon = decoded ? decoded->find(':') : std::string::npos;
+        if (colon == std::string::npos) {
+          auth->fail("not base64 of 'user:secret'"); // the value itself is secret: not shown
+        }
+        credentials = {decoded->substr(0, colon), decoded->substr(colon + 1)};
+      } else if (entry.has("username") && entry.has("password")) {
+        credentials = {entry.string("username"), entry.string("password")};
+      } else {
+        continue; // e.g. an entry served by a credential helper
       }
-      credentials = {decoded->substr(0, colon), decoded->substr(colon + 1)};
-    } else if (entry.contains("username") && entry.contains("password") &&
-               entry["username"].is_string() && entry["password"].is_string()) {
-      credentials = {entry["username"].get<std::string>(), entry["password"].get<std::string>()};
-    } else {
-      continue; // e.g. an entry served by a credential helper
+      out.m_entries.emplace_back(normalize_host(key), std::move(credentials));
     }
-    out.m_entries.emplace_back(normalize_host(key), std::move(credentials));
-  }
-  return out;
+    return out;
+  });
 }
 
 Result<DockerConfigCredentials> DockerConfigCredentials::load(const EnvironmentReader& env) {

@@ -1,90 +1,68 @@
 #include "oci/manifest.hpp"
 
 #include "oci/media_types.hpp"
-#include "util/json_parse.hpp"
+#include "util/json_reader.hpp"
 
 namespace lume_unlock::oci {
 
 namespace {
 
-Error invalid(const std::string& why) {
-  return Error(ErrorCategory::registry, "invalid manifest", why);
-}
+using util::JsonObject;
+using util::JsonValue;
 
-Result<std::string>
-string_field(const nlohmann::json& json, const char* key, const std::string& where) {
-  auto it = json.find(key);
-  if (it == json.end()) {
-    return invalid(where + "'" + key + "' is missing");
-  }
-  if (!it->is_string()) {
-    return invalid(where + "'" + key + "' must be a string");
-  }
-  return it->get<std::string>();
-}
-
-Result<Annotations> annotations_field(const nlohmann::json& json, const std::string& where) {
+Annotations read_annotations(const JsonObject& object) {
   Annotations out;
-  auto it = json.find("annotations");
-  if (it == json.end() || it->is_null()) {
-    return out;
-  }
-  if (!it->is_object()) {
-    return invalid(where + "'annotations' must be an object");
-  }
-  for (const auto& [key, value] : it->items()) {
-    if (!value.is_string()) {
-      return invalid(where + "annotation '" + key + "' must be a string");
+  if (const auto annotations = object.find("annotations")) {
+    for (const auto& [key, value] : annotations->object().members()) {
+      out[key] = value.string();
     }
-    out[key] = value.get<std::string>();
   }
   return out;
 }
 
-Result<Descriptor> descriptor_at(const nlohmann::json& json, const std::string& where) {
-  if (!json.is_object()) {
-    return invalid(where + "must be an object");
-  }
+Descriptor read_descriptor(const JsonValue& value) {
+  const JsonObject object = value.object();
   Descriptor d;
-  LUME_UNLOCK_TRY_ASSIGN(auto media_type, string_field(json, "mediaType", where));
-  d.media_type = media_type;
-  LUME_UNLOCK_TRY_ASSIGN(auto digest_text, string_field(json, "digest", where));
-  auto digest = Digest::parse(digest_text);
+  d.media_type = object.string("mediaType");
+  const JsonValue digest_text = object.at("digest", "a string");
+  auto digest = Digest::parse(digest_text.string());
   if (!digest) {
-    return invalid(where + "'digest': " + digest.error().why());
+    digest_text.fail(digest.error().why());
   }
   d.digest = digest.value();
-  auto size = json.find("size");
-  if (size == json.end() || !size->is_number_unsigned()) {
-    return invalid(where + "'size' must be a non-negative integer");
-  }
-  d.size = size->get<std::uint64_t>();
-  if (auto at = json.find("artifactType"); at != json.end()) {
-    if (!at->is_string()) {
-      return invalid(where + "'artifactType' must be a string");
-    }
-    d.artifact_type = at->get<std::string>();
-  }
-  LUME_UNLOCK_TRY_ASSIGN(auto annotations, annotations_field(json, where));
-  d.annotations = annotations;
+  d.size = object.unsigned_integer("size");
+  d.artifact_type = object.optional_string("artifactType");
+  d.annotations = read_annotations(object);
   return d;
 }
 
-Result<std::vector<Descriptor>> descriptor_list(const nlohmann::json& json, const char* key) {
+std::vector<Descriptor> read_descriptors(const JsonObject& object, const char* key) {
   std::vector<Descriptor> out;
-  auto it = json.find(key);
-  if (it == json.end() || it->is_null()) {
-    return out;
-  }
-  if (!it->is_array()) {
-    return invalid(std::string("'") + key + "' must be an array");
-  }
-  for (std::size_t i = 0; i < it->size(); ++i) {
-    LUME_UNLOCK_TRY_ASSIGN(
-        auto d, descriptor_at((*it)[i], std::string(key) + "[" + std::to_string(i) + "]: "));
-    out.push_back(std::move(d));
+  if (const auto list = object.find(key)) {
+    for (const JsonValue& item : list->array()) {
+      out.push_back(read_descriptor(item));
+    }
   }
   return out;
+}
+
+Manifest read_manifest(const JsonValue& value) {
+  const JsonObject object = value.object();
+  const JsonValue version = object.at("schemaVersion", "2");
+  if (!version.json().is_number_integer() || version.json().get<std::int64_t>() != 2) {
+    version.fail("expected 2, got " + version.json().dump());
+  }
+  Manifest m;
+  m.schema_version = 2;
+  m.media_type = object.optional_string("mediaType").value_or("");
+  m.artifact_type = object.optional_string("artifactType");
+  if (const auto config = object.find("config")) {
+    m.config = read_descriptor(*config);
+  }
+  m.layers = read_descriptors(object, "layers");
+  m.manifests = read_descriptors(object, "manifests");
+  m.annotations = read_annotations(object);
+  return m;
 }
 
 } // namespace
@@ -137,47 +115,8 @@ std::string serialize(const Manifest& manifest) {
   return to_json(manifest).dump();
 }
 
-Result<Descriptor> descriptor_from_json(const nlohmann::json& json) {
-  return descriptor_at(json, "");
-}
-
 Result<Manifest> parse_manifest(std::string_view bytes) {
-  nlohmann::json json = util::parse_json(bytes).value;
-  if (json.is_discarded()) {
-    return invalid("the body is not valid JSON");
-  }
-  if (!json.is_object()) {
-    return invalid("the body is not a JSON object");
-  }
-  Manifest m;
-  auto version = json.find("schemaVersion");
-  if (version == json.end() || !version->is_number_integer() || version->get<int>() != 2) {
-    return invalid("'schemaVersion' must be 2");
-  }
-  m.schema_version = 2;
-  if (auto mt = json.find("mediaType"); mt != json.end()) {
-    if (!mt->is_string()) {
-      return invalid("'mediaType' must be a string");
-    }
-    m.media_type = mt->get<std::string>();
-  }
-  if (auto at = json.find("artifactType"); at != json.end()) {
-    if (!at->is_string()) {
-      return invalid("'artifactType' must be a string");
-    }
-    m.artifact_type = at->get<std::string>();
-  }
-  if (auto config = json.find("config"); config != json.end() && !config->is_null()) {
-    LUME_UNLOCK_TRY_ASSIGN(auto d, descriptor_at(*config, "config: "));
-    m.config = std::move(d);
-  }
-  LUME_UNLOCK_TRY_ASSIGN(auto layers, descriptor_list(json, "layers"));
-  m.layers = std::move(layers);
-  LUME_UNLOCK_TRY_ASSIGN(auto manifests, descriptor_list(json, "manifests"));
-  m.manifests = std::move(manifests);
-  LUME_UNLOCK_TRY_ASSIGN(auto annotations, annotations_field(json, ""));
-  m.annotations = annotations;
-  return m;
+  return util::read_json_text(bytes, {ErrorCategory::registry, "invalid manifest"}, read_manifest);
 }
 
 Descriptor FetchedManifest::descriptor() const {

@@ -56,10 +56,8 @@ nlohmann::json to_json(const Manifest& manifest);
 /// pushed.
 std::string serialize(const Manifest& manifest);
 
-/// Parses a descriptor object. Fails (category registry) naming the field.
-Result<Descriptor> descriptor_from_json(const nlohmann::json& json);
 /// Parses manifest bytes. Fails (category registry) on bad JSON, a schemaVersion other than 2,
-/// or a malformed field, naming the field.
+/// or a malformed field, naming the field by its pointer (util/json_reader).
 Result<Manifest> parse_manifest(std::string_view bytes);
 
 /// A manifest as received: the exact bytes, their digest (computed by us) and the parse.

@@ -5,6 +5,7 @@
 #include "util/child_process.hpp"
 #include "util/json_parse.hpp"
 #include "util/text_check.hpp"
+#include "util/json_reader.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -150,34 +151,32 @@ write_scrubbed(const AcceptanceOptions& options, const std::string& name, const 
                                  util::scrub_secrets(text, options.secrets));
 }
 
-/// `object[key]` when it is a string, else "" (value() would throw on another type).
-std::string string_field(const nlohmann::json& object, const char* key) {
-  const auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 /// Why a step failed, in one line: its `{"error": …}` document's message (what --json prints on
 /// an error), else the doctor checks that failed, else the first line of stderr that says
 /// "error" or "failed" (bench's gate), else the exit status.
 std::string failure_summary(const util::ChildOutcome& outcome) {
-  const auto doc = util::parse_json(outcome.stdout_text).value;
-  // value("message", …) would throw on a message that is not a string: check the type first.
-  if (doc.is_object() && doc.contains("error") && doc["error"].is_object() &&
-      doc["error"].contains("message") && doc["error"]["message"].is_string() &&
-      !doc["error"]["message"].get<std::string>().empty()) {
-    return doc["error"]["message"].get<std::string>();
+  const util::JsonDocument output{ErrorCategory::failure, "the step's --json output"};
+  const auto message =
+      util::read_json_text(outcome.stdout_text, output, [](const util::JsonValue& v) {
+        return v.object().object("error").string("message");
+      });
+  if (message.ok() && !message.value().empty()) {
+    return message.value();
   }
-  if (doc.is_object() && doc.contains("checks") && doc["checks"].is_array()) {
-    std::string failed;
-    for (const auto& check : doc["checks"]) {
-      if (check.is_object() && string_field(check, "status") == "fail") {
-        failed += (failed.empty() ? "" : "; ") + string_field(check, "name") + ": " +
-                  string_field(check, "detail");
-      }
-    }
-    if (!failed.empty()) {
-      return failed;
-    }
+  const auto failed =
+      util::read_json_text(outcome.stdout_text, output, [](const util::JsonValue& v) {
+        std::string failed;
+        for (const util::JsonValue& item : v.object().array("checks")) {
+          const util::JsonObject check = item.object();
+          if (check.string("status") == "fail") {
+            failed += (failed.empty() ? "" : "; ") + check.string("name") + ": " +
+                      check.optional_string("detail").value_or("");
+          }
+        }
+        return failed;
+      });
+  if (failed.ok() && !failed.value().empty()) {
+    return failed.value();
   }
   std::istringstream lines(outcome.stderr_text);
   for (std::string line; std::getline(lines, line);) {

@@ -1,7 +1,7 @@
 #include "pipeline/allow.hpp"
 
 #include "pipeline/vm_state.hpp"
-#include "provenance/record_merge.hpp"
+#include "provenance/provenance.hpp"
 #include "util/edit_distance.hpp"
 #include "util/text_check.hpp"
 

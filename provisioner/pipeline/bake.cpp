@@ -1,6 +1,6 @@
 #include "pipeline/bake.hpp"
 
-#include "lume/vm_power.hpp"
+#include "lume/vm_lifecycle.hpp"
 #include "oci/media_types.hpp"
 #include "provenance/provenance.hpp"
 #include "signing/signing.hpp"

@@ -5,11 +5,10 @@
 
 #include "pipeline/create.hpp"
 
+#include "lume/client.hpp"
 #include "lume/host_preference.hpp"
-#include "lume/ipsw_install.hpp"
-#include "lume/masked_vm.hpp"
-#include "lume/vm_power.hpp"
-#include "lume/vm_storage.hpp"
+#include "lume/storage.hpp"
+#include "lume/vm_lifecycle.hpp"
 #include "pipeline/vm_state.hpp"
 #include "util/size.hpp"
 

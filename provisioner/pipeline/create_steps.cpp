@@ -7,7 +7,7 @@
 #include "guest/guest_layout.hpp"
 #include "pipeline/create.hpp"
 #include "pipeline/vm_state.hpp"
-#include "provenance/record_merge.hpp"
+#include "provenance/provenance.hpp"
 #include "util/size.hpp"
 
 namespace lume_unlock::pipeline {

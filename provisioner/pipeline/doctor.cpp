@@ -2,7 +2,7 @@
 
 #include "lume/client.hpp"
 #include "lume/host_preference.hpp"
-#include "lume/vm_storage.hpp"
+#include "lume/storage.hpp"
 #include "oci/reference.hpp"
 #include "recipe/recipe.hpp"
 #include "util/atomic_file.hpp"

@@ -1,8 +1,8 @@
 #include "pipeline/pull.hpp"
 
 #include "guest/guest_layout.hpp"
-#include "lume/vm_power.hpp"
-#include "provenance/record_merge.hpp"
+#include "lume/vm_lifecycle.hpp"
+#include "provenance/provenance.hpp"
 
 #include <variant>
 

@@ -3,7 +3,7 @@
 #include "apply/guest_access.hpp"
 #include "guest/session.hpp"
 #include "lume/api.hpp"
-#include "lume/vm_name.hpp"
+#include "lume/types.hpp"
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"
 #include "pipeline/plan.hpp"

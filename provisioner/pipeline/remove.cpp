@@ -4,7 +4,6 @@
 #include "guest/guest_records.hpp"
 #include "guest/shell_quote.hpp"
 #include "lume/client.hpp"
-#include "lume/masked_vm.hpp"
 #include "provenance/provenance.hpp"
 #include "util/text.hpp"
 

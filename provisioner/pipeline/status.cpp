@@ -7,7 +7,7 @@
 #include "guest/guest_records.hpp"
 #include "pipeline/vm_state.hpp"
 #include "guest/guest_layout.hpp"
-#include "provenance/record_merge.hpp"
+#include "provenance/provenance.hpp"
 #include "util/sha256.hpp"
 
 #include <map>

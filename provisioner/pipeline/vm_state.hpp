@@ -7,7 +7,7 @@
 #include "enablement/launch_agent.hpp"
 #include "guest/guest_layout.hpp"
 #include "guest/session.hpp"
-#include "lume/vm_name.hpp"
+#include "lume/types.hpp"
 #include "provenance/provenance.hpp"
 #include "util/file_lock.hpp"
 #include "util/result.hpp"

@@ -1,68 +1,187 @@
 #include "provenance/provenance.hpp"
 
-#include "lume/vm_name.hpp"
-#include "provenance/record_fields.hpp"
+#include "lume/types.hpp"
 #include "util/atomic_file.hpp"
-#include "util/json_parse.hpp"
+#include "util/json_reader.hpp"
+#include "util/text_check.hpp"
 
 #include <cctype>
 #include <ctime>
 
 namespace lume_unlock::provenance {
 
-// The record's typed field readers and writers (record_fields.hpp).
-using namespace fields;
-
 namespace {
 
 using nlohmann::json;
+using util::JsonObject;
+using util::JsonValue;
 
-Result<std::vector<ArtifactRecord>> read_artifacts(const json& list) {
-  if (!list.is_array()) {
-    return bad("artifacts", "must be an array");
+template <class T>
+void put(json& object, const char* key, const std::optional<T>& value) {
+  if (value) {
+    object[key] = *value;
   }
+}
+
+/// Puts a sub-object only when it has at least one known key.
+void put_object(json& object, const char* key, const json& value) {
+  if (!value.empty()) {
+    object[key] = value;
+  }
+}
+
+const util::JsonDocument k_record{ErrorCategory::verification,
+                                  "invalid provenance record",
+                                  "rewrite it with 'lume-unlock create' or remove the file"};
+
+std::optional<std::string> text(const JsonObject& o, const char* key) {
+  return o.optional_string(key);
+}
+
+/// An object (a probe's answers, a bench record) kept as JSON.
+std::optional<json> object_json(const JsonObject& o, const char* key) {
+  const auto found = o.find(key);
+  return found ? std::optional<json>(found->object().value().json()) : std::nullopt;
+}
+
+ArtifactFile read_artifact_file(const JsonObject& f) {
+  ArtifactFile file;
+  file.path = f.string("path");
+  file.link = text(f, "link");
+  // A link has a target instead of bytes; a shared item's link has the bytes it leads to.
+  if (!file.link || f.has("sha256")) {
+    file.sha256 = f.string("sha256");
+    file.size = f.unsigned_integer("size");
+  }
+  file.macho = text(f, "macho");
+  return file;
+}
+
+std::vector<ArtifactRecord> read_artifacts(const JsonValue& list) {
   std::vector<ArtifactRecord> out;
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const json& a = list[i];
-    const std::string at = "artifacts[" + std::to_string(i) + "].";
-    if (!a.is_object()) {
-      return bad(at.substr(0, at.size() - 1), "must be an object");
+  for (const JsonValue& item : list.array()) {
+    const JsonObject a = item.object();
+    ArtifactRecord record{a.string("source"),
+                          a.string("sha256"),
+                          a.unsigned_integer("size"),
+                          a.string("dest"),
+                          a.string("unpack"),
+                          {},
+                          a.optional("shared", &JsonValue::boolean).value_or(false)};
+    for (const JsonValue& f : a.array("files")) {
+      record.files.push_back(read_artifact_file(f.object()));
     }
-    ArtifactRecord record;
-    LUME_UNLOCK_TRY(require(a, "source", at, record.source));
-    LUME_UNLOCK_TRY(require(a, "sha256", at, record.sha256));
-    LUME_UNLOCK_TRY(require(a, "size", at, record.size));
-    LUME_UNLOCK_TRY(require(a, "dest", at, record.dest));
-    LUME_UNLOCK_TRY(require(a, "unpack", at, record.unpack));
-    auto files = a.find("files");
-    if (files == a.end() || !files->is_array()) {
-      return bad(at + "files", "must be an array");
-    }
-    for (std::size_t j = 0; j < files->size(); ++j) {
-      const json& f = (*files)[j];
-      const std::string file_at = at + "files[" + std::to_string(j) + "].";
-      if (!f.is_object()) {
-        return bad(file_at.substr(0, file_at.size() - 1), "must be an object");
-      }
-      ArtifactFile file;
-      LUME_UNLOCK_TRY(require(f, "path", file_at, file.path));
-      LUME_UNLOCK_TRY(read(f, "link", file_at, file.link));
-      if (!file.link) { // a link has a target instead of bytes
-        LUME_UNLOCK_TRY(require(f, "sha256", file_at, file.sha256));
-        LUME_UNLOCK_TRY(require(f, "size", file_at, file.size));
-      } else if (f.contains("sha256")) { // a shared item's link: the bytes it leads to
-        LUME_UNLOCK_TRY(require(f, "sha256", file_at, file.sha256));
-        LUME_UNLOCK_TRY(require(f, "size", file_at, file.size));
-      }
-      LUME_UNLOCK_TRY(read(f, "macho", file_at, file.macho));
-      record.files.push_back(std::move(file));
-    }
-    std::optional<bool> shared;
-    LUME_UNLOCK_TRY(read(a, "shared", at, shared));
-    record.shared = shared.value_or(false);
     out.push_back(std::move(record));
   }
   return out;
+}
+
+ShimInfo read_shim(const JsonObject& s) {
+  ShimInfo info;
+  info.bundle_version = text(s, "bundle_version");
+  info.bundle_reference = text(s, "bundle_reference");
+  info.bundle_digest = text(s, "bundle_digest");
+  info.bundle_signed_by = text(s, "bundle_signed_by");
+  info.platform = text(s, "platform");
+  if (const auto profile = s.find("profile")) {
+    const JsonObject p = profile->object();
+    info.profile = ShimProfile{p.optional("apple_family_max", &JsonValue::integer),
+                               p.optional("max_threadgroup_memory", &JsonValue::integer)};
+  }
+  if (const auto files = s.find("files")) {
+    info.files.emplace();
+    for (const JsonValue& f : files->array()) {
+      info.files->push_back({f.object().string("path"), f.object().string("sha256")});
+    }
+  }
+  if (const auto external = s.find("external")) {
+    info.external =
+        FileHash{external->object().string("dylib"), external->object().string("sha256")};
+  }
+  return info;
+}
+
+EnablementRecord read_enablement_record(const JsonObject& e) {
+  EnablementRecord record{e.string("name"),
+                          text(e, "program"),
+                          e.optional("agent", &JsonValue::boolean),
+                          text(e, "plist_sha256"),
+                          text(e, "origin"),
+                          text(e, "resolved_program")};
+  if (record.origin && *record.origin != k_origin_recipe && *record.origin != k_origin_allow) {
+    e.at("origin").fail("expected 'recipe' or 'allow', got " +
+                        util::quote_for_message(*record.origin));
+  }
+  return record;
+}
+
+/// The record's sections: absent leaves one empty; present, it must have its shape.
+void read_sections(const JsonObject& in, Provenance& r) {
+  if (const auto image = in.find("image")) {
+    const JsonObject i = image->object();
+    r.image = ImageInfo{text(i, "reference"),
+                        text(i, "digest"),
+                        text(i, "lume_manifest_digest"),
+                        text(i, "signed_by")};
+  }
+  if (const auto hardware = in.find("hardware")) {
+    const JsonObject h = hardware->object();
+    r.hardware = HardwareInfo{h.optional("cpu", &JsonValue::integer),
+                              h.optional("memory_bytes", &JsonValue::unsigned_integer),
+                              h.optional("disk_bytes", &JsonValue::unsigned_integer)};
+  }
+  if (const auto guest = in.find("guest")) {
+    const JsonObject g = guest->object();
+    r.guest = GuestInfo{text(g, "os"), text(g, "version"), text(g, "build"), text(g, "arch")};
+  }
+  if (const auto shim = in.find("shim")) {
+    r.shim = read_shim(shim->object());
+  }
+  if (const auto enablement = in.find("enablement")) {
+    r.enablement.emplace();
+    for (const JsonValue& e : enablement->array()) {
+      r.enablement->push_back(read_enablement_record(e.object()));
+    }
+  }
+  if (const auto probe = in.find("probe")) {
+    r.probe =
+        ProbeInfo{object_json(probe->object(), "stock"), object_json(probe->object(), "unlocked")};
+  }
+  if (const auto recipe = in.find("recipe")) {
+    r.recipe = RecipeInfo{text(recipe->object(), "path"), text(recipe->object(), "sha256")};
+  }
+  r.bench = object_json(in, "bench");
+  if (const auto artifacts = in.find("artifacts")) {
+    r.artifacts = read_artifacts(*artifacts);
+  }
+}
+
+std::optional<std::string> time_stamp(const JsonObject& in, const char* key) {
+  auto stamp = text(in, key);
+  if (stamp && !is_rfc3339(*stamp)) {
+    in.at(key).fail("expected an RFC 3339 time, got " + util::quote_for_message(*stamp));
+  }
+  return stamp;
+}
+
+Provenance read_record(const JsonValue& value) {
+  const JsonObject in = value.object();
+  const JsonValue schema = in.at("schema", "a string");
+  if (schema.string() != k_schema) {
+    schema.fail("expected '" + std::string(k_schema) + "', got " +
+                    util::quote_for_message(schema.string()),
+                "this record was written by another tool or version");
+  }
+  Provenance r;
+  r.vm = in.string("vm");
+  if (r.vm.empty()) {
+    in.at("vm").fail("empty, expected the VM's name");
+  }
+  r.lume_url = text(in, "lume_url");
+  read_sections(in, r);
+  r.created_at = time_stamp(in, "created_at");
+  r.updated_at = time_stamp(in, "updated_at");
+  return r;
 }
 
 json shim_json(const ShimInfo& info) {
@@ -131,168 +250,6 @@ json artifacts_json(const std::vector<ArtifactRecord>& records) {
   return artifacts;
 }
 
-// Each section of the record: absent leaves it empty; present, it must have its shape.
-
-Status read_image(const json& in, Provenance& r) {
-  auto image = sub_object(in, "image", "");
-  LUME_UNLOCK_TRY(image);
-  if (image.value() != nullptr) {
-    ImageInfo info;
-    LUME_UNLOCK_TRY(read(*image.value(), "reference", "image.", info.reference));
-    LUME_UNLOCK_TRY(read(*image.value(), "digest", "image.", info.digest));
-    LUME_UNLOCK_TRY(
-        read(*image.value(), "lume_manifest_digest", "image.", info.lume_manifest_digest));
-    LUME_UNLOCK_TRY(read(*image.value(), "signed_by", "image.", info.signed_by));
-    r.image = info;
-  }
-  return ok_status();
-}
-
-Status read_hardware(const json& in, Provenance& r) {
-  auto hardware = sub_object(in, "hardware", "");
-  LUME_UNLOCK_TRY(hardware);
-  if (hardware.value() != nullptr) {
-    HardwareInfo info;
-    LUME_UNLOCK_TRY(read(*hardware.value(), "cpu", "hardware.", info.cpu));
-    LUME_UNLOCK_TRY(read(*hardware.value(), "memory_bytes", "hardware.", info.memory_bytes));
-    LUME_UNLOCK_TRY(read(*hardware.value(), "disk_bytes", "hardware.", info.disk_bytes));
-    r.hardware = info;
-  }
-  return ok_status();
-}
-
-Status read_guest(const json& in, Provenance& r) {
-  auto guest = sub_object(in, "guest", "");
-  LUME_UNLOCK_TRY(guest);
-  if (guest.value() != nullptr) {
-    GuestInfo info;
-    LUME_UNLOCK_TRY(read(*guest.value(), "os", "guest.", info.os));
-    LUME_UNLOCK_TRY(read(*guest.value(), "version", "guest.", info.version));
-    LUME_UNLOCK_TRY(read(*guest.value(), "build", "guest.", info.build));
-    LUME_UNLOCK_TRY(read(*guest.value(), "arch", "guest.", info.arch));
-    r.guest = info;
-  }
-  return ok_status();
-}
-
-/// shim.files: [{path, sha256}], both required.
-Status read_shim_files(const json& s, ShimInfo& info) {
-  if (auto files = s.find("files"); files != s.end() && !files->is_null()) {
-    if (!files->is_array()) {
-      return bad("shim.files", "must be an array");
-    }
-    info.files.emplace();
-    for (std::size_t i = 0; i < files->size(); ++i) {
-      const json& f = (*files)[i];
-      const std::string at = "shim.files[" + std::to_string(i) + "].";
-      std::optional<std::string> path;
-      std::optional<std::string> sha;
-      if (!f.is_object()) {
-        return bad(at.substr(0, at.size() - 1), "must be an object");
-      }
-      LUME_UNLOCK_TRY(read(f, "path", at, path));
-      LUME_UNLOCK_TRY(read(f, "sha256", at, sha));
-      if (!path || !sha) {
-        return bad(at + (path ? "sha256" : "path"), "is missing");
-      }
-      info.files->push_back({*path, *sha});
-    }
-  }
-  return ok_status();
-}
-
-Status read_shim(const json& in, Provenance& r) {
-  auto shim = sub_object(in, "shim", "");
-  LUME_UNLOCK_TRY(shim);
-  if (shim.value() != nullptr) {
-    const json& s = *shim.value();
-    ShimInfo info;
-    LUME_UNLOCK_TRY(read(s, "bundle_version", "shim.", info.bundle_version));
-    LUME_UNLOCK_TRY(read(s, "bundle_reference", "shim.", info.bundle_reference));
-    LUME_UNLOCK_TRY(read(s, "bundle_digest", "shim.", info.bundle_digest));
-    LUME_UNLOCK_TRY(read(s, "bundle_signed_by", "shim.", info.bundle_signed_by));
-    LUME_UNLOCK_TRY(read(s, "platform", "shim.", info.platform));
-    auto profile = sub_object(s, "profile", "shim.");
-    LUME_UNLOCK_TRY(profile);
-    if (profile.value() != nullptr) {
-      ShimProfile p;
-      LUME_UNLOCK_TRY(
-          read(*profile.value(), "apple_family_max", "shim.profile.", p.apple_family_max));
-      LUME_UNLOCK_TRY(read(
-          *profile.value(), "max_threadgroup_memory", "shim.profile.", p.max_threadgroup_memory));
-      info.profile = p;
-    }
-    LUME_UNLOCK_TRY(read_shim_files(s, info));
-    auto external = sub_object(s, "external", "shim.");
-    LUME_UNLOCK_TRY(external);
-    if (external.value() != nullptr) {
-      info.external.emplace();
-      LUME_UNLOCK_TRY(require(*external.value(), "dylib", "shim.external.", info.external->path));
-      LUME_UNLOCK_TRY(
-          require(*external.value(), "sha256", "shim.external.", info.external->sha256));
-    }
-    r.shim = info;
-  }
-  return ok_status();
-}
-
-Status read_enablement(const json& in, Provenance& r) {
-  if (auto enablement = in.find("enablement"); enablement != in.end() && !enablement->is_null()) {
-    if (!enablement->is_array()) {
-      return bad("enablement", "must be an array");
-    }
-    r.enablement.emplace();
-    for (std::size_t i = 0; i < enablement->size(); ++i) {
-      const json& e = (*enablement)[i];
-      const std::string at = "enablement[" + std::to_string(i) + "].";
-      if (!e.is_object()) {
-        return bad(at.substr(0, at.size() - 1), "must be an object");
-      }
-      std::optional<std::string> name;
-      LUME_UNLOCK_TRY(read(e, "name", at, name));
-      if (!name) {
-        return bad(at + "name", "is missing");
-      }
-      EnablementRecord record;
-      record.name = *name;
-      LUME_UNLOCK_TRY(read(e, "program", at, record.program));
-      LUME_UNLOCK_TRY(read(e, "resolved_program", at, record.resolved_program));
-      LUME_UNLOCK_TRY(read(e, "agent", at, record.agent));
-      LUME_UNLOCK_TRY(read(e, "plist_sha256", at, record.plist_sha256));
-      LUME_UNLOCK_TRY(read(e, "origin", at, record.origin));
-      if (record.origin && *record.origin != k_origin_recipe && *record.origin != k_origin_allow) {
-        return bad(at + "origin", "must be 'recipe' or 'allow'");
-      }
-      r.enablement->push_back(record);
-    }
-  }
-  return ok_status();
-}
-
-Status read_probe(const json& in, Provenance& r) {
-  auto probe = sub_object(in, "probe", "");
-  LUME_UNLOCK_TRY(probe);
-  if (probe.value() != nullptr) {
-    ProbeInfo info;
-    LUME_UNLOCK_TRY(read(*probe.value(), "stock", "probe.", info.stock));
-    LUME_UNLOCK_TRY(read(*probe.value(), "unlocked", "probe.", info.unlocked));
-    r.probe = info;
-  }
-  return ok_status();
-}
-
-Status read_recipe(const json& in, Provenance& r) {
-  auto recipe = sub_object(in, "recipe", "");
-  LUME_UNLOCK_TRY(recipe);
-  if (recipe.value() != nullptr) {
-    RecipeInfo info;
-    LUME_UNLOCK_TRY(read(*recipe.value(), "path", "recipe.", info.path));
-    LUME_UNLOCK_TRY(read(*recipe.value(), "sha256", "recipe.", info.sha256));
-    r.recipe = info;
-  }
-  return ok_status();
-}
-
 } // namespace
 
 json to_json(const Provenance& r) {
@@ -349,55 +306,11 @@ json to_json(const Provenance& r) {
 }
 
 Result<Provenance> provenance_from_json(const json& in) {
-  if (!in.is_object()) {
-    return bad("", "document must be an object");
-  }
-  Provenance r;
-  std::optional<std::string> schema;
-  LUME_UNLOCK_TRY(read(in, "schema", "", schema));
-  if (schema != std::string(k_schema)) {
-    return Error(ErrorCategory::verification,
-                 "invalid provenance record",
-                 "'schema' is '" + schema.value_or("") + "', expected '" + k_schema + "'",
-                 "this record was written by another tool or version");
-  }
-  std::optional<std::string> vm;
-  LUME_UNLOCK_TRY(read(in, "vm", "", vm));
-  if (!vm || vm->empty()) {
-    return bad("vm", "is missing");
-  }
-  r.vm = *vm;
-  LUME_UNLOCK_TRY(read(in, "lume_url", "", r.lume_url));
-
-  LUME_UNLOCK_TRY(read_image(in, r));
-  LUME_UNLOCK_TRY(read_hardware(in, r));
-  LUME_UNLOCK_TRY(read_guest(in, r));
-  LUME_UNLOCK_TRY(read_shim(in, r));
-  LUME_UNLOCK_TRY(read_enablement(in, r));
-  LUME_UNLOCK_TRY(read_probe(in, r));
-  LUME_UNLOCK_TRY(read_recipe(in, r));
-  LUME_UNLOCK_TRY(read(in, "bench", "", r.bench));
-  if (auto artifacts = in.find("artifacts"); artifacts != in.end() && !artifacts->is_null()) {
-    LUME_UNLOCK_TRY_ASSIGN(auto list, read_artifacts(*artifacts));
-    r.artifacts = std::move(list);
-  }
-  LUME_UNLOCK_TRY(read(in, "created_at", "", r.created_at));
-  LUME_UNLOCK_TRY(read(in, "updated_at", "", r.updated_at));
-  for (const auto* stamp : {&r.created_at, &r.updated_at}) {
-    if (*stamp && !is_rfc3339(**stamp)) {
-      return bad(stamp == &r.created_at ? "created_at" : "updated_at",
-                 "must be an RFC 3339 time, got '" + **stamp + "'");
-    }
-  }
-  return r;
+  return util::read_json(in, k_record, read_record);
 }
 
 Result<Provenance> parse_provenance(std::string_view text) {
-  auto document = util::parse_json(text).value;
-  if (document.is_discarded()) {
-    return bad("", "document is not valid JSON");
-  }
-  return provenance_from_json(document);
+  return util::read_json_text(text, k_record, read_record);
 }
 
 Result<std::string> provenance_path(const std::string& state_dir, const std::string& vm) {
@@ -479,6 +392,53 @@ bool is_rfc3339(std::string_view t) {
   }
   return i + 6 == t.size() && (t[i] == '+' || t[i] == '-') && digits(i + 1, 2) && t[i + 3] == ':' &&
          digits(i + 4, 2);
+}
+
+bool same_provenance(const Provenance& a, const Provenance& b) {
+  nlohmann::json left = to_json(a);
+  nlohmann::json right = to_json(b);
+  for (auto* doc : {&left, &right}) {
+    doc->erase("created_at");
+    doc->erase("updated_at");
+  }
+  return left == right;
+}
+
+namespace {
+
+/// `record` with what a pull knows of a VM (name, Lume URL, image, hardware) from `pulled`.
+Provenance with_pulled_image(Provenance record, const Provenance& pulled) {
+  record.vm = pulled.vm;
+  record.lume_url = pulled.lume_url;
+  record.image = pulled.image;
+  record.hardware = pulled.hardware;
+  return record;
+}
+
+} // namespace
+
+std::optional<Provenance> record_after_pull(const std::optional<Provenance>& existing,
+                                            const Provenance& pulled,
+                                            const std::string& now) {
+  Provenance record = with_pulled_image(existing ? *existing : Provenance{}, pulled);
+  if (existing && to_json(record) == to_json(*existing)) {
+    return std::nullopt;
+  }
+  if (!record.created_at) {
+    record.created_at = now;
+  }
+  record.updated_at = now;
+  return record;
+}
+
+Provenance
+adopt_baked_record(const Provenance& baked, const Provenance& pulled, const std::string& now) {
+  Provenance adopted = with_pulled_image(baked, pulled);
+  if (!same_provenance(adopted, baked)) {
+    adopted.created_at = now;
+    adopted.updated_at = now;
+  }
+  return adopted;
 }
 
 } // namespace lume_unlock::provenance

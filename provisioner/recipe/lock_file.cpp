@@ -1,28 +1,37 @@
 #include "recipe/lock_file.hpp"
 
 #include "util/atomic_file.hpp"
-#include "util/json_parse.hpp"
+#include "util/json_reader.hpp"
 #include "util/sha256.hpp"
 #include "util/text.hpp"
+#include "util/text_check.hpp"
 
 namespace lume_unlock::recipe {
 
 namespace {
 
-using Json = nlohmann::json;
+using util::JsonObject;
+using util::JsonValue;
 
-/// What is wrong with the lock file, thrown while it is read and caught by parse_lock_file.
-struct Invalid {
-  std::string why;
-};
-
-constexpr const char* k_hex = "64 lower-case hex characters";
-constexpr const char* k_digest = "'sha256:' and 64 lower-case hex characters";
-
-void require(bool holds, const std::string& at, const char* key, const std::string& rule) {
-  if (!holds) {
-    throw Invalid{"'" + at + key + "' must be " + rule};
+std::string non_empty(const JsonObject& object, const char* key) {
+  const JsonValue value = object.at(key, "a non-empty string");
+  if (value.string().empty()) {
+    value.fail("expected a non-empty string, got ''");
   }
+  return value.string();
+}
+
+/// `key`'s value when it passes `check`, else the failure "expected <what>, got '<value>'".
+std::string checked(const JsonObject& object,
+                    const char* key,
+                    bool (*check)(const std::string&),
+                    const char* what) {
+  const JsonValue value = object.at(key, "a string");
+  if (!check(value.string())) {
+    value.fail(std::string("expected ") + what + ", got " +
+               util::quote_for_message(value.string()));
+  }
+  return value.string();
 }
 
 bool is_digest(const std::string& digest) {
@@ -69,32 +78,85 @@ std::vector<T> objects(const Json& parent, const std::string& at, const char* ke
   return out;
 }
 
+bool is_hex(const std::string& text) {
+  return util::is_sha256_hex(text);
+}
+
+constexpr const char* k_digest = "'sha256:' and 64 lower-case hex characters";
+constexpr const char* k_hex = "64 lower-case hex characters";
+
+/// A string the file may hold or not; another type is ignored, as older readers did.
+std::optional<std::string> lenient_string(const JsonObject& object, const char* key) {
+  const auto value = object.find(key);
+  return value && value->json().is_string() ? std::optional<std::string>(value->string())
+                                            : std::nullopt;
+}
+
 /// One entry of `references`: a recipe field's reference pinned to a digest.
-LockedReference read_reference(const Json& entry, const std::string& at) {
-  LockedReference r;
-  read_strings(entry,
-               at,
-               {{"field", &r.field},
-                {"reference", &r.reference},
-                {"digest", &r.digest},
-                {"pinned", &r.pinned}});
-  require(is_digest(r.digest), at, "digest", k_digest);
-  if (auto mt = entry.find("media_type"); mt != entry.end() && mt->is_string()) {
-    r.media_type = mt->get<std::string>();
+LockedReference read_reference(const JsonObject& entry) {
+  LockedReference r{non_empty(entry, "field"),
+                    non_empty(entry, "reference"),
+                    checked(entry, "digest", is_digest, k_digest),
+                    non_empty(entry, "pinned"),
+                    lenient_string(entry, "media_type"),
+                    std::nullopt};
+  if (entry.has("signed_by")) {
+    r.signed_by = checked(entry, "signed_by", is_digest, k_digest);
   }
-  r.signed_by = signed_by(entry, at);
   return r;
 }
 
 /// One entry of `artifacts`: an install item's source pinned to its SHA-256 and size.
-LockedArtifact read_artifact(const Json& entry, const std::string& at) {
-  LockedArtifact a;
-  read_strings(entry, at, {{"field", &a.field}, {"source", &a.source}, {"sha256", &a.sha256}});
-  require(util::is_sha256_hex(a.sha256), at, "sha256", k_hex);
-  const auto size = entry.find("size");
-  require(size != entry.end() && size->is_number_unsigned(), at, "size", "a whole number of bytes");
-  a.size = size->get<std::uint64_t>();
-  return a;
+LockedArtifact read_artifact(const JsonObject& entry) {
+  return LockedArtifact{non_empty(entry, "field"),
+                        non_empty(entry, "source"),
+                        checked(entry, "sha256", is_hex, k_hex),
+                        entry.unsigned_integer("size")};
+}
+
+BakedImage read_baked(const JsonObject& entry) {
+  BakedImage baked;
+  baked.reference = non_empty(entry, "reference");
+  baked.digest = checked(entry, "digest", is_digest, k_digest);
+  baked.pinned = non_empty(entry, "pinned");
+  baked.pushed_at = non_empty(entry, "pushed_at");
+  baked.recipe_sha256 = checked(entry, "recipe_sha256", is_hex, k_hex);
+  for (const JsonValue& file : entry.array("shim_files")) {
+    baked.shim_files.push_back(
+        {non_empty(file.object(), "path"), checked(file.object(), "sha256", is_hex, k_hex)});
+  }
+  if (entry.has("signed_by")) {
+    baked.signed_by = checked(entry, "signed_by", is_digest, k_digest);
+  }
+  return baked;
+}
+
+LockFile read_lock(const JsonValue& value) {
+  const JsonObject document = value.object();
+  const JsonValue schema = document.at("schema", "a string");
+  if (schema.string() != k_lock_schema) {
+    schema.fail("expected '" + std::string(k_lock_schema) + "', got " +
+                util::quote_for_message(schema.string()));
+  }
+  LockFile lock;
+  const JsonObject recipe = document.object("recipe");
+  lock.recipe_path = non_empty(recipe, "path");
+  lock.recipe_sha256 = checked(recipe, "sha256", is_hex, k_hex);
+  for (const JsonValue& entry : document.at("references", "an array").array()) {
+    lock.references.push_back(read_reference(entry.object()));
+  }
+  if (const auto artifacts = document.find("artifacts")) {
+    for (const JsonValue& entry : artifacts->array()) {
+      lock.artifacts.push_back(read_artifact(entry.object()));
+    }
+  }
+  if (const auto baked = document.find("baked")) {
+    for (const JsonValue& entry : baked->array()) {
+      lock.baked.push_back(read_baked(entry.object()));
+    }
+  }
+  lock.created_at = lenient_string(document, "created_at");
+  return lock;
 }
 
 BakedImage read_baked(const Json& entry, const std::string& at) {
@@ -195,40 +257,11 @@ nlohmann::json to_json(const LockFile& lock) {
 }
 
 Result<LockFile> parse_lock_file(std::string_view text, const std::string& path) {
-  const Json json = util::parse_json(text).value;
-  LockFile lock;
-  try {
-    if (json.is_discarded() || !json.is_object()) {
-      throw Invalid{"not a JSON object"};
-    }
-    // Not json.value("schema", ""): it throws when "schema" holds an object (lock_file_fuzz).
-    const auto schema = json.find("schema");
-    require(schema != json.end() && *schema == k_lock_schema,
-            "",
-            "schema",
-            "'" + std::string(k_lock_schema) + "'");
-    const auto recipe = json.find("recipe");
-    require(recipe != json.end() && recipe->is_object(), "", "recipe", "an object");
-    read_strings(
-        *recipe, "recipe.", {{"path", &lock.recipe_path}, {"sha256", &lock.recipe_sha256}});
-    require(util::is_sha256_hex(lock.recipe_sha256), "recipe.", "sha256", k_hex);
-    lock.references = objects<LockedReference>(json, "", "references", read_reference);
-    if (json.contains("artifacts")) {
-      lock.artifacts = objects<LockedArtifact>(json, "", "artifacts", read_artifact);
-    }
-    if (json.contains("baked")) {
-      lock.baked = objects<BakedImage>(json, "", "baked", read_baked);
-    }
-  } catch (const Invalid& e) {
-    return Error(ErrorCategory::usage,
-                 "invalid lock file '" + path + "'",
-                 e.why,
-                 "recreate it with 'lume-unlock lock RECIPE'");
-  }
-  if (auto created = json.find("created_at"); created != json.end() && created->is_string()) {
-    lock.created_at = created->get<std::string>();
-  }
-  return lock;
+  return util::read_json_text(text,
+                              {ErrorCategory::usage,
+                               "invalid lock file '" + path + "'",
+                               "recreate it with 'lume-unlock lock RECIPE'"},
+                              read_lock);
 }
 
 Result<LockFile> load_lock_file(const std::string& path) {

@@ -1,10 +1,9 @@
 #include "transfer/image_pull.hpp"
 
-#include "lume/image_name.hpp"
-#include "lume/masked_vm.hpp"
-#include "lume/registry_route.hpp"
-#include "lume/vm_storage.hpp"
-#include "lume/wait.hpp"
+#include "lume/client.hpp"
+#include "lume/registry_image.hpp"
+#include "lume/storage.hpp"
+#include "lume/vm_lifecycle.hpp"
 #include "util/atomic_file.hpp"
 
 #include <filesystem>

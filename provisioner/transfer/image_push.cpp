@@ -1,10 +1,7 @@
 #include "transfer/image_push.hpp"
 
-#include "lume/image_name.hpp"
-#include "lume/push_log.hpp"
-#include "lume/pushed_image_check.hpp"
-#include "lume/registry_route.hpp"
-#include "lume/vm_storage.hpp"
+#include "lume/registry_image.hpp"
+#include "lume/storage.hpp"
 #include "oci/media_types.hpp"
 #include "provenance/provenance.hpp"
 

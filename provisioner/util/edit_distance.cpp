@@ -35,4 +35,13 @@ std::optional<std::string> closest_match(std::string_view input,
   return best;
 }
 
+std::string unknown_key_hint(std::string_view input, const std::vector<std::string>& known) {
+  std::string hint = "known keys here: ";
+  for (std::size_t i = 0; i < known.size(); ++i) {
+    hint += (i ? ", " : "") + known[i];
+  }
+  const auto match = closest_match(input, known);
+  return match ? "did you mean '" + *match + "'? (" + hint + ")" : hint;
+}
+
 } // namespace lume_unlock::util

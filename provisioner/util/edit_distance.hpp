@@ -15,4 +15,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 std::optional<std::string> closest_match(std::string_view input,
                                          const std::vector<std::string>& candidates);
 
+/// The hint for an unknown key: "did you mean 'shim'? (known keys here: inject_env, shim)", or
+/// only the parenthesised list when no key is close.
+std::string unknown_key_hint(std::string_view input, const std::vector<std::string>& known);
+
 } // namespace lume_unlock::util

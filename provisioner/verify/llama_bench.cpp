@@ -1,6 +1,6 @@
 #include "verify/llama_bench.hpp"
 
-#include "util/json_parse.hpp"
+#include "util/json_reader.hpp"
 #include "util/size.hpp"
 #include "util/text_check.hpp"
 
@@ -23,117 +23,78 @@ Error malformed(const std::string& source, const std::string& why) {
   return Error(ErrorCategory::verification, "reading llama-bench JSON from " + source, why, k_hint);
 }
 
-std::string element(std::size_t index) {
-  return "test " + std::to_string(index + 1);
-}
+using util::JsonObject;
+using util::JsonValue;
 
-/// A whole non-negative number; llama-bench writes these as JSON integers.
-Result<long long> count_field(const json& test,
-                              const char* key,
-                              bool required,
-                              std::size_t index,
-                              const std::string& source) {
-  const auto found = test.find(key);
-  if (found == test.end()) {
-    if (!required) {
-      return 0LL;
-    }
-    return malformed(source, element(index) + " has no \"" + key + "\"");
-  }
-  if (!found->is_number_integer()) {
-    return malformed(source,
-                     element(index) + "'s \"" + key + "\" is " + found->type_name() +
-                         ", not a whole number");
+/// A whole number from 0 to 2^40; llama-bench writes these as JSON integers. Absent: 0.
+long long count(const JsonObject& test, const char* key, bool required) {
+  const auto found =
+      required ? std::optional<JsonValue>(test.at(key, "an integer")) : test.find(key);
+  if (!found) {
+    return 0;
   }
   constexpr long long k_limit = 1LL << 40;
-  const bool too_big = found->is_number_unsigned() &&
-                       found->get<unsigned long long>() > static_cast<unsigned long long>(k_limit);
-  const long long value = too_big ? k_limit + 1 : found->get<long long>();
-  if (value < 0 || value > k_limit) {
-    return malformed(
-        source, element(index) + "'s \"" + key + "\" is " + found->dump() + ", outside 0..2^40");
+  const json& value = found->json();
+  if (value.is_number_integer() &&
+      (value.is_number_unsigned()
+           ? value.get<std::uint64_t>() > std::uint64_t(k_limit)
+           : value.get<long long>() < 0 || value.get<long long>() > k_limit)) {
+    found->fail(value.dump() + " is outside 0..2^40");
   }
-  return value;
+  return found->integer();
 }
 
-Result<double>
-rate_field(const json& test, const char* key, std::size_t index, const std::string& source) {
-  const auto found = test.find(key);
-  if (found == test.end()) {
-    return malformed(source, element(index) + " has no \"" + key + "\"");
-  }
-  if (!found->is_number()) {
-    return malformed(
-        source, element(index) + "'s \"" + key + "\" is " + found->type_name() + ", not a number");
-  }
-  const double value = found->get<double>();
+double rate(const JsonValue& figure) {
+  const double value = figure.number();
   if (!std::isfinite(value) || value < 0) {
-    return malformed(source,
-                     element(index) + "'s \"" + key + "\" is " + found->dump() +
-                         ", not a finite figure of at least 0");
+    figure.fail(figure.json().dump() + " is not a finite figure of at least 0");
   }
   return value;
 }
 
-/// samples_ts: optional (older llama-bench prints none), but when present every element must
-/// be a figure rate_field would accept, or the medians read from it would be wrong.
-Result<std::vector<double>>
-samples_field(const json& test, const char* key, std::size_t index, const std::string& source) {
-  std::vector<double> out;
-  const auto found = test.find(key);
-  if (found == test.end() || found->is_null()) {
-    return out;
-  }
-  if (!found->is_array()) {
-    return malformed(
-        source, element(index) + "'s \"" + key + "\" is " + found->type_name() + ", not an array");
-  }
-  for (std::size_t i = 0; i < found->size(); ++i) {
-    const json& sample = (*found)[i];
-    if (!sample.is_number() || !std::isfinite(sample.get<double>()) || sample.get<double>() < 0) {
-      return malformed(source,
-                       element(index) + "'s \"" + key + "\" element " + std::to_string(i + 1) +
-                           " is " + sample.dump() + ", not a finite figure of at least 0");
-    }
-    out.push_back(sample.get<double>());
-  }
-  return out;
-}
-
-Result<std::optional<std::string>>
-text_field(const json& test, const char* key, std::size_t index, const std::string& source) {
-  const auto found = test.find(key);
-  if (found == test.end() || found->is_null()) {
-    return std::optional<std::string>();
-  }
-  if (!found->is_string()) {
-    return malformed(
-        source, element(index) + "'s \"" + key + "\" is " + found->type_name() + ", not a string");
-  }
-  return std::optional<std::string>(found->get<std::string>());
-}
-
-Result<LlamaBenchTest> read_test(const json& item, std::size_t index, const std::string& source) {
-  if (!item.is_object()) {
-    return malformed(source,
-                     element(index) + " is " + std::string(item.type_name()) + ", not an object");
-  }
+LlamaBenchTest read_test(const JsonValue& item) {
+  const JsonObject object = item.object();
   LlamaBenchTest test;
-  LUME_UNLOCK_TRY_ASSIGN(test.n_prompt, count_field(item, "n_prompt", true, index, source));
-  LUME_UNLOCK_TRY_ASSIGN(test.n_gen, count_field(item, "n_gen", true, index, source));
-  LUME_UNLOCK_TRY_ASSIGN(test.n_depth, count_field(item, "n_depth", false, index, source));
+  test.n_prompt = count(object, "n_prompt", true);
+  test.n_gen = count(object, "n_gen", true);
+  test.n_depth = count(object, "n_depth", false);
   if (test.n_prompt == 0 && test.n_gen == 0) {
-    return malformed(source, element(index) + " has n_prompt and n_gen 0: it measured nothing");
+    item.fail("n_prompt and n_gen are 0: it measured nothing");
   }
-  LUME_UNLOCK_TRY_ASSIGN(test.avg_ts, rate_field(item, "avg_ts", index, source));
-  LUME_UNLOCK_TRY_ASSIGN(test.stddev_ts, rate_field(item, "stddev_ts", index, source));
-  LUME_UNLOCK_TRY_ASSIGN(test.samples_ts, samples_field(item, "samples_ts", index, source));
-  LUME_UNLOCK_TRY_ASSIGN(test.backends, text_field(item, "backends", index, source));
-  LUME_UNLOCK_TRY_ASSIGN(test.gpu_info, text_field(item, "gpu_info", index, source));
-  LUME_UNLOCK_TRY_ASSIGN(test.cpu_info, text_field(item, "cpu_info", index, source));
-  LUME_UNLOCK_TRY_ASSIGN(test.model_type, text_field(item, "model_type", index, source));
-  LUME_UNLOCK_TRY_ASSIGN(test.build_commit, text_field(item, "build_commit", index, source));
+  test.avg_ts = rate(object.at("avg_ts", "a number"));
+  test.stddev_ts = rate(object.at("stddev_ts", "a number"));
+  // Optional (older llama-bench prints none), but every sample must be a figure, or the medians
+  // read from them would be wrong.
+  if (const auto samples = object.find("samples_ts")) {
+    for (const JsonValue& sample : samples->array()) {
+      test.samples_ts.push_back(rate(sample));
+    }
+  }
+  test.backends = object.optional_string("backends");
+  test.gpu_info = object.optional_string("gpu_info");
+  test.cpu_info = object.optional_string("cpu_info");
+  test.model_type = object.optional_string("model_type");
+  test.build_commit = object.optional_string("build_commit");
   return test;
+}
+
+std::vector<LlamaBenchTest> read_tests(const JsonValue& document) {
+  if (!document.json().is_array()) {
+    document.fail("expected the array of tests '-o json' prints (was it '-o jsonl'?), got " +
+                  util::json_type_name(document.json()));
+  }
+  if (document.json().empty()) {
+    document.fail("it holds no tests");
+  }
+  std::vector<LlamaBenchTest> tests;
+  std::set<std::string> names;
+  for (const JsonValue& item : document.array()) {
+    tests.push_back(read_test(item));
+    if (!names.insert(tests.back().name()).second) {
+      item.fail("repeats " + tests.back().name() + " (one test per size is expected)");
+    }
+  }
+  return tests;
 }
 
 } // namespace
@@ -186,26 +147,10 @@ Result<std::vector<LlamaBenchTest>> parse_llama_bench_json(std::string_view text
         "it is not JSON (at byte " + std::to_string(error.byte) + ": " +
             util::quote_for_message(text.substr(error.byte > 0 ? error.byte - 1 : 0, 24)) + ")");
   }
-  const json document = std::move(parsed.value);
-  if (!document.is_array()) {
-    return malformed(source,
-                     "it is a JSON " + std::string(document.type_name()) +
-                         ", not the array of tests '-o json' prints (was it '-o jsonl'?)");
-  }
-  if (document.empty()) {
-    return malformed(source, "it holds no tests");
-  }
-  std::vector<LlamaBenchTest> tests;
-  std::set<std::string> names;
-  for (std::size_t i = 0; i < document.size(); ++i) {
-    LUME_UNLOCK_TRY_ASSIGN(auto test, read_test(document[i], i, source));
-    if (!names.insert(test.name()).second) {
-      return malformed(source,
-                       element(i) + " repeats " + test.name() + " (one test per size is expected)");
-    }
-    tests.push_back(std::move(test));
-  }
-  return tests;
+  return util::read_json(
+      parsed.value,
+      {ErrorCategory::verification, "reading llama-bench JSON from " + source, k_hint},
+      read_tests);
 }
 
 } // namespace lume_unlock::verify

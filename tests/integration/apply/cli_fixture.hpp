@@ -6,7 +6,7 @@
 #include "cli/app.hpp"
 #include "guest/ssh_session.hpp"
 #include "lume/client.hpp"
-#include "lume/wait.hpp"
+#include "lume/vm_lifecycle.hpp"
 #include "support/guest_sim.hpp"
 #include "support/lume_sim.hpp"
 #include "support/process.hpp"

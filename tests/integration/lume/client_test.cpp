@@ -2,7 +2,7 @@
 // sees when Lume misbehaves (faults injected through lume-sim).
 #include "cli/context.hpp"
 #include "lume/client.hpp"
-#include "lume/wait.hpp"
+#include "lume/vm_lifecycle.hpp"
 #include "support/loopback_listener.hpp"
 #include "support/lume_sim.hpp"
 
@@ -342,13 +342,12 @@ TEST(LumeClient, WrongJsonTypesNameTheKey) {
   LumeClient client(options_for(*sim));
   auto got = client.get("dev");
   ASSERT_FALSE(got.ok());
-  EXPECT_EQ(
-      shown(got.error()),
-      "status of VM 'dev': unexpected answer from Lume: key 'cpuCount' is a string, expected a "
-      "non-negative integer | hint: check that --lume-url points at Lume 0.5.3 (`lume "
-      "--version`) | exit 3");
+  EXPECT_EQ(shown(got.error()),
+            "status of VM 'dev': unexpected answer from Lume: /cpuCount: expected a non-negative "
+            "integer, got a string | hint: check that --lume-url points at Lume 0.5.3 (`lume "
+            "--version`) | exit 3");
   EXPECT_EQ(client.list().error().message(),
-            "list of VMs: unexpected answer from Lume: the body is an object, expected an array");
+            "list of VMs: unexpected answer from Lume: /: expected an array, got an object");
 }
 
 TEST(LumeClient, UnknownRouteIsExplainedAsAWrongLumeOrUrl) {

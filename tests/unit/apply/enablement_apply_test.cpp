@@ -6,6 +6,7 @@
 #include "unit/macho/fixture.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace lume_unlock::apply {
 namespace {
@@ -117,6 +118,16 @@ TEST(InstalledShimRecord, RoundTripsAndNamesItsArch) {
   auto bad = parse_installed_shim("{\"schema\":\"other\"}", "current.json");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().category(), ErrorCategory::verification);
+  EXPECT_EQ(bad.error().message(),
+            "reading current.json: /schema: expected 'lume-unlock/installed-shim/v1', got 'other'");
+  nlohmann::json document = nlohmann::json::parse(render_installed_shim(shim));
+  document["support"] = nlohmann::json::array({{{"path", "/x"}, {"sha256", 7}}});
+  EXPECT_EQ(parse_installed_shim(document.dump(), "current.json").error().message(),
+            "reading current.json: /support/0/sha256: expected a string, got an integer")
+      << "our own message, not nlohmann's what()";
+  document["support"][0] = {{"path", "x"}, {"sha256", std::string(64, 'a')}};
+  EXPECT_EQ(parse_installed_shim(document.dump(), "current.json").error().why(),
+            "/support/0/path: expected an absolute guest path, got 'x'");
 }
 
 GuestEnablement observed_with_shim(const std::string& home) {

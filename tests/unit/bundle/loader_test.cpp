@@ -112,7 +112,7 @@ TEST_F(BundleLoaderTest, InvalidManifestKeepsItsMessage) {
   ASSERT_FALSE(loaded.ok());
   EXPECT_EQ(loaded.error().message(),
             "cannot load shim bundle '" + root() +
-                "': invalid bundle.json: missing key 'platforms'");
+                "': invalid bundle.json: /schema: 'other' is not 'lume-unlock/shim-bundle/v1'");
 }
 
 TEST_F(BundleLoaderTest, LoadsFromAnArchiveAndCleansUpAfterwards) {

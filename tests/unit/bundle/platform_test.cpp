@@ -1,4 +1,4 @@
-#include "bundle/platform.hpp"
+#include "bundle/manifest.hpp"
 
 #include <gtest/gtest.h>
 

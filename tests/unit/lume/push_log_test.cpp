@@ -1,6 +1,6 @@
 // The failure line of Lume's background push (Handlers.swift handlePush) and Logger.swift's
 // ERROR lines, found in the text GET /lume/logs returns.
-#include "lume/push_log.hpp"
+#include "lume/registry_image.hpp"
 
 #include <gtest/gtest.h>
 

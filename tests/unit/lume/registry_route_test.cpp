@@ -1,6 +1,6 @@
 // Where Lume's registry requests really go: https only (ImageContainerRegistry.swift), and
 // config.yaml's registry in place of ghcr.io/trycua (RegistryFactory.createRegistry).
-#include "lume/registry_route.hpp"
+#include "lume/registry_image.hpp"
 
 #include <gtest/gtest.h>
 

@@ -76,21 +76,22 @@ TEST(VmDetailsJson, ToleratesUnknownKeysAndMissingOptionalKeys) {
 TEST(VmDetailsJson, WrongTypesAndMissingKeysNameTheKey) {
   const std::pair<std::function<void(json&)>, std::string> cases[] = {
       {[](json& j) { j["cpuCount"] = "4"; },
-       "key 'cpuCount' is a string, expected a non-negative integer"},
+       "/cpuCount: expected a non-negative integer, got a string"},
       {[](json& j) { j["cpuCount"] = -1; },
-       "key 'cpuCount' is an integer, expected a non-negative integer"},
+       "/cpuCount: expected a non-negative integer, got an integer"},
       {[](json& j) { j["memorySize"] = 1.5; },
-       "key 'memorySize' is a fractional number, expected a non-negative integer"},
-      {[](json& j) { j["diskSize"] = 5; }, "'diskSize' is an integer, expected an object"},
-      {[](json& j) { j["diskSize"].erase("total"); }, "key 'diskSize.total' is missing"},
-      {[](json& j) { j["status"] = nullptr; }, "key 'status' is null"},
-      {[](json& j) { j.erase("name"); }, "key 'name' is missing"},
+       "/memorySize: expected a non-negative integer, got a fractional number"},
+      {[](json& j) { j["diskSize"] = 5; }, "/diskSize: expected an object, got an integer"},
+      {[](json& j) { j["diskSize"].erase("total"); },
+       "/diskSize/total: missing (expected a non-negative integer)"},
+      {[](json& j) { j["status"] = nullptr; }, "/status: expected a string, got null"},
+      {[](json& j) { j.erase("name"); }, "/name: missing (expected a string)"},
       {[](json& j) { j["sshAvailable"] = "yes"; },
-       "key 'sshAvailable' is a string, expected a boolean or null"},
-      {[](json& j) { j["ipAddress"] = 7; }, "key 'ipAddress' is an integer, expected a string"},
+       "/sshAvailable: expected a boolean, got a string"},
+      {[](json& j) { j["ipAddress"] = 7; }, "/ipAddress: expected a string, got an integer"},
       {[](json& j) { j["downloadProgress"] = "0"; },
-       "key 'downloadProgress' is a string, expected a number or null"},
-      {[](json& j) { j = json::array(); }, "the body is an array, expected an object"},
+       "/downloadProgress: expected a number, got a string"},
+      {[](json& j) { j = json::array(); }, "/: expected an object, got an array"},
   };
   for (const auto& [mutate, why] : cases) {
     json j = json::parse(k_running);
@@ -130,7 +131,7 @@ TEST(VmListJson, ReadsAnArrayAndNamesTheBadElement) {
   two[1]["os"] = false;
   auto bad = vm_list_from_json(two);
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().why(), "key '[1].os' is a boolean, expected a string");
+  EXPECT_EQ(bad.error().why(), "/1/os: expected a string, got a boolean");
 }
 
 TEST(SmallBodiesJson, HostStatusImagesAndConfig) {
@@ -148,7 +149,8 @@ TEST(SmallBodiesJson, HostStatusImagesAndConfig) {
   ASSERT_TRUE(config.ok()) << config.error().message();
   EXPECT_EQ(config.value().vm_locations[0].path, "~/.lume");
   EXPECT_EQ(config.value().registry.registry, "ghcr.io") << "no registry block: the defaults";
-  EXPECT_EQ(host_status_from_json(json::parse("{}")).error().why(), "key 'status' is missing");
+  EXPECT_EQ(host_status_from_json(json::parse("{}")).error().why(),
+            "/status: missing (expected a string)");
 }
 
 // lume-api.md §3.17: Settings.swift's registry block, as GET /lume/config shows it.

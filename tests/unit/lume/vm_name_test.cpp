@@ -1,4 +1,4 @@
-#include "lume/vm_name.hpp"
+#include "lume/types.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "lume/wait.hpp"
+#include "lume/vm_lifecycle.hpp"
 #include "support/scripted_lume.hpp"
 
 #include <gtest/gtest.h>

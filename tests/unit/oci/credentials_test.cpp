@@ -68,12 +68,12 @@ TEST(DockerConfigCredentials, ReadsAuthAndUsernamePasswordEntries) {
 TEST(DockerConfigCredentials, RejectsInvalidFilesWithoutPrintingSecrets) {
   auto not_json = DockerConfigCredentials::parse("{", "/c.json");
   ASSERT_FALSE(not_json.ok());
-  EXPECT_EQ(not_json.error().message(), "invalid Docker config '/c.json': not a JSON object");
+  EXPECT_EQ(not_json.error().message(), "invalid Docker config '/c.json': /: not valid JSON");
   auto bad_auth =
       DockerConfigCredentials::parse("{\"auths\":{\"h\":{\"auth\":\"c2VjcmV0\"}}}", "/c.json");
   ASSERT_FALSE(bad_auth.ok());
   EXPECT_EQ(bad_auth.error().message(),
-            "invalid Docker config '/c.json': 'auths.h.auth' is not base64 of 'user:secret'");
+            "invalid Docker config '/c.json': /auths/h/auth: not base64 of 'user:secret'");
   EXPECT_EQ(bad_auth.error().message().find("secret'"), bad_auth.error().message().find("secret'"));
   EXPECT_EQ(bad_auth.error().message().find("c2VjcmV0"), std::string::npos);
 }

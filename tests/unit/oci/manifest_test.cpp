@@ -86,24 +86,29 @@ TEST(Manifest, RejectsMalformedManifestsNamingTheField) {
     std::string message;
   };
   const std::vector<Case> cases = {
-      {"not json", "invalid manifest: the body is not valid JSON"},
-      {"[]", "invalid manifest: the body is not a JSON object"},
-      {"{\"schemaVersion\":1}", "invalid manifest: 'schemaVersion' must be 2"},
-      {"{}", "invalid manifest: 'schemaVersion' must be 2"},
-      {"{\"schemaVersion\":2,\"mediaType\":5}", "invalid manifest: 'mediaType' must be a string"},
-      {"{\"schemaVersion\":2,\"layers\":{}}", "invalid manifest: 'layers' must be an array"},
+      {"not json",
+       "invalid manifest: /: not valid JSON: at byte 2: parse error at line 1, column 2: syntax "
+       "error while parsing value - "
+       "invalid literal; last read: 'no'"},
+      {"[]", "invalid manifest: /: expected an object, got an array"},
+      {"{\"schemaVersion\":1}", "invalid manifest: /schemaVersion: expected 2, got 1"},
+      {"{}", "invalid manifest: /schemaVersion: missing (expected 2)"},
+      {"{\"schemaVersion\":2,\"mediaType\":5}",
+       "invalid manifest: /mediaType: expected a string, got an integer"},
+      {"{\"schemaVersion\":2,\"layers\":{}}",
+       "invalid manifest: /layers: expected an array, got an object"},
       {"{\"schemaVersion\":2,\"layers\":[" + good_layer + ",{\"mediaType\":\"x\",\"size\":1}]}",
-       "invalid manifest: layers[1]: 'digest' is missing"},
+       "invalid manifest: /layers/1/digest: missing (expected a string)"},
       {"{\"schemaVersion\":2,\"layers\":[{\"mediaType\":\"x\",\"digest\":\"sha256:short\",\"size\":"
        "1}]}",
-       "invalid manifest: layers[0]: 'digest': expected 64 hex characters after 'sha256:', got 5"},
+       "invalid manifest: /layers/0/digest: expected 64 hex characters after 'sha256:', got 5"},
       {"{\"schemaVersion\":2,\"layers\":[{\"mediaType\":\"x\",\"digest\":\"sha256:" + k_hex_a +
            "\",\"size\":-1}]}",
-       "invalid manifest: layers[0]: 'size' must be a non-negative integer"},
+       "invalid manifest: /layers/0/size: expected a non-negative integer, got an integer"},
       {"{\"schemaVersion\":2,\"config\":{\"digest\":\"sha256:" + k_hex_a + "\",\"size\":1}}",
-       "invalid manifest: config: 'mediaType' is missing"},
+       "invalid manifest: /config/mediaType: missing (expected a string)"},
       {"{\"schemaVersion\":2,\"annotations\":{\"a\":1}}",
-       "invalid manifest: annotation 'a' must be a string"},
+       "invalid manifest: /annotations/a: expected a string, got an integer"},
   };
   for (const auto& c : cases) {
     auto parsed = parse_manifest(c.text);

@@ -1,6 +1,6 @@
 #include "pipeline/create.hpp"
 #include "pipeline/remove.hpp"
-#include "provenance/record_merge.hpp"
+#include "provenance/provenance.hpp"
 
 #include <gtest/gtest.h>
 

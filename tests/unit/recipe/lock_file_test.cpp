@@ -70,10 +70,14 @@ TEST(LockFile, PinsInstallArtifactsAndLeavesTheKeyOutWhenThereAreNone) {
 
   for (const auto& [key, value, message] :
        std::vector<std::tuple<std::string, nlohmann::json, std::string>>{
-           {"sha256", "abc", "'artifacts[0].sha256' must be 64 lower-case hex characters"},
-           {"size", -1, "'artifacts[0].size' must be a whole number of bytes"},
-           {"size", 1.5, "'artifacts[0].size' must be a whole number of bytes"},
-           {"field", nullptr, "'artifacts[0].field' must be a non-empty string"}}) {
+           {"sha256",
+            "abc",
+            "/artifacts/0/sha256: expected 64 lower-case hex characters, got 'abc'"},
+           {"size", -1, "/artifacts/0/size: expected a non-negative integer, got an integer"},
+           {"size",
+            1.5,
+            "/artifacts/0/size: expected a non-negative integer, got a fractional number"},
+           {"field", nullptr, "/artifacts/0/field: expected a string, got null"}}) {
     nlohmann::json broken = to_json(lock);
     broken["artifacts"][0][key] = value;
     auto refused = parse_lock_file(broken.dump(), "x.lock.json");
@@ -104,22 +108,24 @@ TEST(LockFile, RejectsMalformedLocksNamingTheKey) {
     return copy;
   };
   const std::vector<Case> cases = {
-      {with("/schema", "v0"), "'schema' must be 'lume-unlock/recipe-lock/v1'"},
+      {with("/schema", "v0"), "/schema: expected 'lume-unlock/recipe-lock/v1', got 'v0'"},
       // Found by lock_file_fuzz: a schema that is not a string threw out of json::value().
-      {with("/schema", nlohmann::json::object()), "'schema' must be 'lume-unlock/recipe-lock/v1'"},
-      {with("/recipe", 1), "'recipe' must be an object"},
-      {with("/recipe/sha256", "ABC"), "'recipe.sha256' must be 64 lower-case hex characters"},
-      {with("/references", nullptr), "'references' must be an array"},
+      {with("/schema", nlohmann::json::object()), "/schema: expected a string, got an object"},
+      {with("/recipe", 1), "/recipe: expected an object, got an integer"},
+      {with("/recipe/sha256", "ABC"),
+       "/recipe/sha256: expected 64 lower-case hex characters, got 'ABC'"},
+      {with("/references", nullptr), "/references: expected an array, got null"},
       {with("/references/0/digest", "sha256:x"),
-       "'references[0].digest' must be 'sha256:' and 64 lower-case hex characters"},
-      {with("/references/0/field", ""), "'references[0].field' must be a non-empty string"},
-      {with("/baked", "x"), "'baked' must be an array"},
+       "/references/0/digest: expected 'sha256:' and 64 lower-case hex characters, got "
+       "'sha256:x'"},
+      {with("/references/0/field", ""), "/references/0/field: expected a non-empty string, got ''"},
+      {with("/baked", "x"), "/baked: expected an array, got a string"},
       {with("/baked/0/digest", "sha256:"),
-       "'baked[0].digest' must be 'sha256:' and 64 lower-case hex characters"},
-      {with("/baked/0/pushed_at", 5), "'baked[0].pushed_at' must be a non-empty string"},
+       "/baked/0/digest: expected 'sha256:' and 64 lower-case hex characters, got 'sha256:'"},
+      {with("/baked/0/pushed_at", 5), "/baked/0/pushed_at: expected a string, got an integer"},
       {with("/baked/0/shim_files/0/sha256", "zz"),
-       "'baked[0].shim_files[0].sha256' must be 64 lower-case hex characters"},
-      {with("/baked/0/shim_files", nullptr), "'baked[0].shim_files' must be an array"},
+       "/baked/0/shim_files/0/sha256: expected 64 lower-case hex characters, got 'zz'"},
+      {with("/baked/0/shim_files", nullptr), "/baked/0/shim_files: expected an array, got null"},
   };
   for (const auto& c : cases) {
     auto parsed = parse_lock_file(c.doc.dump(), "r.lock.json");

@@ -8,7 +8,7 @@
 namespace lume_unlock::verify {
 namespace {
 
-using ::testing::HasSubstr;
+using testing::HasSubstr;
 
 std::string fixture(const std::string& name) {
   auto text = util::read_file(std::string(LUME_UNLOCK_FIXTURES_DIR) + "/llama-bench/" + name);
@@ -169,37 +169,39 @@ TEST(LlamaBench, EmptyTruncatedAndMalformedOutputIsAClearError) {
   EXPECT_THAT(error_of("| model | size |\n"), HasSubstr("it is not JSON (at byte 1: '| model"));
   EXPECT_EQ(error_of("[{\"n_prompt\": 512,, }]"),
             "reading llama-bench JSON from the stock run: it is not JSON (at byte 19: ', }]')");
-  EXPECT_THAT(error_of("{\"n_prompt\":512}"),
-              HasSubstr("it is a JSON object, not the array of tests"));
+  EXPECT_THAT(
+      error_of("{\"n_prompt\":512}"),
+      HasSubstr(
+          "/: expected the array of tests '-o json' prints (was it '-o jsonl'?), got an object"));
   EXPECT_THAT(error_of("[]"), HasSubstr("it holds no tests"));
-  EXPECT_THAT(error_of("[3]"), HasSubstr("test 1 is number, not an object"));
+  EXPECT_THAT(error_of("[3]"), HasSubstr("/0: expected an object, got an integer"));
 }
 
 TEST(LlamaBench, MissingAndMistypedFiguresNameTheTestAndField) {
   const std::string ok = "\"n_prompt\":512,\"n_gen\":0,\"avg_ts\":1.5,\"stddev_ts\":0.1";
   ASSERT_TRUE(parse_llama_bench_json(one(ok), "x").ok());
   EXPECT_THAT(error_of(one("\"n_gen\":0,\"avg_ts\":1,\"stddev_ts\":0")),
-              HasSubstr("test 1 has no \"n_prompt\""));
+              HasSubstr("/0/n_prompt: missing (expected an integer)"));
   EXPECT_THAT(error_of("[{" + ok + "},{\"n_prompt\":0,\"n_gen\":128,\"stddev_ts\":0}]"),
-              HasSubstr("test 2 has no \"avg_ts\""));
+              HasSubstr("/1/avg_ts: missing (expected a number)"));
   EXPECT_THAT(error_of(one("\"n_prompt\":\"512\",\"n_gen\":0,\"avg_ts\":1,\"stddev_ts\":0")),
-              HasSubstr("test 1's \"n_prompt\" is string, not a whole number"));
+              HasSubstr("/0/n_prompt: expected an integer, got a string"));
   EXPECT_THAT(error_of(one("\"n_prompt\":512.5,\"n_gen\":0,\"avg_ts\":1,\"stddev_ts\":0")),
-              HasSubstr("\"n_prompt\" is number, not a whole number"));
+              HasSubstr("/0/n_prompt: expected an integer, got a fractional number"));
   EXPECT_THAT(error_of(one("\"n_prompt\":-1,\"n_gen\":0,\"avg_ts\":1,\"stddev_ts\":0")),
-              HasSubstr("\"n_prompt\" is -1, outside 0..2^40"));
+              HasSubstr("/0/n_prompt: -1 is outside 0..2^40"));
   EXPECT_THAT(error_of(one("\"n_prompt\":18446744073709551615,\"n_gen\":0,\"avg_ts\":1,"
                            "\"stddev_ts\":0")),
               HasSubstr("outside 0..2^40"));
   EXPECT_THAT(error_of(one("\"n_prompt\":512,\"n_gen\":0,\"avg_ts\":-3,\"stddev_ts\":0")),
-              HasSubstr("\"avg_ts\" is -3, not a finite figure of at least 0"));
+              HasSubstr("/0/avg_ts: -3 is not a finite figure of at least 0"));
   EXPECT_THAT(error_of(one("\"n_prompt\":512,\"n_gen\":0,\"avg_ts\":null,\"stddev_ts\":0")),
-              HasSubstr("\"avg_ts\" is null, not a number"));
+              HasSubstr("/0/avg_ts: expected a number, got null"));
   EXPECT_THAT(error_of(one(ok + ",\"gpu_info\":7")),
-              HasSubstr("\"gpu_info\" is number, not a string"));
+              HasSubstr("/0/gpu_info: expected a string, got an integer"));
   EXPECT_THAT(error_of(one("\"n_prompt\":0,\"n_gen\":0,\"avg_ts\":1,\"stddev_ts\":0")),
               HasSubstr("it measured nothing"));
-  EXPECT_THAT(error_of("[{" + ok + "},{" + ok + "}]"), HasSubstr("test 2 repeats pp512"));
+  EXPECT_THAT(error_of("[{" + ok + "},{" + ok + "}]"), HasSubstr("/1: repeats pp512"));
 }
 
 TEST(LlamaBench, SamplesAreReadInRunOrderAndMayBeAbsent) {
@@ -217,11 +219,11 @@ TEST(LlamaBench, SamplesAreReadInRunOrderAndMayBeAbsent) {
       parse_llama_bench_json(one(ok + ",\"samples_ts\":[3, 1.5, 2]"), "x").value()[0].samples_ts,
       (std::vector<double>{3, 1.5, 2}));
   EXPECT_THAT(error_of(one(ok + ",\"samples_ts\":1.5")),
-              HasSubstr("\"samples_ts\" is number, not an array"));
+              HasSubstr("/0/samples_ts: expected an array, got a fractional number"));
   EXPECT_THAT(error_of(one(ok + ",\"samples_ts\":[1.5, \"fast\"]")),
-              HasSubstr("test 1's \"samples_ts\" element 2 is \"fast\", not a finite figure of at "
-                        "least 0"));
-  EXPECT_THAT(error_of(one(ok + ",\"samples_ts\":[-1]")), HasSubstr("element 1 is -1"));
+              HasSubstr("/0/samples_ts/1: expected a number, got a string"));
+  EXPECT_THAT(error_of(one(ok + ",\"samples_ts\":[-1]")),
+              HasSubstr("/0/samples_ts/0: -1 is not a finite figure"));
 }
 
 TEST(LlamaBench, OutputOverTheLimitIsRefusedBeforeParsing) {

@@ -1,4 +1,4 @@
-#include "lume/pushed_image_check.hpp"
+#include "lume/registry_image.hpp"
 
 #include "oci/media_types.hpp"
 #include "util/sha256.hpp"
@@ -13,6 +13,93 @@
 #include <vector>
 
 namespace lume_unlock::lume {
+
+std::string digest_tag(const oci::Digest& digest) {
+  return "sha256-" + digest.hex();
+}
+
+Result<LumeImage>
+lume_image_for(const oci::Reference& ref, const std::string& tag, const std::string& what) {
+  const auto slash = ref.repository.find('/');
+  if (slash == std::string::npos) {
+    return Error(ErrorCategory::usage,
+                 what,
+                 "Lume uses only <organization>/<name> repositories, and '" + ref.repository +
+                     "' has no organization",
+                 "use a repository with two components, e.g. " + ref.registry + "/myorg/" +
+                     ref.repository);
+  }
+  return LumeImage{
+      ref.registry, ref.repository.substr(0, slash), ref.repository.substr(slash + 1), tag};
+}
+
+Status require_https_registry(const std::string& registry_url, const std::string& what) {
+  if (registry_url.rfind("https://", 0) == 0) {
+    return ok_status();
+  }
+  return Error(ErrorCategory::usage,
+               what,
+               "Lume pulls and pushes only over https, and " + registry_url +
+                   " is a plain-HTTP (--insecure-registry) registry",
+               "serve the registry with TLS on a certificate the Mac trusts (its keychain), and "
+               "drop --insecure-registry for it");
+}
+
+Status require_no_registry_override(const LumeImage& image,
+                                    const RegistrySetting& setting,
+                                    const std::string& what) {
+  const RegistrySetting defaults;
+  const bool names_defaults =
+      image.registry == defaults.registry && image.organization == defaults.organization;
+  const bool overridden = setting.type != defaults.type || setting.registry != defaults.registry ||
+                          setting.organization != defaults.organization;
+  if (!names_defaults || !overridden) {
+    return ok_status();
+  }
+  const std::string configured = setting.type == defaults.type
+                                     ? "registry.ghcr.registry: " + setting.registry +
+                                           ", registry.ghcr.organization: " + setting.organization
+                                     : "registry.type: " + setting.type;
+  return Error(ErrorCategory::usage,
+               what,
+               "Lume replaces " + defaults.registry + "/" + defaults.organization +
+                   " with the registry in its config.yaml (" + configured +
+                   "), so it would not fetch the image checked here",
+               "remove the registry block from Lume's ~/.config/lume/config.yaml (then restart "
+               "`lume serve`), or publish the image under another organization");
+}
+
+std::optional<PushFailure> find_push_failure(std::string_view log_since_push,
+                                             const std::string& image_name,
+                                             const std::vector<std::string>& tags) {
+  std::string joined;
+  for (const auto& tag : tags) {
+    joined += (joined.empty() ? "" : ",") + tag;
+  }
+  const std::string prefix =
+      "Background push failed for image: " + image_name + ":" + joined + " - Error: ";
+  std::vector<std::string> errors;
+  std::size_t start = 0;
+  while (start < log_since_push.size()) {
+    std::size_t end = log_since_push.find('\n', start);
+    if (end == std::string_view::npos) {
+      end = log_since_push.size();
+    }
+    const std::string_view line = log_since_push.substr(start, end - start);
+    start = end + 1;
+    if (line.rfind(prefix, 0) == 0) {
+      if (errors.size() > 3) {
+        errors.erase(errors.begin(), errors.end() - 3);
+      }
+      return PushFailure{std::string(line.substr(prefix.size())), errors};
+    }
+    // Logger.swift: "[<ISO8601 timestamp>] ERROR: <message>".
+    if (!line.empty() && line.front() == '[' && line.find("] ERROR: ") != std::string_view::npos) {
+      errors.emplace_back(line);
+    }
+  }
+  return std::nullopt;
+}
 
 namespace {
 
