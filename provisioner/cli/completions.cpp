@@ -1,5 +1,4 @@
 #include "cli/commands.hpp"
-
 #include "util/text.hpp"
 
 #include <memory>
@@ -51,10 +50,6 @@ void collect(const CLI::App& app, const std::string& path, std::vector<CommandTa
   }
 }
 
-std::string joined(const std::vector<std::string>& words) {
-  return util::join(words, " ");
-}
-
 /// A shell function `name PATH` that echoes one field of PATH's table: the same text in bash and
 /// zsh. Command and option names are plain words ([a-z-]), so nothing needs quoting.
 void write_lookup(std::ostream& out,
@@ -64,7 +59,7 @@ void write_lookup(std::ostream& out,
   out << name << "() {\n  case \"$1\" in\n";
   for (const auto& table : tables) {
     if (!(table.*field).empty()) {
-      out << "    \"" << table.path << "\") echo \"" << joined(table.*field) << "\" ;;\n";
+      out << "    \"" << table.path << "\") echo \"" << util::join(table.*field, " ") << "\" ;;\n";
     }
   }
   out << "  esac\n}\n";

@@ -1,9 +1,9 @@
 #include "pipeline/report.hpp"
-#include "util/text.hpp"
 
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
 #include "cli/version.hpp"
+#include "util/text.hpp"
 
 #include <memory>
 

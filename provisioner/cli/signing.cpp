@@ -1,10 +1,11 @@
 // The signing commands: `key generate`, `sign` and `verify-signature` (cosign's layout).
+#include "signing/signing.hpp"
+
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
 #include "cli/version.hpp"
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"
-#include "signing/signing.hpp"
 #include "util/ecdsa_key.hpp"
 
 #include <memory>

@@ -1,6 +1,7 @@
 #include "guest/guest_layout.hpp"
 
 #include "util/sha256.hpp"
+#include "util/text.hpp"
 #include "util/text_check.hpp"
 
 namespace lume_unlock::guest {
@@ -122,7 +123,7 @@ std::string agent_plist_file_name(const std::string& name) {
 
 std::string entry_name_from_plist_file_name(const std::string& file_name) {
   if (file_name.size() <= k_label_prefix.size() + k_plist_suffix.size() ||
-      file_name.rfind(k_label_prefix, 0) != 0 ||
+      !util::starts_with(file_name, k_label_prefix) ||
       file_name.compare(
           file_name.size() - k_plist_suffix.size(), k_plist_suffix.size(), k_plist_suffix) != 0) {
     return {};

@@ -2,6 +2,7 @@
 
 #include "guest/shell_quote.hpp"
 #include "util/sha256.hpp"
+#include "util/text.hpp"
 #include "util/text_check.hpp"
 
 #include <sstream>
@@ -167,7 +168,7 @@ Result<std::map<std::string, std::string>> hash_guest_files(GuestSession& sessio
   std::istringstream lines(result.stdout_text);
   std::string line;
   while (std::getline(lines, line)) {
-    if (line.rfind("link ", 0) != 0) {
+    if (!util::starts_with(line, "link ")) {
       continue;
     }
     const auto space = line.find(' ', 5);

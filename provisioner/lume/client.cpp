@@ -2,10 +2,10 @@
 
 #include "lume/types.hpp"
 #include "util/encoding.hpp"
-#include "util/text_check.hpp"
 #include "util/json_parse.hpp"
 #include "util/retry_policy.hpp"
 #include "util/text.hpp"
+#include "util/text_check.hpp"
 
 #include <algorithm>
 #include <sstream>

@@ -2,6 +2,7 @@
 
 #include "oci/media_types.hpp"
 #include "util/sha256.hpp"
+#include "util/text.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -34,7 +35,7 @@ lume_image_for(const oci::Reference& ref, const std::string& tag, const std::str
 }
 
 Status require_https_registry(const std::string& registry_url, const std::string& what) {
-  if (registry_url.rfind("https://", 0) == 0) {
+  if (util::starts_with(registry_url, "https://")) {
     return ok_status();
   }
   return Error(ErrorCategory::usage,
@@ -72,12 +73,8 @@ Status require_no_registry_override(const LumeImage& image,
 std::optional<PushFailure> find_push_failure(std::string_view log_since_push,
                                              const std::string& image_name,
                                              const std::vector<std::string>& tags) {
-  std::string joined;
-  for (const auto& tag : tags) {
-    joined += (joined.empty() ? "" : ",") + tag;
-  }
-  const std::string prefix =
-      "Background push failed for image: " + image_name + ":" + joined + " - Error: ";
+  const std::string prefix = "Background push failed for image: " + image_name + ":" +
+                             util::join(tags, ",") + " - Error: ";
   std::vector<std::string> errors;
   std::size_t start = 0;
   while (start < log_since_push.size()) {
@@ -87,7 +84,7 @@ std::optional<PushFailure> find_push_failure(std::string_view log_since_push,
     }
     const std::string_view line = log_since_push.substr(start, end - start);
     start = end + 1;
-    if (line.rfind(prefix, 0) == 0) {
+    if (util::starts_with(line, prefix)) {
       if (errors.size() > 3) {
         errors.erase(errors.begin(), errors.end() - 3);
       }

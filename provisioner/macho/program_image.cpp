@@ -1,7 +1,7 @@
 #include "macho/macho.hpp"
+#include "util/text.hpp"
 
 #include <cstdio>
-#include "util/text.hpp"
 
 namespace lume_unlock::macho {
 

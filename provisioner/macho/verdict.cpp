@@ -1,5 +1,4 @@
 #include "macho/macho.hpp"
-
 #include "util/text.hpp"
 
 #include <algorithm>
@@ -8,14 +7,10 @@ namespace lume_unlock::macho {
 
 namespace {
 
-std::string joined(const std::vector<std::string>& words) {
-  return util::join(words, " ");
-}
-
 Verdict missing_slice(const ProgramImage& image, const ShimTarget& shim) {
   Verdict verdict;
   verdict.archs = image.archs();
-  const std::string has = joined(shim.slices);
+  const std::string has = util::join(shim.slices, " ");
   verdict.why =
       "the program is " + verdict.archs + " and the " + shim.platform + " shim has only " + has;
   if (image.find("arm64e") != nullptr) {

@@ -1,7 +1,7 @@
 #include "oci/media_types.hpp"
 #include "oci/registry_error.hpp"
-#include "util/encoding.hpp"
 #include "oci/registry_session.hpp"
+#include "util/encoding.hpp"
 #include "util/sha256.hpp"
 #include "util/text.hpp"
 

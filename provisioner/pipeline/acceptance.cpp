@@ -4,8 +4,8 @@
 #include "util/atomic_file.hpp"
 #include "util/child_process.hpp"
 #include "util/json_parse.hpp"
-#include "util/text_check.hpp"
 #include "util/json_reader.hpp"
+#include "util/text_check.hpp"
 
 #include <chrono>
 #include <cstdio>

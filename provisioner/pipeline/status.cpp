@@ -4,9 +4,9 @@
 #include "apply/programs.hpp"
 #include "enablement/enablement_json.hpp"
 #include "enablement/launch_agent.hpp"
+#include "guest/guest_layout.hpp"
 #include "guest/guest_records.hpp"
 #include "pipeline/vm_state.hpp"
-#include "guest/guest_layout.hpp"
 #include "provenance/provenance.hpp"
 #include "util/sha256.hpp"
 

@@ -38,46 +38,6 @@ bool is_digest(const std::string& digest) {
   return util::starts_with(digest, "sha256:") && util::is_sha256_hex(digest.substr(7));
 }
 
-/// Each key of `fields`, a non-empty string of `object` ("at" names the object: "baked[0].").
-void read_strings(const Json& object,
-                  const std::string& at,
-                  std::initializer_list<std::pair<const char*, std::string*>> fields) {
-  for (auto [key, out] : fields) {
-    const auto it = object.find(key);
-    require(it != object.end() && it->is_string() && !it->get_ref<const std::string&>().empty(),
-            at,
-            key,
-            "a non-empty string");
-    *out = it->get<std::string>();
-  }
-}
-
-std::optional<std::string> signed_by(const Json& entry, const std::string& at) {
-  const auto key = entry.find("signed_by");
-  if (key == entry.end()) {
-    return std::nullopt;
-  }
-  require(key->is_string() && is_digest(key->get<std::string>()),
-          at,
-          "signed_by",
-          "'sha256:' and 64 lower-case hex");
-  return key->get<std::string>();
-}
-
-/// The array `key` of `parent`, each element an object read by `read(element, "key[i].")`.
-template <class T, class Read>
-std::vector<T> objects(const Json& parent, const std::string& at, const char* key, Read read) {
-  const auto array = parent.find(key);
-  require(array != parent.end() && array->is_array(), at, key, "an array");
-  std::vector<T> out;
-  for (std::size_t i = 0; i < array->size(); ++i) {
-    const std::string item = at + key + "[" + std::to_string(i) + "]";
-    require((*array)[i].is_object(), item, "", "an object");
-    out.push_back(read((*array)[i], item + "."));
-  }
-  return out;
-}
-
 bool is_hex(const std::string& text) {
   return util::is_sha256_hex(text);
 }
@@ -157,28 +117,6 @@ LockFile read_lock(const JsonValue& value) {
   }
   lock.created_at = lenient_string(document, "created_at");
   return lock;
-}
-
-BakedImage read_baked(const Json& entry, const std::string& at) {
-  BakedImage baked;
-  read_strings(entry,
-               at,
-               {{"reference", &baked.reference},
-                {"digest", &baked.digest},
-                {"pinned", &baked.pinned},
-                {"pushed_at", &baked.pushed_at},
-                {"recipe_sha256", &baked.recipe_sha256}});
-  require(is_digest(baked.digest), at, "digest", k_digest);
-  require(util::is_sha256_hex(baked.recipe_sha256), at, "recipe_sha256", k_hex);
-  baked.shim_files =
-      objects<BakedFile>(entry, at, "shim_files", [](const Json& file, const std::string& file_at) {
-        BakedFile f;
-        read_strings(file, file_at, {{"path", &f.path}, {"sha256", &f.sha256}});
-        require(util::is_sha256_hex(f.sha256), file_at, "sha256", k_hex);
-        return f;
-      });
-  baked.signed_by = signed_by(entry, at);
-  return baked;
 }
 
 } // namespace

@@ -1,6 +1,6 @@
 #include "util/atomic_file.hpp"
-#include "util/text_check.hpp"
 #include "util/download_parts.hpp"
+#include "util/text_check.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>

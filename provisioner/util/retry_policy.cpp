@@ -1,5 +1,7 @@
 #include "util/retry_policy.hpp"
 
+#include "util/text.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <ctime>
@@ -8,16 +10,6 @@
 namespace lume_unlock::util {
 
 namespace {
-
-std::string_view trimmed(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
 
 /// Up to a year of seconds, digits only.
 std::optional<std::chrono::seconds> seconds_of(std::string_view text) {
@@ -81,9 +73,9 @@ std::chrono::milliseconds RetryPolicy::backoff_before(unsigned retry) const {
   return std::min(wait, max_backoff);
 }
 
-std::optional<std::chrono::seconds> parse_retry_after(std::string_view value,
+std::optional<std::chrono::seconds> parse_retry_after(std::string_view text,
                                                       std::chrono::system_clock::time_point now) {
-  value = trimmed(value);
+  const std::string value = trim(text, " \t");
   if (auto seconds = seconds_of(value)) {
     return seconds;
   }
@@ -105,12 +97,12 @@ std::optional<std::chrono::seconds> parse_ratelimit_reset(std::string_view value
     for (auto semicolon = item.find(';'); semicolon != std::string_view::npos;
          semicolon = item.find(';')) {
       item.remove_prefix(semicolon + 1);
-      const std::string_view parameter = trimmed(item.substr(0, item.find(';')));
+      const std::string parameter = trim(item.substr(0, item.find(';')), " \t");
       const auto equals = parameter.find('=');
-      const std::string_view key = trimmed(parameter.substr(0, equals));
+      const std::string key = trim(parameter.substr(0, equals), " \t");
       const auto number = equals == std::string_view::npos
                               ? std::nullopt
-                              : seconds_of(trimmed(parameter.substr(equals + 1)));
+                              : seconds_of(trim(parameter.substr(equals + 1), " \t"));
       if (key == "r") {
         remaining = number;
       } else if (key == "t") {

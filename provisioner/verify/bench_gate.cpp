@@ -1,7 +1,6 @@
-#include "verify/bench.hpp"
-
 #include "util/text.hpp"
 #include "util/text_check.hpp"
+#include "verify/bench.hpp"
 #include "verify/llama_log_parts.hpp"
 
 #include <algorithm>
@@ -57,11 +56,6 @@ flag_pairs(const std::vector<std::string>& words) {
     }
   }
   return out;
-}
-
-bool ends_with(const std::string& text, const std::string& tail) {
-  return text.size() >= tail.size() &&
-         text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
 }
 
 } // namespace
@@ -132,8 +126,9 @@ Result<std::map<std::string, double>> parse_min_host_ratio(std::string_view text
 }
 
 std::string format_host_ratio(const std::map<std::string, double>& ratios) {
-  return util::join(
-      ratios, ",", [](const auto& ratio) { return ratio.first + "=" + compact_number(ratio.second); });
+  return util::join(ratios, ",", [](const auto& ratio) {
+    return ratio.first + "=" + compact_number(ratio.second);
+  });
 }
 
 std::optional<std::string> unlocked_log_problem(const LlamaLogReport& unlocked_log) {
@@ -224,7 +219,7 @@ std::optional<std::string> published_command_mismatch(const BenchRequest& reques
     words.push_back(word);
   }
   const std::string ours = bench_command(request);
-  if (words.empty() || !ends_with(words.front(), "llama-bench")) {
+  if (words.empty() || !util::ends_with(words.front(), "llama-bench")) {
     return util::quote_for_message(command) + " is not a llama-bench command (the bench runs " +
            util::quote_for_message(ours) + ")";
   }

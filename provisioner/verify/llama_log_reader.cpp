@@ -1,6 +1,5 @@
-#include "verify/llama_log_parts.hpp"
-
 #include "util/text.hpp"
+#include "verify/llama_log_parts.hpp"
 
 #include <algorithm>
 #include <cctype>
