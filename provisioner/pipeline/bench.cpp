@@ -7,6 +7,7 @@
 #include "util/edit_distance.hpp"
 #include "util/sha256.hpp"
 #include "util/text_check.hpp"
+#include "verify/bench.hpp"
 
 #include <cerrno>
 #include <cstdio>
@@ -15,19 +16,6 @@
 namespace lume_unlock::pipeline {
 
 namespace {
-
-std::string fixed(double value, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
-}
-
-/// 5 → "5", 0.95 → "0.95": thresholds as the user wrote them.
-std::string compact(double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%g", value);
-  return buffer;
-}
 
 using Json = nlohmann::json;
 
@@ -103,17 +91,18 @@ std::string describe_bench(const BenchOptions& options) {
   } else {
     text += ", gate";
     if (t.min_speedup) {
-      text += " min_speedup " + compact(*t.min_speedup);
+      text += " min_speedup " + verify::compact_number(*t.min_speedup);
     }
     if (!t.min_host_ratio.empty()) {
       text += std::string(t.min_speedup ? "," : "") + " min_host_ratio " +
               verify::format_host_ratio(t.min_host_ratio);
     }
   }
-  text +=
-      "; perplexity with entry " + util::quote_for_message(options.perplexity_entry) + " within " +
-      compact(100 * options.max_perplexity_drift.value_or(verify::k_default_max_perplexity_drift)) +
-      "% of the CPU's";
+  text += "; perplexity with entry " + util::quote_for_message(options.perplexity_entry) +
+          " within " +
+          verify::compact_number(
+              100 * options.max_perplexity_drift.value_or(verify::k_default_max_perplexity_drift)) +
+          "% of the CPU's";
   if (options.host_source) {
     text += ", host figures from " + *options.host_source;
   }
@@ -180,9 +169,9 @@ std::string bench_summary(const nlohmann::json& record) {
       return {};
     }
     out += (out.empty() ? "" : ", ") + name->get<std::string>() + " " +
-           fixed(speedup->get<double>(), 2) + "x";
+           verify::fixed_decimals(speedup->get<double>(), 2) + "x";
     if (const Json* ratio = get(&test, "host_ratio", &Json::is_number)) {
-      out += " " + fixed(ratio->get<double>() * 100, 1) + "% of host";
+      out += " " + verify::fixed_decimals(ratio->get<double>() * 100, 1) + "% of host";
     }
   }
   const std::string perplexity =
@@ -239,7 +228,7 @@ oci::Annotations bench_annotations(const nlohmann::json& record) {
                                             {"unlocked_ts", 2},
                                             {"host_ratio", 3}}) {
         if (const Json* value = get(&test, field, &Json::is_number); value && !name.empty()) {
-          out[prefix + name + "." + field] = fixed(value->get<double>(), decimals);
+          out[prefix + name + "." + field] = verify::fixed_decimals(value->get<double>(), decimals);
         }
       }
     }
@@ -259,7 +248,7 @@ oci::Annotations bench_annotations(const nlohmann::json& record) {
   for (const char* side : {"stock", "unlocked", "host"}) {
     if (const Json* estimate =
             get(get(perplexity, side, &Json::is_object), "estimate", &Json::is_number)) {
-      out[prefix + "perplexity." + side] = fixed(estimate->get<double>(), 4);
+      out[prefix + "perplexity." + side] = verify::fixed_decimals(estimate->get<double>(), 4);
     }
   }
   const std::string summary = bench_summary(record);
