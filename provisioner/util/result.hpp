@@ -10,7 +10,7 @@ namespace lume_unlock {
 /// A value or the error that prevented it. Low-level code returns Result; a boundary that cannot
 /// handle the error calls value_or_throw(), which turns it into an exception with its context.
 template <class T, class E = Error>
-class Result {
+class [[nodiscard]] Result {
 public:
   Result(T value) : m_state(std::in_place_index<0>, std::move(value)) {}
   Result(E error) : m_state(std::in_place_index<1>, std::move(error)) {}

@@ -95,7 +95,7 @@ TEST_F(BundleBuilderTest, SameSourcesGiveTheSameArchiveBytes) {
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(util::read_file(first.value().archive).value(),
             util::read_file(second.value().archive).value());
-  util::write_file_atomic(m_shim, "other shim bytes", 0755);
+  ASSERT_TRUE(util::write_file_atomic(m_shim, "other shim bytes", 0755).ok());
   auto third = build_bundle(spec(), (m_dir / "three").string());
   ASSERT_TRUE(third.ok());
   EXPECT_NE(util::read_file(first.value().archive).value(),

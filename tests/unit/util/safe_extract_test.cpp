@@ -256,7 +256,7 @@ TEST_F(SafeExtractTest, DeclaredSizeOverTheBoundIsRejectedBeforeReading) {
 
 TEST_F(SafeExtractTest, ExistingDestinationIsLeftAlone) {
   fs::create_directories(m_destination);
-  write_file_atomic(m_destination + "/keep", "mine");
+  ASSERT_TRUE(write_file_atomic(m_destination + "/keep", "mine").ok());
   auto status = extract(craft({file("keep", "theirs")}));
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.error().message(),
