@@ -151,6 +151,11 @@ void add_options(CLI::App& app, Options& options) {
   app.add_option("--guest-home",
                  options.guest_home,
                  "simulation device: the guest's home, carried in disk.img by pushes and pulls");
+  app.add_flag("--guest-disks",
+               options.guest_disks,
+               "simulation device (with --guest-home): each VM keeps its own guest home in its "
+               "directory's guest-home.tar; stop saves it, run restores it, clone copies it; one "
+               "such VM runs at a time");
   app.add_option("--guest-share-root",
                  options.guest_share_root,
                  "simulation device: where the guest sees a running VM's shared directories "
@@ -169,6 +174,11 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& options) {
   app.add_option("--drop", drop_specs, "'METHOD PATH[=xN]': close without answering");
   app.footer(k_footer);
   CLI11_PARSE(app, argc, argv);
+  if (options.guest_disks && options.guest_home.empty()) {
+    std::cerr
+        << "lume-sim: --guest-disks needs --guest-home DIR (the guest it saves and restores)\n";
+    return 2;
+  }
   for (const auto& spec : fault_specs) {
     std::string error;
     auto fault = parse_fault(spec, error);

@@ -50,6 +50,10 @@ struct Options {
   /// A push first archives it into the VM's disk.img; a pull whose disk.img is such an archive
   /// restores it (guest_home_archive.hpp).
   std::string guest_home;
+  /// Simulation device, not Lume: with guest_home, every VM keeps its own guest on its "disk"
+  /// (DIR/guest-home.tar in the VM directory): a stop saves the home there, a run restores it,
+  /// and a clone copies it with the rest of the VM. One guest: one such VM runs at a time.
+  bool guest_disks = false;
   /// Simulation device, not Lume: the folder where the guest sees the automounted shares of a
   /// running VM (guest-sim's stand-in for "/Volumes/My Shared Files"; guest_shares.hpp).
   std::string guest_share_root;

@@ -1,4 +1,5 @@
 // A VM's sessions: run, stop, setup (reference/lume-api.md §3.8-§3.10), and GET /lume/ipsw (§3.16).
+#include "guest_home_archive.hpp"
 #include "sim_support.hpp"
 
 #include <fstream>
@@ -113,6 +114,9 @@ void Simulator::start_vm(const std::string& name,
     log("run '" + name + "' failed: the host already runs 2 VMs");
     return;
   }
+  if (m_options.guest_disks && !load_guest_disk(vm->dir, vm_name)) {
+    return;
+  }
   RunningVm run;
   run.booted_at =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(m_options.boot_delay_ms);
@@ -148,6 +152,34 @@ void Simulator::start_vm(const std::string& name,
   }
   m_running[fs::weakly_canonical(vm->dir).string()] = run;
   log("run '" + vm_name + "': running");
+}
+
+bool Simulator::load_guest_disk(const fs::path& dir, const std::string& vm) {
+  if (running_count() > 0) {
+    log("run '" + vm + "' failed: lume-sim --guest-disks has one guest, and another VM runs");
+    return false;
+  }
+  const fs::path disk = dir / k_guest_disk;
+  if (!fs::exists(disk)) {
+    return true; // never stopped under --guest-disks: the guest is whatever the home holds
+  }
+  try {
+    restore_guest_home(disk, m_options.guest_home);
+    log("run '" + vm + "': guest home restored from " + disk.string());
+    return true;
+  } catch (const std::exception& e) {
+    log("run '" + vm + "' failed: guest disk " + disk.string() + ": " + e.what());
+    return false;
+  }
+}
+
+void Simulator::save_guest_disk(const fs::path& dir, const std::string& vm) {
+  try {
+    write_guest_home_archive(m_options.guest_home, dir / k_guest_disk);
+    log("stop '" + vm + "': guest home saved to " + (dir / k_guest_disk).string());
+  } catch (const std::exception& e) {
+    log("stop '" + vm + "': guest disk not saved: " + std::string(e.what()));
+  }
 }
 
 void Simulator::withdraw_shares(RunningVm& run) {
@@ -189,6 +221,9 @@ Reply Simulator::stop_vm(const Params& p,
   }
   m_running.erase(fs::weakly_canonical(vm->dir).string());
   fs::remove(vm->dir / "sessions.json");
+  if (m_options.guest_disks) {
+    save_guest_disk(vm->dir, name);
+  }
   log("stop '" + name + "'");
   Reply r = message(200, "VM stopped successfully");
   r.delay_before_send = std::chrono::milliseconds(m_options.stop_delay_ms);
