@@ -50,6 +50,16 @@ nlohmann::json create_outcome_json(const pipeline::CreatePipeline& pipeline,
                     {"lume_manifest_digest", o.image->lume_manifest_digest},
                     {"changed", o.image->changed}};
   }
+  if (o.cloned_from) {
+    doc["cloned_from"] = {{"vm", o.cloned_from->vm.value_or("")},
+                          {"record_sha256", o.cloned_from->record_sha256.value_or("")},
+                          {"ssh_host_key", o.cloned_from->ssh_host_key.value_or("")}};
+    if (o.inherited_image && o.inherited_image->digest) {
+      doc["image"] = {{"reference", o.inherited_image->reference.value_or("")},
+                      {"digest", *o.inherited_image->digest},
+                      {"changed", false}};
+    }
+  }
   if (o.shim) {
     const auto& s = o.shim->installed;
     nlohmann::json files = nlohmann::json::array();
@@ -122,6 +132,13 @@ void print_create_summary(Context& context,
   const pipeline::CreateOutcome& o = pipeline.outcome();
   std::ostream& out = context.out;
   out << pipeline::reports_to_text("create '" + vm + "'", reports);
+  if (o.cloned_from) {
+    out << "cloned from '" << o.cloned_from->vm.value_or("") << "' (record "
+        << o.cloned_from->record_sha256.value_or("") << "): its image "
+        << (o.inherited_image ? o.inherited_image->digest.value_or("") : std::string())
+        << ", and its SSH host key " << o.cloned_from->ssh_host_key.value_or("")
+        << " (a copied disk: changing it needs root in the guest)\n";
+  }
   if (o.image) {
     out << "image: " << o.image->reference << " " << o.image->digest.str() << "\n";
   }

@@ -49,7 +49,8 @@ Result<std::string> public_key_line(ssh_key key) {
   return line;
 }
 
-/// The fingerprint of a pinned "<type> <base64>" line; "(unreadable pin)" when it is not one.
+} // namespace
+
 std::string pinned_fingerprint(const std::string& line) {
   auto space = line.find(' ');
   KeyHandle key;
@@ -61,6 +62,8 @@ std::string pinned_fingerprint(const std::string& line) {
   }
   return key_fingerprint(key.key);
 }
+
+namespace {
 
 /// Keyboard-interactive login answering every hidden prompt (PAM's "Password:") with `password`:
 /// macOS sshd with PAM may offer the password only this way. A prompt that echoes (a question

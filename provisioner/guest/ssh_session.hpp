@@ -23,6 +23,9 @@ struct VmKeyPaths {
 /// The paths for `vm`; a usage error when the name could escape <state>/vms/.
 Result<VmKeyPaths> vm_key_paths(const std::string& state_dir, const std::string& vm);
 
+/// "SHA256:<base64>" of a pinned "<type> <base64>" line; "(unreadable pin)" when it is not one.
+std::string pinned_fingerprint(const std::string& line);
+
 /// Where and as whom to reach one VM's guest, and what to trust.
 struct SshSessionOptions {
   std::string vm;   ///< the Lume VM name: names the per-VM state and every error

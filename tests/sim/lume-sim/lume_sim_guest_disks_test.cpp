@@ -28,8 +28,15 @@ TEST_F(LumeSimTest, GuestDisksGiveEveryVmItsOwnGuestAndACloneStartsAsItsSource) 
   fs::create_directories(home / ".ssh");
   write_file(home / ".ssh" / "authorized_keys", "ssh-ed25519 AAAAgold lume-unlock@gold\n", 0600);
   START_SIM(sim,
-            {"--create-delay-ms", "0", "--boot-delay-ms", "0", "--stop-delay-ms", "0",
-             "--guest-home", home.string(), "--guest-disks"});
+            {"--create-delay-ms",
+             "0",
+             "--boot-delay-ms",
+             "0",
+             "--stop-delay-ms",
+             "0",
+             "--guest-home",
+             home.string(),
+             "--guest-disks"});
   const int port = sim->port();
   ASSERT_EQ(raw(port, "POST", "/lume/vms", k_create_gold).status, 202);
   await_status(port, "gold", "stopped");
