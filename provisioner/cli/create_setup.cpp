@@ -79,6 +79,12 @@ std::map<std::string, std::string> test_probe_env() {
   return env;
 }
 
+/// --recipe, or for a clone without it the recipe the golden VM's record names.
+std::string recipe_path_for(const CreateSetup& setup, bool cloning, const std::string& state_dir) {
+  return !setup.recipe.empty() || !cloning ? setup.recipe
+                                           : pipeline::golden_recipe_path(state_dir, setup.from);
+}
+
 } // namespace
 
 void add_create_setup_options(CLI::App& command, CreateSetup& setup) {
@@ -110,12 +116,9 @@ void with_create_services(const CreateSetup& setup,
                           Context& context,
                           const std::function<void(CreateServicesInUse&)>& body) {
   // The one load of the recipe: its shim.bundle chooses the bundle, and the pipeline plans with it.
-  std::optional<recipe::Recipe> recipe;
   const bool cloning = !setup.from.empty() && pipeline::names_a_vm(setup.from);
-  const std::string recipe_path =
-      !setup.recipe.empty() || !cloning
-          ? setup.recipe
-          : pipeline::golden_recipe_path(context.global.state_dir, setup.from);
+  const std::string recipe_path = recipe_path_for(setup, cloning, context.global.state_dir);
+  std::optional<recipe::Recipe> recipe;
   if (!recipe_path.empty()) {
     recipe = recipe::load_recipe(recipe_path).value_or_throw();
   }

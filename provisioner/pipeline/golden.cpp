@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace lume_unlock::pipeline {
 
 namespace {
@@ -110,9 +112,8 @@ GoldenSource check_golden_source(lume::LumeApi& lume,
     throw refused(name, "its last 'lume-unlock verify' (" + stamp->at + ") failed", verify_hint);
   }
   if (stamp->record_sha256 != golden.record_sha256) {
-    throw refused(name,
-                  "its record changed after its last passing verify (" + stamp->at + ")",
-                  verify_hint);
+    throw refused(
+        name, "its record changed after its last passing verify (" + stamp->at + ")", verify_hint);
   }
   const auto& made_from = golden.record.recipe;
   if (!made_from || made_from->sha256 != recipe.sha256) {
@@ -128,10 +129,16 @@ GoldenSource check_golden_source(lume::LumeApi& lume,
   }
   const auto* pinned = lock != nullptr ? lock->find("source.image") : nullptr;
   const auto digest = golden.record.image ? golden.record.image->digest : std::nullopt;
-  if (pinned != nullptr && digest != pinned->digest) {
+  // A VM pulled from an image this recipe baked holds the baked digest, which the lock lists.
+  const bool baked =
+      lock != nullptr &&
+      std::any_of(lock->baked.begin(), lock->baked.end(), [&](const recipe::BakedImage& image) {
+        return image.digest == digest && image.recipe_sha256 == recipe.sha256;
+      });
+  if (pinned != nullptr && digest != pinned->digest && !baked) {
     throw refused(name,
                   "it holds image " + digest.value_or("(none recorded)") + ", the lock pins " +
-                      pinned->digest,
+                      pinned->digest + " and lists no bake of this recipe with that digest",
                   "create a golden VM from the locked recipe, or refresh the lock");
   }
   const auto paths = guest::vm_key_paths(state_dir, name).value_or_throw();
@@ -156,8 +163,9 @@ Result<bool> revoke_authorized_key(guest::GuestSession& session, const std::stri
       session.run("f=\"$HOME/.ssh/authorized_keys\"; [ -f \"$f\" ] && grep -qF " + quoted +
                   " \"$f\" || { echo absent; exit 0; }; umask 077 && "
                   "{ grep -vF " +
-                  quoted + " \"$f\" || true; } > \"$f.lume-unlock.tmp\" && "
-                           "mv \"$f.lume-unlock.tmp\" \"$f\" && echo revoked"));
+                  quoted +
+                  " \"$f\" || true; } > \"$f.lume-unlock.tmp\" && "
+                  "mv \"$f.lume-unlock.tmp\" \"$f\" && echo revoked"));
   if (result.exit_status != 0) {
     return Error(ErrorCategory::guest,
                  "revoking the source VM's key in ~/.ssh/authorized_keys",

@@ -91,14 +91,14 @@ TEST_F(Clone, AVerifiedVmClonesWithNothingPulledOrSentAndItsOwnKey) {
   EXPECT_THAT(install["summary"].get<std::string>(), HasSubstr("files in place"));
 
   // The record: where it came from, the inherited image, the same in the guest and on the host.
-  const auto record =
-      nlohmann::json::parse(slurp(state.path() + "/vms/vm2/provenance.json"));
+  const auto record = nlohmann::json::parse(slurp(state.path() + "/vms/vm2/provenance.json"));
   EXPECT_EQ(record["vm"], "vm2");
   EXPECT_EQ(record["cloned_from"]["vm"], "vm1");
   EXPECT_EQ(record["cloned_from"]["record_sha256"], golden_digest);
   EXPECT_THAT(record["cloned_from"]["ssh_host_key"].get<std::string>(), HasSubstr("SHA256:"));
   EXPECT_EQ(record["image"]["digest"], image_digest);
-  EXPECT_EQ(slurp(support_dir() + "/provenance.json"), slurp(state.path() + "/vms/vm2/provenance.json"));
+  EXPECT_EQ(slurp(support_dir() + "/provenance.json"),
+            slurp(state.path() + "/vms/vm2/provenance.json"));
 
   // Its own key; vm1's is gone from the clone and no longer logs in.
   EXPECT_NE(key_of("vm2"), key_of("vm1"));
@@ -147,10 +147,11 @@ TEST_F(Clone, RefusesARunningUnverifiedFailedOrOtherRecipeSourceAndMakesNothing)
   expect_refused(clone(), "Lume clones only a stopped VM");
 
   // A verify that fails (a llama.cpp log whose command buffers failed) is no golden VM.
-  CliRun failed = cli({"verify",
-                       "vm1",
-                       "--llama-log",
-                       std::string(LUME_UNLOCK_FIXTURES) + "/llama-logs/broken-command-buffer.stderr"});
+  CliRun failed =
+      cli({"verify",
+           "vm1",
+           "--llama-log",
+           std::string(LUME_UNLOCK_FIXTURES) + "/llama-logs/broken-command-buffer.stderr"});
   ASSERT_EQ(failed.exit_code, 6) << failed.out << failed.err;
   stop("vm1");
   expect_refused(clone(), "its last 'lume-unlock verify'");
