@@ -41,29 +41,11 @@ const fetch::UnpackedFile* link_target(const std::vector<fetch::UnpackedFile>& f
                                        const fetch::UnpackedFile& link) {
   const fetch::UnpackedFile* at = &link;
   for (int hops = 0; hops < 40 && at != nullptr && !at->symlink_target.empty(); ++hops) {
-    const std::string base = at->relative_path.find('/') == std::string::npos
-                                 ? std::string()
-                                 : parent_of("/" + at->relative_path).substr(1);
-    std::string joined = base.empty() ? at->symlink_target : base + "/" + at->symlink_target;
-    // Normalize "a/../b" and "./b": safe_extract already refused links that leave the tree.
-    std::vector<std::string> parts;
-    std::size_t from = 0;
-    while (from <= joined.size()) {
-      const std::size_t end = std::min(joined.find('/', from), joined.size());
-      const std::string part = joined.substr(from, end - from);
-      if (part == "..") {
-        if (!parts.empty()) {
-          parts.pop_back();
-        }
-      } else if (!part.empty() && part != ".") {
-        parts.push_back(part);
-      }
-      from = end + 1;
-    }
-    std::string normal;
-    for (const auto& part : parts) {
-      normal += (normal.empty() ? "" : "/") + part;
-    }
+    // "a/../b" and "./b" resolved: safe_extract already refused links that leave the tree.
+    const std::string normal =
+        (std::filesystem::path(at->relative_path).parent_path() / at->symlink_target)
+            .lexically_normal()
+            .generic_string();
     const fetch::UnpackedFile* next = nullptr;
     for (const auto& file : files) {
       if (file.relative_path == normal) {
@@ -194,6 +176,12 @@ std::vector<provenance::ArtifactRecord> artifact_records(const std::vector<Stage
   return records;
 }
 
+std::string guest_blob_path(const fetch::BlobCache& cache,
+                            const std::string& share_root,
+                            const std::string& sha256_hex) {
+  return lume::guest_path_in_share(share_root, {cache_share(cache)}, 0, sha256_hex);
+}
+
 } // namespace
 
 Result<ArtifactInstallReport> install_artifacts(guest::GuestSession& session,
@@ -268,12 +256,6 @@ lume::SharedDirectory cache_share(const fetch::BlobCache& cache) {
     folder = blob.parent_path();
   }
   return lume::SharedDirectory{folder.lexically_normal().string(), true};
-}
-
-std::string guest_blob_path(const fetch::BlobCache& cache,
-                            const std::string& share_root,
-                            const std::string& sha256_hex) {
-  return lume::guest_path_in_share(share_root, {cache_share(cache)}, 0, sha256_hex);
 }
 
 bool any_shared(const std::vector<StagedArtifact>& staged) {
