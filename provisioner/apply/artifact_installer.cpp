@@ -6,6 +6,7 @@
 #include "guest/shell_quote.hpp"
 #include "lume/storage.hpp"
 #include "macho/macho.hpp"
+#include "util/text.hpp"
 #include "util/text_check.hpp"
 
 #include <filesystem>
@@ -115,16 +116,11 @@ Status check_writable(guest::GuestSession& session,
   if (ran.exit_status == 0) {
     return ok_status();
   }
-  const std::string out = ran.stdout_text;
-  const auto space = out.find(' ');
-  std::size_t index = 0;
-  if (space != std::string::npos) {
-    index = std::strtoul(out.substr(0, space).c_str(), nullptr, 10);
-  }
-  std::string folder = space == std::string::npos ? std::string() : out.substr(space + 1);
-  while (!folder.empty() && folder.back() == '\n') {
-    folder.pop_back();
-  }
+  // "<index> <folder>": strtoul stops at the space (and reads 0 from nothing).
+  const std::size_t index = std::strtoul(ran.stdout_text.c_str(), nullptr, 10);
+  const auto space = ran.stdout_text.find(' ');
+  const std::string folder =
+      space == std::string::npos ? "" : util::trim(ran.stdout_text.substr(space + 1), "\n");
   const recipe::InstallItem& item = staged[index < staged.size() ? index : 0].item;
   return Error(ErrorCategory::guest,
                item.field + ": installing into " + util::quote_for_message(item.dest),
