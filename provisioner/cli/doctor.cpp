@@ -4,7 +4,7 @@
 #include "cli/flags.hpp"
 #include "oci/registry_client.hpp"
 #include "pipeline/doctor.hpp"
-#include "transfer/bundle_location.hpp"
+#include "transfer/shim_bundle.hpp"
 
 #include <cstdio>
 #include <memory>

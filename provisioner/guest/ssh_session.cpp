@@ -6,6 +6,7 @@
 #include "guest/ssh_internal.hpp"
 #include "util/atomic_file.hpp"
 #include "util/ecdsa_key.hpp"
+#include "util/text.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -246,7 +247,7 @@ Status SshSession::check_host_key() {
   std::error_code ec;
   if (std::filesystem::exists(s.paths.known_host, ec)) {
     LUME_UNLOCK_TRY_ASSIGN(auto pinned, util::read_file(s.paths.known_host));
-    const std::string pinned_line = trim_end(pinned);
+    const std::string pinned_line = util::trim(pinned);
     if (pinned_line == offered) {
       return ok_status();
     }
@@ -350,7 +351,7 @@ Status SshSession::install_per_vm_key() {
   if (result.exit_status != 0) {
     return failure("installing the per-VM key in ~/.ssh/authorized_keys on",
                    "exit status " + std::to_string(result.exit_status) + ": " +
-                       trim_end(result.stderr_text),
+                       util::trim(result.stderr_text),
                    "check that the guest user's home is writable, then retry");
   }
   m_installed_key = true;
