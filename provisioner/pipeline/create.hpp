@@ -123,7 +123,9 @@ struct CreateOutcome {
 /// (the recipe's install: items onto the host, verified; only with such items) → image →
 /// resize → boot → connect → facts → install-shim → probe → install (the fetched artifacts into
 /// the guest) → enablement → provenance (→ bench, with options.bench). Every step but bench is
-/// idempotent, so a second create reports them unchanged; bench measures again each time.
+/// idempotent, so a second create reports them unchanged; bench measures again each time. With
+/// options.clone_source the image step is `clone` (the golden VM copied through Lume) and a
+/// `keys` step after connect revokes the source's per-VM key in the copy.
 class CreatePipeline {
 public:
   CreatePipeline(CreateOptions options, CreateServices services)
