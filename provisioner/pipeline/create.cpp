@@ -407,25 +407,28 @@ Step CreatePipeline::resize_step() {
 }
 
 Step CreatePipeline::boot_step() {
-  return Step::observed_as(
-      "boot",
-      "run without display, wait for IP and SSH",
-      m_observed_vm && m_observed_vm->ssh_ready(),
-      m_observed_vm ? m_observed_vm->status_text : "",
-      [this] {
-        // Shared install items: the cache's blob folder, read-only, for the links install makes.
-        std::vector<lume::SharedDirectory> shared;
-        if (!m_options.copy_shared && m_services.cache != nullptr &&
-            std::any_of(m_recipe.install.begin(), m_recipe.install.end(), [](const auto& item) {
-              return item.share;
-            })) {
-          shared.push_back(apply::cache_share(*m_services.cache));
-        }
-        return step_result(
-            lume::boot_vm(
-                m_services.lume, m_options.vm, m_options.boot_timeout, m_services.progress, shared)
-                .value_or_throw());
-      });
+  return Step::observed_as("boot",
+                           "run without display, wait for IP and SSH",
+                           m_observed_vm && m_observed_vm->ssh_ready(),
+                           m_observed_vm ? m_observed_vm->status_text : "",
+                           [this] {
+                             // Shared install items: the cache's blob folder, read-only, for the
+                             // links install makes.
+                             std::vector<lume::SharedDirectory> shared;
+                             if (!m_options.copy_shared && m_services.cache != nullptr &&
+                                 std::any_of(m_recipe.install.begin(),
+                                             m_recipe.install.end(),
+                                             [](const auto& item) { return item.share; })) {
+                               shared.push_back(apply::cache_share(*m_services.cache));
+                             }
+                             return step_result(lume::boot_vm(m_services.lume,
+                                                              m_options.vm,
+                                                              m_options.boot_timeout,
+                                                              m_services.progress,
+                                                              shared,
+                                                              m_recipe.vm.vnc)
+                                                    .value_or_throw());
+                           });
 }
 
 } // namespace lume_unlock::pipeline

@@ -58,6 +58,11 @@ struct Options {
   /// running VM (guest-sim's stand-in for "/Volumes/My Shared Files"; guest_shares.hpp).
   std::string guest_share_root;
   int latency_ms = 0;
+  /// Which Lume a run answers as: "main" (trycua/cua b296ec9: a run body that does not decode
+  /// is a 400, and `vnc: "disabled"` starts no VNC listener) or "0.5.3", the release (a body
+  /// that does not decode runs with every default, and `vnc` is ignored: VNC always listens).
+  std::string lume_version = "main";
+  bool lume_053() const { return lume_version == "0.5.3"; }
   std::vector<Fault> faults;
   std::vector<Drop> drops;
 };
