@@ -1,7 +1,7 @@
 #include "util/text.hpp"
 #include "util/text_check.hpp"
 #include "verify/bench.hpp"
-#include "verify/llama_log_parts.hpp"
+#include "verify/llama_log.hpp"
 
 #include <algorithm>
 #include <cmath>
