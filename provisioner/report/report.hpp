@@ -37,6 +37,15 @@ std::optional<std::string> trimmed_fact(std::string_view output);
 /// {"mac": bool, "macos_version", "macos_build", "chip", "gpu_cores"}, absent facts omitted.
 nlohmann::json to_json(const HostFacts& facts);
 
+/// Reading a report back, leniently (its bench is a record read from disk): `object[key]` when
+/// `object` is an object holding it, else null; the number or string there, else nothing / "".
+const nlohmann::json& member(const nlohmann::json& object, const char* key);
+std::optional<double> number_at(const nlohmann::json& object, const char* key);
+std::string text_at(const nlohmann::json& object, const char* key);
+/// A figure as report.md and the chart write it: "11.08x", or for a `share` of host "98.25%";
+/// "—" when `value` is not a number.
+std::string figure_text(const nlohmann::json& value, bool share, int decimals);
+
 inline constexpr const char* k_report_schema = "lume-unlock/report/v1";
 
 /// One file a report drew from, copied verbatim into the report folder.
