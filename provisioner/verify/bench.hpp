@@ -19,6 +19,11 @@ namespace lume_unlock::verify {
 std::string fixed_decimals(double value, int decimals);
 std::string compact_number(double value);
 
+/// A decimal number and nothing else ("0.95", "5"): no sign, no exponent, no hex.
+std::optional<double> plain_number(std::string_view text);
+/// plain_number, or a percentage of one read as its fraction ("95%" → 0.95).
+std::optional<double> parse_fraction(std::string_view text);
+
 /// What a bench asks llama-bench to measure: the flags of `lume-unlock bench` and the fields of
 /// a recipe's `bench:` block, one struct for both so the defaults and limits cannot drift.
 struct BenchRequest {

@@ -104,16 +104,8 @@ PerplexityRun parse_llama_perplexity(std::string_view stdout_text, std::string_v
 }
 
 Result<double> parse_perplexity_drift(std::string_view text, const std::string& what) {
-  const bool percent = !text.empty() && text.back() == '%';
-  std::string_view number = percent ? text.substr(0, text.size() - 1) : text;
-  std::size_t used = 0;
-  auto value = number.find_first_not_of("0123456789.") == std::string_view::npos
-                   ? leading_number(number, used)
-                   : std::nullopt;
-  if (value && percent) {
-    *value /= 100;
-  }
-  if (!value || used != number.size() || *value > 1) {
+  const auto value = parse_fraction(text);
+  if (!value || *value <= 0 || *value > 1) {
     return Error(ErrorCategory::usage,
                  what,
                  util::quote_for_message(text) + " is not a relative drift in (0, 1]",
