@@ -238,6 +238,9 @@ std::string render_bench_table(const std::vector<BenchRow>& rows) {
 
 // The gate: the thresholds, their parsers, and what falls short of them.
 
+namespace {
+
+/// A decimal number and nothing else: no sign, no exponent, no hex.
 std::optional<double> plain_number(std::string_view text) {
   if (text.empty() || text.size() > 32 ||
       text.find_first_not_of("0123456789.") != std::string_view::npos ||
@@ -246,14 +249,6 @@ std::optional<double> plain_number(std::string_view text) {
   }
   return std::strtod(std::string(text).c_str(), nullptr);
 }
-
-std::optional<double> parse_fraction(std::string_view text) {
-  const bool percent = !text.empty() && text.back() == '%';
-  const auto value = plain_number(percent ? text.substr(0, text.size() - 1) : text);
-  return value && percent ? *value / 100 : value;
-}
-
-namespace {
 
 /// "0.95" or "95%" as a fraction in [0.01, 2].
 std::optional<double> ratio_of(std::string_view text) {
@@ -278,6 +273,12 @@ flag_pairs(const std::vector<std::string>& words) {
 }
 
 } // namespace
+
+std::optional<double> parse_fraction(std::string_view text) {
+  const bool percent = !text.empty() && text.back() == '%';
+  const auto value = plain_number(percent ? text.substr(0, text.size() - 1) : text);
+  return value && percent ? *value / 100 : value;
+}
 
 Result<double> parse_min_speedup(std::string_view text, const std::string& what) {
   std::string_view number = text;
