@@ -16,6 +16,10 @@ namespace {
 
 using verify::fixed_decimals;
 
+/// The chart's fixed size in CSS pixels.
+constexpr int k_chart_width = 960;
+constexpr int k_chart_height = 540;
+
 constexpr const char* k_stock_colour = "#9aa0a6";
 constexpr const char* k_unlocked_colour = "#1a73e8";
 constexpr const char* k_host_colour = "#188038";
