@@ -218,11 +218,6 @@ void on_what_details(std::ostringstream& md, const nlohmann::json& report) {
   md << "\n";
 }
 
-void on_what(std::ostringstream& md, const nlohmann::json& report) {
-  on_what_table(md, report);
-  on_what_details(md, report);
-}
-
 } // namespace
 
 std::string render_report_markdown(const nlohmann::json& report) {
@@ -257,7 +252,8 @@ std::string render_report_markdown(const nlohmann::json& report) {
   }
   how_fast(md, bench);
   against_published(md, bench);
-  on_what(md, report);
+  on_what_table(md, report);
+  on_what_details(md, report);
   md << "## How to reproduce and re-check\n\n```sh\n"
      << "lume-unlock pull " << cell(report["image"], "reference") << "@"
      << cell(report["image"], "digest") << " " << vm << "\n";
