@@ -30,6 +30,27 @@ std::string key_part(const std::string& line) {
   return util::trim(line.substr(0, second));
 }
 
+/// With a lock, the golden VM must hold the pinned image, or an image this recipe baked (a VM
+/// pulled from a bake holds the baked digest, which the lock lists).
+void check_golden_image(const std::string& name,
+                        const provenance::Provenance& record,
+                        const recipe::Recipe& recipe,
+                        const recipe::LockFile* lock) {
+  const auto* pinned = lock != nullptr ? lock->find("source.image") : nullptr;
+  const auto digest = record.image ? record.image->digest : std::nullopt;
+  const bool baked =
+      lock != nullptr &&
+      std::any_of(lock->baked.begin(), lock->baked.end(), [&](const recipe::BakedImage& image) {
+        return image.digest == digest && image.recipe_sha256 == recipe.sha256;
+      });
+  if (pinned != nullptr && digest != pinned->digest && !baked) {
+    throw refused(name,
+                  "it holds image " + digest.value_or("(none recorded)") + ", the lock pins " +
+                      pinned->digest + " and lists no bake of this recipe with that digest",
+                  "create a golden VM from the locked recipe, or refresh the lock");
+  }
+}
+
 } // namespace
 
 Status write_verify_stamp(const std::string& state_dir, const std::string& vm, bool ok) {
@@ -127,20 +148,7 @@ GoldenSource check_golden_source(lume::LumeApi& lume,
                   "--recipe " +
                       recipe.path + "'");
   }
-  const auto* pinned = lock != nullptr ? lock->find("source.image") : nullptr;
-  const auto digest = golden.record.image ? golden.record.image->digest : std::nullopt;
-  // A VM pulled from an image this recipe baked holds the baked digest, which the lock lists.
-  const bool baked =
-      lock != nullptr &&
-      std::any_of(lock->baked.begin(), lock->baked.end(), [&](const recipe::BakedImage& image) {
-        return image.digest == digest && image.recipe_sha256 == recipe.sha256;
-      });
-  if (pinned != nullptr && digest != pinned->digest && !baked) {
-    throw refused(name,
-                  "it holds image " + digest.value_or("(none recorded)") + ", the lock pins " +
-                      pinned->digest + " and lists no bake of this recipe with that digest",
-                  "create a golden VM from the locked recipe, or refresh the lock");
-  }
+  check_golden_image(name, golden.record, recipe, lock);
   const auto paths = guest::vm_key_paths(state_dir, name).value_or_throw();
   auto public_key = util::read_file(paths.public_key);
   auto known_host = util::read_file(paths.known_host);

@@ -8,7 +8,8 @@
 // guest, as a freshly pulled image does. Run manually:
 //   build/tests/bench/clone_bench [--mib 1024] [--runs 5]
 // (--mib: the seeded image's disk, in 64 MiB parts; a real macOS image holds tens of GiB, so
-// this is far below what a real create pulls). ctest runs it as a smoke test, --mib 1 --runs 1. Exit 77 (skipped) without guest-sim's password login or docker-registry, unless CI.
+// this is far below what a real create pulls). ctest runs it as a smoke test, --mib 1 --runs 1.
+// Exit 77 (skipped) without guest-sim's password login or docker-registry, unless CI.
 #include "oci/registry_client.hpp"
 #include "support/bench_arguments.hpp"
 #include "support/dropping_proxy.hpp"
@@ -25,8 +26,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <iomanip>
 #include <iostream>
 #include <limits>
@@ -51,11 +52,11 @@ double median(std::vector<double> values) {
 
 /// One command's figures.
 struct Made {
-  double wall = 0;      ///< lume-unlock's whole run
-  double boot = 0;      ///< its boot step (Lume starting the VM, SSH coming up)
-  double bytes = 0;     ///< from the registry during the run
-  double ssh = 0;       ///< SSH commands
-  std::string summary;  ///< every step's seconds, '*' where it changed something
+  double wall = 0;     ///< lume-unlock's whole run
+  double boot = 0;     ///< its boot step (Lume starting the VM, SSH coming up)
+  double bytes = 0;    ///< from the registry during the run
+  double ssh = 0;      ///< SSH commands
+  std::string summary; ///< every step's seconds, '*' where it changed something
 };
 
 class World {
@@ -65,14 +66,16 @@ public:
         const test::DroppingProxy& relay,
         std::string state,
         std::string ca)
-      : m_guest(guest), m_lume(lume), m_relay(relay), m_state(std::move(state)), m_ca(std::move(ca)) {}
+      : m_guest(guest), m_lume(lume), m_relay(relay), m_state(std::move(state)),
+        m_ca(std::move(ca)) {}
 
   test::CommandOutput lume_unlock(std::vector<std::string> words) const {
     std::vector<std::string> argv = {
         LUME_UNLOCK_BINARY, "--json", "--lume-url", m_lume.url(), "--state-dir", m_state};
     argv.insert(argv.end(), words.begin(), words.end());
-    argv.insert(argv.end(),
-                {"--ssh-port", std::to_string(m_guest.info().port), "--ssh-user", m_guest.info().user});
+    argv.insert(
+        argv.end(),
+        {"--ssh-port", std::to_string(m_guest.info().port), "--ssh-user", m_guest.info().user});
     return test::run_command(argv,
                              {{"LUME_UNLOCK_GUEST_PASSWORD", *m_guest.info().password},
                               {"SSL_CERT_FILE", m_ca},
@@ -159,10 +162,23 @@ int main(int argc, char** argv) {
   }
   const std::string home = guest.info().home;
   test::LumeSim lume(LUME_SIM_BINARY,
-                     {"--guest-address", "127.0.0.1", "--guest-ssh-port",
-                      std::to_string(guest.info().port), "--registry-ca", registry->ca_file(),
-                      "--guest-home", home, "--guest-disks", "--create-delay-ms", "0",
-                      "--boot-delay-ms", "0", "--stop-delay-ms", "0", "--pull-delay-ms", "0"});
+                     {"--guest-address",
+                      "127.0.0.1",
+                      "--guest-ssh-port",
+                      std::to_string(guest.info().port),
+                      "--registry-ca",
+                      registry->ca_file(),
+                      "--guest-home",
+                      home,
+                      "--guest-disks",
+                      "--create-delay-ms",
+                      "0",
+                      "--boot-delay-ms",
+                      "0",
+                      "--stop-delay-ms",
+                      "0",
+                      "--pull-delay-ms",
+                      "0"});
   if (!lume.started()) {
     fail("lume-sim: " + lume.failure());
   }
@@ -175,17 +191,22 @@ int main(int argc, char** argv) {
       "source:\n  image: 127.0.0.1:" + std::to_string(relay.port()) +
           "/lume-test/tahoe:latest\nvm:\n  cpu: 2\n  memory: 4GB\n"
           "shim:\n  profile:\n    apple_family_max: 1009\n    max_threadgroup_memory: 65536\n"
-          "enablement:\n  - name: probe-agent\n    program: " + support +
+          "enablement:\n  - name: probe-agent\n    program: " +
+          support +
           "/bin/lume-unlock-probe\n    args: [\"--json\"]\n    agent: true\n    keep_alive: false\n"
-          "install:\n  - {file: \"" + work.path() + "/weights.bin\", dest: \"" + home +
-          "/models/weights.bin\"}\n",
+          "install:\n  - {file: \"" +
+          work.path() + "/weights.bin\", dest: \"" + home + "/models/weights.bin\"}\n",
       0644)
       .value_or_throw();
   const std::string pristine = work / "pristine-home";
   test::run_command({"/bin/cp", "-a", home, pristine});
   const auto reset_guest = [&] {
-    test::run_command({"/bin/sh", "-c", "find \"$1\" -mindepth 1 -delete && cp -a \"$2\"/. \"$1\"",
-                       "sh", home, pristine});
+    test::run_command({"/bin/sh",
+                       "-c",
+                       "find \"$1\" -mindepth 1 -delete && cp -a \"$2\"/. \"$1\"",
+                       "sh",
+                       home,
+                       pristine});
   };
   World world(guest, lume, relay, work / "state", registry->ca_file());
   const std::vector<std::string> common = {"--bundle", SHIM_BUNDLE_DIR, "--ssh-wait", "5"};
@@ -198,8 +219,15 @@ int main(int argc, char** argv) {
   reset_guest();
   world.must(with_common({"create", "golden", "--recipe", recipe}));
   world.must({"verify", "golden"});
-  const auto stopped = test::run_command({"/usr/bin/curl", "-sS", "-f", "-X", "POST", "-H",
-                                          "Content-Type: application/json", "-d", "{}",
+  const auto stopped = test::run_command({"/usr/bin/curl",
+                                          "-sS",
+                                          "-f",
+                                          "-X",
+                                          "POST",
+                                          "-H",
+                                          "Content-Type: application/json",
+                                          "-d",
+                                          "{}",
                                           lume.url() + "/lume/vms/golden/stop"});
   if (stopped.exit_status != 0) {
     fail("stopping the golden VM: " + stopped.stderr_text);
@@ -208,8 +236,7 @@ int main(int argc, char** argv) {
   std::vector<double> create_walls, create_own, clone_walls, clone_own, ratios;
   std::vector<double> create_bytes, clone_bytes, create_ssh, clone_ssh;
   std::cout << std::fixed << std::setprecision(3) << "fresh create vs clone + converge: image of "
-            << arguments.mib << " MiB, a 4 MiB install: item, " << arguments.runs
-            << " runs each\n";
+            << arguments.mib << " MiB, a 4 MiB install: item, " << arguments.runs << " runs each\n";
   for (int i = 0; i < arguments.runs; ++i) {
     const std::string fresh = "fresh-" + std::to_string(i);
     const std::string copy = "clone-" + std::to_string(i);
