@@ -70,15 +70,8 @@ Status AtomicFile::write(std::string_view bytes) {
   if (m_fd < 0) {
     return Error(ErrorCategory::failure, "cannot write '" + m_path + "'", "file is closed");
   }
-  while (!bytes.empty()) {
-    ssize_t n = ::write(m_fd, bytes.data(), bytes.size());
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      return io_error("write", m_tmp_path, errno);
-    }
-    bytes.remove_prefix(static_cast<std::size_t>(n));
+  if (const int err = write_all(m_fd, bytes)) {
+    return io_error("write", m_tmp_path, err);
   }
   return ok_status();
 }
@@ -108,10 +101,33 @@ Status AtomicFile::commit() {
   return ok_status();
 }
 
+int write_all(int fd, std::string_view bytes, std::optional<std::uint64_t> offset) {
+  while (!bytes.empty()) {
+    const ssize_t n = offset ? ::pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(*offset))
+                             : ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      return n < 0 ? errno : EIO;
+    }
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+    if (offset) {
+      *offset += static_cast<std::uint64_t>(n);
+    }
+  }
+  return 0;
+}
+
 Status write_file_atomic(const std::string& path, std::string_view content, mode_t mode) {
   LUME_UNLOCK_TRY_ASSIGN(AtomicFile file, AtomicFile::create(path, mode));
   LUME_UNLOCK_TRY(file.write(content));
   return file.commit();
+}
+
+bool path_exists(const std::string& path) {
+  struct stat info {};
+  return lstat(path.c_str(), &info) == 0;
 }
 
 Result<std::string> read_file(const std::string& path) {

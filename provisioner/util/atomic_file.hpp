@@ -5,6 +5,8 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -41,8 +43,15 @@ private:
   bool m_committed = false;
 };
 
+/// Writes all of `bytes` to `fd`, at `offset` (pwrite) when given, retrying short writes and EINTR.
+/// 0, or the errno of the write that failed.
+int write_all(int fd, std::string_view bytes, std::optional<std::uint64_t> offset = std::nullopt);
+
 /// Writes `content` to `path` atomically (AtomicFile in one call).
 Status write_file_atomic(const std::string& path, std::string_view content, mode_t mode = 0644);
+
+/// True when something (a file, a directory, a dangling link) is at `path`.
+bool path_exists(const std::string& path);
 
 /// Reads a whole file. Fails with the path and errno text.
 Result<std::string> read_file(const std::string& path);
