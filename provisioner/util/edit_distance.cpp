@@ -1,5 +1,7 @@
 #include "edit_distance.hpp"
 
+#include "util/text.hpp"
+
 #include <algorithm>
 #include <numeric>
 
@@ -36,10 +38,7 @@ std::optional<std::string> closest_match(std::string_view input,
 }
 
 std::string unknown_key_hint(std::string_view input, const std::vector<std::string>& known) {
-  std::string hint = "known keys here: ";
-  for (std::size_t i = 0; i < known.size(); ++i) {
-    hint += (i ? ", " : "") + known[i];
-  }
+  const std::string hint = "known keys here: " + join(known, ", ");
   const auto match = closest_match(input, known);
   return match ? "did you mean '" + *match + "'? (" + hint + ")" : hint;
 }

@@ -60,9 +60,8 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
   if (to_sink && !transfer->sink_started) {
     transfer->sink_started = true;
     if (transfer->request->on_sink_start) {
-      long status = 0;
-      curl_easy_getinfo(transfer->curl, CURLINFO_RESPONSE_CODE, &status);
-      if (!transfer->request->on_sink_start(status, transfer->response->headers)) {
+      curl_easy_getinfo(transfer->curl, CURLINFO_RESPONSE_CODE, &transfer->response->status);
+      if (!transfer->request->on_sink_start(*transfer->response)) {
         transfer->sink_aborted = true;
         return 0; // makes libcurl abort with CURLE_WRITE_ERROR
       }

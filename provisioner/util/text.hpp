@@ -3,6 +3,8 @@
 // The string helpers every folder needs, written once.
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -43,6 +45,9 @@ std::string join(const Strings& parts, std::string_view separator) {
   return join(
       parts, separator, [](const auto& part) -> const auto& { return part; });
 }
+
+/// A decimal without sign or spaces that fits in 64 bits; nullopt for anything else.
+std::optional<std::uint64_t> parse_decimal(std::string_view text);
 
 /// What follows the last '/' of `path` ("a/b.txt" -> "b.txt", "b.txt" -> "b.txt", "a/" -> "").
 std::string base_name(std::string_view path);

@@ -70,11 +70,7 @@ void YamlReader::mapping(const YAML::Node& node,
             return key.handle(v, child);
           }
         }
-        std::string hint = "known keys here: " + join(names, ", ");
-        if (auto match = closest_match(name, names)) {
-          hint = "did you mean '" + *match + "'? (" + hint + ")";
-        }
-        fail(key_node, child, "unknown key", hint);
+        fail(key_node, child, "unknown key", unknown_key_hint(name, names));
       });
 }
 
