@@ -3,7 +3,6 @@
 #include "enablement/enablement_json.hpp"
 #include "guest/guest_records.hpp"
 #include "guest/shell_quote.hpp"
-#include "util/random_id.hpp"
 #include "util/size.hpp"
 #include "util/text.hpp"
 #include "util/text_check.hpp"

@@ -1,9 +1,9 @@
 // SshSession's commands (exec channels) and file transfers (SFTP, or streamed into a command).
 #include "guest/shell_quote.hpp"
 #include "guest/ssh_internal.hpp"
-#include "util/random_id.hpp"
 #include "util/sha256.hpp"
 #include "util/size.hpp"
+#include "util/text.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -4,8 +4,8 @@
 #include "pipeline/vm_state.hpp"
 #include "provenance/provenance.hpp"
 #include "util/atomic_file.hpp"
-#include "util/edit_distance.hpp"
 #include "util/sha256.hpp"
+#include "util/text.hpp"
 #include "util/text_check.hpp"
 #include "verify/bench.hpp"
 

@@ -1,6 +1,5 @@
 #include "util/yaml_reader.hpp"
 
-#include "util/edit_distance.hpp"
 #include "util/text.hpp"
 
 #include <set>
