@@ -324,16 +324,13 @@ Result<std::string> tar_gz_bytes(std::vector<TarEntry> entries) {
 }
 
 Status write_tar_gz_file(const std::string& path, std::vector<TarEntry> entries) {
-  auto file = AtomicFile::create(path, 0644);
-  if (!file) {
-    return file.error();
-  }
-  ByteSink sink = [&file](std::string_view chunk) { return file.value().write(chunk); };
+  LUME_UNLOCK_TRY_ASSIGN(AtomicFile file, AtomicFile::create(path, 0644));
+  ByteSink sink = [&file](std::string_view chunk) { return file.write(chunk); };
   if (auto status = write_tar_gz(std::move(entries), sink); !status) {
     const auto& error = status.error();
     return Error(error.category(), std::string(k_what) + " '" + path + "'", error.why());
   }
-  return file.value().commit();
+  return file.commit();
 }
 
 } // namespace lume_unlock::util
