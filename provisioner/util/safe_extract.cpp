@@ -156,10 +156,6 @@ private:
         ErrorCategory::failure, "", "cannot " + action + " '" + path + "': " + std::strerror(err));
   }
 
-  std::string stripped_text() const {
-    return "stripping " + plural(m_strip, "leading path component");
-  }
-
   std::string m_root;
   ExtractLimits m_limits;
   unsigned m_strip = 0;
@@ -287,7 +283,8 @@ Status Extractor::entry(struct archive* a, archive_entry* header) {
     if (type == AE_IFDIR && hardlink == nullptr) {
       return ok_status(); // the top folder that strip_components drops
     }
-    return reject("entry '" + path + "' has no path left after " + stripped_text());
+    return reject("entry '" + path + "' has no path left after stripping " +
+                  plural(m_strip, "leading path component"));
   }
   parts.erase(parts.begin(), parts.begin() + m_strip);
   if (hardlink == nullptr && type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK) {

@@ -8,10 +8,6 @@ namespace lume_unlock::util {
 
 namespace {
 
-bool is_forbidden_control(std::uint8_t byte) {
-  return (byte < 0x20 && byte != '\t') || byte == 0x7F;
-}
-
 std::string hex_byte(std::uint8_t byte) {
   char buffer[8];
   std::snprintf(buffer, sizeof buffer, "%02x", byte);
@@ -134,7 +130,7 @@ std::optional<std::string> text_problem(std::string_view text) {
   std::size_t pos = 0;
   while (pos < text.size()) {
     const auto byte = static_cast<std::uint8_t>(text[pos]);
-    if (is_forbidden_control(byte)) {
+    if ((byte < 0x20 && byte != '\t') || byte == 0x7F) {
       return "contains a control character (0x" + hex_byte(byte) + " at byte " +
              std::to_string(pos) + "); only tab is allowed";
     }
