@@ -150,6 +150,10 @@ void read_sections(const JsonObject& in, Provenance& r) {
   if (const auto recipe = in.find("recipe")) {
     r.recipe = RecipeInfo{text(recipe->object(), "path"), text(recipe->object(), "sha256")};
   }
+  if (const auto cloned = in.find("cloned_from")) {
+    const JsonObject c = cloned->object();
+    r.cloned_from = ClonedFrom{text(c, "vm"), text(c, "record_sha256"), text(c, "ssh_host_key")};
+  }
   r.bench = object_json(in, "bench");
   if (const auto artifacts = in.find("artifacts")) {
     r.artifacts = read_artifacts(*artifacts);
@@ -295,6 +299,13 @@ json to_json(const Provenance& r) {
     put(recipe, "path", r.recipe->path);
     put(recipe, "sha256", r.recipe->sha256);
     put_object(out, "recipe", recipe);
+  }
+  if (r.cloned_from) {
+    json cloned = json::object();
+    put(cloned, "vm", r.cloned_from->vm);
+    put(cloned, "record_sha256", r.cloned_from->record_sha256);
+    put(cloned, "ssh_host_key", r.cloned_from->ssh_host_key);
+    put_object(out, "cloned_from", cloned);
   }
   put(out, "bench", r.bench);
   if (r.artifacts) {
