@@ -3,7 +3,7 @@
 #include "apply/programs.hpp"
 #include "fetch/advertised_digest.hpp"
 #include "macho/macho.hpp"
-#include "util/random_id.hpp"
+#include "util/text.hpp"
 #include "util/text_check.hpp"
 
 #include <algorithm>

@@ -5,7 +5,6 @@
 #include "guest/guest_records.hpp"
 #include "guest/payload.hpp"
 #include "guest/shell_quote.hpp"
-#include "util/random_id.hpp"
 #include "util/size.hpp"
 #include "util/text.hpp"
 #include "util/text_check.hpp"

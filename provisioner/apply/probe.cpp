@@ -1,7 +1,7 @@
 #include "apply/probe.hpp"
 
 #include "guest/shell_quote.hpp"
-#include "util/json_parse.hpp"
+#include "util/json_reader.hpp"
 
 #include <set>
 

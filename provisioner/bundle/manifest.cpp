@@ -1,7 +1,6 @@
 #include "bundle/manifest.hpp"
 
 #include "util/archive.hpp"
-#include "util/json_parse.hpp"
 #include "util/json_reader.hpp"
 #include "util/sha256.hpp"
 #include "util/text.hpp"

@@ -5,8 +5,8 @@
 #include "cli/context.hpp"
 #include "cli/version.hpp"
 #include "transfer/shim_bundle.hpp"
-#include "util/edit_distance.hpp"
 #include "util/sha256.hpp"
+#include "util/text.hpp"
 
 #include <CLI/CLI.hpp>
 

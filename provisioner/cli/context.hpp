@@ -2,8 +2,8 @@
 
 #include "guest/ssh_session.hpp"
 #include "lume/client.hpp"
+#include "util/atomic_file.hpp"
 #include "util/error.hpp"
-#include "util/file_lock.hpp"
 
 #include <nlohmann/json.hpp>
 

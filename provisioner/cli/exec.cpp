@@ -3,7 +3,7 @@
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
 #include "guest/shell_quote.hpp"
-#include "util/edit_distance.hpp"
+#include "util/text.hpp"
 #include "util/text_check.hpp"
 
 #include <memory>

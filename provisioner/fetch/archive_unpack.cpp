@@ -1,7 +1,7 @@
 #include "archive_unpack.hpp"
 
-#include "util/edit_distance.hpp"
 #include "util/sha256.hpp"
+#include "util/text.hpp"
 #include "util/text_check.hpp"
 
 #include <fcntl.h>

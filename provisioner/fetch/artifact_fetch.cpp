@@ -1,9 +1,8 @@
 #include "artifact_fetch.hpp"
 
 #include "oci/registry_client.hpp"
+#include "util/atomic_file.hpp"
 #include "util/download.hpp"
-#include "util/file_lock.hpp"
-#include "util/random_id.hpp"
 #include "util/sha256.hpp"
 #include "util/text.hpp"
 

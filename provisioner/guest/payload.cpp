@@ -3,7 +3,6 @@
 #include "guest/shell_quote.hpp"
 #include "util/archive.hpp"
 #include "util/atomic_file.hpp"
-#include "util/random_id.hpp"
 #include "util/sha256.hpp"
 #include "util/text.hpp"
 #include "util/text_check.hpp"

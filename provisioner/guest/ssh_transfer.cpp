@@ -1,7 +1,6 @@
 // SshSession's commands (exec channels) and file transfers (SFTP, or streamed into a command).
 #include "guest/shell_quote.hpp"
 #include "guest/ssh_internal.hpp"
-#include "util/random_id.hpp"
 #include "util/sha256.hpp"
 #include "util/size.hpp"
 #include "util/text.hpp"

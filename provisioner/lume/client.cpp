@@ -2,7 +2,7 @@
 
 #include "lume/types.hpp"
 #include "util/encoding.hpp"
-#include "util/json_parse.hpp"
+#include "util/json_reader.hpp"
 #include "util/retry_policy.hpp"
 #include "util/text.hpp"
 #include "util/text_check.hpp"

@@ -3,7 +3,6 @@
 #include "util/atomic_file.hpp"
 #include "util/ecdsa_key.hpp"
 #include "util/encoding.hpp"
-#include "util/json_parse.hpp"
 #include "util/json_reader.hpp"
 
 #include <nlohmann/json.hpp>

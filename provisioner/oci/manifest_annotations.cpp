@@ -1,6 +1,6 @@
 #include "oci/manifest_annotations.hpp"
 
-#include "util/json_parse.hpp"
+#include "util/json_reader.hpp"
 
 #include <nlohmann/json.hpp>
 

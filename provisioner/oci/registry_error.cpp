@@ -1,6 +1,6 @@
 #include "oci/registry_error.hpp"
 
-#include "util/json_parse.hpp"
+#include "util/json_reader.hpp"
 #include "util/text_check.hpp"
 
 #include <nlohmann/json.hpp>

@@ -2,7 +2,7 @@
 
 #include "oci/registry_error.hpp"
 #include "util/encoding.hpp"
-#include "util/json_parse.hpp"
+#include "util/json_reader.hpp"
 #include "util/text.hpp"
 
 #include <nlohmann/json.hpp>

@@ -3,7 +3,6 @@
 #include "recipe/recipe.hpp"
 #include "util/atomic_file.hpp"
 #include "util/child_process.hpp"
-#include "util/json_parse.hpp"
 #include "util/json_reader.hpp"
 #include "util/text_check.hpp"
 #include "verify/bench.hpp"

@@ -2,7 +2,7 @@
 
 #include "pipeline/vm_state.hpp"
 #include "provenance/provenance.hpp"
-#include "util/edit_distance.hpp"
+#include "util/text.hpp"
 #include "util/text_check.hpp"
 
 #include <algorithm>

@@ -4,7 +4,6 @@
 #include "pipeline/vm_state.hpp"
 #include "provenance/provenance.hpp"
 #include "util/atomic_file.hpp"
-#include "util/edit_distance.hpp"
 #include "util/json_reader.hpp"
 #include "util/sha256.hpp"
 #include "util/text.hpp"

@@ -8,8 +8,8 @@
 #include "recipe/lock_file.hpp"
 #include "report/report.hpp"
 #include "util/atomic_file.hpp"
-#include "util/random_id.hpp"
 #include "util/sha256.hpp"
+#include "util/text.hpp"
 #include "util/text_check.hpp"
 #include "verify/llama_bench.hpp"
 

@@ -9,7 +9,7 @@
 #include "guest/session.hpp"
 #include "lume/types.hpp"
 #include "provenance/provenance.hpp"
-#include "util/file_lock.hpp"
+#include "util/atomic_file.hpp"
 #include "util/result.hpp"
 
 #include <chrono>

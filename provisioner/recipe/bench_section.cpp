@@ -1,6 +1,6 @@
 #include "recipe.hpp"
 #include "recipe_sections.hpp"
-#include "util/edit_distance.hpp"
+#include "util/text.hpp"
 #include "verify/bench.hpp"
 #include "verify/perplexity.hpp"
 

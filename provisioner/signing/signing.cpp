@@ -3,7 +3,7 @@
 #include "oci/media_types.hpp"
 #include "util/atomic_file.hpp"
 #include "util/encoding.hpp"
-#include "util/random_id.hpp"
+#include "util/text.hpp"
 
 #include <nlohmann/json.hpp>
 

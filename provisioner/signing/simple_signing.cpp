@@ -1,5 +1,5 @@
 #include "signing/signing.hpp"
-#include "util/json_parse.hpp"
+#include "util/json_reader.hpp"
 
 namespace lume_unlock::signing {
 namespace {

@@ -26,6 +26,9 @@ std::optional<PathProblem> relative_path_problem(std::string_view path);
 /// ("is an absolute path", "contains a '..' component", ...).
 const char* describe(PathProblem problem);
 
+/// The components of `path` without empty and "." ones ("./a//b/../c" -> a, b, .., c).
+std::vector<std::string> path_components(std::string_view path);
+
 /// The canonical spelling of a safe relative path: "." components and repeated or trailing
 /// slashes removed ("./a//b/" -> "a/b"). An all-"." path gives "". The caller has checked it with
 /// relative_path_problem().

@@ -3,14 +3,17 @@
 #include "util/size.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 namespace lume_unlock::util {
 
@@ -23,6 +26,31 @@ Error io_error(const std::string& action, const std::string& path, int err) {
 std::string parent_directory(const std::string& path) {
   auto parent = std::filesystem::path(path).parent_path().string();
   return parent.empty() ? "." : parent;
+}
+
+constexpr std::chrono::milliseconds k_retry_interval{50};
+/// The holder's description is one short line; more than this is not ours.
+constexpr std::size_t k_max_holder_bytes = 4096;
+
+/// The holder's description as written into the lock file, or "" when unreadable.
+std::string read_holder(int fd) {
+  std::string text(k_max_holder_bytes, '\0');
+  const ssize_t got = ::pread(fd, text.data(), text.size(), 0);
+  text.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\0')) {
+    text.pop_back();
+  }
+  return text;
+}
+
+bool write_holder(int fd, const std::string& holder) {
+  return ::ftruncate(fd, 0) == 0 && write_all(fd, holder + "\n", 0) == 0;
+}
+
+std::string seconds_text(std::chrono::milliseconds duration) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f s", static_cast<double>(duration.count()) / 1000.0);
+  return text;
 }
 
 } // namespace
@@ -70,15 +98,8 @@ Status AtomicFile::write(std::string_view bytes) {
   if (m_fd < 0) {
     return Error(ErrorCategory::failure, "cannot write '" + m_path + "'", "file is closed");
   }
-  while (!bytes.empty()) {
-    ssize_t n = ::write(m_fd, bytes.data(), bytes.size());
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      return io_error("write", m_tmp_path, errno);
-    }
-    bytes.remove_prefix(static_cast<std::size_t>(n));
+  if (const int err = write_all(m_fd, bytes)) {
+    return io_error("write", m_tmp_path, err);
   }
   return ok_status();
 }
@@ -108,10 +129,33 @@ Status AtomicFile::commit() {
   return ok_status();
 }
 
+int write_all(int fd, std::string_view bytes, std::optional<std::uint64_t> offset) {
+  while (!bytes.empty()) {
+    const ssize_t n = offset ? ::pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(*offset))
+                             : ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      return n < 0 ? errno : EIO;
+    }
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+    if (offset) {
+      *offset += static_cast<std::uint64_t>(n);
+    }
+  }
+  return 0;
+}
+
 Status write_file_atomic(const std::string& path, std::string_view content, mode_t mode) {
   LUME_UNLOCK_TRY_ASSIGN(AtomicFile file, AtomicFile::create(path, mode));
   LUME_UNLOCK_TRY(file.write(content));
   return file.commit();
+}
+
+bool path_exists(const std::string& path) {
+  struct stat info {};
+  return lstat(path.c_str(), &info) == 0;
 }
 
 Result<std::string> read_file(const std::string& path) {
@@ -189,6 +233,55 @@ Status make_directories(const std::string& path, mode_t mode) {
     chmod(path.c_str(), mode); // only the leaf; existing directories keep their mode
   }
   return ok_status();
+}
+
+Result<FileLock> FileLock::acquire(const std::string& path,
+                                   const std::string& holder,
+                                   std::chrono::milliseconds timeout) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return Error(ErrorCategory::failure,
+                 "lock file '" + path + "'",
+                 std::string("cannot open it: ") + std::strerror(errno),
+                 "check that the directory exists and is writable by you");
+  }
+  FileLock lock(path, fd);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) {
+      return Error(ErrorCategory::failure,
+                   "lock file '" + path + "'",
+                   std::string("flock failed: ") + std::strerror(errno));
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      const std::string current = read_holder(fd);
+      return Error(ErrorCategory::failure,
+                   "lock file '" + path + "'",
+                   "still held after " + seconds_text(timeout) + " by " +
+                       (current.empty() ? "another process" : current),
+                   "wait for it to finish and run the command again, or raise --lock-timeout");
+    }
+    std::this_thread::sleep_for(k_retry_interval);
+  }
+  if (!write_holder(fd, holder)) {
+    return Error(ErrorCategory::failure,
+                 "lock file '" + path + "'",
+                 std::string("cannot write it: ") + std::strerror(errno),
+                 "check free space and permissions of its directory");
+  }
+  return lock;
+}
+
+FileLock::FileLock(std::string path, int fd) : m_path(std::move(path)), m_fd(fd) {}
+
+FileLock::FileLock(FileLock&& other) noexcept : m_path(std::move(other.m_path)), m_fd(other.m_fd) {
+  other.m_fd = -1;
+}
+
+FileLock::~FileLock() {
+  if (m_fd >= 0) {
+    ::close(m_fd); // closing the last descriptor releases the flock
+  }
 }
 
 } // namespace lume_unlock::util

@@ -4,7 +4,10 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -41,8 +44,15 @@ private:
   bool m_committed = false;
 };
 
+/// Writes all of `bytes` to `fd`, at `offset` (pwrite) when given, retrying short writes and EINTR.
+/// 0, or the errno of the write that failed.
+int write_all(int fd, std::string_view bytes, std::optional<std::uint64_t> offset = std::nullopt);
+
 /// Writes `content` to `path` atomically (AtomicFile in one call).
 Status write_file_atomic(const std::string& path, std::string_view content, mode_t mode = 0644);
+
+/// True when something (a file, a directory, a dangling link) is at `path`.
+bool path_exists(const std::string& path);
 
 /// Reads a whole file. Fails with the path and errno text.
 Result<std::string> read_file(const std::string& path);
@@ -56,5 +66,33 @@ read_input_file(const std::string& path, std::size_t max_bytes, const std::strin
 
 /// Creates a directory and its parents (mode 0755 unless given). Existing directories are fine.
 Status make_directories(const std::string& path, mode_t mode = 0755);
+
+/// An exclusive advisory lock (flock(2)) on one file, held until destruction. The holder writes
+/// a line describing itself into the file, so a process that waits in vain can say who holds
+/// it. The lock dies with its process (the kernel drops it on close), so a crash never leaves a
+/// stale lock behind; the description may stay, but it is only read while the lock is held.
+class FileLock {
+public:
+  /// Opens (creating, mode 0644) `path`, whose directory must exist, and takes the lock,
+  /// retrying every 50 ms for up to `timeout` (zero: one try). Once held, the file's content is
+  /// replaced by `holder` (e.g. "pid 42, 'allow add', since 2026-…"). Fails (category failure)
+  /// when the file cannot be opened, naming the path and errno text, or when the lock is still
+  /// held after `timeout`: the error's why quotes the holder's description.
+  static Result<FileLock>
+  acquire(const std::string& path, const std::string& holder, std::chrono::milliseconds timeout);
+
+  FileLock(FileLock&& other) noexcept;
+  FileLock& operator=(FileLock&&) = delete;
+  FileLock(const FileLock&) = delete;
+  ~FileLock();
+
+  const std::string& path() const { return m_path; }
+
+private:
+  FileLock(std::string path, int fd);
+
+  std::string m_path;
+  int m_fd = -1;
+};
 
 } // namespace lume_unlock::util

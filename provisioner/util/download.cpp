@@ -2,26 +2,15 @@
 #include "util/download_parts.hpp"
 #include "util/text_check.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <mutex>
 
 namespace lume_unlock::util {
-
-std::optional<std::uint64_t> parse_decimal(std::string_view text) {
-  if (text.empty() || text.size() > 19) {
-    return std::nullopt;
-  }
-  std::uint64_t value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') {
-      return std::nullopt;
-    }
-    value = value * 10 + static_cast<std::uint64_t>(c - '0');
-  }
-  return value;
-}
 
 ContentRange parse_content_range(std::string_view value) {
   ContentRange range;
@@ -78,17 +67,15 @@ probe_ranges(HttpClient& http, const DownloadPlan& plan, const std::string& vali
     request.headers.push_back({"If-Range", validator});
   }
   bool partial = false;
-  request.on_sink_start = [&](long status, const std::vector<HttpHeader>& headers) {
-    HttpResponse answer;
-    answer.headers = headers;
-    partial = status == 206;
+  request.on_sink_start = [&](const HttpResponse& head) {
+    partial = head.status == 206;
     if (partial) {
-      const auto range = parse_content_range(answer.header("Content-Range").value_or(""));
+      const auto range = parse_content_range(head.header("Content-Range").value_or(""));
       partial = range.start == 0u;
       support.size = range.total;
-      support.etag = strong_etag(answer.header("ETag").value_or("")).value_or("");
+      support.etag = strong_etag(head.header("ETag").value_or("")).value_or("");
     }
-    support.whole_file = status == 200;
+    support.whole_file = head.status == 200;
     return partial; // a 200 is the whole file: stop it here
   };
   request.body_sink = [](std::string_view) { return true; };
@@ -101,11 +88,6 @@ probe_ranges(HttpClient& http, const DownloadPlan& plan, const std::string& vali
 std::uint64_t file_size(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
-}
-
-bool exists(const std::string& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0;
 }
 
 /// What an earlier run left: a parallel run's chunks, or a single stream's prefix, and the ETag
@@ -121,7 +103,7 @@ Held held_by(const DownloadPlan& plan) {
   Held held;
   const std::string& partial = plan.partial_path;
   held.chunks = load_chunk_plan(partial);
-  const bool record = exists(chunk_plan_path(partial));
+  const bool record = path_exists(chunk_plan_path(partial));
   const std::uint64_t size = file_size(partial);
   if ((record && !held.chunks) || (held.chunks && held.chunks->size != size)) {
     discard_partial(partial);
@@ -145,7 +127,7 @@ Held held_by(const DownloadPlan& plan) {
 /// Hands a parallel run's partial to a single stream: only the contiguous prefix of its chunks
 /// is kept (a single stream appends at the file's end, so holes must not be left before it).
 void collapse_to_prefix(const std::string& partial) {
-  if (!exists(chunk_plan_path(partial))) {
+  if (!path_exists(chunk_plan_path(partial))) {
     return;
   }
   const auto chunks = load_chunk_plan(partial);
@@ -306,6 +288,37 @@ Result<HttpResponse, TransportError> send_download(HttpClient& http,
   }
   sign();
   return http.send(request);
+}
+
+Error partial_error(const std::string& path, const std::string& action, int err) {
+  return Error(ErrorCategory::failure,
+               "cannot " + action + " the partial download '" + path + "'",
+               std::strerror(err));
+}
+
+Result<int> open_partial_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) {
+    return partial_error(path, "open", errno);
+  }
+  return fd;
+}
+
+void DownloadProgress::report(std::uint64_t done,
+                              std::optional<std::uint64_t> total,
+                              bool finished) {
+  const auto now = std::chrono::steady_clock::now();
+  if (!m_progress || (!finished && now - m_last < k_interval)) {
+    return;
+  }
+  m_last = now;
+  ProgressEvent event;
+  event.step = m_label;
+  event.done = done;
+  event.total = total;
+  event.unit = "bytes";
+  event.finished = finished;
+  m_progress(event);
 }
 
 std::string validator_path(const std::string& partial_path) {

@@ -19,7 +19,13 @@ namespace lume_unlock::util {
 /// honouring the ranges).
 class ParallelState {
 public:
-  ParallelState(const DownloadPlan& plan, const ChunkPlan& chunks, int fd);
+  ParallelState(const DownloadPlan& plan, const ChunkPlan& chunks, int fd)
+      : m_plan(plan), m_layout(chunks), m_retries(plan), m_fd(fd),
+        m_done(new std::atomic<std::uint64_t>[chunks.count()]) {
+    for (std::size_t i = 0; i < chunks.count(); ++i) {
+      m_done[i].store(chunks.done[i]);
+    }
+  }
 
   const DownloadPlan& plan() const { return m_plan; }
   const ChunkPlan& layout() const { return m_layout; }
@@ -27,33 +33,75 @@ public:
   int fd() const { return m_fd; }
 
   /// The next chunk (in file order) that nobody has taken and that is not complete.
-  std::optional<std::size_t> take();
+  std::optional<std::size_t> take() {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    while (m_next < m_layout.count() && done(m_next) == m_layout.length(m_next)) {
+      ++m_next;
+    }
+    return m_next == m_layout.count() ? std::nullopt : std::optional<std::size_t>(m_next++);
+  }
   std::uint64_t done(std::size_t chunk) const { return m_done[chunk].load(); }
   /// `bytes` more of `chunk` are in the file (written by its one connection).
-  void add_done(std::size_t chunk, std::uint64_t bytes);
+  void add_done(std::size_t chunk, std::uint64_t bytes) {
+    m_done[chunk].fetch_add(bytes);
+    wake();
+  }
   /// The chunks' progress now, for the record beside the partial and the hasher.
-  ChunkPlan snapshot() const;
+  ChunkPlan snapshot() const {
+    ChunkPlan plan = m_layout;
+    for (std::size_t i = 0; i < plan.count(); ++i) {
+      plan.done[i] = done(i);
+    }
+    return plan;
+  }
 
-  void fail(Error error);
+  void fail(Error error) {
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      m_error = m_error ? m_error : std::move(error);
+    }
+    stop();
+  }
   /// The server answered something that must not be spliced into the file.
-  void start_over(const std::string& why);
+  void start_over() {
+    m_start_over = true;
+    stop();
+  }
   bool stopping() const { return m_stop.load(); }
   /// Ends the connections at their next body bytes (the coordinator's own failure).
-  void stop();
-  std::optional<Error> error() const;
+  void stop() {
+    m_stop = true;
+    wake();
+  }
+  std::optional<Error> error() const {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_error;
+  }
   bool must_start_over() const { return m_start_over.load(); }
 
   /// Counts what connections report (bytes written, a stop).
-  std::uint64_t events() const;
+  std::uint64_t events() const {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_events;
+  }
   /// Waits until events() differs from `seen` (taken before the caller looked at the chunks, so
   /// nothing reported in between is missed), at most `limit`.
-  void wait(std::uint64_t seen, std::chrono::milliseconds limit);
+  void wait(std::uint64_t seen, std::chrono::milliseconds limit) {
+    std::unique_lock<std::mutex> lock(m_mutex);
+    m_wake.wait_for(lock, limit, [&] { return m_events != seen || m_stop.load(); });
+  }
 
   std::atomic<std::uint64_t> network_bytes{0};
   std::atomic<unsigned> requests{0};
 
 private:
-  void wake();
+  void wake() {
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      ++m_events;
+    }
+    m_wake.notify_all();
+  }
 
   const DownloadPlan& m_plan;
   ChunkPlan m_layout; ///< size, chunk_bytes, etag; its `done` is the starting point only
@@ -65,7 +113,6 @@ private:
   std::uint64_t m_events = 0;
   std::size_t m_next = 0;
   std::optional<Error> m_error;
-  std::string m_start_over_reason;
   std::atomic<bool> m_stop{false};
   std::atomic<bool> m_start_over{false};
 };
@@ -107,7 +154,7 @@ private:
     const std::uint64_t offset = layout.start(chunk) + m_state.done(chunk);
     const std::uint64_t last = layout.start(chunk) + layout.length(chunk) - 1;
     m_chunk = chunk;
-    m_mismatch.clear();
+    m_mismatch = false;
     m_write_error.reset();
     m_buffer.clear();
     ++m_state.requests;
@@ -117,8 +164,8 @@ private:
     if (m_write_error || auth_error) {
       return m_write_error ? *m_write_error : *auth_error;
     }
-    if (!m_mismatch.empty()) {
-      m_state.start_over(m_mismatch);
+    if (m_mismatch) {
+      m_state.start_over();
       return ok_status();
     }
     if (m_state.stopping()) {
@@ -137,15 +184,15 @@ private:
     if (!m_state.layout().etag.empty()) {
       request.headers.push_back({"If-Range", m_state.layout().etag});
     }
-    request.on_sink_start = [this, offset](long status, const auto& headers) {
-      return check_answer(status, headers, offset);
+    request.on_sink_start = [this, offset](const HttpResponse& head) {
+      return check_answer(head, offset);
     };
     request.body_sink = [this, room = last + 1 - offset](std::string_view bytes) mutable {
       if (m_state.stopping()) {
         return false;
       }
       if (bytes.size() > room) {
-        m_mismatch = "the server sent more than the range asked";
+        m_mismatch = true; // more than the range asked
         return false;
       }
       room -= bytes.size();
@@ -156,29 +203,16 @@ private:
     return request;
   }
 
-  /// Before the first byte: is this the range asked, of the same file?
-  bool check_answer(long status, const std::vector<HttpHeader>& headers, std::uint64_t offset) {
-    HttpResponse answer;
-    answer.headers = headers;
+  /// Before the first byte: is this the range asked (not the whole file, nor another range), of
+  /// the same file (its ETag)?
+  bool check_answer(const HttpResponse& head, std::uint64_t offset) {
     const ChunkPlan& layout = m_state.layout();
-    if (status != 206) {
-      m_mismatch =
-          "the server answered a range with the whole file (HTTP " + std::to_string(status) + ")";
-      return false;
-    }
-    const auto range = parse_content_range(answer.header("Content-Range").value_or(""));
-    if (range.start != offset || range.total != layout.size) {
-      m_mismatch = "the server answered another range than bytes=" + std::to_string(offset) + "-";
-      return false;
-    }
-    const auto etag = strong_etag(answer.header("ETag").value_or(""));
+    const auto range = parse_content_range(head.header("Content-Range").value_or(""));
+    const auto etag = strong_etag(head.header("ETag").value_or(""));
     const bool changed = etag && !layout.etag.empty() && *etag != layout.etag;
-    if (changed || (!etag && !m_state.plan().pinned)) {
-      m_mismatch = "the file changed on the server (ETag " + layout.etag + ", now " +
-                   etag.value_or("none") + ")";
-      return false;
-    }
-    return true;
+    m_mismatch = head.status != 206 || range.start != offset || range.total != layout.size ||
+                 changed || (!etag && !m_state.plan().pinned);
+    return !m_mismatch;
   }
 
   Status after_status(const HttpResponse& response, std::size_t chunk) {
@@ -186,7 +220,7 @@ private:
     if (status == 206 || status == 416 || (status >= 200 && status < 300)) {
       if (status != 206) {
         // 416: the file is shorter now; a 2xx without a body: neither continues these bytes.
-        m_state.start_over("the server answered a range with HTTP " + std::to_string(status));
+        m_state.start_over();
         return ok_status();
       }
       const ChunkPlan& layout = m_state.layout();
@@ -203,128 +237,36 @@ private:
   /// Writes the buffer at the chunk's offset; false (and the error kept) when the disk refuses.
   bool flush() {
     const ChunkPlan& layout = m_state.layout();
-    std::string_view rest = m_buffer;
-    while (!rest.empty()) {
-      const auto at = layout.start(m_chunk) + m_state.done(m_chunk);
-      const auto written = ::pwrite(m_state.fd(), rest.data(), rest.size(), static_cast<off_t>(at));
-      if (written < 0 && errno == EINTR) {
-        continue;
-      }
-      if (written <= 0) {
-        m_write_error =
-            Error(ErrorCategory::failure,
-                  "cannot write the partial download '" + m_state.plan().partial_path + "'",
-                  std::strerror(errno));
-        m_buffer.clear();
-        return false;
-      }
-      m_state.add_done(m_chunk, static_cast<std::uint64_t>(written));
-      rest.remove_prefix(static_cast<std::size_t>(written));
+    const int err =
+        write_all(m_state.fd(), m_buffer, layout.start(m_chunk) + m_state.done(m_chunk));
+    if (err != 0) {
+      m_write_error = partial_error(m_state.plan().partial_path, "write", err);
+    } else {
+      m_state.add_done(m_chunk, m_buffer.size());
     }
     m_buffer.clear();
-    return true;
+    return err == 0;
   }
 
   HttpClient& m_http;
   ParallelState& m_state;
   std::size_t m_chunk = 0;
   std::string m_buffer;
-  std::string m_mismatch;
+  bool m_mismatch = false; ///< the server answered what must not be spliced into the file
   std::optional<Error> m_write_error;
 };
-
-ParallelState::ParallelState(const DownloadPlan& plan, const ChunkPlan& chunks, int fd)
-    : m_plan(plan), m_layout(chunks), m_retries(plan), m_fd(fd),
-      m_done(new std::atomic<std::uint64_t>[chunks.count()]) {
-  for (std::size_t i = 0; i < chunks.count(); ++i) {
-    m_done[i].store(chunks.done[i]);
-  }
-}
-
-std::optional<std::size_t> ParallelState::take() {
-  std::lock_guard<std::mutex> lock(m_mutex);
-  while (m_next < m_layout.count() && done(m_next) == m_layout.length(m_next)) {
-    ++m_next;
-  }
-  if (m_next == m_layout.count()) {
-    return std::nullopt;
-  }
-  return m_next++;
-}
-
-void ParallelState::add_done(std::size_t chunk, std::uint64_t bytes) {
-  m_done[chunk].fetch_add(bytes);
-  wake();
-}
-
-ChunkPlan ParallelState::snapshot() const {
-  ChunkPlan plan = m_layout;
-  for (std::size_t i = 0; i < plan.count(); ++i) {
-    plan.done[i] = done(i);
-  }
-  return plan;
-}
-
-void ParallelState::fail(Error error) {
-  {
-    std::lock_guard<std::mutex> lock(m_mutex);
-    if (!m_error) {
-      m_error = std::move(error);
-    }
-  }
-  stop();
-}
-
-void ParallelState::start_over(const std::string& why) {
-  {
-    std::lock_guard<std::mutex> lock(m_mutex);
-    if (m_start_over_reason.empty()) {
-      m_start_over_reason = why;
-    }
-  }
-  m_start_over = true;
-  stop();
-}
-
-void ParallelState::stop() {
-  m_stop = true;
-  wake();
-}
-
-std::optional<Error> ParallelState::error() const {
-  std::lock_guard<std::mutex> lock(m_mutex);
-  return m_error;
-}
-
-std::uint64_t ParallelState::events() const {
-  std::lock_guard<std::mutex> lock(m_mutex);
-  return m_events;
-}
-
-void ParallelState::wait(std::uint64_t seen, std::chrono::milliseconds limit) {
-  std::unique_lock<std::mutex> lock(m_mutex);
-  m_wake.wait_for(lock, limit, [&] { return m_events != seen || m_stop.load(); });
-}
-
-void ParallelState::wake() {
-  {
-    std::lock_guard<std::mutex> lock(m_mutex);
-    ++m_events;
-  }
-  m_wake.notify_all();
-}
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr auto k_progress_interval = std::chrono::milliseconds(250);
 constexpr auto k_save_interval = std::chrono::seconds(1);
 
 /// This thread's part: hash what the connections finished, report progress, keep the record.
 class Coordinator {
 public:
   Coordinator(ParallelState& state, const ProgressCallback& progress)
-      : m_state(state), m_progress(progress), m_hasher(state.plan().partial_path) {}
+      : m_state(state), m_progress(progress, state.plan().label),
+        m_hasher(state.plan().partial_path) {}
 
   /// Until every byte is written and hashed, or a connection stops the download.
   Status run() {
@@ -337,7 +279,7 @@ public:
         return ok_status();
       }
       if (!hashed) {
-        m_state.wait(seen, k_progress_interval);
+        m_state.wait(seen, DownloadProgress::k_interval);
       }
       report(false);
       keep_record();
@@ -349,18 +291,7 @@ public:
 
 private:
   void report(bool finished) {
-    const auto now = Clock::now();
-    if (!m_progress || (!finished && now - m_last_report < k_progress_interval)) {
-      return;
-    }
-    m_last_report = now;
-    ProgressEvent event;
-    event.step = m_state.plan().label;
-    event.done = m_state.snapshot().done_bytes();
-    event.total = m_state.layout().size;
-    event.unit = "bytes";
-    event.finished = finished;
-    m_progress(event);
+    m_progress.report(m_state.snapshot().done_bytes(), m_state.layout().size, finished);
   }
 
   /// The record beside the partial, when a chunk completed or a second passed. A failed write
@@ -380,18 +311,11 @@ private:
   }
 
   ParallelState& m_state;
-  const ProgressCallback& m_progress;
+  DownloadProgress m_progress;
   OrderedHasher m_hasher;
   std::size_t m_complete = 0;
   Clock::time_point m_last_save = Clock::now();
-  Clock::time_point m_last_report = Clock::now() - k_progress_interval;
 };
-
-Error partial_error(const std::string& path, const char* action) {
-  return Error(ErrorCategory::failure,
-               "cannot " + std::string(action) + " the partial download '" + path + "'",
-               std::strerror(errno));
-}
 
 /// The partial, exactly `size` bytes long (holes where chunks are missing), and the record and
 /// validator that let a killed run resume it. The record comes first: a run killed before the
@@ -402,12 +326,9 @@ Result<int> open_partial(const DownloadPlan& plan, const ChunkPlan& chunks) {
   if (!chunks.etag.empty()) {
     LUME_UNLOCK_TRY(write_file_atomic(validator_path(plan.partial_path), chunks.etag));
   }
-  const int fd = ::open(plan.partial_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) {
-    return partial_error(plan.partial_path, "open");
-  }
+  LUME_UNLOCK_TRY_ASSIGN(const int fd, open_partial_file(plan.partial_path));
   if (::ftruncate(fd, static_cast<off_t>(chunks.size)) != 0) {
-    auto error = partial_error(plan.partial_path, "size");
+    auto error = partial_error(plan.partial_path, "size", errno);
     ::close(fd);
     return error;
   }

@@ -4,15 +4,17 @@
 
 #include "util/download.hpp"
 #include "util/sha256.hpp"
+#include "util/text.hpp"
 
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string_view>
 #include <vector>
 
 namespace lume_unlock::util {
-
-/// A decimal without sign or spaces that fits in 64 bits; nullopt for anything else.
-std::optional<std::uint64_t> parse_decimal(std::string_view text);
 
 /// "bytes START-END/TOTAL" (RFC 9110 §14.4); TOTAL may be "*", then total stays empty.
 struct ContentRange {
@@ -84,6 +86,72 @@ private:
   int m_fd = -1;
   Sha256 m_hasher;
   std::string m_block;
+};
+
+/// "cannot <action> the partial download '<path>'" with errno's text (category failure).
+Error partial_error(const std::string& path, const std::string& action, int err);
+
+/// Opens the partial for writing (created when missing, never through a link).
+Result<int> open_partial_file(const std::string& path);
+
+/// A download's progress events: at most one per interval, and always the last.
+class DownloadProgress {
+public:
+  static constexpr std::chrono::milliseconds k_interval{250};
+  DownloadProgress(const ProgressCallback& progress, const std::string& label)
+      : m_progress(progress), m_label(label) {}
+  void report(std::uint64_t done, std::optional<std::uint64_t> total, bool finished);
+
+private:
+  const ProgressCallback& m_progress;
+  const std::string& m_label;
+  std::chrono::steady_clock::time_point m_last{};
+};
+
+/// Fixed-size buffers handed from one thread to another in order: the producer fills a free
+/// buffer and publishes it, the consumer takes published buffers in publishing order and gives
+/// them back. At most `count` buffers ever exist, so memory stays bounded and a fast producer
+/// waits for a slow consumer. Downloads use it to hash and write off libcurl's thread.
+class BufferRelay {
+public:
+  struct Buffer {
+    std::unique_ptr<char[]> data;
+    std::size_t size = 0;
+  };
+
+  BufferRelay(std::size_t count, std::size_t capacity);
+  BufferRelay(const BufferRelay&) = delete;
+  BufferRelay& operator=(const BufferRelay&) = delete;
+
+  /// Bytes each buffer holds.
+  std::size_t capacity() const { return m_capacity; }
+
+  /// Producer: an empty buffer, waiting while all are in use; null once cancelled.
+  Buffer* acquire();
+  /// Producer: hands a filled buffer to the consumer.
+  void publish(Buffer* buffer);
+  /// Producer: nothing more will be published.
+  void close();
+
+  /// Consumer: the next published buffer, waiting for one; null when the producer closed and
+  /// every buffer was taken, or when cancelled.
+  Buffer* take();
+  /// Consumer: gives a taken buffer back for reuse.
+  void release(Buffer* buffer);
+
+  /// Either side: stop now; every waiting and later call returns null.
+  void cancel();
+
+private:
+  const std::size_t m_count;
+  const std::size_t m_capacity;
+  std::mutex m_mutex;
+  std::condition_variable m_changed;
+  std::vector<std::unique_ptr<Buffer>> m_all;
+  std::vector<Buffer*> m_free;
+  std::deque<Buffer*> m_published;
+  bool m_closed = false;
+  bool m_cancelled = false;
 };
 
 /// The retries of one download, shared by its connections, and the words of the failures that

@@ -1,5 +1,4 @@
 #include "util/atomic_file.hpp"
-#include "util/buffer_relay.hpp"
 #include "util/download_parts.hpp"
 
 #include <fcntl.h>
@@ -12,6 +11,72 @@
 #include <utility>
 
 namespace lume_unlock::util {
+
+BufferRelay::BufferRelay(std::size_t count, std::size_t capacity)
+    : m_count(count), m_capacity(capacity) {}
+
+BufferRelay::Buffer* BufferRelay::acquire() {
+  std::unique_lock<std::mutex> lock(m_mutex);
+  // Buffers are allocated only when the producer runs ahead, so a small blob costs one.
+  m_changed.wait(lock, [&] { return m_cancelled || !m_free.empty() || m_all.size() < m_count; });
+  if (m_cancelled) {
+    return nullptr;
+  }
+  Buffer* buffer = nullptr;
+  if (!m_free.empty()) {
+    buffer = m_free.back();
+    m_free.pop_back();
+  } else {
+    m_all.push_back(std::make_unique<Buffer>());
+    buffer = m_all.back().get();
+    buffer->data = std::make_unique<char[]>(m_capacity);
+  }
+  buffer->size = 0;
+  return buffer;
+}
+
+void BufferRelay::publish(Buffer* buffer) {
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_published.push_back(buffer);
+  }
+  m_changed.notify_all();
+}
+
+void BufferRelay::close() {
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_closed = true;
+  }
+  m_changed.notify_all();
+}
+
+BufferRelay::Buffer* BufferRelay::take() {
+  std::unique_lock<std::mutex> lock(m_mutex);
+  m_changed.wait(lock, [&] { return m_cancelled || m_closed || !m_published.empty(); });
+  if (m_cancelled || m_published.empty()) {
+    return nullptr;
+  }
+  Buffer* buffer = m_published.front();
+  m_published.pop_front();
+  return buffer;
+}
+
+void BufferRelay::release(Buffer* buffer) {
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_free.push_back(buffer);
+  }
+  m_changed.notify_all();
+}
+
+void BufferRelay::cancel() {
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_cancelled = true;
+  }
+  m_changed.notify_all();
+}
 
 namespace {
 
@@ -39,10 +104,7 @@ public:
   /// Opens (creating when missing, never following a link) and hashes what is there.
   Status open_and_rehash(const std::string& path) {
     m_path = path;
-    m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (m_fd < 0) {
-      return io_error("open", errno);
-    }
+    LUME_UNLOCK_TRY_ASSIGN(m_fd, open_partial_file(path));
     std::string block(k_write_buffer, '\0');
     for (;;) {
       auto got = ::read(m_fd, block.data(), block.size());
@@ -50,7 +112,7 @@ public:
         continue;
       }
       if (got < 0) {
-        return io_error("read", errno);
+        return partial_error(m_path, "read", errno);
       }
       if (got == 0) {
         return ok_status();
@@ -64,7 +126,7 @@ public:
   Status truncate() {
     LUME_UNLOCK_TRY(flush());
     if (ftruncate(m_fd, 0) != 0 || lseek(m_fd, 0, SEEK_SET) != 0) {
-      return io_error("truncate", errno);
+      return partial_error(m_path, "truncate", errno);
     }
     m_hasher = Sha256();
     m_size = 0;
@@ -118,26 +180,13 @@ private:
     while (BufferRelay::Buffer* buffer = m_relay->take()) {
       std::string_view rest(buffer->data.get(), buffer->size);
       m_hasher.update(rest);
-      while (!rest.empty()) {
-        auto written = ::write(m_fd, rest.data(), rest.size());
-        if (written < 0 && errno == EINTR) {
-          continue;
-        }
-        if (written < 0) {
-          m_error = io_error("write", errno);
-          m_relay->cancel();
-          return;
-        }
-        rest.remove_prefix(static_cast<std::size_t>(written));
+      if (const int err = write_all(m_fd, rest)) {
+        m_error = partial_error(m_path, "write", err);
+        m_relay->cancel();
+        return;
       }
       m_relay->release(buffer);
     }
-  }
-
-  Error io_error(const char* action, int err) const {
-    return Error(ErrorCategory::failure,
-                 "cannot " + std::string(action) + " the partial download '" + m_path + "'",
-                 std::strerror(err));
   }
 
   std::string m_path;
@@ -150,20 +199,11 @@ private:
   std::thread m_writer;
 };
 
-constexpr auto k_progress_interval = std::chrono::milliseconds(250);
-
-std::optional<std::string> header_of(const std::vector<HttpHeader>& headers,
-                                     std::string_view name) {
-  HttpResponse response;
-  response.headers = headers;
-  return response.header(name);
-}
-
 /// One download: its partial file, the attempts so far and what the server said of the file.
 class Download {
 public:
   Download(HttpClient& http, const DownloadPlan& plan, const ProgressCallback& progress)
-      : m_http(http), m_plan(plan), m_progress(progress), m_retries(plan) {}
+      : m_http(http), m_plan(plan), m_progress(progress, plan.label), m_retries(plan) {}
 
   Result<DownloadOutcome> run() {
     LUME_UNLOCK_TRY(m_file.open_and_rehash(m_plan.partial_path));
@@ -181,7 +221,7 @@ public:
         break;
       }
     }
-    report(true);
+    m_progress.report(m_file.size(), m_total, true);
     m_outcome.size = m_file.size();
     m_outcome.sha256 = m_file.finish_hex();
     return m_outcome;
@@ -231,8 +271,8 @@ private:
         request.headers.push_back({"If-Range", m_validator});
       }
     }
-    request.on_sink_start = [this, offset](long status, const auto& headers) {
-      return on_body_start(status, headers, offset);
+    request.on_sink_start = [this, offset](const HttpResponse& head) {
+      return on_body_start(head, offset);
     };
     request.body_sink = [this](std::string_view chunk) {
       m_outcome.network_bytes += chunk.size();
@@ -244,16 +284,16 @@ private:
         m_write_error = status.error();
         return false;
       }
-      report(false);
+      m_progress.report(m_file.size(), m_total, false);
       return true;
     };
     return request;
   }
 
-  bool on_body_start(long status, const std::vector<HttpHeader>& headers, std::uint64_t offset) {
+  bool on_body_start(const HttpResponse& head, std::uint64_t offset) {
     m_body_started = true;
-    if (status == 206) {
-      const auto range = parse_content_range(header_of(headers, "Content-Range").value_or(""));
+    if (head.status == 206) {
+      const auto range = parse_content_range(head.header("Content-Range").value_or(""));
       if (range.start != offset) {
         m_restart_from_zero = true; // not the bytes that follow ours
         return false;
@@ -268,8 +308,8 @@ private:
         return false;
       }
     }
-    remember_validator(header_of(headers, "ETag").value_or(""));
-    m_total = parse_decimal(header_of(headers, "Content-Length").value_or(""));
+    remember_validator(head.header("ETag").value_or(""));
+    m_total = parse_decimal(head.header("Content-Length").value_or(""));
     return true;
   }
 
@@ -313,27 +353,9 @@ private:
     return true;
   }
 
-  void report(bool finished) {
-    if (!m_progress) {
-      return;
-    }
-    const auto now = std::chrono::steady_clock::now();
-    if (!finished && now - m_last_report < k_progress_interval) {
-      return;
-    }
-    m_last_report = now;
-    ProgressEvent event;
-    event.step = m_plan.label;
-    event.done = m_file.size();
-    event.total = m_total;
-    event.unit = "bytes";
-    event.finished = finished;
-    m_progress(event);
-  }
-
   HttpClient& m_http;
   const DownloadPlan& m_plan;
-  const ProgressCallback& m_progress;
+  DownloadProgress m_progress;
   DownloadRetries m_retries;
   PartialFile m_file;
   DownloadOutcome m_outcome;
@@ -343,8 +365,6 @@ private:
   bool m_restart_from_zero = false;
   bool m_body_started = false;
   bool m_too_large = false;
-  std::chrono::steady_clock::time_point m_last_report =
-      std::chrono::steady_clock::now() - k_progress_interval;
 };
 
 } // namespace

@@ -115,11 +115,6 @@ std::vector<std::string> pem_labels(std::string_view pem) {
 
 constexpr std::size_t max_key_file_bytes = 64 * 1024;
 
-bool exists(const std::string& path) {
-  struct stat info {};
-  return lstat(path.c_str(), &info) == 0;
-}
-
 } // namespace
 
 Result<EcdsaPublicKey> EcdsaPublicKey::from_pem(std::string_view pem, const std::string& source) {
@@ -258,21 +253,14 @@ Result<EcdsaPrivateKey> EcdsaPrivateKey::from_pem(std::string_view pem,
 Result<std::string> EcdsaPrivateKey::pem(const std::optional<std::string>& passphrase) const {
   ERR_clear_error();
   BioPtr bio(BIO_new(BIO_s_mem()));
-  const EVP_CIPHER* cipher = passphrase ? EVP_aes_256_cbc() : nullptr;
-  // PEM_write_bio_PKCS8PrivateKey takes a non-const buffer; it only reads it.
-  std::vector<char> secret;
-  if (passphrase) {
-    secret.assign(passphrase->begin(), passphrase->end());
-  }
   const int written =
       PEM_write_bio_PKCS8PrivateKey(bio.get(),
                                     m_key.get(),
-                                    cipher,
-                                    passphrase ? secret.data() : nullptr,
-                                    passphrase ? static_cast<int>(secret.size()) : 0,
+                                    passphrase ? EVP_aes_256_cbc() : nullptr,
+                                    passphrase ? passphrase->data() : nullptr,
+                                    passphrase ? static_cast<int>(passphrase->size()) : 0,
                                     nullptr,
                                     nullptr);
-  OPENSSL_cleanse(secret.data(), secret.size());
   if (written != 1) {
     return Error(ErrorCategory::failure, "encoding the private key", openssl_reason());
   }
@@ -293,18 +281,12 @@ EcdsaPublicKey EcdsaPrivateKey::public_key() const {
 Result<std::string> EcdsaPrivateKey::sign(std::string_view message) const {
   ERR_clear_error();
   std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> context(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  std::size_t size = 0;
+  // EVP_PKEY_get_size: the longest signature this key makes (a DER signature varies in length).
+  std::string signature(static_cast<std::size_t>(EVP_PKEY_get_size(m_key.get())), '\0');
+  std::size_t size = signature.size();
   if (!context ||
       EVP_DigestSignInit(context.get(), nullptr, EVP_sha256(), nullptr, m_key.get()) != 1 ||
       EVP_DigestSign(context.get(),
-                     nullptr,
-                     &size,
-                     reinterpret_cast<const unsigned char*>(message.data()),
-                     message.size()) != 1) {
-    return Error(ErrorCategory::failure, "signing", openssl_reason());
-  }
-  std::string signature(size, '\0');
-  if (EVP_DigestSign(context.get(),
                      reinterpret_cast<unsigned char*>(signature.data()),
                      &size,
                      reinterpret_cast<const unsigned char*>(message.data()),
@@ -342,7 +324,7 @@ Result<KeyPairFiles> write_key_pair(const std::string& prefix,
   }
   KeyPairFiles files{prefix + ".key", prefix + ".pub", {}};
   for (const std::string& path : {files.private_key, files.public_key}) {
-    if (exists(path)) {
+    if (path_exists(path)) {
       return Error(ErrorCategory::usage,
                    "key generate '" + prefix + "'",
                    "'" + path + "' already exists; a key is never overwritten",

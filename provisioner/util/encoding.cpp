@@ -1,6 +1,7 @@
 #include "util/encoding.hpp"
 
 #include <cstdint>
+#include <cstring>
 
 namespace lume_unlock::util {
 
@@ -8,23 +9,10 @@ namespace {
 
 const char k_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
+/// The value of a base64 digit, -1 for anything else.
 int value_of(char c) {
-  if (c >= 'A' && c <= 'Z') {
-    return c - 'A';
-  }
-  if (c >= 'a' && c <= 'z') {
-    return c - 'a' + 26;
-  }
-  if (c >= '0' && c <= '9') {
-    return c - '0' + 52;
-  }
-  if (c == '+') {
-    return 62;
-  }
-  if (c == '/') {
-    return 63;
-  }
-  return -1;
+  const char* at = c == '\0' ? nullptr : std::strchr(k_alphabet, c);
+  return at == nullptr ? -1 : static_cast<int>(at - k_alphabet);
 }
 
 bool unreserved(unsigned char b) {
@@ -37,27 +25,19 @@ bool unreserved(unsigned char b) {
 std::string base64_encode(std::string_view bytes) {
   std::string out;
   out.reserve((bytes.size() + 2) / 3 * 4);
-  std::size_t i = 0;
-  for (; i + 3 <= bytes.size(); i += 3) {
-    std::uint32_t v = (static_cast<unsigned char>(bytes[i]) << 16) |
-                      (static_cast<unsigned char>(bytes[i + 1]) << 8) |
-                      static_cast<unsigned char>(bytes[i + 2]);
-    out += k_alphabet[(v >> 18) & 63];
-    out += k_alphabet[(v >> 12) & 63];
-    out += k_alphabet[(v >> 6) & 63];
-    out += k_alphabet[v & 63];
-  }
-  const std::size_t rest = bytes.size() - i;
-  if (rest > 0) {
-    std::uint32_t v = static_cast<unsigned char>(bytes[i]) << 16;
-    if (rest == 2) {
-      v |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+  std::uint32_t buffer = 0;
+  int bits = 0;
+  for (const char c : bytes) {
+    buffer = (buffer << 8) | static_cast<unsigned char>(c);
+    for (bits += 8; bits >= 6;) {
+      bits -= 6;
+      out += k_alphabet[(buffer >> bits) & 63];
     }
-    out += k_alphabet[(v >> 18) & 63];
-    out += k_alphabet[(v >> 12) & 63];
-    out += rest == 2 ? k_alphabet[(v >> 6) & 63] : '=';
-    out += '=';
   }
+  if (bits > 0) {
+    out += k_alphabet[(buffer << (6 - bits)) & 63];
+  }
+  out.append((4 - out.size() % 4) % 4, '=');
   return out;
 }
 

@@ -51,18 +51,14 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
 std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
   auto* transfer = static_cast<Transfer*>(user);
   std::string_view chunk(data, size * count);
-  bool to_sink = static_cast<bool>(transfer->request->body_sink);
-  if (to_sink && transfer->request->sink_success_only) {
-    long status = 0;
-    curl_easy_getinfo(transfer->curl, CURLINFO_RESPONSE_CODE, &status);
-    to_sink = status >= 200 && status < 300;
-  }
+  HttpResponse& head = *transfer->response;
+  curl_easy_getinfo(transfer->curl, CURLINFO_RESPONSE_CODE, &head.status);
+  const bool to_sink = transfer->request->body_sink &&
+                       (!transfer->request->sink_success_only || (head.status / 100 == 2));
   if (to_sink && !transfer->sink_started) {
     transfer->sink_started = true;
     if (transfer->request->on_sink_start) {
-      long status = 0;
-      curl_easy_getinfo(transfer->curl, CURLINFO_RESPONSE_CODE, &status);
-      if (!transfer->request->on_sink_start(status, transfer->response->headers)) {
+      if (!transfer->request->on_sink_start(head)) {
         transfer->sink_aborted = true;
         return 0; // makes libcurl abort with CURLE_WRITE_ERROR
       }
@@ -325,45 +321,28 @@ bool is_secret_parameter(std::string_view key) {
 } // namespace
 
 std::string redact_url(std::string_view url) {
-  std::string out;
-  auto scheme = url.find("://");
-  std::string_view rest = url;
-  if (scheme != std::string_view::npos) {
-    out.append(url.substr(0, scheme + 3));
-    rest = url.substr(scheme + 3);
-  }
-  auto authority_end = rest.find_first_of("/?#");
-  std::string_view authority = rest.substr(0, authority_end);
-  if (auto at = authority.rfind('@'); at != std::string_view::npos) {
-    authority.remove_prefix(at + 1);
-  }
-  out.append(authority);
-  if (authority_end == std::string_view::npos) {
-    return out;
-  }
-  rest.remove_prefix(authority_end);
-  auto query = rest.find('?');
+  const auto scheme = url.find("://");
+  std::string out(url.substr(0, scheme == std::string_view::npos ? 0 : scheme + 3));
+  out += url_host(url);
+  std::string_view rest = url.substr(scheme == std::string_view::npos ? 0 : scheme + 3);
+  const auto path = rest.find_first_of("/?#");
+  rest = path == std::string_view::npos ? std::string_view() : rest.substr(path);
+  const auto query = rest.find('?');
   out.append(rest.substr(0, query));
   if (query == std::string_view::npos) {
     return out;
   }
   std::string_view params = rest.substr(query + 1);
-  auto fragment = params.find('#');
-  params = params.substr(0, fragment);
+  params = params.substr(0, params.find('#'));
   out.push_back('?');
-  bool first = true;
-  while (!params.empty()) {
-    auto amp = params.find('&');
-    std::string_view param = params.substr(0, amp);
+  for (bool first = true; !params.empty(); first = false) {
+    const auto amp = params.find('&');
+    const std::string_view param = params.substr(0, amp);
     params = amp == std::string_view::npos ? std::string_view() : params.substr(amp + 1);
-    if (!first) {
-      out.push_back('&');
-    }
-    first = false;
-    auto eq = param.find('=');
-    std::string_view key = param.substr(0, eq);
-    if (eq != std::string_view::npos && is_secret_parameter(key)) {
-      out.append(key).append("=REDACTED");
+    const auto eq = param.find('=');
+    out.append(first ? "" : "&");
+    if (eq != std::string_view::npos && is_secret_parameter(param.substr(0, eq))) {
+      out.append(param.substr(0, eq)).append("=REDACTED");
     } else {
       out.append(param);
     }

@@ -18,6 +18,8 @@ struct HttpHeader {
   std::string value;
 };
 
+struct HttpResponse;
+
 struct HttpRequest {
   HttpRequest() = default;
   HttpRequest(std::string method_, std::string url_)
@@ -41,11 +43,11 @@ struct HttpRequest {
   /// HttpResponse::body, so a failed download never writes an error page into the caller's file.
   bool sink_success_only = false;
   /// With a body_sink: called once with the status and headers of the final response (after
-  /// redirects) just before its first body byte reaches the sink; return false to abort the
-  /// transfer (kind aborted). Not called for a response without a body, nor for bodies that
-  /// sink_success_only keeps out of the sink. A resuming download decides here whether the
+  /// redirects, no body yet) just before its first body byte reaches the sink; return false to
+  /// abort the transfer (kind aborted). Not called for a response without a body, nor for bodies
+  /// that sink_success_only keeps out of the sink. A resuming download decides here whether the
   /// bytes continue its file (206) or replace it (200).
-  std::function<bool(long status, const std::vector<HttpHeader>& headers)> on_sink_start;
+  std::function<bool(const HttpResponse& head)> on_sink_start;
   /// Whole-request deadline; zero means none: then only the stall limit below ends a transfer.
   std::chrono::milliseconds timeout{60000};
   /// Without a deadline, a transfer slower than `stall_bytes_per_second` for `stall_window` is

@@ -13,20 +13,11 @@ namespace {
 
 /// Up to a year of seconds, digits only.
 std::optional<std::chrono::seconds> seconds_of(std::string_view text) {
-  if (text.empty() || text.size() > 9) {
+  const auto value = parse_decimal(text);
+  if (!value || *value > 86400u * 365) {
     return std::nullopt;
   }
-  long value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') {
-      return std::nullopt;
-    }
-    value = value * 10 + (c - '0');
-  }
-  if (value > 86400L * 365) {
-    return std::nullopt;
-  }
-  return std::chrono::seconds(value);
+  return std::chrono::seconds(*value);
 }
 
 /// IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT" (RFC 9110 §5.6.7).

@@ -1,5 +1,6 @@
 
 #include "util/archive.hpp"
+#include "util/atomic_file.hpp"
 #include "util/text.hpp"
 
 #include <archive.h>
@@ -27,27 +28,8 @@ namespace fs = std::filesystem;
 constexpr int k_max_link_hops = 40; // as the kernel's own bound on nested symbolic links
 constexpr std::size_t k_block = 1 << 16;
 
-/// Every component of `path`, including empty, "." and ".." ones.
-std::vector<std::string> split_raw(std::string_view path) {
-  std::vector<std::string> parts;
-  while (!path.empty()) {
-    auto slash = path.find('/');
-    parts.emplace_back(path.substr(0, slash));
-    if (slash == std::string_view::npos) {
-      break;
-    }
-    path.remove_prefix(slash + 1);
-  }
-  return parts;
-}
-
-/// The components of a safe relative path ("./a//b" -> {"a", "b"}).
-std::vector<std::string> split(std::string_view path) {
-  return split_raw(normalize_relative_path(path));
-}
-
 std::string
-join(const std::string& root, const std::vector<std::string>& parts, std::size_t count) {
+under(const std::string& root, const std::vector<std::string>& parts, std::size_t count) {
   std::string path = root;
   for (std::size_t i = 0; i < count; ++i) {
     path += '/';
@@ -65,15 +47,12 @@ bool link_stays_inside(const std::string& root,
   if (target.empty() || target.front() == '/') {
     return false;
   }
-  auto first = split_raw(target);
+  const auto first = path_components(target);
   std::deque<std::string> pending(first.begin(), first.end());
   int hops = 0;
   while (!pending.empty()) {
     auto part = std::move(pending.front());
     pending.pop_front();
-    if (part.empty() || part == ".") {
-      continue;
-    }
     if (part == "..") {
       if (start.empty()) {
         return false;
@@ -82,7 +61,7 @@ bool link_stays_inside(const std::string& root,
       continue;
     }
     start.push_back(part);
-    auto here = join(root, start, start.size());
+    auto here = under(root, start, start.size());
     struct stat st {};
     if (lstat(here.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) {
       continue; // a missing name cannot lead anywhere; a real directory is inside
@@ -100,7 +79,7 @@ bool link_stays_inside(const std::string& root,
       return false;
     }
     start.pop_back();
-    auto parts = split_raw(next);
+    const auto parts = path_components(next);
     pending.insert(pending.begin(), parts.begin(), parts.end());
   }
   return true;
@@ -177,10 +156,6 @@ private:
         ErrorCategory::failure, "", "cannot " + action + " '" + path + "': " + std::strerror(err));
   }
 
-  std::string stripped_text() const {
-    return "stripping " + plural(m_strip, "leading path component");
-  }
-
   std::string m_root;
   ExtractLimits m_limits;
   unsigned m_strip = 0;
@@ -191,8 +166,8 @@ private:
 Status Extractor::prepare_parents(const std::string& path,
                                   const std::vector<std::string>& parts) const {
   for (std::size_t depth = 1; depth < parts.size(); ++depth) {
-    auto disk = join(m_root, parts, depth);
-    auto shown = normalize_relative_path(join(".", parts, depth));
+    auto disk = under(m_root, parts, depth);
+    auto shown = normalize_relative_path(under(".", parts, depth));
     struct stat st {};
     if (lstat(disk.c_str(), &st) != 0) {
       if (mkdir(disk.c_str(), 0755) != 0) {
@@ -239,16 +214,9 @@ Status Extractor::write_file(struct archive* a,
       return reject("the entries total more than the limit of " +
                     std::to_string(m_limits.max_total_bytes) + " bytes");
     }
-    std::string_view rest(buffer.data(), static_cast<std::size_t>(got));
-    while (!rest.empty()) {
-      auto written = ::write(fd, rest.data(), rest.size());
-      if (written < 0) {
-        if (errno == EINTR) {
-          continue;
-        }
-        return io_failure("write", path, errno);
-      }
-      rest.remove_prefix(static_cast<std::size_t>(written));
+    if (const int err =
+            write_all(fd, std::string_view(buffer.data(), static_cast<std::size_t>(got)))) {
+      return io_failure("write", path, err);
     }
   }
   // The umask may have narrowed the mode given to open().
@@ -265,7 +233,7 @@ Status Extractor::hard_link(const std::string& path,
   if (relative_path_problem(shown_target)) {
     return reject("hard link '" + path + "' -> '" + shown_target + "' leaves the destination");
   }
-  auto parts = split(shown_target);
+  auto parts = path_components(shown_target);
   if (parts.size() <= m_strip) {
     return reject("hard link '" + path + "' -> '" + shown_target +
                   "' names no file extracted before it");
@@ -274,11 +242,11 @@ Status Extractor::hard_link(const std::string& path,
   bool inside_real_directories = !parts.empty();
   for (std::size_t depth = 1; depth < parts.size() && inside_real_directories; ++depth) {
     struct stat st {};
-    auto disk = join(m_root, parts, depth);
+    auto disk = under(m_root, parts, depth);
     inside_real_directories = lstat(disk.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
   }
   struct stat st {};
-  auto disk_target = join(m_root, parts, parts.size());
+  auto disk_target = under(m_root, parts, parts.size());
   if (!inside_real_directories || lstat(disk_target.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
     return reject("hard link '" + path + "' -> '" + shown_target +
                   "' names no file extracted before it");
@@ -302,7 +270,7 @@ Status Extractor::entry(struct archive* a, archive_entry* header) {
   if (auto problem = relative_path_problem(path)) {
     return reject("entry '" + path + "' " + describe(*problem));
   }
-  auto parts = split(path);
+  auto parts = path_components(path);
   const mode_t type = archive_entry_filetype(header);
   const char* hardlink = archive_entry_hardlink(header);
   if (parts.empty()) {
@@ -315,7 +283,8 @@ Status Extractor::entry(struct archive* a, archive_entry* header) {
     if (type == AE_IFDIR && hardlink == nullptr) {
       return ok_status(); // the top folder that strip_components drops
     }
-    return reject("entry '" + path + "' has no path left after " + stripped_text());
+    return reject("entry '" + path + "' has no path left after stripping " +
+                  plural(m_strip, "leading path component"));
   }
   parts.erase(parts.begin(), parts.begin() + m_strip);
   if (hardlink == nullptr && type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK) {
@@ -330,7 +299,7 @@ Status Extractor::entry(struct archive* a, archive_entry* header) {
   if (auto status = prepare_parents(path, parts); !status) {
     return status;
   }
-  const auto disk_path = join(m_root, parts, parts.size());
+  const auto disk_path = under(m_root, parts, parts.size());
   struct stat existing {};
   if (lstat(disk_path.c_str(), &existing) == 0) {
     if (type == AE_IFDIR && hardlink == nullptr && S_ISDIR(existing.st_mode)) {
@@ -376,7 +345,7 @@ Status Extractor::check_all_links() const {
       continue;
     }
     auto relative = it->path().lexically_relative(m_root).generic_string();
-    auto parts = split(relative);
+    auto parts = path_components(relative);
     std::vector<std::string> start(parts.begin(), parts.end() - 1);
     auto target = fs::read_symlink(it->path(), ec).string();
     if (ec || !link_stays_inside(m_root, start, target)) {
@@ -399,8 +368,7 @@ Status safe_extract(const std::string& archive_path,
   auto fail = [&](const Error& error) {
     return Error(error.category(), what, error.why(), error.hint());
   };
-  struct stat st {};
-  if (lstat(destination.c_str(), &st) == 0) {
+  if (path_exists(destination)) {
     return Error(
         ErrorCategory::failure, what, "the destination '" + destination + "' already exists");
   }

@@ -1,5 +1,6 @@
 #include "util/archive.hpp"
 #include "util/atomic_file.hpp"
+#include "util/text.hpp"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -17,22 +18,6 @@
 namespace lume_unlock::util {
 
 namespace {
-
-std::vector<std::string_view> components(std::string_view path) {
-  std::vector<std::string_view> parts;
-  while (!path.empty()) {
-    auto slash = path.find('/');
-    auto part = path.substr(0, slash);
-    if (!part.empty() && part != ".") {
-      parts.push_back(part);
-    }
-    if (slash == std::string_view::npos) {
-      break;
-    }
-    path.remove_prefix(slash + 1);
-  }
-  return parts;
-}
 
 constexpr const char* k_what = "cannot write archive";
 constexpr std::size_t k_block = 1 << 16;
@@ -209,10 +194,9 @@ std::optional<PathProblem> relative_path_problem(std::string_view path) {
   if (path.front() == '/') {
     return PathProblem::absolute;
   }
-  for (auto part : components(path)) {
-    if (part == "..") {
-      return PathProblem::parent_component;
-    }
+  const auto parts = path_components(path);
+  if (std::find(parts.begin(), parts.end(), "..") != parts.end()) {
+    return PathProblem::parent_component;
   }
   return std::nullopt;
 }
@@ -231,15 +215,21 @@ const char* describe(PathProblem problem) {
   return "is not a safe relative path";
 }
 
-std::string normalize_relative_path(std::string_view path) {
-  std::string normalized;
-  for (auto part : components(path)) {
-    if (!normalized.empty()) {
-      normalized += '/';
+std::vector<std::string> path_components(std::string_view path) {
+  std::vector<std::string> parts;
+  while (!path.empty()) {
+    const auto slash = path.find('/');
+    const auto part = path.substr(0, slash);
+    if (!part.empty() && part != ".") {
+      parts.emplace_back(part);
     }
-    normalized.append(part);
+    path = slash == std::string_view::npos ? std::string_view() : path.substr(slash + 1);
   }
-  return normalized;
+  return parts;
+}
+
+std::string normalize_relative_path(std::string_view path) {
+  return join(path_components(path), "/");
 }
 
 TarEntry TarEntry::bytes(std::string path, std::string content, mode_t mode) {
@@ -334,16 +324,13 @@ Result<std::string> tar_gz_bytes(std::vector<TarEntry> entries) {
 }
 
 Status write_tar_gz_file(const std::string& path, std::vector<TarEntry> entries) {
-  auto file = AtomicFile::create(path, 0644);
-  if (!file) {
-    return file.error();
-  }
-  ByteSink sink = [&file](std::string_view chunk) { return file.value().write(chunk); };
+  LUME_UNLOCK_TRY_ASSIGN(AtomicFile file, AtomicFile::create(path, 0644));
+  ByteSink sink = [&file](std::string_view chunk) { return file.write(chunk); };
   if (auto status = write_tar_gz(std::move(entries), sink); !status) {
     const auto& error = status.error();
     return Error(error.category(), std::string(k_what) + " '" + path + "'", error.why());
   }
-  return file.value().commit();
+  return file.commit();
 }
 
 } // namespace lume_unlock::util

@@ -8,10 +8,6 @@ namespace lume_unlock::util {
 
 namespace {
 
-bool is_forbidden_control(std::uint8_t byte) {
-  return (byte < 0x20 && byte != '\t') || byte == 0x7F;
-}
-
 std::string hex_byte(std::uint8_t byte) {
   char buffer[8];
   std::snprintf(buffer, sizeof buffer, "%02x", byte);
@@ -27,82 +23,8 @@ bool is_c1_control(std::string_view sequence) {
          static_cast<std::uint8_t>(sequence[1]) < 0xA0;
 }
 
-void append_hex(std::string& out, std::uint8_t byte) {
-  char buffer[8];
-  std::snprintf(buffer, sizeof buffer, "\\x%02x", byte);
-  out += buffer;
-}
-
-/// `text` with every unsafe byte as \xNN; the result is valid UTF-8 without controls other
-/// than newline and tab.
-std::string escape_controls(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    const auto byte = static_cast<std::uint8_t>(text[pos]);
-    if (byte == '\n' || byte == '\t') {
-      out += static_cast<char>(byte);
-      ++pos;
-      continue;
-    }
-    if (byte < 0x20 || byte == 0x7F) {
-      append_hex(out, byte);
-      ++pos;
-      continue;
-    }
-    const std::size_t length = utf8_sequence_length(text, pos);
-    if (length == 0) {
-      append_hex(out, byte);
-      ++pos;
-      continue;
-    }
-    const std::string_view sequence = text.substr(pos, length);
-    if (is_c1_control(sequence)) {
-      for (char c : sequence) {
-        append_hex(out, static_cast<std::uint8_t>(c));
-      }
-    } else {
-      out.append(sequence);
-    }
-    pos += length;
-  }
-  return out;
-}
-
-/// Where the `count`-th character of valid UTF-8 `text` starts (text.size() when it has fewer).
-std::size_t character_offset(std::string_view text, std::size_t count) {
-  std::size_t characters = 0;
-  for (std::size_t pos = 0; pos < text.size(); ++pos) {
-    if ((static_cast<std::uint8_t>(text[pos]) & 0xC0) != 0x80) {
-      if (characters == count) {
-        return pos;
-      }
-      ++characters;
-    }
-  }
-  return text.size();
-}
-
-std::size_t character_count(std::string_view text) {
-  std::size_t characters = 0;
-  for (char c : text) {
-    characters += (static_cast<std::uint8_t>(c) & 0xC0) != 0x80 ? 1 : 0;
-  }
-  return characters;
-}
-
-/// `text` cut to `kept` characters plus a marker naming its size, when it has more than `limit`.
-std::string cut(std::string_view text, std::size_t limit, std::size_t kept) {
-  if (character_count(text) <= limit) {
-    return std::string(text);
-  }
-  return std::string(text.substr(0, character_offset(text, kept))) + "… (" +
-         std::to_string(text.size()) + " bytes)";
-}
-
-} // namespace
-
+/// Length of the valid UTF-8 sequence at `text[pos]`, or 0 when it is not valid (overlong
+/// forms, surrogates and code points above U+10FFFF are invalid).
 std::size_t utf8_sequence_length(std::string_view text, std::size_t pos) {
   const auto byte = [&](std::size_t i) { return static_cast<std::uint8_t>(text[i]); };
   const std::uint8_t lead = byte(pos);
@@ -142,39 +64,73 @@ std::size_t utf8_sequence_length(std::string_view text, std::size_t pos) {
   return length;
 }
 
-std::string quote_for_message(std::string_view text) {
-  std::string out = "'";
-  std::size_t pos = 0;
-  while (pos < text.size()) {
+/// `text` with every C0 control byte, DEL and byte that is not valid UTF-8 as \xNN, and C1
+/// controls too when `c1`; tab becomes `tab`, newline stays when `newline`.
+std::string escape(std::string_view text, std::string_view tab, bool newline, bool c1) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t pos = 0; pos < text.size();) {
     const auto byte = static_cast<std::uint8_t>(text[pos]);
+    const std::size_t length = byte < 0x20 || byte == 0x7F ? 0 : utf8_sequence_length(text, pos);
+    const std::string_view piece = text.substr(pos, std::max<std::size_t>(length, 1));
     if (byte == '\t') {
-      out += "\\t";
-      ++pos;
-      continue;
+      out += tab;
+    } else if (byte == '\n' && newline) {
+      out += '\n';
+    } else if (length == 0 || (c1 && is_c1_control(piece))) {
+      for (char c : piece) {
+        out += "\\x" + hex_byte(static_cast<std::uint8_t>(c));
+      }
+    } else {
+      out.append(piece);
     }
-    if (is_forbidden_control(byte)) {
-      out += "\\x" + hex_byte(byte);
-      ++pos;
-      continue;
-    }
-    const std::size_t length = utf8_sequence_length(text, pos);
-    if (length == 0) {
-      out += "\\x" + hex_byte(byte);
-      ++pos;
-      continue;
-    }
-    out.append(text.substr(pos, length));
-    pos += length;
+    pos += piece.size();
   }
-  out += "'";
   return out;
+}
+
+/// Where the `count`-th character of valid UTF-8 `text` starts (text.size() when it has fewer).
+std::size_t character_offset(std::string_view text, std::size_t count) {
+  std::size_t characters = 0;
+  for (std::size_t pos = 0; pos < text.size(); ++pos) {
+    if ((static_cast<std::uint8_t>(text[pos]) & 0xC0) != 0x80) {
+      if (characters == count) {
+        return pos;
+      }
+      ++characters;
+    }
+  }
+  return text.size();
+}
+
+std::size_t character_count(std::string_view text) {
+  std::size_t characters = 0;
+  for (char c : text) {
+    characters += (static_cast<std::uint8_t>(c) & 0xC0) != 0x80 ? 1 : 0;
+  }
+  return characters;
+}
+
+/// `text` cut to `kept` characters plus a marker naming its size, when it has more than `limit`.
+std::string cut(std::string_view text, std::size_t limit, std::size_t kept) {
+  if (character_count(text) <= limit) {
+    return std::string(text);
+  }
+  return std::string(text.substr(0, character_offset(text, kept))) + "… (" +
+         std::to_string(text.size()) + " bytes)";
+}
+
+} // namespace
+
+std::string quote_for_message(std::string_view text) {
+  return "'" + escape(text, "\\t", false, false) + "'";
 }
 
 std::optional<std::string> text_problem(std::string_view text) {
   std::size_t pos = 0;
   while (pos < text.size()) {
     const auto byte = static_cast<std::uint8_t>(text[pos]);
-    if (is_forbidden_control(byte)) {
+    if ((byte < 0x20 && byte != '\t') || byte == 0x7F) {
       return "contains a control character (0x" + hex_byte(byte) + " at byte " +
              std::to_string(pos) + "); only tab is allowed";
     }
@@ -188,7 +144,7 @@ std::optional<std::string> text_problem(std::string_view text) {
 }
 
 std::string display_text(std::string_view text) {
-  const std::string escaped = escape_controls(text);
+  const std::string escaped = escape(text, "\t", true, true);
   std::string out;
   out.reserve(escaped.size());
   std::size_t pos = 0;

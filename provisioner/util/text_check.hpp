@@ -8,10 +8,6 @@
 
 namespace lume_unlock::util {
 
-/// Length of the valid UTF-8 sequence starting at `text[pos]`, or 0 when it is not valid
-/// (overlong forms, surrogates and code points above U+10FFFF are invalid).
-std::size_t utf8_sequence_length(std::string_view text, std::size_t pos);
-
 /// `text` in single quotes for an error message: printable text (including UTF-8) as is, tab as
 /// \t, every other control byte, DEL and every byte that is not valid UTF-8 as \xNN, so a message
 /// never carries a raw newline or escape sequence to the terminal.

@@ -1,6 +1,5 @@
 #include "util/yaml_reader.hpp"
 
-#include "util/edit_distance.hpp"
 #include "util/text.hpp"
 
 #include <set>
@@ -70,11 +69,7 @@ void YamlReader::mapping(const YAML::Node& node,
             return key.handle(v, child);
           }
         }
-        std::string hint = "known keys here: " + join(names, ", ");
-        if (auto match = closest_match(name, names)) {
-          hint = "did you mean '" + *match + "'? (" + hint + ")";
-        }
-        fail(key_node, child, "unknown key", hint);
+        fail(key_node, child, "unknown key", unknown_key_hint(name, names));
       });
 }
 

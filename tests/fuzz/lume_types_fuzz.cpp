@@ -3,7 +3,7 @@
 // survive the round trips checked below.
 #include "fuzz_check.hpp"
 #include "lume/types.hpp"
-#include "util/json_parse.hpp"
+#include "util/json_reader.hpp"
 
 #include <nlohmann/json.hpp>
 

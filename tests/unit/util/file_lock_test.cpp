@@ -1,6 +1,5 @@
 #include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"
-#include "util/file_lock.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "util/json_parse.hpp"
+#include "util/json_reader.hpp"
 
 #include <gtest/gtest.h>
 
