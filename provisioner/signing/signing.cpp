@@ -3,7 +3,9 @@
 #include "oci/media_types.hpp"
 #include "util/atomic_file.hpp"
 #include "util/encoding.hpp"
+#include "util/json_reader.hpp"
 #include "util/random_id.hpp"
+#include "util/text_check.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -75,6 +77,54 @@ const TrustedKey* signer_of(const StoredSignature& stored, const std::vector<Tru
 }
 
 } // namespace
+
+std::string serialize_payload(const SimpleSigningPayload& payload) {
+  // nlohmann::json sorts object keys, so the bytes depend on the values only.
+  nlohmann::json document = {
+      {"critical",
+       {{"identity", {{"docker-reference", payload.docker_reference}}},
+        {"image", {{"docker-manifest-digest", payload.manifest_digest.str()}}},
+        {"type", cosign_signature_type}}}};
+  if (payload.optional.is_object() && !payload.optional.empty()) {
+    document["optional"] = payload.optional;
+  }
+  return document.dump();
+}
+
+Result<SimpleSigningPayload> parse_payload(std::string_view bytes) {
+  const util::JsonDocument payload_document{
+      ErrorCategory::verification,
+      "signature payload",
+      "the signature manifest was not written by cosign or lume-unlock, or was altered"};
+  return util::read_json_text(bytes, payload_document, [](const util::JsonValue& value) {
+    const util::JsonObject document = value.object();
+    const util::JsonObject critical = document.object("critical");
+    const util::JsonValue type = critical.at("type", "a string");
+    if (type.string() != cosign_signature_type) {
+      type.fail(std::string("expected '") + cosign_signature_type + "', got " +
+                util::quote_for_message(type.string()));
+    }
+    const std::string reference = critical.object("identity").string("docker-reference");
+    const util::JsonObject image = critical.object("image");
+    // The simple-signing format capitalises the key ("Docker-manifest-digest" in its examples);
+    // cosign writes it in lower case. Both are read.
+    const nlohmann::json& keys = image.value().json();
+    const util::JsonValue digest =
+        image.at(keys.contains("docker-manifest-digest") || !keys.contains("Docker-manifest-digest")
+                     ? "docker-manifest-digest"
+                     : "Docker-manifest-digest",
+                 "a string");
+    auto parsed = oci::Digest::parse(digest.string());
+    if (!parsed) {
+      digest.fail(parsed.error().why());
+    }
+    SimpleSigningPayload payload{reference, parsed.value(), {}};
+    if (const auto optional = document.find("optional"); optional && optional->json().is_object()) {
+      payload.optional = optional->json();
+    }
+    return payload;
+  });
+}
 
 std::string signature_tag(const oci::Digest& digest) {
   return std::string(oci::Digest::algorithm()) + "-" + digest.hex() + ".sig";

@@ -1,6 +1,6 @@
 #include "transfer/image_annotate.hpp"
 
-#include "oci/manifest_annotations.hpp"
+#include "oci/manifest.hpp"
 
 namespace lume_unlock::transfer {
 
