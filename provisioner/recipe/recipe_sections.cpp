@@ -1,6 +1,5 @@
 #include "recipe_sections.hpp"
 
-#include "enablement/enablement_yaml.hpp"
 #include "recipe.hpp"
 #include "util/text.hpp"
 
