@@ -209,11 +209,7 @@ std::string with_query(const std::string& url, const std::string& parameter) {
 }
 
 std::string strip_parameters(const std::string& content_type) {
-  std::string out = content_type.substr(0, content_type.find(';'));
-  while (!out.empty() && out.back() == ' ') {
-    out.pop_back();
-  }
-  return out;
+  return util::trim(content_type.substr(0, content_type.find(';')), " ");
 }
 
 RegistrySession::RegistrySession(RegistryClientOptions options)
