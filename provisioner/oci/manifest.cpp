@@ -121,19 +121,18 @@ Result<Manifest> parse_manifest(std::string_view bytes) {
 
 Result<std::string> with_manifest_annotations(std::string_view bytes, const Annotations& added) {
   // Edited as JSON, not through Manifest: Manifest writes only the fields it knows, and a
-  // round trip through it would drop whatever else the producer put in.
-  return util::read_json_text(bytes,
-                              {ErrorCategory::registry, "adding annotations to a manifest"},
-                              [&](const JsonValue& v) {
-                                // Lume decodes annotations as [String:String]: a manifest that
-                                // breaks that is not one we should re-publish.
-                                read_annotations(v.object());
-                                nlohmann::json manifest = v.json();
-                                for (const auto& [key, value] : added) {
-                                  manifest["annotations"][key] = value;
-                                }
-                                return manifest.dump();
-                              });
+  // round trip through it would drop whatever else the producer put in. Lume decodes
+  // annotations as [String:String]: a manifest that breaks that is not one we should re-publish.
+  const auto annotate = [&](const JsonValue& value) {
+    read_annotations(value.object());
+    nlohmann::json manifest = value.json();
+    for (const auto& [key, annotation] : added) {
+      manifest["annotations"][key] = annotation;
+    }
+    return manifest.dump();
+  };
+  return util::read_json_text(
+      bytes, {ErrorCategory::registry, "adding annotations to a manifest"}, annotate);
 }
 
 Descriptor FetchedManifest::descriptor() const {

@@ -76,6 +76,52 @@ const TrustedKey* signer_of(const StoredSignature& stored, const std::vector<Tru
   return nullptr;
 }
 
+/// The most simple-signing layers read from one signature manifest, and the largest payload.
+constexpr std::size_t k_max_signature_layers = 256;
+constexpr std::uint64_t k_max_payload_bytes = 64 * 1024;
+
+/// Reads the signatures of `digest` in `image`'s repository: HEAD/GET of the .sig tag, then each
+/// simple-signing layer's payload blob (digest and size checked). Layers of other media types
+/// are skipped. Fails (registry) when the registry fails, and (verification) when the manifest
+/// holds more than k_max_signature_layers layers or a payload over k_max_payload_bytes.
+Result<SignatureSet> read_signatures(oci::RegistryClient& registry,
+                                     const oci::Reference& image,
+                                     const oci::Digest& digest) {
+  SignatureSet set{signature_reference(image, digest), std::nullopt, {}};
+  LUME_UNLOCK_TRY_ASSIGN(auto head, registry.find_manifest(set.reference));
+  if (!head) {
+    return set;
+  }
+  LUME_UNLOCK_TRY_ASSIGN(oci::FetchedManifest fetched, registry.get_manifest(set.reference));
+  if (fetched.manifest.is_index()) {
+    return refused(set.reference, "the signature tag names an index, not an image manifest");
+  }
+  if (fetched.manifest.layers.size() > k_max_signature_layers) {
+    return refused(set.reference,
+                   "it has " + std::to_string(fetched.manifest.layers.size()) +
+                       " layers; at most " + std::to_string(k_max_signature_layers) + " are read");
+  }
+  for (const oci::Descriptor& layer : fetched.manifest.layers) {
+    if (layer.media_type != simple_signing_media_type) {
+      continue;
+    }
+    if (layer.size > k_max_payload_bytes) {
+      return refused(set.reference,
+                     "payload " + layer.digest.str() + " is " + std::to_string(layer.size) +
+                         " bytes; simple-signing payloads are a few hundred");
+    }
+    LUME_UNLOCK_TRY_ASSIGN(std::string payload, fetch_small_blob(registry, image, layer));
+    StoredSignature stored{layer, std::move(payload), std::nullopt};
+    if (auto found = layer.annotations.find(signature_annotation);
+        found != layer.annotations.end()) {
+      stored.signature_der = util::base64_decode(found->second);
+    }
+    set.signatures.push_back(std::move(stored));
+  }
+  set.manifest = std::move(fetched.manifest);
+  return set;
+}
+
 } // namespace
 
 std::string serialize_payload(const SimpleSigningPayload& payload) {
@@ -131,46 +177,7 @@ std::string signature_tag(const oci::Digest& digest) {
 }
 
 oci::Reference signature_reference(const oci::Reference& image, const oci::Digest& digest) {
-  oci::Reference ref{image.registry, image.repository, signature_tag(digest), std::nullopt};
-  return ref;
-}
-
-Result<SignatureSet> read_signatures(oci::RegistryClient& registry,
-                                     const oci::Reference& image,
-                                     const oci::Digest& digest) {
-  SignatureSet set{signature_reference(image, digest), std::nullopt, {}};
-  LUME_UNLOCK_TRY_ASSIGN(auto head, registry.find_manifest(set.reference));
-  if (!head) {
-    return set;
-  }
-  LUME_UNLOCK_TRY_ASSIGN(oci::FetchedManifest fetched, registry.get_manifest(set.reference));
-  if (fetched.manifest.is_index()) {
-    return refused(set.reference, "the signature tag names an index, not an image manifest");
-  }
-  if (fetched.manifest.layers.size() > max_signature_layers) {
-    return refused(set.reference,
-                   "it has " + std::to_string(fetched.manifest.layers.size()) +
-                       " layers; at most " + std::to_string(max_signature_layers) + " are read");
-  }
-  for (const oci::Descriptor& layer : fetched.manifest.layers) {
-    if (layer.media_type != simple_signing_media_type) {
-      continue;
-    }
-    if (layer.size > max_payload_bytes) {
-      return refused(set.reference,
-                     "payload " + layer.digest.str() + " is " + std::to_string(layer.size) +
-                         " bytes; simple-signing payloads are a few hundred");
-    }
-    LUME_UNLOCK_TRY_ASSIGN(std::string payload, fetch_small_blob(registry, image, layer));
-    StoredSignature stored{layer, std::move(payload), std::nullopt};
-    if (auto found = layer.annotations.find(signature_annotation);
-        found != layer.annotations.end()) {
-      stored.signature_der = util::base64_decode(found->second);
-    }
-    set.signatures.push_back(std::move(stored));
-  }
-  set.manifest = std::move(fetched.manifest);
-  return set;
+  return {image.registry, image.repository, signature_tag(digest), std::nullopt};
 }
 
 Result<oci::Digest> append_signature(oci::RegistryClient& registry,
