@@ -36,6 +36,7 @@ const char* yes_no(bool value) {
 } // namespace
 
 const std::array<long, 19>& probe_family_codes() {
+  // clang-format off: MTLGPUFamily Apple 1-10, Mac 1-2, Common 1-3, MacCatalyst 1-2, Metal 3-4
   static const std::array<long, 19> codes = {1001,
                                              1002,
                                              1003,
@@ -55,6 +56,7 @@ const std::array<long, 19>& probe_family_codes() {
                                              4002,
                                              5001,
                                              5002};
+  // clang-format on
   return codes;
 }
 
