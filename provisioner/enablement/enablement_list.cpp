@@ -227,21 +227,11 @@ bool operator==(const Profile& a, const Profile& b) {
 }
 
 bool operator==(const EnablementEntry& a, const EnablementEntry& b) {
-  return std::tie(a.name,
-                  a.program,
-                  a.args,
-                  a.agent,
-                  a.keep_alive,
-                  a.env,
-                  a.profile,
-                  a.resolved_program) == std::tie(b.name,
-                                                  b.program,
-                                                  b.args,
-                                                  b.agent,
-                                                  b.keep_alive,
-                                                  b.env,
-                                                  b.profile,
-                                                  b.resolved_program);
+  const auto fields = [](const EnablementEntry& e) {
+    return std::tie(
+        e.name, e.program, e.args, e.agent, e.keep_alive, e.env, e.profile, e.resolved_program);
+  };
+  return fields(a) == fields(b);
 }
 
 const std::string& guarded_path(const EnablementEntry& entry) {
