@@ -371,25 +371,23 @@ std::string rfc3339_now() {
 }
 
 bool is_rfc3339(std::string_view t) {
-  auto digits = [&](std::size_t at, std::size_t n) {
-    if (at + n > t.size()) {
-      return false;
-    }
-    for (std::size_t i = at; i < at + n; ++i) {
-      if (!std::isdigit(static_cast<unsigned char>(t[i]))) {
+  // `pattern` at `at`: 'd' is a digit, 'T' is T or t, anything else itself.
+  const auto matches = [&](std::size_t at, std::string_view pattern) {
+    for (std::size_t i = 0; i < pattern.size(); ++i) {
+      const char c = at + i < t.size() ? t[at + i] : '\0';
+      if (pattern[i] == 'd' ? !std::isdigit(static_cast<unsigned char>(c))
+                            : c != pattern[i] && !(pattern[i] == 'T' && c == 't')) {
         return false;
       }
     }
     return true;
   };
-  if (!(digits(0, 4) && t.size() > 19 && t[4] == '-' && digits(5, 2) && t[7] == '-' &&
-        digits(8, 2) && (t[10] == 'T' || t[10] == 't') && digits(11, 2) && t[13] == ':' &&
-        digits(14, 2) && t[16] == ':' && digits(17, 2))) {
+  if (!matches(0, "dddd-dd-ddTdd:dd:dd")) {
     return false;
   }
   std::size_t i = 19;
-  if (t[i] == '.') {
-    std::size_t start = ++i;
+  if (i < t.size() && t[i] == '.') {
+    const std::size_t start = ++i;
     while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) {
       ++i;
     }
@@ -400,8 +398,7 @@ bool is_rfc3339(std::string_view t) {
   if (i < t.size() && (t[i] == 'Z' || t[i] == 'z')) {
     return i + 1 == t.size();
   }
-  return i + 6 == t.size() && (t[i] == '+' || t[i] == '-') && digits(i + 1, 2) && t[i + 3] == ':' &&
-         digits(i + 4, 2);
+  return i + 6 == t.size() && (t[i] == '+' || t[i] == '-') && matches(i + 1, "dd:dd");
 }
 
 bool same_provenance(const Provenance& a, const Provenance& b) {
