@@ -103,6 +103,54 @@ void judge_running(AgentProof& proof,
                   expected.stderr_log + " has no '" + enabled_marker(expected.process) + "…' line";
 }
 
+Result<std::vector<AgentProof>> prove_agents(guest::GuestSession& session,
+                                             const enablement::EnablementList& list,
+                                             const EnablementTarget& target) {
+  std::vector<enablement::EnablementEntry> agents;
+  std::vector<AgentExpectation> expected;
+  const std::string suffix =
+      "/shim/" + target.shim.shim.sha256 + "/" + target.shim.shim_file_name();
+  for (const auto& entry : list.entries) {
+    if (!entry.agent) {
+      continue;
+    }
+    const std::string& program = enablement::guarded_path(entry);
+    agents.push_back(entry);
+    expected.push_back({suffix,
+                        util::base_name(program),
+                        target.shim.inject_env,
+                        target.layout.stderr_log_path(entry.name)});
+  }
+  std::vector<AgentProof> proofs;
+  if (agents.empty()) {
+    return proofs;
+  }
+  LUME_UNLOCK_TRY_ASSIGN(auto command, agent_proof_command(agents, expected, target.uid));
+  auto ran = session.run(command);
+  if (!ran.ok()) {
+    return ran.error().with_context(k_proof_what);
+  }
+  if (ran.value().exit_status != 0) {
+    return Error(ErrorCategory::guest, k_proof_what, trim(ran.value().stderr_text), k_proof_hint);
+  }
+  LUME_UNLOCK_TRY_ASSIGN(auto observations, parse_agent_proof(ran.value().stdout_text));
+  std::map<std::string, const AgentObservation*> by_entry;
+  for (const auto& seen : observations) {
+    by_entry[seen.entry] = &seen;
+  }
+  for (std::size_t i = 0; i < agents.size(); ++i) {
+    const auto found = by_entry.find(agents[i].name);
+    if (found == by_entry.end()) {
+      return Error(ErrorCategory::guest,
+                   k_proof_what,
+                   "the guest reported nothing for agent '" + agents[i].name + "'",
+                   k_proof_hint);
+    }
+    proofs.push_back(judge_agent(agents[i], expected[i], *found->second));
+  }
+  return proofs;
+}
+
 } // namespace
 
 LaunchdJob parse_launchd_job(std::string_view print) {
@@ -239,54 +287,6 @@ Result<std::vector<AgentObservation>> parse_agent_proof(std::string_view output)
     }
   }
   return observations;
-}
-
-Result<std::vector<AgentProof>> prove_agents(guest::GuestSession& session,
-                                             const enablement::EnablementList& list,
-                                             const EnablementTarget& target) {
-  std::vector<enablement::EnablementEntry> agents;
-  std::vector<AgentExpectation> expected;
-  const std::string suffix =
-      "/shim/" + target.shim.shim.sha256 + "/" + target.shim.shim_file_name();
-  for (const auto& entry : list.entries) {
-    if (!entry.agent) {
-      continue;
-    }
-    const std::string& program = enablement::guarded_path(entry);
-    agents.push_back(entry);
-    expected.push_back({suffix,
-                        util::base_name(program),
-                        target.shim.inject_env,
-                        target.layout.stderr_log_path(entry.name)});
-  }
-  std::vector<AgentProof> proofs;
-  if (agents.empty()) {
-    return proofs;
-  }
-  LUME_UNLOCK_TRY_ASSIGN(auto command, agent_proof_command(agents, expected, target.uid));
-  auto ran = session.run(command);
-  if (!ran.ok()) {
-    return ran.error().with_context(k_proof_what);
-  }
-  if (ran.value().exit_status != 0) {
-    return Error(ErrorCategory::guest, k_proof_what, trim(ran.value().stderr_text), k_proof_hint);
-  }
-  LUME_UNLOCK_TRY_ASSIGN(auto observations, parse_agent_proof(ran.value().stdout_text));
-  std::map<std::string, const AgentObservation*> by_entry;
-  for (const auto& seen : observations) {
-    by_entry[seen.entry] = &seen;
-  }
-  for (std::size_t i = 0; i < agents.size(); ++i) {
-    const auto found = by_entry.find(agents[i].name);
-    if (found == by_entry.end()) {
-      return Error(ErrorCategory::guest,
-                   k_proof_what,
-                   "the guest reported nothing for agent '" + agents[i].name + "'",
-                   k_proof_hint);
-    }
-    proofs.push_back(judge_agent(agents[i], expected[i], *found->second));
-  }
-  return proofs;
 }
 
 ChildRuleInForce child_rule_in_force(const InstalledShim& shim, const nlohmann::json& unlocked) {

@@ -6,7 +6,7 @@
 // command for every agent; judged here, so that a process running without the shim fails
 // `verify` whatever llama.cpp printed.
 
-#include "apply/enablement_observe.hpp"
+#include "apply/enablement_apply.hpp"
 #include "apply/shim_record.hpp"
 #include "enablement/enablement_list.hpp"
 #include "guest/session.hpp"
@@ -86,11 +86,6 @@ Result<std::string> agent_proof_command(const std::vector<enablement::Enablement
 /// is malformed).
 Result<std::vector<AgentObservation>> parse_agent_proof(std::string_view output);
 
-/// Checks every `agent: true` entry of `list` with one command (none when there is no agent).
-Result<std::vector<AgentProof>> prove_agents(guest::GuestSession& session,
-                                             const enablement::EnablementList& list,
-                                             const EnablementTarget& target);
-
 /// The child rule in force for the guest's shim and where it was read: the unlocked probe's
 /// `shim.children` when it reports one (the dylib's own word), else the shim record's slices.
 struct ChildRuleInForce {
@@ -113,7 +108,7 @@ struct EntryCheck {
 };
 
 /// Every entry of the list applied in the guest (`observed`'s enablement.json), its agents checked
-/// with prove_agents (one command), the child rule from child_rule_in_force.
+/// with one command (none without agents), the child rule from child_rule_in_force.
 Result<std::vector<EntryCheck>> check_entries(guest::GuestSession& session,
                                               const GuestEnablement& observed,
                                               const EnablementTarget& target,

@@ -6,6 +6,7 @@
 #include "guest/shell_quote.hpp"
 #include "lume/storage.hpp"
 #include "macho/macho.hpp"
+#include "util/text.hpp"
 #include "util/text_check.hpp"
 
 #include <filesystem>
@@ -41,29 +42,11 @@ const fetch::UnpackedFile* link_target(const std::vector<fetch::UnpackedFile>& f
                                        const fetch::UnpackedFile& link) {
   const fetch::UnpackedFile* at = &link;
   for (int hops = 0; hops < 40 && at != nullptr && !at->symlink_target.empty(); ++hops) {
-    const std::string base = at->relative_path.find('/') == std::string::npos
-                                 ? std::string()
-                                 : parent_of("/" + at->relative_path).substr(1);
-    std::string joined = base.empty() ? at->symlink_target : base + "/" + at->symlink_target;
-    // Normalize "a/../b" and "./b": safe_extract already refused links that leave the tree.
-    std::vector<std::string> parts;
-    std::size_t from = 0;
-    while (from <= joined.size()) {
-      const std::size_t end = std::min(joined.find('/', from), joined.size());
-      const std::string part = joined.substr(from, end - from);
-      if (part == "..") {
-        if (!parts.empty()) {
-          parts.pop_back();
-        }
-      } else if (!part.empty() && part != ".") {
-        parts.push_back(part);
-      }
-      from = end + 1;
-    }
-    std::string normal;
-    for (const auto& part : parts) {
-      normal += (normal.empty() ? "" : "/") + part;
-    }
+    // "a/../b" and "./b" resolved: safe_extract already refused links that leave the tree.
+    const std::string normal =
+        (std::filesystem::path(at->relative_path).parent_path() / at->symlink_target)
+            .lexically_normal()
+            .generic_string();
     const fetch::UnpackedFile* next = nullptr;
     for (const auto& file : files) {
       if (file.relative_path == normal) {
@@ -133,16 +116,11 @@ Status check_writable(guest::GuestSession& session,
   if (ran.exit_status == 0) {
     return ok_status();
   }
-  const std::string out = ran.stdout_text;
-  const auto space = out.find(' ');
-  std::size_t index = 0;
-  if (space != std::string::npos) {
-    index = std::strtoul(out.substr(0, space).c_str(), nullptr, 10);
-  }
-  std::string folder = space == std::string::npos ? std::string() : out.substr(space + 1);
-  while (!folder.empty() && folder.back() == '\n') {
-    folder.pop_back();
-  }
+  // "<index> <folder>": strtoul stops at the space (and reads 0 from nothing).
+  const std::size_t index = std::strtoul(ran.stdout_text.c_str(), nullptr, 10);
+  const auto space = ran.stdout_text.find(' ');
+  const std::string folder =
+      space == std::string::npos ? "" : util::trim(ran.stdout_text.substr(space + 1), "\n");
   const recipe::InstallItem& item = staged[index < staged.size() ? index : 0].item;
   return Error(ErrorCategory::guest,
                item.field + ": installing into " + util::quote_for_message(item.dest),
@@ -192,6 +170,12 @@ std::vector<provenance::ArtifactRecord> artifact_records(const std::vector<Stage
     records.push_back(record);
   }
   return records;
+}
+
+std::string guest_blob_path(const fetch::BlobCache& cache,
+                            const std::string& share_root,
+                            const std::string& sha256_hex) {
+  return lume::guest_path_in_share(share_root, {cache_share(cache)}, 0, sha256_hex);
 }
 
 } // namespace
@@ -268,12 +252,6 @@ lume::SharedDirectory cache_share(const fetch::BlobCache& cache) {
     folder = blob.parent_path();
   }
   return lume::SharedDirectory{folder.lexically_normal().string(), true};
-}
-
-std::string guest_blob_path(const fetch::BlobCache& cache,
-                            const std::string& share_root,
-                            const std::string& sha256_hex) {
-  return lume::guest_path_in_share(share_root, {cache_share(cache)}, 0, sha256_hex);
 }
 
 bool any_shared(const std::vector<StagedArtifact>& staged) {

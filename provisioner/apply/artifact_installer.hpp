@@ -53,13 +53,6 @@ Result<ArtifactInstallReport> install_artifacts(guest::GuestSession& session,
 /// change it.
 lume::SharedDirectory cache_share(const fetch::BlobCache& cache);
 
-/// The guest path of the blob `sha256_hex` when the VM was started with cache_share() as its
-/// only shared directory and the guest mounts Lume's share at `share_root`
-/// (lume::k_macos_share_root on a real guest).
-std::string guest_blob_path(const fetch::BlobCache& cache,
-                            const std::string& share_root,
-                            const std::string& sha256_hex);
-
 /// Whether any staged item is to be shared (the VM then needs cache_share() when it starts).
 bool any_shared(const std::vector<StagedArtifact>& staged);
 

@@ -1,23 +1,226 @@
 #include "apply/enablement_apply.hpp"
 
-#include "apply/programs.hpp"
+#include "enablement/enablement_json.hpp"
 #include "enablement/launch_agent.hpp"
+#include "guest/guest_records.hpp"
 #include "guest/payload.hpp"
 #include "guest/shell_quote.hpp"
+#include "util/random_id.hpp"
+#include "util/size.hpp"
 #include "util/text.hpp"
 #include "util/text_check.hpp"
 
-#include <algorithm>
-#include <map>
 #include <sstream>
+#include <vector>
 
 namespace lume_unlock::apply {
 
 namespace {
 
-constexpr const char* k_step_failed_marker = "lume-unlock-step-failed ";
-
 using util::trim;
+
+constexpr const char* k_observe_what = "reading the enablement state of the guest";
+constexpr const char* k_observe_hint =
+    "retry; if it persists, check the guest with 'lume-unlock ssh NAME -- ls -la "
+    "~/Library/LaunchAgents'";
+
+Error observe_error(const std::string& why) {
+  return Error(ErrorCategory::guest, k_observe_what, why, k_observe_hint);
+}
+
+std::vector<std::string> split_words(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> words;
+  std::string word;
+  while (in >> word) {
+    words.push_back(word);
+  }
+  return words;
+}
+
+std::set<std::string> loaded_labels_in(std::string_view launchctl_print) {
+  std::set<std::string> labels;
+  std::istringstream lines{std::string(launchctl_print)};
+  std::string line;
+  int depth = 0; // 0 outside, 1 inside the services block, >1 nested in it
+  const std::string prefix = guest::agent_label("");
+  while (std::getline(lines, line)) {
+    const std::vector<std::string> words = split_words(line);
+    if (depth == 0) {
+      if (words.size() == 3 && words[0] == "services" && words[1] == "=" && words[2] == "{") {
+        depth = 1;
+      }
+      continue;
+    }
+    if (!words.empty() && words.back() == "{") {
+      ++depth;
+      continue;
+    }
+    if (words.size() == 1 && words[0] == "}") {
+      --depth;
+      continue;
+    }
+    if (depth == 1 && !words.empty() && util::starts_with(words.back(), prefix)) {
+      labels.insert(words.back());
+    }
+  }
+  return labels;
+}
+
+} // namespace
+
+Result<std::string> observe_command(const std::string& home, std::uint32_t uid) {
+  const std::string support = guest::support_dir_of_home(home);
+  LUME_UNLOCK_TRY_ASSIGN(auto enablement_json, guest::shell_quote(support + "/enablement.json"));
+  LUME_UNLOCK_TRY_ASSIGN(auto guard, guest::shell_quote(support + "/enabled-executables"));
+  LUME_UNLOCK_TRY_ASSIGN(auto record, guest::shell_quote(installed_shim_record_path(home)));
+  LUME_UNLOCK_TRY_ASSIGN(auto agents, guest::shell_quote(home + "/Library/LaunchAgents"));
+  LUME_UNLOCK_TRY_ASSIGN(auto shims, guest::shell_quote(support + "/shim"));
+  // `head -c` sends exactly the size announced even when the file grows meanwhile. $((s))
+  // trims the spaces macOS's wc pads with (no `tr`: one process less per agent, and a hundred
+  // agents are a hundred plists), and makes a file that vanished before wc read it size 0.
+  return "emit() {\n"
+         "  [ -f \"$2\" ] || return 0\n"
+         "  s=$(wc -c <\"$2\"); s=$((s))\n"
+         "  if [ \"$s\" -gt " +
+         std::to_string(k_max_observed_file_bytes) +
+         " ]; then printf 'oversize 0 %s %s\\n' \"$1\" \"$s\"; return 0; fi\n"
+         "  printf '%s %s %s\\n' \"$1\" \"$s\" \"$3\"; head -c \"$s\" \"$2\"\n"
+         "}\n" +
+         "emit enablement " + enablement_json + " -\n" + "emit guard " + guard + " -\n" +
+         "emit shim-record " + record + " -\n" + "for f in " + agents +
+         "/dev.lume-unlock.*.plist; do\n"
+         "  n=${f##*/}\n"
+         "  case $n in *[!A-Za-z0-9._-]*) continue ;; esac\n"
+         "  emit plist \"$f\" \"$n\"\n"
+         "done\n"
+         "for d in " +
+         shims +
+         "/*/; do\n"
+         "  [ -d \"$d\" ] || continue\n"
+         "  d=${d%/}; n=${d##*/}\n"
+         "  case $n in *[!A-Za-z0-9._-]*) continue ;; esac\n"
+         "  printf 'shim-dir 0 %s\\n' \"$n\"\n"
+         "done\n"
+         "if l=$(launchctl print gui/" +
+         std::to_string(uid) +
+         " 2>/dev/null); then\n"
+         "  n=$(printf '%s' \"$l\" | wc -c); printf 'labels %s -\\n' $((n)); printf '%s' \"$l\"\n"
+         "else\n"
+         "  printf 'no-gui 0 -\\n'\n"
+         "fi\n"
+         "exit 0\n";
+}
+
+Result<GuestEnablement> parse_observation(std::string_view output) {
+  LUME_UNLOCK_TRY_ASSIGN(auto records,
+                         guest::read_guest_records(output, k_observe_what, k_observe_hint));
+  GuestEnablement observed;
+  for (guest::GuestRecord& record : records) {
+    const std::string& tag = record.tag;
+    const std::string& name = record.name;
+    std::string& content = record.content;
+    if (tag == "enablement") {
+      observed.state.enablement_json = std::move(content);
+    } else if (tag == "guard") {
+      observed.state.guard_file = std::move(content);
+    } else if (tag == "shim-record") {
+      observed.shim_record = std::move(content);
+    } else if (tag == "plist") {
+      observed.state.agent_plists[name] = std::move(content);
+    } else if (tag == "shim-dir") {
+      observed.shim_dirs.insert(name);
+    } else if (tag == "oversize") {
+      const std::size_t space = name.find(' ');
+      const std::string bytes = space == std::string::npos ? "" : name.substr(space + 1);
+      if (bytes.empty() || bytes.find_first_not_of("0123456789") != std::string::npos) {
+        return observe_error("unexpected output line " +
+                             util::quote_for_message(tag + " 0 " + name));
+      }
+      return Error(ErrorCategory::guest,
+                   "reading the enablement state of the guest",
+                   "its " + name.substr(0, space) + " file is " + bytes + " bytes, more than the " +
+                       util::describe_limit(k_max_observed_file_bytes) + " lume-unlock reads",
+                   "lume-unlock never writes such a file: move it aside in the guest "
+                   "('lume-unlock ssh NAME -- mv FILE FILE.aside'), then run 'lume-unlock create' "
+                   "again to rewrite it");
+    } else if (tag == "no-gui") {
+      observed.gui_session = false;
+    } else if (tag == "labels") {
+      observed.state.loaded_labels = loaded_labels_in(content);
+    } else {
+      return observe_error("unknown record " + util::quote_for_message(tag));
+    }
+  }
+  return observed;
+}
+
+Result<GuestEnablement> observe_enablement(guest::GuestSession& session,
+                                           const guest::GuestFacts& facts) {
+  LUME_UNLOCK_TRY_ASSIGN(auto command,
+                         observe_command(facts.home, static_cast<std::uint32_t>(facts.uid)));
+  auto ran = session.run(command);
+  if (!ran.ok()) {
+    return ran.error().with_context("reading the enablement state");
+  }
+  if (ran.value().exit_status != 0) {
+    return observe_error(trim(ran.value().stderr_text));
+  }
+  return parse_observation(ran.value().stdout_text);
+}
+
+Result<EnablementTarget> enablement_target(const GuestEnablement& observed,
+                                           const guest::GuestFacts& facts,
+                                           const std::string& vm) {
+  const std::string hint = "install it with 'lume-unlock create " + vm + "'";
+  const std::string what = "enablement list of VM " + util::quote_for_message(vm);
+  if (!observed.shim_record) {
+    return Error(ErrorCategory::guest,
+                 what,
+                 "the shim is not installed in the guest (no " +
+                     installed_shim_record_path(facts.home) + ")",
+                 hint);
+  }
+  LUME_UNLOCK_TRY_ASSIGN(
+      auto shim,
+      parse_installed_shim(*observed.shim_record, installed_shim_record_path(facts.home)));
+  if (observed.shim_dirs.count(shim.shim.sha256) == 0) {
+    return Error(ErrorCategory::guest,
+                 what,
+                 "the shim is not installed in the guest (its directory shim/" + shim.shim.sha256 +
+                     " is missing)",
+                 hint);
+  }
+  LUME_UNLOCK_TRY_ASSIGN(
+      auto shared_layout,
+      guest::GuestLayout::make(facts.home, shim.shim.sha256, shim.shim_file_name()));
+  // Each run stages in its own directory, so concurrent runs never remove each other's files.
+  LUME_UNLOCK_TRY_ASSIGN(auto layout, shared_layout.with_run_id(util::random_hex(16)));
+  enablement::AgentSettings settings;
+  settings.inject_variable = shim.inject_env;
+  return EnablementTarget{
+      layout, settings, static_cast<std::uint32_t>(facts.uid), shim, facts.product_version};
+}
+
+Result<enablement::EnablementList> applied_list(const GuestEnablement& observed) {
+  if (!observed.state.enablement_json) {
+    return enablement::EnablementList{};
+  }
+  return enablement::parse_enablement_json(*observed.state.enablement_json, "enablement.json");
+}
+
+Result<GuestEnablementView> read_guest_enablement(guest::GuestSession& session,
+                                                  const std::string& vm) {
+  LUME_UNLOCK_TRY_ASSIGN(auto facts, guest::gather_guest_facts(session));
+  LUME_UNLOCK_TRY_ASSIGN(auto observed, observe_enablement(session, facts));
+  LUME_UNLOCK_TRY_ASSIGN(auto target, enablement_target(observed, facts, vm));
+  LUME_UNLOCK_TRY_ASSIGN(auto list, applied_list(observed));
+  return GuestEnablementView{facts, observed, target, list};
+}
+
+namespace {
+
+constexpr const char* k_step_failed_marker = "lume-unlock-step-failed ";
 
 bool is_bootstrap(const enablement::Argv& argv) {
   return argv.size() >= 2 && argv[0] == "launchctl" && argv[1] == "bootstrap";
@@ -118,112 +321,7 @@ Status run_step(guest::GuestSession& session,
                                    : stderr_text);
 }
 
-/// One command for all entries: each program exists and is an executable file (category usage
-/// naming the entry and the path when not).
-Status check_programs_exist(guest::GuestSession& session,
-                            const std::vector<enablement::EnablementEntry>& entries) {
-  std::string command = "chk() {\n"
-                        "  printf 'entry %s\\n' \"$1\"\n"
-                        "  if [ ! -e \"$2\" ]; then echo missing; return; fi\n"
-                        "  if [ ! -f \"$2\" ] || [ ! -x \"$2\" ]; then echo not-executable; fi\n"
-                        "}\n";
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    LUME_UNLOCK_TRY_ASSIGN(auto program, guest::shell_quote(entries[i].program));
-    command += "chk " + std::to_string(i) + " " + program + "\n";
-  }
-  auto ran = session.run(command);
-  if (!ran.ok()) {
-    return ran.error().with_context("checking the programs of the enablement list");
-  }
-  std::istringstream lines(ran.value().stdout_text);
-  std::string line;
-  const enablement::EnablementEntry* entry = nullptr;
-  std::vector<bool> seen(entries.size(), false);
-  while (std::getline(lines, line)) {
-    if (util::starts_with(line, "entry ")) {
-      const std::string digits = line.substr(6);
-      const bool numeric =
-          !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos;
-      const std::size_t index = numeric ? std::stoul(digits) : entries.size();
-      entry = index < entries.size() ? &entries[index] : nullptr;
-      if (entry != nullptr) {
-        seen[index] = true;
-      }
-      continue;
-    }
-    if (entry == nullptr) {
-      continue;
-    }
-    const std::string label = enablement::entry_label(entry->name);
-    const std::string program = util::quote_for_message(entry->program);
-    if (line == "missing") {
-      return Error(ErrorCategory::usage,
-                   label,
-                   "program " + program + " does not exist in the guest",
-                   "install the program first, or give its absolute path with --program");
-    }
-    if (line == "not-executable") {
-      return Error(ErrorCategory::usage,
-                   label,
-                   "program " + program + " is not an executable file in the guest",
-                   "check it with 'lume-unlock ssh NAME -- ls -l " + entry->program + "'");
-    }
-  }
-  if (std::find(seen.begin(), seen.end(), false) != seen.end()) {
-    return Error(ErrorCategory::guest,
-                 "checking the programs of the enablement list",
-                 "the check ended early: " + trim(ran.value().stderr_text),
-                 "retry");
-  }
-  return ok_status();
-}
-
-/// Each program's Mach-O headers read over SFTP and judged against the installed shim; a refused
-/// program is an error (refusal()), else the verdicts in entry order.
-Result<std::vector<ProgramCheck>>
-judge_programs(guest::GuestSession& session,
-               const std::vector<enablement::EnablementEntry>& entries,
-               const InstalledShim& shim,
-               const std::optional<std::string>& guest_macos) {
-  std::vector<ProgramCheck> checks;
-  // Each program's Mach-O headers and signature, read over SFTP (no tool needed in the guest).
-  // A program listed by several entries is read once.
-  const macho::ShimTarget target = shim_target(shim);
-  std::map<std::string, macho::Verdict> verdicts;
-  for (const enablement::EnablementEntry& checked : entries) {
-    auto known = verdicts.find(checked.program);
-    if (known == verdicts.end()) {
-      auto image = read_guest_program(session, checked.program);
-      if (!image.ok()) {
-        return image.error().with_context(enablement::entry_label(checked.name));
-      }
-      known =
-          verdicts
-              .emplace(checked.program, macho::judge_program(image.value(), target, guest_macos))
-              .first;
-    }
-    ProgramCheck check{checked.name, checked.program, known->second};
-    if (check.verdict.refused()) {
-      return refusal(check);
-    }
-    checks.push_back(std::move(check));
-  }
-  return checks;
-}
-
 } // namespace
-
-Result<std::vector<ProgramCheck>>
-precheck_entries(guest::GuestSession& session,
-                 const std::vector<enablement::EnablementEntry>& entries,
-                 const InstalledShim& shim,
-                 const std::optional<std::string>& guest_macos) {
-  if (entries.empty()) {
-    return std::vector<ProgramCheck>();
-  }
-  LUME_UNLOCK_TRY(check_programs_exist(session, entries));
-  return judge_programs(session, entries, shim, guest_macos);
-}
 
 Result<ApplyReport> execute_plan(guest::GuestSession& session,
                                  const enablement::EnablementPlan& plan) {
@@ -261,12 +359,12 @@ Result<PreparedEnablement> prepare_enablement(guest::GuestSession& session,
                                               const EnablementTarget& target,
                                               const GuestEnablement& observed) {
   LUME_UNLOCK_TRY(enablement::validate(desired));
-  LUME_UNLOCK_TRY_ASSIGN(auto resolved, resolve_entries(session, desired));
-  auto previous = applied_list(observed);
+  const auto previous = applied_list(observed);
+  const enablement::EnablementList* applied = previous.ok() ? &previous.value() : nullptr;
+  LUME_UNLOCK_TRY_ASSIGN(auto resolved, resolve_entries(session, desired, applied));
   std::vector<enablement::EnablementEntry> to_check;
   for (const enablement::EnablementEntry& entry : resolved.entries) {
-    const enablement::EnablementEntry* old =
-        previous.ok() ? previous.value().find(entry.name) : nullptr;
+    const enablement::EnablementEntry* old = applied ? applied->find(entry.name) : nullptr;
     if (old == nullptr || *old != entry) {
       to_check.push_back(entry);
     }

@@ -2,14 +2,17 @@
 
 #include "enablement/launch_agent.hpp"
 #include "guest/shell_quote.hpp"
+#include "util/text.hpp"
 #include "util/text_check.hpp"
 #include "verify/perplexity.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 namespace lume_unlock::apply {
@@ -40,43 +43,17 @@ Result<std::string> command_line(const std::optional<std::string>& unset,
   return line + command;
 }
 
-} // namespace
-
-Result<std::string> exec_command_line(const enablement::EnablementEntry& entry,
-                                      const EnablementTarget& target,
-                                      const std::vector<std::string>& extra_args) {
-  LUME_UNLOCK_TRY_ASSIGN(const auto environment,
-                         enablement::agent_environment(entry, target.layout, target.settings));
-  return command_line(std::nullopt, environment, entry, extra_args);
-}
-
-Result<std::string> stock_command_line(const enablement::EnablementEntry& entry,
-                                       const EnablementTarget& target,
-                                       const std::vector<std::string>& extra_args) {
-  // The same validation as the agent's environment, so both sides refuse the same entries.
-  LUME_UNLOCK_TRY(enablement::agent_environment(entry, target.layout, target.settings));
-  return command_line(target.settings.inject_variable, entry.env, entry, extra_args);
-}
-
 /// The last `count` non-empty lines of `text`, joined with "; ".
 std::string last_lines(const std::string& text, std::size_t count) {
   std::vector<std::string> lines;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) {
-      end = text.size();
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) {
+      lines.push_back(line);
     }
-    if (end > start) {
-      lines.push_back(text.substr(start, end - start));
-    }
-    start = end + 1;
   }
-  std::string out;
-  for (std::size_t i = lines.size() > count ? lines.size() - count : 0; i < lines.size(); ++i) {
-    out += (out.empty() ? "" : "; ") + lines[i];
-  }
-  return out.empty() ? "it printed nothing on stderr" : out;
+  lines.erase(lines.begin(), lines.end() - static_cast<long>(std::min(count, lines.size())));
+  return lines.empty() ? "it printed nothing on stderr" : util::join(lines, "; ");
 }
 
 /// Runs `command`, reporting the elapsed seconds once a second from a helper thread while the
@@ -119,7 +96,32 @@ Result<guest::CommandResult> run_reporting(guest::GuestSession& session,
   return result;
 }
 
-namespace {
+/// The error of a run that exited non-zero (nothing for exit 0): a verdict when its Metal log is
+/// broken, else a guest fault quoting its last stderr lines.
+std::optional<Error> failed_run(const std::string& what,
+                                const guest::CommandResult& ran,
+                                const verify::LlamaLogReport& log,
+                                const std::string& entry_name) {
+  if (ran.exit_status == 0) {
+    return std::nullopt;
+  }
+  if (log.verdict == verify::LlamaLogVerdict::broken) {
+    // Metal failed and the program gave up: a verdict, not a guest fault.
+    return Error(ErrorCategory::verification,
+                 what,
+                 "its Metal log is broken: " +
+                     (log.reasons.size() > 1 ? log.reasons[1] : log.reasons.front()),
+                 "see the whole log with 'lume-unlock exec VM " + entry_name +
+                     " -- ARGS 2> llama.stderr' and 'lume-unlock inspect-log llama.stderr'");
+  }
+  return Error(ErrorCategory::guest,
+               what,
+               (ran.exit_status < 0 ? std::string("it ended without an exit status")
+                                    : "it exited with status " + std::to_string(ran.exit_status)) +
+                   ": " + last_lines(ran.stderr_text, 3),
+               "run it by hand with 'lume-unlock exec VM " + entry_name +
+                   " -- ARGS' to see its whole output");
+}
 
 Result<BenchSide> run_side(guest::GuestSession& session,
                            const std::string& command,
@@ -148,31 +150,62 @@ Result<BenchSide> run_side(guest::GuestSession& session,
   return out;
 }
 
+Result<PerplexitySide> run_side(guest::GuestSession& session,
+                                const std::string& command,
+                                const std::string& side,
+                                const enablement::EnablementEntry& entry,
+                                const util::ProgressCallback& progress) {
+  LUME_UNLOCK_TRY_ASSIGN(auto ran,
+                         run_reporting(session, command, "perplexity " + side + " run", progress));
+  const std::string what =
+      "llama-perplexity " + side + " run of entry " + util::quote_for_message(entry.name);
+  // llama-perplexity prints ggml-metal's lines raw on stderr: a run that Metal broke is a verdict.
+  PerplexitySide out;
+  out.log = verify::classify_llama_log(ran.stderr_text, verify::LlamaLogOptions{});
+  if (auto failed = failed_run(what, ran, out.log, entry.name)) {
+    return *failed;
+  }
+  out.run = verify::parse_llama_perplexity(ran.stdout_text, ran.stderr_text);
+  out.stdout_text = std::move(ran.stdout_text);
+  out.stderr_text = std::move(ran.stderr_text);
+  return out;
+}
+
+std::vector<std::string> llama_perplexity_arguments(const verify::BenchRequest& request,
+                                                    const std::string& text_path,
+                                                    bool gpu) {
+  std::vector<std::string> args = {"-m",
+                                   request.model,
+                                   "-f",
+                                   text_path,
+                                   "-c",
+                                   std::to_string(verify::k_perplexity_context),
+                                   "-b",
+                                   std::to_string(verify::k_perplexity_batch)};
+  if (request.threads) {
+    args.insert(args.end(), {"-t", std::to_string(*request.threads)});
+  }
+  // 999: more layers than any model has, every layer on the GPU (a number every release reads).
+  args.insert(args.end(), {"-ngl", gpu ? "999" : "0"});
+  return args;
+}
+
 } // namespace
 
-std::optional<Error> failed_run(const std::string& what,
-                                const guest::CommandResult& ran,
-                                const verify::LlamaLogReport& log,
-                                const std::string& entry_name) {
-  if (ran.exit_status == 0) {
-    return std::nullopt;
-  }
-  if (log.verdict == verify::LlamaLogVerdict::broken) {
-    // Metal failed and the program gave up: a verdict, not a guest fault.
-    return Error(ErrorCategory::verification,
-                 what,
-                 "its Metal log is broken: " +
-                     (log.reasons.size() > 1 ? log.reasons[1] : log.reasons.front()),
-                 "see the whole log with 'lume-unlock exec VM " + entry_name +
-                     " -- ARGS 2> llama.stderr' and 'lume-unlock inspect-log llama.stderr'");
-  }
-  return Error(ErrorCategory::guest,
-               what,
-               (ran.exit_status < 0 ? std::string("it ended without an exit status")
-                                    : "it exited with status " + std::to_string(ran.exit_status)) +
-                   ": " + last_lines(ran.stderr_text, 3),
-               "run it by hand with 'lume-unlock exec VM " + entry_name +
-                   " -- ARGS' to see its whole output");
+Result<std::string> exec_command_line(const enablement::EnablementEntry& entry,
+                                      const EnablementTarget& target,
+                                      const std::vector<std::string>& extra_args) {
+  LUME_UNLOCK_TRY_ASSIGN(const auto environment,
+                         enablement::agent_environment(entry, target.layout, target.settings));
+  return command_line(std::nullopt, environment, entry, extra_args);
+}
+
+Result<std::string> stock_command_line(const enablement::EnablementEntry& entry,
+                                       const EnablementTarget& target,
+                                       const std::vector<std::string>& extra_args) {
+  // The same validation as the agent's environment, so both sides refuse the same entries.
+  LUME_UNLOCK_TRY(enablement::agent_environment(entry, target.layout, target.settings));
+  return command_line(target.settings.inject_variable, entry.env, entry, extra_args);
 }
 
 std::vector<std::string> llama_bench_arguments(const verify::BenchRequest& request) {
@@ -205,50 +238,6 @@ Result<GuestBench> run_guest_bench(guest::GuestSession& session,
   LUME_UNLOCK_TRY_ASSIGN(out.unlocked,
                          run_side(session, unlocked, "unlocked", entry, true, progress));
   return out;
-}
-
-namespace {
-
-Result<PerplexitySide> run_side(guest::GuestSession& session,
-                                const std::string& command,
-                                const std::string& side,
-                                const enablement::EnablementEntry& entry,
-                                const util::ProgressCallback& progress) {
-  LUME_UNLOCK_TRY_ASSIGN(auto ran,
-                         run_reporting(session, command, "perplexity " + side + " run", progress));
-  const std::string what =
-      "llama-perplexity " + side + " run of entry " + util::quote_for_message(entry.name);
-  // llama-perplexity prints ggml-metal's lines raw on stderr: a run that Metal broke is a verdict.
-  PerplexitySide out;
-  out.log = verify::classify_llama_log(ran.stderr_text, verify::LlamaLogOptions{});
-  if (auto failed = failed_run(what, ran, out.log, entry.name)) {
-    return *failed;
-  }
-  out.run = verify::parse_llama_perplexity(ran.stdout_text, ran.stderr_text);
-  out.stdout_text = std::move(ran.stdout_text);
-  out.stderr_text = std::move(ran.stderr_text);
-  return out;
-}
-
-} // namespace
-
-std::vector<std::string> llama_perplexity_arguments(const verify::BenchRequest& request,
-                                                    const std::string& text_path,
-                                                    bool gpu) {
-  std::vector<std::string> args = {"-m",
-                                   request.model,
-                                   "-f",
-                                   text_path,
-                                   "-c",
-                                   std::to_string(verify::k_perplexity_context),
-                                   "-b",
-                                   std::to_string(verify::k_perplexity_batch)};
-  if (request.threads) {
-    args.insert(args.end(), {"-t", std::to_string(*request.threads)});
-  }
-  // 999: more layers than any model has, every layer on the GPU (a number every release reads).
-  args.insert(args.end(), {"-ngl", gpu ? "999" : "0"});
-  return args;
 }
 
 Result<GuestPerplexity> run_guest_perplexity(guest::GuestSession& session,

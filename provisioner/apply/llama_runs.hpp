@@ -32,25 +32,6 @@ Result<std::string> stock_command_line(const enablement::EnablementEntry& entry,
                                        const EnablementTarget& target,
                                        const std::vector<std::string>& extra_args);
 
-/// The last `count` non-empty lines of `text`, joined with "; " ("it printed nothing on stderr"
-/// for none): what a failed run's error quotes.
-std::string last_lines(const std::string& text, std::size_t count);
-
-/// Runs `command`, reporting the elapsed seconds to `progress` once a second ("bench", detail
-/// "LABEL, 12 s") while the session blocks, and a finished event when it ends.
-Result<guest::CommandResult> run_reporting(guest::GuestSession& session,
-                                           const std::string& command,
-                                           const std::string& label,
-                                           const util::ProgressCallback& progress);
-
-/// The error of a run that exited non-zero (nothing for exit 0): when its Metal log is broken, a
-/// verdict (verification, exit 6) naming the first failure line; otherwise a guest fault quoting
-/// its last stderr lines. Shared by the llama-bench and llama-perplexity runs.
-std::optional<Error> failed_run(const std::string& what,
-                                const guest::CommandResult& ran,
-                                const verify::LlamaLogReport& log,
-                                const std::string& entry_name);
-
 /// "-m MODEL -p 512 -n 128 -r 3 -o json": the words appended to the entry's own arguments.
 std::vector<std::string> llama_bench_arguments(const verify::BenchRequest& request);
 
@@ -102,14 +83,9 @@ struct GuestPerplexity {
   PerplexitySide unlocked; ///< on the GPU, with the entry's agent environment (exec_command_line)
 };
 
-/// "-m MODEL -f TEXT -c 512 -b 512 [-t N] -ngl 0|999": the words after the entry's own arguments;
-/// the same -c and -b on both sides, the CPU side with -ngl 0, the GPU side with every layer.
-std::vector<std::string> llama_perplexity_arguments(const verify::BenchRequest& request,
-                                                    const std::string& text_path,
-                                                    bool gpu);
-
 /// Puts verify::perplexity_text() at <home>/verify::k_perplexity_text_guest_path, then runs
-/// `entry` with llama_perplexity_arguments() twice, stock (-ngl 0) first, then unlocked on the
+/// `entry` twice with "-m MODEL -f TEXT -c 512 -b 512 [-t N]" (the same -c and -b on both
+/// sides), stock (-ngl 0) first, then unlocked on the
 /// GPU. A run that exits non-zero fails (category guest) with the last lines of its stderr; a run
 /// that exits 0 without figures (a text too short, a broken GPU) is a result, judged by
 /// verify::gate_perplexity. Progress as run_guest_bench's ("perplexity stock run, 3 s").

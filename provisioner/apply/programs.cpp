@@ -2,6 +2,7 @@
 
 #include "enablement/enablement_list.hpp"
 #include "guest/shell_quote.hpp"
+#include "macho/macho.hpp"
 #include "util/text.hpp"
 #include "util/text_check.hpp"
 
@@ -43,8 +44,9 @@ Result<std::string> resolve_command(const std::vector<std::string>& programs) {
                         "r() {\n"
                         "  if [ -L \"$2\" ] && [ ! -e \"$2\" ]; then echo \"$1 dangling\"\n"
                         "  elif [ ! -e \"$2\" ]; then echo \"$1 missing\"\n"
-                        "  elif p=$(realpath \"$2\" 2>/dev/null); then printf '%s real %s\\n' "
-                        "\"$1\" \"$p\"\n"
+                        "  elif p=$(realpath \"$2\" 2>/dev/null); then\n"
+                        "    x=real; [ -f \"$p\" ] && [ -x \"$p\" ] || x=not-executable\n"
+                        "    printf '%s %s %s\\n' \"$1\" \"$x\" \"$p\"\n"
                         "  else echo \"$1 unresolvable\"; fi\n"
                         "}\n";
   for (std::size_t i = 0; i < programs.size(); ++i) {
@@ -71,9 +73,10 @@ Result<std::vector<ProgramPath>> parse_resolution(std::string_view output, std::
         index_of(space == std::string::npos ? std::string() : line.substr(0, space), count);
     const std::string rest = space == std::string::npos ? std::string() : line.substr(space + 1);
     ProgramPath path;
-    if (util::starts_with(rest, "real /")) {
+    if (util::starts_with(rest, "real /") || util::starts_with(rest, "not-executable /")) {
       path.state = ProgramPath::State::resolved;
-      path.real_path = rest.substr(5);
+      path.real_path = rest.substr(rest.find(' ') + 1);
+      path.executable = rest[0] == 'r';
     } else if (rest == "missing") {
       path.state = ProgramPath::State::missing;
     } else if (rest == "dangling") {
@@ -116,7 +119,8 @@ Result<std::vector<ProgramPath>> resolve_program_paths(guest::GuestSession& sess
 }
 
 Result<enablement::EnablementList> resolve_entries(guest::GuestSession& session,
-                                                   const enablement::EnablementList& list) {
+                                                   const enablement::EnablementList& list,
+                                                   const enablement::EnablementList* applied) {
   std::vector<std::string> programs;
   std::map<std::string, std::size_t> index_of_program;
   for (const enablement::EnablementEntry& entry : list.entries) {
@@ -158,6 +162,14 @@ Result<enablement::EnablementList> resolve_entries(guest::GuestSession& session,
     if (auto violation = enablement::find_violation(entry)) {
       return enablement::violation_error(label, *violation);
     }
+    const enablement::EnablementEntry* before =
+        applied != nullptr ? applied->find(entry.name) : nullptr;
+    if (!path.executable && (before == nullptr || *before != entry)) {
+      return Error(ErrorCategory::usage,
+                   label,
+                   "program " + program + " is not an executable file in the guest",
+                   "check it with 'lume-unlock ssh NAME -- ls -l " + entry.program + "'");
+    }
   }
   return resolved;
 }
@@ -172,6 +184,36 @@ Result<macho::ProgramImage> read_guest_program(guest::GuestSession& session,
     return image.error().with_context("program " + util::quote_for_message(path));
   }
   return image;
+}
+
+Result<std::vector<ProgramCheck>>
+precheck_entries(guest::GuestSession& session,
+                 const std::vector<enablement::EnablementEntry>& entries,
+                 const InstalledShim& shim,
+                 const std::optional<std::string>& guest_macos) {
+  std::vector<ProgramCheck> checks;
+  // A program listed by several entries is read once.
+  const macho::ShimTarget target = shim_target(shim);
+  std::map<std::string, macho::Verdict> verdicts;
+  for (const enablement::EnablementEntry& checked : entries) {
+    auto known = verdicts.find(checked.program);
+    if (known == verdicts.end()) {
+      auto image = read_guest_program(session, checked.program);
+      if (!image.ok()) {
+        return image.error().with_context(enablement::entry_label(checked.name));
+      }
+      known =
+          verdicts
+              .emplace(checked.program, macho::judge_program(image.value(), target, guest_macos))
+              .first;
+    }
+    ProgramCheck check{checked.name, checked.program, known->second};
+    if (check.verdict.refused()) {
+      return refusal(check);
+    }
+    checks.push_back(std::move(check));
+  }
+  return checks;
 }
 
 Result<macho::ProgramImage> read_host_program(const std::string& path) {

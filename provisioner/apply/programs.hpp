@@ -6,6 +6,7 @@
 #include "macho/macho.hpp"
 #include "util/result.hpp"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,14 +22,16 @@ struct ProgramPath {
     unresolvable, ///< it exists but realpath failed (a loop, a directory it may not search)
   };
   State state = State::missing;
-  std::string real_path; ///< only when resolved
+  std::string real_path;   ///< only when resolved
+  bool executable = false; ///< resolved to a regular file the guest user may run
 };
 
 /// ONE command that resolves every path of `programs` (each quoted with shell_quote) with the
 /// guest's realpath(1), which calls the realpath(3) the shim uses on the running executable
-/// (/bin/realpath, on macOS since 13). It prints one line per program, "<index> real <path>",
-/// "<index> missing", "<index> dangling" or "<index> unresolvable", or only "no-realpath" when
-/// the guest has no realpath.
+/// (/bin/realpath, on macOS since 13). It prints one line per program, "<index> real <path>"
+/// ("<index> not-executable <path>" when that is not an executable file), "<index> missing",
+/// "<index> dangling" or "<index> unresolvable", or only "no-realpath" when the guest has no
+/// realpath.
 Result<std::string> resolve_command(const std::vector<std::string>& programs);
 
 /// Parses resolve_command()'s output for `count` programs. Category guest when the guest has no
@@ -41,10 +44,14 @@ Result<std::vector<ProgramPath>> resolve_program_paths(guest::GuestSession& sess
 
 /// `list` with every entry's resolved_program set to the real path of its program, found in ONE
 /// command (resolve_program_paths of the distinct programs). Category usage naming the entry
-/// when a program does not exist, is a dangling link or does not resolve, or when its real path
-/// breaks the rules of a program (enablement::find_violation); guest when the command fails.
-Result<enablement::EnablementList> resolve_entries(guest::GuestSession& session,
-                                                   const enablement::EnablementList& list);
+/// when a program does not exist, is a dangling link or does not resolve, when its real path
+/// breaks the rules of a program (enablement::find_violation), or when it is not an executable
+/// file (unless the entry is unchanged from `applied`, the list applied before); guest when the
+/// command fails.
+Result<enablement::EnablementList>
+resolve_entries(guest::GuestSession& session,
+                const enablement::EnablementList& list,
+                const enablement::EnablementList* applied = nullptr);
 
 /// Reads the headers of the program at `path` in the guest over SFTP (GuestSession::read_range):
 /// the first 4 KiB, each slice's load commands and its code signature's index, CodeDirectory and
@@ -75,5 +82,16 @@ std::string describe_check(const ProgramCheck& check);
 /// The error for a refused program: category usage when it is not a Mach-O (bad input),
 /// verification otherwise; what = the entry, why = the verdict, hint = what to do.
 Error refusal(const ProgramCheck& check);
+
+/// The Mach-O checks of DESIGN §6 for entries resolve_entries accepted: each program's headers
+/// read over SFTP (read_guest_program, once per program) and judged against the installed shim
+/// and the guest's macOS version (macho::judge_program). A refused program is an error
+/// (refusal(): what stops it and what to do); otherwise the verdicts, in entry order. No
+/// command.
+Result<std::vector<ProgramCheck>>
+precheck_entries(guest::GuestSession& session,
+                 const std::vector<enablement::EnablementEntry>& entries,
+                 const InstalledShim& shim,
+                 const std::optional<std::string>& guest_macos = std::nullopt);
 
 } // namespace lume_unlock::apply

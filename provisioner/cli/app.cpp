@@ -4,7 +4,7 @@
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
 #include "cli/version.hpp"
-#include "transfer/bundle_location.hpp"
+#include "transfer/shim_bundle.hpp"
 #include "util/edit_distance.hpp"
 #include "util/sha256.hpp"
 

@@ -4,7 +4,7 @@
 #include "oci/media_types.hpp"
 #include "oci/reference.hpp"
 #include "signing/signing.hpp"
-#include "transfer/bundle_publish.hpp"
+#include "transfer/shim_bundle.hpp"
 #include "util/ecdsa_key.hpp"
 
 #include <memory>

@@ -6,6 +6,7 @@ namespace lume_unlock::cli {
 // A command is added here once it really works, so --help never advertises what does not run.
 void register_commands(CLI::App& app, Context& context, int& exit_code) {
   register_create(app, context, exit_code);
+  register_clone(app, context, exit_code);
   register_pull(app, context, exit_code);
   register_status(app, context, exit_code);
   register_verify(app, context, exit_code);

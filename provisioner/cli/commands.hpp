@@ -13,6 +13,7 @@ void register_commands(CLI::App& app, Context& context, int& exit_code);
 // One per command, in the order --help shows them (the synopsis is the command's --help; DESIGN
 // §9 has the flags and exit codes).
 void register_create(CLI::App& app, Context& context, int& exit_code);
+void register_clone(CLI::App& app, Context& context, int& exit_code);
 void register_pull(CLI::App& app, Context& context, int& exit_code);
 void register_status(CLI::App& app, Context& context, int& exit_code);
 void register_verify(CLI::App& app, Context& context, int& exit_code);

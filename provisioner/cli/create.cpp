@@ -93,6 +93,34 @@ void run_create(const CreateCommandOptions& options, Context& context, int& exit
 
 } // namespace
 
+void register_clone(CLI::App& app, Context& context, int& exit_code) {
+  auto options = std::make_shared<CreateCommandOptions>();
+  auto* command = app.add_subcommand(
+      "clone",
+      "Make VM NEW from a stopped, verified VM SOURCE through Lume (a copy of its disk, nothing "
+      "pulled), then converge NEW as create does (same as 'create NEW --from SOURCE')");
+  command->footer(
+      "SOURCE must be a VM lume-unlock made, stopped, whose last 'lume-unlock verify' passed\n"
+      "against its current record, made from the same recipe (default: the one its record\n"
+      "names) and, with a lock, the same image digest; otherwise exit 2 and nothing is made.\n"
+      "NEW gets its own per-VM SSH key (SOURCE's is revoked in NEW); its SSH host key is\n"
+      "SOURCE's (a copied disk), which its record notes under cloned_from.");
+  command->add_option("source", options->setup.from, "The golden VM to copy")
+      ->required()
+      ->check([](const std::string& name) {
+        const Status valid = lume::check_vm_name(name);
+        return valid.ok() ? std::string() : valid.error().message();
+      });
+  command->add_option("name", options->setup.vm, "The VM to make")->required();
+  command->add_option("--recipe",
+                      options->setup.recipe,
+                      "Image recipe (YAML); default: the one SOURCE's record names");
+  command->add_flag("--dry-run", options->dry_run, "Print the plan; change nothing");
+  add_create_setup_options(*command, options->setup);
+  command->remove_option(command->get_option("--from"));
+  command->callback([options, &context, &exit_code] { run_create(*options, context, exit_code); });
+}
+
 void register_create(CLI::App& app, Context& context, int& exit_code) {
   auto options = std::make_shared<CreateCommandOptions>();
   auto* command = app.add_subcommand(

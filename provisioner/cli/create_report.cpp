@@ -38,6 +38,25 @@ nlohmann::json probe_summary(const nlohmann::json& doc) {
 
 } // namespace
 
+namespace {
+
+/// A clone's source and the image it inherited (no image step ran).
+void add_clone_json(const pipeline::CreateOutcome& o, nlohmann::json& doc) {
+  if (!o.cloned_from) {
+    return;
+  }
+  doc["cloned_from"] = {{"vm", o.cloned_from->vm.value_or("")},
+                        {"record_sha256", o.cloned_from->record_sha256.value_or("")},
+                        {"ssh_host_key", o.cloned_from->ssh_host_key.value_or("")}};
+  if (o.inherited_image && o.inherited_image->digest) {
+    doc["image"] = {{"reference", o.inherited_image->reference.value_or("")},
+                    {"digest", *o.inherited_image->digest},
+                    {"changed", false}};
+  }
+}
+
+} // namespace
+
 nlohmann::json create_outcome_json(const pipeline::CreatePipeline& pipeline,
                                    const std::string& bundle_source) {
   const pipeline::CreateOutcome& o = pipeline.outcome();
@@ -50,6 +69,7 @@ nlohmann::json create_outcome_json(const pipeline::CreatePipeline& pipeline,
                     {"lume_manifest_digest", o.image->lume_manifest_digest},
                     {"changed", o.image->changed}};
   }
+  add_clone_json(o, doc);
   if (o.shim) {
     const auto& s = o.shim->installed;
     nlohmann::json files = nlohmann::json::array();
@@ -122,6 +142,13 @@ void print_create_summary(Context& context,
   const pipeline::CreateOutcome& o = pipeline.outcome();
   std::ostream& out = context.out;
   out << pipeline::reports_to_text("create '" + vm + "'", reports);
+  if (o.cloned_from) {
+    out << "cloned from '" << o.cloned_from->vm.value_or("") << "' (record "
+        << o.cloned_from->record_sha256.value_or("") << "): its image "
+        << (o.inherited_image ? o.inherited_image->digest.value_or("") : std::string())
+        << ", and its SSH host key " << o.cloned_from->ssh_host_key.value_or("")
+        << " (a copied disk: changing it needs root in the guest)\n";
+  }
   if (o.image) {
     out << "image: " << o.image->reference << " " << o.image->digest.str() << "\n";
   }

@@ -6,6 +6,7 @@
 #include "cli/plan_runner.hpp"
 #include "fetch/blob_cache.hpp"
 #include "lume/types.hpp"
+#include "pipeline/golden.hpp"
 #include "recipe/recipe.hpp"
 #include "util/http_client.hpp"
 
@@ -78,10 +79,19 @@ std::map<std::string, std::string> test_probe_env() {
   return env;
 }
 
+/// --recipe, or for a clone without it the recipe the golden VM's record names.
+std::string recipe_path_for(const CreateSetup& setup, bool cloning, const std::string& state_dir) {
+  return !setup.recipe.empty() || !cloning ? setup.recipe
+                                           : pipeline::golden_recipe_path(state_dir, setup.from);
+}
+
 } // namespace
 
 void add_create_setup_options(CLI::App& command, CreateSetup& setup) {
-  command.add_option("--from", setup.from, "Image reference (overrides the recipe's)");
+  command.add_option("--from",
+                     setup.from,
+                     "Image reference (overrides the recipe's), or the name of a stopped, verified "
+                     "VM to clone (no ':', '/' or '@': see 'lume-unlock clone')");
   command.add_option(
       "--bundle", setup.bundle, "Shim bundle directory, archive, or REF@sha256:… in a registry");
   command
@@ -106,9 +116,11 @@ void with_create_services(const CreateSetup& setup,
                           Context& context,
                           const std::function<void(CreateServicesInUse&)>& body) {
   // The one load of the recipe: its shim.bundle chooses the bundle, and the pipeline plans with it.
+  const bool cloning = !setup.from.empty() && pipeline::names_a_vm(setup.from);
+  const std::string recipe_path = recipe_path_for(setup, cloning, context.global.state_dir);
   std::optional<recipe::Recipe> recipe;
-  if (!setup.recipe.empty()) {
-    recipe = recipe::load_recipe(setup.recipe).value_or_throw();
+  if (!recipe_path.empty()) {
+    recipe = recipe::load_recipe(recipe_path).value_or_throw();
   }
   const std::optional<pipeline::BenchOptions> bench = recipe_bench(setup, recipe);
   const transfer::BundleLocation choice = transfer::locate_bundle(
@@ -141,9 +153,11 @@ void with_create_services(const CreateSetup& setup,
   create.vm = lume::VmName::parse(setup.vm).value_or_throw(); // the edge: parsed once
   if (recipe) {
     create.recipe = recipe;
-    create.recipe_path = setup.recipe;
+    create.recipe_path = recipe_path;
   }
-  if (!setup.from.empty()) {
+  if (cloning) {
+    create.clone_source = lume::VmName::parse(setup.from).value_or_throw();
+  } else if (!setup.from.empty()) {
     create.from = setup.from;
   }
   create.lume_url = context.global.lume_url;

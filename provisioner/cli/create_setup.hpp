@@ -6,7 +6,7 @@
 #include "guest/ssh_session.hpp"
 #include "oci/registry_client.hpp"
 #include "pipeline/create.hpp"
-#include "transfer/bundle_location.hpp"
+#include "transfer/shim_bundle.hpp"
 
 #include <CLI/CLI.hpp>
 

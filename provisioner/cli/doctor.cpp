@@ -4,7 +4,7 @@
 #include "cli/flags.hpp"
 #include "oci/registry_client.hpp"
 #include "pipeline/doctor.hpp"
-#include "transfer/bundle_location.hpp"
+#include "transfer/shim_bundle.hpp"
 
 #include <cstdio>
 #include <memory>
@@ -96,7 +96,9 @@ int run_doctor(const DoctorOptions& options, Context& context) {
 void register_doctor(CLI::App& app, Context& context, int& exit_code) {
   auto options = std::make_shared<DoctorOptions>();
   auto* command = app.add_subcommand(
-      "doctor", "Check this host: Lume, state dir, host preference, disk, registry, shim bundle");
+      "doctor",
+      "Check this host: Lume and its version, VNC listeners, state dir, host preference, disk, "
+      "registry, shim bundle");
   command->footer(
       "Each check prints ok, warn, fail or skip, and how to fix it. Exit 1 when any check fails.\n"
       "The host preference is only read, never changed.\n"

@@ -8,6 +8,8 @@
 #include "provenance/provenance.hpp"
 
 #include <memory>
+#include <optional>
+#include <variant>
 
 namespace lume_unlock::cli {
 
@@ -17,6 +19,26 @@ struct StatusOptions {
   std::string vm;
   guest::ConnectionOptions connection;
 };
+
+/// Lume's VNC server for the VM, in words and as JSON ({"listening", "address"}; null when Lume
+/// did not describe it): headless runs ask for none, Lume 0.5.3 listens anyway (#3878).
+struct VncState {
+  std::string text = "unknown (Lume did not describe the VM)";
+  nlohmann::json json;
+};
+
+VncState vnc_state(Context& context, const std::string& vm) {
+  VncState vnc;
+  auto state = context.lume().get(vm);
+  const auto* details = state.ok() ? std::get_if<lume::VmDetails>(&state.value()) : nullptr;
+  if (details != nullptr) {
+    const std::optional<std::string> listener = pipeline::vnc_listener(*details);
+    vnc.text = listener ? "Lume's VNC server listens at " + *listener : "no VNC listener";
+    vnc.json = {{"listening", listener.has_value()},
+                {"address", listener ? nlohmann::json(*listener) : nlohmann::json()}};
+  }
+  return vnc;
+}
 
 void run_status(const StatusOptions& options, Context& context, int& exit_code) {
   // The name and the state directory first: neither is "no record" (issue 27).
@@ -34,11 +56,13 @@ void run_status(const StatusOptions& options, Context& context, int& exit_code) 
       pipeline::check_status(*session, record.value()).value_or_throw();
   context.debug_counts(session->command_count());
   const auto drifted = report.drifted();
+  const VncState vnc = vnc_state(context, options.vm);
   if (context.json()) {
     nlohmann::json doc = pipeline::to_json(report);
     doc["vm"] = options.vm;
     // The record the guest was compared with, so one call gives both (the Ansible info module).
     doc["record"] = provenance::to_json(record.value());
+    doc["vnc"] = vnc.json;
     if (record.value().bench) {
       doc["bench"] = *record.value().bench;
     }
@@ -58,6 +82,7 @@ void run_status(const StatusOptions& options, Context& context, int& exit_code) 
       }
       context.out << "\n";
     }
+    context.out << "  vnc    " << vnc.text << "\n";
     if (record.value().bench) {
       const std::string summary = pipeline::bench_summary(*record.value().bench);
       context.out << "  last bench: " << (summary.empty() ? "(unreadable record)" : summary)

@@ -2,6 +2,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
+#include "pipeline/golden.hpp"
 #include "util/atomic_file.hpp"
 #include "util/text_check.hpp"
 
@@ -100,6 +101,12 @@ void run_verify(const VerifyOptions& options, Context& context, int& exit_code) 
   const pipeline::VerifyFindings found =
       pipeline::verify_vm(*session, context.global.state_dir, options.vm, log);
   context.debug_counts(session->command_count());
+  // What `clone` asks of a golden VM: a passing verify of the record it has now.
+  if (auto stamped = pipeline::write_verify_stamp(
+          context.global.state_dir, options.vm, found.problems.empty());
+      !stamped.ok()) {
+    context.warn("the result was not stamped for 'clone': " + stamped.error().message());
+  }
   if (context.json()) {
     context.print_json(verify_json(options.vm, found, log));
   } else {

@@ -50,6 +50,16 @@ bool GuestFacts::operator==(const GuestFacts& other) const {
          home == other.home;
 }
 
+namespace {
+
+constexpr const char* k_facts_what = "reading the guest's facts (sw_vers, uname, id, $HOME)";
+constexpr const char* k_facts_hint =
+    "check that the guest user's login shell is a POSIX shell (zsh, bash, sh)";
+
+Error bad_facts(const std::string& why) {
+  return Error(ErrorCategory::guest, k_facts_what, why, k_facts_hint);
+}
+
 const std::string& guest_facts_command() {
   // A missing sw_vers prints nothing (its error goes to /dev/null).
   static const std::string command =
@@ -59,16 +69,6 @@ const std::string& guest_facts_command() {
       "put fact kernel \"$(uname -s)\"\nput fact machine \"$(uname -m)\"\n"
       "put fact uid \"$(id -u)\"\nput fact home \"$HOME\"\n";
   return command;
-}
-
-namespace {
-
-constexpr const char* k_facts_what = "reading the guest's facts (sw_vers, uname, id, $HOME)";
-constexpr const char* k_facts_hint =
-    "check that the guest user's login shell is a POSIX shell (zsh, bash, sh)";
-
-Error bad_facts(const std::string& why) {
-  return Error(ErrorCategory::guest, k_facts_what, why, k_facts_hint);
 }
 
 } // namespace

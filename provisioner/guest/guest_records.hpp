@@ -46,15 +46,12 @@ struct GuestFacts {
   bool operator==(const GuestFacts& other) const;
 };
 
-/// The one command that prints every fact as a record "fact <size> <key>", so values with
-/// spaces or newlines (a home directory) survive.
-const std::string& guest_facts_command();
-
-/// Parses the output of guest_facts_command(). An error (category guest) names the missing or
+/// Parses the output of the facts command (each fact a record "fact <size> <key>", so values
+/// with spaces or newlines survive). An error (category guest) names the missing or
 /// malformed fact; empty sw_vers values mean "not macOS" and leave the versions absent.
 Result<GuestFacts> parse_guest_facts(std::string_view output);
 
-/// Runs guest_facts_command() in `session` (one round trip) and parses its output.
+/// Runs the facts command in `session` (one round trip) and parses its output.
 Result<GuestFacts> gather_guest_facts(GuestSession& session);
 
 /// path → SHA-256 (lower-case hex) from `shasum -a 256` output: "<hex>  <path>" (or "<hex>

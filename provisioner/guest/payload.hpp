@@ -73,13 +73,11 @@ using StreamedProgress = std::function<void(std::size_t file, std::uint64_t byte
 
 /// install_payload() for files too large to hold in memory (models are gigabytes): each file's
 /// source_path is streamed (GuestSession::send_file) to
-/// <scratch_root>/payload-<random>/files/<index>; a file the transfer hashed in the guest while
-/// storing it is compared with its `sha256` right away, so it is not read a second time. Then
-/// ONE command writes the SHA256SUMS of the files not hashed yet and the same install.sh,
-/// checks and installs all or none, and removes the scratch directory. Links (symlink_target)
-/// cross no bytes: install.sh makes them in the scratch folder and renames them into place with
-/// the files. Commands: 2, whatever the number and size of the files (transfers are not
-/// commands; a failed send adds one that removes the scratch directory). `archive_bytes` counts
+/// <scratch_root>/payload-<random>/files/<index>. Then ONE command writes their SHA256SUMS and
+/// the same install.sh, checks and installs all or none, and removes the scratch directory. Links
+/// (symlink_target) cross no bytes: install.sh makes them in the scratch folder and renames them
+/// into place with the files. Commands: 2, whatever the number and size of the files (transfers are
+/// not commands; a failed send adds one that removes the scratch directory). `archive_bytes` counts
 /// the bytes streamed. Errors as install_payload's; a file the transfer damaged is a
 /// verification error naming it, with nothing changed.
 Result<PayloadReport> install_streamed_payload(GuestSession& session,

@@ -22,9 +22,6 @@ struct CommandResult {
 /// What send_file put in the guest.
 struct SentFile {
   std::uint64_t bytes = 0; ///< bytes read from the host file and sent
-  /// The SHA-256 (lower-case hex) of the bytes the guest stored, computed in the guest while they
-  /// arrived; empty when the transfer did not hash them.
-  std::string guest_sha256;
 };
 
 /// A connection to one guest through which every guest operation goes. The SSH implementation
@@ -47,11 +44,9 @@ public:
   /// Streams the host file `local_path` to `remote_path` (created, or truncated, with mode 0600;
   /// its directory must exist) without holding it in memory, calling `sent(bytes so far)` after
   /// each chunk. No rename: the caller writes into a staging directory and installs from there
-  /// (install_streamed_payload in payload.hpp). When the transfer hashed the bytes in the guest
-  /// as it stored them, SentFile::guest_sha256 says what the guest received and the caller
-  /// compares it; when it is empty the caller checks the file in the guest itself. Errors: the
-  /// local file cannot be read (failure), the remote one cannot be written or the connection
-  /// broke (guest).
+  /// (install_streamed_payload in payload.hpp), which checks the stored file. Errors: the local
+  /// file cannot be read (failure), the remote one cannot be written or the connection broke
+  /// (guest).
   virtual Result<SentFile> send_file(const std::string& local_path,
                                      const std::string& remote_path,
                                      const std::function<void(std::uint64_t)>& sent) = 0;

@@ -6,6 +6,7 @@
 #include "guest/ssh_internal.hpp"
 #include "util/atomic_file.hpp"
 #include "util/ecdsa_key.hpp"
+#include "util/text.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -49,7 +50,8 @@ Result<std::string> public_key_line(ssh_key key) {
   return line;
 }
 
-/// The fingerprint of a pinned "<type> <base64>" line; "(unreadable pin)" when it is not one.
+} // namespace
+
 std::string pinned_fingerprint(const std::string& line) {
   auto space = line.find(' ');
   KeyHandle key;
@@ -61,6 +63,8 @@ std::string pinned_fingerprint(const std::string& line) {
   }
   return key_fingerprint(key.key);
 }
+
+namespace {
 
 /// Keyboard-interactive login answering every hidden prompt (PAM's "Password:") with `password`:
 /// macOS sshd with PAM may offer the password only this way. A prompt that echoes (a question
@@ -243,7 +247,7 @@ Status SshSession::check_host_key() {
   std::error_code ec;
   if (std::filesystem::exists(s.paths.known_host, ec)) {
     LUME_UNLOCK_TRY_ASSIGN(auto pinned, util::read_file(s.paths.known_host));
-    const std::string pinned_line = trim_end(pinned);
+    const std::string pinned_line = util::trim(pinned);
     if (pinned_line == offered) {
       return ok_status();
     }
@@ -347,7 +351,7 @@ Status SshSession::install_per_vm_key() {
   if (result.exit_status != 0) {
     return failure("installing the per-VM key in ~/.ssh/authorized_keys on",
                    "exit status " + std::to_string(result.exit_status) + ": " +
-                       trim_end(result.stderr_text),
+                       util::trim(result.stderr_text),
                    "check that the guest user's home is writable, then retry");
   }
   m_installed_key = true;

@@ -23,6 +23,9 @@ struct VmKeyPaths {
 /// The paths for `vm`; a usage error when the name could escape <state>/vms/.
 Result<VmKeyPaths> vm_key_paths(const std::string& state_dir, const std::string& vm);
 
+/// "SHA256:<base64>" of a pinned "<type> <base64>" line; "(unreadable pin)" when it is not one.
+std::string pinned_fingerprint(const std::string& line);
+
 /// Where and as whom to reach one VM's guest, and what to trust.
 struct SshSessionOptions {
   std::string vm;   ///< the Lume VM name: names the per-VM state and every error
@@ -47,11 +50,6 @@ struct SshSessionOptions {
   /// without waiting for each write's answer, unlike libssh 0.10's sftp_write); smaller files go
   /// over SFTP, where no guest process is started per file.
   std::uint64_t stream_min_bytes = 4u << 20;
-  /// Streamed files are hashed in the guest while they arrive (`tee FILE | shasum -a 256`)
-  /// instead of being stored by `cat` and hashed by the caller's check afterwards. That pays
-  /// only when the guest has cores to spare: on guest-sim, which shares the host's 2 cores,
-  /// 256 MiB took 4.0-5.3 s through tee | shasum against 2.6-2.9 s stored, then hashed.
-  bool hash_while_streaming = false;
 };
 
 /// The guest connection options of DESIGN §9, accepted after the name of every command that
@@ -98,9 +96,9 @@ public:
   /// One SFTP transfer to "<dir>/.<name>.lume-unlock-<random>.tmp" plus ONE remote command that
   /// checks `shasum -a 256`, chmods and renames (and removes the temporary on any failure).
   Status upload(std::string_view bytes, const std::string& remote_path, mode_t mode) override;
-  /// Files of at least stream_min_bytes: ONE exec channel running `cat` (or `tee | shasum -a
-  /// 256` with hash_while_streaming), fed as fast as the channel's window allows; smaller files:
-  /// one SFTP transfer. Either way a transfer, not a command.
+  /// Files of at least stream_min_bytes: ONE exec channel running `cat`, fed as fast as the
+  /// channel's window allows; smaller files: one SFTP transfer. Either way a transfer, not a
+  /// command.
   Result<SentFile> send_file(const std::string& local_path,
                              const std::string& remote_path,
                              const std::function<void(std::uint64_t)>& sent) override;

@@ -4,6 +4,7 @@
 #include "util/random_id.hpp"
 #include "util/sha256.hpp"
 #include "util/size.hpp"
+#include "util/text.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -76,7 +77,7 @@ std::string sftp_write_all(ssh_session session,
         sftp_write(file, data + offset, std::min(k_sftp_write_chunk, length - offset));
     if (count <= 0) {
       return "writing failed after " + std::to_string(written) +
-             " bytes: " + trim_end(ssh_get_error(session));
+             " bytes: " + util::trim(ssh_get_error(session));
     }
     offset += static_cast<std::size_t>(count);
     written += static_cast<std::uint64_t>(count);
@@ -101,7 +102,7 @@ std::string write_to_channel(ssh_channel channel,
       idle = 0;
     } else if (count < 0 || ssh_channel_is_closed(channel) != 0 ||
                ssh_channel_is_eof(channel) != 0) {
-      return trim_end(ssh_get_error(ssh_channel_get_session(channel)));
+      return util::trim(ssh_get_error(ssh_channel_get_session(channel)));
     } else if (++idle == k_max_idle_waits) {
       return "the guest took no bytes for " + std::to_string(k_max_idle_waits * wait_seconds) +
              " s";
@@ -145,23 +146,6 @@ pump(int input,
 }
 
 } // namespace
-
-std::string stream_receive_command(const std::string& quoted_path, bool hash) {
-  if (!hash) {
-    return "umask 077 && cat > " + quoted_path;
-  }
-  return std::string("umask 077 && { tee -- ") + quoted_path + " || echo " + k_tee_failed_marker +
-         " >&2; } | shasum -a 256";
-}
-
-std::string guest_digest_from(const std::string& shasum_output) {
-  std::string line = trim_end(shasum_output);
-  if (line.size() != 64 + 3 || line.compare(64, 3, "  -") != 0) {
-    return "";
-  }
-  line.resize(64);
-  return line.find_first_not_of("0123456789abcdef") == std::string::npos ? line : "";
-}
 
 Result<CommandResult> SshSession::run(const std::string& command) {
   ++m_command_count;
@@ -297,7 +281,7 @@ Status SshSession::upload(std::string_view bytes, const std::string& remote_path
     LUME_UNLOCK_TRY_ASSIGN(auto made, run("mkdir -p " + shell_quote(directory).value()));
     if (made.exit_status != 0) {
       return failure(what,
-                     "cannot create its directory: " + trim_end(made.stderr_text),
+                     "cannot create its directory: " + util::trim(made.stderr_text),
                      "check the path and the guest user's permissions");
     }
     file = open();
@@ -327,7 +311,7 @@ Status SshSession::upload(std::string_view bytes, const std::string& remote_path
         "the previous file is untouched; check that the VM is still running and retry");
   }
   if (checked.value().exit_status != 0) {
-    why = trim_end(checked.value().stderr_text);
+    why = util::trim(checked.value().stderr_text);
     return failure(what,
                    why.empty() ? "verify-and-rename exited with status " +
                                      std::to_string(checked.value().exit_status)
@@ -400,8 +384,7 @@ Result<SentFile> SshSession::stream_file(int input,
   }
   ChannelGuard guard{channel};
   ++m_stream_transfer_count;
-  const bool hash = s.options.hash_while_streaming;
-  LUME_UNLOCK_TRY(start_command(channel, stream_receive_command(quoted, hash), what));
+  LUME_UNLOCK_TRY(start_command(channel, "umask 077 && cat > " + quoted, what));
   const long wait_seconds = s.options.connect_timeout.count() / 1000;
   const auto write = [&](const char* data, std::size_t length, std::uint64_t& written) {
     return write_to_channel(channel, data, length, written, wait_seconds);
@@ -411,7 +394,7 @@ Result<SentFile> SshSession::stream_file(int input,
   if (stopped.empty()) {
     ssh_channel_send_eof(channel); // the end of the file: the receiving command finishes
   }
-  // The guest's side of the story: shasum's line, or why storing failed.
+  // The guest's side of the story: why storing failed, if it did.
   auto output = collect_output(channel, what);
   if (stopped.empty() && output.ok() && output.value().exit_status == -1 &&
       output.value().stderr_text.empty()) {
@@ -419,32 +402,21 @@ Result<SentFile> SshSession::stream_file(int input,
     stopped = "the connection closed before the guest reported the end";
   }
   if (!stopped.empty()) {
-    const std::string said = output.ok() ? trim_end(output.value().stderr_text) : "";
+    const std::string said = output.ok() ? util::trim(output.value().stderr_text) : "";
     return failure(what,
                    "the transfer stopped after " + std::to_string(done.bytes) + " of " +
                        std::to_string(size) + " bytes: " + (said.empty() ? stopped : said),
                    "check that the VM is still running and has free disk space, then retry");
   }
   LUME_UNLOCK_TRY_ASSIGN(const CommandResult result, std::move(output));
-  const std::string said = trim_end(result.stderr_text);
-  if (result.exit_status != 0 || said.find(k_tee_failed_marker) != std::string::npos) {
+  const std::string said = util::trim(result.stderr_text);
+  if (result.exit_status != 0) {
     return failure(what,
                    "storing it in the guest failed" + (said.empty() ? "" : ": " + said),
                    "check that the directory exists, the guest user may write to it and the "
                    "guest has free disk space");
   }
-  if (!hash) {
-    return done; // the caller checks the stored file
-  }
-  done.guest_sha256 = guest_digest_from(result.stdout_text);
-  if (done.guest_sha256.empty()) {
-    return failure(what,
-                   "the guest's 'shasum -a 256' printed no digest: '" +
-                       trim_end(result.stdout_text) + "'",
-                   "check that shasum works in the guest ('lume-unlock ssh " + s.options.vm +
-                       " -- shasum -a 256 /etc/hosts')");
-  }
-  return done;
+  return done; // the caller checks the stored file
 }
 
 Result<std::string> SshSession::read_file(const std::string& remote_path, std::size_t max_bytes) {

@@ -16,6 +16,9 @@ using nlohmann::json;
 
 namespace {
 
+const std::string k_version_hint = std::string("check that --lume-url points at Lume ") +
+                                   k_minimum_lume_version + " or newer (`lume --version`)";
+
 constexpr const char* k_not_found_prefix = "Virtual machine not found: ";
 constexpr const char* k_http400_prefix = "Lume answered HTTP 400: ";
 
@@ -65,7 +68,7 @@ parsed(Result<json> body, const std::string& operation, Result<T> (*reader)(cons
     return Error(ErrorCategory::lume_api,
                  operation,
                  "unexpected answer from Lume: " + value.error().why(),
-                 "check that --lume-url points at Lume 0.5.3 (`lume --version`)");
+                 k_version_hint);
   }
   return value;
 }
@@ -84,7 +87,7 @@ Error unexpected_answer(const std::string& operation,
                    operation,
                    "Lume answered HTTP 404 \"Not found\": the server at " + where +
                        " has no route " + route,
-                   "check that --lume-url points at Lume 0.5.3 or newer (`lume --version`)");
+                   k_version_hint);
     }
     return Error(ErrorCategory::lume_api,
                  operation,
@@ -233,7 +236,7 @@ Result<json> LumeClient::call(const Call& call) {
                  call.operation,
                  "Lume answered " + status + " with JSON this client cannot hold (" + error.reason +
                      "): '" + util::body_preview(response.body) + "'",
-                 "check that --lume-url points at Lume 0.5.3 (`lume --version`)");
+                 k_version_hint);
   }
   const std::string where =
       error.kind == util::JsonSyntaxError::Kind::truncated
@@ -243,7 +246,7 @@ Result<json> LumeClient::call(const Call& call) {
                call.operation,
                "Lume answered " + status + " with a body that is not valid JSON (" + where +
                    "): '" + util::body_preview(response.body) + "'",
-               "check that --lume-url points at Lume 0.5.3 (`lume --version`)");
+               k_version_hint);
 }
 
 Result<std::vector<VmDetails>> LumeClient::list() {

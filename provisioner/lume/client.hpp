@@ -10,6 +10,11 @@
 
 namespace lume_unlock::lume {
 
+/// The oldest Lume lume-unlock works with: 0.5.3 is the first whose pulls rebuild images that
+/// reuse a chunk digest (trycua/cua#3066). Newer ones are fine (the run request's `vnc` policy
+/// is after 0.5.3); `doctor` warns below this.
+inline constexpr const char* k_minimum_lume_version = "0.5.3";
+
 struct ClientOptions {
   /// Lume's address; http only (Lume has no TLS). The CLI fills it from --lume-url /
   /// $LUME_API_URL.

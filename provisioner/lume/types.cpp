@@ -218,6 +218,9 @@ json to_json(const PatchRequest& r) {
 
 json to_json(const RunOptions& r) {
   json j = {{"noDisplay", r.no_display}};
+  if (r.no_display && !r.vnc) {
+    j["vnc"] = "disabled"; // Lume refuses it with a display (§3.8)
+  }
   if (!r.shared_directories.empty()) {
     json dirs = json::array();
     for (const auto& d : r.shared_directories) {

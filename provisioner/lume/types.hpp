@@ -104,6 +104,10 @@ struct PatchRequest {
 /// Sharing on the host.
 struct RunOptions {
   bool no_display = true;
+  /// Keep Lume's VNC listener (a recipe's `vm.display: vnc`). Otherwise a headless run sends
+  /// `"vnc":"disabled"`: Lume after 0.5.3 then starts none and reports vncUrl null; 0.5.3 ignores
+  /// the key and listens on all interfaces anyway (trycua/cua#3878).
+  bool vnc = false;
   std::vector<SharedDirectory> shared_directories;
   bool recovery_mode = false;
   std::optional<std::string> storage;

@@ -157,7 +157,8 @@ Result<VmTransition> boot_vm(LumeApi& lume,
                              const std::string& vm,
                              std::chrono::milliseconds timeout,
                              const util::ProgressCallback& progress,
-                             const std::vector<SharedDirectory>& shared) {
+                             const std::vector<SharedDirectory>& shared,
+                             bool vnc) {
   LUME_UNLOCK_TRY_ASSIGN(const VmDetails details, details_now(lume, vm));
   if (details.ssh_ready()) {
     return VmTransition{false, "running at " + details.ip_address.value_or("?")};
@@ -167,6 +168,7 @@ Result<VmTransition> boot_vm(LumeApi& lume,
     RunOptions run;
     run.no_display = true;
     run.shared_directories = shared;
+    run.vnc = vnc;
     LUME_UNLOCK_TRY(lume.run(VmRef{vm}, run));
     started = true;
   }

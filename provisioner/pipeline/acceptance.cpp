@@ -6,7 +6,9 @@
 #include "util/json_parse.hpp"
 #include "util/json_reader.hpp"
 #include "util/text_check.hpp"
+#include "verify/bench.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -48,12 +50,6 @@ lume_unlock(const AcceptanceOptions& options,
   return argv;
 }
 
-std::string number(double value) {
-  std::ostringstream text;
-  text << value;
-  return text.str();
-}
-
 StepCommand preflight_command(const StepInputs& in) {
   const AcceptanceOptions& o = in.options;
   return lume_unlock(o, {"doctor", "--recipe", o.recipe}, {&o.bundle_args, &o.registry_args});
@@ -91,10 +87,10 @@ StepCommand bench_command(const StepInputs& in) {
                                       "--perplexity-entry",
                                       spec.perplexity_entry};
   if (spec.max_perplexity_drift) {
-    append(command, {"--max-perplexity-drift", number(*spec.max_perplexity_drift)});
+    append(command, {"--max-perplexity-drift", verify::compact_number(*spec.max_perplexity_drift)});
   }
   if (spec.thresholds.min_speedup) {
-    append(command, {"--min-speedup", number(*spec.thresholds.min_speedup)});
+    append(command, {"--min-speedup", verify::compact_number(*spec.thresholds.min_speedup)});
   }
   if (!spec.thresholds.min_host_ratio.empty()) {
     append(command,
@@ -289,12 +285,9 @@ const char* vm_outcome(const AcceptanceReport& report) {
 }
 
 bool AcceptanceReport::passed() const {
-  for (const auto& step : steps) {
-    if (step.status == AcceptanceStatus::fail) {
-      return false;
-    }
-  }
-  return true;
+  return std::none_of(steps.begin(), steps.end(), [](const AcceptanceStep& step) {
+    return step.status == AcceptanceStatus::fail;
+  });
 }
 
 std::vector<std::string> acceptance_secret_variables(const std::string& password_env) {

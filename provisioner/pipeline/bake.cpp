@@ -4,7 +4,6 @@
 #include "oci/media_types.hpp"
 #include "provenance/provenance.hpp"
 #include "signing/signing.hpp"
-#include "transfer/image_annotate.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
 

@@ -5,10 +5,13 @@
 #include "provenance/provenance.hpp"
 #include "util/atomic_file.hpp"
 #include "util/edit_distance.hpp"
+#include "util/json_reader.hpp"
 #include "util/sha256.hpp"
+#include "util/text.hpp"
 #include "util/text_check.hpp"
 #include "verify/bench.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -17,17 +20,12 @@ namespace lume_unlock::pipeline {
 
 namespace {
 
-using Json = nlohmann::json;
+using util::JsonObject;
+using util::JsonValue;
 
-/// `(*object)[key]` when `object` is an object holding `key` with the type `is` checks, else
-/// null: a record read back from a file may hold anything.
-const Json* get(const Json* object, const char* key, bool (Json::*is)() const noexcept) {
-  if (object == nullptr || !object->is_object()) {
-    return nullptr;
-  }
-  const auto it = object->find(key);
-  return it != object->end() && ((*it).*is)() ? &*it : nullptr;
-}
+/// How a bench record read back is named when it cannot be read; nothing shows it, as a summary
+/// or annotations of a record that cannot be read are empty.
+const util::JsonDocument k_record{ErrorCategory::failure, "the bench record"};
 
 template <class T>
 void put_first(nlohmann::json& out,
@@ -157,40 +155,35 @@ nlohmann::json bench_record(const BenchOptions& options,
 }
 
 std::string bench_summary(const nlohmann::json& record) {
-  const Json* tests = get(&record, "tests", &Json::is_array);
-  if (tests == nullptr) {
-    return {};
-  }
-  std::string out;
-  for (const auto& test : *tests) {
-    const Json* name = get(&test, "test", &Json::is_string);
-    const Json* speedup = get(&test, "speedup", &Json::is_number);
-    if (name == nullptr || speedup == nullptr) {
-      return {};
+  const auto summary = util::read_json(record, k_record, [](const JsonValue& value) {
+    const JsonObject bench = value.object();
+    std::vector<std::string> figures;
+    for (const JsonValue& item : bench.array("tests")) {
+      const JsonObject test = item.object();
+      figures.push_back(test.string("test") + " " +
+                        verify::fixed_decimals(test.at("speedup", "a number").number(), 2) + "x");
+      if (const auto ratio = test.optional("host_ratio", &JsonValue::number)) {
+        figures.back() += " " + verify::fixed_decimals(*ratio * 100, 1) + "% of host";
+      }
     }
-    out += (out.empty() ? "" : ", ") + name->get<std::string>() + " " +
-           verify::fixed_decimals(speedup->get<double>(), 2) + "x";
-    if (const Json* ratio = get(&test, "host_ratio", &Json::is_number)) {
-      out += " " + verify::fixed_decimals(ratio->get<double>() * 100, 1) + "% of host";
+    if (const auto perplexity = bench.find("perplexity")) {
+      figures.push_back(verify::perplexity_phrase(perplexity->json()));
     }
-  }
-  const std::string perplexity =
-      record.contains("perplexity") ? verify::perplexity_phrase(record["perplexity"]) : "";
-  if (!perplexity.empty()) {
-    out += (out.empty() ? "" : ", ") + perplexity;
-  }
-  std::string detail;
-  if (const Json* log = get(get(&record, "log", &Json::is_object), "unlocked", &Json::is_string)) {
-    detail = "log " + log->get<std::string>();
-  }
-  if (const Json* passed = get(&record, "passed", &Json::is_boolean)) {
-    detail += std::string(detail.empty() ? "" : ", ") +
-              (passed->get<bool>() ? "gate passed" : "gate FAILED");
-  }
-  if (const Json* at = get(&record, "measured_at", &Json::is_string)) {
-    detail += (detail.empty() ? "" : ", ") + at->get<std::string>();
-  }
-  return detail.empty() ? out : out + " (" + detail + ")";
+    std::vector<std::string> detail;
+    if (const auto log = bench.find("log")) {
+      detail.push_back("log " + log->object().string("unlocked"));
+    }
+    if (const auto passed = bench.optional("passed", &JsonValue::boolean)) {
+      detail.push_back(*passed ? "gate passed" : "gate FAILED");
+    }
+    if (const auto at = bench.optional_string("measured_at")) {
+      detail.push_back(*at);
+    }
+    figures.erase(std::remove(figures.begin(), figures.end(), ""), figures.end());
+    const std::string out = util::join(figures, ", ");
+    return detail.empty() ? out : out + " (" + util::join(detail, ", ") + ")";
+  });
+  return summary.ok() ? summary.value() : std::string();
 }
 
 namespace {
@@ -217,42 +210,50 @@ std::string key_part(const std::string& test) {
 } // namespace
 
 oci::Annotations bench_annotations(const nlohmann::json& record) {
-  oci::Annotations out;
   const std::string prefix = oci::annotation::lume_unlock_bench_prefix;
-  if (const Json* tests = get(&record, "tests", &Json::is_array)) {
-    for (const auto& test : *tests) {
-      const Json* test_name = get(&test, "test", &Json::is_string);
-      const std::string name = test_name ? key_part(test_name->get<std::string>()) : "";
+  const auto annotations = util::read_json(record, k_record, [&](const JsonValue& value) {
+    const JsonObject bench = value.object();
+    oci::Annotations out;
+    for (const JsonValue& item :
+         bench.optional("tests", &JsonValue::array).value_or(std::vector<JsonValue>())) {
+      const JsonObject test = item.object();
+      const std::string name = key_part(test.string("test"));
       for (const auto& [field, decimals] : {std::pair<const char*, int>{"speedup", 2},
                                             {"stock_ts", 2},
                                             {"unlocked_ts", 2},
                                             {"host_ratio", 3}}) {
-        if (const Json* value = get(&test, field, &Json::is_number); value && !name.empty()) {
-          out[prefix + name + "." + field] = verify::fixed_decimals(value->get<double>(), decimals);
+        if (const auto figure = test.optional(field, &JsonValue::number); figure && !name.empty()) {
+          out[prefix + name + "." + field] = verify::fixed_decimals(*figure, decimals);
         }
       }
     }
-  }
-  for (const char* field : {"model_type", "build_commit", "gpu", "host_chip", "measured_at"}) {
-    if (const Json* value = get(&record, field, &Json::is_string)) {
-      out[prefix + field] = value->get<std::string>();
+    for (const char* field : {"model_type", "build_commit", "gpu", "host_chip", "measured_at"}) {
+      if (const auto text = bench.optional_string(field)) {
+        out[prefix + field] = *text;
+      }
     }
-  }
-  if (const Json* log = get(get(&record, "log", &Json::is_object), "unlocked", &Json::is_string)) {
-    out[prefix + "log"] = log->get<std::string>();
-  }
-  if (const Json* passed = get(&record, "passed", &Json::is_boolean)) {
-    out[prefix + "passed"] = passed->get<bool>() ? "true" : "false";
-  }
-  const Json* perplexity = get(&record, "perplexity", &Json::is_object);
-  for (const char* side : {"stock", "unlocked", "host"}) {
-    if (const Json* estimate =
-            get(get(perplexity, side, &Json::is_object), "estimate", &Json::is_number)) {
-      out[prefix + "perplexity." + side] = verify::fixed_decimals(estimate->get<double>(), 4);
+    if (const auto log = bench.find("log")) {
+      out[prefix + "log"] = log->object().string("unlocked");
     }
+    if (const auto passed = bench.optional("passed", &JsonValue::boolean)) {
+      out[prefix + "passed"] = *passed ? "true" : "false";
+    }
+    if (const auto perplexity = bench.find("perplexity")) {
+      for (const char* side : {"stock", "unlocked", "host"}) {
+        const auto run = perplexity->object().find(side);
+        if (const auto estimate =
+                run ? run->object().optional("estimate", &JsonValue::number) : std::nullopt) {
+          out[prefix + "perplexity." + side] = verify::fixed_decimals(*estimate, 4);
+        }
+      }
+    }
+    return out;
+  });
+  if (!annotations.ok()) {
+    return {};
   }
-  const std::string summary = bench_summary(record);
-  if (!summary.empty()) {
+  oci::Annotations out = annotations.value();
+  if (const std::string summary = bench_summary(record); !summary.empty()) {
     out[prefix + "summary"] = summary;
   }
   return out;
@@ -340,12 +341,13 @@ Status record_bench(guest::GuestSession& session,
   provenance::Provenance record = current ? *current : provenance::Provenance{};
   // A later `bench` of the same command still reproduces the published run the recipe named
   // at create --bench: keep it, so the report keeps comparing with it.
-  const Json* published =
-      record.bench ? get(&*record.bench, "published", &Json::is_object) : nullptr;
-  const Json* command = get(published, "command", &Json::is_string);
-  if (!options.published && command &&
-      !verify::published_command_mismatch(options.request, command->get<std::string>())) {
-    outcome.record["published"] = *published;
+  const nlohmann::json earlier = record.bench.value_or(nullptr);
+  const auto command = util::read_json(earlier, k_record, [](const JsonValue& value) {
+    return value.object().object("published").string("command");
+  });
+  if (!options.published && command.ok() &&
+      !verify::published_command_mismatch(options.request, command.value())) {
+    outcome.record["published"] = earlier["published"];
   }
   record.vm = options.vm;
   record.bench = outcome.record;

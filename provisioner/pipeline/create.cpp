@@ -5,11 +5,13 @@
 
 #include "pipeline/create.hpp"
 
+#include "guest/ssh_session.hpp"
 #include "lume/client.hpp"
 #include "lume/host_preference.hpp"
 #include "lume/storage.hpp"
 #include "lume/vm_lifecycle.hpp"
 #include "pipeline/vm_state.hpp"
+#include "util/atomic_file.hpp"
 #include "util/size.hpp"
 
 #include <sys/stat.h>
@@ -72,7 +74,23 @@ std::uint64_t CreatePipeline::desired_memory() const {
 
 Plan CreatePipeline::plan() {
   read_recipe_and_lock();
-  const bool from_ipsw = choose_reference();
+  bool from_ipsw = false;
+  if (m_options.clone_source) {
+    m_golden = check_golden_source(m_services.lume,
+                                   m_options.state_dir,
+                                   *m_options.clone_source,
+                                   m_recipe,
+                                   m_lock ? &*m_lock : nullptr);
+    const provenance::Provenance& source = m_golden->record;
+    m_outcome.reference = source.image && source.image->reference
+                              ? *source.image->reference
+                              : "clone of " + m_golden->vm.str();
+    m_outcome.inherited_image = source.image;
+    m_outcome.cloned_from =
+        provenance::ClonedFrom{m_golden->vm.str(), m_golden->record_sha256, m_golden->fingerprint};
+  } else {
+    from_ipsw = choose_reference();
+  }
   const Observed observed = observe_lume(from_ipsw);
   if (auto warning = lume::host_preference_warning(lume::read_host_preference())) {
     m_outcome.warnings.push_back(*warning);
@@ -88,13 +106,16 @@ Plan CreatePipeline::plan() {
   if (!m_recipe.install.empty()) {
     plan.add(fetch_step());
   }
-  plan.add(from_ipsw ? install_ipsw_step(observed) : image_step(observed));
-  for (Step step : {resize_step(),
-                    boot_step(),
-                    connect_step(),
-                    facts_step(),
-                    install_shim_step(),
-                    probe_step()}) {
+  plan.add(m_golden    ? clone_step(observed)
+           : from_ipsw ? install_ipsw_step(observed)
+                       : image_step(observed));
+  plan.add(resize_step());
+  plan.add(boot_step());
+  plan.add(connect_step());
+  if (m_golden) {
+    plan.add(revoke_source_key_step());
+  }
+  for (Step step : {facts_step(), install_shim_step(), probe_step()}) {
     plan.add(std::move(step));
   }
   if (!m_recipe.install.empty()) {
@@ -194,7 +215,9 @@ CreatePipeline::Observed CreatePipeline::observe_lume(bool from_ipsw) {
       m_observed_vm = *details;
     }
     observed.vm = lume::describe(*observed.found) + (ours ? ", ours" : "");
-    if (!ours) {
+    if (m_golden) {
+      check_clone_target(observed, ours);
+    } else if (!ours) {
       observed.vm += check_same_image(from_ipsw);
     }
   }
@@ -304,6 +327,58 @@ Step CreatePipeline::install_ipsw_step(const Observed& observed) {
       });
 }
 
+/// A clone goes only where no VM is, or resumes over the clone it made itself.
+void CreatePipeline::check_clone_target(const Observed& observed, bool ours) {
+  const std::string& vm = m_options.vm;
+  const std::string& source = m_golden->vm;
+  std::optional<provenance::ClonedFrom> cloned;
+  if (ours) {
+    if (auto record = provenance::read_provenance(m_options.state_dir, vm); record.ok()) {
+      cloned = record.value().cloned_from;
+    }
+  }
+  if (!cloned || cloned->vm != source) {
+    throw Error(ErrorCategory::usage,
+                "clone of VM '" + source + "' into '" + vm + "'",
+                "a VM named '" + vm + "' exists already (" + observed.vm + ")" +
+                    (ours ? ", and it is not a clone of '" + source + "'" : ""),
+                "choose another name for the clone, or remove that VM first");
+  }
+}
+
+Step CreatePipeline::clone_step(const Observed& observed) {
+  const std::string& source = m_golden->vm;
+  return Step::observed_as(
+      "clone",
+      "clone the verified VM '" + source + "' (record " + short_digest(m_golden->record_sha256) +
+          ") into '" + m_options.vm.str() +
+          "' through Lume: a copy-on-write copy of its disk, nothing pulled",
+      observed.found.has_value(),
+      observed.found ? "a clone of '" + source + "'" : "absent",
+      [this]() -> StepResult {
+        const std::string& vm = m_options.vm;
+        const std::string& source = m_golden->vm;
+        if (m_services.lume.find(lume::VmRef{vm}).value_or_throw()) {
+          return {false, "already cloned from '" + source + "'"};
+        }
+        m_services.lume.clone(lume::CloneRequest{source, vm, std::nullopt, std::nullopt})
+            .value_or_throw();
+        // The clone is ours from here on: a create that stops now resumes over it. Its guest
+        // answers with the source's host key (the disk is a copy), so that key is its pin.
+        provenance::Provenance record;
+        record.vm = vm;
+        record.lume_url = m_options.lume_url;
+        record.image = m_outcome.inherited_image;
+        record.recipe = provenance::RecipeInfo{m_options.recipe_path, m_recipe.sha256};
+        record.cloned_from = m_outcome.cloned_from;
+        record.created_at = record.updated_at = provenance::rfc3339_now();
+        provenance::write_provenance(m_options.state_dir, record).value_or_throw();
+        const auto paths = guest::vm_key_paths(m_options.state_dir, vm).value_or_throw();
+        util::write_file_atomic(paths.known_host, m_golden->known_host, 0600).value_or_throw();
+        return {true, "cloned '" + source + "': 0 bytes pulled"};
+      });
+}
+
 Step CreatePipeline::resize_step() {
   const auto& vm = m_observed_vm;
   return Step::observed_as(
@@ -332,25 +407,28 @@ Step CreatePipeline::resize_step() {
 }
 
 Step CreatePipeline::boot_step() {
-  return Step::observed_as(
-      "boot",
-      "run without display, wait for IP and SSH",
-      m_observed_vm && m_observed_vm->ssh_ready(),
-      m_observed_vm ? m_observed_vm->status_text : "",
-      [this] {
-        // Shared install items: the cache's blob folder, read-only, for the links install makes.
-        std::vector<lume::SharedDirectory> shared;
-        if (!m_options.copy_shared && m_services.cache != nullptr &&
-            std::any_of(m_recipe.install.begin(), m_recipe.install.end(), [](const auto& item) {
-              return item.share;
-            })) {
-          shared.push_back(apply::cache_share(*m_services.cache));
-        }
-        return step_result(
-            lume::boot_vm(
-                m_services.lume, m_options.vm, m_options.boot_timeout, m_services.progress, shared)
-                .value_or_throw());
-      });
+  return Step::observed_as("boot",
+                           "run without display, wait for IP and SSH",
+                           m_observed_vm && m_observed_vm->ssh_ready(),
+                           m_observed_vm ? m_observed_vm->status_text : "",
+                           [this] {
+                             // Shared install items: the cache's blob folder, read-only, for the
+                             // links install makes.
+                             std::vector<lume::SharedDirectory> shared;
+                             if (!m_options.copy_shared && m_services.cache != nullptr &&
+                                 std::any_of(m_recipe.install.begin(),
+                                             m_recipe.install.end(),
+                                             [](const auto& item) { return item.share; })) {
+                               shared.push_back(apply::cache_share(*m_services.cache));
+                             }
+                             return step_result(lume::boot_vm(m_services.lume,
+                                                              m_options.vm,
+                                                              m_options.boot_timeout,
+                                                              m_services.progress,
+                                                              shared,
+                                                              m_recipe.vm.vnc)
+                                                    .value_or_throw());
+                           });
 }
 
 } // namespace lume_unlock::pipeline

@@ -16,6 +16,7 @@
 #include "lume/vm_lifecycle.hpp"
 #include "oci/registry_client.hpp"
 #include "pipeline/bench.hpp"
+#include "pipeline/golden.hpp"
 #include "pipeline/plan.hpp"
 #include "provenance/provenance.hpp"
 #include "recipe/lock_file.hpp"
@@ -44,7 +45,10 @@ struct CreateOptions {
   std::optional<recipe::Recipe> recipe;
   std::optional<std::string> recipe_path; ///< as given, for the record: `recipe->path`
   std::optional<std::string> from;        ///< image reference overriding the recipe's
-  std::optional<std::uint32_t> cpu;       ///< overrides the recipe's vm.cpu
+  /// `clone` (create --from VM): the golden VM copied through Lume instead of pulling an image;
+  /// the recipe must be the one it was made from.
+  std::optional<lume::VmName> clone_source;
+  std::optional<std::uint32_t> cpu; ///< overrides the recipe's vm.cpu
   std::optional<std::uint64_t> memory_bytes;
   std::string lume_url;  ///< recorded in the provenance
   std::string state_dir; ///< host records (provenance) live in <state_dir>/vms/<vm>/
@@ -98,6 +102,9 @@ struct CreateOutcome {
   std::string reference; ///< the image reference used (the lock's pinned one when locked)
   bool locked = false;   ///< the reference came from <recipe>.lock.json
   std::optional<transfer::PulledImage> image;
+  /// A clone: its source, and the image it holds (as the source's record names it).
+  std::optional<provenance::ClonedFrom> cloned_from;
+  std::optional<provenance::ImageInfo> inherited_image;
   std::optional<apply::ShimInstallReport> shim;
   std::optional<apply::ProbeRun> probe;
   std::optional<apply::ProbeVerdict> verdict;
@@ -116,7 +123,9 @@ struct CreateOutcome {
 /// (the recipe's install: items onto the host, verified; only with such items) → image →
 /// resize → boot → connect → facts → install-shim → probe → install (the fetched artifacts into
 /// the guest) → enablement → provenance (→ bench, with options.bench). Every step but bench is
-/// idempotent, so a second create reports them unchanged; bench measures again each time.
+/// idempotent, so a second create reports them unchanged; bench measures again each time. With
+/// options.clone_source the image step is `clone` (the golden VM copied through Lume) and a
+/// `keys` step after connect revokes the source's per-VM key in the copy.
 class CreatePipeline {
 public:
   CreatePipeline(CreateOptions options, CreateServices services)
@@ -153,6 +162,9 @@ private:
   Step fetch_step();
   Step image_step(const Observed& observed);
   Step install_ipsw_step(const Observed& observed);
+  Step clone_step(const Observed& observed);
+  Step revoke_source_key_step();
+  void check_clone_target(const Observed& observed, bool ours);
   Step resize_step();
   Step boot_step();
   Step connect_step();
@@ -177,6 +189,7 @@ private:
   std::optional<recipe::VerifiedExternalShim> m_external_shim;
   std::optional<apply::StagingArea> m_staging;
   oci::Reference m_reference;
+  std::optional<GoldenSource> m_golden; ///< a clone's source, checked by the preflight
   std::optional<lume::VmDetails> m_observed_vm;
   std::unique_ptr<guest::GuestSession> m_session;
   std::optional<guest::GuestFacts> m_facts;

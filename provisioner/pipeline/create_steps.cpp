@@ -244,6 +244,23 @@ Step CreatePipeline::connect_step() {
       });
 }
 
+Step CreatePipeline::revoke_source_key_step() {
+  const std::string& source = m_golden->vm;
+  return Step::unobserved(
+      "keys",
+      "revoke '" + source + "''s per-VM key in the clone (the login above installed its own); " +
+          "the SSH host key stays " + source + "'s (" + m_golden->fingerprint +
+          "): the disk is a copy, and changing it needs root in the guest",
+      [this]() -> StepResult {
+        const std::string& source = m_golden->vm;
+        const bool revoked =
+            revoke_authorized_key(*m_session, m_golden->public_key).value_or_throw();
+        return {revoked,
+                revoked ? "revoked '" + source + "''s key"
+                        : "'" + source + "''s key is not in ~/.ssh/authorized_keys"};
+      });
+}
+
 Step CreatePipeline::facts_step() {
   return Step::unobserved(
       "facts", "read the guest's OS, architecture, uid and home", [this]() -> StepResult {
@@ -351,7 +368,10 @@ Step CreatePipeline::provenance_step() {
       "provenance", "write the provenance record (guest, then host)", [this]() -> StepResult {
         const lume::VmDetails vm = current_details();
         const std::string guest_path = guest_record_path(m_facts->home);
-        const auto previous = read_guest_record(*m_session, m_facts->home);
+        auto previous = read_guest_record(*m_session, m_facts->home);
+        if (m_golden && previous && previous->vm != m_options.vm.str()) {
+          previous.reset(); // a clone's disk holds its source's record: not this VM's history
+        }
         std::optional<provenance::Provenance> host_previous;
         if (auto host = provenance::read_provenance(m_options.state_dir, m_options.vm); host.ok()) {
           host_previous = host.value();
@@ -421,6 +441,12 @@ provenance::Provenance build_provenance(const CreateOptions& options,
   }
   if (outcome.image) {
     record.image = image_info(*outcome.image);
+  } else if (outcome.inherited_image) {
+    record.image = outcome.inherited_image;
+  }
+  record.cloned_from = outcome.cloned_from;
+  if (!record.cloned_from && previous) {
+    record.cloned_from = previous->cloned_from; // a create over a clone keeps where it came from
   }
   provenance::HardwareInfo& hardware = record.hardware.emplace();
   hardware.cpu = static_cast<std::int64_t>(vm.cpu_count);

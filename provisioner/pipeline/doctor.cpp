@@ -4,13 +4,20 @@
 #include "lume/host_preference.hpp"
 #include "lume/storage.hpp"
 #include "oci/reference.hpp"
+#include "pipeline/status.hpp"
+#include "provenance/provenance.hpp"
 #include "recipe/recipe.hpp"
 #include "util/atomic_file.hpp"
+#include "util/child_process.hpp"
 #include "util/text.hpp"
+#include "util/text_check.hpp"
 
 #include <sys/statvfs.h>
+#include <unistd.h>
 
+#include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 namespace lume_unlock::pipeline {
@@ -61,6 +68,111 @@ DoctorCheck check_lume(const DoctorOptions& options) {
     check.fix = "macOS allows two running macOS VMs per host: stop one before 'create'";
   }
   return check;
+}
+
+/// Whether lume-unlock started `vm` headless: it has a host record, and the recipe that record
+/// names (when it still loads) does not ask for VNC with `vm.display: vnc`.
+bool started_headless(const DoctorOptions& options, const std::string& vm) {
+  auto record = provenance::read_provenance(options.state_dir, vm);
+  if (!record.ok()) {
+    return false;
+  }
+  const auto& recipe = record.value().recipe;
+  if (recipe && recipe->path) {
+    auto loaded = recipe::load_recipe(*recipe->path);
+    return !loaded.ok() || !loaded.value().vm.vnc;
+  }
+  return true;
+}
+
+DoctorCheck check_vnc(const DoctorOptions& options) {
+  lume::LumeClient client = lume_client(options);
+  auto vms = client.list();
+  if (!vms) {
+    return {"vnc", Verdict::skip, "cannot list Lume's VMs", vms.error().message()};
+  }
+  std::vector<std::string> open;
+  for (const lume::VmDetails& vm : vms.value()) {
+    const std::optional<std::string> listener = vnc_listener(vm);
+    if (listener && started_headless(options, vm.name)) {
+      open.push_back("'" + vm.name + "' at " + *listener);
+    }
+  }
+  if (open.empty()) {
+    return {"vnc", Verdict::ok, "no VM lume-unlock started headless has a VNC listener", ""};
+  }
+  return {"vnc",
+          Verdict::warn,
+          "Lume runs a VNC server for " + util::join(open, ", ") +
+              ", though lume-unlock started it with \"vnc\": \"disabled\": this Lume predates "
+              "the field (0.5.3 ignores it and listens on every interface, trycua/cua#3878)",
+          "update Lume past 0.5.3, stop the VM (`lume stop NAME`) and start it again with "
+          "`lume-unlock create NAME --recipe FILE`; until then block its port to other hosts "
+          "(macOS firewall), or write `vm.display: vnc` in its recipe to keep VNC on purpose"};
+}
+
+/// `lume` on PATH, else where Lume's install script puts it (~/.local/bin).
+std::optional<std::string> lume_executable() {
+  const char* path = std::getenv("PATH");
+  std::vector<std::string> dirs;
+  std::string rest = path != nullptr ? path : "";
+  for (std::size_t colon; (colon = rest.find(':')) != std::string::npos;) {
+    dirs.push_back(rest.substr(0, colon));
+    rest.erase(0, colon + 1);
+  }
+  dirs.push_back(rest);
+  if (const char* home = std::getenv("HOME")) {
+    dirs.push_back(std::string(home) + "/.local/bin");
+  }
+  for (const std::string& dir : dirs) {
+    const std::string candidate = (dir.empty() ? "." : dir) + "/lume";
+    if (access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+  }
+  return std::nullopt;
+}
+
+/// MAJOR.MINOR.PATCH at the start of `text` ("0.5.3", "0.5.4-nightly.20260812"); nothing else.
+std::optional<std::array<int, 3>> version_numbers(const std::string& text) {
+  std::array<int, 3> v{};
+  int used = 0;
+  if (std::sscanf(text.c_str(), "%d.%d.%d%n", &v[0], &v[1], &v[2], &used) != 3 || used == 0) {
+    return std::nullopt;
+  }
+  return v;
+}
+
+DoctorCheck check_lume_version() {
+  const std::optional<std::string> lume = lume_executable();
+  if (!lume) {
+    return {"lume-version",
+            Verdict::skip,
+            "no `lume` on PATH or in ~/.local/bin: its version is unknown",
+            std::string("lume-unlock needs Lume ") + lume::k_minimum_lume_version + " or newer"};
+  }
+  auto ran = util::run_child({*lume, "--version"});
+  const std::string said =
+      util::display_text(ran.ok() ? util::trim(ran.value().stdout_text) : std::string());
+  const auto version = version_numbers(said);
+  if (!version) {
+    return {"lume-version",
+            Verdict::warn,
+            "`" + *lume + " --version` " +
+                (ran.ok() ? "printed no version ('" + said + "')"
+                          : "did not run: " + ran.error().message()),
+            std::string("lume-unlock needs Lume ") + lume::k_minimum_lume_version + " or newer"};
+  }
+  const std::string detail = "Lume " + said + " (" + *lume + ")";
+  if (*version < *version_numbers(lume::k_minimum_lume_version)) {
+    return {"lume-version",
+            Verdict::warn,
+            detail + " is older than " + lume::k_minimum_lume_version +
+                ", the first whose pulls rebuild images that reuse a chunk digest "
+                "(trycua/cua#3066)",
+            "update Lume: rerun its install script (trycua/cua libs/lume/scripts/install.sh)"};
+  }
+  return {"lume-version", Verdict::ok, detail, ""};
 }
 
 DoctorCheck check_state_dir(const DoctorOptions& options) {
@@ -204,6 +316,8 @@ const char* verdict_name(Verdict verdict) {
 std::vector<DoctorCheck> run_doctor(const DoctorOptions& options) {
   std::vector<DoctorCheck> checks;
   checks.push_back(check_lume(options));
+  checks.push_back(check_lume_version());
+  checks.push_back(check_vnc(options));
   checks.push_back(check_state_dir(options));
   checks.push_back(check_host_preference());
   checks.push_back(check_disk(options));

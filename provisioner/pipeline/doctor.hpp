@@ -43,7 +43,10 @@ struct DoctorOptions {
   std::function<Result<DoctorBundle>(const std::optional<std::string>& recipe_bundle)> load_bundle;
 };
 
-/// Runs every check, in order: lume (reachable, VMs running of those allowed), state-dir
+/// Runs every check, in order: lume (reachable, VMs running of those allowed), lume-version
+/// (`lume --version` on PATH or in ~/.local/bin: warn below lume::k_minimum_lume_version), vnc
+/// (warn for a VM lume-unlock started headless, having its host record, that Lume still reports a
+/// vncUrl for: a Lume that ignores `"vnc":"disabled"`), state-dir
 /// (writable), host-preference (lume::read_host_preference; skipped off macOS), disk (free space
 /// in Lume's default storage location, asked of Lume), registry (the recipe's image resolves) and
 /// bundle (loads and verifies, has a darwin-arm64 entry). A failed check is a verdict, not an

@@ -31,15 +31,11 @@ constexpr const char* k_report_file = "report.json";
 std::vector<std::pair<std::string, std::string>>
 recorded_raw(const provenance::Provenance& record) {
   std::vector<std::pair<std::string, std::string>> out;
-  if (!record.bench || !record.bench->is_object() || !record.bench->contains("raw") ||
-      !(*record.bench)["raw"].is_object()) {
-    return out;
-  }
-  const auto& raw = (*record.bench)["raw"];
+  const nlohmann::json bench = record.bench.value_or(nullptr);
   for (const char* name : k_bench_raw_names) {
-    if (raw.contains(name) && raw[name].is_object() &&
-        raw[name].value("sha256", nlohmann::json()).is_string()) {
-      out.emplace_back(name, raw[name]["sha256"].get<std::string>());
+    const auto& raw = report::member(report::member(bench, "raw"), name);
+    if (!report::text_at(raw, "sha256").empty()) {
+      out.emplace_back(name, raw["sha256"].get<std::string>());
     }
   }
   return out;
@@ -260,12 +256,10 @@ Result<std::vector<report::CheckItem>> check_report(guest::GuestSession& session
                          guest::hash_guest_files(session, report::report_guest_files(report)));
 
   enablement::Profile profile = enablement::Profile::standard();
-  const auto& recorded = report.value("profile", nlohmann::json::object());
-  if (recorded.value("apple_family_max", nlohmann::json()).is_number_unsigned()) {
-    profile.apple_family_max = recorded["apple_family_max"].get<std::uint64_t>();
-  }
-  if (recorded.value("max_threadgroup_memory", nlohmann::json()).is_number_unsigned()) {
-    profile.max_threadgroup_memory = recorded["max_threadgroup_memory"].get<std::uint64_t>();
+  for (auto [key, limit] : {std::pair{"apple_family_max", &profile.apple_family_max},
+                            std::pair{"max_threadgroup_memory", &profile.max_threadgroup_memory}}) {
+    const auto& recorded = report::member(report::member(report, "profile"), key);
+    *limit = recorded.is_number_unsigned() ? recorded.get<std::uint64_t>() : *limit;
   }
   LUME_UNLOCK_TRY_ASSIGN(auto facts, guest::gather_guest_facts(session));
   LUME_UNLOCK_TRY_ASSIGN(auto observed, apply::observe_enablement(session, facts));

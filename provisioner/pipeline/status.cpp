@@ -307,4 +307,17 @@ nlohmann::json to_json(const StatusReport& report) {
   return {{"drift", report.drift()}, {"items", items}};
 }
 
+std::optional<std::string> vnc_listener(const lume::VmDetails& details) {
+  if (!details.vnc_url) {
+    return std::nullopt;
+  }
+  const std::string& url = *details.vnc_url;
+  const std::size_t at = url.rfind('@');
+  const std::size_t scheme = url.find("://");
+  if (at != std::string::npos) {
+    return url.substr(at + 1);
+  }
+  return scheme == std::string::npos ? url : url.substr(scheme + 3);
+}
+
 } // namespace lume_unlock::pipeline

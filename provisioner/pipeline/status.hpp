@@ -1,11 +1,13 @@
 #pragma once
 
 #include "guest/session.hpp"
+#include "lume/types.hpp"
 #include "provenance/provenance.hpp"
 #include "util/result.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,5 +46,10 @@ Result<StatusReport> check_status(guest::GuestSession& session,
                                   const provenance::Provenance& record);
 
 nlohmann::json to_json(const StatusReport& report);
+
+/// Where Lume's VNC server for a VM listens, from its vncUrl ("vnc://:PASSWORD@HOST:PORT") with
+/// the password left out: "HOST:PORT". Nothing when vncUrl is null: no listener (a run with
+/// `"vnc":"disabled"` on a Lume newer than 0.5.3, or a stopped VM).
+std::optional<std::string> vnc_listener(const lume::VmDetails& details);
 
 } // namespace lume_unlock::pipeline

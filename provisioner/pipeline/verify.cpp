@@ -4,7 +4,7 @@
 #include "guest/guest_records.hpp"
 #include "pipeline/vm_state.hpp"
 #include "provenance/provenance.hpp"
-#include "verify/llama_log_parts.hpp"
+#include "verify/llama_log.hpp"
 
 namespace lume_unlock::pipeline {
 

@@ -164,6 +164,10 @@ void read_sections(const JsonObject& in, Provenance& r) {
   if (const auto recipe = in.find("recipe")) {
     r.recipe = RecipeInfo{text(recipe->object(), "path"), text(recipe->object(), "sha256")};
   }
+  if (const auto cloned = in.find("cloned_from")) {
+    const JsonObject c = cloned->object();
+    r.cloned_from = ClonedFrom{text(c, "vm"), text(c, "record_sha256"), text(c, "ssh_host_key")};
+  }
   r.bench = object_json(in, "bench");
   if (const auto artifacts = in.find("artifacts")) {
     r.artifacts = read_artifacts(*artifacts);
@@ -305,6 +309,13 @@ json to_json(const Provenance& r) {
   if (r.recipe) {
     put_object(
         out, "recipe", {{"path", known(r.recipe->path)}, {"sha256", known(r.recipe->sha256)}});
+  }
+  if (r.cloned_from) {
+    json cloned = json::object();
+    put(cloned, "vm", r.cloned_from->vm);
+    put(cloned, "record_sha256", r.cloned_from->record_sha256);
+    put(cloned, "ssh_host_key", r.cloned_from->ssh_host_key);
+    put_object(out, "cloned_from", cloned);
   }
   put(out, "bench", r.bench);
   if (r.artifacts) {

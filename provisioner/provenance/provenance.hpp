@@ -130,6 +130,15 @@ struct ArtifactRecord {
   }
 };
 
+/// A VM made by `lume-unlock clone` from a verified golden VM: which one, the digest of its
+/// host record when it was cloned, and the guest's SSH host key, which is the source's (the
+/// disk is a copy; changing the key needs root in the guest).
+struct ClonedFrom {
+  std::optional<std::string> vm;
+  std::optional<std::string> record_sha256;
+  std::optional<std::string> ssh_host_key; ///< "SHA256:<base64>", the source's
+};
+
 inline constexpr const char* k_schema = "lume-unlock/provenance/v1";
 
 struct Provenance {
@@ -142,6 +151,7 @@ struct Provenance {
   std::optional<std::vector<EnablementRecord>> enablement;
   std::optional<ProbeInfo> probe;
   std::optional<RecipeInfo> recipe;
+  std::optional<ClonedFrom> cloned_from;
   /// The last `lume-unlock bench` (verify::bench_record): the figures per test, the llama.cpp
   /// build, model type, host chip when known, the unlocked run's log verdict and the gate.
   std::optional<nlohmann::json> bench;

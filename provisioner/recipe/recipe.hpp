@@ -72,6 +72,8 @@ struct VmSpec {
   std::uint64_t memory_bytes = 16ULL << 30;
   std::optional<std::uint64_t> disk_bytes; ///< absent: keep the image's disk
   std::optional<std::string> display;      ///< "WIDTHxHEIGHT"
+  /// `display: vnc`: the VM keeps Lume's VNC listener; without it runs are started without one.
+  bool vnc = false;
 };
 
 struct GuestSpec {

@@ -266,8 +266,15 @@ void parse_vm_section(const YamlReader& p,
         [&](auto& v, auto& g) { recipe.vm.disk_bytes = vm_size(p, v, g, k_max_disk_bytes); }},
        {"display", [&](auto& v, auto& g) {
           std::string d = p.string(v, g);
+          if (d == "vnc") {
+            recipe.vm.vnc = true;
+            return;
+          }
           if (!is_display_size(d)) {
-            p.fail(v, g, "'" + d + "' is not WIDTHxHEIGHT", "for example 1920x1080");
+            p.fail(v,
+                   g,
+                   "'" + d + "' is neither WIDTHxHEIGHT nor 'vnc'",
+                   "for example 1920x1080, or vnc to keep Lume's VNC listener");
           }
           recipe.vm.display = d;
         }}});

@@ -31,11 +31,20 @@ struct HostFacts {
 /// or names no count.
 std::optional<std::int64_t> gpu_cores_from_system_profiler(std::string_view json_text);
 
-/// A command's output without its trailing newline; absent when empty.
+/// A command's output trimmed; absent when empty.
 std::optional<std::string> trimmed_fact(std::string_view output);
 
-/// {"mac": bool, "macos_version", "macos_build", "chip", "gpu_cores"}, absent facts omitted.
+/// Absent facts omitted.
 nlohmann::json to_json(const HostFacts& facts);
+
+/// Reading a report back, leniently (its bench is a record read from disk): `object[key]` when
+/// `object` is an object holding it, else null; the number or string there, else nothing / "".
+const nlohmann::json& member(const nlohmann::json& object, const char* key);
+std::optional<double> number_at(const nlohmann::json& object, const char* key);
+std::string text_at(const nlohmann::json& object, const char* key);
+/// A figure as report.md and the chart write it: "11.08x", or for a `share` of host "98.25%";
+/// "—" when `value` is not a number.
+std::string figure_text(const nlohmann::json& value, bool share, int decimals);
 
 inline constexpr const char* k_report_schema = "lume-unlock/report/v1";
 
@@ -102,11 +111,12 @@ nlohmann::json compare_with_published(const nlohmann::json& bench);
 /// there is nothing to say or no published run.
 nlohmann::json published_comparison_notes(const nlohmann::json& bench);
 
-/// What `report --check` read of the VM now.
+/// What `report --check` read of the VM now: the image digest of its host record, guest path →
+/// sha256 (absent: missing) and lume-unlock-probe --json run again.
 struct ObservedVm {
-  std::optional<std::string> image_digest;        ///< the VM's provenance record on this host
-  std::map<std::string, std::string> file_sha256; ///< guest path → sha256 (absent: missing)
-  nlohmann::json probe_stock;                     ///< lume-unlock-probe --json, run again
+  std::optional<std::string> image_digest;
+  std::map<std::string, std::string> file_sha256;
+  nlohmann::json probe_stock;
   nlohmann::json probe_unlocked;
 };
 
@@ -118,9 +128,8 @@ struct CheckItem {
   bool ok() const { return expected == found; }
 };
 
-/// The report.json of a report folder, checked to be one: a JSON object whose schema is
-/// k_report_schema and whose vm, image, shim.files, artifacts and probe have their types.
-/// Fails (category verification) naming `source` and the key.
+/// The report.json of a report folder, checked to be one (schema, vm, image, probe, shim and
+/// artifact files) with util/json_reader. Fails (category verification) naming `source`.
 Result<nlohmann::json> parse_report(const std::string& text, const std::string& source);
 
 /// Every guest file whose sha256 the report holds: the shim files, then the artifacts' files.
@@ -135,10 +144,6 @@ std::vector<CheckItem> compare_report(const nlohmann::json& report, const Observ
 /// settings, image, shim, probe, enablement, artifacts), how to reproduce and re-check, and the
 /// raw inputs with their sha256. Every figure is read from the report. Pure.
 std::string render_report_markdown(const nlohmann::json& report);
-
-/// The chart's fixed size in CSS pixels (its width and height attributes).
-inline constexpr int k_chart_width = 960;
-inline constexpr int k_chart_height = 540;
 
 /// speedup.svg from a report.json (build_report): one panel per test (pp512, tg128, …) of the
 /// bench's model, each with its own tokens/s axis, bars for stock, unlocked and host (when

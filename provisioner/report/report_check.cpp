@@ -1,16 +1,12 @@
 #include "report/report.hpp"
+#include "util/json_reader.hpp"
+#include "util/text_check.hpp"
 
 namespace lume_unlock::report {
 
 namespace {
 
 const std::string k_missing = "missing";
-
-Error bad_report(const std::string& source,
-                 const std::string& why,
-                 const char* hint = "write it again with 'lume-unlock report NAME --out DIR'") {
-  return Error(ErrorCategory::verification, "report " + source, why, hint);
-}
 
 std::string answer(const nlohmann::json& value) {
   return value.is_null() ? k_missing : value.dump();
@@ -29,64 +25,44 @@ void compare_probe(const char* side,
          answer(family["stock"]),
          answer(family["unlocked"])});
   }
-  const auto tg = [](const nlohmann::json& probe) {
-    return probe.is_object() && probe.contains("max_threadgroup_memory")
-               ? probe["max_threadgroup_memory"]
-               : nlohmann::json();
-  };
   items.push_back({std::string("probe ") + side + " threadgroup memory",
-                   answer(tg(recorded)),
-                   answer(tg(now))});
-}
-
-Status expect_type(const nlohmann::json& report,
-                   const char* key,
-                   nlohmann::json::value_t type,
-                   const char* type_name,
-                   const std::string& source) {
-  if (!report.contains(key) || report[key].type() != type) {
-    return bad_report(source, std::string("its '") + key + "' is missing or not " + type_name);
-  }
-  return ok_status();
+                   answer(member(recorded, "max_threadgroup_memory")),
+                   answer(member(now, "max_threadgroup_memory"))});
 }
 
 } // namespace
 
 Result<nlohmann::json> parse_report(const std::string& text, const std::string& source) {
-  auto report = nlohmann::json::parse(text, nullptr, false);
-  if (!report.is_object()) {
-    return bad_report(source, "it is not a JSON object");
-  }
-  if (report.value("schema", nlohmann::json()) != k_report_schema) {
-    return bad_report(source,
-                      std::string("its schema is not '") + k_report_schema + "'",
-                      "check a folder that 'lume-unlock report' wrote");
-  }
-  using type = nlohmann::json::value_t;
-  LUME_UNLOCK_TRY(expect_type(report, "vm", type::string, "a string", source));
-  LUME_UNLOCK_TRY(expect_type(report, "image", type::object, "an object", source));
-  LUME_UNLOCK_TRY(expect_type(report, "shim", type::object, "an object", source));
-  LUME_UNLOCK_TRY(expect_type(report, "artifacts", type::array, "an array", source));
-  LUME_UNLOCK_TRY(expect_type(report, "probe", type::object, "an object", source));
-  if (!report["shim"].contains("files") || !report["shim"]["files"].is_array()) {
-    return bad_report(source, "its 'shim.files' is missing or not an array");
-  }
-  std::vector<nlohmann::json> files(report["shim"]["files"].begin(), report["shim"]["files"].end());
-  for (const auto& artifact : report["artifacts"]) {
-    const auto listed =
-        artifact.is_object() ? artifact.value("files", nlohmann::json::array()) : nlohmann::json();
-    if (!listed.is_array()) {
-      return bad_report(source, "an artifact has no list of files");
+  const util::JsonDocument document{ErrorCategory::verification,
+                                    "report " + source,
+                                    "write it again with 'lume-unlock report NAME --out DIR'"};
+  return util::read_json_text(text, document, [](const util::JsonValue& value) {
+    const util::JsonObject report = value.object();
+    const util::JsonValue schema = report.at("schema", "a string");
+    if (schema.string() != k_report_schema) {
+      schema.fail(std::string("expected '") + k_report_schema + "', got " +
+                      util::quote_for_message(schema.string()),
+                  "check a folder that 'lume-unlock report' wrote");
     }
-    files.insert(files.end(), listed.begin(), listed.end());
-  }
-  for (const auto& file : files) {
-    if (!file.is_object() || !file.value("path", nlohmann::json()).is_string() ||
-        !file.value("sha256", nlohmann::json()).is_string()) {
-      return bad_report(source, "a file of its shim or artifacts has no path or sha256");
+    report.string("vm");
+    report.object("image");
+    report.object("probe");
+    std::vector<util::JsonValue> files = report.object("shim").array("files");
+    for (const util::JsonValue& artifact : report.array("artifacts")) {
+      for (const auto& file : artifact.object()
+                                  .optional("files", &util::JsonValue::array)
+                                  .value_or(std::vector<util::JsonValue>())) {
+        files.push_back(file);
+      }
     }
-  }
-  return report;
+    // A file has the sha256 `report --check` compares, or, a link, its target.
+    for (const util::JsonValue& item : files) {
+      const util::JsonObject file = item.object();
+      file.string("path");
+      file.string(file.has("link") ? "link" : "sha256");
+    }
+    return value.json();
+  });
 }
 
 std::vector<std::string> report_guest_files(const nlohmann::json& report) {

@@ -1,6 +1,8 @@
 #include "provenance/provenance.hpp"
 #include "report/report.hpp"
+#include "util/json_reader.hpp"
 #include "util/sha256.hpp"
+#include "util/text.hpp"
 #include "verify/bench.hpp"
 
 #include <algorithm>
@@ -8,56 +10,28 @@
 namespace lume_unlock::report {
 
 std::optional<std::int64_t> gpu_cores_from_system_profiler(std::string_view json_text) {
-  const auto doc = nlohmann::json::parse(json_text, nullptr, false);
-  if (!doc.is_object() || !doc.contains("SPDisplaysDataType") ||
-      !doc["SPDisplaysDataType"].is_array()) {
-    return std::nullopt;
-  }
-  for (const auto& adapter : doc["SPDisplaysDataType"]) {
-    if (!adapter.is_object() || !adapter.contains("sppci_cores")) {
-      continue;
-    }
-    const auto& cores = adapter["sppci_cores"];
-    if (cores.is_number_integer()) {
-      return cores.get<std::int64_t>();
-    }
-    if (cores.is_string()) {
-      const std::string text = cores.get<std::string>();
-      if (!text.empty() && text.size() < 7 &&
-          text.find_first_not_of("0123456789") == std::string::npos) {
-        return std::stoll(text);
-      }
-    }
-  }
-  return std::nullopt;
+  // The first display adapter that names its count: an integer, or a string of digits.
+  const auto cores = util::read_json_text(
+      json_text, {ErrorCategory::failure, ""}, [](const util::JsonValue& document) {
+        for (const util::JsonValue& adapter : document.object().array("SPDisplaysDataType")) {
+          const auto count = adapter.object().find("sppci_cores");
+          if (count && count->json().is_number_integer()) {
+            return std::optional<std::int64_t>(count->integer());
+          }
+          const std::string text = count ? count->string() : "";
+          if (!text.empty() && text.size() < 7 &&
+              text.find_first_not_of("0123456789") == std::string::npos) {
+            return std::optional<std::int64_t>(std::stoll(text));
+          }
+        }
+        return std::optional<std::int64_t>();
+      });
+  return cores.ok() ? cores.value() : std::nullopt;
 }
 
 std::optional<std::string> trimmed_fact(std::string_view output) {
-  while (!output.empty() && (output.back() == '\n' || output.back() == '\r' ||
-                             output.back() == ' ' || output.back() == '\t')) {
-    output.remove_suffix(1);
-  }
-  if (output.empty()) {
-    return std::nullopt;
-  }
-  return std::string(output);
-}
-
-nlohmann::json to_json(const HostFacts& facts) {
-  nlohmann::json out = {{"mac", facts.mac}};
-  if (facts.macos_version) {
-    out["macos_version"] = *facts.macos_version;
-  }
-  if (facts.macos_build) {
-    out["macos_build"] = *facts.macos_build;
-  }
-  if (facts.chip) {
-    out["chip"] = *facts.chip;
-  }
-  if (facts.gpu_cores) {
-    out["gpu_cores"] = *facts.gpu_cores;
-  }
-  return out;
+  std::string fact = util::trim(output);
+  return fact.empty() ? std::nullopt : std::optional<std::string>(fact);
 }
 
 namespace {
@@ -69,20 +43,50 @@ void put(nlohmann::json& out, const char* key, const std::optional<T>& value) {
   }
 }
 
-nlohmann::json family_answer(const nlohmann::json& probe, const std::string& code) {
-  if (probe.is_object() && probe.contains("families") && probe["families"].is_object() &&
-      probe["families"].contains(code) && probe["families"][code].is_boolean()) {
-    return probe["families"][code];
+} // namespace
+
+nlohmann::json to_json(const HostFacts& facts) {
+  nlohmann::json out = {{"mac", facts.mac}};
+  put(out, "macos_version", facts.macos_version);
+  put(out, "macos_build", facts.macos_build);
+  put(out, "chip", facts.chip);
+  put(out, "gpu_cores", facts.gpu_cores);
+  return out;
+}
+
+const nlohmann::json& member(const nlohmann::json& object, const char* key) {
+  static const nlohmann::json null;
+  return object.is_object() && object.contains(key) ? object[key] : null;
+}
+
+std::optional<double> number_at(const nlohmann::json& object, const char* key) {
+  const auto& value = member(object, key);
+  return value.is_number() ? std::optional<double>(value.get<double>()) : std::nullopt;
+}
+
+std::string text_at(const nlohmann::json& object, const char* key) {
+  const auto& value = member(object, key);
+  return value.is_string() ? value.get<std::string>() : std::string();
+}
+
+std::string figure_text(const nlohmann::json& value, bool share, int decimals) {
+  if (!value.is_number()) {
+    return "—";
   }
-  return nullptr;
+  return share ? verify::fixed_decimals(value.get<double>() * 100, decimals) + "%"
+               : verify::fixed_decimals(value.get<double>(), decimals) + "x";
+}
+
+namespace {
+
+nlohmann::json family_answer(const nlohmann::json& probe, const std::string& code) {
+  const auto& answer = member(member(probe, "families"), code.c_str());
+  return answer.is_boolean() ? answer : nullptr;
 }
 
 nlohmann::json threadgroup_memory(const nlohmann::json& probe) {
-  if (probe.is_object() && probe.contains("max_threadgroup_memory") &&
-      probe["max_threadgroup_memory"].is_number_integer()) {
-    return probe["max_threadgroup_memory"];
-  }
-  return nullptr;
+  const auto& bytes = member(probe, "max_threadgroup_memory");
+  return bytes.is_number_integer() ? bytes : nullptr;
 }
 
 nlohmann::json lume_settings(const ReportInputs& inputs) {
@@ -105,13 +109,12 @@ nlohmann::json lume_settings(const ReportInputs& inputs) {
 
 nlohmann::json host_section(const ReportInputs& inputs) {
   nlohmann::json out = to_json(inputs.host);
-  const auto& bench = inputs.record.bench;
-  if (bench && bench->is_object() && bench->contains("host_chip") &&
-      (*bench)["host_chip"].is_string()) {
-    out["bench_gpu_info"] = {{"value", (*bench)["host_chip"]},
+  const auto bench = inputs.record.bench.value_or(nullptr);
+  if (member(bench, "host_chip").is_string()) {
+    out["bench_gpu_info"] = {{"value", bench["host_chip"]},
                              {"source",
                               "llama-bench's gpu_info in the host run (" +
-                                  bench->value("host_source", std::string("host")) + ")"}};
+                                  bench.value("host_source", std::string("host")) + ")"}};
   }
   return out;
 }
@@ -133,16 +136,6 @@ nlohmann::json bench_section(const provenance::Provenance& record) {
 }
 
 constexpr const char* k_avg_statistic = "ratio of avg_ts";
-
-const nlohmann::json& member(const nlohmann::json& object, const char* key) {
-  static const nlohmann::json null;
-  return object.is_object() && object.contains(key) ? object[key] : null;
-}
-
-std::optional<double> number(const nlohmann::json& object, const char* key) {
-  const auto& value = member(object, key);
-  return value.is_number() ? std::optional<double>(value.get<double>()) : std::nullopt;
-}
 
 std::optional<int> whole(const nlohmann::json& object, const char* key) {
   const auto& value = member(object, key);
@@ -178,11 +171,13 @@ nlohmann::json compare_probe_families(const nlohmann::json& stock, const nlohman
   nlohmann::json out = nlohmann::json::array();
   std::vector<std::string> codes;
   for (const auto* probe : {&unlocked, &stock}) {
-    if (probe->is_object() && probe->contains("families") && (*probe)["families"].is_object()) {
-      for (const auto& [code, answer] : (*probe)["families"].items()) {
-        if (std::find(codes.begin(), codes.end(), code) == codes.end()) {
-          codes.push_back(code);
-        }
+    const auto& families = member(*probe, "families");
+    for (const auto& [code, answer] : families.items()) {
+      if (!families.is_object()) {
+        break;
+      }
+      if (std::find(codes.begin(), codes.end(), code) == codes.end()) {
+        codes.push_back(code);
       }
     }
   }
@@ -209,11 +204,11 @@ nlohmann::json build_report(const ReportInputs& inputs) {
   }
   const nlohmann::json whole = provenance::to_json(record);
   for (const char* key : {"guest", "image", "recipe"}) {
-    out[key] = whole.contains(key) ? whole[key] : nlohmann::json::object();
+    out[key] = whole.value(key, nlohmann::json::object());
   }
   out["lume"] = lume_settings(inputs);
-  nlohmann::json shim = whole.contains("shim") ? whole["shim"] : nlohmann::json::object();
-  out["profile"] = shim.contains("profile") ? shim["profile"] : nlohmann::json::object();
+  nlohmann::json shim = whole.value("shim", nlohmann::json::object());
+  out["profile"] = shim.value("profile", nlohmann::json::object());
   shim.erase("profile");
   if (!shim.contains("files")) {
     shim["files"] = nlohmann::json::array();
@@ -235,8 +230,8 @@ nlohmann::json build_report(const ReportInputs& inputs) {
     notes.push_back("the record holds no probe answers: run 'lume-unlock verify " + record.vm +
                     "'");
   }
-  out["enablement"] = whole.contains("enablement") ? whole["enablement"] : nlohmann::json::array();
-  out["artifacts"] = whole.contains("artifacts") ? whole["artifacts"] : nlohmann::json::array();
+  out["enablement"] = whole.value("enablement", nlohmann::json::array());
+  out["artifacts"] = whole.value("artifacts", nlohmann::json::array());
   out["bench"] = bench_section(record);
   if (!out["bench"]["ran"].get<bool>()) {
     notes.push_back(out["bench"]["why"]);
@@ -271,9 +266,7 @@ nlohmann::json compare_with_published(const nlohmann::json& bench) {
   if (!published.is_object()) {
     return nullptr;
   }
-  const std::string command = member(published, "command").is_string()
-                                  ? published["command"].get<std::string>()
-                                  : std::string();
+  const std::string command = text_at(published, "command");
   const verify::BenchRequest request = recorded_request(bench);
   nlohmann::json out = {
       {"source", member(published, "source")},
@@ -285,15 +278,14 @@ nlohmann::json compare_with_published(const nlohmann::json& bench) {
   nlohmann::json rows = nlohmann::json::array();
   const auto& tests = member(bench, "tests");
   for (const auto& test : tests.is_array() ? tests : nlohmann::json::array()) {
-    const auto& kind = member(test, "kind");
     for (const char* figure : {"speedup", "host_ratio"}) {
-      const auto& figures = member(published, figure);
-      if (!kind.is_string() || !figures.is_object() || !figures.contains(kind.get<std::string>()) ||
-          !figures[kind.get<std::string>()].is_number()) {
+      const auto published_figure =
+          number_at(member(published, figure), text_at(test, "kind").c_str());
+      if (!published_figure) {
         continue;
       }
-      const double target = figures[kind.get<std::string>()].get<double>();
-      const auto median = number(member(test, "median"), figure);
+      const double target = *published_figure;
+      const auto median = number_at(member(test, "median"), figure);
       rows.push_back(
           {{"test", member(test, "test")},
            {"figure", figure},
@@ -301,7 +293,7 @@ nlohmann::json compare_with_published(const nlohmann::json& bench) {
            {"measured", median ? nlohmann::json(*median) : nlohmann::json()},
            {"published", target},
            {"verdict", median ? published_verdict(*median, target) : unmeasured(figure, true)}});
-      const auto mean = number(test, figure);
+      const auto mean = number_at(test, figure);
       rows.push_back({{"test", member(test, "test")},
                       {"figure", figure},
                       {"statistic", k_avg_statistic},

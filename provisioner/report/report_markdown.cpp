@@ -12,10 +12,10 @@ using verify::fixed_decimals;
 
 /// A JSON value as a table cell: strings bare, absent as "—", '|' escaped.
 std::string cell(const nlohmann::json& object, const char* key) {
-  if (!object.is_object() || !object.contains(key) || object[key].is_null()) {
+  const auto& value = member(object, key);
+  if (value.is_null()) {
     return "—";
   }
-  const auto& value = object[key];
   std::string text = value.is_string() ? value.get<std::string>() : value.dump();
   std::string out;
   for (const char c : text) {
@@ -25,14 +25,10 @@ std::string cell(const nlohmann::json& object, const char* key) {
 }
 
 std::string figure(const nlohmann::json& test, const char* ts, const char* stddev) {
-  if (!test.contains(ts) || !test[ts].is_number()) {
-    return "—";
-  }
-  std::string out = fixed_decimals(test[ts].get<double>(), 2);
-  if (test.contains(stddev) && test[stddev].is_number()) {
-    out += " ± " + fixed_decimals(test[stddev].get<double>(), 2);
-  }
-  return out;
+  const auto value = number_at(test, ts);
+  const auto spread = number_at(test, stddev);
+  return !value ? "—"
+                : fixed_decimals(*value, 2) + (spread ? " ± " + fixed_decimals(*spread, 2) : "");
 }
 
 /// The correctness check's figures: llama-perplexity on the CPU, unlocked on the GPU, the host.
@@ -49,30 +45,23 @@ void correct(std::ostringstream& md, const nlohmann::json& perplexity) {
        {std::pair<const char*, const char*>{"stock", "stock, CPU (-ngl 0)"},
         {"unlocked", "unlocked, GPU"},
         {"host", "host"}}) {
-    if (!perplexity.contains(side) || !perplexity[side].is_object()) {
+    const auto& run = member(perplexity, side);
+    if (!run.is_object()) {
       continue;
     }
-    const auto& run = perplexity[side];
     std::string chunks;
     for (const auto& value : run.value("chunks", nlohmann::json::array())) {
       chunks += (chunks.empty() ? "" : ", ") +
                 (value.is_number() ? fixed_decimals(value.get<double>(), 4) : "?");
     }
-    md << "| " << name << " | "
-       << (run.contains("estimate") && run["estimate"].is_number()
-               ? fixed_decimals(run["estimate"].get<double>(), 4)
-               : "**none**")
-       << " | " << chunks << " |\n";
+    const auto estimate = number_at(run, "estimate");
+    md << "| " << name << " | " << (estimate ? fixed_decimals(*estimate, 4) : "**none**") << " | "
+       << chunks << " |\n";
   }
-  md << "\nDrift "
-     << (perplexity.contains("drift") && perplexity["drift"].is_number()
-             ? fixed_decimals(perplexity["drift"].get<double>() * 100, 3) + "%"
-             : "unknown")
-     << " (allowed "
-     << (perplexity.contains("max_drift") && perplexity["max_drift"].is_number()
-             ? fixed_decimals(perplexity["max_drift"].get<double>() * 100, 2) + "%"
-             : "?")
-     << ").\n";
+  const auto& drift = member(perplexity, "drift");
+  const auto& max_drift = member(perplexity, "max_drift");
+  md << "\nDrift " << (drift.is_number() ? figure_text(drift, true, 3) : "unknown") << " (allowed "
+     << (max_drift.is_number() ? figure_text(max_drift, true, 2) : "?") << ").\n";
 }
 
 void how_fast(std::ostringstream& md, const nlohmann::json& bench) {
@@ -86,14 +75,9 @@ void how_fast(std::ostringstream& md, const nlohmann::json& bench) {
   for (const auto& test : bench["tests"]) {
     md << "| " << cell(test, "test") << " | " << figure(test, "stock_ts", "stock_stddev_ts")
        << " | " << figure(test, "unlocked_ts", "unlocked_stddev_ts") << " | "
-       << (test.contains("speedup") && test["speedup"].is_number()
-               ? fixed_decimals(test["speedup"].get<double>(), 2) + "x"
-               : "—")
-       << " | " << figure(test, "host_ts", "host_stddev_ts") << " | "
-       << (test.contains("host_ratio") && test["host_ratio"].is_number()
-               ? fixed_decimals(test["host_ratio"].get<double>() * 100, 1) + "%"
-               : "—")
-       << " |\n";
+       << figure_text(member(test, "speedup"), false, 2) << " | "
+       << figure(test, "host_ts", "host_stddev_ts") << " | "
+       << figure_text(member(test, "host_ratio"), true, 1) << " |\n";
   }
   md << "\nFigures are llama-bench's mean tokens/s ± standard deviation. ";
   const auto& log = bench.value("log", nlohmann::json::object());
@@ -113,23 +97,13 @@ void how_fast(std::ostringstream& md, const nlohmann::json& bench) {
   md << "\n![stock, unlocked and host tokens/s](speedup.svg)\n\n";
 }
 
-/// A comparison row's figure: "11.08x" for a speedup, "98.25%" for a share of host.
-std::string comparison_figure(const nlohmann::json& row, const char* key) {
-  if (!row.contains(key) || !row[key].is_number()) {
-    return "—";
-  }
-  const double value = row[key].get<double>();
-  return row.value("figure", std::string()) == "host_ratio" ? fixed_decimals(value * 100, 2) + "%"
-                                                            : fixed_decimals(value, 2) + "x";
-}
-
 /// The measured figures beside the published run's, so a reader sees at a glance whether this
 /// Mac reproduces it.
 void against_published(std::ostringstream& md, const nlohmann::json& bench) {
-  if (!bench.contains("published_comparison") || !bench["published_comparison"].is_object()) {
+  const auto& comparison = member(bench, "published_comparison");
+  if (!comparison.is_object()) {
     return;
   }
-  const auto& comparison = bench["published_comparison"];
   md << "## Against the published run\n\n"
      << "The published figures (" << cell(comparison, "source") << ") were measured with `"
      << cell(comparison, "command") << "`; they are **" << cell(comparison, "statistic")
@@ -143,12 +117,12 @@ void against_published(std::ostringstream& md, const nlohmann::json& bench) {
      << "| test | figure | statistic | measured | published | verdict |\n"
      << "| --- | --- | --- | ---: | ---: | --- |\n";
   for (const auto& row : comparison.value("rows", nlohmann::json::array())) {
-    const std::string figure =
-        row.value("figure", std::string()) == "host_ratio" ? "unlocked / host" : "speedup";
+    const bool share = text_at(row, "figure") == "host_ratio";
     const std::string verdict = cell(row, "verdict");
-    md << "| " << cell(row, "test") << " | " << figure << " | " << cell(row, "statistic") << " | "
-       << comparison_figure(row, "measured") << " | " << comparison_figure(row, "published")
-       << " | " << (row["published"].is_number() ? "**" + verdict + "**" : verdict) << " |\n";
+    md << "| " << cell(row, "test") << " | " << (share ? "unlocked / host" : "speedup") << " | "
+       << cell(row, "statistic") << " | " << figure_text(member(row, "measured"), share, 2) << " | "
+       << figure_text(member(row, "published"), share, 2) << " | "
+       << (row["published"].is_number() ? "**" + verdict + "**" : verdict) << " |\n";
   }
   md << "\n";
 }
@@ -244,11 +218,6 @@ void on_what_details(std::ostringstream& md, const nlohmann::json& report) {
   md << "\n";
 }
 
-void on_what(std::ostringstream& md, const nlohmann::json& report) {
-  on_what_table(md, report);
-  on_what_details(md, report);
-}
-
 } // namespace
 
 std::string render_report_markdown(const nlohmann::json& report) {
@@ -283,7 +252,8 @@ std::string render_report_markdown(const nlohmann::json& report) {
   }
   how_fast(md, bench);
   against_published(md, bench);
-  on_what(md, report);
+  on_what_table(md, report);
+  on_what_details(md, report);
   md << "## How to reproduce and re-check\n\n```sh\n"
      << "lume-unlock pull " << cell(report["image"], "reference") << "@"
      << cell(report["image"], "digest") << " " << vm << "\n";

@@ -16,10 +16,16 @@ namespace {
 
 using verify::fixed_decimals;
 
+/// The chart's fixed size in CSS pixels.
+constexpr int k_chart_width = 960;
+constexpr int k_chart_height = 540;
+
 constexpr const char* k_stock_colour = "#9aa0a6";
 constexpr const char* k_unlocked_colour = "#1a73e8";
 constexpr const char* k_host_colour = "#188038";
 constexpr const char* k_below_colour = "#c5221f";
+constexpr const char* k_grid = "stroke=\"#dadce0\" stroke-width=\"1\"";
+constexpr const char* k_axis = "stroke=\"#5f6368\" stroke-width=\"1.5\"";
 
 /// 1, 2 or 5 times a power of ten, at least `raw`: tick steps people read at a glance.
 double nice_step(double raw) {
@@ -30,19 +36,6 @@ double nice_step(double raw) {
     }
   }
   return 10 * power;
-}
-
-std::string text_of(const nlohmann::json& object, const char* key) {
-  return object.is_object() && object.contains(key) && object[key].is_string()
-             ? object[key].get<std::string>()
-             : std::string();
-}
-
-std::optional<double> number_of(const nlohmann::json& object, const char* key) {
-  if (object.is_object() && object.contains(key) && object[key].is_number()) {
-    return object[key].get<double>();
-  }
-  return std::nullopt;
 }
 
 struct Bar {
@@ -65,18 +58,29 @@ void text(std::ostringstream& svg,
       << "\" fill=\"" << colour << "\">" << util::xml_escape(content) << "</text>\n";
 }
 
+/// Bold text centred on `x`.
+void bold(std::ostringstream& svg,
+          double x,
+          double y,
+          const std::string& content,
+          int size,
+          const char* colour = "#202124") {
+  text(svg, x, y, content, size, "middle", "bold", colour);
+}
+
+void line(std::ostringstream& svg, double x1, double y1, double x2, double y2, const char* style) {
+  svg << "<line x1=\"" << fixed_decimals(x1, 1) << "\" y1=\"" << fixed_decimals(y1, 1) << "\" x2=\""
+      << fixed_decimals(x2, 1) << "\" y2=\"" << fixed_decimals(y2, 1) << "\" " << style << "/>\n";
+}
+
 /// The comparison rows (report.json's bench.published_comparison) of `test` in the
 /// publisher's statistic: what the panel sets beside its bars.
 std::vector<nlohmann::json> published_rows(const nlohmann::json& bench,
                                            const nlohmann::json& test) {
   std::vector<nlohmann::json> out;
-  if (!bench.contains("published_comparison") || !bench["published_comparison"].is_object()) {
-    return out;
-  }
-  const auto& comparison = bench["published_comparison"];
-  for (const auto& row : comparison.value("rows", nlohmann::json::array())) {
-    if (row.value("test", std::string()) == text_of(test, "test") &&
-        row.value("published", nlohmann::json()).is_number()) {
+  const auto& rows = member(member(bench, "published_comparison"), "rows");
+  for (const auto& row : rows.is_array() ? rows : nlohmann::json::array()) {
+    if (text_at(row, "test") == text_at(test, "test") && number_at(row, "published")) {
       out.push_back(row);
     }
   }
@@ -85,50 +89,39 @@ std::vector<nlohmann::json> published_rows(const nlohmann::json& bench,
 
 /// "speedup 11.10x, published 11.08x: reproduces" in the colour of its verdict.
 void published_line(std::ostringstream& svg, double x, double y, const nlohmann::json& row) {
-  const bool host = row.value("figure", std::string()) == "host_ratio";
-  const auto shown = [&](const nlohmann::json& value) {
-    if (!value.is_number()) {
-      return std::string("—");
-    }
-    // Two decimals, as the publisher gives them (98.25 %, 11.08x).
-    return host ? fixed_decimals(value.get<double>() * 100, 2) + "%"
-                : fixed_decimals(value.get<double>(), 2) + "x";
-  };
-  const std::string verdict = row.value("verdict", std::string());
+  const bool host = text_at(row, "figure") == "host_ratio";
+  const std::string verdict = text_at(row, "verdict");
   const char* colour = verdict == "reproduces"                   ? k_host_colour
                        : verdict == "below the published figure" ? k_below_colour
                        : verdict == "above the published figure" ? k_unlocked_colour
                                                                  : k_stock_colour;
-  const bool measured = row.value("measured", nlohmann::json()).is_number();
-  text(svg,
+  // Two decimals, as the publisher gives them (98.25 %, 11.08x).
+  const bool measured = number_at(row, "measured").has_value();
+  bold(svg,
        x,
        y,
        std::string(host ? "of host " : "speedup ") +
-           (measured ? shown(row["measured"]) : std::string("not measured")) + ", published " +
-           shown(row["published"]) + (measured ? ": " + verdict : std::string()),
+           (measured ? figure_text(row["measured"], host, 2) : std::string("not measured")) +
+           ", published " + figure_text(row["published"], host, 2) +
+           (measured ? ": " + verdict : std::string()),
        12,
-       "middle",
-       "bold",
        colour);
 }
 
 /// One test's bars: stock, unlocked (with its speedup) and, when measured, the host.
 std::vector<Bar> bars_of(const nlohmann::json& test) {
-  std::vector<Bar> bars = {{"stock", k_stock_colour, number_of(test, "stock_ts").value_or(0), ""},
+  std::vector<Bar> bars = {{"stock", k_stock_colour, number_at(test, "stock_ts").value_or(0), ""},
                            {"unlocked",
                             k_unlocked_colour,
-                            number_of(test, "unlocked_ts").value_or(0),
-                            number_of(test, "speedup")
-                                ? fixed_decimals(*number_of(test, "speedup"), 1) + "x stock"
+                            number_at(test, "unlocked_ts").value_or(0),
+                            number_at(test, "speedup")
+                                ? fixed_decimals(*number_at(test, "speedup"), 1) + "x stock"
                                 : ""}};
-  if (const auto host = number_of(test, "host_ts")) {
-    bars.push_back({"host",
-                    k_host_colour,
-                    *host,
-                    number_of(test, "host_ratio")
-                        ? "unlocked at\n" +
-                              fixed_decimals(*number_of(test, "host_ratio") * 100, 1) + "% of host"
-                        : ""});
+  if (const auto host = number_at(test, "host_ts")) {
+    const auto& ratio = member(test, "host_ratio");
+    const std::string note =
+        ratio.is_number() ? "unlocked at\n" + figure_text(ratio, true, 1) + " of host" : "";
+    bars.push_back({"host", k_host_colour, *host, note});
   }
   return bars;
 }
@@ -149,24 +142,11 @@ void draw_bar(std::ostringstream& svg,
   const auto newline = bar.note.find('\n');
   const bool two_lines = newline != std::string::npos;
   if (two_lines) {
-    text(svg,
-         x + bar_width / 2,
-         y - 38,
-         bar.note.substr(0, newline),
-         13,
-         "middle",
-         "bold",
-         bar.colour);
+    bold(svg, x + bar_width / 2, y - 38, bar.note.substr(0, newline), 13, bar.colour);
   }
   if (!bar.note.empty()) {
-    text(svg,
-         x + bar_width / 2,
-         y - 22,
-         two_lines ? bar.note.substr(newline + 1) : bar.note,
-         13,
-         "middle",
-         "bold",
-         bar.colour);
+    const std::string last = two_lines ? bar.note.substr(newline + 1) : bar.note;
+    bold(svg, x + bar_width / 2, y - 22, last, 13, bar.colour);
   }
   text(svg, x + bar_width / 2, bottom + 18, bar.label, 13);
 }
@@ -193,27 +173,21 @@ void panel(std::ostringstream& svg,
   const double plot_height = height - 34 - lines - 40;
   const double bottom = plot_top + plot_height;
 
-  text(svg,
+  bold(svg,
        left + width / 2,
        top + 16,
-       text_of(test, "test") + " (" + text_of(test, "kind") + ")",
-       16,
-       "middle",
-       "bold");
+       text_at(test, "test") + " (" + text_at(test, "kind") + ")",
+       16);
   for (std::size_t i = 0; i < published.size(); ++i) {
     published_line(svg, left + width / 2, top + 34 + 16 * static_cast<double>(i), published[i]);
   }
   // Grid lines and tick labels.
   for (double tick = 0; tick <= axis_max + step / 2; tick += step) {
     const double y = bottom - tick / axis_max * plot_height;
-    svg << "<line x1=\"" << fixed_decimals(plot_left, 1) << "\" y1=\"" << fixed_decimals(y, 1)
-        << "\" x2=\"" << fixed_decimals(plot_left + plot_width, 1) << "\" y2=\""
-        << fixed_decimals(y, 1) << "\" stroke=\"#dadce0\" stroke-width=\"1\"/>\n";
+    line(svg, plot_left, y, plot_left + plot_width, y, k_grid);
     text(svg, plot_left - 6, y + 4, fixed_decimals(tick, step < 1 ? 1 : 0), 12, "end");
   }
-  svg << "<line x1=\"" << fixed_decimals(plot_left, 1) << "\" y1=\"" << fixed_decimals(plot_top, 1)
-      << "\" x2=\"" << fixed_decimals(plot_left, 1) << "\" y2=\"" << fixed_decimals(bottom, 1)
-      << "\" stroke=\"#5f6368\" stroke-width=\"1.5\"/>\n";
+  line(svg, plot_left, plot_top, plot_left, bottom, k_axis);
   svg << "<text transform=\"translate(" << fixed_decimals(left + 14, 1) << ","
       << fixed_decimals(plot_top + plot_height / 2, 1)
       << ") rotate(-90)\" font-size=\"13\" text-anchor=\"middle\" fill=\"#202124\">tokens/s"
@@ -227,9 +201,7 @@ void panel(std::ostringstream& svg,
     const double x = plot_left + slot * static_cast<double>(i) + (slot - bar_width) / 2;
     draw_bar(svg, bar, x, bottom - bar_height, bar_width, bar_height, bottom);
   }
-  svg << "<line x1=\"" << fixed_decimals(plot_left, 1) << "\" y1=\"" << fixed_decimals(bottom, 1)
-      << "\" x2=\"" << fixed_decimals(plot_left + plot_width, 1) << "\" y2=\""
-      << fixed_decimals(bottom, 1) << "\" stroke=\"#5f6368\" stroke-width=\"1.5\"/>\n";
+  line(svg, plot_left, bottom, plot_left + plot_width, bottom, k_axis);
 }
 
 /// "unlocked 11.1x (pp512), 16.4x (tg128) faster, perplexity 9.873 vs 9.869 on CPU": fast, and
@@ -237,9 +209,9 @@ void panel(std::ostringstream& svg,
 std::string caption_of(const nlohmann::json& bench) {
   std::string speedups;
   for (const auto& test : bench["tests"]) {
-    if (const auto speedup = number_of(test, "speedup")) {
+    if (const auto speedup = number_at(test, "speedup")) {
       speedups += (speedups.empty() ? "" : ", ") + fixed_decimals(*speedup, 1) + "x (" +
-                  text_of(test, "test") + ")";
+                  text_at(test, "test") + ")";
     }
   }
   std::string out = speedups.empty() ? "" : "unlocked " + speedups + " faster";
@@ -258,47 +230,39 @@ std::string render_speedup_chart(const nlohmann::json& report) {
       << k_chart_height << "\" viewBox=\"0 0 " << k_chart_width << " " << k_chart_height
       << "\" font-family=\"Helvetica, Arial, sans-serif\">\n";
   svg << "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
-  const std::string vm = text_of(report, "vm");
-  const std::string label = text_of(report, "label");
+  const std::string vm = text_at(report, "vm");
+  const std::string label = text_at(report, "label");
   const bool ran = bench.is_object() && bench.value("ran", false) && bench.contains("tests") &&
                    bench["tests"].is_array() && !bench["tests"].empty();
   if (!ran) {
-    text(svg,
-         k_chart_width / 2.0,
-         40,
-         "llama-bench in VM '" + vm + "': no bench run",
-         22,
-         "middle",
-         "bold");
-    text(svg, k_chart_width / 2.0, 80, text_of(bench, "why"), 14);
+    bold(svg, k_chart_width / 2.0, 40, "llama-bench in VM '" + vm + "': no bench run", 22);
+    text(svg, k_chart_width / 2.0, 80, text_at(bench, "why"), 14);
     svg << "</svg>\n";
     return svg.str();
   }
-  std::string model = text_of(bench, "model_type");
+  std::string model = text_at(bench, "model_type");
   if (model.empty()) {
-    model = text_of(bench, "model");
+    model = text_at(bench, "model");
   }
-  text(svg,
+  bold(svg,
        k_chart_width / 2.0,
        32,
        "llama-bench tokens/s in VM '" + vm + "': stock, unlocked" +
            (bench.contains("host_source") ? ", host" : "") + " — " + model,
-       20,
-       "middle",
-       "bold");
-  std::string subtitle = "guest GPU " + (text_of(bench, "gpu").empty() ? std::string("unknown")
-                                                                       : text_of(bench, "gpu"));
-  if (!text_of(bench, "host_chip").empty()) {
-    subtitle += ", host " + text_of(bench, "host_chip");
+       20);
+  std::string subtitle = "guest GPU " + (text_at(bench, "gpu").empty() ? std::string("unknown")
+                                                                       : text_at(bench, "gpu"));
+  if (!text_at(bench, "host_chip").empty()) {
+    subtitle += ", host " + text_at(bench, "host_chip");
   }
-  if (!text_of(bench, "build_commit").empty()) {
-    subtitle += ", llama.cpp " + text_of(bench, "build_commit");
+  if (!text_at(bench, "build_commit").empty()) {
+    subtitle += ", llama.cpp " + text_at(bench, "build_commit");
   }
-  subtitle += ", measured " + text_of(bench, "measured_at");
+  subtitle += ", measured " + text_at(bench, "measured_at");
   text(svg, k_chart_width / 2.0, 56, subtitle, 13, "middle", "normal", "#5f6368");
-  text(svg, k_chart_width / 2.0, 74, caption_of(bench), 13, "middle", "bold");
+  bold(svg, k_chart_width / 2.0, 74, caption_of(bench), 13);
   if (!label.empty()) {
-    text(svg, k_chart_width / 2.0, 90, label, 13, "middle", "bold", "#b06000");
+    bold(svg, k_chart_width / 2.0, 90, label, 13, "#b06000");
   }
 
   const auto& tests = bench["tests"];

@@ -22,12 +22,27 @@ struct Resolved {
   std::string tag;
 };
 
+/// How to keep an image whose tag moved on in someone else's registry: its bytes by digest,
+/// copied into a registry the user controls under the `sha256-<hex>` tag Lume can pull.
+std::string keep_bytes_hint(const oci::Reference& ref, const oci::Digest& digest) {
+  const std::string name = ref.repository.substr(ref.repository.rfind('/') + 1);
+  return "keep the published bytes while " + ref.registry +
+         " still serves them by digest: copy them into a registry you control, `skopeo copy "
+         "--preserve-digests docker://" +
+         ref.repository_path() + "@" + digest.str() + " docker://<your-registry>/<org>/" + name +
+         ":" + lume::digest_tag(digest) +
+         "`, and point the recipe's source.image there (<your-"
+         "registry>/<org>/" +
+         name + "@" + digest.str() + "; registry.ca for a private CA)";
+}
+
 Result<Resolved> resolve(oci::RegistryClient& registry, const oci::Reference& ref) {
   if (!ref.digest) {
     LUME_UNLOCK_TRY_ASSIGN(auto fetched, registry.get_manifest(ref));
     return Resolved{fetched.digest, ref.tag.value_or("latest")};
   }
   const oci::Digest& digest = *ref.digest;
+  std::string moved; // the recipe's tag now names other bytes: says which
   if (ref.tag) {
     // Lume pulls by tag, and .manifest-digest is checked after the pull, so a tag that moves
     // meanwhile is still caught. Upstream images (trycua's) carry no sha256-<hex> tag.
@@ -38,20 +53,27 @@ Result<Resolved> resolve(oci::RegistryClient& registry, const oci::Reference& re
       LUME_UNLOCK_TRY(registry.get_manifest(ref)); // verifies the bytes against the digest
       return Resolved{digest, *ref.tag};
     }
+    if (head.ok()) {
+      moved = "the tag '" + own_tag.str() + "' moved: it names " + head.value().digest.str() +
+              ", not the pinned " + digest.str() + ", and ";
+    }
   }
   oci::Reference by_tag = ref;
   by_tag.digest.reset();
   by_tag.tag = lume::digest_tag(digest);
   const std::string what = "pull of '" + ref.str() + "'";
-  const std::string hint = "Lume pulls only by tag: push the image with the tag '" + *by_tag.tag +
-                           "' (lume-unlock bake does), e.g. `skopeo copy --preserve-digests "
-                           "docker://" +
+  const std::string hint =
+      !moved.empty() ? keep_bytes_hint(ref, digest)
+                     : "Lume pulls only by tag: push the image with the tag '" + *by_tag.tag +
+                           "' (lume-unlock bake does), e.g. `skopeo copy "
+                           "--preserve-digests docker://" +
                            ref.str() + " docker://" + by_tag.str() + "`";
   auto head = registry.head_manifest(by_tag);
   if (!head.ok()) {
     return Error(ErrorCategory::registry,
                  what,
-                 "the immutable tag '" + by_tag.str() + "' is not available: " + head.error().why(),
+                 moved + "the immutable tag '" + by_tag.str() +
+                     "' is not available: " + head.error().why(),
                  hint);
   }
   if (head.value().digest != digest) {
@@ -182,7 +204,7 @@ pull_image(lume::LumeApi& lume, oci::RegistryClient& registry, const ImagePullRe
                      pulled.value(),
                  "VM '" + request.vm + "' was left as Lume pulled it (" + vm_dir +
                      "); inspect or delete it (`lume delete " + request.vm +
-                     "`), then pull again, or pull by digest");
+                     "`), then pull again; or " + keep_bytes_hint(request.reference, digest));
   }
   return result;
 }

@@ -67,7 +67,7 @@ Result<ImagePullPlan> plan_image_pull(lume::LumeApi& lume,
 /// pulled through its immutable `sha256-<hex>` tag, which must exist), reports
 /// `downloadProgress`, and compares Lume's `.manifest-digest` with the resolved digest. A
 /// mismatch is a registry error ("tag moved during pull", exit 4) that deletes nothing the user
-/// had. Implemented in image_pull.cpp (issue 7).
+/// had.
 Result<PulledImage>
 pull_image(lume::LumeApi& lume, oci::RegistryClient& registry, const ImagePullRequest& request);
 

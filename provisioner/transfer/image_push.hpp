@@ -2,6 +2,7 @@
 
 #include "lume/api.hpp"
 #include "oci/digest.hpp"
+#include "oci/manifest.hpp"
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"
 #include "util/progress.hpp"
@@ -43,24 +44,25 @@ struct PushedImage {
   std::uint64_t disk_bytes_verified = 0;
 };
 
-/// PUTs manifest `bytes` (of `digest`, media type `media_type`) under the immutable tag
-/// sha256-<hex> in `target`'s repository and checks the digest the registry answers. Returns
-/// the tag. Fails (category registry, naming `what`) when the registry stores other bytes.
-Result<std::string> put_immutable_tag(oci::RegistryClient& registry,
-                                      const oci::Reference& target,
-                                      const std::string& bytes,
-                                      const std::string& media_type,
-                                      const oci::Digest& digest,
-                                      const std::string& what);
-
 /// Notes what the tag points at now, asks Lume to push (`POST /lume/vms/push`), then polls the
 /// tag until it points at a new manifest. That manifest must be this VM's push: its NVRAM and
 /// disk slices must hash to the VM directory's (pushed_image_check), otherwise someone else
 /// moved the tag and nothing is recorded (registry error). Then (with tag_immutable) PUTs the
-/// same manifest bytes under the immutable tag `sha256-<hex>` (put_immutable_tag).
+/// same manifest bytes under the immutable tag `sha256-<hex>`, checking the digest it answers.
 /// Failures: Lume refuses the push (lume_api), the tag never moves before the deadline
 /// (lume_api, pointing at Lume's log), the registry fails (registry).
 Result<PushedImage>
 push_image(lume::LumeApi& lume, oci::RegistryClient& registry, const ImagePushRequest& request);
+
+/// Adds manifest-level `annotations` to an image push_image pushed (with tag_immutable off,
+/// since the digest changes here): fetches the pushed manifest by its digest, merges the
+/// annotations (oci::with_manifest_annotations; config and layers stay the same descriptors,
+/// checked), PUTs the result under the pushed tag, if that still points at the push, and under
+/// the immutable tag sha256-<hex> of the new digest. Returns `pushed` with the new digest,
+/// pinned reference and immutable tag. Fails (category registry) when the registry fails or
+/// the tag moved in between (someone else pushed to it).
+Result<PushedImage> annotate_pushed_image(oci::RegistryClient& registry,
+                                          const PushedImage& pushed,
+                                          const oci::Annotations& annotations);
 
 } // namespace lume_unlock::transfer

@@ -19,6 +19,10 @@ namespace lume_unlock::verify {
 std::string fixed_decimals(double value, int decimals);
 std::string compact_number(double value);
 
+/// A decimal number ("0.95", "5": no sign, exponent or hex), or a percentage of one read as its
+/// fraction ("95%" → 0.95).
+std::optional<double> parse_fraction(std::string_view text);
+
 /// What a bench asks llama-bench to measure: the flags of `lume-unlock bench` and the fields of
 /// a recipe's `bench:` block, one struct for both so the defaults and limits cannot drift.
 struct BenchRequest {
@@ -39,12 +43,10 @@ std::vector<std::string> llama_bench_flags(const BenchRequest& request);
 /// The enablement entry a bench runs unless told otherwise (`--entry`, a recipe's bench.entry).
 inline constexpr const char* k_default_bench_entry = "llama-bench";
 
-/// The most prompt or generated tokens a bench may ask for (-p, -n): far past any context a
-/// guest can hold, low enough that a typo does not run for days.
+/// The most tokens (-p, -n: far past any guest's context, low enough that a typo does not run
+/// for days), repetitions (-r), threads (-t) and GPU layers (-ngl; -1 is "all of them").
 inline constexpr int k_max_bench_tokens = 1 << 20;
-/// The most repetitions (-r).
 inline constexpr int k_max_bench_repetitions = 1000;
-/// The most threads (-t) and GPU layers (-ngl; -1 is llama-bench's "all of them").
 inline constexpr int k_max_bench_threads = 1024;
 inline constexpr int k_max_bench_gpu_layers = 100000;
 
@@ -61,12 +63,10 @@ std::optional<double> median(std::vector<double> samples);
 struct MedianFigures {
   double stock_ts = 0;
   double unlocked_ts = 0;
-  double speedup = 0; ///< unlocked_ts / stock_ts
+  double speedup = 0;
   std::optional<double> host_ts;
-  std::optional<double> host_ratio; ///< unlocked_ts / host_ts
-  /// How many samples each median was taken of: the repetitions each run made. They may differ
-  /// between runs (a run with -r 3 beside one with -r 10); the figures are still each run's
-  /// median, and the report says so.
+  std::optional<double> host_ratio;
+  /// How many samples each median was taken of (runs may differ: -r 3 beside -r 10).
   std::size_t stock_samples = 0;
   std::size_t unlocked_samples = 0;
   std::optional<std::size_t> host_samples;
@@ -79,8 +79,7 @@ std::optional<MedianFigures> median_figures(const LlamaBenchTest& stock,
                                             const LlamaBenchTest& unlocked,
                                             const LlamaBenchTest* host);
 
-/// {"stock_ts","unlocked_ts","speedup","host_ts","host_ratio","samples":{"stock","unlocked",
-/// "host"}}; the host keys only when known.
+/// The host keys only when known.
 nlohmann::json to_json(const MedianFigures& figures);
 
 /// The statistic of every published figure: the publisher's results.csv gives the ratio of
@@ -109,8 +108,7 @@ std::optional<std::string> published_command_mismatch(const BenchRequest& reques
 /// reads it (without -m).
 std::string bench_command(const BenchRequest& request);
 
-/// {"source","command","statistic","speedup":{kind: x},"host_ratio":{kind: r}}: what a bench
-/// record keeps, so that a report of the VM can set its figures beside the published ones.
+/// What a bench record keeps, so that a report can set its figures beside the published ones.
 nlohmann::json to_json(const PublishedRun& run);
 
 /// One test measured in the guest without and with the shim, and on the host when known.
@@ -121,10 +119,10 @@ struct BenchRow {
   double stock_stddev_ts = 0;
   double unlocked_ts = 0;
   double unlocked_stddev_ts = 0;
-  double speedup = 0;            ///< unlocked_ts / stock_ts
-  std::optional<double> host_ts; ///< the host's figure for the same test
+  double speedup = 0;
+  std::optional<double> host_ts;
   std::optional<double> host_stddev_ts;
-  std::optional<double> host_ratio; ///< unlocked_ts / host_ts (0.949 = 94.9 % of host)
+  std::optional<double> host_ratio; ///< 0.949 = 94.9 % of host
   /// The same comparison from the medians of samples_ts (the publisher's statistic); the
   /// figures above are llama-bench's means (avg_ts). Absent when a run printed no samples.
   std::optional<MedianFigures> median;
@@ -138,9 +136,7 @@ Result<std::vector<BenchRow>> compare_bench(const std::vector<LlamaBenchTest>& s
                                             const std::vector<LlamaBenchTest>& unlocked,
                                             const std::optional<std::vector<LlamaBenchTest>>& host);
 
-/// {"test","kind","stock_ts","stock_stddev_ts","unlocked_ts","unlocked_stddev_ts","speedup",
-///  "host_ts","host_stddev_ts","host_ratio","median"}; the host keys only when known, "median"
-///  (to_json of MedianFigures) only when both guest runs printed samples_ts.
+/// The host keys only when known, "median" only when both guest runs printed samples_ts.
 nlohmann::json to_json(const BenchRow& row);
 
 /// The table `bench` prints: test, stock t/s, unlocked t/s, speedup, and host t/s and % of
@@ -174,7 +170,7 @@ Result<double> parse_host_ratio(std::string_view text, const std::string& what);
 Result<std::map<std::string, double>> parse_min_host_ratio(std::string_view text,
                                                            const std::string& what);
 
-/// "pp=0.95,tg=0.7": the form parse_min_host_ratio reads.
+/// The form parse_min_host_ratio reads.
 std::string format_host_ratio(const std::map<std::string, double>& ratios);
 
 /// Why the unlocked run did not run unlocked, or not correctly, from its Metal log: set for the
@@ -191,7 +187,6 @@ std::vector<std::string> gate_bench(const std::vector<BenchRow>& rows,
                                     const BenchThresholds& thresholds,
                                     const LlamaLogReport& unlocked_log);
 
-/// {"min_speedup": 5, "min_host_ratio": {"pp": 0.95}}, keys only when set.
 nlohmann::json to_json(const BenchThresholds& thresholds);
 
 } // namespace lume_unlock::verify

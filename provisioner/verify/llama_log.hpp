@@ -59,9 +59,6 @@ enum class MetalFailureKind {
            ///< library", "ggml_metal_init: error: failed to initialize the Metal library"
 };
 
-/// "command-buffer", "error-state", "residency-set", "library".
-const char* failure_kind_name(MetalFailureKind kind);
-
 /// One of ggml-metal's failure lines.
 struct MetalFailure {
   MetalFailureKind kind = MetalFailureKind::command_buffer;
@@ -73,6 +70,11 @@ struct MetalFailure {
 
 /// What an enablement entry sets when Metal cannot make a residency set on the device.
 inline constexpr const char* k_no_residency_fix = "env: {GGML_METAL_NO_RESIDENCY: \"1\"}";
+
+/// One sentence naming the line (number and text), what it means, the process and, for a
+/// residency set, the fix (k_no_residency_fix on the entry that runs `process`).
+std::string describe_failure(const MetalFailure& failure,
+                             const std::optional<std::string>& process);
 
 /// A shim's own line saying its hooks are not in place: "[lume-unlock-shim] not enabled for P: R",
 /// Cua's "Required device methods are unavailable; …" and "Capability hook installation was

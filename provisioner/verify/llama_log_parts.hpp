@@ -24,15 +24,6 @@ bool is_init_failure(std::string_view function, MetalFailureKind kind);
 std::optional<ShimFailure>
 read_shim_failure(ShimKind kind, std::string_view prefix, std::string_view rest);
 
-/// What to change for this failure, or nullopt when the log gives no cure: for a residency set,
-/// k_no_residency_fix on the enablement entry that runs `process`.
-std::optional<std::string> failure_fix(const MetalFailure& failure,
-                                       const std::optional<std::string>& process);
-
-/// One sentence naming the line (number and text), what it means, the process and the fix.
-std::string describe_failure(const MetalFailure& failure,
-                             const std::optional<std::string>& process);
-
 /// MTLGPUFamilyMetal3: llama.cpp prints "MTLGPUFamilyMetal3" and the verdict compares codes.
 inline constexpr int k_metal3 = 5001;
 
@@ -43,13 +34,5 @@ inline constexpr int k_metal3 = 5001;
 /// does a capability field seen twice or a library failure after a capability block (a process
 /// that restarted without a shim line). Returns whether that run has a Metal init line. Pure.
 bool read_llama_log(std::string_view text, LlamaLogReport& report);
-
-/// Sets report.verdict and report.reasons from the fields read from the log
-/// (reference/metal-capabilities.md §4.2): answers no real GPU gives are unsafe first, then the
-/// SIMD-group flags (or llama.cpp's own rule from the families) decide fast, partial or stock,
-/// and a shim line the answers do not match is called out. Pure: no I/O.
-void decide_llama_log_verdict(LlamaLogReport& report,
-                              const LlamaLogOptions& options,
-                              bool saw_metal_init);
 
 } // namespace lume_unlock::verify

@@ -32,12 +32,7 @@ std::size_t skip(std::string_view text, std::size_t at, Accept accept) {
   return at;
 }
 
-std::string_view trim_spaces_right(std::string_view text) {
-  while (!text.empty() && is_space(text.back())) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
+constexpr std::string_view k_spaces = " \t\n\v\f\r";
 
 /// "simdgroup   matrix mul.  support" -> "simdgroup matrix mul.": labels keyed on words, not
 /// columns.
@@ -55,9 +50,8 @@ std::string canonical_label(std::string_view label) {
     }
     words += c;
   }
-  const std::string suffix = " support";
-  if (words.size() > suffix.size() &&
-      words.compare(words.size() - suffix.size(), suffix.size(), suffix) == 0) {
+  const std::string_view suffix = " support";
+  if (words.size() > suffix.size() && util::ends_with(words, suffix)) {
     words.resize(words.size() - suffix.size());
   }
   return words;
@@ -319,18 +313,17 @@ std::optional<std::pair<std::string, bool>> parse_flag(std::string_view body) {
   if (equals == std::string_view::npos) {
     return std::nullopt;
   }
-  const std::string_view label = trim_spaces_right(body.substr(0, equals));
+  const std::string label = trim(body.substr(0, equals), k_spaces);
   if (label.empty() || !std::isalpha(static_cast<unsigned char>(label.front())) ||
       label.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz .") !=
-          std::string_view::npos) {
+          std::string::npos) {
     return std::nullopt;
   }
-  std::string_view value = body.substr(skip(body, equals + 1, is_space));
-  value = trim_spaces_right(value);
+  const std::string value = trim(body.substr(equals + 1), k_spaces);
   if (value != "true" && value != "false") {
     return std::nullopt;
   }
-  return std::make_pair(std::string(label), value == "true");
+  return std::make_pair(label, value == "true");
 }
 
 void LineReader::read_metal(const std::string& body) {

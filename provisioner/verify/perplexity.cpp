@@ -1,5 +1,6 @@
 #include "verify/perplexity.hpp"
 
+#include "util/json_reader.hpp"
 #include "util/text_check.hpp"
 #include "verify/bench.hpp"
 
@@ -104,16 +105,8 @@ PerplexityRun parse_llama_perplexity(std::string_view stdout_text, std::string_v
 }
 
 Result<double> parse_perplexity_drift(std::string_view text, const std::string& what) {
-  const bool percent = !text.empty() && text.back() == '%';
-  std::string_view number = percent ? text.substr(0, text.size() - 1) : text;
-  std::size_t used = 0;
-  auto value = number.find_first_not_of("0123456789.") == std::string_view::npos
-                   ? leading_number(number, used)
-                   : std::nullopt;
-  if (value && percent) {
-    *value /= 100;
-  }
-  if (!value || used != number.size() || *value > 1) {
+  const auto value = parse_fraction(text);
+  if (!value || *value <= 0 || *value > 1) {
     return Error(ErrorCategory::usage,
                  what,
                  util::quote_for_message(text) + " is not a relative drift in (0, 1]",
@@ -184,24 +177,26 @@ nlohmann::json to_json(const PerplexityComparison& c) {
 }
 
 std::string perplexity_phrase(const nlohmann::json& perplexity) {
-  const auto estimate = [&](const char* side) -> std::optional<double> {
-    if (!perplexity.is_object() || !perplexity.contains(side) || !perplexity[side].is_object() ||
-        !perplexity[side].value("estimate", nlohmann::json()).is_number()) {
-      return std::nullopt;
-    }
-    return perplexity[side]["estimate"].get<double>();
-  };
-  const auto stock = estimate("stock");
-  const auto unlocked = estimate("unlocked");
-  if (!stock || !unlocked) {
-    return {};
-  }
-  std::string out =
-      "perplexity " + fixed_decimals(*unlocked, 3) + " vs " + fixed_decimals(*stock, 3) + " on CPU";
-  if (const auto host = estimate("host")) {
-    out += ", " + fixed_decimals(*host, 3) + " on the host";
-  }
-  return out;
+  // A record's "perplexity" read back: a phrase only when both estimates are there.
+  const auto phrase = util::read_json(
+      perplexity,
+      {ErrorCategory::failure, "a bench record's perplexity"},
+      [](const util::JsonValue& value) {
+        const util::JsonObject runs = value.object();
+        const auto estimate = [&](const char* side) {
+          const auto run = runs.find(side);
+          return run ? run->object().optional("estimate", &util::JsonValue::number) : std::nullopt;
+        };
+        const auto stock = estimate("stock");
+        const auto unlocked = estimate("unlocked");
+        const auto host = estimate("host");
+        if (!stock || !unlocked) {
+          return std::string();
+        }
+        return "perplexity " + fixed_decimals(*unlocked, 3) + " vs " + fixed_decimals(*stock, 3) +
+               " on CPU" + (host ? ", " + fixed_decimals(*host, 3) + " on the host" : "");
+      });
+  return phrase.ok() ? phrase.value() : std::string();
 }
 
 } // namespace lume_unlock::verify

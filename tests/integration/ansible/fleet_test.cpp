@@ -444,6 +444,54 @@ TEST_F(Fleet, RollsOutIsIdempotentChecksWithoutChangesSerializesPlaysAndReportsD
   EXPECT_THAT(drift.out, HasSubstr("\"item\": \"shim file " + shim + "\""));
   EXPECT_THAT(drift.out, HasSubstr("\"item\": \"enablement.json\""));
   EXPECT_THAT(drift.out, HasSubstr("mini-1: {'result': 'failed'"));
+
+  // mini-2's VM, verified and stopped, is a golden VM: check mode plans a clone of it and
+  // changes nothing.
+  const auto verified = run_command({LUME_UNLOCK_BINARY,
+                                     "--lume-url",
+                                     second_host.lume->url(),
+                                     "--state-dir",
+                                     second_host.state.path(),
+                                     "verify",
+                                     k_vm,
+                                     "--ssh-port",
+                                     std::to_string(second_host.guest->info().port),
+                                     "--ssh-user",
+                                     second_host.guest->info().user},
+                                    second_host.env(registry->ca_file()));
+  ASSERT_EQ(verified.exit_status, 0) << verified.stderr_text << verified.stdout_text;
+  const auto stopped = run_command({"/usr/bin/curl",
+                                    "-sS",
+                                    "-f",
+                                    "-X",
+                                    "POST",
+                                    "-H",
+                                    "Content-Type: application/json",
+                                    "-d",
+                                    "{}",
+                                    second_host.lume->url() + "/lume/vms/fleet/stop"});
+  ASSERT_EQ(stopped.exit_status, 0) << stopped.stderr_text;
+  const std::string clone_play = "- hosts: mini-2\n  gather_facts: false\n  tasks:\n"
+                                 "    - lume_unlock.lume.lume_unlock_vm:\n"
+                                 "        name: worker-1\n"
+                                 "        recipe: " +
+                                 second_host.recipe() +
+                                 "\n"
+                                 "        from: fleet\n"
+                                 "        bundle: " SHIM_BUNDLE_DIR "\n"
+                                 "        binary: \"{{ lume_unlock_binary }}\"\n"
+                                 "        lume_url: \"{{ lume_unlock_lume_url }}\"\n"
+                                 "        state_dir: \"{{ lume_unlock_state_dir }}\"\n"
+                                 "        ssh_port: \"{{ lume_unlock_ssh_port }}\"\n"
+                                 "        ssh_user: \"{{ lume_unlock_ssh_user }}\"\n"
+                                 "        ssh_password: \"{{ lume_unlock_ssh_password }}\"\n";
+  ASSERT_TRUE(util::write_file_atomic(work / "clone.yml", clone_play, 0644).ok());
+  const auto untouched = snapshot(everything_a_run_may_change());
+  const PlaybookRun clone_check = playbook({work / "clone.yml", "--check", "--diff"});
+  EXPECT_EQ(clone_check.status, 0) << clone_check.out;
+  EXPECT_RECAP(clone_check, "mini-2", 1, 0);
+  EXPECT_THAT(clone_check.out, HasSubstr("clone the verified VM 'fleet'"));
+  EXPECT_EQ(snapshot(everything_a_run_may_change()), untouched) << "--check changed files";
 }
 
 } // namespace

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <sstream>
 
 namespace lume_unlock::cli {
@@ -111,6 +112,48 @@ TEST_F(DoctorTest, StoppedLumeAndMissingImageFailWithTheFix) {
                        "' (from --bundle): it does not exist"),
             std::string::npos)
       << r.out;
+}
+
+/// The lume-version check when `lume --version` prints `printed` (a script first on PATH), or
+/// with no `lume` at all (`printed` empty: PATH and HOME lead to none).
+nlohmann::json lume_version_check(const test::TempDir& dir,
+                                  const std::string& lume_url,
+                                  const std::string& printed) {
+  const std::string bin = dir / (printed.empty() ? "empty-bin" : "bin");
+  EXPECT_TRUE(util::make_directories(bin, 0755).ok());
+  if (!printed.empty()) {
+    EXPECT_TRUE(
+        util::write_file_atomic(bin + "/lume", "#!/bin/sh\necho '" + printed + "'\n", 0755).ok());
+  }
+  const std::string path = std::getenv("PATH");
+  const std::string home = std::getenv("HOME") != nullptr ? std::getenv("HOME") : "";
+  setenv("PATH", (printed.empty() ? bin : bin + ":" + path).c_str(), 1);
+  setenv("HOME", (dir / "home").c_str(), 1);
+  auto r = run({"--json", "--lume-url", lume_url, "doctor", "--bundle", dir / "none"});
+  setenv("PATH", path.c_str(), 1);
+  setenv("HOME", home.c_str(), 1);
+  return check_named(nlohmann::json::parse(r.out), "lume-version");
+}
+
+TEST_F(DoctorTest, LumeOlderThan053IsAWarningNewerOnesAreFine) {
+  const std::string lume_bin = dir / "bin/lume";
+  auto old = lume_version_check(dir, lume->url(), "0.5.1");
+  EXPECT_EQ(old["status"], "warn") << old;
+  EXPECT_EQ(old["detail"],
+            "Lume 0.5.1 (" + lume_bin +
+                ") is older than 0.5.3, the first whose pulls rebuild images that reuse a chunk "
+                "digest (trycua/cua#3066)");
+  EXPECT_NE(old["fix"].get<std::string>().find("update Lume"), std::string::npos);
+  for (const std::string version : {"0.5.3", "0.6.0", "0.5.4-nightly.20260812", "1.0.0"}) {
+    auto fine = lume_version_check(dir, lume->url(), version);
+    EXPECT_EQ(fine["status"], "ok") << fine;
+    EXPECT_EQ(fine["detail"], "Lume " + version + " (" + lume_bin + ")");
+  }
+  auto garbled = lume_version_check(dir, lume->url(), "lume");
+  EXPECT_EQ(garbled["status"], "warn") << garbled;
+  auto none = lume_version_check(dir, lume->url(), "");
+  EXPECT_EQ(none["status"], "skip") << none;
+  EXPECT_EQ(none["fix"], "lume-unlock needs Lume 0.5.3 or newer");
 }
 
 } // namespace

@@ -530,7 +530,6 @@ TEST_F(GuestSsh, SendFileStreamsALargeFileAndSendsASmallOneOverSftp) {
   ASSERT_TRUE(sent.ok()) << sent.error().message();
   EXPECT_EQ(sent.value().bytes, 4u << 20);
   EXPECT_EQ(reported, 4u << 20);
-  EXPECT_EQ(sent.value().guest_sha256, "") << "not hashed: the caller checks the file";
   EXPECT_EQ(slurp(target), slurp(large));
   EXPECT_EQ(mode_of(target), 0600u);
   EXPECT_EQ(s->stream_transfer_count(), 1u);
@@ -542,40 +541,22 @@ TEST_F(GuestSsh, SendFileStreamsALargeFileAndSendsASmallOneOverSftp) {
   auto sent_small = s->send_file(small, home() + "/small.bin", {});
   ASSERT_TRUE(sent_small.ok()) << sent_small.error().message();
   EXPECT_EQ(sent_small.value().bytes, 300000u);
-  EXPECT_EQ(sent_small.value().guest_sha256, "");
   EXPECT_EQ(slurp(home() + "/small.bin"), slurp(small));
   EXPECT_EQ(s->sftp_transfer_count(), sftp + 1);
   EXPECT_EQ(s->stream_transfer_count(), 1u);
 }
 
-TEST_F(GuestSsh, HashingWhileStreamingReturnsTheDigestOfWhatTheGuestStored) {
-  auto opts = options();
-  opts.hash_while_streaming = true;
-  auto s = connect(opts);
-  ASSERT_TRUE(s);
-  TempDir host("lume-unlock-send");
-  const std::string large = random_host_file(host.path() + "/large.bin", 5u << 20);
-  const std::string target = home() + "/it's large.bin";
-  auto sent = s->send_file(large, target, {});
-  ASSERT_TRUE(sent.ok()) << sent.error().message();
-  EXPECT_EQ(sent.value().bytes, 5u << 20);
-  EXPECT_EQ(sent.value().guest_sha256, util::sha256_file_hex(large).value());
-  EXPECT_EQ(slurp(target), slurp(large));
-  EXPECT_EQ(mode_of(target), 0600u);
-}
-
 TEST_F(GuestSsh, AStreamedFileTheGuestCannotStoreIsAnError) {
-  for (const bool hash : {false, true}) {
+  {
     auto opts = options();
     opts.stream_min_bytes = 0; // every file streamed
-    opts.hash_while_streaming = hash;
     auto s = connect(opts);
     ASSERT_TRUE(s);
     TempDir host("lume-unlock-send");
     const std::string file = random_host_file(host.path() + "/f.bin", 1u << 20);
     const std::string target = home() + "/missing/f.bin";
     auto sent = s->send_file(file, target, {});
-    ASSERT_FALSE(sent.ok()) << hash;
+    ASSERT_FALSE(sent.ok());
     EXPECT_EQ(sent.error().category(), ErrorCategory::guest);
     EXPECT_EQ(sent.error().what_failed(),
               "upload of '" + file + "' as '" + target + "' to " + this->target());

@@ -314,7 +314,7 @@ TEST(LumeClient, MalformedJsonIsReportedWithItsPosition) {
       shown(got.error()),
       "status of VM 'dev': Lume answered HTTP 200 with a body that is not valid JSON (it ends "
       "early, after 19 bytes): '{\"name\":\"dev\",\"os\":' | hint: check that --lume-url "
-      "points at Lume 0.5.3 (`lume --version`) | exit 3");
+      "points at Lume 0.5.3 or newer (`lume --version`) | exit 3");
   EXPECT_EQ(client.list().error().message(),
             "list of VMs: Lume answered HTTP 200 with a body that is not valid JSON (error at byte "
             "2): '[x]'");
@@ -344,8 +344,8 @@ TEST(LumeClient, WrongJsonTypesNameTheKey) {
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(shown(got.error()),
             "status of VM 'dev': unexpected answer from Lume: /cpuCount: expected a non-negative "
-            "integer, got a string | hint: check that --lume-url points at Lume 0.5.3 (`lume "
-            "--version`) | exit 3");
+            "integer, got a string | hint: check that --lume-url points at Lume 0.5.3 or newer "
+            "(`lume --version`) | exit 3");
   EXPECT_EQ(client.list().error().message(),
             "list of VMs: unexpected answer from Lume: /: expected an array, got an object");
 }
@@ -359,6 +359,43 @@ TEST(LumeClient, UnknownRouteIsExplainedAsAWrongLumeOrUrl) {
             "host status: Lume answered HTTP 404 \"Not found\": the server at " + sim->url() +
                 " has no route GET /lume/host/status | hint: check that --lume-url points at Lume "
                 "0.5.3 or newer (`lume --version`) | exit 3");
+}
+
+/// Boots a fresh linux VM 'dev' with boot_vm (`vnc` as given) and answers its vncUrl.
+std::optional<std::string> vnc_url_after_boot(const std::vector<std::string>& sim_args, bool vnc) {
+  LoopbackListener sshd; // stands in for the guest's sshd
+  std::vector<std::string> args = {"--create-delay-ms",
+                                   "0",
+                                   "--boot-delay-ms",
+                                   "0",
+                                   "--guest-address",
+                                   "127.0.0.1",
+                                   "--guest-ssh-port",
+                                   std::to_string(sshd.port())};
+  args.insert(args.end(), sim_args.begin(), sim_args.end());
+  auto sim = start_sim(args);
+  EXPECT_TRUE(sim->started()) << sim->failure();
+  LumeClient client(options_for(*sim));
+  EXPECT_TRUE(client.create(linux_vm("dev")).ok());
+  EXPECT_TRUE(wait_until(client, "dev", is_stopped, quick_wait("VM 'dev'")).ok());
+  auto booted = boot_vm(client, "dev", 10s, nullptr, {}, vnc);
+  EXPECT_TRUE(booted.ok()) << booted.error().message();
+  EXPECT_THAT(sim->process().stderr_text(), HasSubstr("POST /lume/vms/dev/run -> 202"));
+  return std::get<VmDetails>(client.get("dev").value()).vnc_url;
+}
+
+TEST(LumeClient, AHeadlessBootLeavesNoVncListenerOnLumeMain) {
+  EXPECT_EQ(vnc_url_after_boot({}, false), std::nullopt);
+  // A recipe's vm.display: vnc keeps Lume's listener.
+  auto kept = vnc_url_after_boot({}, true);
+  ASSERT_TRUE(kept.has_value());
+  EXPECT_EQ(kept->rfind("vnc://:", 0), 0u) << *kept;
+}
+
+TEST(LumeClient, Lume053IgnoresVncDisabledSoAHeadlessBootStillListens) {
+  auto url = vnc_url_after_boot({"--lume-version", "0.5.3"}, false);
+  ASSERT_TRUE(url.has_value()) << "0.5.3's decoder ignores the vnc key";
+  EXPECT_EQ(url->rfind("vnc://:", 0), 0u) << *url;
 }
 
 TEST(LumeClient, StorageGoesIntoTheQueryOnlyOnNameTerminatedRoutes) {

@@ -2,7 +2,7 @@
 // real docker-registry (see pipeline_fixture.hpp).
 #include "pipeline_fixture.hpp"
 #include "provenance/provenance.hpp"
-#include "transfer/bundle_publish.hpp"
+#include "transfer/shim_bundle.hpp"
 #include "util/sha256.hpp"
 
 #include <chrono>

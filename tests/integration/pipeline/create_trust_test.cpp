@@ -5,7 +5,7 @@
 #include "pipeline_fixture.hpp"
 #include "recipe/lock_file.hpp"
 #include "support/file_io.hpp"
-#include "transfer/bundle_publish.hpp"
+#include "transfer/shim_bundle.hpp"
 #include "util/ecdsa_key.hpp"
 #include "util/sha256.hpp"
 

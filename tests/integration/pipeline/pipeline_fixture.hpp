@@ -4,9 +4,9 @@
 // guest-sim's address and pulling from the registry, a recipe naming the registry image with
 // the installed probe enabled as an agent, and the CLI run in-process.
 #include "bundle/loader.hpp"
-#include "dropping_proxy.hpp"
 #include "oci/registry_client.hpp"
 #include "support/cli_run.hpp"
+#include "support/dropping_proxy.hpp"
 #include "support/file_io.hpp"
 #include "support/guest_sim.hpp"
 #include "support/lume_image_seeder.hpp"

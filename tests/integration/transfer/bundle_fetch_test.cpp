@@ -10,8 +10,7 @@
 #include "support/process.hpp"
 #include "support/registry_server.hpp"
 #include "support/temp_dir.hpp"
-#include "transfer/bundle_fetch.hpp"
-#include "transfer/bundle_publish.hpp"
+#include "transfer/shim_bundle.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
 

@@ -161,6 +161,11 @@ TEST_F(ImagePullTest, MovedTagIsARegistryErrorAndTheVmIsLeftInPlace) {
                 "/trycua/macos-tahoe-cua:latest' into VM 'demo': "
                 "tag moved during pull: resolved " +
                 m_digest + " but Lume pulled " + other);
+  EXPECT_NE(pulled.error().hint().find("`skopeo copy --preserve-digests docker://" +
+                                       m_registry->host() + "/trycua/macos-tahoe-cua@" + m_digest +
+                                       " docker://<your-registry>/"),
+            std::string::npos)
+      << pulled.error().hint();
   EXPECT_EQ(util::read_file(vm_file(".manifest-digest")).value(), other);
   EXPECT_TRUE(fs::exists(vm_file("config.json")));
 }
@@ -261,6 +266,23 @@ TEST_F(ImagePullTest, ATagPinnedByDigestIsPulledThroughItsTagWhileTheTagStillNam
                                      "' is not available"),
             std::string::npos)
       << moved.error().why();
+  // It says the tag moved, and how to keep the pinned bytes: by digest, into one's own registry.
+  EXPECT_EQ(moved.error().why().rfind("the tag '" + m_registry->host() +
+                                          "/trycua/macos-tahoe-cua:latest' moved: it names " +
+                                          other.value().digest.str() + ", not the pinned " +
+                                          m_digest + ", and the immutable tag",
+                                      0),
+            0u)
+      << moved.error().why();
+  EXPECT_EQ(moved.error().hint(),
+            "keep the published bytes while " + m_registry->host() +
+                " still serves them by digest: copy them into a registry you control, `skopeo "
+                "copy --preserve-digests docker://" +
+                m_registry->host() + "/trycua/macos-tahoe-cua@" + m_digest +
+                " docker://<your-registry>/<org>/macos-tahoe-cua:sha256-" + digest.hex() +
+                "`, and point the recipe's source.image there "
+                "(<your-registry>/<org>/macos-tahoe-cua@" +
+                m_digest + "; registry.ca for a private CA)");
   EXPECT_TRUE(fresh.pulls.empty());
 }
 

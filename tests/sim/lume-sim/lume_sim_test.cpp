@@ -347,14 +347,6 @@ TEST_F(LumeSimTest, StopAnswers200AndRefusesAStoppedVm) {
   EXPECT_EQ(raw(sim->port(), "GET", "/lume/vms/dev").json_body()["status"], "stopped");
 }
 
-TEST_F(LumeSimTest, RunWithVncDisabledNeedsNoDisplay) {
-  START_SIM(sim);
-  auto r = raw(sim->port(), "POST", "/lume/vms/dev/run", R"({"vnc":"disabled"})");
-  EXPECT_EQ(r.status, 400);
-  EXPECT_EQ(r.body,
-            R"({"message":"VNC is disabled for this run, so '--display vnc' cannot be used."})");
-}
-
 TEST_F(LumeSimTest, NamesAreUsedVerbatimAsReferenceSection7Says) {
   START_SIM(sim, {"--create-delay-ms", "0"});
   auto create = [&](const std::string& name) {

@@ -1,4 +1,5 @@
-// lume-sim: a stand-in for `lume serve` (Lume 0.5.3) for tests and demos without a Mac
+// lume-sim: a stand-in for `lume serve` (Lume's main branch, or 0.5.3 with --lume-version) for
+// tests and demos without a Mac
 // (DESIGN §10). Prints one JSON line {"port":N,"pid":N} on stdout once it listens.
 #include "options.hpp"
 #include "sim.hpp"
@@ -102,6 +103,11 @@ comes first); a readOnly share is a read-only bind mount when lume-sim runs as r
 write, like VirtioFS), otherwise a symbolic link. Stop, delete and lume-sim's exit empty DIR.
 Lume reports sharedDirectories null in VM details; they are recorded in the VM's sessions.json,
 as Lume writes them.
+Runs as on Lume's main branch (trycua/cua ab957bdb7): `"vnc":"disabled"` (with "noDisplay":true,
+else 400) starts no VNC listener: vncUrl stays null and sessions.json has no url; a run body that
+does not decode (not JSON, wrong types, a vnc other than enabled/disabled) is 400 with the
+ValidationError's text. --lume-version 0.5.3 answers as the release: `vnc` is ignored (VNC always
+listens, vncUrl set) and a body that does not decode starts the VM with every default (202).
 Pull timing: --pull-delay-ms is spent half before the manifest fetch (progress 0) and half
 spread over the blobs (downloadProgress rises with the bytes); --pull-gate FILE holds every
 pull before its manifest fetch until FILE exists (tests move a tag meanwhile).
@@ -151,11 +157,22 @@ void add_options(CLI::App& app, Options& options) {
   app.add_option("--guest-home",
                  options.guest_home,
                  "simulation device: the guest's home, carried in disk.img by pushes and pulls");
+  app.add_flag("--guest-disks",
+               options.guest_disks,
+               "simulation device (with --guest-home): each VM keeps its own guest home in its "
+               "directory's guest-home.tar; stop saves it, run restores it, clone copies it; one "
+               "such VM runs at a time");
   app.add_option("--guest-share-root",
                  options.guest_share_root,
                  "simulation device: where the guest sees a running VM's shared directories "
                  "(guest-sim's stand-in for /Volumes/My Shared Files)");
   app.add_option("--latency-ms", options.latency_ms, "delay before every answer")
+      ->capture_default_str();
+  app.add_option("--lume-version",
+                 options.lume_version,
+                 "the Lume a run answers as: main (vnc \"disabled\" honoured, a run body that "
+                 "does not decode is 400) or 0.5.3 (both ignored; see below)")
+      ->check(CLI::IsMember({"main", "0.5.3"}))
       ->capture_default_str();
 }
 
@@ -163,12 +180,18 @@ void add_options(CLI::App& app, Options& options) {
 std::optional<int> parse_command_line(int argc, char** argv, Options& options) {
   std::vector<std::string> fault_specs;
   std::vector<std::string> drop_specs;
-  CLI::App app{"lume-sim: Lume 0.5.3's HTTP API (lume serve) over VM directories, for tests"};
+  CLI::App app{"lume-sim: Lume's HTTP API (lume serve; its main branch, 0.5.3 plus the run "
+               "request's vnc policy) over VM directories, for tests"};
   add_options(app, options);
   app.add_option("--fault", fault_specs, "'METHOD PATH=STATUS[xN][:BODY]' (see below)");
   app.add_option("--drop", drop_specs, "'METHOD PATH[=xN]': close without answering");
   app.footer(k_footer);
   CLI11_PARSE(app, argc, argv);
+  if (options.guest_disks && options.guest_home.empty()) {
+    std::cerr
+        << "lume-sim: --guest-disks needs --guest-home DIR (the guest it saves and restores)\n";
+    return 2;
+  }
   for (const auto& spec : fault_specs) {
     std::string error;
     auto fault = parse_fault(spec, error);

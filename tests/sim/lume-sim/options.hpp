@@ -50,10 +50,19 @@ struct Options {
   /// A push first archives it into the VM's disk.img; a pull whose disk.img is such an archive
   /// restores it (guest_home_archive.hpp).
   std::string guest_home;
+  /// Simulation device, not Lume: with guest_home, every VM keeps its own guest on its "disk"
+  /// (DIR/guest-home.tar in the VM directory): a stop saves the home there, a run restores it,
+  /// and a clone copies it with the rest of the VM. One guest: one such VM runs at a time.
+  bool guest_disks = false;
   /// Simulation device, not Lume: the folder where the guest sees the automounted shares of a
   /// running VM (guest-sim's stand-in for "/Volumes/My Shared Files"; guest_shares.hpp).
   std::string guest_share_root;
   int latency_ms = 0;
+  /// Which Lume a run answers as: "main" (trycua/cua b296ec9: a run body that does not decode
+  /// is a 400, and `vnc: "disabled"` starts no VNC listener) or "0.5.3", the release (a body
+  /// that does not decode runs with every default, and `vnc` is ignored: VNC always listens).
+  std::string lume_version = "main";
+  bool lume_053() const { return lume_version == "0.5.3"; }
   std::vector<Fault> faults;
   std::vector<Drop> drops;
 };

@@ -143,6 +143,11 @@ private:
   std::string status_of(const std::filesystem::path& dir);
   bool is_running(const std::filesystem::path& dir) const;
   std::size_t running_count() const;
+  /// --guest-disks: the VM's guest home into the shared home before a run (false: the run
+  /// fails, logged), and back onto the VM's disk at a stop.
+  bool load_guest_disk(const std::filesystem::path& dir, const std::string& vm);
+  void save_guest_disk(const std::filesystem::path& dir, const std::string& vm);
+  static constexpr const char* k_guest_disk = "guest-home.tar";
   void start_vm(const std::string& name,
                 const std::optional<std::string>& storage,
                 bool vnc_enabled,

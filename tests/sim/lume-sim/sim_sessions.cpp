@@ -1,4 +1,5 @@
 // A VM's sessions: run, stop, setup (reference/lume-api.md §3.8-§3.10), and GET /lume/ipsw (§3.16).
+#include "guest_home_archive.hpp"
 #include "sim_support.hpp"
 
 #include <fstream>
@@ -38,9 +39,11 @@ Reply Simulator::run_vm(const Params& p,
                         const std::string& text) {
   bool no_display = false;
   std::optional<std::string> storage;
+  std::optional<std::string> network;
   std::string vnc = "enabled";
   std::vector<SharedDirectory> shared_directories;
   if (!text.empty()) {
+    // The whole body is decoded first (JSONDecoder), then validated: shares, network, vnc.
     try {
       Body b(text);
       no_display = b.optional_bool("noDisplay").value_or(false);
@@ -49,24 +52,20 @@ Reply Simulator::run_vm(const Params& p,
       storage = b.optional_string("storage");
       b.optional_string("diskPath");
       b.optional_string("nvramPath");
-      vnc = b.optional_string("vnc").value_or("enabled");
-      if (auto network = b.optional_string("network"); network && !normalized_network(*network)) {
-        return message(400, k_validation_error);
+      network = b.optional_string("network");
+      if (!m_options.lume_053()) { // 0.5.3's RunVMRequest has no `vnc`: the key is ignored
+        vnc = b.optional_string("vnc").value_or("enabled");
       }
       if (const json* shared = b.get("sharedDirectories")) {
         if (!shared->is_array()) {
           throw DecodeFailure{};
         }
-        // RunVMRequest.parse() (Requests.swift @ b296ec9c): hostPath required, readOnly an
-        // optional Bool defaulting to false; each host path must exist and be a directory
-        // (FileManager.fileExists(isDirectory:), which follows links), all before the 202.
+        // RunVMRequest.SharedDirectoryRequest (Requests.swift @ b296ec9c): hostPath required,
+        // readOnly an optional Bool defaulting to false.
         for (const json& d : *shared) {
           if (!d.is_object() || !d.contains("hostPath") || !d["hostPath"].is_string() ||
               (d.contains("readOnly") && !d["readOnly"].is_boolean() && !d["readOnly"].is_null())) {
             throw DecodeFailure{};
-          }
-          if (!fs::is_directory(d["hostPath"].get<std::string>())) {
-            return message(400, k_validation_error);
           }
           shared_directories.push_back(
               {d["hostPath"].get<std::string>(),
@@ -74,11 +73,25 @@ Reply Simulator::run_vm(const Params& p,
         }
       }
     } catch (const DecodeFailure&) {
-      // The run body is decoded with a throwing decoder whose error is a ValidationError (§3.8).
+      if (m_options.lume_053()) {
+        // 0.5.3 decodes with `try?` and runs with every default: noDisplay false, no shares.
+        start_vm(p[0], std::nullopt, true, {});
+        return json_reply(
+            202, {{"message", "VM start initiated"}, {"name", p[0]}, {"status", "pending"}});
+      }
+      // Main throws ValidationError("Invalid run request body") (Handlers.swift @ ab957bdb7);
+      // the answer carries its localizedDescription (§1.6).
       return message(400, k_validation_error);
     }
   }
-  if (vnc != "enabled" && vnc != "disabled") {
+  // RunVMRequest.parse(): each host path must exist and be a directory (FileManager's
+  // fileExists(isDirectory:), which follows links), all before the 202.
+  for (const SharedDirectory& d : shared_directories) {
+    if (!fs::is_directory(d.host_path)) {
+      return message(400, k_validation_error);
+    }
+  }
+  if ((network && !normalized_network(*network)) || (vnc != "enabled" && vnc != "disabled")) {
     return message(400, k_validation_error);
   }
   if (vnc == "disabled" && !no_display) {
@@ -111,6 +124,9 @@ void Simulator::start_vm(const std::string& name,
   }
   if (running_count() >= 2) {
     log("run '" + name + "' failed: the host already runs 2 VMs");
+    return;
+  }
+  if (m_options.guest_disks && !load_guest_disk(vm->dir, vm_name)) {
     return;
   }
   RunningVm run;
@@ -148,6 +164,34 @@ void Simulator::start_vm(const std::string& name,
   }
   m_running[fs::weakly_canonical(vm->dir).string()] = run;
   log("run '" + vm_name + "': running");
+}
+
+bool Simulator::load_guest_disk(const fs::path& dir, const std::string& vm) {
+  if (running_count() > 0) {
+    log("run '" + vm + "' failed: lume-sim --guest-disks has one guest, and another VM runs");
+    return false;
+  }
+  const fs::path disk = dir / k_guest_disk;
+  if (!fs::exists(disk)) {
+    return true; // never stopped under --guest-disks: the guest is whatever the home holds
+  }
+  try {
+    restore_guest_home(disk, m_options.guest_home);
+    log("run '" + vm + "': guest home restored from " + disk.string());
+    return true;
+  } catch (const std::exception& e) {
+    log("run '" + vm + "' failed: guest disk " + disk.string() + ": " + e.what());
+    return false;
+  }
+}
+
+void Simulator::save_guest_disk(const fs::path& dir, const std::string& vm) {
+  try {
+    write_guest_home_archive(m_options.guest_home, dir / k_guest_disk);
+    log("stop '" + vm + "': guest home saved to " + (dir / k_guest_disk).string());
+  } catch (const std::exception& e) {
+    log("stop '" + vm + "': guest disk not saved: " + std::string(e.what()));
+  }
 }
 
 void Simulator::withdraw_shares(RunningVm& run) {
@@ -189,6 +233,9 @@ Reply Simulator::stop_vm(const Params& p,
   }
   m_running.erase(fs::weakly_canonical(vm->dir).string());
   fs::remove(vm->dir / "sessions.json");
+  if (m_options.guest_disks) {
+    save_guest_disk(vm->dir, name);
+  }
   log("stop '" + name + "'");
   Reply r = message(200, "VM stopped successfully");
   r.delay_before_send = std::chrono::milliseconds(m_options.stop_delay_ms);

@@ -13,11 +13,6 @@ namespace {
 
 using test::ScriptedSession;
 
-/// The precheck command needs nothing beyond POSIX sh: no lipo or codesign (Xcode's tools).
-bool command_has_no_tool(const std::string& command) {
-  return command.find("lipo") == std::string::npos && command.find("codesign") == std::string::npos;
-}
-
 std::string record(const std::string& tag, const std::string& name, const std::string& content) {
   return tag + " " + std::to_string(content.size()) + " " + name + "\n" + content;
 }
@@ -320,7 +315,7 @@ TEST(ExecutePlan, FailedStepRunsTheRollbackAndNamesTheEntry) {
   EXPECT_TRUE(booted_out);
 }
 
-TEST(Precheck, OneCommandForAllEntriesThenEachProgramsHeadersOverSftp) {
+TEST(Precheck, NoCommandEachProgramsHeadersOverSftp) {
   const InstalledShim shim = shim_record("/Users/lume");
   enablement::EnablementEntry a;
   a.name = "a";
@@ -330,32 +325,20 @@ TEST(Precheck, OneCommandForAllEntriesThenEachProgramsHeadersOverSftp) {
   b.program = "/opt/b";
   {
     ScriptedSession session;
-    session.answers.push_back({0, "entry 0\nentry 1\n", ""});
     session.files["/opt/a"] = test::macho_fixture("fat-arm64-x86_64");
     session.files["/opt/b"] = test::macho_fixture("arm64-runtime-both");
     auto checks = precheck_entries(session, {a, b}, shim);
     ASSERT_TRUE(checks.ok()) << checks.error().message();
-    EXPECT_EQ(session.commands.size(), 1u);
+    EXPECT_TRUE(session.commands.empty()) << "no tool in the guest, not even sh";
     ASSERT_EQ(checks.value().size(), 2u);
     EXPECT_EQ(checks.value()[0].entry, "a");
     EXPECT_EQ(checks.value()[0].verdict.slice, "arm64");
     EXPECT_EQ(checks.value()[0].verdict.archs, "x86_64 arm64");
     EXPECT_EQ(checks.value()[1].program, "/opt/b");
     EXPECT_FALSE(checks.value()[1].verdict.refused());
-    EXPECT_EQ(command_has_no_tool(session.commands[0]), true) << session.commands[0];
   }
   {
     ScriptedSession session;
-    session.answers.push_back({0, "entry 0\nnot-executable\n", ""});
-    auto result = precheck_entries(session, {a}, shim);
-    ASSERT_FALSE(result.ok());
-    EXPECT_EQ(result.error().message(),
-              "enablement entry 'a': program '/opt/a' is not an executable file in the guest");
-    EXPECT_TRUE(session.reads.empty());
-  }
-  {
-    ScriptedSession session;
-    session.answers.push_back({0, "entry 0\nentry 1\n", ""});
     session.files["/opt/a"] = test::macho_fixture("arm64");
     session.files["/opt/b"] = test::macho_fixture("arm64-runtime");
     auto result = precheck_entries(session, {a, b}, shim);
@@ -369,7 +352,6 @@ TEST(Precheck, OneCommandForAllEntriesThenEachProgramsHeadersOverSftp) {
   }
   {
     ScriptedSession session;
-    session.answers.push_back({0, "entry 0\n", ""});
     session.files["/opt/a"] = "#!/bin/sh\nexec /opt/real\n";
     auto result = precheck_entries(session, {a}, shim);
     ASSERT_FALSE(result.ok());
@@ -378,14 +360,6 @@ TEST(Precheck, OneCommandForAllEntriesThenEachProgramsHeadersOverSftp) {
               "enablement entry 'a': program '/opt/a' cannot be unlocked (not-mach-o): the "
               "program is a script (#!), not a Mach-O executable; macOS injects libraries into "
               "Mach-O programs only");
-  }
-  {
-    ScriptedSession session;
-    session.answers.push_back({1, "entry 0\n", "sh: killed\n"});
-    auto result = precheck_entries(session, {a, b}, shim);
-    ASSERT_FALSE(result.ok());
-    EXPECT_EQ(result.error().message(),
-              "checking the programs of the enablement list: the check ended early: sh: killed");
   }
 }
 

@@ -23,16 +23,23 @@ TEST(ProgramPaths, OneCommandQuotesEveryProgramAndAsksRealpath) {
   EXPECT_NE(command.value().find("\nr 0 '/opt/homebrew/bin/llama-server'\n"), std::string::npos);
   EXPECT_NE(command.value().find("\nr 1 '/Users/o'\\''brien/x y/$(z)'\n"), std::string::npos)
       << command.value();
+  // Nothing beyond POSIX sh and realpath: no lipo or codesign (Xcode's tools).
+  EXPECT_EQ(command.value().find("lipo"), std::string::npos);
+  EXPECT_EQ(command.value().find("codesign"), std::string::npos);
 }
 
 TEST(ProgramPaths, ParsesEveryStateInTheProgramsOrder) {
   auto parsed = parse_resolution("1 missing\n0 real /opt/Cellar/x y/bin/x\n3 unresolvable\n"
-                                 "2 dangling\n",
-                                 4);
+                                 "2 dangling\n4 not-executable /etc/x y\n",
+                                 5);
   ASSERT_TRUE(parsed.ok()) << parsed.error().message();
   const auto& paths = parsed.value();
   EXPECT_EQ(paths[0].state, ProgramPath::State::resolved);
   EXPECT_EQ(paths[0].real_path, "/opt/Cellar/x y/bin/x");
+  EXPECT_TRUE(paths[0].executable);
+  EXPECT_EQ(paths[4].state, ProgramPath::State::resolved);
+  EXPECT_EQ(paths[4].real_path, "/etc/x y");
+  EXPECT_FALSE(paths[4].executable);
   EXPECT_EQ(paths[1].state, ProgramPath::State::missing);
   EXPECT_EQ(paths[2].state, ProgramPath::State::dangling);
   EXPECT_EQ(paths[3].state, ProgramPath::State::unresolvable);
@@ -98,6 +105,18 @@ TEST(ProgramPaths, AProgramThatDoesNotResolveNamesTheEntry) {
     EXPECT_EQ(resolved.error().why(), why);
   }
   ScriptedSession session;
+  session.answers.push_back({0, "0 not-executable /etc/x\n", ""});
+  auto plain = resolve_entries(session, {{entry("x", "/opt/x")}});
+  ASSERT_FALSE(plain.ok());
+  EXPECT_EQ(plain.error().message(),
+            "enablement entry 'x': program '/opt/x' is not an executable file in the guest");
+  // An entry applied before, unchanged, was checked then: only new or changed ones are refused.
+  enablement::EnablementEntry applied = entry("x", "/opt/x");
+  applied.resolved_program = "/etc/x";
+  session.answers.push_back({0, "0 not-executable /etc/x\n", ""});
+  const enablement::EnablementList before{{applied}};
+  EXPECT_TRUE(resolve_entries(session, {{entry("x", "/opt/x")}}, &before).ok());
+
   session.answers.push_back({0, "0 real /a/../b\n", ""});
   auto odd = resolve_entries(session, {{entry("x", "/opt/x")}});
   ASSERT_FALSE(odd.ok()) << "a real path that breaks the program rules is refused";

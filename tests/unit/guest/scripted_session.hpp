@@ -49,7 +49,7 @@ public:
     if (sent) {
       sent(bytes.size());
     }
-    return guest::SentFile{bytes.size(), ""};
+    return guest::SentFile{bytes.size()};
   }
   Result<std::string> read_file(const std::string& remote_path, std::size_t max_bytes) override {
     const auto found = files.find(remote_path);

@@ -189,13 +189,22 @@ TEST(RequestJson, CreateWritesSizesAsLumeStrings) {
       "diskSize":"80GB","display":"1920x1080","ipsw":"latest","unattended":"tahoe"})"));
 }
 
-TEST(RequestJson, RunIsHeadlessByDefault) {
-  EXPECT_EQ(to_json(RunOptions{}), json::parse(R"({"noDisplay":true})"));
+TEST(RequestJson, RunIsHeadlessWithoutVncByDefault) {
+  EXPECT_EQ(to_json(RunOptions{}), json::parse(R"({"noDisplay":true,"vnc":"disabled"})"));
   RunOptions o;
   o.shared_directories = {{"/Users/me/work", true}};
   o.network = "bridged:en0";
-  EXPECT_EQ(to_json(o), json::parse(R"({"noDisplay":true,"network":"bridged:en0",
+  EXPECT_EQ(to_json(o), json::parse(R"({"noDisplay":true,"vnc":"disabled","network":"bridged:en0",
       "sharedDirectories":[{"hostPath":"/Users/me/work","readOnly":true}]})"));
+}
+
+TEST(RequestJson, RunKeepsLumesVncWhenAskedOrWithADisplay) {
+  RunOptions keep;
+  keep.vnc = true; // a recipe's vm.display: vnc: Lume's default, so the key is left out
+  EXPECT_EQ(to_json(keep), json::parse(R"({"noDisplay":true})"));
+  RunOptions shown;
+  shown.no_display = false; // Lume refuses vnc "disabled" with a display (400)
+  EXPECT_EQ(to_json(shown), json::parse(R"({"noDisplay":false})"));
 }
 
 TEST(RequestJson, PatchSendsOnlyWhatChanges) {

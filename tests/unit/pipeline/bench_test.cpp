@@ -68,6 +68,12 @@ TEST(BenchRecord, SummaryOfAFailedOrUnreadableRecord) {
   EXPECT_EQ(bench_summary(nlohmann::json::object()), "");
   EXPECT_EQ(bench_summary(nlohmann::json::parse(R"({"tests":[{"test":7,"speedup":1}]})")), "");
   EXPECT_EQ(bench_summary(nlohmann::json::parse(R"({"tests":"many"})")), "");
+  const auto measured = nlohmann::json::parse(
+      R"({"tests":[{"test":"pp512","speedup":10}],"passed":true,)"
+      R"("perplexity":{"context":512,"stock":{"estimate":11.826},"unlocked":{"estimate":11.827}}})");
+  EXPECT_EQ(bench_summary(measured),
+            "pp512 10.00x, perplexity 11.827 vs 11.826 on CPU (gate passed)");
+  EXPECT_EQ(bench_annotations(measured).at("dev.lume-unlock.bench.perplexity.unlocked"), "11.8270");
 }
 
 TEST(BenchAnnotations, ASummaryOfTheFiguresAsStrings) {

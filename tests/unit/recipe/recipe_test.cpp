@@ -38,6 +38,7 @@ TEST(Recipe, ParsesEveryField) {
   EXPECT_EQ(recipe.vm.memory_bytes, 17179869184ULL);
   EXPECT_EQ(recipe.vm.disk_bytes, 80ULL << 30);
   EXPECT_EQ(recipe.vm.display, "1920x1080");
+  EXPECT_FALSE(recipe.vm.vnc); // headless: runs start without Lume's VNC listener
   EXPECT_EQ(recipe.guest.user, "lume");
   EXPECT_EQ(recipe.shim.profile.apple_family_max, 1009);
   EXPECT_EQ(recipe.shim.profile.max_threadgroup_memory, 65536u);
@@ -106,7 +107,8 @@ TEST(Recipe, RejectsBadInputWithFileLineAndColumn) {
        "r.yaml:2:36: shim.profile.apple_family_max: 5001 is out of range (1001 to 1999)"},
       {"bad display",
        "source: {image: a.io/b/c:1}\nvm: {display: big}\n",
-       "r.yaml:2:15: vm.display: 'big' is not WIDTHxHEIGHT | hint: for example 1920x1080"},
+       "r.yaml:2:15: vm.display: 'big' is neither WIDTHxHEIGHT nor 'vnc' | hint: for example "
+       "1920x1080, or vnc to keep Lume's VNC listener"},
       {"enablement not a list",
        "source: {image: a.io/b/c:1}\nenablement: {a: 1}\n",
        "r.yaml:2:13: enablement: must be a list of entries"},
@@ -179,6 +181,8 @@ TEST(Recipe, NumbersDisplaysAndAccountNamesFollowTheirExactShapes) {
                                 "guest: {user: " + std::string(33, 'a') + "}\n"}) {
     EXPECT_NE(accepted(bad), "ok") << bad;
   }
+  EXPECT_NE(accepted("vm: {display: VNC}\n"), "ok");
+  EXPECT_NE(accepted("vm: {display: vnc:5900}\n"), "ok");
   // A 100k-character value is refused at once (std::regex recursed per character).
   EXPECT_NE(accepted("vm: {display: " + std::string(100000, '1') + "x10}\n"), "ok");
 }
@@ -557,6 +561,13 @@ TEST(RecipeBench, HostJsonIsResolvedAgainstTheRecipesDirectory) {
   auto absent = bench_host_perplexity_file(load_recipe(dir / "r.yaml").value());
   ASSERT_FALSE(absent.ok());
   EXPECT_NE(absent.error().message().find("field 'bench.host_perplexity'"), std::string::npos);
+}
+
+TEST(Recipe, DisplayVncKeepsLumesListenerAndNoSize) {
+  auto r = parse_recipe("source: {image: a.io/b/c:1}\nvm: {display: vnc}\n", "r.yaml");
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_TRUE(r.value().vm.vnc);
+  EXPECT_FALSE(r.value().vm.display.has_value());
 }
 
 } // namespace

@@ -66,17 +66,28 @@ TEST(ReportCheck, NamesEachDifferenceWithTheReportsValueAndTheVms) {
 
 TEST(ReportCheck, ParseRefusesWhatIsNotAReport) {
   EXPECT_EQ(parse_report("[]", "'r.json'").error().message(),
-            "report 'r.json': it is not a JSON object");
-  EXPECT_EQ(parse_report(R"({"schema":"lume-unlock/provenance/v1"})", "'r.json'").error().message(),
-            "report 'r.json': its schema is not 'lume-unlock/report/v1'");
+            "report 'r.json': /: expected an object, got an array");
+  const auto other = parse_report(R"({"schema":"lume-unlock/provenance/v1"})", "'r.json'");
+  EXPECT_EQ(other.error().message(),
+            "report 'r.json': /schema: expected 'lume-unlock/report/v1', got "
+            "'lume-unlock/provenance/v1'");
+  EXPECT_EQ(other.error().hint(), "check a folder that 'lume-unlock report' wrote");
   auto report = composed_report(false);
   report["shim"]["files"][0].erase("sha256");
   auto parsed = parse_report(report.dump(), "'r.json'");
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.error().message(),
-            "report 'r.json': a file of its shim or artifacts has no path or sha256");
+            "report 'r.json': /shim/files/0/sha256: missing (expected a string)");
   EXPECT_EQ(parsed.error().category(), ErrorCategory::verification);
+  EXPECT_EQ(parsed.error().hint(), "write it again with 'lume-unlock report NAME --out DIR'");
+  auto artifacts = report_with_artifact();
+  artifacts["artifacts"][0]["files"] = 7;
+  EXPECT_EQ(parse_report(artifacts.dump(), "'r.json'").error().why(),
+            "/artifacts/0/files: expected an array, got an integer");
   EXPECT_TRUE(parse_report(composed_report(true).dump(), "'r.json'").ok());
+  // A link has its target instead of a sha256: --check compares the target.
+  artifacts["artifacts"][0]["files"] = {{{"path", "/m/q.gguf"}, {"link", "/shared/q.gguf"}}};
+  EXPECT_TRUE(parse_report(artifacts.dump(), "'r.json'").ok());
 }
 
 } // namespace

@@ -1,5 +1,5 @@
 #include "support/temp_dir.hpp"
-#include "transfer/bundle_location.hpp"
+#include "transfer/shim_bundle.hpp"
 
 #include <gtest/gtest.h>
 

@@ -46,6 +46,15 @@ options:
         Mutually exclusive with I(recipe).
       - A tag alone is refused, a fleet must get the same bytes on every host.
     type: str
+  from:
+    description:
+      - With I(recipe), a stopped golden VM on the same host that C(lume-unlock verify) passed.
+        NAME is cloned from it through Lume (C(create NAME --recipe RECIPE --from FROM)), no
+        image pulled, then converged as C(create) would, and NAME gets its own SSH key.
+      - The golden VM must have been made from the same recipe, otherwise the task fails (exit 2)
+        and nothing is made. In check mode the plan shows the C(clone) step it would take.
+    type: str
+    aliases: [clone_from]
   bundle:
     description:
       - The shim bundle for C(create) (C(--bundle)), a directory, archive or C(REF@sha256:<hex>).
@@ -94,6 +103,12 @@ EXAMPLES = r'''
   lume_unlock.lume.lume_unlock_vm:
     name: tahoe-llm
     recipe: /opt/lume-unlock/image-recipes/tahoe-llm.yaml
+
+- name: Clone a worker from the host's stopped, verified golden VM (seconds, nothing pulled)
+  lume_unlock.lume.lume_unlock_vm:
+    name: tahoe-llm-worker-1
+    recipe: /opt/lume-unlock/image-recipes/tahoe-llm.yaml
+    from: tahoe-llm-golden
 
 - name: Check the guest against its record and probe it
   lume_unlock.lume.lume_unlock_vm:
@@ -190,6 +205,8 @@ def present_from_reference(lu, p):
 
 def present_from_recipe(lu, p):
     command = ["create", p["name"], "--recipe", p["recipe"]]
+    if p["from"]:
+        command += ["--from", p["from"]]
     if p["bundle"]:
         command += ["--bundle", p["bundle"]]
     if p["exclusive"]:
@@ -233,6 +250,7 @@ def main():
         state=dict(type="str", default="present", choices=["present", "absent", "verified"]),
         recipe=dict(type="path"),
         reference=dict(type="str"),
+        **{"from": dict(type="str", aliases=["clone_from"])},
         bundle=dict(type="str"),
         exclusive=dict(type="bool", default=False),
         delete_vm=dict(type="bool", default=False),
@@ -242,7 +260,7 @@ def main():
     )
     argument_spec.update(COMMON_ARGS)
     module = AnsibleModule(argument_spec=argument_spec,
-                           mutually_exclusive=[("recipe", "reference")],
+                           mutually_exclusive=[("recipe", "reference"), ("from", "reference")],
                            required_if=[("state", "present", ("recipe", "reference"), True)],
                            supports_check_mode=True)
     lu = LumeUnlock(module)

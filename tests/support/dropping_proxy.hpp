@@ -1,7 +1,8 @@
 #pragma once
-// A TCP forwarder on 127.0.0.1 for fault tests: every connection is relayed to a target port,
-// and once `drop_after_bytes` client-to-server bytes have passed (over all connections), every
-// open connection is closed mid-stream, once. Stopped (threads joined) on destruction.
+// A TCP forwarder on 127.0.0.1 for fault tests and byte counts: every connection is relayed to a
+// target port, and once `drop_after_bytes` client-to-server bytes have passed (over all
+// connections), every open connection is closed mid-stream, once; the bytes the target sent back
+// are counted (received()). Stopped (threads joined) on destruction.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -52,6 +53,8 @@ public:
 
   int port() const { return m_port; }
   bool dropped() const { return m_dropped; }
+  /// Bytes the target sent to clients so far, over all connections.
+  std::uint64_t received() const { return m_received; }
 
 private:
   void accept_loop() {
@@ -101,6 +104,9 @@ private:
           closed = true;
           break;
         }
+        if (i == 1) {
+          m_received += static_cast<std::uint64_t>(n);
+        }
         if (i == 0 && !m_dropped) {
           m_sent += static_cast<std::uint64_t>(n);
           if (m_sent >= m_limit) {
@@ -130,6 +136,7 @@ private:
   std::atomic<bool> m_dropped{false};
   std::atomic<int> m_generation{0};
   std::atomic<std::uint64_t> m_sent{0};
+  std::atomic<std::uint64_t> m_received{0};
   std::thread m_accepting;
   std::mutex m_mutex;
   std::vector<std::thread> m_relays;
