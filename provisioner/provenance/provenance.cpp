@@ -311,11 +311,11 @@ json to_json(const Provenance& r) {
         out, "recipe", {{"path", known(r.recipe->path)}, {"sha256", known(r.recipe->sha256)}});
   }
   if (r.cloned_from) {
-    json cloned = json::object();
-    put(cloned, "vm", r.cloned_from->vm);
-    put(cloned, "record_sha256", r.cloned_from->record_sha256);
-    put(cloned, "ssh_host_key", r.cloned_from->ssh_host_key);
-    put_object(out, "cloned_from", cloned);
+    put_object(out,
+               "cloned_from",
+               {{"vm", known(r.cloned_from->vm)},
+                {"record_sha256", known(r.cloned_from->record_sha256)},
+                {"ssh_host_key", known(r.cloned_from->ssh_host_key)}});
   }
   put(out, "bench", r.bench);
   if (r.artifacts) {
