@@ -122,6 +122,14 @@ BundleManifest read_manifest(const JsonValue& value) {
   return manifest;
 }
 
+std::string guest_text(std::string_view system, std::string_view arch) {
+  return "'" + std::string(system) + " " + std::string(arch) + "'";
+}
+
+std::string list_platforms(const BundleManifest& manifest) {
+  return util::join(manifest.platforms, ", ", [](const auto& platform) { return platform.first; });
+}
+
 json file_json(const BundleFile& file) {
   json value = {{"path", file.path}, {"sha256", file.sha256}};
   if (!file.slices.empty()) {
@@ -145,31 +153,18 @@ std::vector<BundleFile> BundleManifest::files() const {
 }
 
 bool is_platform_name(std::string_view name) {
-  auto dash = name.find('-');
-  if (dash == 0 || dash == std::string_view::npos || dash + 1 == name.size()) {
-    return false;
-  }
-  for (std::size_t i = 0; i < name.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(name[i]);
-    bool lower_alnum = std::islower(c) || std::isdigit(c);
-    if (i < dash ? !lower_alnum : (i > dash && !lower_alnum && c != '_')) {
-      return false;
-    }
-  }
-  return true;
+  constexpr std::string_view lower_alnum = "abcdefghijklmnopqrstuvwxyz0123456789";
+  const auto dash = name.find('-');
+  return dash != 0 && dash != std::string_view::npos && dash + 1 != name.size() &&
+         name.substr(0, dash).find_first_not_of(lower_alnum) == std::string_view::npos &&
+         name.substr(dash + 1).find_first_not_of(std::string(lower_alnum) + "_") ==
+             std::string_view::npos;
 }
 
 bool is_bundle_version(std::string_view version) {
-  if (version.empty() || !std::isalnum(static_cast<unsigned char>(version.front()))) {
-    return false;
-  }
-  for (char c : version) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '+' &&
-        c != '-') {
-      return false;
-    }
-  }
-  return true;
+  return !version.empty() && std::isalnum(static_cast<unsigned char>(version.front())) &&
+         version.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                   "0123456789._+-") == std::string_view::npos;
 }
 
 Result<BundleManifest> parse_bundle_manifest(std::string_view text) {
@@ -201,22 +196,6 @@ std::string render_bundle_manifest(const BundleManifest& manifest) {
                    {"platforms", platforms}};
   return document.dump(2) + "\n";
 }
-
-namespace {
-
-std::string guest_text(std::string_view system, std::string_view arch) {
-  return "'" + std::string(system) + " " + std::string(arch) + "'";
-}
-
-std::string list_platforms(const BundleManifest& manifest) {
-  std::string names;
-  for (const auto& [name, entry] : manifest.platforms) {
-    names += (names.empty() ? "" : ", ") + name;
-  }
-  return names;
-}
-
-} // namespace
 
 Result<std::string> guest_platform_name(std::string_view system, std::string_view arch) {
   std::string os;

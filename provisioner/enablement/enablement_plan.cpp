@@ -168,15 +168,16 @@ void plan_removed_agents(const EnablementList& desired,
     if (name.empty() || (entry != nullptr && entry->agent)) {
       continue;
     }
-    AgentAction action;
-    action.change = AgentChange::removed;
-    action.name = name;
-    action.label = file_name.substr(0, file_name.size() - std::string(".plist").size());
-    action.plist_path = layout.launch_agents_dir() + "/" + file_name;
-    action.old_sha256 = util::sha256_hex(content);
-    action.was_loaded = loaded_in(observed, action.label);
-    agents[name] = action;
-    plan.removals.push_back(FileRemoval{action.plist_path, content});
+    const std::string label = file_name.substr(0, file_name.size() - std::string(".plist").size());
+    const std::string path = layout.launch_agents_dir() + "/" + file_name;
+    agents[name] = AgentAction{AgentChange::removed,
+                               name,
+                               label,
+                               path,
+                               util::sha256_hex(content),
+                               "",
+                               loaded_in(observed, label)};
+    plan.removals.push_back(FileRemoval{path, content});
   }
   // Loaded agents of ours whose plist is gone and that no desired agent owns: boot them out.
   if (observed.loaded_labels) {
@@ -188,12 +189,8 @@ void plan_removed_agents(const EnablementList& desired,
           observed.agent_plists.count(guest::agent_plist_file_name(name)) != 0) {
         continue;
       }
-      AgentAction action;
-      action.change = AgentChange::removed;
-      action.name = name;
-      action.label = label;
-      action.plist_path = layout.agent_plist_path(name);
-      agents[name] = action;
+      agents[name] = AgentAction{
+          AgentChange::removed, name, label, layout.agent_plist_path(name), "", "", true};
     }
   }
 }

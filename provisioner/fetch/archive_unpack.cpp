@@ -30,20 +30,6 @@ Error io_error(const std::string& what, const std::string& action, int err) {
   return Error(ErrorCategory::failure, what, "cannot " + action + ": " + std::strerror(err));
 }
 
-/// Copies `from` to a new file `to` with `mode` (when a hard link cannot cross file systems).
-Status
-copy_file(const std::string& what, const std::string& from, const std::string& to, mode_t mode) {
-  std::error_code ec;
-  fs::copy_file(from, to, fs::copy_options::none, ec);
-  if (ec) {
-    return io_error(what, "copy it to '" + to + "'", ec.value());
-  }
-  if (chmod(to.c_str(), mode) != 0) {
-    return io_error(what, "set the mode of '" + to + "'", errno);
-  }
-  return ok_status();
-}
-
 /// The single file of UnpackFormat::none, placed as <staging_dir>/<file name>, whole or not at all.
 Status place_single_file(const std::string& what,
                          const std::string& blob_path,
@@ -66,15 +52,21 @@ Status place_single_file(const std::string& what,
   const auto name = fs::path(blob_path).filename().string();
   const auto placed = temporary + "/" + name;
   Status status = ok_status();
+  std::error_code ec;
+  // A hard link, or a copy with the blob's mode when a link cannot cross file systems.
   if (link(blob_path.c_str(), placed.c_str()) != 0) {
-    status = copy_file(what, blob_path, placed, st.st_mode & 0755);
+    fs::copy_file(blob_path, placed, fs::copy_options::none, ec);
+    if (ec) {
+      status = io_error(what, "copy it to '" + placed + "'", ec.value());
+    } else if (chmod(placed.c_str(), st.st_mode & 0755) != 0) {
+      status = io_error(what, "set the mode of '" + placed + "'", errno);
+    }
   }
   if (status && (chmod(temporary.c_str(), 0755) != 0 ||
                  rename(temporary.c_str(), staging_dir.c_str()) != 0)) {
     status = io_error(what, "rename into '" + staging_dir + "'", errno);
   }
   if (!status) {
-    std::error_code ec;
     fs::remove_all(temporary, ec);
   }
   return status;

@@ -2,7 +2,6 @@
 
 #include "fetch/artifact_source.hpp"
 #include "fetch/blob_cache.hpp"
-#include "fetch/mirror_map.hpp"
 #include "util/http_client.hpp"
 #include "util/progress.hpp"
 #include "util/result.hpp"
@@ -90,5 +89,23 @@ Result<std::string> hugging_face_token_from_environment();
 /// second at most, then a finished event.
 Result<FetchedArtifact>
 fetch_artifact(const FetchRequest& request, BlobCache& cache, const FetchServices& services);
+
+/// What a publisher says of a file before sending it.
+struct AdvertisedDigest {
+  std::string sha256; ///< 64 lower-case hex
+  std::uint64_t size = 0;
+};
+
+/// Reads X-Linked-Etag (the SHA-256 in quotes) and X-Linked-Size: Hugging Face's resolve
+/// redirect carries both (docs/sources.md). nullopt unless both are there and well-formed.
+std::optional<AdvertisedDigest> read_advertised_digest(const util::HttpResponse& response);
+
+/// One HEAD of an https source (through the mirror map, HF_TOKEN for Hugging Face, redirects not
+/// followed: the resolver answers, the CDN is not asked): the digest and size its publisher
+/// advertises, so `lock` pins a 7 GB model without downloading it. nullopt when the source
+/// advertises none or the request fails (the caller downloads instead; a fetch always verifies
+/// the bytes against the pin).
+std::optional<AdvertisedDigest> advertised_digest(const ArtifactSource& source,
+                                                  const FetchServices& services);
 
 } // namespace lume_unlock::fetch

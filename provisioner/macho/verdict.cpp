@@ -44,23 +44,14 @@ std::optional<Verdict> newer_macos(const Slice& slice, const std::optional<std::
 } // namespace
 
 const char* verdict_name(VerdictKind kind) {
-  switch (kind) {
-  case VerdictKind::injectable:
-    return "injectable";
-  case VerdictKind::needs_arm64e_slice:
-    return "needs-arm64e-slice";
-  case VerdictKind::wrong_architecture:
-    return "wrong-architecture";
-  case VerdictKind::hardened_runtime:
-    return "hardened-runtime";
-  case VerdictKind::library_validation:
-    return "library-validation";
-  case VerdictKind::not_macho:
-    return "not-mach-o";
-  case VerdictKind::needs_newer_macos:
-    return "needs-newer-macos";
-  }
-  return "unknown";
+  static const char* const names[] = {"injectable",
+                                      "needs-arm64e-slice",
+                                      "wrong-architecture",
+                                      "hardened-runtime",
+                                      "library-validation",
+                                      "not-mach-o",
+                                      "needs-newer-macos"};
+  return names[static_cast<int>(kind)]; // in VerdictKind's order
 }
 
 Verdict judge_program(const ProgramImage& image,

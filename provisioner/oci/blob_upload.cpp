@@ -1,5 +1,4 @@
 #include "oci/media_types.hpp"
-#include "oci/registry_error.hpp"
 #include "oci/registry_session.hpp"
 #include "util/encoding.hpp"
 #include "util/sha256.hpp"
@@ -33,21 +32,13 @@ using util::HttpResponse;
 
 constexpr std::uint64_t k_progress_step = 8ull << 20;
 
-/// Closes the descriptor when the last copy of the source goes.
-struct OpenFile {
-  int fd = -1;
-  explicit OpenFile(int f) : fd(f) {}
-  OpenFile(const OpenFile&) = delete;
-  OpenFile& operator=(const OpenFile&) = delete;
-  ~OpenFile() { ::close(fd); }
-};
-
 Result<UploadSource> file_upload_source(const std::string& path, const std::string& what) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     return Error(ErrorCategory::failure, what, std::strerror(errno));
   }
-  auto file = std::make_shared<OpenFile>(fd);
+  // Closes the descriptor when the last copy of the source goes.
+  std::shared_ptr<void> file(nullptr, [fd](void*) { ::close(fd); });
   struct stat st {};
   if (fstat(fd, &st) != 0) {
     return Error(ErrorCategory::failure, what, std::strerror(errno));

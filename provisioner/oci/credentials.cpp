@@ -38,10 +38,7 @@ std::string normalize_host(std::string key) {
 EnvironmentReader process_environment() {
   return [](const std::string& name) -> std::optional<std::string> {
     const char* value = std::getenv(name.c_str());
-    if (value == nullptr) {
-      return std::nullopt;
-    }
-    return std::string(value);
+    return value == nullptr ? std::nullopt : std::optional<std::string>(value);
   };
 }
 

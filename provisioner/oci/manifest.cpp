@@ -119,6 +119,22 @@ Result<Manifest> parse_manifest(std::string_view bytes) {
   return util::read_json_text(bytes, {ErrorCategory::registry, "invalid manifest"}, read_manifest);
 }
 
+Result<std::string> with_manifest_annotations(std::string_view bytes, const Annotations& added) {
+  // Edited as JSON, not through Manifest: Manifest writes only the fields it knows, and a
+  // round trip through it would drop whatever else the producer put in. Lume decodes
+  // annotations as [String:String]: a manifest that breaks that is not one we should re-publish.
+  const auto annotate = [&](const JsonValue& value) {
+    read_annotations(value.object());
+    nlohmann::json manifest = value.json();
+    for (const auto& [key, annotation] : added) {
+      manifest["annotations"][key] = annotation;
+    }
+    return manifest.dump();
+  };
+  return util::read_json_text(
+      bytes, {ErrorCategory::registry, "adding annotations to a manifest"}, annotate);
+}
+
 Descriptor FetchedManifest::descriptor() const {
   Descriptor d;
   d.media_type = media_type;

@@ -17,7 +17,6 @@ inline constexpr const char* docker_manifest_list =
 // Configs and layers.
 inline constexpr const char* oci_config = "application/vnd.oci.image.config.v1+json";
 inline constexpr const char* oci_empty = "application/vnd.oci.empty.v1+json";
-inline constexpr const char* oci_layer_tar = "application/vnd.oci.image.layer.v1.tar";
 inline constexpr const char* oci_layer_tar_gzip = "application/vnd.oci.image.layer.v1.tar+gzip";
 inline constexpr const char* octet_stream = "application/octet-stream";
 
@@ -25,8 +24,6 @@ inline constexpr const char* octet_stream = "application/octet-stream";
 inline constexpr const char* lume_config = "application/vnd.trycua.lume.config.v1+json";
 inline constexpr const char* lume_disk = "application/vnd.trycua.lume.disk.v1";
 inline constexpr const char* lume_nvram = "application/vnd.trycua.lume.nvram.v1";
-// Lume's legacy format.
-inline constexpr const char* lume_legacy_disk_lz4 = "application/octet-stream+lz4";
 
 // lume-unlock's own artifacts (DESIGN §4.4).
 inline constexpr const char* shim_bundle = "application/vnd.lume-unlock.shim-bundle.v1";
@@ -71,13 +68,6 @@ inline constexpr const char* lume_chunk_size = "org.trycua.lume.chunk.size";
 // lume-unlock's manifest-level annotations of a baked image: the bench figures
 // ("dev.lume-unlock.bench.pp512.speedup", ...; pipeline::bench_annotations).
 inline constexpr const char* lume_unlock_bench_prefix = "dev.lume-unlock.bench.";
-
-// Legacy format.
-inline constexpr const char* lume_legacy_uncompressed_disk_size =
-    "org.trycua.lume.uncompressed-disk-size";
-inline constexpr const char* lume_legacy_uncompressed_size = "org.trycua.lume.uncompressed-size";
-inline constexpr const char* lume_legacy_uncompressed_content_digest =
-    "org.trycua.lume.uncompressed-content-digest";
 } // namespace annotation
 
 } // namespace lume_unlock::oci

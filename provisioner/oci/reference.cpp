@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,8 @@ namespace {
 
 constexpr std::size_t k_max_repository_length = 255;
 constexpr std::size_t k_max_tag_length = 128;
+const std::string k_host_characters =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-";
 
 Error invalid(std::string_view text, const std::string& why) {
   return Error(ErrorCategory::usage,
@@ -22,83 +25,53 @@ Error invalid(std::string_view text, const std::string& why) {
                "'ghcr.io/trycua/macos-tahoe-cua:latest'");
 }
 
-bool is_lower_alnum(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-bool is_alnum(char c) {
-  return is_lower_alnum(c) || (c >= 'A' && c <= 'Z');
-}
-
 /// [a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*
 bool is_path_component(std::string_view s) {
-  std::size_t i = 0;
-  auto alnum_run = [&] {
-    std::size_t start = i;
-    while (i < s.size() && is_lower_alnum(s[i])) {
-      ++i;
+  constexpr std::string_view alnum = "abcdefghijklmnopqrstuvwxyz0123456789";
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t run_end = s.find_first_not_of(alnum, i);
+    if (run_end == i) {
+      return false; // a separator without [a-z0-9]+ before it
     }
-    return i > start;
-  };
-  if (!alnum_run()) {
-    return false;
-  }
-  while (i < s.size()) {
-    if (s[i] == '.') {
-      ++i;
-    } else if (s[i] == '_') {
-      ++i;
-      if (i < s.size() && s[i] == '_') {
-        ++i;
-      }
-    } else if (s[i] == '-') {
-      while (i < s.size() && s[i] == '-') {
-        ++i;
-      }
-    } else {
-      return false;
+    if (run_end == std::string_view::npos) {
+      return true;
     }
-    if (!alnum_run()) {
+    i = std::min(s.find_first_of(alnum, run_end), s.size());
+    const std::string_view separator = s.substr(run_end, i - run_end);
+    if (i == s.size() || !(separator == "." || separator == "_" || separator == "__" ||
+                           separator.find_first_not_of('-') == std::string_view::npos)) {
       return false;
     }
   }
-  return true;
+  return false;
 }
 
 /// [A-Za-z0-9_][A-Za-z0-9._-]{0,127}
 bool is_tag(std::string_view s) {
-  if (s.empty() || s.size() > k_max_tag_length || !(is_alnum(s[0]) || s[0] == '_')) {
-    return false;
-  }
-  for (char c : s.substr(1)) {
-    if (!(is_alnum(c) || c == '_' || c == '.' || c == '-')) {
-      return false;
+  return !s.empty() && s.size() <= k_max_tag_length && s[0] != '.' && s[0] != '-' &&
+         s.find_first_not_of(k_host_characters + std::string("_.")) == std::string_view::npos;
+}
+
+std::vector<std::string_view> split(std::string_view s, char separator) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (true) {
+    auto at = s.find(separator, start);
+    parts.push_back(s.substr(start, at == std::string_view::npos ? s.npos : at - start));
+    if (at == std::string_view::npos) {
+      return parts;
     }
+    start = at + 1;
   }
-  return true;
 }
 
 /// Dot-separated labels of [A-Za-z0-9-], none empty or with a leading or trailing '-'.
 bool is_host_name(std::string_view host) {
-  if (host.empty()) {
-    return false;
-  }
-  std::size_t start = 0;
-  while (start <= host.size()) {
-    auto dot = host.find('.', start);
-    std::string_view label =
-        host.substr(start, dot == std::string_view::npos ? host.npos : dot - start);
-    if (label.empty() || label.front() == '-' || label.back() == '-') {
+  for (std::string_view label : split(host, '.')) {
+    if (label.empty() || label.front() == '-' || label.back() == '-' ||
+        label.find_first_not_of(k_host_characters) != std::string_view::npos) {
       return false;
     }
-    for (char c : label) {
-      if (!(is_alnum(c) || c == '-')) {
-        return false;
-      }
-    }
-    if (dot == std::string_view::npos) {
-      break;
-    }
-    start = dot + 1;
   }
   return true;
 }
@@ -141,19 +114,6 @@ std::optional<std::string> registry_problem(std::string_view registry) {
     }
   }
   return std::nullopt;
-}
-
-std::vector<std::string_view> split(std::string_view s, char separator) {
-  std::vector<std::string_view> parts;
-  std::size_t start = 0;
-  while (true) {
-    auto at = s.find(separator, start);
-    parts.push_back(s.substr(start, at == std::string_view::npos ? s.npos : at - start));
-    if (at == std::string_view::npos) {
-      return parts;
-    }
-    start = at + 1;
-  }
 }
 
 bool looks_like_registry(std::string_view component) {

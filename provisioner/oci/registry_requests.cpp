@@ -1,6 +1,5 @@
 #include "oci/media_types.hpp"
 #include "oci/registry_client.hpp"
-#include "oci/registry_error.hpp"
 #include "oci/registry_session.hpp"
 #include "util/download.hpp"
 

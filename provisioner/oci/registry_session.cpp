@@ -1,13 +1,14 @@
 #include "oci/registry_session.hpp"
 
-#include "oci/registry_error.hpp"
 #include "util/encoding.hpp"
 #include "util/json_reader.hpp"
 #include "util/text.hpp"
+#include "util/text_check.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 
 namespace lume_unlock::oci {
 
@@ -37,18 +38,178 @@ std::string basic_authorization(const Credentials& credentials) {
   return "Basic " + util::base64_encode(credentials.username + ":" + credentials.secret);
 }
 
+/// The registry's errors[] as "CODE: message; ..." (empty when the body has none).
+std::string registry_error_message(const std::string& body) {
+  // Read leniently, not with util/json_reader: a hostile or sloppy registry's errors[] must not
+  // hide its other entries or the HTTP status (a code that is not a string is left out).
+  const nlohmann::json json = util::parse_json(body).value;
+  if (!json.is_object() || !json.contains("errors") || !json["errors"].is_array()) {
+    return {};
+  }
+  std::string out;
+  for (const auto& entry : json["errors"]) {
+    const auto field = [&](const char* key) {
+      return entry.is_object() && entry.contains(key) && entry[key].is_string()
+                 ? entry[key].get<std::string>()
+                 : std::string();
+    };
+    const std::string code = field("code");
+    const std::string message = field("message");
+    const std::string item =
+        code.empty() || message.empty() ? code + message : code + ": " + message;
+    out += out.empty() || item.empty() ? item : "; " + item;
+  }
+  return util::body_preview(out);
+}
+
 } // namespace
+
+std::string RegistryHttpError::why() const {
+  std::string out = method + " " + url + " answered HTTP " + std::to_string(status);
+  if (!registry_message.empty()) {
+    out += ": " + registry_message;
+  } else if (!body_preview.empty()) {
+    out += ": " + body_preview;
+  }
+  return out;
+}
+
+Error RegistryHttpError::to_error(const std::string& what_failed) const {
+  std::string hint;
+  if (status == 401 || status == 403) {
+    hint = "check access to the repository: set GHCR_USERNAME and GHCR_TOKEN for ghcr.io, or "
+           "add the registry to the 'auths' of your Docker config.json";
+  } else if (status == 404) {
+    hint = "check the repository and tag (skopeo list-tags docker://REPOSITORY lists the tags)";
+  } else if (temporary()) {
+    hint = "the registry is failing or rate-limiting; retry later";
+  }
+  return Error(ErrorCategory::registry, what_failed, why(), hint);
+}
+
+RegistryHttpError make_http_error(const std::string& method,
+                                  const std::string& url,
+                                  const util::HttpResponse& response) {
+  RegistryHttpError e;
+  e.method = method;
+  e.url = util::redact_url(url);
+  e.status = response.status;
+  e.registry_message = registry_error_message(response.body);
+  if (e.registry_message.empty()) {
+    e.body_preview = util::body_preview(response.body);
+  }
+  return e;
+}
+
+Error transport_error(const std::string& what_failed,
+                      const std::string& method,
+                      const std::string& url,
+                      const util::TransportError& error,
+                      const std::string& ca_file) {
+  std::string hint;
+  switch (error.kind) {
+  case util::TransportError::Kind::plain_http:
+    return Error(ErrorCategory::usage,
+                 what_failed,
+                 util::url_host(url) +
+                     " speaks plain HTTP; Lume reaches registries over HTTPS only (" + method +
+                     " " + util::redact_url(url) + ": " + error.detail + ")",
+                 "serve it over TLS with a certificate (docker-registry: http.tls.certificate "
+                 "and http.tls.key in its config.yml), trust its CA on the Mac (Keychain) for "
+                 "Lume and with --registry-ca FILE, the recipe's registry.ca or SSL_CERT_FILE "
+                 "for lume-unlock; --insecure-registry HOST serves lume-unlock's own requests "
+                 "only");
+  case util::TransportError::Kind::connection_refused:
+  case util::TransportError::Kind::resolve:
+    hint = "check the registry host and that it is reachable";
+    break;
+  case util::TransportError::Kind::tls:
+    hint = "the registry's TLS certificate did not verify against " +
+           (ca_file.empty() ? std::string("the system's CAs") : "the CAs in " + ca_file) +
+           "; name the CA that signed it with --registry-ca FILE, the recipe's registry.ca, or "
+           "SSL_CERT_FILE";
+    break;
+  case util::TransportError::Kind::timeout:
+    hint = "the registry did not answer in time; retry later";
+    break;
+  default:
+    break;
+  }
+  return Error(ErrorCategory::registry,
+               what_failed,
+               method + " " + util::redact_url(url) + " failed: " + error.detail,
+               hint);
+}
+
+std::optional<std::string> AuthChallenge::param(const std::string& name) const {
+  const auto it = params.find(name);
+  return it == params.end() ? std::nullopt : std::optional<std::string>(it->second);
+}
+
+std::optional<AuthChallenge> parse_auth_challenge(std::string_view s) {
+  std::size_t i = 0;
+  const auto skip_spaces = [&] {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) {
+      ++i;
+    }
+  };
+  const auto token = [&] { // RFC 7230 tchar*, lower-cased
+    std::string out;
+    while (i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) ||
+                            std::string_view("!#$%&'*+-.^_`|~").find(s[i]) != s.npos)) {
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(s[i++])));
+    }
+    return out;
+  };
+  skip_spaces();
+  AuthChallenge challenge;
+  challenge.scheme = token();
+  if (challenge.scheme.empty()) {
+    return std::nullopt;
+  }
+  while (true) {
+    skip_spaces();
+    while (i < s.size() && s[i] == ',') {
+      ++i;
+      skip_spaces();
+    }
+    if (i >= s.size()) {
+      return challenge;
+    }
+    const std::string name = token();
+    skip_spaces();
+    if (name.empty()) {
+      return std::nullopt; // garbage where a parameter name belongs
+    }
+    if (i >= s.size() || s[i] != '=') {
+      return challenge; // a second challenge ("Bearer ..., Basic ...") starts here
+    }
+    ++i;
+    skip_spaces();
+    std::string& value = challenge.params[name];
+    value.clear();
+    if (i < s.size() && s[i] == '"') {
+      for (++i; i < s.size() && s[i] != '"'; ++i) {
+        i += s[i] == '\\' && i + 1 < s.size() ? 1 : 0;
+        value += s[i];
+      }
+      if (i++ >= s.size()) {
+        return std::nullopt; // the quote is not closed
+      }
+    } else {
+      while (i < s.size() && s[i] != ',' && s[i] != ' ' && s[i] != '\t') {
+        value += s[i++];
+      }
+    }
+  }
+}
 
 std::string with_query(const std::string& url, const std::string& parameter) {
   return url + (url.find('?') == std::string::npos ? "?" : "&") + parameter;
 }
 
 std::string strip_parameters(const std::string& content_type) {
-  std::string out = content_type.substr(0, content_type.find(';'));
-  while (!out.empty() && out.back() == ' ') {
-    out.pop_back();
-  }
-  return out;
+  return util::trim(content_type.substr(0, content_type.find(';')), " ");
 }
 
 RegistrySession::RegistrySession(RegistryClientOptions options)

@@ -1,18 +1,65 @@
 #pragma once
 
-#include "oci/auth_challenge.hpp"
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"
 #include "util/download.hpp"
+#include "util/error.hpp"
 #include "util/http_client.hpp"
 #include "util/result.hpp"
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace lume_unlock::oci {
+
+/// One parsed `WWW-Authenticate` challenge (RFC 7235): a scheme and its auth-params.
+/// Parameter names are lower-cased; values are unquoted.
+struct AuthChallenge {
+  std::string scheme; ///< lower-cased: "bearer", "basic"
+  std::map<std::string, std::string> params;
+
+  std::optional<std::string> param(const std::string& name) const;
+};
+
+/// Parses the first challenge of a header value such as
+/// `Bearer realm="https://ghcr.io/token",service="ghcr.io",scope="repository:a/b:pull"`.
+/// nullopt when there is no scheme or a parameter is malformed.
+std::optional<AuthChallenge> parse_auth_challenge(std::string_view header);
+
+/// A registry answered with an unexpected HTTP status. Carries only what is safe to print: the
+/// URL is redacted, Authorization headers are never kept.
+struct RegistryHttpError {
+  std::string method;
+  std::string url; ///< redacted
+  long status = 0;
+  std::string registry_message; ///< "CODE: message" entries of the OCI errors[] body, "; "-joined
+  std::string body_preview;     ///< capped preview, only when there is no errors[] message
+
+  /// 5xx and 429 may succeed when retried.
+  bool temporary() const { return status == 429 || status >= 500; }
+  /// "GET <url> answered HTTP 404: MANIFEST_UNKNOWN: manifest unknown".
+  std::string why() const;
+  /// An Error (category registry) with `what_failed`, this as the why and a hint by status.
+  Error to_error(const std::string& what_failed) const;
+};
+
+RegistryHttpError make_http_error(const std::string& method,
+                                  const std::string& url,
+                                  const util::HttpResponse& response);
+
+/// An Error for a request that got no HTTP response: category registry (exit 4), except a
+/// registry that speaks plain HTTP where TLS was asked, which is a setup to change (usage, exit
+/// 2). `ca_file` is the CA file the request trusted (empty: the system's), named when the
+/// certificate did not verify.
+Error transport_error(const std::string& what_failed,
+                      const std::string& method,
+                      const std::string& url,
+                      const util::TransportError& error,
+                      const std::string& ca_file = {});
 
 /// Where a request goes and with which scope it authenticates.
 struct RequestTarget {

@@ -23,8 +23,22 @@ void put(json& object, const char* key, const std::optional<T>& value) {
   }
 }
 
-/// Puts a sub-object only when it has at least one known key.
-void put_object(json& object, const char* key, const json& value) {
+/// A value that may be unknown, as JSON (null when it is).
+template <class T>
+json known(const std::optional<T>& value) {
+  return value ? json(*value) : json();
+}
+
+/// Puts the members that are known as a sub-object, only when at least one is.
+void put_object(json& object,
+                const char* key,
+                std::initializer_list<std::pair<const char*, json>> members) {
+  json value = json::object();
+  for (const auto& [name, member] : members) {
+    if (!member.is_null()) {
+      value[name] = member;
+    }
+  }
   if (!value.empty()) {
     object[key] = value;
   }
@@ -196,10 +210,10 @@ json shim_json(const ShimInfo& info) {
   put(shim, "bundle_signed_by", info.bundle_signed_by);
   put(shim, "platform", info.platform);
   if (info.profile) {
-    json profile = json::object();
-    put(profile, "apple_family_max", info.profile->apple_family_max);
-    put(profile, "max_threadgroup_memory", info.profile->max_threadgroup_memory);
-    put_object(shim, "profile", profile);
+    put_object(shim,
+               "profile",
+               {{"apple_family_max", known(info.profile->apple_family_max)},
+                {"max_threadgroup_memory", known(info.profile->max_threadgroup_memory)}});
   }
   if (info.external) {
     shim["external"] = {{"dylib", info.external->path}, {"sha256", info.external->sha256}};
@@ -260,52 +274,48 @@ json to_json(const Provenance& r) {
   json out = {{"schema", k_schema}, {"vm", r.vm}};
   put(out, "lume_url", r.lume_url);
   if (r.image) {
-    json image = json::object();
-    put(image, "reference", r.image->reference);
-    put(image, "digest", r.image->digest);
-    put(image, "lume_manifest_digest", r.image->lume_manifest_digest);
-    put(image, "signed_by", r.image->signed_by);
-    put_object(out, "image", image);
+    put_object(out,
+               "image",
+               {{"reference", known(r.image->reference)},
+                {"digest", known(r.image->digest)},
+                {"lume_manifest_digest", known(r.image->lume_manifest_digest)},
+                {"signed_by", known(r.image->signed_by)}});
   }
   if (r.hardware) {
-    json hardware = json::object();
-    put(hardware, "cpu", r.hardware->cpu);
-    put(hardware, "memory_bytes", r.hardware->memory_bytes);
-    put(hardware, "disk_bytes", r.hardware->disk_bytes);
-    put_object(out, "hardware", hardware);
+    put_object(out,
+               "hardware",
+               {{"cpu", known(r.hardware->cpu)},
+                {"memory_bytes", known(r.hardware->memory_bytes)},
+                {"disk_bytes", known(r.hardware->disk_bytes)}});
   }
   if (r.guest) {
-    json guest = json::object();
-    put(guest, "os", r.guest->os);
-    put(guest, "version", r.guest->version);
-    put(guest, "build", r.guest->build);
-    put(guest, "arch", r.guest->arch);
-    put_object(out, "guest", guest);
+    put_object(out,
+               "guest",
+               {{"os", known(r.guest->os)},
+                {"version", known(r.guest->version)},
+                {"build", known(r.guest->build)},
+                {"arch", known(r.guest->arch)}});
   }
-  if (r.shim) {
-    put_object(out, "shim", shim_json(*r.shim));
+  if (json shim = r.shim ? shim_json(*r.shim) : json::object(); !shim.empty()) {
+    out["shim"] = std::move(shim);
   }
   if (r.enablement) {
     out["enablement"] = enablement_json(*r.enablement);
   }
   if (r.probe) {
-    json probe = json::object();
-    put(probe, "stock", r.probe->stock);
-    put(probe, "unlocked", r.probe->unlocked);
-    put_object(out, "probe", probe);
+    put_object(
+        out, "probe", {{"stock", known(r.probe->stock)}, {"unlocked", known(r.probe->unlocked)}});
   }
   if (r.recipe) {
-    json recipe = json::object();
-    put(recipe, "path", r.recipe->path);
-    put(recipe, "sha256", r.recipe->sha256);
-    put_object(out, "recipe", recipe);
+    put_object(
+        out, "recipe", {{"path", known(r.recipe->path)}, {"sha256", known(r.recipe->sha256)}});
   }
   if (r.cloned_from) {
-    json cloned = json::object();
-    put(cloned, "vm", r.cloned_from->vm);
-    put(cloned, "record_sha256", r.cloned_from->record_sha256);
-    put(cloned, "ssh_host_key", r.cloned_from->ssh_host_key);
-    put_object(out, "cloned_from", cloned);
+    put_object(out,
+               "cloned_from",
+               {{"vm", known(r.cloned_from->vm)},
+                {"record_sha256", known(r.cloned_from->record_sha256)},
+                {"ssh_host_key", known(r.cloned_from->ssh_host_key)}});
   }
   put(out, "bench", r.bench);
   if (r.artifacts) {
@@ -372,25 +382,23 @@ std::string rfc3339_now() {
 }
 
 bool is_rfc3339(std::string_view t) {
-  auto digits = [&](std::size_t at, std::size_t n) {
-    if (at + n > t.size()) {
-      return false;
-    }
-    for (std::size_t i = at; i < at + n; ++i) {
-      if (!std::isdigit(static_cast<unsigned char>(t[i]))) {
+  // `pattern` at `at`: 'd' is a digit, 'T' is T or t, anything else itself.
+  const auto matches = [&](std::size_t at, std::string_view pattern) {
+    for (std::size_t i = 0; i < pattern.size(); ++i) {
+      const char c = at + i < t.size() ? t[at + i] : '\0';
+      if (pattern[i] == 'd' ? !std::isdigit(static_cast<unsigned char>(c))
+                            : c != pattern[i] && !(pattern[i] == 'T' && c == 't')) {
         return false;
       }
     }
     return true;
   };
-  if (!(digits(0, 4) && t.size() > 19 && t[4] == '-' && digits(5, 2) && t[7] == '-' &&
-        digits(8, 2) && (t[10] == 'T' || t[10] == 't') && digits(11, 2) && t[13] == ':' &&
-        digits(14, 2) && t[16] == ':' && digits(17, 2))) {
+  if (!matches(0, "dddd-dd-ddTdd:dd:dd")) {
     return false;
   }
   std::size_t i = 19;
-  if (t[i] == '.') {
-    std::size_t start = ++i;
+  if (i < t.size() && t[i] == '.') {
+    const std::size_t start = ++i;
     while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) {
       ++i;
     }
@@ -401,8 +409,7 @@ bool is_rfc3339(std::string_view t) {
   if (i < t.size() && (t[i] == 'Z' || t[i] == 'z')) {
     return i + 1 == t.size();
   }
-  return i + 6 == t.size() && (t[i] == '+' || t[i] == '-') && digits(i + 1, 2) && t[i + 3] == ':' &&
-         digits(i + 4, 2);
+  return i + 6 == t.size() && (t[i] == '+' || t[i] == '-') && matches(i + 1, "dd:dd");
 }
 
 bool same_provenance(const Provenance& a, const Provenance& b) {
@@ -450,6 +457,37 @@ adopt_baked_record(const Provenance& baked, const Provenance& pulled, const std:
     adopted.updated_at = now;
   }
   return adopted;
+}
+
+const std::vector<CertifiedBuild>& certified_builds() {
+  static const std::vector<CertifiedBuild> builds = {
+      {"LumeMetalCapabilities-arm64.dylib",
+       "515b9d84ab67e86d959282e95c194a5ad8a947261514b947d6f7483c57797b31"},
+      {"LumeMetalCapabilities-arm64e.dylib",
+       "62504be341ed74191eab22f19e21d99b2afbe6cc029902c760578ffbbd0588cb"},
+  };
+  return builds;
+}
+
+std::optional<CertifiedBuild> certified_build(std::string_view sha256) {
+  for (const CertifiedBuild& build : certified_builds()) {
+    if (sha256 == build.sha256) {
+      return build;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string shim_that_ran(const ShimInfo& shim) {
+  if (shim.external) {
+    const std::string& digest = shim.external->sha256;
+    return certified_build(digest) ? "certified upstream build " + digest.substr(0, 8) + "…"
+                                   : "external shim " + digest;
+  }
+  if (shim.files && !shim.files->empty()) {
+    return "lume-unlock shim " + shim.files->front().sha256;
+  }
+  return {};
 }
 
 } // namespace lume_unlock::provenance

@@ -82,15 +82,6 @@ struct ItemKeysSeen {
   std::optional<YAML::Node> share;
 };
 
-/// `share:`, true or false (YAML 1.2's words: "yes" and "on" are not booleans there).
-bool share_flag(const YamlReader& p, const YAML::Node& node, const std::string& field) {
-  if (node.IsScalar() && node.Tag() != "!" &&
-      (node.Scalar() == "true" || node.Scalar() == "false")) {
-    return node.Scalar() == "true";
-  }
-  p.fail(node, field, "must be true or false", "share: true keeps a model in the host's cache");
-}
-
 /// Reads each key of one `install:` item into `item`, noting in `seen` which were written.
 void read_install_keys(const YamlReader& p,
                        const YAML::Node& node,
@@ -155,7 +146,7 @@ void read_install_keys(const YamlReader& p,
                 seen.mode.emplace(v);
               }},
              {"share", [&](auto& v, auto& g) {
-                item.share = share_flag(p, v, g);
+                item.share = p.boolean(v, g, "share: true keeps a model in the host's cache");
                 seen.share.emplace(v);
               }}});
 }

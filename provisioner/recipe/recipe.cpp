@@ -1,6 +1,5 @@
 #include "recipe.hpp"
 
-#include "enablement/enablement_yaml.hpp"
 #include "recipe_sections.hpp"
 #include "util/atomic_file.hpp"
 #include "util/ecdsa_key.hpp"

@@ -1,8 +1,8 @@
 #pragma once
 
 // The readers of a recipe's sections, internal to recipe/: each fills its part of `recipe` or
-// fails through `p`. recipe_sections.cpp has the short ones (source, vm, guest, shim, trust,
-// registry), bench_section.cpp `bench:`, install_section.cpp `install:`.
+// fails through `p`. recipe_sections.cpp has every section but `install:` (source, vm, guest,
+// shim, trust, registry, bench), install_section.cpp `install:`.
 
 #include "util/yaml_reader.hpp"
 

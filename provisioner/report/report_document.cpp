@@ -1,4 +1,4 @@
-#include "provenance/shim_identity.hpp"
+#include "provenance/provenance.hpp"
 #include "report/report.hpp"
 #include "util/json_reader.hpp"
 #include "util/sha256.hpp"

@@ -3,7 +3,9 @@
 #include "oci/media_types.hpp"
 #include "util/atomic_file.hpp"
 #include "util/encoding.hpp"
+#include "util/json_reader.hpp"
 #include "util/text.hpp"
+#include "util/text_check.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -74,17 +76,14 @@ const TrustedKey* signer_of(const StoredSignature& stored, const std::vector<Tru
   return nullptr;
 }
 
-} // namespace
+/// The most simple-signing layers read from one signature manifest, and the largest payload.
+constexpr std::size_t k_max_signature_layers = 256;
+constexpr std::uint64_t k_max_payload_bytes = 64 * 1024;
 
-std::string signature_tag(const oci::Digest& digest) {
-  return std::string(oci::Digest::algorithm()) + "-" + digest.hex() + ".sig";
-}
-
-oci::Reference signature_reference(const oci::Reference& image, const oci::Digest& digest) {
-  oci::Reference ref{image.registry, image.repository, signature_tag(digest), std::nullopt};
-  return ref;
-}
-
+/// Reads the signatures of `digest` in `image`'s repository: HEAD/GET of the .sig tag, then each
+/// simple-signing layer's payload blob (digest and size checked). Layers of other media types
+/// are skipped. Fails (registry) when the registry fails, and (verification) when the manifest
+/// holds more than k_max_signature_layers layers or a payload over k_max_payload_bytes.
 Result<SignatureSet> read_signatures(oci::RegistryClient& registry,
                                      const oci::Reference& image,
                                      const oci::Digest& digest) {
@@ -97,16 +96,16 @@ Result<SignatureSet> read_signatures(oci::RegistryClient& registry,
   if (fetched.manifest.is_index()) {
     return refused(set.reference, "the signature tag names an index, not an image manifest");
   }
-  if (fetched.manifest.layers.size() > max_signature_layers) {
+  if (fetched.manifest.layers.size() > k_max_signature_layers) {
     return refused(set.reference,
                    "it has " + std::to_string(fetched.manifest.layers.size()) +
-                       " layers; at most " + std::to_string(max_signature_layers) + " are read");
+                       " layers; at most " + std::to_string(k_max_signature_layers) + " are read");
   }
   for (const oci::Descriptor& layer : fetched.manifest.layers) {
     if (layer.media_type != simple_signing_media_type) {
       continue;
     }
-    if (layer.size > max_payload_bytes) {
+    if (layer.size > k_max_payload_bytes) {
       return refused(set.reference,
                      "payload " + layer.digest.str() + " is " + std::to_string(layer.size) +
                          " bytes; simple-signing payloads are a few hundred");
@@ -121,6 +120,64 @@ Result<SignatureSet> read_signatures(oci::RegistryClient& registry,
   }
   set.manifest = std::move(fetched.manifest);
   return set;
+}
+
+} // namespace
+
+std::string serialize_payload(const SimpleSigningPayload& payload) {
+  // nlohmann::json sorts object keys, so the bytes depend on the values only.
+  nlohmann::json document = {
+      {"critical",
+       {{"identity", {{"docker-reference", payload.docker_reference}}},
+        {"image", {{"docker-manifest-digest", payload.manifest_digest.str()}}},
+        {"type", cosign_signature_type}}}};
+  if (payload.optional.is_object() && !payload.optional.empty()) {
+    document["optional"] = payload.optional;
+  }
+  return document.dump();
+}
+
+Result<SimpleSigningPayload> parse_payload(std::string_view bytes) {
+  const util::JsonDocument payload_document{
+      ErrorCategory::verification,
+      "signature payload",
+      "the signature manifest was not written by cosign or lume-unlock, or was altered"};
+  return util::read_json_text(bytes, payload_document, [](const util::JsonValue& value) {
+    const util::JsonObject document = value.object();
+    const util::JsonObject critical = document.object("critical");
+    const util::JsonValue type = critical.at("type", "a string");
+    if (type.string() != cosign_signature_type) {
+      type.fail(std::string("expected '") + cosign_signature_type + "', got " +
+                util::quote_for_message(type.string()));
+    }
+    const std::string reference = critical.object("identity").string("docker-reference");
+    const util::JsonObject image = critical.object("image");
+    // The simple-signing format capitalises the key ("Docker-manifest-digest" in its examples);
+    // cosign writes it in lower case. Both are read.
+    const nlohmann::json& keys = image.value().json();
+    const util::JsonValue digest =
+        image.at(keys.contains("docker-manifest-digest") || !keys.contains("Docker-manifest-digest")
+                     ? "docker-manifest-digest"
+                     : "Docker-manifest-digest",
+                 "a string");
+    auto parsed = oci::Digest::parse(digest.string());
+    if (!parsed) {
+      digest.fail(parsed.error().why());
+    }
+    SimpleSigningPayload payload{reference, parsed.value(), {}};
+    if (const auto optional = document.find("optional"); optional && optional->json().is_object()) {
+      payload.optional = optional->json();
+    }
+    return payload;
+  });
+}
+
+std::string signature_tag(const oci::Digest& digest) {
+  return std::string(oci::Digest::algorithm()) + "-" + digest.hex() + ".sig";
+}
+
+oci::Reference signature_reference(const oci::Reference& image, const oci::Digest& digest) {
+  return {image.registry, image.repository, signature_tag(digest), std::nullopt};
 }
 
 Result<oci::Digest> append_signature(oci::RegistryClient& registry,

@@ -68,18 +68,6 @@ struct SignatureSet {
   std::vector<StoredSignature> signatures; ///< simple-signing layers, in manifest order
 };
 
-/// The most simple-signing layers read from one signature manifest, and the largest payload.
-inline constexpr std::size_t max_signature_layers = 256;
-inline constexpr std::uint64_t max_payload_bytes = 64 * 1024;
-
-/// Reads the signatures of `digest` in `image`'s repository: HEAD/GET of the .sig tag, then each
-/// simple-signing layer's payload blob (digest and size checked). Layers of other media types
-/// are skipped. Fails (registry) when the registry fails, and (verification) when the manifest
-/// holds more than max_signature_layers layers or a payload over max_payload_bytes.
-Result<SignatureSet> read_signatures(oci::RegistryClient& registry,
-                                     const oci::Reference& image,
-                                     const oci::Digest& digest);
-
 /// Pushes `payload` with its base64 signature as one more layer of `existing` (created when the
 /// tag has no manifest yet): payload blob, a config listing the layers, then the manifest under
 /// the .sig tag. Layers already there are kept as they are. Returns the new manifest's digest.

@@ -2,7 +2,7 @@
 
 #include "lume/registry_image.hpp"
 #include "lume/storage.hpp"
-#include "oci/manifest_annotations.hpp"
+#include "oci/manifest.hpp"
 #include "oci/media_types.hpp"
 #include "provenance/provenance.hpp"
 

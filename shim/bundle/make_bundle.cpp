@@ -6,6 +6,7 @@
 #include "bundle/builder.hpp"
 #include "macho/macho.hpp"
 #include "util/atomic_file.hpp"
+#include "util/text.hpp"
 
 #include <iostream>
 #include <string>
@@ -96,7 +97,7 @@ std::vector<std::string> slices_of(const std::string& platform, const std::strin
 /// Lists the slices of every darwin platform's shim and probe.
 void read_darwin_slices(BundleSpec& spec) {
   for (auto& platform : spec.platforms) {
-    if (platform.name.rfind("darwin-", 0) != 0) {
+    if (!lume_unlock::util::starts_with(platform.name, "darwin-")) {
       continue;
     }
     platform.shim_slices = slices_of(platform.name, platform.shim);
@@ -118,11 +119,10 @@ int main(int argc, char** argv) {
     auto parsed = parse(args);
     read_darwin_slices(parsed.spec);
     auto built = lume_unlock::bundle::build_bundle(parsed.spec, parsed.out).value_or_throw();
-    std::string platforms;
-    for (const auto& [name, entry] : built.manifest.platforms) {
-      platforms += (platforms.empty() ? "" : ", ") + name;
-    }
-    std::cout << "wrote " << built.directory << " and " << built.archive << " (" << platforms
+    std::cout << "wrote " << built.directory << " and " << built.archive << " ("
+              << lume_unlock::util::join(built.manifest.platforms,
+                                         ", ",
+                                         [](const auto& platform) { return platform.first; })
               << ")\n";
     return 0;
   } catch (const Error& error) {

@@ -39,18 +39,18 @@ typedef struct lume_unlock_decision {
   lume_unlock_profile profile;
 } lume_unlock_decision;
 
-/* The activation decision (policy/activation.hpp). */
+/* The activation decision (policy.hpp: decide). */
 lume_unlock_decision lume_unlock_policy_decide(const lume_unlock_activation_input* input);
 
-/* Names and descriptions of a reason (policy/reason.hpp); static strings. */
+/* Names and descriptions of a reason (policy.hpp); static strings. */
 const char* lume_unlock_policy_reason_name(uint32_t reason);
 const char* lume_unlock_policy_reason_description(uint32_t reason);
 
-/* The answer rules (policy/answers.hpp), for the hooks. */
+/* The answer rules (policy.hpp), for the hooks. */
 int lume_unlock_policy_family_forced_true(const lume_unlock_profile* profile, uint64_t family);
 uint64_t lume_unlock_policy_raise_limit(uint64_t original, uint64_t configured);
 
-/* 1 when `bytes` start a fat Mach-O with both arm64 and arm64e slices (policy/slices.hpp). */
+/* 1 when `bytes` start a fat Mach-O with both arm64 and arm64e slices (policy.hpp). */
 int lume_unlock_policy_carries_arm64_and_arm64e(const unsigned char* bytes, size_t size);
 
 #ifdef __cplusplus

@@ -36,25 +36,12 @@ const char* yes_no(bool value) {
 } // namespace
 
 const std::array<long, 19>& probe_family_codes() {
-  static const std::array<long, 19> codes = {1001,
-                                             1002,
-                                             1003,
-                                             1004,
-                                             1005,
-                                             1006,
-                                             1007,
-                                             1008,
-                                             1009,
-                                             1010,
-                                             2001,
-                                             2002,
-                                             3001,
-                                             3002,
-                                             3003,
-                                             4001,
-                                             4002,
-                                             5001,
-                                             5002};
+  // MTLGPUFamily: Apple 1-10, Mac 1-2, Common 1-3, MacCatalyst 1-2, Metal 3-4.
+  // clang-format off
+  static const std::array<long, 19> codes = {
+      1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008, 1009, 1010,
+      2001, 2002, 3001, 3002, 3003, 4001, 4002, 5001, 5002};
+  // clang-format on
   return codes;
 }
 

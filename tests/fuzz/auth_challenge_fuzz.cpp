@@ -1,7 +1,7 @@
 // libFuzzer target: a WWW-Authenticate challenge. Any bytes must give a value or an Error, never a
 // crash, a hang or a sanitizer report; accepted values must survive the round trips checked below.
 #include "fuzz_check.hpp"
-#include "oci/auth_challenge.hpp"
+#include "oci/registry_session.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // The examples in launchd/ are documentation; this test keeps them what the code produces.
 
-#include "enablement/enablement_yaml.hpp"
+#include "enablement/enablement_list.hpp"
 #include "enablement/launch_agent.hpp"
 
 #include <gtest/gtest.h>

@@ -126,5 +126,15 @@ TEST(MachoVerdict, AProgramBuiltForANewerMacOSThanTheGuestsIsRefused) {
   EXPECT_EQ(judge("x86_64-minos-26", k_darwin, "15.7.2").kind, VerdictKind::wrong_architecture);
 }
 
+TEST(MachoVerdict, EveryKindHasItsStableJsonName) {
+  EXPECT_STREQ(verdict_name(VerdictKind::injectable), "injectable");
+  EXPECT_STREQ(verdict_name(VerdictKind::needs_arm64e_slice), "needs-arm64e-slice");
+  EXPECT_STREQ(verdict_name(VerdictKind::wrong_architecture), "wrong-architecture");
+  EXPECT_STREQ(verdict_name(VerdictKind::hardened_runtime), "hardened-runtime");
+  EXPECT_STREQ(verdict_name(VerdictKind::library_validation), "library-validation");
+  EXPECT_STREQ(verdict_name(VerdictKind::not_macho), "not-mach-o");
+  EXPECT_STREQ(verdict_name(VerdictKind::needs_newer_macos), "needs-newer-macos");
+}
+
 } // namespace
 } // namespace lume_unlock::macho

@@ -1,4 +1,4 @@
-#include "enablement/enablement_yaml.hpp"
+#include "enablement/enablement_list.hpp"
 #include "recipe/recipe.hpp"
 #include "recipe_errors.hpp"
 #include "support/file_io.hpp"
