@@ -101,7 +101,7 @@ Plan CreatePipeline::plan() {
     }
   }
 
-  Plan plan("create");
+  Plan plan(m_golden ? "clone" : "create");
   plan.add(preflight_step(observed));
   if (!m_recipe.install.empty()) {
     plan.add(fetch_step());

@@ -132,6 +132,7 @@ TEST_F(Clone, RefusesARunningUnverifiedFailedOrOtherRecipeSourceAndMakesNothing)
   make_golden();
   CliRun dry = clone({"--dry-run"});
   ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_EQ(json_of(dry)["plan"], "clone") << dry.out;
   EXPECT_NE(step_of(json_of(dry), "clone"), nullptr) << dry.out;
   EXPECT_FALSE(guest_has(lume->home() + "/vm2"));
 
