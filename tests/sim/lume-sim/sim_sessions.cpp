@@ -166,6 +166,10 @@ void Simulator::start_vm(const std::string& name,
   log("run '" + vm_name + "': running");
 }
 
+// --guest-disks, a simulation device (tests/sim/README.md): on a Mac the guest lives on the VM's
+// own disk.img, and clone copies every file of the VM directory (trycua/cua @ b296ec9c,
+// FileSystem/Home.swift cloneVMDirectory), so keeping the guest home in the VM directory makes a
+// clone start as its source's disk was. The one-guest limit below is ours, not Lume's.
 bool Simulator::load_guest_disk(const fs::path& dir, const std::string& vm) {
   if (running_count() > 0) {
     log("run '" + vm + "' failed: lume-sim --guest-disks has one guest, and another VM runs");
