@@ -169,9 +169,9 @@ LaunchdJob parse_launchd_job(std::string_view print) {
     const std::string value = trim(line.substr(equals + 3));
     if (key == "state") {
       job.state = value;
-    } else if (key == "pid" && !value.empty() && value.size() < 12 &&
-               value.find_first_not_of("0123456789") == std::string::npos) {
-      job.pid = std::stoll(value);
+    } else if (const auto pid = util::parse_decimal(value);
+               key == "pid" && pid && value.size() < 12) {
+      job.pid = static_cast<long long>(*pid);
     } else if (key == "last exit code") {
       job.last_exit = value;
     }

@@ -7,7 +7,7 @@
 // `verify` whatever llama.cpp printed.
 
 #include "apply/enablement_apply.hpp"
-#include "apply/shim_record.hpp"
+#include "apply/shim_installer.hpp"
 #include "enablement/enablement_list.hpp"
 #include "guest/session.hpp"
 #include "util/result.hpp"

@@ -31,11 +31,6 @@ struct WantedFile {
   std::string state() const { return link.empty() ? bytes->sha256 : guest::link_state(link); }
 };
 
-std::string parent_of(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
 /// The regular file a link of the tree stands for (links to links followed, at most 40 as the
 /// kernel does); nullptr for a dangling or looping link.
 const fetch::UnpackedFile* link_target(const std::vector<fetch::UnpackedFile>& files,
@@ -108,7 +103,7 @@ Status check_writable(guest::GuestSession& session,
   for (const std::size_t i : artifacts) {
     const recipe::InstallItem& item = staged[i].item;
     const std::string root =
-        item.unpack == fetch::UnpackFormat::none ? parent_of(item.dest) : item.dest;
+        item.unpack == fetch::UnpackFormat::none ? guest::parent_of(item.dest) : item.dest;
     LUME_UNLOCK_TRY_ASSIGN(auto quoted, guest::shell_quote(root));
     script += "w " + std::to_string(i) + " " + quoted + "\n";
   }

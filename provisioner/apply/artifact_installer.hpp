@@ -1,7 +1,7 @@
 #pragma once
 
 #include "apply/artifact_stage.hpp"
-#include "apply/shim_record.hpp"
+#include "apply/shim_installer.hpp"
 #include "fetch/blob_cache.hpp"
 #include "guest/session.hpp"
 #include "lume/types.hpp"

@@ -132,7 +132,7 @@ Result<GuestEnablement> parse_observation(std::string_view output) {
     } else if (tag == "oversize") {
       const std::size_t space = name.find(' ');
       const std::string bytes = space == std::string::npos ? "" : name.substr(space + 1);
-      if (bytes.empty() || bytes.find_first_not_of("0123456789") != std::string::npos) {
+      if (!util::parse_decimal(bytes)) {
         return observe_error("unexpected output line " +
                              util::quote_for_message(tag + " 0 " + name));
       }

@@ -5,7 +5,7 @@
 // layout and settings), and applying a plan.
 
 #include "apply/programs.hpp"
-#include "apply/shim_record.hpp"
+#include "apply/shim_installer.hpp"
 #include "enablement/enablement_list.hpp"
 #include "enablement/enablement_plan.hpp"
 #include "enablement/launch_agent.hpp"

@@ -247,7 +247,7 @@ Result<GuestPerplexity> run_guest_perplexity(guest::GuestSession& session,
                                              const verify::BenchRequest& request,
                                              const util::ProgressCallback& progress) {
   const std::string path = home + "/" + verify::k_perplexity_text_guest_path;
-  const std::string directory = path.substr(0, path.rfind('/'));
+  const std::string directory = guest::parent_of(path);
   LUME_UNLOCK_TRY_ASSIGN(const auto quoted, guest::shell_quote(directory));
   LUME_UNLOCK_TRY_ASSIGN(auto made, session.run("mkdir -p " + quoted));
   if (made.exit_status != 0) {

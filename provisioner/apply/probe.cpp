@@ -11,10 +11,6 @@ namespace {
 
 constexpr const char* k_separator = "--- lume-unlock probe: unlocked ---";
 
-std::string directory_of(const std::string& path) {
-  return path.substr(0, path.find_last_of('/'));
-}
-
 Result<std::string> assignments(const std::map<std::string, std::string>& env) {
   std::string line;
   for (const auto& [key, value] : env) {
@@ -41,7 +37,7 @@ Result<std::string> probe_command(const InstalledShim& shim,
     // glibc splits LD_PRELOAD at spaces and "Application Support" has one: name the shim by
     // its file name and let the loader find it (and the support libraries) in the shim's
     // directory through LD_LIBRARY_PATH, which splits only at ':' and ';'.
-    base["LD_LIBRARY_PATH"] = directory_of(shim.shim.path);
+    base["LD_LIBRARY_PATH"] = guest::parent_of(shim.shim.path);
     injected = base;
     injected["LD_PRELOAD"] = shim.shim_file_name();
   } else {

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "apply/shim_record.hpp"
+#include "apply/shim_installer.hpp"
 #include "enablement/enablement_list.hpp"
 #include "guest/session.hpp"
 #include "util/result.hpp"

@@ -24,16 +24,6 @@ Error resolution_error(const std::string& why) {
   return Error(ErrorCategory::guest, k_what, why, "retry; if it persists, run with --verbose");
 }
 
-/// "<digits>" as an index below `count`, or `count` when it is not one.
-std::size_t index_of(const std::string& digits, std::size_t count) {
-  if (digits.empty() || digits.size() > 9 ||
-      digits.find_first_not_of("0123456789") != std::string::npos) {
-    return count;
-  }
-  const std::size_t index = std::stoul(digits);
-  return index < count ? index : count;
-}
-
 } // namespace
 
 Result<std::string> resolve_command(const std::vector<std::string>& programs) {
@@ -70,7 +60,7 @@ Result<std::vector<ProgramPath>> parse_resolution(std::string_view output, std::
     }
     const std::size_t space = line.find(' ');
     const std::size_t index =
-        index_of(space == std::string::npos ? std::string() : line.substr(0, space), count);
+        std::min<std::uint64_t>(util::parse_decimal(line.substr(0, space)).value_or(count), count);
     const std::string rest = space == std::string::npos ? std::string() : line.substr(space + 1);
     ProgramPath path;
     if (util::starts_with(rest, "real /") || util::starts_with(rest, "not-executable /")) {

@@ -113,6 +113,11 @@ std::string GuestLayout::stderr_log_path(const std::string& name) const {
   return logs_dir() + "/" + name + ".stderr.log";
 }
 
+std::string parent_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
 std::string agent_label(const std::string& name) {
   return k_label_prefix + name;
 }

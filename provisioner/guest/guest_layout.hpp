@@ -69,6 +69,9 @@ private:
 /// yet (they read which shim is installed from there). `home` as GuestLayout::make takes it.
 std::string support_dir_of_home(const std::string& home);
 
+/// The folder holding the absolute guest path `path` ("/a/b" -> "/a", "/b" -> "/").
+std::string parent_of(const std::string& path);
+
 /// "dev.lume-unlock.<name>": the launchd label of an entry's agent.
 std::string agent_label(const std::string& name);
 

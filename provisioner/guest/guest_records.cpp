@@ -27,19 +27,17 @@ read_guest_records(std::string_view output, const std::string& what, const std::
     if (second == std::string::npos) {
       return malformed("unexpected output line " + util::quote_for_message(header));
     }
-    const std::string size_text = header.substr(first + 1, second - first - 1);
-    if (size_text.empty() || size_text.size() > 12 ||
-        size_text.find_first_not_of("0123456789") != std::string::npos) {
+    const auto size = util::parse_decimal(header.substr(first + 1, second - first - 1));
+    if (!size) {
       return malformed("unexpected output line " + util::quote_for_message(header));
     }
-    const std::size_t size = std::stoul(size_text);
-    if (end + 1 + size > output.size()) {
+    if (*size > output.size() - end - 1) {
       return malformed("output ends inside the record " + util::quote_for_message(header));
     }
     records.push_back({header.substr(0, first),
                        header.substr(second + 1),
-                       std::string(output.substr(end + 1, size))});
-    at = end + 1 + size;
+                       std::string(output.substr(end + 1, *size))});
+    at = end + 1 + *size;
   }
   return records;
 }
@@ -102,10 +100,11 @@ Result<GuestFacts> parse_guest_facts(std::string_view output) {
   if (facts.home.front() != '/') {
     return bad_facts("$HOME is '" + facts.home + "', not an absolute path");
   }
-  if (uid.find_first_not_of("0123456789") != std::string::npos || uid.size() > 10) {
+  const auto number = util::parse_decimal(uid);
+  if (!number || *number > 0xffffffffu) {
     return bad_facts("'id -u' printed '" + uid + "', not a number");
   }
-  facts.uid = std::stoul(uid);
+  facts.uid = *number;
   return facts;
 }
 
@@ -172,14 +171,10 @@ Result<std::map<std::string, std::string>> hash_guest_files(GuestSession& sessio
       continue;
     }
     const auto space = line.find(' ', 5);
-    const std::string digits = line.substr(5, space == std::string::npos ? 0 : space - 5);
-    if (space == std::string::npos || digits.empty() ||
-        digits.find_first_not_of("0123456789") != std::string::npos) {
-      continue;
-    }
-    const std::size_t index = std::stoul(digits);
-    if (index < paths.size()) {
-      digests[paths[index]] = link_state(line.substr(space + 1));
+    const auto index =
+        util::parse_decimal(line.substr(5, space == std::string::npos ? 0 : space - 5));
+    if (index && *index < paths.size()) {
+      digests[paths[*index]] = link_state(line.substr(space + 1));
     }
   }
   return digests;

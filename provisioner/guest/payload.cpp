@@ -1,5 +1,6 @@
 #include "guest/payload.hpp"
 
+#include "guest/guest_layout.hpp"
 #include "guest/shell_quote.hpp"
 #include "util/archive.hpp"
 #include "util/atomic_file.hpp"
@@ -26,11 +27,6 @@ constexpr const char* k_failed_marker = "lume-unlock-payload-failed ";
 
 std::string member_name(std::size_t index) {
   return "files/" + std::to_string(index);
-}
-
-std::string parent_of(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  return slash == 0 ? "/" : path.substr(0, slash);
 }
 
 std::string octal_mode(mode_t mode) {
@@ -60,10 +56,9 @@ indices_in(const std::string& text, const std::string& prefix, const std::string
         line.compare(line.size() - suffix.size(), suffix.size(), suffix) != 0) {
       continue;
     }
-    const std::string digits =
-        line.substr(prefix.size(), line.size() - prefix.size() - suffix.size());
-    if (!digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos) {
-      out.push_back(std::stoul(digits));
+    if (const auto index = util::parse_decimal(
+            line.substr(prefix.size(), line.size() - prefix.size() - suffix.size()))) {
+      out.push_back(*index);
     }
   }
   return out;

@@ -4,7 +4,7 @@
 // and (when given) a llama.cpp log's last run. cli/verify parses the flags and renders this.
 #include "apply/agent_proof.hpp"
 #include "apply/probe.hpp"
-#include "apply/shim_record.hpp"
+#include "apply/shim_installer.hpp"
 #include "enablement/enablement_list.hpp"
 #include "guest/session.hpp"
 #include "pipeline/status.hpp"
