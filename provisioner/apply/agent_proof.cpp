@@ -296,7 +296,7 @@ ChildRuleInForce child_rule_in_force(const InstalledShim& shim, const nlohmann::
       return {said.get<std::string>(), "probe"};
     }
   }
-  return {child_rule_name(shim.child_rule()), shim.external ? "external shim" : "shim record"};
+  return {shim.child_rule(), shim.external ? "external shim" : "shim record"};
 }
 
 std::string describe_child_rule(const std::string& rule, const std::string& inject_variable) {

@@ -82,6 +82,50 @@ Result<std::string> external_bytes(const recipe::VerifiedExternalShim& external)
   return bytes;
 }
 
+/// What goes into the guest for `bundle`'s entry `platform`: its record, and each file as (guest
+/// path, bundle file), the shim first (with `external`, its dylib is the shim).
+struct ShimPlacement {
+  InstalledShim record;
+  std::vector<std::pair<std::string, bundle::BundleFile>> files;
+};
+
+ShimPlacement installed_shim_for(const bundle::LoadedBundle& bundle,
+                                 const std::string& platform,
+                                 const guest::GuestLayout& layout,
+                                 const std::optional<recipe::VerifiedExternalShim>& external) {
+  const bundle::PlatformEntry& entry = bundle.manifest().platforms.at(platform);
+  ShimPlacement placement;
+  InstalledShim& record = placement.record;
+  record.bundle_version = bundle.manifest().version;
+  record.platform = platform;
+  record.inject_env = entry.inject_env;
+  record.shim = {layout.shim_path(),
+                 external ? external->sha256 : entry.shim.sha256,
+                 external ? std::vector<std::string>{} : entry.shim.slices};
+  record.external = external.has_value();
+  placement.files.emplace_back(layout.shim_path(),
+                               external ? bundle::BundleFile{external->path, external->sha256}
+                                        : entry.shim);
+  // Support libraries go next to the shim (injected processes find them through the shim's
+  // directory) and, when there is a probe, next to it too: the probe finds its libraries beside
+  // itself ($ORIGIN), so a stock run without injection works.
+  std::vector<std::string> support_dirs = {layout.shim_dir()};
+  if (entry.probe) {
+    record.probe = InstalledFile{layout.probe_path(), entry.probe->sha256};
+    support_dirs.push_back(guest::parent_of(layout.probe_path()));
+  }
+  for (const std::string& dir : support_dirs) {
+    for (const bundle::BundleFile& file : entry.support) {
+      record.support.push_back({dir + "/" + base_name(file.path), file.sha256});
+      placement.files.emplace_back(record.support.back().path, file);
+    }
+  }
+  if (entry.probe) {
+    placement.files.emplace_back(layout.probe_path(), *entry.probe);
+  }
+  return placement;
+}
+
 } // namespace
 
 std::string InstalledShim::shim_file_name() const {
@@ -93,29 +137,16 @@ std::string InstalledShim::arch() const {
   return dash == std::string::npos ? platform : platform.substr(dash + 1);
 }
 
-const char* child_rule_name(ChildRule rule) {
-  switch (rule) {
-  case ChildRule::inherit:
-    return "inherit";
-  case ChildRule::removed:
-    return "removed";
-  case ChildRule::unknown:
-    return "unknown";
-  }
-  return "unknown";
-}
-
-ChildRule InstalledShim::child_rule() const {
+const char* InstalledShim::child_rule() const {
   if (external) {
-    return ChildRule::inherit; // upstream's build never takes itself out of the variable
+    return "inherit"; // upstream's build never takes itself out of the variable
   }
   if (std::find(shim.slices.begin(), shim.slices.end(), "arm64e") != shim.slices.end()) {
-    return ChildRule::inherit;
+    return "inherit";
   }
   // A darwin shim whose record names no slices may be universal or not; every other platform's
   // shim (the Linux .so) removes itself from the variable at load.
-  return util::starts_with(platform, "darwin-") && shim.slices.empty() ? ChildRule::unknown
-                                                                       : ChildRule::removed;
+  return util::starts_with(platform, "darwin-") && shim.slices.empty() ? "unknown" : "removed";
 }
 
 bool InstalledShim::operator==(const InstalledShim& other) const {
@@ -159,43 +190,6 @@ Result<InstalledShim> parse_installed_shim(std::string_view text, const std::str
                                "reading " + source,
                                "reinstall the shim with 'lume-unlock create NAME'"},
                               read_record);
-}
-
-ShimPlacement installed_shim_for(const bundle::LoadedBundle& bundle,
-                                 const std::string& platform,
-                                 const guest::GuestLayout& layout,
-                                 const std::optional<recipe::VerifiedExternalShim>& external) {
-  const bundle::PlatformEntry& entry = bundle.manifest().platforms.at(platform);
-  ShimPlacement placement;
-  InstalledShim& record = placement.record;
-  record.bundle_version = bundle.manifest().version;
-  record.platform = platform;
-  record.inject_env = entry.inject_env;
-  record.shim = {layout.shim_path(),
-                 external ? external->sha256 : entry.shim.sha256,
-                 external ? std::vector<std::string>{} : entry.shim.slices};
-  record.external = external.has_value();
-  placement.files.emplace_back(layout.shim_path(),
-                               external ? bundle::BundleFile{external->path, external->sha256}
-                                        : entry.shim);
-  // Support libraries go next to the shim (injected processes find them through the shim's
-  // directory) and, when there is a probe, next to it too: the probe finds its libraries beside
-  // itself ($ORIGIN), so a stock run without injection works.
-  std::vector<std::string> support_dirs = {layout.shim_dir()};
-  if (entry.probe) {
-    record.probe = InstalledFile{layout.probe_path(), entry.probe->sha256};
-    support_dirs.push_back(guest::parent_of(layout.probe_path()));
-  }
-  for (const std::string& dir : support_dirs) {
-    for (const bundle::BundleFile& file : entry.support) {
-      record.support.push_back({dir + "/" + base_name(file.path), file.sha256});
-      placement.files.emplace_back(record.support.back().path, file);
-    }
-  }
-  if (entry.probe) {
-    placement.files.emplace_back(layout.probe_path(), *entry.probe);
-  }
-  return placement;
 }
 
 Result<ShimInstallReport>

@@ -30,17 +30,6 @@ struct InstalledFile {
   }
 };
 
-/// Which processes started by an unlocked program keep the shim (issue 42, the probe's
-/// `shim.children`): `inherit` when the shim carries an arm64e slice (children keep the
-/// injection variable and the guard file decides per executable), `removed` when it does not
-/// (an arm64-only dylib, or the Linux .so: the shim removes itself from the variable at load,
-/// so children start stock), `unknown` for a darwin record that lists no slices. An external
-/// shim (Cua's certified build) always leaves the variable to children: `inherit`.
-enum class ChildRule { inherit, removed, unknown };
-
-/// "inherit", "removed", "unknown".
-const char* child_rule_name(ChildRule rule);
-
 /// Which shim is installed in a guest: <support>/shim/current.json, written in the same payload
 /// as the files it names (so it never names files that are not there). The shim directory is
 /// content-addressed (an upgrade is a new directory); this record is the pointer to the current
@@ -61,8 +50,13 @@ struct InstalledShim {
   std::string shim_file_name() const;
   /// The architecture part of the platform ("arm64" of "darwin-arm64").
   std::string arch() const;
-  /// The child rule this shim puts in force, from its recorded slices (see ChildRule).
-  ChildRule child_rule() const;
+  /// Which processes started by an unlocked program keep the shim (issue 42, the probe's
+  /// `shim.children`): "inherit" when the shim carries an arm64e slice (children keep the
+  /// injection variable and the guard file decides per executable), "removed" when it does not
+  /// (an arm64-only dylib, or the Linux .so: the shim removes itself from the variable at load,
+  /// so children start stock), "unknown" for a darwin record that lists no slices. An external
+  /// shim (Cua's certified build) always leaves the variable to children: "inherit".
+  const char* child_rule() const;
   bool operator==(const InstalledShim& other) const;
 };
 
@@ -87,23 +81,6 @@ struct ShimInstallReport {
   InstalledShim installed;    ///< the record now in the guest (current.json)
   std::uint64_t commands = 0; ///< remote commands run
 };
-
-/// What install_shim() puts in the guest for one bundle platform: its record, and each file as
-/// (guest path, bundle file), the shim first.
-struct ShimPlacement {
-  InstalledShim record;
-  std::vector<std::pair<std::string, bundle::BundleFile>> files;
-};
-
-/// The placement of `bundle`'s platform entry `platform`, with guest paths from `layout`: the shim
-/// in the content-addressed <support>/shim/<sha256>/, support files next to it, the probe in
-/// <support>/bin/ with a copy of the support files beside it (the probe finds its libraries
-/// through $ORIGIN). With `external`, its dylib is the shim (layout made for its digest and file
-/// name) and the record says `external`; the rest is the bundle's.
-ShimPlacement installed_shim_for(const bundle::LoadedBundle& bundle,
-                                 const std::string& platform,
-                                 const guest::GuestLayout& layout,
-                                 const std::optional<recipe::VerifiedExternalShim>& external = {});
 
 /// Installs the bundle's entry for this guest (facts.kernel/machine → platform; an error of
 /// category verification naming the bundle's platforms when it has none for the guest).

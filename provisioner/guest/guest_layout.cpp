@@ -63,10 +63,7 @@ std::string GuestLayout::shim_dir() const {
   return support_dir() + "/shim/" + m_shim_sha256;
 }
 std::string GuestLayout::shim_path() const {
-  return shim_file_path(m_shim_file_name);
-}
-std::string GuestLayout::shim_file_path(const std::string& file_name) const {
-  return shim_dir() + "/" + file_name;
+  return shim_dir() + "/" + m_shim_file_name;
 }
 std::string GuestLayout::probe_path() const {
   return support_dir() + "/bin/lume-unlock-probe";
@@ -76,9 +73,6 @@ std::string GuestLayout::guard_file_path() const {
 }
 std::string GuestLayout::enablement_json_path() const {
   return support_dir() + "/enablement.json";
-}
-std::string GuestLayout::provenance_json_path() const {
-  return support_dir() + "/provenance.json";
 }
 std::string GuestLayout::staging_root() const {
   return support_dir() + "/staging";

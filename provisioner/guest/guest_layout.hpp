@@ -27,16 +27,12 @@ public:
   std::string shim_dir() const;
   /// <support>/shim/<sha256>/<shim file name> — what the injection variable points at.
   std::string shim_path() const;
-  /// <support>/shim/<sha256>/<file_name>, for support files shipped with the shim.
-  std::string shim_file_path(const std::string& file_name) const;
   /// <support>/bin/lume-unlock-probe
   std::string probe_path() const;
   /// <support>/enabled-executables — the guard file (LUME_UNLOCK_ENABLEMENT).
   std::string guard_file_path() const;
   /// <support>/enablement.json — the list as applied.
   std::string enablement_json_path() const;
-  /// <support>/provenance.json
-  std::string provenance_json_path() const;
   /// <support>/staging, or <support>/staging/<run id> for a layout with_run_id(): where an apply
   /// uploads files before renaming them into place (same volume as everything above, so the
   /// rename is atomic). Each run stages in its own directory; the clean step removes the root.

@@ -18,11 +18,9 @@ TEST(GuestLayout, EveryPathComesFromHomeAndTheShimDigest) {
   EXPECT_EQ(l.support_dir(), support);
   EXPECT_EQ(l.shim_dir(), support + "/shim/" + k_sha);
   EXPECT_EQ(l.shim_path(), support + "/shim/" + k_sha + "/liblume-unlock-shim.dylib");
-  EXPECT_EQ(l.shim_file_path("libMetalEmu.so"), support + "/shim/" + k_sha + "/libMetalEmu.so");
   EXPECT_EQ(l.probe_path(), support + "/bin/lume-unlock-probe");
   EXPECT_EQ(l.guard_file_path(), support + "/enabled-executables");
   EXPECT_EQ(l.enablement_json_path(), support + "/enablement.json");
-  EXPECT_EQ(l.provenance_json_path(), support + "/provenance.json");
   EXPECT_EQ(l.staging_dir(), support + "/staging");
   EXPECT_EQ(l.launch_agents_dir(), "/Users/Jane Doe/Library/LaunchAgents");
   EXPECT_EQ(l.agent_plist_path("llama-server"),

@@ -1,4 +1,5 @@
 #include "pipeline/plan.hpp"
+#include "pipeline/vm_state.hpp"
 
 #include <gtest/gtest.h>
 
@@ -95,6 +96,13 @@ TEST(Plan, IsANoOpOnlyWhenEveryStepIsKnownToBeInPlace) {
   EXPECT_EQ(to_do.to_text(), "  [to do]    agents: do agents\n");
   EXPECT_FALSE(to_do.no_op());
   EXPECT_EQ(to_do.to_json()["no_op"], false);
+}
+
+// The guest's copy of the provenance record sits in the support folder of the guest user's home
+// (this assertion stood on GuestLayout::provenance_json_path, which nothing used).
+TEST(GuestRecordPath, IsInTheSupportFolder) {
+  EXPECT_EQ(guest_record_path("/Users/Jane Doe"),
+            "/Users/Jane Doe/Library/Application Support/LumeUnlock/provenance.json");
 }
 
 } // namespace
