@@ -9,6 +9,7 @@
 #include "util/text.hpp"
 #include "util/text_check.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -250,12 +251,8 @@ lume::SharedDirectory cache_share(const fetch::BlobCache& cache) {
 }
 
 bool any_shared(const std::vector<StagedArtifact>& staged) {
-  for (const auto& artifact : staged) {
-    if (artifact.item.share) {
-      return true;
-    }
-  }
-  return false;
+  return std::any_of(
+      staged.begin(), staged.end(), [](const auto& artifact) { return artifact.item.share; });
 }
 
 Result<SharedLinkReport> link_shared_artifacts(guest::GuestSession& session,

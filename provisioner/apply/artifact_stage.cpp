@@ -305,7 +305,7 @@ Status check_enabled_programs(const std::vector<StagedArtifact>& staged,
     for (const auto& artifact : staged) {
       const std::string& dest = artifact.item.dest;
       if (artifact.item.unpack == fetch::UnpackFormat::none ||
-          entry.program.compare(0, dest.size() + 1, dest + "/") != 0) {
+          !util::starts_with(entry.program, dest + "/")) {
         continue;
       }
       const std::string relative = entry.program.substr(dest.size() + 1);
@@ -319,9 +319,7 @@ Status check_enabled_programs(const std::vector<StagedArtifact>& staged,
       std::string hint = "fix the entry's program path, or the item's dest or strip_components";
       for (const auto& file : artifact.files) {
         const std::string& path = file.relative_path;
-        if (path.size() > relative.size() + 1 &&
-            path.compare(path.size() - relative.size() - 1, std::string::npos, "/" + relative) ==
-                0) {
+        if (util::ends_with(path, "/" + relative)) {
           hint = "the tree has it as " + util::quote_for_message(path) + ": set " +
                  artifact.item.field + ".strip_components to drop the leading folder";
           break;

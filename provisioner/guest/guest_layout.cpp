@@ -123,8 +123,7 @@ std::string agent_plist_file_name(const std::string& name) {
 std::string entry_name_from_plist_file_name(const std::string& file_name) {
   if (file_name.size() <= k_label_prefix.size() + k_plist_suffix.size() ||
       !util::starts_with(file_name, k_label_prefix) ||
-      file_name.compare(
-          file_name.size() - k_plist_suffix.size(), k_plist_suffix.size(), k_plist_suffix) != 0) {
+      !util::ends_with(file_name, k_plist_suffix)) {
     return {};
   }
   return file_name.substr(k_label_prefix.size(),

@@ -52,12 +52,11 @@ indices_in(const std::string& text, const std::string& prefix, const std::string
   std::istringstream lines(text);
   std::string line;
   while (std::getline(lines, line)) {
-    if (!util::starts_with(line, prefix) || line.size() < prefix.size() + suffix.size() ||
-        line.compare(line.size() - suffix.size(), suffix.size(), suffix) != 0) {
-      continue;
-    }
-    if (const auto index = util::parse_decimal(
-            line.substr(prefix.size(), line.size() - prefix.size() - suffix.size()))) {
+    const bool framed = line.size() >= prefix.size() + suffix.size() &&
+                        util::starts_with(line, prefix) && util::ends_with(line, suffix);
+    const auto index = util::parse_decimal(
+        framed ? line.substr(prefix.size(), line.size() - prefix.size() - suffix.size()) : "");
+    if (index) {
       out.push_back(*index);
     }
   }
