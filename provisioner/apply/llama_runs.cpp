@@ -246,17 +246,8 @@ Result<GuestPerplexity> run_guest_perplexity(guest::GuestSession& session,
                                              const std::string& home,
                                              const verify::BenchRequest& request,
                                              const util::ProgressCallback& progress) {
+  // upload() makes the folder when it is missing (one command, the first time only).
   const std::string path = home + "/" + verify::k_perplexity_text_guest_path;
-  const std::string directory = guest::parent_of(path);
-  LUME_UNLOCK_TRY_ASSIGN(const auto quoted, guest::shell_quote(directory));
-  LUME_UNLOCK_TRY_ASSIGN(auto made, session.run("mkdir -p " + quoted));
-  if (made.exit_status != 0) {
-    return Error(ErrorCategory::guest,
-                 "putting the perplexity text into the guest",
-                 "mkdir -p " + util::quote_for_message(directory) +
-                     " failed: " + last_lines(made.stderr_text, 2),
-                 "check that the guest user can write under its home");
-  }
   LUME_UNLOCK_TRY(session.upload(verify::perplexity_text(), path, 0644));
   LUME_UNLOCK_TRY_ASSIGN(
       const auto stock,

@@ -252,9 +252,8 @@ TEST(GuestPerplexity, MetalFailureLinesInTheGpuRunAreKeptAsABrokenLog) {
       "ggml_metal_device_init: GPU name:   MTL0 (Apple Paravirtual device)\n"
       "ggml_metal_synchronize: error: command buffer 0 failed with status 5\n"
       "error: Internal Error (0000000e:Internal Error)\n";
-  ScriptedSession gave_up; // mkdir, then the stock run, then the GPU run exiting 1
-  gave_up.answers = {{0, "", ""},
-                     {0, "[1]9.8731,\n", "Final estimate: PPL = 9.8731 +/- 0.1\n"},
+  ScriptedSession gave_up; // the stock run, then the GPU run exiting 1 (the text is an upload)
+  gave_up.answers = {{0, "[1]9.8731,\n", "Final estimate: PPL = 9.8731 +/- 0.1\n"},
                      {1, "", failed_buffer}};
   auto broken = run_guest_perplexity(gave_up, entry, target.value(), "/Users/lume", request, {});
   ASSERT_FALSE(broken.ok());
@@ -266,13 +265,14 @@ TEST(GuestPerplexity, MetalFailureLinesInTheGpuRunAreKeptAsABrokenLog) {
       << broken.error().message();
 
   ScriptedSession went_on; // the GPU run still printed figures
-  went_on.answers = {{0, "", ""},
-                     {0, "[1]9.8731,\n", "Final estimate: PPL = 9.8731 +/- 0.1\n"},
+  went_on.answers = {{0, "[1]9.8731,\n", "Final estimate: PPL = 9.8731 +/- 0.1\n"},
                      {0, "[1]9.8731,\n", failed_buffer + "Final estimate: PPL = 9.8731 +/- 0.1\n"}};
   auto kept = run_guest_perplexity(went_on, entry, target.value(), "/Users/lume", request, {});
   ASSERT_TRUE(kept.ok()) << kept.error().message();
   EXPECT_EQ(kept.value().unlocked.log.verdict, verify::LlamaLogVerdict::broken);
   EXPECT_EQ(kept.value().stock.log.verdict, verify::LlamaLogVerdict::no_metal_log);
+  EXPECT_EQ(went_on.uploads.at("/Users/lume/" + std::string(verify::k_perplexity_text_guest_path)),
+            verify::perplexity_text());
 }
 
 TEST(ExecutePlan, FailedStepRunsTheRollbackAndNamesTheEntry) {
