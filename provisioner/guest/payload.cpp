@@ -107,7 +107,7 @@ Result<std::string> send_files(GuestSession& session,
     LUME_UNLOCK_TRY_ASSIGN(
         auto streamed,
         session.send_file(files[i].source_path, scratch + "/" + member_name(i), sent));
-    bytes_sent += streamed.bytes;
+    bytes_sent += streamed;
     std::string expected = files[i].sha256;
     std::transform(expected.begin(), expected.end(), expected.begin(), [](unsigned char c) {
       return static_cast<char>(std::tolower(c));

@@ -19,11 +19,6 @@ struct CommandResult {
   std::string stderr_text;
 };
 
-/// What send_file put in the guest.
-struct SentFile {
-  std::uint64_t bytes = 0; ///< bytes read from the host file and sent
-};
-
 /// A connection to one guest through which every guest operation goes. The SSH implementation
 /// (ssh_session.hpp) is the real one; tests may provide others. Every command string handed to
 /// run() must be built with shell_quote() (shell_quote.hpp) for each word that is not a literal.
@@ -43,13 +38,13 @@ public:
 
   /// Streams the host file `local_path` to `remote_path` (created, or truncated, with mode 0600;
   /// its directory must exist) without holding it in memory, calling `sent(bytes so far)` after
-  /// each chunk. No rename: the caller writes into a staging directory and installs from there
-  /// (install_streamed_payload in payload.hpp), which checks the stored file. Errors: the local
-  /// file cannot be read (failure), the remote one cannot be written or the connection broke
-  /// (guest).
-  virtual Result<SentFile> send_file(const std::string& local_path,
-                                     const std::string& remote_path,
-                                     const std::function<void(std::uint64_t)>& sent) = 0;
+  /// each chunk; returns the bytes sent. No rename: the caller writes into a staging directory and
+  /// installs from there (install_streamed_payload in payload.hpp), which checks the stored file.
+  /// Errors: the local file cannot be read (failure), the remote one cannot be written or the
+  /// connection broke (guest).
+  virtual Result<std::uint64_t> send_file(const std::string& local_path,
+                                          const std::string& remote_path,
+                                          const std::function<void(std::uint64_t)>& sent) = 0;
 
   /// Reads a whole remote file of at most `max_bytes`; an error when it does not exist, cannot be
   /// read, or is larger (naming the limit, without reading past it): a guest is not trusted to

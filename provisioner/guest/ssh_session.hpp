@@ -99,9 +99,9 @@ public:
   /// Files of at least stream_min_bytes: ONE exec channel running `cat`, fed as fast as the
   /// channel's window allows; smaller files: one SFTP transfer. Either way a transfer, not a
   /// command.
-  Result<SentFile> send_file(const std::string& local_path,
-                             const std::string& remote_path,
-                             const std::function<void(std::uint64_t)>& sent) override;
+  Result<std::uint64_t> send_file(const std::string& local_path,
+                                  const std::string& remote_path,
+                                  const std::function<void(std::uint64_t)>& sent) override;
   Result<std::string> read_file(const std::string& remote_path, std::size_t max_bytes) override;
   Result<std::string>
   read_range(const std::string& remote_path, std::uint64_t offset, std::size_t length) override;
@@ -132,12 +132,12 @@ private:
   /// status.
   Result<CommandResult> collect_output(ssh_channel_struct* channel, const std::string& what);
   /// send_file through an exec channel, from the open host file `input` of `size` bytes.
-  Result<SentFile> stream_file(int input,
-                               std::uint64_t size,
-                               const std::string& local_path,
-                               const std::string& remote_path,
-                               const std::string& what,
-                               const std::function<void(std::uint64_t)>& sent);
+  Result<std::uint64_t> stream_file(int input,
+                                    std::uint64_t size,
+                                    const std::string& local_path,
+                                    const std::string& remote_path,
+                                    const std::string& what,
+                                    const std::function<void(std::uint64_t)>& sent);
 
   std::unique_ptr<Impl> m_impl;
   std::uint64_t m_command_count = 0;

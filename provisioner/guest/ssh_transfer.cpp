@@ -320,9 +320,9 @@ Status SshSession::upload(std::string_view bytes, const std::string& remote_path
   return ok_status();
 }
 
-Result<SentFile> SshSession::send_file(const std::string& local_path,
-                                       const std::string& remote_path,
-                                       const std::function<void(std::uint64_t)>& sent) {
+Result<std::uint64_t> SshSession::send_file(const std::string& local_path,
+                                            const std::string& remote_path,
+                                            const std::function<void(std::uint64_t)>& sent) {
   Impl& s = *m_impl;
   const int input = ::open(local_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (input < 0) {
@@ -341,7 +341,7 @@ Result<SentFile> SshSession::send_file(const std::string& local_path,
   if (size >= s.options.stream_min_bytes) {
     return stream_file(input, size, local_path, remote_path, what, sent);
   }
-  SentFile done;
+  std::uint64_t done = 0;
   LUME_UNLOCK_TRY(ensure_sftp());
   ++m_sftp_transfer_count;
   SftpFile file(sftp_open(s.sftp, remote_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600),
@@ -355,7 +355,7 @@ Result<SentFile> SshSession::send_file(const std::string& local_path,
     return sftp_write_all(s.session, file.get(), data, length, written);
   };
   LUME_UNLOCK_TRY_ASSIGN(auto stopped,
-                         pump(input, k_sftp_write_chunk, local_path, done.bytes, write, sent));
+                         pump(input, k_sftp_write_chunk, local_path, done, write, sent));
   if (!stopped.empty()) {
     return failure(what, stopped, "check that the VM is still running and has free disk space");
   }
@@ -366,14 +366,14 @@ Result<SentFile> SshSession::send_file(const std::string& local_path,
   return done;
 }
 
-Result<SentFile> SshSession::stream_file(int input,
-                                         std::uint64_t size,
-                                         const std::string& local_path,
-                                         const std::string& remote_path,
-                                         const std::string& what,
-                                         const std::function<void(std::uint64_t)>& sent) {
+Result<std::uint64_t> SshSession::stream_file(int input,
+                                              std::uint64_t size,
+                                              const std::string& local_path,
+                                              const std::string& remote_path,
+                                              const std::string& what,
+                                              const std::function<void(std::uint64_t)>& sent) {
   Impl& s = *m_impl;
-  SentFile done;
+  std::uint64_t done = 0;
   // Streamed: the bytes go out as fast as the guest's channel window allows, no write waiting for
   // an answer (libssh 0.10's sftp_write has no asynchronous form).
   LUME_UNLOCK_TRY_ASSIGN(auto quoted, shell_quote(remote_path));
@@ -388,8 +388,7 @@ Result<SentFile> SshSession::stream_file(int input,
   const auto write = [&](const char* data, std::size_t length, std::uint64_t& written) {
     return write_to_channel(channel, data, length, written, wait_seconds);
   };
-  LUME_UNLOCK_TRY_ASSIGN(auto stopped,
-                         pump(input, k_stream_chunk, local_path, done.bytes, write, sent));
+  LUME_UNLOCK_TRY_ASSIGN(auto stopped, pump(input, k_stream_chunk, local_path, done, write, sent));
   if (stopped.empty()) {
     ssh_channel_send_eof(channel); // the end of the file: the receiving command finishes
   }
@@ -403,7 +402,7 @@ Result<SentFile> SshSession::stream_file(int input,
   if (!stopped.empty()) {
     const std::string said = output.ok() ? util::trim(output.value().stderr_text) : "";
     return failure(what,
-                   "the transfer stopped after " + std::to_string(done.bytes) + " of " +
+                   "the transfer stopped after " + std::to_string(done) + " of " +
                        std::to_string(size) + " bytes: " + (said.empty() ? stopped : said),
                    "check that the VM is still running and has free disk space, then retry");
   }

@@ -113,9 +113,9 @@ public:
     }
     return m_inner->upload(bytes, remote_path, mode);
   }
-  Result<guest::SentFile> send_file(const std::string& local_path,
-                                    const std::string& remote_path,
-                                    const std::function<void(std::uint64_t)>& sent) override {
+  Result<std::uint64_t> send_file(const std::string& local_path,
+                                  const std::string& remote_path,
+                                  const std::function<void(std::uint64_t)>& sent) override {
     if (dropped()) {
       return gone();
     }

@@ -36,9 +36,9 @@ public:
   }
   /// send_file reads the host file whole: unit tests send small ones. It hashes nothing (the
   /// install command checks the files), like SshSession's SFTP path.
-  Result<guest::SentFile> send_file(const std::string& local_path,
-                                    const std::string& remote_path,
-                                    const std::function<void(std::uint64_t)>& sent) override {
+  Result<std::uint64_t> send_file(const std::string& local_path,
+                                  const std::string& remote_path,
+                                  const std::function<void(std::uint64_t)>& sent) override {
     std::ifstream in(local_path, std::ios::binary);
     if (!in) {
       return Error(ErrorCategory::failure, "reading '" + local_path + "'", "cannot open it");
@@ -49,7 +49,7 @@ public:
     if (sent) {
       sent(bytes.size());
     }
-    return guest::SentFile{bytes.size()};
+    return std::uint64_t{bytes.size()};
   }
   Result<std::string> read_file(const std::string& remote_path, std::size_t max_bytes) override {
     const auto found = files.find(remote_path);
