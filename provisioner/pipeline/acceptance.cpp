@@ -85,6 +85,13 @@ StepCommand bench_command(const StepInputs& in) {
                                       std::to_string(spec.request.repetitions),
                                       "--perplexity-entry",
                                       spec.perplexity_entry};
+  // -t and -ngl too, as create --bench runs them: the published command is the whole command.
+  if (spec.request.threads) {
+    append(command, {"--threads", std::to_string(*spec.request.threads)});
+  }
+  if (spec.request.gpu_layers) {
+    append(command, {"--n-gpu-layers", std::to_string(*spec.request.gpu_layers)});
+  }
   if (spec.max_perplexity_drift) {
     append(command, {"--max-perplexity-drift", verify::compact_number(*spec.max_perplexity_drift)});
   }
