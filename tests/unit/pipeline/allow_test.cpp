@@ -21,7 +21,8 @@ TEST(UnknownEntry, NamesTheClosestEntryElseSaysHowToEnableIt) {
                                     enable_first("llama-bench", "vm1", "llama-bnech"),
                                     "--entry");
   EXPECT_EQ(bench.category(), ErrorCategory::usage);
-  EXPECT_EQ(bench.message(), "bench of VM 'vm1': entry 'llama-bnech' is not on its enablement list");
+  EXPECT_EQ(bench.message(),
+            "bench of VM 'vm1': entry 'llama-bnech' is not on its enablement list");
   EXPECT_EQ(bench.hint(), "did you mean 'llama-bench'? (--entry NAME)");
 
   const Error allow = unknown_entry(
