@@ -1,7 +1,7 @@
 #include "cli/create_setup.hpp"
 
 #include "bundle/loader.hpp"
-#include "cli/flags.hpp"
+#include "cli/commands.hpp"
 #include "cli/host_bench.hpp"
 #include "cli/plan_runner.hpp"
 #include "fetch/blob_cache.hpp"
@@ -39,28 +39,12 @@ std::optional<pipeline::BenchOptions> recipe_bench(const CreateSetup& setup,
                 "'lume-unlock bench NAME --model PATH'");
   }
   pipeline::BenchOptions bench = pipeline::bench_options_from_recipe(*recipe->bench);
+  const std::string field = "recipe '" + recipe->path + "' field 'bench.";
   if (const auto host = recipe::bench_host_json_file(*recipe).value_or_throw()) {
-    auto tests = read_host_bench(*host);
-    if (!tests.ok()) {
-      throw Error(ErrorCategory::usage,
-                  "recipe '" + recipe->path + "' field 'bench.host_json'",
-                  tests.error().why(),
-                  tests.error().hint());
-    }
-    bench.host = tests.value().tests;
-    bench.host_json = tests.value().json;
-    bench.host_source = "recipe bench.host_json " + *host;
+    read_host_bench(bench, *host, field + "host_json'", "recipe bench.host_json " + *host);
   }
   if (const auto host = recipe::bench_host_perplexity_file(*recipe).value_or_throw()) {
-    auto read = read_host_perplexity(*host);
-    if (!read.ok()) {
-      throw Error(ErrorCategory::usage,
-                  "recipe '" + recipe->path + "' field 'bench.host_perplexity'",
-                  read.error().why(),
-                  read.error().hint());
-    }
-    bench.host_perplexity = std::move(read.value().run);
-    bench.host_perplexity_output = std::move(read.value().output);
+    read_host_perplexity(bench, *host, field + "host_perplexity'");
   }
   return bench;
 }

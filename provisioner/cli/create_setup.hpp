@@ -1,14 +1,9 @@
 #pragma once
 
-#include "cli/context.hpp"
-#include "cli/flags.hpp"
+#include "cli/commands.hpp"
 #include "cli/progress_renderer.hpp"
-#include "guest/ssh_session.hpp"
-#include "oci/registry_client.hpp"
 #include "pipeline/create.hpp"
 #include "transfer/shim_bundle.hpp"
-
-#include <CLI/CLI.hpp>
 
 #include <functional>
 #include <string>
