@@ -29,8 +29,8 @@ void run_planned_create(const CreateCommandOptions& options,
                         pipeline::CreatePipeline& pipeline,
                         pipeline::Plan& plan,
                         CreateServicesInUse& use) {
-  const std::string& source = use.bundle_location.source;
-  const std::optional<oci::Reference>& artifact = use.bundle.artifact;
+  const std::string& source = use.options.bundle_source;
+  const std::optional<oci::Reference>& artifact = use.options.bundle_artifact;
   if (options.dry_run) {
     print_dry_run(context,
                   plan,

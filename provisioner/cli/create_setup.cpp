@@ -8,6 +8,7 @@
 #include "lume/types.hpp"
 #include "pipeline/golden.hpp"
 #include "recipe/recipe.hpp"
+#include "transfer/shim_bundle.hpp"
 #include "util/http_client.hpp"
 
 #include <cstdlib>
@@ -173,7 +174,7 @@ void with_create_services(const CreateSetup& setup,
       artifact_http ? &*artifact_http : nullptr,
       fetch::MirrorMap::from_environment(context.global.mirrors).value_or_throw(),
       fetch::hugging_face_token_from_environment().value_or_throw()};
-  CreateServicesInUse use{create, services, choice, located, registry, renderer};
+  CreateServicesInUse use{create, services, renderer};
   body(use);
 }
 
