@@ -61,11 +61,7 @@ struct RangeSupport {
 RangeSupport
 probe_ranges(HttpClient& http, const DownloadPlan& plan, const std::string& validator) {
   RangeSupport support;
-  HttpRequest request = download_request(plan);
-  request.headers.push_back({"Range", "bytes=0-0"});
-  if (!validator.empty()) {
-    request.headers.push_back({"If-Range", validator});
-  }
+  HttpRequest request = download_request(plan, 0, 0, validator);
   bool partial = false;
   request.on_sink_start = [&](const HttpResponse& head) {
     partial = head.status == 206;
@@ -113,8 +109,7 @@ Held held_by(const DownloadPlan& plan) {
     held.validator = held.chunks->etag;
   } else {
     held.prefix = size;
-    auto validator = read_file(validator_path(partial));
-    held.validator = validator ? validator.value() : std::string();
+    held.validator = read_validator(partial);
   }
   const bool has_bytes = held.prefix > 0 || (held.chunks && held.chunks->done_bytes() > 0);
   if (has_bytes && !plan.pinned && held.validator.empty()) {
@@ -251,8 +246,18 @@ Status DownloadRetries::after_transport_error(const TransportError& error) {
   return retry(error.detail);
 }
 
-HttpRequest download_request(const DownloadPlan& plan) {
+HttpRequest download_request(const DownloadPlan& plan,
+                             std::uint64_t from,
+                             std::optional<std::uint64_t> last,
+                             const std::string& validator) {
   HttpRequest request{"GET", plan.url};
+  if (from > 0 || last) {
+    request.headers.push_back(
+        {"Range", "bytes=" + std::to_string(from) + "-" + (last ? std::to_string(*last) : "")});
+    if (!validator.empty()) {
+      request.headers.push_back({"If-Range", validator});
+    }
+  }
   request.follow_redirects = true; // release assets, model hubs and registries redirect to CDNs
   request.https_only = plan.https_only;
   request.timeout = std::chrono::milliseconds(0); // big files: only the stall limit applies
@@ -323,6 +328,11 @@ void DownloadProgress::report(std::uint64_t done,
 
 std::string validator_path(const std::string& partial_path) {
   return partial_path + ".etag";
+}
+
+std::string read_validator(const std::string& partial_path) {
+  auto validator = read_file(validator_path(partial_path));
+  return validator ? validator.value() : std::string();
 }
 
 void discard_partial(const std::string& partial_path) {

@@ -178,12 +178,7 @@ private:
   }
 
   HttpRequest request_for(std::uint64_t offset, std::uint64_t last) {
-    HttpRequest request = download_request(m_state.plan());
-    request.headers.push_back(
-        {"Range", "bytes=" + std::to_string(offset) + "-" + std::to_string(last)});
-    if (!m_state.layout().etag.empty()) {
-      request.headers.push_back({"If-Range", m_state.layout().etag});
-    }
+    HttpRequest request = download_request(m_state.plan(), offset, last, m_state.layout().etag);
     request.on_sink_start = [this, offset](const HttpResponse& head) {
       return check_answer(head, offset);
     };
