@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <thread>
 #include <vector>
 
 namespace lume_unlock::util {
@@ -138,6 +139,42 @@ TEST(OrderedHasher, AFileShorterThanItsChunksClaimIsAnError) {
   EXPECT_EQ(status.error().message(),
             "cannot hash the partial download '" + path +
                 "': it ends at byte 5, before the 100 bytes its chunks claim");
+}
+
+TEST(BufferRelay, HandsBuffersOverInOrderWithNoMoreThanItsCount) {
+  BufferRelay relay(2, 4);
+  std::string received;
+  std::thread consumer([&] {
+    while (BufferRelay::Buffer* buffer = relay.take()) {
+      received.append(buffer->data.get(), buffer->size);
+      relay.release(buffer);
+    }
+  });
+  std::vector<const BufferRelay::Buffer*> seen;
+  for (char c = 'a'; c <= 'j'; ++c) {
+    BufferRelay::Buffer* buffer = relay.acquire();
+    ASSERT_NE(buffer, nullptr);
+    if (std::find(seen.begin(), seen.end(), buffer) == seen.end()) {
+      seen.push_back(buffer);
+    }
+    buffer->data[0] = c;
+    buffer->size = 1;
+    relay.publish(buffer);
+  }
+  relay.close();
+  consumer.join();
+  EXPECT_EQ(received, "abcdefghij");
+  EXPECT_LE(seen.size(), 2u) << "buffers are reused, never more than the count";
+}
+
+TEST(BufferRelay, CancelReleasesAProducerWaitingForABuffer) {
+  BufferRelay relay(1, 4);
+  BufferRelay::Buffer* only = relay.acquire();
+  ASSERT_NE(only, nullptr);
+  std::thread canceller([&] { relay.cancel(); });
+  EXPECT_EQ(relay.acquire(), nullptr) << "the only buffer is out: waits until cancelled";
+  canceller.join();
+  EXPECT_EQ(relay.take(), nullptr);
 }
 
 } // namespace
