@@ -165,32 +165,30 @@ ChunkPlan chunks_to_fetch(const DownloadPlan& plan, const Held& held, const Rang
 
 Result<DownloadOutcome>
 download(HttpClient& http, const DownloadPlan& plan, const ProgressCallback& progress) {
-  if (plan.connections <= 1 || plan.chunk_bytes == 0 ||
-      (plan.size && *plan.size < 2 * plan.chunk_bytes)) {
-    collapse_to_prefix(plan.partial_path);
-    return download_resumable(http, plan, progress);
+  if (plan.connections > 1 && plan.chunk_bytes > 0 &&
+      !(plan.size && *plan.size < 2 * plan.chunk_bytes)) {
+    Held held = held_by(plan);
+    RangeSupport support = probe_ranges(http, plan, held.validator);
+    if (support.whole_file && !held.validator.empty()) {
+      // The file changed since the partial's bytes came (or ranges are refused): they are of no
+      // use either way. Ask again without a validator whether the new file comes in ranges.
+      discard_partial(plan.partial_path);
+      held = Held();
+      support = probe_ranges(http, plan, "");
+    }
+    if (worth_parallel(plan, support)) {
+      LUME_UNLOCK_TRY_ASSIGN(
+          auto parallel,
+          download_parallel(http, plan, chunks_to_fetch(plan, held, support), progress));
+      if (parallel) {
+        return *parallel;
+      }
+      // Never splice two versions, nor trust a server that answers ranges one way and then
+      // another: what is left goes, and one stream starts from zero.
+      discard_partial(plan.partial_path);
+    }
   }
-  Held held = held_by(plan);
-  RangeSupport support = probe_ranges(http, plan, held.validator);
-  if (support.whole_file && !held.validator.empty()) {
-    // The file changed since the partial's bytes came (or ranges are refused): they are of no
-    // use either way. Ask again without a validator whether the new file comes in ranges.
-    discard_partial(plan.partial_path);
-    held = Held();
-    support = probe_ranges(http, plan, "");
-  }
-  if (!worth_parallel(plan, support)) {
-    collapse_to_prefix(plan.partial_path);
-    return download_resumable(http, plan, progress);
-  }
-  const ChunkPlan chunks = chunks_to_fetch(plan, held, support);
-  LUME_UNLOCK_TRY_ASSIGN(auto parallel, download_parallel(http, plan, chunks, progress));
-  if (parallel) {
-    parallel->requests += 1; // the probe
-    return *parallel;
-  }
-  // Never splice two versions, nor trust a server that answers ranges one way and then another.
-  discard_partial(plan.partial_path);
+  collapse_to_prefix(plan.partial_path);
   return download_resumable(http, plan, progress);
 }
 
@@ -261,7 +259,6 @@ HttpRequest download_request(const DownloadPlan& plan,
   request.follow_redirects = true; // release assets, model hubs and registries redirect to CDNs
   request.https_only = plan.https_only;
   request.timeout = std::chrono::milliseconds(0); // big files: only the stall limit applies
-  request.stall_bytes_per_second = plan.stall_bytes_per_second;
   request.stall_window = plan.stall_window;
   request.bearer_token = plan.bearer_token;
   request.sink_success_only = true;

@@ -92,7 +92,6 @@ public:
   }
 
   std::atomic<std::uint64_t> network_bytes{0};
-  std::atomic<unsigned> requests{0};
 
 private:
   void wake() {
@@ -157,7 +156,6 @@ private:
     m_mismatch = false;
     m_write_error.reset();
     m_buffer.clear();
-    ++m_state.requests;
     std::optional<Error> auth_error;
     auto response = send_download(m_http, m_state.plan(), request_for(offset, last), auth_error);
     flush(); // what arrived before a drop is good: the range was checked before the first byte
@@ -376,7 +374,6 @@ Result<std::optional<DownloadOutcome>> download_parallel(HttpClient& http,
   outcome.size = chunks.size;
   outcome.network_bytes = state.network_bytes.load();
   outcome.resumed_from = chunks.done_bytes();
-  outcome.requests = state.requests.load();
   return std::optional<DownloadOutcome>(outcome);
 }
 

@@ -224,7 +224,6 @@ private:
     m_write_error.reset();
     m_restart_from_zero = false;
     m_body_started = false;
-    ++m_outcome.requests;
     std::optional<Error> auth_error;
     auto response = send_download(m_http, m_plan, request_at(offset), auth_error);
     if (auto flushed = m_file.flush(); !flushed && !m_write_error) {
