@@ -1,9 +1,8 @@
 #include "apply/enablement_apply.hpp"
 #include "apply/llama_runs.hpp"
 #include "cli/commands.hpp"
-#include "cli/flags.hpp"
 #include "guest/shell_quote.hpp"
-#include "util/text.hpp"
+#include "pipeline/allow.hpp"
 #include "util/text_check.hpp"
 
 #include <memory>
@@ -54,14 +53,13 @@ int run_exec(const ExecOptions& options, Context& context) {
   auto view = apply::read_guest_enablement(*session, options.vm).value_or_throw();
   const enablement::EnablementEntry* entry = view.list.find(options.entry);
   if (entry == nullptr) {
-    const auto suggestion = util::closest_match(options.entry, view.list.names());
-    throw Error(ErrorCategory::usage,
-                "exec " + util::quote_for_message(options.entry),
-                "it is not on the enablement list of VM " + util::quote_for_message(options.vm) +
-                    " (" + view.target.layout.enablement_json_path() + ")",
-                suggestion ? "did you mean " + util::quote_for_message(*suggestion) + "?"
-                           : "enable it first: 'lume-unlock allow add " + options.vm + " " +
-                                 options.entry + " --no-agent --program PATH'");
+    throw pipeline::unknown_entry(view.list,
+                                  options.entry,
+                                  "exec " + util::quote_for_message(options.entry),
+                                  "it is not on the enablement list of VM " +
+                                      util::quote_for_message(options.vm) + " (" +
+                                      view.target.layout.enablement_json_path() + ")",
+                                  pipeline::enable_first("it", options.vm, options.entry));
   }
   const std::string command =
       apply::exec_command_line(*entry, view.target, options.args).value_or_throw();
@@ -91,7 +89,7 @@ int run_ssh(const ExecOptions& options, Context& context) {
 
 } // namespace
 
-void register_exec(CLI::App& app, Context& context, int& exit_code) {
+void register_exec(CLI::App& app, Context& context) {
   auto options = std::make_shared<ExecOptions>();
   auto* command =
       app.add_subcommand("exec", "Run an enabled program once in the guest, shim injected");
@@ -104,10 +102,10 @@ void register_exec(CLI::App& app, Context& context, int& exit_code) {
   command->add_option("entry", options->entry, "The entry of the enablement list")->required();
   command->add_option("args", options->args, "Extra arguments, after '--'");
   add_connection_options(*command, options->connection);
-  command->callback([options, &context, &exit_code] { exit_code = run_exec(*options, context); });
+  command->callback([options, &context] { context.exit_status = run_exec(*options, context); });
 }
 
-void register_ssh(CLI::App& app, Context& context, int& exit_code) {
+void register_ssh(CLI::App& app, Context& context) {
   auto options = std::make_shared<ExecOptions>();
   auto* command = app.add_subcommand("ssh", "Run a plain command in the guest (no shim injected)");
   command->footer(
@@ -121,7 +119,7 @@ void register_ssh(CLI::App& app, Context& context, int& exit_code) {
   command->add_option("name", options->vm, "The Lume VM")->required();
   command->add_option("command", options->args, "The command and its arguments, after '--'");
   add_connection_options(*command, options->connection);
-  command->callback([options, &context, &exit_code] { exit_code = run_ssh(*options, context); });
+  command->callback([options, &context] { context.exit_status = run_ssh(*options, context); });
 }
 
 } // namespace lume_unlock::cli
