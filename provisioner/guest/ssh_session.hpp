@@ -53,7 +53,7 @@ struct SshSessionOptions {
 };
 
 /// The guest connection options of DESIGN §9, accepted after the name of every command that
-/// reaches a guest (registered by cli/connection_flags.hpp).
+/// reaches a guest (registered by cli/commands.hpp).
 struct ConnectionOptions {
   std::string user = "lume";                               ///< --ssh-user
   int port = 22;                                           ///< --ssh-port
