@@ -1,7 +1,7 @@
 #pragma once
 
 #include "apply/shim_record.hpp"
-#include "bundle/loader.hpp"
+#include "bundle/bundle.hpp"
 #include "guest/guest_layout.hpp"
 #include "guest/guest_records.hpp"
 #include "guest/session.hpp"

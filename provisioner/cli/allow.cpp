@@ -5,7 +5,7 @@
 #include "cli/flags.hpp"
 #include "cli/plan_runner.hpp"
 #include "cli/program_checks.hpp"
-#include "enablement/enablement_json.hpp"
+#include "enablement/enablement_list.hpp"
 #include "guest/guest_layout.hpp"
 #include "util/text_check.hpp"
 

@@ -1,7 +1,7 @@
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
 #include "cli/version.hpp"
-#include "oci/media_types.hpp"
+#include "oci/manifest.hpp"
 #include "oci/reference.hpp"
 #include "signing/signing.hpp"
 #include "transfer/shim_bundle.hpp"

@@ -2,8 +2,6 @@
 
 #include "util/result.hpp"
 #include "verify/bench.hpp"
-#include "verify/llama_bench.hpp"
-#include "verify/perplexity.hpp"
 
 #include <string>
 #include <vector>

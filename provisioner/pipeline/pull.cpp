@@ -1,7 +1,7 @@
 #include "pipeline/pull.hpp"
 
 #include "guest/guest_layout.hpp"
-#include "lume/vm_lifecycle.hpp"
+#include "lume/client.hpp"
 #include "provenance/provenance.hpp"
 
 #include <variant>

@@ -1,5 +1,4 @@
-#include "recipe/lock_file.hpp"
-
+#include "recipe/recipe.hpp"
 #include "util/atomic_file.hpp"
 #include "util/json_reader.hpp"
 #include "util/sha256.hpp"

@@ -1,4 +1,4 @@
-#include "recipe.hpp"
+#include "recipe/recipe.hpp"
 
 #include "recipe_sections.hpp"
 #include "util/atomic_file.hpp"
