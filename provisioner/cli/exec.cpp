@@ -3,7 +3,7 @@
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
 #include "guest/shell_quote.hpp"
-#include "util/text.hpp"
+#include "pipeline/allow.hpp"
 #include "util/text_check.hpp"
 
 #include <memory>
@@ -54,14 +54,13 @@ int run_exec(const ExecOptions& options, Context& context) {
   auto view = apply::read_guest_enablement(*session, options.vm).value_or_throw();
   const enablement::EnablementEntry* entry = view.list.find(options.entry);
   if (entry == nullptr) {
-    const auto suggestion = util::closest_match(options.entry, view.list.names());
-    throw Error(ErrorCategory::usage,
-                "exec " + util::quote_for_message(options.entry),
-                "it is not on the enablement list of VM " + util::quote_for_message(options.vm) +
-                    " (" + view.target.layout.enablement_json_path() + ")",
-                suggestion ? "did you mean " + util::quote_for_message(*suggestion) + "?"
-                           : "enable it first: 'lume-unlock allow add " + options.vm + " " +
-                                 options.entry + " --no-agent --program PATH'");
+    throw pipeline::unknown_entry(view.list,
+                                  options.entry,
+                                  "exec " + util::quote_for_message(options.entry),
+                                  "it is not on the enablement list of VM " +
+                                      util::quote_for_message(options.vm) + " (" +
+                                      view.target.layout.enablement_json_path() + ")",
+                                  pipeline::enable_first("it", options.vm, options.entry));
   }
   const std::string command =
       apply::exec_command_line(*entry, view.target, options.args).value_or_throw();

@@ -1,8 +1,7 @@
-#include "pipeline/verify.hpp"
-
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
 #include "pipeline/golden.hpp"
+#include "pipeline/status.hpp"
 #include "util/atomic_file.hpp"
 #include "util/text_check.hpp"
 

@@ -25,11 +25,6 @@ namespace fs = std::filesystem;
 /// What a step runs: a command line, or why it is skipped.
 using StepCommand = std::variant<std::vector<std::string>, std::string>;
 
-struct StepInputs {
-  const AcceptanceOptions& options;
-  const recipe::Recipe& recipe;
-};
-
 void append(std::vector<std::string>& to, const std::vector<std::string>& more) {
   to.insert(to.end(), more.begin(), more.end());
 }
@@ -49,30 +44,28 @@ lume_unlock(const AcceptanceOptions& options,
   return argv;
 }
 
-StepCommand preflight_command(const StepInputs& in) {
-  const AcceptanceOptions& o = in.options;
+StepCommand preflight_command(const AcceptanceOptions& o, const recipe::Recipe&) {
   return lume_unlock(o, {"doctor", "--recipe", o.recipe}, {&o.bundle_args, &o.registry_args});
 }
 
-StepCommand create_command(const StepInputs& in) {
-  const AcceptanceOptions& o = in.options;
+StepCommand create_command(const AcceptanceOptions& o, const recipe::Recipe&) {
   return lume_unlock(o,
                      {"create", o.vm, "--recipe", o.recipe},
                      {&o.bundle_args, &o.registry_args, &o.connection_args});
 }
 
-StepCommand verify_command(const StepInputs& in) {
-  return lume_unlock(in.options, {"verify", in.options.vm}, {&in.options.connection_args});
+StepCommand verify_command(const AcceptanceOptions& o, const recipe::Recipe&) {
+  return lume_unlock(o, {"verify", o.vm}, {&o.connection_args});
 }
 
 /// The recipe's bench: block as `bench` flags, so the gate is the one the recipe states.
-StepCommand bench_command(const StepInputs& in) {
-  if (!in.recipe.bench) {
+StepCommand bench_command(const AcceptanceOptions& o, const recipe::Recipe& recipe) {
+  if (!recipe.bench) {
     return std::string("the recipe has no bench: block");
   }
-  const recipe::BenchSpec& spec = *in.recipe.bench;
+  const recipe::BenchSpec& spec = *recipe.bench;
   std::vector<std::string> command = {"bench",
-                                      in.options.vm,
+                                      o.vm,
                                       "--entry",
                                       spec.entry,
                                       "--model",
@@ -85,6 +78,13 @@ StepCommand bench_command(const StepInputs& in) {
                                       std::to_string(spec.request.repetitions),
                                       "--perplexity-entry",
                                       spec.perplexity_entry};
+  // -t and -ngl too, as create --bench runs them: the published command is the whole command.
+  if (spec.request.threads) {
+    append(command, {"--threads", std::to_string(*spec.request.threads)});
+  }
+  if (spec.request.gpu_layers) {
+    append(command, {"--n-gpu-layers", std::to_string(*spec.request.gpu_layers)});
+  }
   if (spec.max_perplexity_drift) {
     append(command, {"--max-perplexity-drift", verify::compact_number(*spec.max_perplexity_drift)});
   }
@@ -95,27 +95,24 @@ StepCommand bench_command(const StepInputs& in) {
     append(command,
            {"--min-host-ratio", verify::format_host_ratio(spec.thresholds.min_host_ratio)});
   }
-  if (auto host_json = recipe::bench_host_json_file(in.recipe);
-      host_json.ok() && host_json.value()) {
+  if (auto host_json = recipe::bench_host_json_file(recipe); host_json.ok() && host_json.value()) {
     append(command, {"--host-json", *host_json.value()});
   }
-  if (auto host = recipe::bench_host_perplexity_file(in.recipe); host.ok() && host.value()) {
+  if (auto host = recipe::bench_host_perplexity_file(recipe); host.ok() && host.value()) {
     append(command, {"--host-perplexity", *host.value()});
   }
-  return lume_unlock(in.options, command, {&in.options.connection_args});
+  return lume_unlock(o, command, {&o.connection_args});
 }
 
-StepCommand report_command(const StepInputs& in) {
-  return lume_unlock(in.options,
-                     {"report", in.options.vm, "--out", in.options.out_dir + "/report"});
+StepCommand report_command(const AcceptanceOptions& o, const recipe::Recipe&) {
+  return lume_unlock(o, {"report", o.vm, "--out", o.out_dir + "/report"});
 }
 
-StepCommand remove_command(const StepInputs& in) {
-  if (in.options.keep) {
+StepCommand remove_command(const AcceptanceOptions& o, const recipe::Recipe&) {
+  if (o.keep) {
     return std::string("the VM is kept (--keep)");
   }
-  return lume_unlock(
-      in.options, {"remove", in.options.vm, "--delete-vm"}, {&in.options.connection_args});
+  return lume_unlock(o, {"remove", o.vm, "--delete-vm"}, {&o.connection_args});
 }
 
 /// One row of the step table.
@@ -123,7 +120,7 @@ struct StepDefinition {
   const char* name;
   /// Runs even after a step failed (cleaning up), unless its command says it is skipped.
   bool cleans_up;
-  StepCommand (*command)(const StepInputs&);
+  StepCommand (*command)(const AcceptanceOptions&, const recipe::Recipe&);
 };
 
 /// The whole path a first run on a Mac takes, in order: the one table of the steps.
@@ -135,10 +132,6 @@ const StepDefinition k_steps[] = {
     {"report", false, report_command},
     {"remove", true, remove_command},
 };
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 Status
 write_scrubbed(const AcceptanceOptions& options, const std::string& name, const std::string& text) {
@@ -203,7 +196,7 @@ AcceptanceStep run_step(const AcceptanceOptions& options,
   step.stderr_file = prefix + step.name + ".stderr";
   const auto started = std::chrono::steady_clock::now();
   auto outcome = util::run_child(argv);
-  step.seconds = seconds_since(started);
+  step.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!outcome.ok()) {
     step.status = AcceptanceStatus::fail;
     step.detail = util::scrub_secrets(outcome.error().message(), options.secrets);
@@ -332,7 +325,6 @@ Result<AcceptanceReport> run_acceptance(const AcceptanceOptions& options,
   AcceptanceReport report;
   report.vm = options.vm;
   report.out_dir = options.out_dir;
-  const StepInputs inputs{options, recipe};
   Status written = ok_status();
   bool failed = false;
   bool create_tried = false;
@@ -346,7 +338,7 @@ Result<AcceptanceReport> run_acceptance(const AcceptanceOptions& options,
       step.name = definition.name;
       step.detail = "no VM was created";
     } else {
-      const StepCommand command = definition.command(inputs);
+      const StepCommand command = definition.command(options, recipe);
       if (std::holds_alternative<std::vector<std::string>>(command)) {
         on_step(definition.name);
       }

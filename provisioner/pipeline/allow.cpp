@@ -11,20 +11,6 @@ namespace lume_unlock::pipeline {
 
 namespace {
 
-/// "entry 'x' is not on the enablement list of VM 'vm'" with a "did you mean" hint.
-Error unknown_entry(const std::string& what,
-                    const std::string& entry,
-                    const std::string& vm,
-                    const enablement::EnablementList& list) {
-  const auto suggestion = util::closest_match(entry, list.names());
-  return Error(ErrorCategory::usage,
-               what,
-               "entry " + util::quote_for_message(entry) + " is not on the enablement list of VM " +
-                   util::quote_for_message(vm),
-               suggestion ? "did you mean " + util::quote_for_message(*suggestion) + "?"
-                          : "see the list with 'lume-unlock allow list " + vm + "'");
-}
-
 /// The VM's record with the enablement section of `desired` (origin "allow" for
 /// `edited`, the recorded origin for the others), when that differs from the record.
 Result<std::optional<provenance::Provenance>>
@@ -100,6 +86,28 @@ std::string describe(const std::string& verb, const std::string& entry, const st
 
 } // namespace
 
+Error unknown_entry(const enablement::EnablementList& list,
+                    const std::string& entry,
+                    const std::string& what,
+                    const std::string& why,
+                    const std::string& otherwise,
+                    const std::string& flag) {
+  const auto close = util::closest_match(entry, list.names());
+  return Error(ErrorCategory::usage,
+               what,
+               why,
+               !close ? otherwise
+               : flag.empty()
+                   ? "did you mean " + util::quote_for_message(*close) + "?"
+                   : "did you mean " + util::quote_for_message(*close) + "? (" + flag + " NAME)");
+}
+
+std::string
+enable_first(const std::string& program, const std::string& vm, const std::string& entry) {
+  return "enable " + program + " first: 'lume-unlock allow add " + vm + " " + entry +
+         " --no-agent --program PATH'";
+}
+
 Result<AllowListView>
 allow_list(guest::GuestSession& session, const std::string& state_dir, const std::string& vm) {
   LUME_UNLOCK_TRY_ASSIGN(auto view, apply::read_guest_enablement(session, vm));
@@ -135,7 +143,12 @@ Result<apply::ApplyReport> allow_remove(guest::GuestSession& session,
   LUME_UNLOCK_TRY_ASSIGN(auto view, apply::read_guest_enablement(session, vm));
   const enablement::EnablementList& list = view.list;
   if (list.find(entry) == nullptr) {
-    return unknown_entry("allow remove", entry, vm, list);
+    return unknown_entry(list,
+                         entry,
+                         "allow remove",
+                         "entry " + util::quote_for_message(entry) +
+                             " is not on the enablement list of VM " + util::quote_for_message(vm),
+                         "see the list with 'lume-unlock allow list " + vm + "'");
   }
   enablement::EnablementList desired;
   for (const enablement::EnablementEntry& kept : list.entries) {

@@ -24,6 +24,20 @@ struct AllowListView {
   }
 };
 
+/// The usage error for `entry`, which the enablement list `list` lacks: `what` failed because
+/// `why`; the hint is "did you mean 'NAME'?" for a close name (then " (FLAG NAME)" with a `flag`),
+/// else `otherwise`. allow remove, bench and exec say it with this one function.
+Error unknown_entry(const enablement::EnablementList& list,
+                    const std::string& entry,
+                    const std::string& what,
+                    const std::string& why,
+                    const std::string& otherwise,
+                    const std::string& flag = {});
+
+/// "enable PROGRAM first: 'lume-unlock allow add VM ENTRY --no-agent --program PATH'".
+std::string
+enable_first(const std::string& program, const std::string& vm, const std::string& entry);
+
 /// `allow list`: the enablement list as applied in the guest of `vm`, with the installed shim,
 /// the loaded agents (apply::read_guest_enablement: 2 commands) and the entries' origins (the
 /// host record in `state_dir`, else the guest's). Fails (guest) when the shim is not installed.

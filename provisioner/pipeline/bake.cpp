@@ -14,8 +14,7 @@ namespace lume_unlock::pipeline {
 namespace {
 
 std::optional<recipe::LockFile> read_lock(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
+  if (!util::path_exists(path)) {
     return std::nullopt;
   }
   return recipe::load_lock_file(path).value_or_throw();

@@ -1,6 +1,7 @@
 #include "pipeline/bench.hpp"
 
 #include "oci/manifest.hpp"
+#include "pipeline/allow.hpp"
 #include "pipeline/vm_state.hpp"
 #include "provenance/provenance.hpp"
 #include "util/atomic_file.hpp"
@@ -267,18 +268,15 @@ Result<const enablement::EnablementEntry*> find_entry(const apply::GuestEnableme
                                                       const std::string& vm,
                                                       const char* program,
                                                       const char* flag) {
-  const enablement::EnablementEntry* entry = view.list.find(name);
-  if (entry != nullptr) {
+  if (const enablement::EnablementEntry* entry = view.list.find(name)) {
     return entry;
   }
-  const auto suggestion = util::closest_match(name, view.list.names());
-  return Error(ErrorCategory::usage,
-               what,
-               "entry " + util::quote_for_message(name) + " is not on its enablement list",
-               suggestion ? "did you mean " + util::quote_for_message(*suggestion) + "? (" + flag +
-                                " NAME)"
-                          : "enable " + std::string(program) + " first: 'lume-unlock allow add " +
-                                vm + " " + name + " --no-agent --program PATH'");
+  return unknown_entry(view.list,
+                       name,
+                       what,
+                       "entry " + util::quote_for_message(name) + " is not on its enablement list",
+                       enable_first(program, vm, name),
+                       flag);
 }
 
 verify::PerplexityComparison compare_perplexity(const BenchOptions& options,

@@ -12,18 +12,11 @@
 #include "util/atomic_file.hpp"
 #include "util/size.hpp"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 
 namespace lume_unlock::pipeline {
 
 namespace {
-
-bool file_exists(const std::string& path) {
-  struct stat info {};
-  return ::stat(path.c_str(), &info) == 0;
-}
 
 std::string short_digest(const std::string& digest) {
   return digest.size() > 19 ? digest.substr(0, 19) + "…" : digest;
@@ -51,7 +44,7 @@ std::optional<lume::VmState> find_vm(lume::LumeApi& lume, const std::string& vm)
   // The VM cannot be looked up by name now, so look where a new VM of that name would go.
   const auto location = lume::default_location_path(lume);
   const std::string vm_dir = location.ok() ? location.value() + "/" + vm : std::string();
-  if (!location.ok() || file_exists(vm_dir + "/config.json")) {
+  if (!location.ok() || util::path_exists(vm_dir + "/config.json")) {
     throw lookup.error().with_hint("Lume keeps this answer for '" + vm +
                                    "' until its server restarts" +
                                    (vm_dir.empty() ? std::string() : "; the VM is in " + vm_dir) +
@@ -153,7 +146,7 @@ void CreatePipeline::read_recipe_and_lock() {
   // An external shim whose bytes are not the recipe's stops the create here, before any step.
   m_external_shim = recipe::verified_external_shim(m_recipe).value_or_throw();
   const std::string lock_path = recipe::lock_path_for(m_recipe.path);
-  if (!file_exists(lock_path)) {
+  if (!util::path_exists(lock_path)) {
     return;
   }
   recipe::LockFile lock = recipe::load_lock_file(lock_path).value_or_throw();
@@ -235,7 +228,7 @@ CreatePipeline::Observed CreatePipeline::observe_lume(bool from_ipsw) {
 /// added with `allow` and the recipe does not name.
 bool CreatePipeline::read_allow_entries() {
   const std::string& vm = m_options.vm;
-  if (!file_exists(provenance::provenance_path(m_options.state_dir, vm).value_or_throw())) {
+  if (!util::path_exists(provenance::provenance_path(m_options.state_dir, vm).value_or_throw())) {
     return false;
   }
   if (auto host_record = provenance::read_provenance(m_options.state_dir, vm); host_record.ok()) {

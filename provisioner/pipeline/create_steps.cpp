@@ -9,14 +9,11 @@
 #include "pipeline/vm_state.hpp"
 #include "provenance/provenance.hpp"
 #include "util/size.hpp"
+#include "util/text.hpp"
 
 namespace lume_unlock::pipeline {
 
 namespace {
-
-std::string plural(std::size_t n, const std::string& one, const std::string& many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
-}
 
 /// "'a', 'b'".
 std::string quoted_list(const std::vector<std::string>& names) {
@@ -35,8 +32,8 @@ std::string describe_fetch(const recipe::Recipe& recipe,
                            const fetch::BlobCache& cache,
                            bool& all_cached) {
   const auto short_hex = [](const std::string& hex) { return "sha256:" + hex.substr(0, 12) + "…"; };
-  std::string text = "fetch " + plural(recipe.install.size(), "artifact", "artifacts") +
-                     " onto the host, verified:";
+  std::string text =
+      "fetch " + util::plural(recipe.install.size(), "artifact") + " onto the host, verified:";
   all_cached = true;
   for (const auto& item : recipe.install) {
     const apply::ArtifactPin pin = apply::pin_of(item, lock);
@@ -62,7 +59,7 @@ std::string summarize_fetch(const std::vector<apply::StagedArtifact>& staged) {
     downloaded += artifact.fetched.network_bytes;
     cached += artifact.fetched.from_cache ? 1 : 0;
   }
-  return plural(staged.size(), "artifact", "artifacts") + ", " + util::format_size(total) + ": " +
+  return util::plural(staged.size(), "artifact") + ", " + util::format_size(total) + ": " +
          std::to_string(cached) + " from the cache, " + util::format_size(downloaded) +
          " downloaded";
 }
@@ -75,19 +72,6 @@ std::string describe_changes(const apply::ProbeVerdict& verdict) {
   }
   return "families " + families.front() + (families.size() > 1 ? "-" + families.back() : "") +
          " now true";
-}
-
-provenance::ImageInfo image_info(const transfer::PulledImage& pulled) {
-  provenance::ImageInfo image;
-  image.reference = pulled.reference;
-  image.digest = pulled.digest.str();
-  if (!pulled.lume_manifest_digest.empty()) {
-    image.lume_manifest_digest = pulled.lume_manifest_digest;
-  }
-  if (pulled.signature) {
-    image.signed_by = pulled.signature->key_fingerprint;
-  }
-  return image;
 }
 
 provenance::GuestInfo guest_info(const guest::GuestFacts& facts) {
@@ -223,7 +207,7 @@ Step CreatePipeline::install_artifacts_step() {
                                            scratch)
                   .value_or_throw();
           report.records = apply::in_recipe_order(m_outcome.fetched, report.records, links.records);
-          summary += "; " + plural(links.records.size(), "shared item", "shared items") +
+          summary += "; " + util::plural(links.records.size(), "shared item") +
                      " linked to the read-only shared cache" +
                      (links.changed() ? " (0 bytes sent)" : ", in place");
           changed = changed || links.changed();
@@ -320,7 +304,7 @@ Step CreatePipeline::enablement_step() {
   const std::size_t n = m_recipe.enablement.entries.size();
   return Step::unobserved(
       "enablement",
-      "apply " + plural(n, "enablement entry", "enablement entries") + " of the recipe" +
+      "apply " + util::plural(n, "enablement entry", "enablement entries") + " of the recipe" +
           allow_part,
       [this]() -> StepResult {
         const apply::GuestEnablement observed =
@@ -357,7 +341,7 @@ Step CreatePipeline::enablement_step() {
         return {report.changed,
                 (report.changed
                      ? std::to_string(report.changes.size()) + " change(s)"
-                     : plural(desired.entries.size(), "entry", "entries") + " in place") +
+                     : util::plural(desired.entries.size(), "entry", "entries") + " in place") +
                     named("kept", m_outcome.kept_allow_entries) +
                     named("removed", m_outcome.removed_allow_entries)};
       });
@@ -368,9 +352,11 @@ Step CreatePipeline::provenance_step() {
       "provenance", "write the provenance record (guest, then host)", [this]() -> StepResult {
         const lume::VmDetails vm = current_details();
         const std::string guest_path = guest_record_path(m_facts->home);
-        auto previous = read_guest_record(*m_session, m_facts->home);
-        if (m_golden && previous && previous->vm != m_options.vm.str()) {
-          previous.reset(); // a clone's disk holds its source's record: not this VM's history
+        const auto guest = read_guest_record(*m_session, m_facts->home);
+        std::optional<provenance::Provenance> previous;
+        // A clone's disk holds its source's record: not this VM's history.
+        if (guest.ok() && !(m_golden && guest.value().vm != m_options.vm.str())) {
+          previous = guest.value();
         }
         std::optional<provenance::Provenance> host_previous;
         if (auto host = provenance::read_provenance(m_options.state_dir, m_options.vm); host.ok()) {
@@ -448,12 +434,7 @@ provenance::Provenance build_provenance(const CreateOptions& options,
   if (!record.cloned_from && previous) {
     record.cloned_from = previous->cloned_from; // a create over a clone keeps where it came from
   }
-  provenance::HardwareInfo& hardware = record.hardware.emplace();
-  hardware.cpu = static_cast<std::int64_t>(vm.cpu_count);
-  hardware.memory_bytes = vm.memory_size;
-  if (vm.disk_size.total > 0) {
-    hardware.disk_bytes = vm.disk_size.total;
-  }
+  record.hardware = hardware_of(vm);
   record.guest = guest_info(facts);
   if (outcome.shim) {
     record.shim = shim_info(options, recipe, outcome.shim->installed);

@@ -38,16 +38,7 @@ DoctorCheck failed(const char* name, const Error& error) {
   return {name, Verdict::fail, error.message(), error.hint()};
 }
 
-/// A client that asks once: the doctor reports an unreachable Lume, it does not wait for it.
-lume::LumeClient lume_client(const DoctorOptions& options) {
-  lume::ClientOptions client_options;
-  client_options.base_url = options.lume_url;
-  client_options.get_retries = 0;
-  return lume::LumeClient(client_options);
-}
-
-DoctorCheck check_lume(const DoctorOptions& options) {
-  lume::LumeClient client = lume_client(options);
+DoctorCheck check_lume(const DoctorOptions& options, lume::LumeClient& client) {
   auto status = client.host_status();
   if (!status) {
     return failed("lume", status.error());
@@ -84,8 +75,7 @@ bool started_headless(const DoctorOptions& options, const std::string& vm) {
   return true;
 }
 
-DoctorCheck check_vnc(const DoctorOptions& options) {
-  lume::LumeClient client = lume_client(options);
+DoctorCheck check_vnc(const DoctorOptions& options, lume::LumeClient& client) {
   auto vms = client.list();
   if (!vms) {
     return {"vnc", Verdict::skip, "cannot list Lume's VMs", vms.error().message()};
@@ -208,8 +198,7 @@ DoctorCheck check_host_preference() {
           lume::k_host_preference_fix};
 }
 
-DoctorCheck check_disk(const DoctorOptions& options) {
-  lume::LumeClient client = lume_client(options);
+DoctorCheck check_disk(lume::LumeClient& client) {
   auto location = lume::default_location_path(client);
   if (!location) {
     return {
@@ -313,13 +302,17 @@ const char* verdict_name(Verdict verdict) {
 }
 
 std::vector<DoctorCheck> run_doctor(const DoctorOptions& options) {
-  std::vector<DoctorCheck> checks;
-  checks.push_back(check_lume(options));
-  checks.push_back(check_lume_version());
-  checks.push_back(check_vnc(options));
-  checks.push_back(check_state_dir(options));
-  checks.push_back(check_host_preference());
-  checks.push_back(check_disk(options));
+  // A client that asks once: the doctor reports an unreachable Lume, it does not wait for it.
+  lume::ClientOptions client_options;
+  client_options.base_url = options.lume_url;
+  client_options.get_retries = 0;
+  lume::LumeClient lume(client_options);
+  std::vector<DoctorCheck> checks = {check_lume(options, lume),
+                                     check_lume_version(),
+                                     check_vnc(options, lume),
+                                     check_state_dir(options),
+                                     check_host_preference(),
+                                     check_disk(lume)};
   // The registry check loads the recipe; the bundle check uses its shim.bundle.
   std::optional<recipe::Recipe> loaded;
   checks.push_back(check_registry(options, loaded));

@@ -51,18 +51,13 @@ void check_golden_image(const std::string& name,
   }
 }
 
-} // namespace
+struct VerifyStamp {
+  bool ok = false;
+  std::string record_sha256; ///< of the host's provenance.json when verify ran
+  std::string at;            ///< RFC 3339
+};
 
-Status write_verify_stamp(const std::string& state_dir, const std::string& vm, bool ok) {
-  LUME_UNLOCK_TRY_ASSIGN(auto record_path, provenance::provenance_path(state_dir, vm));
-  LUME_UNLOCK_TRY_ASSIGN(auto record_sha256, util::sha256_file_hex(record_path));
-  const nlohmann::json stamp = {{"vm", vm},
-                                {"ok", ok},
-                                {"record_sha256", "sha256:" + record_sha256},
-                                {"at", provenance::rfc3339_now()}};
-  return util::write_file_atomic(stamp_path(state_dir, vm), stamp.dump(2) + "\n", 0644);
-}
-
+/// The VM's stamp; nullopt when there is none or it cannot be read.
 std::optional<VerifyStamp> read_verify_stamp(const std::string& state_dir, const std::string& vm) {
   auto text = util::read_file(stamp_path(state_dir, vm));
   if (!text.ok()) {
@@ -76,6 +71,18 @@ std::optional<VerifyStamp> read_verify_stamp(const std::string& state_dir, const
                        in.at("at", "a string").string()};
   });
   return stamp.ok() ? std::optional<VerifyStamp>(stamp.value()) : std::nullopt;
+}
+
+} // namespace
+
+Status write_verify_stamp(const std::string& state_dir, const std::string& vm, bool ok) {
+  LUME_UNLOCK_TRY_ASSIGN(auto record_path, provenance::provenance_path(state_dir, vm));
+  LUME_UNLOCK_TRY_ASSIGN(auto record_sha256, util::sha256_file_hex(record_path));
+  const nlohmann::json stamp = {{"vm", vm},
+                                {"ok", ok},
+                                {"record_sha256", "sha256:" + record_sha256},
+                                {"at", provenance::rfc3339_now()}};
+  return util::write_file_atomic(stamp_path(state_dir, vm), stamp.dump(2) + "\n", 0644);
 }
 
 bool names_a_vm(std::string_view from) {

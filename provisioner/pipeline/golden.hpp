@@ -15,17 +15,9 @@
 
 namespace lume_unlock::pipeline {
 
-/// `<state>/vms/<vm>/verify.json`: what the last `verify` of the VM found, and of which record.
-struct VerifyStamp {
-  bool ok = false;
-  std::string record_sha256; ///< of the host's provenance.json when verify ran
-  std::string at;            ///< RFC 3339
-};
-
-/// Writes the stamp for `vm` (atomically), naming the digest of its host record as it is now.
+/// Writes `<state>/vms/<vm>/verify.json` (atomically): whether the last `verify` of `vm` passed,
+/// and the digest of its host record as it is now.
 Status write_verify_stamp(const std::string& state_dir, const std::string& vm, bool ok);
-/// The VM's stamp; nullopt when there is none or it cannot be read.
-std::optional<VerifyStamp> read_verify_stamp(const std::string& state_dir, const std::string& vm);
 
 /// True when `from` (create's --from) names a VM to clone rather than an image: an image
 /// reference always has a tag (':'), a digest ('@') or a registry path ('/'); a VM name has none.

@@ -16,12 +16,12 @@ int changed_count(const std::vector<StepReport>& reports) {
   return changed;
 }
 
-} // namespace
-
 const char* outcome_name(StepOutcome outcome) {
   static const char* const names[] = {"unchanged", "changed", "failed", "not-run"};
   return names[static_cast<int>(outcome)];
 }
+
+} // namespace
 
 nlohmann::json Plan::to_json() const {
   nlohmann::json steps = nlohmann::json::array();

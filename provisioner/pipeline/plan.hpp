@@ -96,8 +96,6 @@ private:
   std::vector<Step> m_steps;
 };
 
-const char* outcome_name(StepOutcome outcome);
-
 /// {"steps": [{"id","description","outcome","summary","seconds"}], "changed": n}
 nlohmann::json reports_to_json(const std::vector<StepReport>& reports);
 /// "<title>: N step(s) changed" (or "no changes"), then one line per step: outcome, id, summary.

@@ -1,7 +1,7 @@
 #include "pipeline/pull.hpp"
 
-#include "guest/guest_layout.hpp"
 #include "lume/client.hpp"
+#include "pipeline/vm_state.hpp"
 #include "provenance/provenance.hpp"
 
 #include <variant>
@@ -10,62 +10,23 @@ namespace lume_unlock::pipeline {
 
 namespace {
 
-/// The hardware Lume reports for a VM, as the provenance records it.
-provenance::HardwareInfo hardware_of(const lume::VmDetails& details) {
-  // Lume reports 0 for a key its config.json lacks: unknown, so absent rather than invented.
-  provenance::HardwareInfo hw;
-  if (details.cpu_count > 0) {
-    hw.cpu = static_cast<std::int64_t>(details.cpu_count);
-  }
-  if (details.memory_size > 0) {
-    hw.memory_bytes = details.memory_size;
-  }
-  if (details.disk_size.total > 0) {
-    hw.disk_bytes = details.disk_size.total;
-  }
-  return hw;
-}
-
 /// Reads the guest's provenance.json (DESIGN §5) and checks the guest against it the way
 /// `status` checks a guest against the host record. Fails (verification) when the guest holds no
 /// readable record: then the image was not baked by lume-unlock, or the record was removed.
 Result<BakedGuestCheck> check_baked_guest(guest::GuestSession& session) {
   LUME_UNLOCK_TRY_ASSIGN(auto home, session.run("printf '%s' \"$HOME\""));
-  const std::string path = guest::support_dir_of_home(home.stdout_text) + "/provenance.json";
-  const std::string what = "verifying the guest against its baked record";
-  auto text = session.read_file(path, provenance::k_max_provenance_bytes);
-  if (!text.ok()) {
+  const std::string path = guest_record_path(home.stdout_text);
+  auto record = read_guest_record(session, home.stdout_text);
+  if (!record.ok()) {
     return Error(ErrorCategory::verification,
-                 what,
-                 "the guest has no readable " + path + " (" + text.error().why() + ")",
+                 "verifying the guest against its baked record",
+                 "the guest has no readable provenance record " + path + " (" +
+                     record.error().why() + ")",
                  "only images made with `lume-unlock bake` carry the record; bake the image "
                  "again or use `lume-unlock create`");
   }
-  auto record = provenance::parse_provenance(text.value());
-  if (!record.ok()) {
-    return Error(ErrorCategory::verification,
-                 what,
-                 path + " is not a provenance record: " + record.error().why(),
-                 "bake the image again");
-  }
   LUME_UNLOCK_TRY_ASSIGN(auto report, check_status(session, record.value()));
-  return BakedGuestCheck{record.value(), path, report};
-}
-
-/// Makes a verified guest this VM's own: the baked record adopted with what the pull
-/// established, written to the guest (when it differs from the baked one) and then to the host
-/// state, so that status, verify, allow and remove work on the pulled VM as on a created one.
-Status adopt_baked_guest(guest::GuestSession& session,
-                         const BakedGuestCheck& check,
-                         const provenance::Provenance& pulled,
-                         const std::string& state_dir) {
-  const provenance::Provenance adopted =
-      provenance::adopt_baked_record(check.record, pulled, provenance::rfc3339_now());
-  if (!provenance::same_provenance(adopted, check.record)) {
-    LUME_UNLOCK_TRY(
-        session.upload(provenance::to_json(adopted).dump(2) + "\n", check.record_path, 0644));
-  }
-  return provenance::write_provenance(state_dir, adopted);
+  return BakedGuestCheck{record.value(), home.stdout_text, report};
 }
 
 } // namespace
@@ -122,11 +83,7 @@ StepResult PullPipeline::step_image(const transfer::ImagePullRequest& request) {
   provenance::Provenance& pulled = m_outcome.pulled;
   pulled.vm = m_options.vm;
   pulled.lume_url = m_options.lume_url;
-  pulled.image = provenance::ImageInfo{
-      image.reference, image.digest.str(), image.lume_manifest_digest, std::nullopt};
-  if (image.signature) {
-    pulled.image->signed_by = image.signature->key_fingerprint;
-  }
+  pulled.image = image_info(image);
   const lume::VmState state = m_services.lume.get(lume::VmRef{m_options.vm}).value_or_throw();
   if (const auto* details = std::get_if<lume::VmDetails>(&state)) {
     pulled.hardware = hardware_of(*details);
@@ -150,8 +107,12 @@ StepResult PullPipeline::step_verify() {
   m_session = apply::connect_when_ready(m_services.connect, m_options.ssh_wait);
   const BakedGuestCheck& check =
       m_outcome.check.emplace(check_baked_guest(*m_session).value_or_throw());
+  // A verified guest becomes this VM's own: the baked record adopted with what the pull
+  // established, so that status, verify, allow and remove work on it as on a created VM.
   if (check.verified()) {
-    adopt_baked_guest(*m_session, check, m_outcome.pulled, m_options.state_dir).value_or_throw();
+    const provenance::Provenance adopted =
+        provenance::adopt_baked_record(check.record, m_outcome.pulled, provenance::rfc3339_now());
+    write_vm_record(*m_session, check.home, m_options.state_dir, adopted).value_or_throw();
   }
   const std::size_t items = check.report.items.size();
   return {check.verified(),

@@ -49,7 +49,7 @@ struct PullServices {
 /// A guest that came out of a baked image, checked against the record the bake left inside it.
 struct BakedGuestCheck {
   provenance::Provenance record; ///< the guest's provenance.json, as baked
-  std::string record_path;       ///< where it is in the guest
+  std::string home;              ///< the guest's home, where the record is
   StatusReport report;           ///< every promise of that record, compared with the guest now
   bool verified() const { return !report.drift(); }
 };

@@ -5,9 +5,8 @@
 #include "guest/shell_quote.hpp"
 #include "lume/client.hpp"
 #include "provenance/provenance.hpp"
+#include "util/atomic_file.hpp"
 #include "util/text.hpp"
-
-#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -69,8 +68,7 @@ Plan RemovePipeline::plan() {
   const std::optional<lume::VmState> found = find_vm();
   const std::string record_path =
       provenance::provenance_path(m_options.state_dir, vm).value_or_throw();
-  struct stat info {};
-  const bool has_record = ::stat(record_path.c_str(), &info) == 0;
+  const bool has_record = util::path_exists(record_path);
   const bool running = found && lume::status_of(*found) == lume::VmStatus::running;
   if (!found && !has_record) {
     throw Error(ErrorCategory::usage,

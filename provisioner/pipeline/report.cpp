@@ -8,6 +8,7 @@
 #include "recipe/recipe.hpp"
 #include "report/report.hpp"
 #include "util/atomic_file.hpp"
+#include "util/child_process.hpp"
 #include "util/sha256.hpp"
 #include "util/text.hpp"
 #include "util/text_check.hpp"
@@ -41,35 +42,24 @@ recorded_raw(const provenance::Provenance& record) {
   return out;
 }
 
-#ifdef __APPLE__
-/// The stdout of a fixed host command (no user input in it), or nothing when it fails.
-std::optional<std::string> host_output(const char* command) {
-  FILE* pipe = ::popen(command, "r");
-  if (pipe == nullptr) {
-    return std::nullopt;
-  }
-  std::string output;
-  char buffer[4096];
-  std::size_t got = 0;
-  while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0 && output.size() < (1u << 20)) {
-    output.append(buffer, got);
-  }
-  return ::pclose(pipe) == 0 ? std::optional<std::string>(output) : std::nullopt;
-}
-#endif
-
 report::HostFacts read_host_facts() {
   report::HostFacts facts;
 #ifdef __APPLE__
   facts.mac = true;
-  const auto fact = [](const char* command) -> std::optional<std::string> {
-    auto out = host_output(command);
+  // Fixed host commands, no user input in them; a command that fails leaves its fact out.
+  const auto output = [](std::vector<std::string> argv) -> std::optional<std::string> {
+    auto ran = util::run_child(argv);
+    return ran.ok() && ran.value().exit_status == 0 ? std::optional(ran.value().stdout_text)
+                                                    : std::nullopt;
+  };
+  const auto fact = [&](std::vector<std::string> argv) -> std::optional<std::string> {
+    auto out = output(std::move(argv));
     return out ? report::trimmed_fact(*out) : std::nullopt;
   };
-  facts.macos_version = fact("sw_vers -productVersion 2>/dev/null");
-  facts.macos_build = fact("sw_vers -buildVersion 2>/dev/null");
-  facts.chip = fact("sysctl -n machdep.cpu.brand_string 2>/dev/null");
-  if (auto out = host_output("system_profiler SPDisplaysDataType -json 2>/dev/null")) {
+  facts.macos_version = fact({"/usr/bin/sw_vers", "-productVersion"});
+  facts.macos_build = fact({"/usr/bin/sw_vers", "-buildVersion"});
+  facts.chip = fact({"/usr/sbin/sysctl", "-n", "machdep.cpu.brand_string"});
+  if (auto out = output({"/usr/sbin/system_profiler", "SPDisplaysDataType", "-json"})) {
     facts.gpu_cores = report::gpu_cores_from_system_profiler(*out);
   }
 #endif

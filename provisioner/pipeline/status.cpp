@@ -152,6 +152,13 @@ std::vector<StatusItem> artifact_items(const provenance::Provenance& record, con
   return items;
 }
 
+/// The recorded artifact files re-hashed in the guest (ONE command; none without artifacts).
+Result<std::vector<StatusItem>> check_artifacts(guest::GuestSession& session,
+                                                const provenance::Provenance& record) {
+  LUME_UNLOCK_TRY_ASSIGN(auto found, guest::hash_guest_files(session, artifact_paths(record)));
+  return artifact_items(record, found);
+}
+
 /// Shim files and the files of installed artifacts: one shasum of every recorded path (missing
 /// ones print nothing).
 Status check_file_hashes(guest::GuestSession& session,
@@ -243,18 +250,56 @@ void check_guest_record(guest::GuestSession& session,
                         const guest::GuestFacts& facts,
                         const provenance::Provenance& record,
                         StatusReport& report) {
-  std::string found_record = k_missing;
-  auto text = session.read_file(guest_record_path(facts.home), provenance::k_max_provenance_bytes);
-  if (text.ok()) {
-    auto parsed = provenance::parse_provenance(text.value());
-    found_record = !parsed.ok() ? "unreadable"
-                   : provenance::same_provenance(parsed.value(), record)
-                       ? "same as the host record"
-                       : "different from the host record";
-  } else if (text.error().why().find("no such file") == std::string::npos) {
-    found_record = "unreadable (" + text.error().why() + ")"; // too large, or no permission
+  const auto guest = read_guest_record(session, facts.home);
+  const std::string why = guest.ok() ? "" : guest.error().why();
+  report.items.push_back(
+      {"guest provenance.json",
+       "same as the host record",
+       guest.ok()
+           ? (provenance::same_provenance(guest.value(), record) ? "same as the host record"
+                                                                 : "different from the host record")
+       : why.find("no such file") != std::string::npos ? k_missing
+                                                       : "unreadable (" + why + ")"});
+}
+
+/// Why the log's last run does not show the shim working: anything but fast, or shim-enabled
+/// (the shim's success line where llama.cpp's verbosity hid the capability block).
+std::optional<std::string> llama_log_problem(const VerifiedLog& log) {
+  const verify::LlamaLogReport& report = log.report;
+  const std::string is =
+      "the llama.cpp log '" + log.path + "' is '" + verify::verdict_name(report.verdict) + "'";
+  switch (report.verdict) {
+  case verify::LlamaLogVerdict::fast:
+  case verify::LlamaLogVerdict::shim_enabled:
+    return std::nullopt;
+  case verify::LlamaLogVerdict::broken:
+    return report.failures.empty()
+               ? is
+               : is + ": " + verify::describe_failure(report.failures.front(), report.run.process);
+  default:
+    return is + ", not 'fast'";
   }
-  report.items.push_back({"guest provenance.json", "same as the host record", found_record});
+}
+
+std::vector<std::string> problems_of(const VerifyFindings& found,
+                                     const std::optional<VerifiedLog>& log) {
+  std::vector<std::string> problems = found.verdict.problems;
+  for (const auto& entry : found.entries) {
+    if (entry.process && entry.process->problem) {
+      problems.push_back(*entry.process->problem);
+    }
+  }
+  for (const auto& item : found.artifact_checks) {
+    if (!item.ok()) {
+      problems.push_back(item.item + " has SHA-256 " + item.found + ", recorded " + item.expected);
+    }
+  }
+  if (log) {
+    if (auto problem = llama_log_problem(*log)) {
+      problems.push_back(*problem);
+    }
+  }
+  return problems;
 }
 
 } // namespace
@@ -267,12 +312,6 @@ std::vector<StatusItem> StatusReport::drifted() const {
     }
   }
   return out;
-}
-
-Result<std::vector<StatusItem>> check_artifacts(guest::GuestSession& session,
-                                                const provenance::Provenance& record) {
-  LUME_UNLOCK_TRY_ASSIGN(auto found, guest::hash_guest_files(session, artifact_paths(record)));
-  return artifact_items(record, found);
 }
 
 Result<StatusReport> check_status(guest::GuestSession& session,
@@ -318,6 +357,34 @@ std::optional<std::string> vnc_listener(const lume::VmDetails& details) {
     return url.substr(at + 1);
   }
   return scheme == std::string::npos ? url : url.substr(scheme + 3);
+}
+
+VerifyFindings verify_vm(guest::GuestSession& session,
+                         const std::string& state_dir,
+                         const std::string& vm,
+                         const std::optional<VerifiedLog>& log) {
+  VerifyFindings found;
+  auto record = provenance::read_provenance(state_dir, vm);
+  found.profile = recorded_profile(record.ok() ? std::optional(record.value()) : std::nullopt,
+                                   enablement::Profile::standard());
+  const guest::GuestFacts facts = guest::gather_guest_facts(session).value_or_throw();
+  const apply::GuestEnablement observed =
+      apply::observe_enablement(session, facts).value_or_throw();
+  const apply::EnablementTarget target =
+      apply::enablement_target(observed, facts, vm).value_or_throw();
+  found.shim = target.shim;
+  found.probe = apply::run_probes(session, target.shim, found.profile).value_or_throw();
+  found.verdict = apply::judge_probe(
+      found.probe.stock, found.probe.unlocked, found.profile, !target.shim.external);
+  // Each entry's child rule, and each agent's process: launchd runs it, with the shim in it.
+  found.entries =
+      apply::check_entries(session, observed, target, found.probe.unlocked).value_or_throw();
+  // The installed artifacts (the host record's): each guest file re-hashed.
+  if (record.ok()) {
+    found.artifact_checks = check_artifacts(session, record.value()).value_or_throw();
+  }
+  found.problems = problems_of(found, log);
+  return found;
 }
 
 } // namespace lume_unlock::pipeline

@@ -1,9 +1,13 @@
 #pragma once
 
+#include "apply/agent_proof.hpp"
+#include "apply/probe.hpp"
+#include "apply/shim_record.hpp"
 #include "guest/session.hpp"
 #include "lume/types.hpp"
 #include "provenance/provenance.hpp"
 #include "util/result.hpp"
+#include "verify/llama_log.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -29,12 +33,6 @@ struct StatusReport {
   std::vector<StatusItem> drifted() const;
 };
 
-/// The recorded artifact files re-hashed in the guest (ONE command; none without artifacts): an
-/// installed file against its SHA-256; a shared item's link, and the host's cached blob the guest
-/// reads through it. Each that differs has a fix.
-Result<std::vector<StatusItem>> check_artifacts(guest::GuestSession& session,
-                                                const provenance::Provenance& record);
-
 /// Compares the host record of a VM with its guest (4 commands: facts, one observe of the
 /// enablement files and agents, one `shasum` of the shim and artifact files, one realpath of the
 /// programs): every shim and artifact file (as check_artifacts), the guard file (as rendered from
@@ -51,5 +49,32 @@ nlohmann::json to_json(const StatusReport& report);
 /// the password left out: "HOST:PORT". Nothing when vncUrl is null: no listener (a run with
 /// `"vnc":"disabled"` on a Lume newer than 0.5.3, or a stopped VM).
 std::optional<std::string> vnc_listener(const lume::VmDetails& details);
+
+// verify's checks of one VM, in order: the probe stock and unlocked against the recorded profile,
+// each entry's child rule and each running agent's process, the installed artifacts re-hashed,
+// and (when given) a llama.cpp log's last run. cli/verify parses the flags and renders this.
+
+struct VerifyFindings {
+  enablement::Profile profile;
+  apply::InstalledShim shim;
+  apply::ProbeRun probe;
+  apply::ProbeVerdict verdict;
+  std::vector<apply::EntryCheck> entries;
+  std::vector<StatusItem> artifact_checks;
+  std::vector<std::string> problems; ///< empty: the VM passes
+};
+
+/// A llama.cpp log to judge beside the guest: where it is, and its classification.
+struct VerifiedLog {
+  std::string path;
+  verify::LlamaLogReport report;
+};
+
+/// Runs every check over `session` (the VM's guest) and collects the problems. Throws on a guest
+/// that cannot be read; a failed check is a problem, not an error.
+VerifyFindings verify_vm(guest::GuestSession& session,
+                         const std::string& state_dir,
+                         const std::string& vm,
+                         const std::optional<VerifiedLog>& log);
 
 } // namespace lume_unlock::pipeline

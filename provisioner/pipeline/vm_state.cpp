@@ -77,14 +77,11 @@ std::string guest_record_path(const std::string& home) {
   return guest::support_dir_of_home(home) + "/provenance.json";
 }
 
-std::optional<provenance::Provenance> read_guest_record(guest::GuestSession& session,
-                                                        const std::string& home) {
-  auto text = session.read_file(guest_record_path(home), provenance::k_max_provenance_bytes);
-  if (!text.ok()) {
-    return std::nullopt;
-  }
-  auto parsed = provenance::parse_provenance(text.value());
-  return parsed.ok() ? std::optional<provenance::Provenance>(parsed.value()) : std::nullopt;
+Result<provenance::Provenance> read_guest_record(guest::GuestSession& session,
+                                                 const std::string& home) {
+  LUME_UNLOCK_TRY_ASSIGN(
+      auto text, session.read_file(guest_record_path(home), provenance::k_max_provenance_bytes));
+  return provenance::parse_provenance(text);
 }
 
 std::optional<provenance::Provenance> current_vm_record(guest::GuestSession& session,
@@ -94,7 +91,8 @@ std::optional<provenance::Provenance> current_vm_record(guest::GuestSession& ses
   if (auto host = provenance::read_provenance(state_dir, vm); host.ok()) {
     return host.value();
   }
-  return read_guest_record(session, home);
+  auto guest = read_guest_record(session, home);
+  return guest.ok() ? std::optional(guest.value()) : std::nullopt;
 }
 
 Status write_vm_record(guest::GuestSession& session,
@@ -104,6 +102,31 @@ Status write_vm_record(guest::GuestSession& session,
   const std::string bytes = provenance::to_json(record).dump(2) + "\n";
   LUME_UNLOCK_TRY(session.upload(bytes, guest_record_path(home), 0644));
   return provenance::write_provenance(state_dir, record);
+}
+
+provenance::ImageInfo image_info(const transfer::PulledImage& pulled) {
+  provenance::ImageInfo image{pulled.reference, pulled.digest.str(), std::nullopt, std::nullopt};
+  if (!pulled.lume_manifest_digest.empty()) {
+    image.lume_manifest_digest = pulled.lume_manifest_digest;
+  }
+  if (pulled.signature) {
+    image.signed_by = pulled.signature->key_fingerprint;
+  }
+  return image;
+}
+
+provenance::HardwareInfo hardware_of(const lume::VmDetails& details) {
+  provenance::HardwareInfo hw;
+  if (details.cpu_count > 0) {
+    hw.cpu = static_cast<std::int64_t>(details.cpu_count);
+  }
+  if (details.memory_size > 0) {
+    hw.memory_bytes = details.memory_size;
+  }
+  if (details.disk_size.total > 0) {
+    hw.disk_bytes = details.disk_size.total;
+  }
+  return hw;
 }
 
 enablement::Profile recorded_profile(const std::optional<provenance::Provenance>& record,

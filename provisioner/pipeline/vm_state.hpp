@@ -9,6 +9,7 @@
 #include "guest/session.hpp"
 #include "lume/types.hpp"
 #include "provenance/provenance.hpp"
+#include "transfer/image_pull.hpp"
 #include "util/atomic_file.hpp"
 #include "util/result.hpp"
 
@@ -44,9 +45,9 @@ util::FileLock lock_vm(const std::string& state_dir,
 /// <support>/provenance.json under the guest's `home`.
 std::string guest_record_path(const std::string& home);
 
-/// The guest's record, or nothing when it is absent or unreadable.
-std::optional<provenance::Provenance> read_guest_record(guest::GuestSession& session,
-                                                        const std::string& home);
+/// The guest's record (guest_record_path); fails when it is absent, too large or not a record.
+Result<provenance::Provenance> read_guest_record(guest::GuestSession& session,
+                                                 const std::string& home);
 
 /// The record of `vm` as the commands that edit it see it: the host's, else the guest's, else
 /// nothing. An unreadable record counts as absent.
@@ -61,6 +62,12 @@ Status write_vm_record(guest::GuestSession& session,
                        const std::string& home,
                        const std::string& state_dir,
                        const provenance::Provenance& record);
+
+/// The record's image section for a pulled image (create and pull).
+provenance::ImageInfo image_info(const transfer::PulledImage& pulled);
+
+/// The hardware Lume reports for a VM; a 0 (a key its config.json lacks) is absent, not invented.
+provenance::HardwareInfo hardware_of(const lume::VmDetails& details);
 
 /// `fallback` with the shim profile `record` has (each value it records).
 enablement::Profile recorded_profile(const std::optional<provenance::Provenance>& record,

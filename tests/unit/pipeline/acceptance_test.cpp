@@ -33,12 +33,14 @@ protected:
         "if [ \"$1\" = \"$FAIL_STEP\" ]; then echo 'lume-unlock: error: it broke' >&2; "
         "exit 6; fi\n",
         0755);
-    test::write_file(dir / "recipe.yaml",
-                     "source:\n  image: 127.0.0.1:5000/lume/tahoe:latest\n"
-                     "enablement:\n  - name: llama-bench\n    program: /opt/llama/llama-bench\n"
-                     "    agent: false\n"
-                     "  - {name: llama-perplexity, program: /opt/llama/llama-perplexity}\n"
-                     "bench: {model: /m.gguf, min_speedup: 2, max_perplexity_drift: 1%}\n");
+    test::write_file(
+        dir / "recipe.yaml",
+        "source:\n  image: 127.0.0.1:5000/lume/tahoe:latest\n"
+        "enablement:\n  - name: llama-bench\n    program: /opt/llama/llama-bench\n"
+        "    agent: false\n"
+        "  - {name: llama-perplexity, program: /opt/llama/llama-perplexity}\n"
+        "bench: {model: /m.gguf, min_speedup: 2, max_perplexity_drift: 1%, threads: 8,\n"
+        "        gpu_layers: -1}\n");
     options.executable = dir / "lume-unlock";
     options.global_args = {"--lume-url", "http://127.0.0.1:1"};
     options.vm = "acc";
@@ -92,11 +94,13 @@ TEST_F(AcceptanceRunner, RunsEveryStepInOrderAndWritesTheFolderScrubbed) {
       (std::vector<std::string>{"preflight", "create", "verify", "bench", "report", "remove"}));
   EXPECT_TRUE(report.passed());
   EXPECT_FALSE(report.vm_kept);
-  // The bench step carries the recipe's bench: block and gate; remove deletes the VM.
+  // The bench step carries the recipe's bench: block (its -t and -ngl too, as create --bench
+  // runs them) and gate; remove deletes the VM.
   EXPECT_EQ(
       test::slurp(options.out_dir + "/04-bench.stdout"),
       "{\"command\": \"bench\", \"args\": \"bench acc --entry llama-bench --model /m.gguf -p 512 "
-      "-n 128 -r 3 --perplexity-entry llama-perplexity --max-perplexity-drift 0.01 "
+      "-n 128 -r 3 --perplexity-entry llama-perplexity --threads 8 --n-gpu-layers -1 "
+      "--max-perplexity-drift 0.01 "
       "--min-speedup 2 --ssh-password-env LUME_UNLOCK_GUEST_PASSWORD\"}\n");
   ASSERT_EQ(report.steps.size(), 6U);
   EXPECT_EQ(report.steps.back().command,
