@@ -2,9 +2,7 @@
 
 #include "cli/allow_list.hpp"
 #include "cli/commands.hpp"
-#include "cli/flags.hpp"
 #include "cli/plan_runner.hpp"
-#include "cli/program_checks.hpp"
 #include "enablement/enablement_list.hpp"
 #include "guest/guest_layout.hpp"
 #include "util/text_check.hpp"
@@ -98,10 +96,6 @@ void render_apply(const AllowOptions& options,
   }
 }
 
-void run_list(const AllowOptions& options, Context& context) {
-  run_allow_list(options.vm, options.connection, context);
-}
-
 void run_add(const AllowOptions& options, Context& context) {
   enablement::EnablementEntry entry;
   entry.name = options.entry;
@@ -131,7 +125,7 @@ void run_remove(const AllowOptions& options, Context& context) {
 
 } // namespace
 
-void register_allow(CLI::App& app, Context& context, int& exit_code) {
+void register_allow(CLI::App& app, Context& context) {
   auto* allow = app.add_subcommand("allow", "Show or edit which programs the shim may enable");
   allow->require_subcommand(1);
   allow->footer(
@@ -140,19 +134,18 @@ void register_allow(CLI::App& app, Context& context, int& exit_code) {
       "(re)loaded, removed ones booted out and deleted, the guard file rewritten; a failure\n"
       "midway puts the previous state back. The shim must be installed ('lume-unlock create').");
 
-  // Each subcommand runs with its own options and exits 0 when it returns.
-  const auto run = [&context, &exit_code](auto command, std::shared_ptr<AllowOptions> options) {
-    return [command, options, &context, &exit_code] {
-      command(*options, context);
-      exit_code = 0;
-    };
+  // Each subcommand runs with its own options.
+  const auto run = [&context](auto command, std::shared_ptr<AllowOptions> options) {
+    return [command, options, &context] { command(*options, context); };
   };
 
   auto list_options = std::make_shared<AllowOptions>();
   auto* list = allow->add_subcommand("list", "Show the enabled programs");
   list->add_option("name", list_options->vm, "The Lume VM")->required();
   add_connection_options(*list, list_options->connection);
-  list->callback(run(run_list, list_options));
+  list->callback([list_options, &context] {
+    run_allow_list(list_options->vm, list_options->connection, context);
+  });
 
   auto add_options = std::make_shared<AllowOptions>();
   auto* add = allow->add_subcommand("add", "Enable a program (or update its entry)");

@@ -13,7 +13,6 @@
 #include <cstdlib>
 #include <optional>
 #include <ostream>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -27,10 +26,9 @@ const char* const k_description =
 
 /// "sha256:<hex>" of the bundle.json of the bundle at `path`, after verifying its files.
 Result<std::string> bundle_digest(const std::string& path) {
-  const bool archive = path.size() > 7 && path.compare(path.size() - 7, 7, ".tar.gz") == 0;
   LUME_UNLOCK_TRY_ASSIGN(auto loaded,
-                         archive ? bundle::load_bundle_archive(path)
-                                 : bundle::load_bundle_directory(path));
+                         util::ends_with(path, ".tar.gz") ? bundle::load_bundle_archive(path)
+                                                          : bundle::load_bundle_directory(path));
   LUME_UNLOCK_TRY_ASSIGN(auto hex, util::sha256_file_hex(loaded.root() + "/bundle.json"));
   return "sha256:" + hex;
 }
@@ -91,23 +89,19 @@ void add_global_options(CLI::App& app, GlobalOptions& global, bool& quiet, bool&
       ->excludes(quiet_flag);
 }
 
-/// The first word of argv that is not a global option or its value: the command the user meant.
-std::optional<std::string> command_word(int argc, const char* const* argv) {
-  static const std::set<std::string> k_with_value = {
-      "--lume-url", "--state-dir", "--lock-timeout", "--mirror"};
+/// The first word of argv that is not a global option of `app` or its value: the command the
+/// user meant.
+std::optional<std::string> command_word(int argc, const char* const* argv, const CLI::App& app) {
   for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
+    const std::string arg = argv[i];
     if (arg == "--") {
       return std::nullopt;
     }
-    if (k_with_value.count(arg) != 0) {
-      ++i;
-      continue;
+    if (arg.empty() || arg[0] != '-') {
+      return arg;
     }
-    if (!arg.empty() && arg[0] == '-') {
-      continue;
-    }
-    return arg;
+    const CLI::Option* option = app.get_option_no_throw(arg);
+    i += option != nullptr && option->get_expected_min() > 0 ? 1 : 0;
   }
   return std::nullopt;
 }
@@ -141,15 +135,14 @@ int run_cli(int argc,
   bool quiet = false;
   bool verbose = false;
   add_global_options(app, context.global, quiet, verbose);
-  int exit_code = 0;
-  register_commands(app, context, exit_code);
+  register_commands(app, context);
   // Lets commands see --json/--quiet/--verbose before their callbacks run.
   app.parse_complete_callback([&] {
     context.global.verbosity =
         quiet ? Verbosity::quiet : (verbose ? Verbosity::verbose : Verbosity::normal);
   });
 
-  if (auto word = command_word(argc, argv)) {
+  if (auto word = command_word(argc, argv, app)) {
     if (app.get_subcommands([&](const CLI::App* sub) { return sub->check_name(*word); }).empty()) {
       // --json may appear anywhere; honour it for this early error too.
       for (int i = 1; i < argc; ++i) {
@@ -184,7 +177,7 @@ int run_cli(int argc,
                                 e.what(),
                                 "please report this with the command you ran"));
   }
-  return exit_code;
+  return context.exit_status;
 }
 
 } // namespace lume_unlock::cli

@@ -53,7 +53,7 @@ nlohmann::json outcome_json(const pipeline::BakeOutcome& o) {
   return doc;
 }
 
-void run_bake(const BakeCommandOptions& options, Context& context, int& exit_code) {
+void run_bake(const BakeCommandOptions& options, Context& context) {
   const std::string vm =
       lume::VmName::parse(options.setup.vm.empty() ? default_vm_name(options.setup.recipe)
                                                    : options.setup.vm)
@@ -130,12 +130,11 @@ void run_bake(const BakeCommandOptions& options, Context& context, int& exit_cod
       context.out << o.pushed->pinned << "\n";
     }
   });
-  exit_code = 0;
 }
 
 } // namespace
 
-void register_bake(CLI::App& app, Context& context, int& exit_code) {
+void register_bake(CLI::App& app, Context& context) {
   auto options = std::make_shared<BakeCommandOptions>();
   auto* command =
       app.add_subcommand("bake", "Build a VM from a recipe and push it as a digest-pinned image");
@@ -172,7 +171,7 @@ void register_bake(CLI::App& app, Context& context, int& exit_code) {
       ->check(CLI::ExistingFile);
   command->add_flag("--dry-run", options->dry_run, "Print the plan; change nothing");
   add_create_setup_options(*command, options->setup);
-  command->callback([options, &context, &exit_code] { run_bake(*options, context, exit_code); });
+  command->callback([options, &context] { run_bake(*options, context); });
 }
 
 } // namespace lume_unlock::cli

@@ -1,8 +1,6 @@
 #include "pipeline/bench.hpp"
 
-#include "apply/llama_runs.hpp"
 #include "cli/commands.hpp"
-#include "cli/flags.hpp"
 #include "cli/host_bench.hpp"
 #include "cli/progress_renderer.hpp"
 #include "util/text_check.hpp"
@@ -25,7 +23,7 @@ struct BenchCommandOptions {
   guest::ConnectionOptions connection;
 };
 
-void run_bench_command(BenchCommandOptions& options, Context& context, int& exit_code) {
+int run_bench_command(BenchCommandOptions& options, Context& context) {
   pipeline::BenchOptions& bench = options.bench;
   if (!options.min_speedup.empty()) {
     bench.thresholds.min_speedup =
@@ -43,22 +41,20 @@ void run_bench_command(BenchCommandOptions& options, Context& context, int& exit
   }
   bench.max_perplexity_drift_name = "--max-perplexity-drift";
   if (!options.host_perplexity.empty()) {
-    auto host = read_host_perplexity(options.host_perplexity).value_or_throw();
-    bench.host_perplexity = std::move(host.run);
-    bench.host_perplexity_output = std::move(host.output);
+    read_host_perplexity(bench,
+                         options.host_perplexity,
+                         "bench --host-perplexity " +
+                             util::quote_for_message(options.host_perplexity));
   }
   // The host's figures come first: a bad file or a refused --host-run costs no guest run.
   if (!options.host_json.empty()) {
-    auto host = read_host_bench(options.host_json).value_or_throw();
-    bench.host = std::move(host.tests);
-    bench.host_json = std::move(host.json);
-    bench.host_source = "--host-json " + options.host_json;
+    read_host_bench(bench,
+                    options.host_json,
+                    "bench --host-json " + util::quote_for_message(options.host_json),
+                    "--host-json " + options.host_json);
   } else if (options.host_run) {
     context.note("running llama-bench on the host");
-    auto host = run_host_bench(bench.request).value_or_throw();
-    bench.host = std::move(host.tests);
-    bench.host_json = std::move(host.json);
-    bench.host_source = "--host-run";
+    run_host_bench(bench);
   }
   bench.state_dir = context.global.state_dir;
   const auto lock = context.lock_vm(bench.vm, "bench");
@@ -86,10 +82,7 @@ void run_bench_command(BenchCommandOptions& options, Context& context, int& exit
     context.out << "\n" << verify::render_bench_table(outcome.rows);
     const std::string perplexity = verify::perplexity_phrase(outcome.record["perplexity"]);
     context.out << (perplexity.empty() ? "perplexity: no figure" : perplexity) << "\n";
-    context.out << "unlocked run's Metal log: "
-                << verify::verdict_name(outcome.unlocked_log.verdict)
-                << " (stock run: " << verify::verdict_name(outcome.stock_log.verdict) << ")\n"
-                << apply::k_llama_bench_verbose_note << "\n";
+    context.out << bench_log_lines(outcome);
   }
   if (outcome.unlocked_log.verdict == verify::LlamaLogVerdict::no_metal_log) {
     context.warn("the unlocked run printed no Metal init lines, so whether the shim was active is "
@@ -99,15 +92,14 @@ void run_bench_command(BenchCommandOptions& options, Context& context, int& exit
     for (const std::string& failure : outcome.failures) {
       context.err << "lume-unlock: bench failed: " << util::display_text(failure) << "\n";
     }
-    exit_code = lume_unlock::exit_code(ErrorCategory::verification);
-    return;
+    return exit_code(ErrorCategory::verification);
   }
-  exit_code = 0;
+  return 0;
 }
 
 } // namespace
 
-void register_bench(CLI::App& app, Context& context, int& exit_code) {
+void register_bench(CLI::App& app, Context& context) {
   auto options = std::make_shared<BenchCommandOptions>();
   auto* command = app.add_subcommand(
       "bench", "Measure the speedup in the guest with llama-bench, record it and gate on it");
@@ -170,7 +162,7 @@ void register_bench(CLI::App& app, Context& context, int& exit_code) {
                       "Fail (exit 6) below these shares of host, e.g. pp=0.95,tg=0.70");
   add_connection_options(*command, options->connection);
   command->callback(
-      [options, &context, &exit_code] { run_bench_command(*options, context, exit_code); });
+      [options, &context] { context.exit_status = run_bench_command(*options, context); });
 }
 
 } // namespace lume_unlock::cli

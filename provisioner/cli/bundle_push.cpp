@@ -1,5 +1,4 @@
 #include "cli/commands.hpp"
-#include "cli/flags.hpp"
 #include "cli/version.hpp"
 #include "oci/manifest.hpp"
 #include "oci/reference.hpp"
@@ -68,16 +67,9 @@ void run_bundle_push(const BundlePushOptions& options, Context& context) {
 
 } // namespace
 
-void register_bundle_push(CLI::App& app, Context& context, int& exit_code) {
-  CLI::App* bundle = nullptr;
-  for (CLI::App* existing :
-       app.get_subcommands([](CLI::App* a) { return a->get_name() == "bundle"; })) {
-    bundle = existing;
-  }
-  if (bundle == nullptr) {
-    bundle = app.add_subcommand("bundle", "Work with shim bundles");
-    bundle->require_subcommand(1);
-  }
+void register_bundle_push(CLI::App& app, Context& context) {
+  CLI::App* bundle = app.add_subcommand("bundle", "Work with shim bundles");
+  bundle->require_subcommand(1);
   auto options = std::make_shared<BundlePushOptions>();
   CLI::App* command =
       bundle->add_subcommand("push", "Publish a shim bundle archive as an OCI artifact");
@@ -100,10 +92,7 @@ void register_bundle_push(CLI::App& app, Context& context, int& exit_code) {
       ->type_name("FILE")
       ->check(CLI::ExistingFile);
   add_registry_flags(*command, options->registry);
-  command->callback([options, &context, &exit_code] {
-    run_bundle_push(*options, context);
-    exit_code = 0;
-  });
+  command->callback([options, &context] { run_bundle_push(*options, context); });
 }
 
 } // namespace lume_unlock::cli

@@ -16,8 +16,6 @@ Context::Context(std::ostream& out_stream,
     : out(out_stream), err(err_stream), out_is_terminal(out_terminal),
       err_is_terminal(err_terminal) {}
 
-Context::~Context() = default;
-
 lume::LumeClient& Context::lume() const {
   if (!m_lume) {
     lume::ClientOptions options;

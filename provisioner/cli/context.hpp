@@ -37,13 +37,14 @@ struct GlobalOptions {
 class Context {
 public:
   Context(std::ostream& out, std::ostream& err, bool out_is_terminal, bool err_is_terminal);
-  ~Context();
 
   GlobalOptions global;
   std::ostream& out;
   std::ostream& err;
   bool out_is_terminal;
   bool err_is_terminal;
+  /// What run_cli returns when the command ends without an Error (commands.hpp).
+  int exit_status = 0;
   /// Colours only on a terminal and when NO_COLOR is unset.
   bool color() const;
 

@@ -29,8 +29,8 @@ void run_planned_create(const CreateCommandOptions& options,
                         pipeline::CreatePipeline& pipeline,
                         pipeline::Plan& plan,
                         CreateServicesInUse& use) {
-  const std::string& source = use.bundle_location.source;
-  const std::optional<oci::Reference>& artifact = use.bundle.artifact;
+  const std::string& source = use.options.bundle_source;
+  const std::optional<oci::Reference>& artifact = use.options.bundle_artifact;
   if (options.dry_run) {
     print_dry_run(context,
                   plan,
@@ -66,7 +66,7 @@ void run_planned_create(const CreateCommandOptions& options,
   context.print_json(doc);
 }
 
-void run_create(const CreateCommandOptions& options, Context& context, int& exit_code) {
+void run_create(const CreateCommandOptions& options, Context& context) {
   // Checked before anything is loaded or asked: a bad size is the user's to fix first.
   std::optional<std::uint64_t> memory_bytes;
   if (!options.memory.empty()) {
@@ -88,12 +88,11 @@ void run_create(const CreateCommandOptions& options, Context& context, int& exit
     pipeline::Plan plan = pipeline.plan();
     run_planned_create(options, context, pipeline, plan, use);
   });
-  exit_code = 0;
 }
 
 } // namespace
 
-void register_clone(CLI::App& app, Context& context, int& exit_code) {
+void register_clone(CLI::App& app, Context& context) {
   auto options = std::make_shared<CreateCommandOptions>();
   auto* command = app.add_subcommand(
       "clone",
@@ -118,10 +117,10 @@ void register_clone(CLI::App& app, Context& context, int& exit_code) {
   command->add_flag("--dry-run", options->dry_run, "Print the plan; change nothing");
   add_create_setup_options(*command, options->setup);
   command->remove_option(command->get_option("--from"));
-  command->callback([options, &context, &exit_code] { run_create(*options, context, exit_code); });
+  command->callback([options, &context] { run_create(*options, context); });
 }
 
-void register_create(CLI::App& app, Context& context, int& exit_code) {
+void register_create(CLI::App& app, Context& context) {
   auto options = std::make_shared<CreateCommandOptions>();
   auto* command = app.add_subcommand(
       "create", "Create (or bring up to date) a VM with the Metal capability shim installed");
@@ -152,7 +151,7 @@ void register_create(CLI::App& app, Context& context, int& exit_code) {
                    "setup counts as finished")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  command->callback([options, &context, &exit_code] { run_create(*options, context, exit_code); });
+  command->callback([options, &context] { run_create(*options, context); });
 }
 
 } // namespace lume_unlock::cli

@@ -1,6 +1,6 @@
-#include "apply/llama_runs.hpp"
 #include "cli/create_setup.hpp"
-#include "cli/program_checks.hpp"
+#include "cli/host_bench.hpp"
+#include "cli/plan_runner.hpp"
 
 #include <algorithm>
 #include <string>
@@ -35,10 +35,6 @@ nlohmann::json probe_summary(const nlohmann::json& doc) {
            has_memory ? doc["max_threadgroup_memory"].get<std::uint64_t>() : 0ULL},
           {"shim", state}};
 }
-
-} // namespace
-
-namespace {
 
 /// A clone's source and the image it inherited (no image step ran).
 void add_clone_json(const pipeline::CreateOutcome& o, nlohmann::json& doc) {
@@ -187,10 +183,7 @@ void print_create_summary(Context& context,
   out << "\n";
   print_program_checks(out, o.program_checks);
   if (o.bench) {
-    out << "bench:\n" << verify::render_bench_table(o.bench->rows);
-    out << "unlocked run's Metal log: " << verify::verdict_name(o.bench->unlocked_log.verdict)
-        << " (stock run: " << verify::verdict_name(o.bench->stock_log.verdict) << ")\n"
-        << apply::k_llama_bench_verbose_note << "\n";
+    out << "bench:\n" << verify::render_bench_table(o.bench->rows) << bench_log_lines(*o.bench);
   }
 }
 

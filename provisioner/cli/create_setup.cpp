@@ -1,13 +1,14 @@
 #include "cli/create_setup.hpp"
 
 #include "bundle/bundle.hpp"
-#include "cli/flags.hpp"
+#include "cli/commands.hpp"
 #include "cli/host_bench.hpp"
 #include "cli/plan_runner.hpp"
 #include "fetch/fetch.hpp"
 #include "lume/types.hpp"
 #include "pipeline/golden.hpp"
 #include "recipe/recipe.hpp"
+#include "transfer/shim_bundle.hpp"
 #include "util/http_client.hpp"
 
 #include <cstdlib>
@@ -39,28 +40,12 @@ std::optional<pipeline::BenchOptions> recipe_bench(const CreateSetup& setup,
                 "'lume-unlock bench NAME --model PATH'");
   }
   pipeline::BenchOptions bench = pipeline::bench_options_from_recipe(*recipe->bench);
+  const std::string field = "recipe '" + recipe->path + "' field 'bench.";
   if (const auto host = recipe::bench_host_json_file(*recipe).value_or_throw()) {
-    auto tests = read_host_bench(*host);
-    if (!tests.ok()) {
-      throw Error(ErrorCategory::usage,
-                  "recipe '" + recipe->path + "' field 'bench.host_json'",
-                  tests.error().why(),
-                  tests.error().hint());
-    }
-    bench.host = tests.value().tests;
-    bench.host_json = tests.value().json;
-    bench.host_source = "recipe bench.host_json " + *host;
+    read_host_bench(bench, *host, field + "host_json'", "recipe bench.host_json " + *host);
   }
   if (const auto host = recipe::bench_host_perplexity_file(*recipe).value_or_throw()) {
-    auto read = read_host_perplexity(*host);
-    if (!read.ok()) {
-      throw Error(ErrorCategory::usage,
-                  "recipe '" + recipe->path + "' field 'bench.host_perplexity'",
-                  read.error().why(),
-                  read.error().hint());
-    }
-    bench.host_perplexity = std::move(read.value().run);
-    bench.host_perplexity_output = std::move(read.value().output);
+    read_host_perplexity(bench, *host, field + "host_perplexity'");
   }
   return bench;
 }
@@ -189,7 +174,7 @@ void with_create_services(const CreateSetup& setup,
       artifact_http ? &*artifact_http : nullptr,
       fetch::MirrorMap::from_environment(context.global.mirrors).value_or_throw(),
       fetch::hugging_face_token_from_environment().value_or_throw()};
-  CreateServicesInUse use{create, services, choice, located, registry, renderer};
+  CreateServicesInUse use{create, services, renderer};
   body(use);
 }
 

@@ -1,14 +1,8 @@
 #pragma once
 
-#include "cli/context.hpp"
-#include "cli/flags.hpp"
+#include "cli/commands.hpp"
 #include "cli/progress_renderer.hpp"
-#include "guest/ssh_session.hpp"
-#include "oci/registry_client.hpp"
 #include "pipeline/create.hpp"
-#include "transfer/shim_bundle.hpp"
-
-#include <CLI/CLI.hpp>
 
 #include <functional>
 #include <string>
@@ -35,14 +29,11 @@ void add_create_setup_options(CLI::App& command, CreateSetup& setup);
 /// The shared flags of the resume command: " --from REF --bundle B --bench" (those given).
 std::string resume_flags(const CreateSetup& setup);
 
-/// The collaborators of a create, alive while the body of with_create_services runs.
+/// The collaborators of a create, alive while the body of with_create_services runs (the
+/// options name the bundle's source and, from a registry, its artifact).
 struct CreateServicesInUse {
   pipeline::CreateOptions& options;
   pipeline::CreateServices& services;
-  const transfer::BundleLocation& bundle_location;
-  const transfer::LocatedBundle&
-      bundle; ///< loaded and verified; `artifact` when it came from a registry
-  oci::RegistryClient& registry;
   ProgressRenderer& renderer;
 };
 

@@ -1,7 +1,6 @@
 #include "cli/doctor.hpp"
 
 #include "cli/commands.hpp"
-#include "cli/flags.hpp"
 #include "oci/registry_client.hpp"
 #include "pipeline/doctor.hpp"
 #include "transfer/shim_bundle.hpp"
@@ -93,7 +92,7 @@ int run_doctor(const DoctorOptions& options, Context& context) {
 
 } // namespace
 
-void register_doctor(CLI::App& app, Context& context, int& exit_code) {
+void register_doctor(CLI::App& app, Context& context) {
   auto options = std::make_shared<DoctorOptions>();
   auto* command = app.add_subcommand(
       "doctor",
@@ -129,8 +128,8 @@ void register_doctor(CLI::App& app, Context& context, int& exit_code) {
   command->add_flag("--keep", options->keep, "Keep the VM after the acceptance run")
       ->needs(acceptance);
   add_connection_options(*command, options->connection);
-  command->callback([options, &context, &exit_code] {
-    exit_code =
+  command->callback([options, &context] {
+    context.exit_status =
         options->acceptance ? run_acceptance(*options, context) : run_doctor(*options, context);
   });
 }

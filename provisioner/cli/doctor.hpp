@@ -1,11 +1,7 @@
 #pragma once
 
-#include "cli/context.hpp"
-#include "cli/flags.hpp"
-#include "guest/ssh_session.hpp"
+#include "cli/commands.hpp"
 #include "pipeline/acceptance.hpp"
-
-#include <CLI/CLI.hpp>
 
 #include <optional>
 #include <string>

@@ -1,7 +1,6 @@
 #include "apply/enablement_apply.hpp"
 #include "apply/llama_runs.hpp"
 #include "cli/commands.hpp"
-#include "cli/flags.hpp"
 #include "guest/shell_quote.hpp"
 #include "pipeline/allow.hpp"
 #include "util/text_check.hpp"
@@ -90,7 +89,7 @@ int run_ssh(const ExecOptions& options, Context& context) {
 
 } // namespace
 
-void register_exec(CLI::App& app, Context& context, int& exit_code) {
+void register_exec(CLI::App& app, Context& context) {
   auto options = std::make_shared<ExecOptions>();
   auto* command =
       app.add_subcommand("exec", "Run an enabled program once in the guest, shim injected");
@@ -103,10 +102,10 @@ void register_exec(CLI::App& app, Context& context, int& exit_code) {
   command->add_option("entry", options->entry, "The entry of the enablement list")->required();
   command->add_option("args", options->args, "Extra arguments, after '--'");
   add_connection_options(*command, options->connection);
-  command->callback([options, &context, &exit_code] { exit_code = run_exec(*options, context); });
+  command->callback([options, &context] { context.exit_status = run_exec(*options, context); });
 }
 
-void register_ssh(CLI::App& app, Context& context, int& exit_code) {
+void register_ssh(CLI::App& app, Context& context) {
   auto options = std::make_shared<ExecOptions>();
   auto* command = app.add_subcommand("ssh", "Run a plain command in the guest (no shim injected)");
   command->footer(
@@ -120,7 +119,7 @@ void register_ssh(CLI::App& app, Context& context, int& exit_code) {
   command->add_option("name", options->vm, "The Lume VM")->required();
   command->add_option("command", options->args, "The command and its arguments, after '--'");
   add_connection_options(*command, options->connection);
-  command->callback([options, &context, &exit_code] { exit_code = run_ssh(*options, context); });
+  command->callback([options, &context] { context.exit_status = run_ssh(*options, context); });
 }
 
 } // namespace lume_unlock::cli

@@ -1,37 +1,34 @@
 #pragma once
 
-#include "util/result.hpp"
-#include "verify/bench.hpp"
+#include "pipeline/bench.hpp"
 
 #include <string>
-#include <vector>
 
+// The host's figures a bench compares the guest with, read into pipeline::BenchOptions. Each
+// throws Error (usage) as `what` (the flag or recipe field that named the file), with the
+// command that makes such a file in the hint, before any guest run.
 namespace lume_unlock::cli {
 
-/// The host's llama-bench run: the JSON exactly as read (the report copies it) and its tests.
-struct HostBench {
-  std::string json;
-  std::vector<verify::LlamaBenchTest> tests;
-};
+/// The host's `llama-bench -o json` output at `path` (`bench --host-json`, a recipe's
+/// bench.host_json), read with the size limit and parsed: `bench.host`, `host_json` (exactly as
+/// read, the report copies it) and `host_source` (`source`).
+void read_host_bench(pipeline::BenchOptions& bench,
+                     const std::string& path,
+                     const std::string& what,
+                     const std::string& source);
 
-/// `bench --host-json FILE`: the host's llama-bench JSON, read with the size limit and parsed.
-/// Fails (usage) naming the file.
-Result<HostBench> read_host_bench(const std::string& path);
+/// The host's llama-perplexity stdout and stderr on the shipped text, saved together (2>&1), at
+/// `path`: `bench.host_perplexity` and its output. A file with no 'Final estimate' line fails.
+void read_host_perplexity(pipeline::BenchOptions& bench,
+                          const std::string& path,
+                          const std::string& what);
 
-/// The host's llama-perplexity run on the shipped text: its output as read, and its figures.
-struct HostPerplexity {
-  std::string output;
-  verify::PerplexityRun run;
-};
+/// `bench --host-run`: runs `llama-bench` (from PATH) on this Mac with the guest's arguments
+/// (the model at the same path on the host) into `bench` as read_host_bench does. Anywhere but
+/// macOS it fails saying so and pointing at --host-json.
+void run_host_bench(pipeline::BenchOptions& bench);
 
-/// `bench --host-perplexity FILE`: llama-perplexity's stdout and stderr saved together (2>&1),
-/// read with a size limit. Fails (usage) naming the file when it cannot be read or has no
-/// 'Final estimate' line, with the command that makes one in the hint.
-Result<HostPerplexity> read_host_perplexity(const std::string& path);
-
-/// `bench --host-run`: runs `llama-bench` (from PATH) on this Mac with the same arguments as the
-/// guest (the model at the same path on the host) and parses its JSON. Anywhere but macOS it
-/// fails (usage) saying so and pointing at --host-json.
-Result<HostBench> run_host_bench(const verify::BenchRequest& request);
+/// "unlocked run's Metal log: V (stock run: V)" and the note on llama-bench's -v, two lines.
+std::string bench_log_lines(const pipeline::BenchOutcome& outcome);
 
 } // namespace lume_unlock::cli

@@ -77,7 +77,7 @@ std::string render_llama_log_report(const verify::LlamaLogReport& report) {
   return out.str();
 }
 
-void run_inspect_log(const InspectLogOptions& options, Context& context, int& exit_code) {
+int run_inspect_log(const InspectLogOptions& options, Context& context) {
   auto text = util::read_input_file(options.file, verify::k_max_llama_log_bytes, "the log");
   if (!text) {
     throw Error(ErrorCategory::usage,
@@ -95,14 +95,13 @@ void run_inspect_log(const InspectLogOptions& options, Context& context, int& ex
     context.out << render_llama_log_report(report);
   }
   // A report, except when Metal itself failed: that run's results cannot be used.
-  exit_code = report.verdict == verify::LlamaLogVerdict::broken
-                  ? lume_unlock::exit_code(ErrorCategory::verification)
-                  : 0;
+  return report.verdict == verify::LlamaLogVerdict::broken ? exit_code(ErrorCategory::verification)
+                                                           : 0;
 }
 
 } // namespace
 
-void register_inspect_log(CLI::App& app, Context& context, int& exit_code) {
+void register_inspect_log(CLI::App& app, Context& context) {
   auto options = std::make_shared<InspectLogOptions>();
   auto* command =
       app.add_subcommand("inspect-log",
@@ -122,7 +121,7 @@ void register_inspect_log(CLI::App& app, Context& context, int& exit_code) {
       "Example: llama-bench -m model.gguf 2> llama.stderr; lume-unlock inspect-log llama.stderr "
       "--expect-shim");
   command->callback(
-      [options, &context, &exit_code] { run_inspect_log(*options, context, exit_code); });
+      [options, &context] { context.exit_status = run_inspect_log(*options, context); });
 }
 
 } // namespace lume_unlock::cli

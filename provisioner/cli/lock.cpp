@@ -1,7 +1,6 @@
 // `lock` and `resolve`: a recipe's references, or one reference, resolved to verified digests.
 #include "apply/artifact_stage.hpp"
 #include "cli/commands.hpp"
-#include "cli/flags.hpp"
 #include "cli/progress_renderer.hpp"
 #include "fetch/fetch.hpp"
 #include "oci/reference.hpp"
@@ -55,39 +54,31 @@ void check_program_loads(const recipe::Recipe& loaded,
 
 void run_lock(const LockOptions& options, Context& context) {
   const recipe::Recipe loaded = recipe::load_recipe(options.recipe_path).value_or_throw();
-  struct NamedReference {
-    std::string field;
-    std::string reference;
-  };
-  std::vector<NamedReference> references;
-  if (loaded.source.image) {
-    references.push_back({"source.image", *loaded.source.image});
-  }
-
   recipe::LockFile lock;
   lock.recipe_path = options.recipe_path;
   lock.recipe_sha256 = loaded.sha256;
   lock.created_at = provenance::rfc3339_now();
-  oci::RegistryClient client(registry_client_options(options.registry, &loaded));
-  for (const auto& named : references) {
-    auto ref = oci::parse_reference(named.reference);
+  const oci::RegistryClientOptions registry = registry_client_options(options.registry, &loaded);
+  oci::RegistryClient client(registry);
+  // The one reference a recipe has.
+  if (loaded.source.image) {
+    const std::string field = "source.image";
+    auto ref = oci::parse_reference(*loaded.source.image);
     if (!ref) {
-      throw ref.error().with_context("'" + options.recipe_path + "' field '" + named.field + "'");
+      throw ref.error().with_context("'" + options.recipe_path + "' field '" + field + "'");
     }
-    context.note("resolving " + named.field + " " + ref.value().str());
+    context.note("resolving " + field + " " + ref.value().str());
     oci::FetchedManifest fetched = client.get_manifest(ref.value()).value_or_throw();
-    recipe::LockedReference locked;
-    locked.field = named.field;
-    locked.reference = named.reference;
+    recipe::LockedReference& locked = lock.references.emplace_back();
+    locked.field = field;
+    locked.reference = *loaded.source.image;
     locked.digest = fetched.digest.str();
     locked.pinned = ref.value().pinned(fetched.digest).str();
     locked.media_type = fetched.media_type;
-    lock.references.push_back(locked);
   }
   if (!loaded.install.empty()) {
     fetch::BlobCache cache(fetch::BlobCache::default_root().value_or_throw());
-    util::HttpClient http(
-        artifact_http_options(registry_client_options(options.registry, &loaded)));
+    util::HttpClient http(artifact_http_options(registry));
     ProgressRenderer renderer(context);
     context.note("fetching " + std::to_string(loaded.install.size()) +
                  " install: artifact(s) to pin their digests");
@@ -145,7 +136,7 @@ void run_resolve(const ResolveOptions& options, Context& context) {
 
 } // namespace
 
-void register_lock(CLI::App& app, Context& context, int& exit_code) {
+void register_lock(CLI::App& app, Context& context) {
   auto options = std::make_shared<LockOptions>();
   CLI::App* command = app.add_subcommand(
       "lock",
@@ -158,13 +149,10 @@ void register_lock(CLI::App& app, Context& context, int& exit_code) {
                   "(exit 6 if it is built for a newer one).");
   command->add_option("RECIPE", options->recipe_path, "Recipe YAML file")->required();
   add_registry_flags(*command, options->registry);
-  command->callback([options, &context, &exit_code] {
-    run_lock(*options, context);
-    exit_code = 0;
-  });
+  command->callback([options, &context] { run_lock(*options, context); });
 }
 
-void register_resolve(CLI::App& app, Context& context, int& exit_code) {
+void register_resolve(CLI::App& app, Context& context) {
   auto options = std::make_shared<ResolveOptions>();
   CLI::App* command =
       app.add_subcommand("resolve", "Print the verified manifest digest of an image reference");
@@ -174,10 +162,7 @@ void register_resolve(CLI::App& app, Context& context, int& exit_code) {
   command->add_option("REF", options->reference, "[registry/]repository[:tag][@sha256:...]")
       ->required();
   add_registry_flags(*command, options->registry);
-  command->callback([options, &context, &exit_code] {
-    run_resolve(*options, context);
-    exit_code = 0;
-  });
+  command->callback([options, &context] { run_resolve(*options, context); });
 }
 
 } // namespace lume_unlock::cli

@@ -1,8 +1,9 @@
 #pragma once
 
 // The one way a command runs a pipeline::Plan (create, bake, remove, pull, allow): its dry run,
-// its apply with the resume hint, and the counts of what it cost.
+// its apply with the resume hint, the counts of what it cost, and the program checks it shows.
 
+#include "apply/programs.hpp"
 #include "cli/context.hpp"
 #include "pipeline/plan.hpp"
 
@@ -38,5 +39,12 @@ std::string resume_flag(const std::string& flag, const std::string& value);
 
 /// `doc` (an outcome's JSON) with the step reports: "steps" and "changed" (how many changed).
 nlohmann::json with_reports(nlohmann::json doc, const std::vector<pipeline::StepReport>& reports);
+
+/// {"entry", "program", "verdict", "archs", "slice", "why"} of one program check (--json of
+/// `allow add` and `create`).
+nlohmann::json program_checks_json(const std::vector<apply::ProgramCheck>& checks);
+
+/// One line per check: "checked: program '/p': injectable (its arm64 slice …)".
+void print_program_checks(std::ostream& out, const std::vector<apply::ProgramCheck>& checks);
 
 } // namespace lume_unlock::cli

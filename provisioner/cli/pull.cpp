@@ -1,7 +1,6 @@
 #include "pipeline/pull.hpp"
 
 #include "cli/commands.hpp"
-#include "cli/flags.hpp"
 #include "cli/plan_runner.hpp"
 #include "cli/progress_renderer.hpp"
 #include "lume/types.hpp"
@@ -143,7 +142,7 @@ int run_pull(const PullCommandOptions& options, Context& context) {
 
 } // namespace
 
-void register_pull(CLI::App& app, Context& context, int& exit_code) {
+void register_pull(CLI::App& app, Context& context) {
   auto options = std::make_shared<PullCommandOptions>();
   CLI::App* command = app.add_subcommand(
       "pull", "Pull an image into a Lume VM, pinned to a verified digest, and record provenance");
@@ -182,7 +181,7 @@ void register_pull(CLI::App& app, Context& context, int& exit_code) {
       ->capture_default_str();
   add_registry_flags(*command, options->registry);
   add_connection_options(*command, options->connection);
-  command->callback([options, &context, &exit_code] { exit_code = run_pull(*options, context); });
+  command->callback([options, &context] { context.exit_status = run_pull(*options, context); });
 }
 
 } // namespace lume_unlock::cli

@@ -1,7 +1,6 @@
 #include "pipeline/remove.hpp"
 
 #include "cli/commands.hpp"
-#include "cli/flags.hpp"
 #include "cli/plan_runner.hpp"
 #include "cli/progress_renderer.hpp"
 #include "lume/types.hpp"
@@ -52,7 +51,7 @@ void run_remove(const RemoveCommandOptions& options, Context& context) {
 
 } // namespace
 
-void register_remove(CLI::App& app, Context& context, int& exit_code) {
+void register_remove(CLI::App& app, Context& context) {
   auto options = std::make_shared<RemoveCommandOptions>();
   auto* command =
       app.add_subcommand("remove", "Take lume-unlock out of a VM's guest (and optionally the VM)");
@@ -64,10 +63,7 @@ void register_remove(CLI::App& app, Context& context, int& exit_code) {
   command->add_flag("--delete-vm", options->delete_vm, "Also delete the VM through Lume");
   command->add_flag("--dry-run", options->dry_run, "Print the plan; change nothing");
   add_connection_options(*command, options->connection);
-  command->callback([options, &context, &exit_code] {
-    run_remove(*options, context);
-    exit_code = 0;
-  });
+  command->callback([options, &context] { run_remove(*options, context); });
 }
 
 } // namespace lume_unlock::cli

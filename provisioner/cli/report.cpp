@@ -1,7 +1,6 @@
 #include "pipeline/report.hpp"
 
 #include "cli/commands.hpp"
-#include "cli/flags.hpp"
 #include "cli/version.hpp"
 #include "util/text.hpp"
 
@@ -32,7 +31,7 @@ pipeline::ReportOptions report_options(const ReportCommandOptions& options,
   return report;
 }
 
-void run_write(const ReportCommandOptions& options, Context& context, int& exit_code) {
+void run_write(const ReportCommandOptions& options, Context& context) {
   const pipeline::ReportOptions report = report_options(options, context);
   const std::string dir =
       options.out.empty() ? pipeline::default_report_dir(options.vm) : options.out;
@@ -47,7 +46,6 @@ void run_write(const ReportCommandOptions& options, Context& context, int& exit_
       }
       context.out << "and write " << dir << "/\n";
     }
-    exit_code = 0;
     return;
   }
   const pipeline::ReportFolder folder =
@@ -63,10 +61,9 @@ void run_write(const ReportCommandOptions& options, Context& context, int& exit_
       context.out << "  note: " << note.get<std::string>() << "\n";
     }
   }
-  exit_code = 0;
 }
 
-void run_check(const ReportCommandOptions& options, Context& context, int& exit_code) {
+int run_check(const ReportCommandOptions& options, Context& context) {
   const nlohmann::json report = pipeline::read_report(options.check).value_or_throw();
   auto session = context.open_guest(options.vm, options.connection);
   const auto items = pipeline::check_report(*session, report, context.global.state_dir, options.vm)
@@ -103,15 +100,14 @@ void run_check(const ReportCommandOptions& options, Context& context, int& exit_
   if (!differ.empty()) {
     const std::string names = util::join(differ, ", ", [](const auto* item) { return item->item; });
     context.warn("VM '" + options.vm + "' differs from the report " + options.check + ": " + names);
-    exit_code = lume_unlock::exit_code(ErrorCategory::verification);
-    return;
+    return exit_code(ErrorCategory::verification);
   }
-  exit_code = 0;
+  return 0;
 }
 
 } // namespace
 
-void register_report(CLI::App& app, Context& context, int& exit_code) {
+void register_report(CLI::App& app, Context& context) {
   auto options = std::make_shared<ReportCommandOptions>();
   auto* command = app.add_subcommand(
       "report",
@@ -128,11 +124,11 @@ void register_report(CLI::App& app, Context& context, int& exit_code) {
       "--dry-run", options->dry_run, "List what the report would read; write nothing");
   out->excludes(check);
   add_connection_options(*command, options->connection);
-  command->callback([options, &context, &exit_code] {
+  command->callback([options, &context] {
     if (options->check.empty()) {
-      run_write(*options, context, exit_code);
+      run_write(*options, context);
     } else {
-      run_check(*options, context, exit_code);
+      context.exit_status = run_check(*options, context);
     }
   });
 }

@@ -2,7 +2,6 @@
 #include "signing/signing.hpp"
 
 #include "cli/commands.hpp"
-#include "cli/flags.hpp"
 #include "cli/version.hpp"
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"
@@ -80,7 +79,7 @@ void run_verify_signature(const VerifySignatureOptions& options, Context& contex
 
 } // namespace
 
-void register_key(CLI::App& app, Context& context, int& exit_code) {
+void register_key(CLI::App& app, Context& context) {
   CLI::App* key = app.add_subcommand("key", "Create signing keys for sign, bake and bundle push");
   key->require_subcommand(1);
   auto prefix = std::make_shared<std::string>();
@@ -93,7 +92,7 @@ void register_key(CLI::App& app, Context& context, int& exit_code) {
                    "cosign.pub: give it to `verify-signature --key`, a recipe's trust: block, or "
                    "`cosign verify --key`.");
   generate->add_option("PREFIX", *prefix, "Path prefix of the two files")->required();
-  generate->callback([prefix, &context, &exit_code] {
+  generate->callback([prefix, &context] {
     const std::optional<std::string> passphrase = util::key_passphrase_from_environment();
     const util::KeyPairFiles files = util::write_key_pair(*prefix, passphrase).value_or_throw();
     if (context.json()) {
@@ -111,11 +110,10 @@ void register_key(CLI::App& app, Context& context, int& exit_code) {
                      util::key_passphrase_variable + " to encrypt it");
       }
     }
-    exit_code = 0;
   });
 }
 
-void register_sign(CLI::App& app, Context& context, int& exit_code) {
+void register_sign(CLI::App& app, Context& context) {
   auto options = std::make_shared<SignOptions>();
   CLI::App* command = app.add_subcommand(
       "sign", "Sign an image or shim bundle in a registry (cosign-compatible signature)");
@@ -136,13 +134,10 @@ void register_sign(CLI::App& app, Context& context, int& exit_code) {
       ->required()
       ->check(CLI::ExistingFile);
   add_registry_flags(*command, options->registry);
-  command->callback([options, &context, &exit_code] {
-    run_sign(*options, context);
-    exit_code = 0;
-  });
+  command->callback([options, &context] { run_sign(*options, context); });
 }
 
-void register_verify_signature(CLI::App& app, Context& context, int& exit_code) {
+void register_verify_signature(CLI::App& app, Context& context) {
   auto options = std::make_shared<VerifySignatureOptions>();
   CLI::App* command = app.add_subcommand(
       "verify-signature", "Check that an image or shim bundle is signed by a trusted key");
@@ -160,10 +155,7 @@ void register_verify_signature(CLI::App& app, Context& context, int& exit_code) 
       ->required()
       ->check(CLI::ExistingFile);
   add_registry_flags(*command, options->registry);
-  command->callback([options, &context, &exit_code] {
-    run_verify_signature(*options, context);
-    exit_code = 0;
-  });
+  command->callback([options, &context] { run_verify_signature(*options, context); });
 }
 
 } // namespace lume_unlock::cli

@@ -1,7 +1,6 @@
 #include "pipeline/status.hpp"
 
 #include "cli/commands.hpp"
-#include "cli/flags.hpp"
 #include "lume/types.hpp"
 #include "pipeline/bench.hpp"
 #include "pipeline/vm_state.hpp"
@@ -40,7 +39,7 @@ VncState vnc_state(Context& context, const std::string& vm) {
   return vnc;
 }
 
-void run_status(const StatusOptions& options, Context& context, int& exit_code) {
+int run_status(const StatusOptions& options, Context& context) {
   // The name and the state directory first: neither is "no record" (issue 27).
   lume::VmName::parse(options.vm).value_or_throw();
   pipeline::check_state_dir_readable(context.global.state_dir).value_or_throw();
@@ -104,21 +103,20 @@ void run_status(const StatusOptions& options, Context& context, int& exit_code) 
                  (drifted.size() > 1 ? " and " + std::to_string(drifted.size() - 1) + " more"
                                      : std::string()) +
                  "; " + restore);
-    exit_code = lume_unlock::exit_code(ErrorCategory::verification);
-    return;
+    return exit_code(ErrorCategory::verification);
   }
-  exit_code = 0;
+  return 0;
 }
 
 } // namespace
 
-void register_status(CLI::App& app, Context& context, int& exit_code) {
+void register_status(CLI::App& app, Context& context) {
   auto options = std::make_shared<StatusOptions>();
   auto* command = app.add_subcommand(
       "status", "Compare a VM's guest with lume-unlock's record of it (exit 6 on drift)");
   command->add_option("name", options->vm, "The Lume VM")->required();
   add_connection_options(*command, options->connection);
-  command->callback([options, &context, &exit_code] { run_status(*options, context, exit_code); });
+  command->callback([options, &context] { context.exit_status = run_status(*options, context); });
 }
 
 } // namespace lume_unlock::cli

@@ -1,5 +1,4 @@
 #include "cli/commands.hpp"
-#include "cli/flags.hpp"
 #include "pipeline/golden.hpp"
 #include "pipeline/status.hpp"
 #include "util/atomic_file.hpp"
@@ -94,7 +93,7 @@ nlohmann::json verify_json(const std::string& vm,
   return doc;
 }
 
-void run_verify(const VerifyOptions& options, Context& context, int& exit_code) {
+int run_verify(const VerifyOptions& options, Context& context) {
   const std::optional<pipeline::VerifiedLog> log = classify_log_file(options.llama_log);
   auto session = context.open_guest(options.vm, options.connection);
   const pipeline::VerifyFindings found =
@@ -113,15 +112,14 @@ void run_verify(const VerifyOptions& options, Context& context, int& exit_code) 
   }
   if (!found.problems.empty()) {
     context.warn("verification of VM '" + options.vm + "' failed: " + found.problems.front());
-    exit_code = lume_unlock::exit_code(ErrorCategory::verification);
-    return;
+    return exit_code(ErrorCategory::verification);
   }
-  exit_code = 0;
+  return 0;
 }
 
 } // namespace
 
-void register_verify(CLI::App& app, Context& context, int& exit_code) {
+void register_verify(CLI::App& app, Context& context) {
   auto options = std::make_shared<VerifyOptions>();
   auto* command = app.add_subcommand(
       "verify",
@@ -134,7 +132,7 @@ void register_verify(CLI::App& app, Context& context, int& exit_code) {
                       "or 'shim-enabled' where llama.cpp hides the capability block; 'broken' "
                       "names Metal's failure line)");
   add_connection_options(*command, options->connection);
-  command->callback([options, &context, &exit_code] { run_verify(*options, context, exit_code); });
+  command->callback([options, &context] { context.exit_status = run_verify(*options, context); });
 }
 
 } // namespace lume_unlock::cli

@@ -61,11 +61,7 @@ struct RangeSupport {
 RangeSupport
 probe_ranges(HttpClient& http, const DownloadPlan& plan, const std::string& validator) {
   RangeSupport support;
-  HttpRequest request = download_request(plan);
-  request.headers.push_back({"Range", "bytes=0-0"});
-  if (!validator.empty()) {
-    request.headers.push_back({"If-Range", validator});
-  }
+  HttpRequest request = download_request(plan, 0, 0, validator);
   bool partial = false;
   request.on_sink_start = [&](const HttpResponse& head) {
     partial = head.status == 206;
@@ -113,8 +109,7 @@ Held held_by(const DownloadPlan& plan) {
     held.validator = held.chunks->etag;
   } else {
     held.prefix = size;
-    auto validator = read_file(validator_path(partial));
-    held.validator = validator ? validator.value() : std::string();
+    held.validator = read_validator(partial);
   }
   const bool has_bytes = held.prefix > 0 || (held.chunks && held.chunks->done_bytes() > 0);
   if (has_bytes && !plan.pinned && held.validator.empty()) {
@@ -170,32 +165,30 @@ ChunkPlan chunks_to_fetch(const DownloadPlan& plan, const Held& held, const Rang
 
 Result<DownloadOutcome>
 download(HttpClient& http, const DownloadPlan& plan, const ProgressCallback& progress) {
-  if (plan.connections <= 1 || plan.chunk_bytes == 0 ||
-      (plan.size && *plan.size < 2 * plan.chunk_bytes)) {
-    collapse_to_prefix(plan.partial_path);
-    return download_resumable(http, plan, progress);
+  if (plan.connections > 1 && plan.chunk_bytes > 0 &&
+      !(plan.size && *plan.size < 2 * plan.chunk_bytes)) {
+    Held held = held_by(plan);
+    RangeSupport support = probe_ranges(http, plan, held.validator);
+    if (support.whole_file && !held.validator.empty()) {
+      // The file changed since the partial's bytes came (or ranges are refused): they are of no
+      // use either way. Ask again without a validator whether the new file comes in ranges.
+      discard_partial(plan.partial_path);
+      held = Held();
+      support = probe_ranges(http, plan, "");
+    }
+    if (worth_parallel(plan, support)) {
+      LUME_UNLOCK_TRY_ASSIGN(
+          auto parallel,
+          download_parallel(http, plan, chunks_to_fetch(plan, held, support), progress));
+      if (parallel) {
+        return *parallel;
+      }
+      // Never splice two versions, nor trust a server that answers ranges one way and then
+      // another: what is left goes, and one stream starts from zero.
+      discard_partial(plan.partial_path);
+    }
   }
-  Held held = held_by(plan);
-  RangeSupport support = probe_ranges(http, plan, held.validator);
-  if (support.whole_file && !held.validator.empty()) {
-    // The file changed since the partial's bytes came (or ranges are refused): they are of no
-    // use either way. Ask again without a validator whether the new file comes in ranges.
-    discard_partial(plan.partial_path);
-    held = Held();
-    support = probe_ranges(http, plan, "");
-  }
-  if (!worth_parallel(plan, support)) {
-    collapse_to_prefix(plan.partial_path);
-    return download_resumable(http, plan, progress);
-  }
-  const ChunkPlan chunks = chunks_to_fetch(plan, held, support);
-  LUME_UNLOCK_TRY_ASSIGN(auto parallel, download_parallel(http, plan, chunks, progress));
-  if (parallel) {
-    parallel->requests += 1; // the probe
-    return *parallel;
-  }
-  // Never splice two versions, nor trust a server that answers ranges one way and then another.
-  discard_partial(plan.partial_path);
+  collapse_to_prefix(plan.partial_path);
   return download_resumable(http, plan, progress);
 }
 
@@ -251,12 +244,21 @@ Status DownloadRetries::after_transport_error(const TransportError& error) {
   return retry(error.detail);
 }
 
-HttpRequest download_request(const DownloadPlan& plan) {
+HttpRequest download_request(const DownloadPlan& plan,
+                             std::uint64_t from,
+                             std::optional<std::uint64_t> last,
+                             const std::string& validator) {
   HttpRequest request{"GET", plan.url};
+  if (from > 0 || last) {
+    request.headers.push_back(
+        {"Range", "bytes=" + std::to_string(from) + "-" + (last ? std::to_string(*last) : "")});
+    if (!validator.empty()) {
+      request.headers.push_back({"If-Range", validator});
+    }
+  }
   request.follow_redirects = true; // release assets, model hubs and registries redirect to CDNs
   request.https_only = plan.https_only;
   request.timeout = std::chrono::milliseconds(0); // big files: only the stall limit applies
-  request.stall_bytes_per_second = plan.stall_bytes_per_second;
   request.stall_window = plan.stall_window;
   request.bearer_token = plan.bearer_token;
   request.sink_success_only = true;
@@ -323,6 +325,11 @@ void DownloadProgress::report(std::uint64_t done,
 
 std::string validator_path(const std::string& partial_path) {
   return partial_path + ".etag";
+}
+
+std::string read_validator(const std::string& partial_path) {
+  auto validator = read_file(validator_path(partial_path));
+  return validator ? validator.value() : std::string();
 }
 
 void discard_partial(const std::string& partial_path) {

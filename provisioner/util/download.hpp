@@ -41,8 +41,7 @@ struct DownloadPlan {
   std::string denied_hint;
   /// The error of a status no retry changes, when the caller words it (a registry's errors[]).
   std::function<Error(const HttpResponse&)> refused;
-  std::uint32_t stall_bytes_per_second = 1024;
-  std::chrono::seconds stall_window{60};
+  std::chrono::seconds stall_window{60}; ///< below HttpRequest's stall rate this long: a drop
   /// Connections at once where the server accepts ranges; 1 for one stream.
   unsigned connections = 1;
   /// The ranges the connections take in file order; a file under two chunks is one stream.
@@ -54,7 +53,6 @@ struct DownloadOutcome {
   std::uint64_t size = 0;
   std::uint64_t network_bytes = 0; ///< body bytes received by this call
   std::uint64_t resumed_from = 0;  ///< bytes the partial held when the call began
-  unsigned requests = 0;
 };
 
 /// Downloads a plan's URL into its partial file, hashing while streaming, the fastest way the

@@ -92,7 +92,6 @@ public:
   }
 
   std::atomic<std::uint64_t> network_bytes{0};
-  std::atomic<unsigned> requests{0};
 
 private:
   void wake() {
@@ -157,7 +156,6 @@ private:
     m_mismatch = false;
     m_write_error.reset();
     m_buffer.clear();
-    ++m_state.requests;
     std::optional<Error> auth_error;
     auto response = send_download(m_http, m_state.plan(), request_for(offset, last), auth_error);
     flush(); // what arrived before a drop is good: the range was checked before the first byte
@@ -178,12 +176,7 @@ private:
   }
 
   HttpRequest request_for(std::uint64_t offset, std::uint64_t last) {
-    HttpRequest request = download_request(m_state.plan());
-    request.headers.push_back(
-        {"Range", "bytes=" + std::to_string(offset) + "-" + std::to_string(last)});
-    if (!m_state.layout().etag.empty()) {
-      request.headers.push_back({"If-Range", m_state.layout().etag});
-    }
+    HttpRequest request = download_request(m_state.plan(), offset, last, m_state.layout().etag);
     request.on_sink_start = [this, offset](const HttpResponse& head) {
       return check_answer(head, offset);
     };
@@ -381,7 +374,6 @@ Result<std::optional<DownloadOutcome>> download_parallel(HttpClient& http,
   outcome.size = chunks.size;
   outcome.network_bytes = state.network_bytes.load();
   outcome.resumed_from = chunks.done_bytes();
-  outcome.requests = state.requests.load();
   return std::optional<DownloadOutcome>(outcome);
 }
 

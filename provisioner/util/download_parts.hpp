@@ -62,6 +62,8 @@ Status save_chunk_plan(const std::string& partial_path, const ChunkPlan& plan);
 std::optional<ChunkPlan> load_chunk_plan(const std::string& partial_path);
 /// PARTIAL.etag: the strong ETag a single stream's bytes came with.
 std::string validator_path(const std::string& partial_path);
+/// What PARTIAL.etag holds; empty when missing or unreadable (the bytes cannot be proven current).
+std::string read_validator(const std::string& partial_path);
 
 /// The SHA-256 of a file several connections fill out of order, computed in order: it reads
 /// back (from the page cache, normally) the bytes up to the prefix the writers have finished,
@@ -80,6 +82,8 @@ public:
 
   std::uint64_t hashed() const { return m_hasher.size(); }
   std::string finish_hex() { return m_hasher.finish_hex(); }
+  /// The hash so far, to go on with bytes that are not read back (a single stream's).
+  Sha256 release() { return std::move(m_hasher); }
 
 private:
   std::string m_path;
@@ -175,8 +179,12 @@ private:
 };
 
 /// The GET every request of a download sends: the plan's URL, redirects followed, no deadline
-/// but the stall limit, the bearer token, bodies of 2xx only to the sink.
-HttpRequest download_request(const DownloadPlan& plan);
+/// but the stall limit, the bearer token, bodies of 2xx only to the sink. From a byte `from` > 0
+/// or to a byte `last` it asks "Range: bytes=FROM-[LAST]", with "If-Range" when `validator` is set.
+HttpRequest download_request(const DownloadPlan& plan,
+                             std::uint64_t from = 0,
+                             std::optional<std::uint64_t> last = std::nullopt,
+                             const std::string& validator = "");
 
 /// Sends with the plan's auth: signed, and after a 401 answered by the challenge, once more.
 /// A challenge that fails leaves its error in `auth_error`.

@@ -80,8 +80,6 @@ void BufferRelay::cancel() {
 
 namespace {
 
-constexpr std::size_t k_write_buffer = 1 << 20;
-
 /// The file a download grows, open for appending, with the SHA-256 of every byte it holds (an
 /// existing file is re-hashed when opened). Appended bytes are hashed and written on a second
 /// thread through a bounded relay (4 × 256 KiB), so libcurl's thread, which also decrypts TLS,
@@ -105,21 +103,15 @@ public:
   Status open_and_rehash(const std::string& path) {
     m_path = path;
     LUME_UNLOCK_TRY_ASSIGN(m_fd, open_partial_file(path));
-    std::string block(k_write_buffer, '\0');
-    for (;;) {
-      auto got = ::read(m_fd, block.data(), block.size());
-      if (got < 0 && errno == EINTR) {
-        continue;
-      }
-      if (got < 0) {
-        return partial_error(m_path, "read", errno);
-      }
-      if (got == 0) {
-        return ok_status();
-      }
-      m_hasher.update(block.data(), static_cast<std::size_t>(got));
-      m_size += static_cast<std::uint64_t>(got);
+    const off_t end = ::lseek(m_fd, 0, SEEK_END); // where appending goes on
+    if (end < 0) {
+      return partial_error(m_path, "read", errno);
     }
+    OrderedHasher existing(path);
+    LUME_UNLOCK_TRY(existing.catch_up(static_cast<std::uint64_t>(end)));
+    m_hasher = existing.release();
+    m_size = m_hasher.size();
+    return ok_status();
   }
 
   /// Empties the file and the hash.
@@ -208,9 +200,7 @@ public:
   Result<DownloadOutcome> run() {
     LUME_UNLOCK_TRY(m_file.open_and_rehash(m_plan.partial_path));
     m_outcome.resumed_from = m_file.size();
-    // A missing or unreadable validator only means the partial cannot be proven current.
-    auto validator = read_file(validator_path(m_plan.partial_path));
-    m_validator = validator ? validator.value() : std::string();
+    m_validator = read_validator(m_plan.partial_path);
     if (m_file.size() > 0 && !m_plan.pinned && m_validator.empty()) {
       // Nothing proves the server still has the file these bytes came from: never splice.
       LUME_UNLOCK_TRY(m_file.truncate());
@@ -234,7 +224,6 @@ private:
     m_write_error.reset();
     m_restart_from_zero = false;
     m_body_started = false;
-    ++m_outcome.requests;
     std::optional<Error> auth_error;
     auto response = send_download(m_http, m_plan, request_at(offset), auth_error);
     if (auto flushed = m_file.flush(); !flushed && !m_write_error) {
@@ -264,13 +253,7 @@ private:
   }
 
   HttpRequest request_at(std::uint64_t offset) {
-    HttpRequest request = download_request(m_plan);
-    if (offset > 0) {
-      request.headers.push_back({"Range", "bytes=" + std::to_string(offset) + "-"});
-      if (!m_validator.empty()) {
-        request.headers.push_back({"If-Range", m_validator});
-      }
-    }
+    HttpRequest request = download_request(m_plan, offset, std::nullopt, m_validator);
     request.on_sink_start = [this, offset](const HttpResponse& head) {
       return on_body_start(head, offset);
     };

@@ -270,12 +270,9 @@ Result<std::string> EcdsaPrivateKey::pem(const std::optional<std::string>& passp
 EcdsaPublicKey EcdsaPrivateKey::public_key() const {
   // The private EVP_PKEY also answers public-key operations; re-reading the DER gives an object
   // that holds the public half only.
-  unsigned char* bytes = nullptr;
-  const int size = i2d_PUBKEY(m_key.get(), &bytes);
-  const unsigned char* cursor = bytes;
-  KeyPtr key = own(d2i_PUBKEY(nullptr, &cursor, size));
-  OPENSSL_free(bytes);
-  return EcdsaPublicKey(std::move(key));
+  const std::string der = EcdsaPublicKey(m_key).der();
+  const auto* cursor = reinterpret_cast<const unsigned char*>(der.data());
+  return EcdsaPublicKey(own(d2i_PUBKEY(nullptr, &cursor, static_cast<long>(der.size()))));
 }
 
 Result<std::string> EcdsaPrivateKey::sign(std::string_view message) const {

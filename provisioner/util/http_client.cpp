@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <mutex>
+#include <utility>
 
 namespace lume_unlock::util {
 
@@ -53,30 +54,18 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
   std::string_view chunk(data, size * count);
   HttpResponse& head = *transfer->response;
   curl_easy_getinfo(transfer->curl, CURLINFO_RESPONSE_CODE, &head.status);
-  const bool to_sink = transfer->request->body_sink &&
-                       (!transfer->request->sink_success_only || (head.status / 100 == 2));
-  if (to_sink && !transfer->sink_started) {
-    transfer->sink_started = true;
-    if (transfer->request->on_sink_start) {
-      if (!transfer->request->on_sink_start(head)) {
-        transfer->sink_aborted = true;
-        return 0; // makes libcurl abort with CURLE_WRITE_ERROR
-      }
-    }
-  }
-  if (to_sink) {
-    if (!transfer->request->body_sink(chunk)) {
-      transfer->sink_aborted = true;
-      return 0; // makes libcurl abort with CURLE_WRITE_ERROR
-    }
+  const HttpRequest& request = *transfer->request;
+  if (request.body_sink && (!request.sink_success_only || head.status / 100 == 2)) {
+    const bool first = !std::exchange(transfer->sink_started, true);
+    transfer->sink_aborted = (first && request.on_sink_start && !request.on_sink_start(head)) ||
+                             !request.body_sink(chunk);
+  } else if (head.body.size() + chunk.size() > request.max_body_bytes) {
+    transfer->body_too_large = true;
   } else {
-    if (transfer->response->body.size() + chunk.size() > transfer->request->max_body_bytes) {
-      transfer->body_too_large = true;
-      return 0; // makes libcurl abort with CURLE_WRITE_ERROR
-    }
-    transfer->response->body.append(chunk);
+    head.body.append(chunk);
   }
-  return chunk.size();
+  // Less than the chunk makes libcurl abort with CURLE_WRITE_ERROR.
+  return transfer->sink_aborted || transfer->body_too_large ? 0 : chunk.size();
 }
 
 std::size_t on_upload(char* buffer, std::size_t size, std::size_t count, void* user) {
@@ -159,7 +148,7 @@ void set_connection_options(CURL* curl,
                             const HttpClientOptions& options) {
   curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_USERAGENT, options.user_agent.c_str());
+  curl_easy_setopt(curl, CURLOPT_USERAGENT, "lume-unlock");
   curl_easy_setopt(
       curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(request.connect_timeout.count()));
   if (request.timeout.count() > 0) {
@@ -175,8 +164,8 @@ void set_connection_options(CURL* curl,
   }
   curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, request.follow_redirects ? 1L : 0L);
   curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
-  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, options.verify_tls ? 1L : 0L);
-  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, options.verify_tls ? 2L : 0L);
+  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
+  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
   if (!options.ca_file.empty()) {
     curl_easy_setopt(curl, CURLOPT_CAINFO, options.ca_file.c_str());
   }
@@ -290,11 +279,6 @@ Result<HttpResponse, TransportError> HttpClient::send(const HttpRequest& request
     return transport_error(code, transfer, request, error_buffer);
   }
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
-  char* effective = nullptr;
-  curl_easy_getinfo(curl, CURLINFO_EFFECTIVE_URL, &effective);
-  if (effective != nullptr) {
-    response.effective_url = effective;
-  }
   return response;
 }
 

@@ -75,8 +75,6 @@ struct HttpResponse {
   /// Headers of the final response, in arrival order.
   std::vector<HttpHeader> headers;
   std::string body;
-  /// The URL that answered (differs from the request's after redirects).
-  std::string effective_url;
 
   /// Value of the last header with this name (case-insensitive), if any.
   std::optional<std::string> header(std::string_view name) const;
@@ -103,13 +101,11 @@ struct TransportError {
   std::string detail;
 };
 
+/// TLS peers and hosts are always verified.
 struct HttpClientOptions {
-  /// TLS peer and host verification. Callers may turn it off only for loopback hosts.
-  bool verify_tls = true;
   /// PEM file of the certificate authorities to trust instead of the system store; empty means
   /// the system store.
   std::string ca_file;
-  std::string user_agent = "lume-unlock";
 };
 
 /// A libcurl easy handle reused across requests, so connections stay alive between calls.

@@ -1,4 +1,4 @@
-#include "cli/flags.hpp"
+#include "cli/commands.hpp"
 #include "guest/ssh_session.hpp"
 
 #include <CLI/CLI.hpp>
