@@ -1,6 +1,6 @@
 #include "apply/agent_proof.hpp"
 
-#include "enablement/launch_agent.hpp"
+#include "enablement/enablement_plan.hpp"
 #include "guest/guest_layout.hpp"
 #include "guest/guest_records.hpp"
 #include "guest/shell_quote.hpp"

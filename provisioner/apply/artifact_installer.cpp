@@ -4,7 +4,7 @@
 #include "guest/guest_records.hpp"
 #include "guest/payload.hpp"
 #include "guest/shell_quote.hpp"
-#include "lume/storage.hpp"
+#include "lume/client.hpp"
 #include "macho/macho.hpp"
 #include "util/text.hpp"
 #include "util/text_check.hpp"

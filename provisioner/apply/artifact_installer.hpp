@@ -2,7 +2,7 @@
 
 #include "apply/artifact_stage.hpp"
 #include "apply/shim_installer.hpp"
-#include "fetch/blob_cache.hpp"
+#include "fetch/fetch.hpp"
 #include "guest/session.hpp"
 #include "lume/types.hpp"
 #include "provenance/provenance.hpp"

@@ -1,7 +1,7 @@
 #include "apply/artifact_stage.hpp"
 
 #include "apply/programs.hpp"
-#include "fetch/artifact_fetch.hpp"
+#include "fetch/fetch.hpp"
 #include "macho/macho.hpp"
 #include "util/text.hpp"
 #include "util/text_check.hpp"

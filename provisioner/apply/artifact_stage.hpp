@@ -1,10 +1,7 @@
 #pragma once
 
 #include "enablement/enablement_list.hpp"
-#include "fetch/archive_unpack.hpp"
-#include "fetch/artifact_fetch.hpp"
-#include "fetch/blob_cache.hpp"
-#include "recipe/lock_file.hpp"
+#include "fetch/fetch.hpp"
 #include "recipe/recipe.hpp"
 #include "util/result.hpp"
 

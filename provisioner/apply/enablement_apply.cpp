@@ -1,7 +1,7 @@
 #include "apply/enablement_apply.hpp"
 
-#include "enablement/enablement_json.hpp"
-#include "enablement/launch_agent.hpp"
+#include "enablement/enablement_list.hpp"
+#include "enablement/enablement_plan.hpp"
 #include "guest/guest_records.hpp"
 #include "guest/payload.hpp"
 #include "guest/shell_quote.hpp"

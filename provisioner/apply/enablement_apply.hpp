@@ -8,7 +8,6 @@
 #include "apply/shim_installer.hpp"
 #include "enablement/enablement_list.hpp"
 #include "enablement/enablement_plan.hpp"
-#include "enablement/launch_agent.hpp"
 #include "guest/guest_layout.hpp"
 #include "guest/guest_records.hpp"
 #include "guest/session.hpp"

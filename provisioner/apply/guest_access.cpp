@@ -1,6 +1,6 @@
 #include "apply/guest_access.hpp"
 
-#include "lume/vm_lifecycle.hpp"
+#include "lume/client.hpp"
 #include "util/error.hpp"
 
 #include <thread>

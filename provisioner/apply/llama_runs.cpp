@@ -1,10 +1,10 @@
 #include "apply/llama_runs.hpp"
 
-#include "enablement/launch_agent.hpp"
+#include "enablement/enablement_plan.hpp"
 #include "guest/shell_quote.hpp"
 #include "util/text.hpp"
 #include "util/text_check.hpp"
-#include "verify/perplexity.hpp"
+#include "verify/bench.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -6,9 +6,7 @@
 #include "util/progress.hpp"
 #include "util/result.hpp"
 #include "verify/bench.hpp"
-#include "verify/llama_bench.hpp"
 #include "verify/llama_log.hpp"
-#include "verify/perplexity.hpp"
 
 #include <optional>
 #include <string>

@@ -1,6 +1,6 @@
 #include "apply/shim_installer.hpp"
 
-#include "bundle/manifest.hpp"
+#include "bundle/bundle.hpp"
 #include "guest/guest_records.hpp"
 #include "guest/payload.hpp"
 #include "util/atomic_file.hpp"

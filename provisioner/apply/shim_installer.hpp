@@ -1,6 +1,6 @@
 #pragma once
 
-#include "bundle/loader.hpp"
+#include "bundle/bundle.hpp"
 #include "guest/guest_layout.hpp"
 #include "guest/guest_records.hpp"
 #include "guest/session.hpp"

@@ -1,5 +1,4 @@
-#include "builder.hpp"
-
+#include "bundle/bundle.hpp"
 #include "util/archive.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"

@@ -1,5 +1,4 @@
-#include "loader.hpp"
-
+#include "bundle/bundle.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
 

@@ -1,5 +1,4 @@
-#include "bundle/manifest.hpp"
-
+#include "bundle/bundle.hpp"
 #include "util/archive.hpp"
 #include "util/json_reader.hpp"
 #include "util/sha256.hpp"

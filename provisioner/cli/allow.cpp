@@ -3,7 +3,7 @@
 #include "cli/allow_list.hpp"
 #include "cli/commands.hpp"
 #include "cli/plan_runner.hpp"
-#include "enablement/enablement_json.hpp"
+#include "enablement/enablement_list.hpp"
 #include "guest/guest_layout.hpp"
 #include "util/text_check.hpp"
 

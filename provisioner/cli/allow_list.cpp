@@ -1,6 +1,6 @@
 #include "cli/allow_list.hpp"
 
-#include "enablement/enablement_json.hpp"
+#include "enablement/enablement_list.hpp"
 #include "guest/guest_layout.hpp"
 #include "pipeline/allow.hpp"
 #include "util/text_check.hpp"

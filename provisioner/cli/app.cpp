@@ -1,6 +1,6 @@
 #include "cli/app.hpp"
 
-#include "bundle/loader.hpp"
+#include "bundle/bundle.hpp"
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
 #include "cli/version.hpp"

@@ -1,6 +1,6 @@
 #include "cli/commands.hpp"
 #include "cli/version.hpp"
-#include "oci/media_types.hpp"
+#include "oci/manifest.hpp"
 #include "oci/reference.hpp"
 #include "signing/signing.hpp"
 #include "transfer/shim_bundle.hpp"

@@ -1,10 +1,10 @@
 #include "cli/create_setup.hpp"
 
-#include "bundle/loader.hpp"
+#include "bundle/bundle.hpp"
 #include "cli/commands.hpp"
 #include "cli/host_bench.hpp"
 #include "cli/plan_runner.hpp"
-#include "fetch/blob_cache.hpp"
+#include "fetch/fetch.hpp"
 #include "lume/types.hpp"
 #include "pipeline/golden.hpp"
 #include "recipe/recipe.hpp"

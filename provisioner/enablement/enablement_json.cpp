@@ -1,5 +1,4 @@
-#include "enablement_json.hpp"
-
+#include "enablement/enablement_list.hpp"
 #include "util/json_reader.hpp"
 #include "util/text_check.hpp"
 

@@ -1,4 +1,4 @@
-#include "enablement_list.hpp"
+#include "enablement/enablement_list.hpp"
 
 #include "util/text.hpp"
 #include "util/text_check.hpp"

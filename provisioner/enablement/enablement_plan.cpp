@@ -1,6 +1,6 @@
-#include "enablement_plan.hpp"
+#include "enablement/enablement_plan.hpp"
 
-#include "enablement/enablement_json.hpp"
+#include "enablement/enablement_list.hpp"
 #include "util/sha256.hpp"
 #include "util/text.hpp"
 #include "util/text_check.hpp"

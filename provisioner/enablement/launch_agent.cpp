@@ -1,5 +1,4 @@
-#include "launch_agent.hpp"
-
+#include "enablement/enablement_plan.hpp"
 #include "util/encoding.hpp"
 #include "util/sha256.hpp"
 #include "util/text.hpp"

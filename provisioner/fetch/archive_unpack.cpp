@@ -1,5 +1,4 @@
-#include "archive_unpack.hpp"
-
+#include "fetch/fetch.hpp"
 #include "util/sha256.hpp"
 #include "util/text.hpp"
 #include "util/text_check.hpp"

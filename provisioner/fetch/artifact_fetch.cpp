@@ -1,5 +1,4 @@
-#include "artifact_fetch.hpp"
-
+#include "fetch/fetch.hpp"
 #include "oci/registry_client.hpp"
 #include "util/atomic_file.hpp"
 #include "util/download.hpp"
@@ -17,6 +16,12 @@
 namespace lume_unlock::fetch {
 
 namespace {
+
+/// True for a URL on Hugging Face (huggingface.co, hf.co): the hosts HF_TOKEN belongs to.
+bool is_hugging_face_url(const std::string& url) {
+  const std::string host = util::url_host(url);
+  return util::starts_with(url, "https://") && (host == "huggingface.co" || host == "hf.co");
+}
 
 Error digest_mismatch(const ArtifactSource& source,
                       const std::string& expected,
@@ -247,11 +252,6 @@ Result<std::string> hugging_face_token_from_environment() {
     }
   }
   return token;
-}
-
-bool is_hugging_face_url(const std::string& url) {
-  const std::string host = util::url_host(url);
-  return util::starts_with(url, "https://") && (host == "huggingface.co" || host == "hf.co");
 }
 
 Result<FetchedArtifact>

@@ -1,5 +1,4 @@
-#include "artifact_source.hpp"
-
+#include "fetch/fetch.hpp"
 #include "util/http_client.hpp"
 #include "util/text.hpp"
 #include "util/text_check.hpp"

@@ -1,5 +1,4 @@
-#include "blob_cache.hpp"
-
+#include "fetch/fetch.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
 

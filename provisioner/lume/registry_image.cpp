@@ -1,6 +1,6 @@
 #include "lume/registry_image.hpp"
 
-#include "oci/media_types.hpp"
+#include "oci/manifest.hpp"
 #include "util/sha256.hpp"
 #include "util/text.hpp"
 

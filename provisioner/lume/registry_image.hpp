@@ -1,7 +1,6 @@
 #pragma once
 
 #include "lume/types.hpp"
-#include "oci/digest.hpp"
 #include "oci/manifest.hpp"
 #include "oci/reference.hpp"
 #include "util/result.hpp"

@@ -1,5 +1,4 @@
-#include "lume/storage.hpp"
-
+#include "lume/client.hpp"
 #include "util/atomic_file.hpp"
 #include "util/text.hpp"
 

@@ -47,9 +47,6 @@ struct VmDetails {
   std::string network_mode;
   std::optional<double> download_progress; ///< always null in full details
 
-  bool is_provisioning() const {
-    return status == VmStatus::provisioning || status == VmStatus::provisioning_stale;
-  }
   /// Running, with a known guest address and an open SSH port (Lume's view, not a login test).
   bool ssh_ready() const {
     return status == VmStatus::running && ip_address.has_value() && !ip_address->empty() &&

@@ -1,4 +1,4 @@
-#include "lume/vm_lifecycle.hpp"
+#include "lume/client.hpp"
 
 #include <algorithm>
 #include <thread>

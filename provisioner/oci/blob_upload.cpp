@@ -1,4 +1,4 @@
-#include "oci/media_types.hpp"
+#include "oci/manifest.hpp"
 #include "oci/registry_session.hpp"
 #include "util/encoding.hpp"
 #include "util/sha256.hpp"

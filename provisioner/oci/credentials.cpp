@@ -1,5 +1,4 @@
-#include "oci/credentials.hpp"
-
+#include "oci/registry_client.hpp"
 #include "util/atomic_file.hpp"
 #include "util/ecdsa_key.hpp"
 #include "util/encoding.hpp"

@@ -1,6 +1,5 @@
 #include "oci/manifest.hpp"
 
-#include "oci/media_types.hpp"
 #include "util/json_reader.hpp"
 
 namespace lume_unlock::oci {

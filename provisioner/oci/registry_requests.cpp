@@ -1,4 +1,4 @@
-#include "oci/media_types.hpp"
+#include "oci/manifest.hpp"
 #include "oci/registry_client.hpp"
 #include "oci/registry_session.hpp"
 #include "util/download.hpp"

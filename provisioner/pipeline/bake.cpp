@@ -1,7 +1,7 @@
 #include "pipeline/bake.hpp"
 
-#include "lume/vm_lifecycle.hpp"
-#include "oci/media_types.hpp"
+#include "lume/client.hpp"
+#include "oci/manifest.hpp"
 #include "provenance/provenance.hpp"
 #include "signing/signing.hpp"
 #include "util/atomic_file.hpp"

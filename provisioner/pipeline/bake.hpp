@@ -2,7 +2,7 @@
 
 #include "pipeline/create.hpp"
 #include "pipeline/plan.hpp"
-#include "recipe/lock_file.hpp"
+#include "recipe/recipe.hpp"
 #include "signing/signing.hpp"
 #include "transfer/image_push.hpp"
 #include "util/ecdsa_key.hpp"

@@ -1,6 +1,6 @@
 #include "pipeline/bench.hpp"
 
-#include "oci/media_types.hpp"
+#include "oci/manifest.hpp"
 #include "pipeline/allow.hpp"
 #include "pipeline/vm_state.hpp"
 #include "provenance/provenance.hpp"

@@ -7,8 +7,6 @@
 #include "util/progress.hpp"
 #include "util/result.hpp"
 #include "verify/bench.hpp"
-#include "verify/llama_bench.hpp"
-#include "verify/perplexity.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -8,8 +8,6 @@
 #include "guest/ssh_session.hpp"
 #include "lume/client.hpp"
 #include "lume/host_preference.hpp"
-#include "lume/storage.hpp"
-#include "lume/vm_lifecycle.hpp"
 #include "pipeline/vm_state.hpp"
 #include "util/atomic_file.hpp"
 #include "util/size.hpp"

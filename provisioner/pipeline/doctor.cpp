@@ -2,7 +2,6 @@
 
 #include "lume/client.hpp"
 #include "lume/host_preference.hpp"
-#include "lume/storage.hpp"
 #include "oci/reference.hpp"
 #include "pipeline/status.hpp"
 #include "provenance/provenance.hpp"

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "bundle/manifest.hpp"
+#include "bundle/bundle.hpp"
 #include "oci/registry_client.hpp"
 #include "util/result.hpp"
 

@@ -3,10 +3,9 @@
 // record. `clone` copies it through Lume instead of pulling the image again, then converges the
 // copy as `create` would; these are the checks and records that make that safe.
 #include "guest/session.hpp"
-#include "lume/api.hpp"
+#include "lume/client.hpp"
 #include "lume/types.hpp"
 #include "provenance/provenance.hpp"
-#include "recipe/lock_file.hpp"
 #include "recipe/recipe.hpp"
 #include "util/result.hpp"
 

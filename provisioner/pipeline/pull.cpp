@@ -1,6 +1,6 @@
 #include "pipeline/pull.hpp"
 
-#include "lume/vm_lifecycle.hpp"
+#include "lume/client.hpp"
 #include "pipeline/vm_state.hpp"
 #include "provenance/provenance.hpp"
 

@@ -2,7 +2,7 @@
 
 #include "apply/guest_access.hpp"
 #include "guest/session.hpp"
-#include "lume/api.hpp"
+#include "lume/client.hpp"
 #include "lume/types.hpp"
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"

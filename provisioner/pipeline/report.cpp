@@ -5,14 +5,14 @@
 #include "guest/guest_records.hpp"
 #include "pipeline/bench.hpp"
 #include "provenance/provenance.hpp"
-#include "recipe/lock_file.hpp"
+#include "recipe/recipe.hpp"
 #include "report/report.hpp"
 #include "util/atomic_file.hpp"
 #include "util/child_process.hpp"
 #include "util/sha256.hpp"
 #include "util/text.hpp"
 #include "util/text_check.hpp"
-#include "verify/llama_bench.hpp"
+#include "verify/bench.hpp"
 
 #include <cerrno>
 #include <cstdio>

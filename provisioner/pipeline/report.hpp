@@ -1,7 +1,7 @@
 #pragma once
 
 #include "guest/session.hpp"
-#include "lume/api.hpp"
+#include "lume/client.hpp"
 #include "report/report.hpp"
 #include "util/result.hpp"
 

@@ -2,8 +2,8 @@
 
 #include "apply/enablement_apply.hpp"
 #include "apply/programs.hpp"
-#include "enablement/enablement_json.hpp"
-#include "enablement/launch_agent.hpp"
+#include "enablement/enablement_list.hpp"
+#include "enablement/enablement_plan.hpp"
 #include "guest/guest_layout.hpp"
 #include "guest/guest_records.hpp"
 #include "pipeline/vm_state.hpp"

@@ -4,7 +4,7 @@
 // write it (host and guest).
 
 #include "enablement/enablement_list.hpp"
-#include "enablement/launch_agent.hpp"
+#include "enablement/enablement_plan.hpp"
 #include "guest/guest_layout.hpp"
 #include "guest/session.hpp"
 #include "lume/types.hpp"

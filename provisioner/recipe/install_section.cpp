@@ -1,4 +1,4 @@
-#include "recipe.hpp"
+#include "recipe/recipe.hpp"
 #include "recipe_sections.hpp"
 #include "util/sha256.hpp"
 #include "util/text.hpp"

@@ -1,9 +1,8 @@
 #include "recipe_sections.hpp"
 
-#include "recipe.hpp"
+#include "recipe/recipe.hpp"
 #include "util/text.hpp"
 #include "verify/bench.hpp"
-#include "verify/perplexity.hpp"
 
 #include <algorithm>
 #include <cstdint>

@@ -1,7 +1,6 @@
 #include "report/report.hpp"
 #include "util/encoding.hpp"
 #include "verify/bench.hpp"
-#include "verify/perplexity.hpp"
 
 #include <algorithm>
 #include <cmath>

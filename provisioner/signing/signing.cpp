@@ -1,6 +1,6 @@
 #include "signing/signing.hpp"
 
-#include "oci/media_types.hpp"
+#include "oci/manifest.hpp"
 #include "util/atomic_file.hpp"
 #include "util/encoding.hpp"
 #include "util/json_reader.hpp"

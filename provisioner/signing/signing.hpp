@@ -1,6 +1,5 @@
 #pragma once
 
-#include "oci/digest.hpp"
 #include "oci/manifest.hpp"
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"

@@ -2,8 +2,6 @@
 
 #include "lume/client.hpp"
 #include "lume/registry_image.hpp"
-#include "lume/storage.hpp"
-#include "lume/vm_lifecycle.hpp"
 #include "util/atomic_file.hpp"
 
 #include <filesystem>

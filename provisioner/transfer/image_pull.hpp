@@ -1,6 +1,6 @@
 #pragma once
 
-#include "lume/api.hpp"
+#include "lume/client.hpp"
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"
 #include "signing/signing.hpp"

@@ -1,9 +1,8 @@
 #include "transfer/image_push.hpp"
 
+#include "lume/client.hpp"
 #include "lume/registry_image.hpp"
-#include "lume/storage.hpp"
 #include "oci/manifest.hpp"
-#include "oci/media_types.hpp"
 #include "provenance/provenance.hpp"
 
 #include <thread>

@@ -1,7 +1,6 @@
 #pragma once
 
-#include "lume/api.hpp"
-#include "oci/digest.hpp"
+#include "lume/client.hpp"
 #include "oci/manifest.hpp"
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"

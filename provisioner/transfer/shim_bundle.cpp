@@ -1,6 +1,6 @@
 #include "transfer/shim_bundle.hpp"
 
-#include "oci/media_types.hpp"
+#include "oci/manifest.hpp"
 #include "util/atomic_file.hpp"
 #include "util/child_process.hpp"
 #include "util/text.hpp"

@@ -3,8 +3,7 @@
 // The shim bundle on the host: which one a command uses and loading it, and the bundle as an OCI
 // artifact (DESIGN §4.4), published under a tag and fetched back by digest.
 
-#include "bundle/loader.hpp"
-#include "oci/digest.hpp"
+#include "bundle/bundle.hpp"
 #include "oci/manifest.hpp"
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"

@@ -1,7 +1,6 @@
 #pragma once
 
 #include "util/result.hpp"
-#include "verify/llama_bench.hpp"
 #include "verify/llama_log.hpp"
 
 #include <nlohmann/json.hpp>
@@ -14,6 +13,111 @@
 #include <vector>
 
 namespace lume_unlock::verify {
+
+/// One test of a `llama-bench -o json` run: one element of the array it prints. Only the
+/// fields lume-unlock uses are kept; they are read exactly as printed.
+struct LlamaBenchTest {
+  long long n_prompt = 0; ///< prompt tokens processed (pp), 0 for a generation test
+  long long n_gen = 0;    ///< tokens generated (tg), 0 for a prompt-processing test
+  long long n_depth = 0;  ///< context depth before the test (llama-bench -d), 0 when absent
+  double avg_ts = 0;      ///< tokens per second, mean over the repetitions
+  double stddev_ts = 0;   ///< its standard deviation
+  /// Tokens per second of each repetition, in run order; empty when the output has none (a
+  /// llama-bench older than `samples_ts`). The publisher's figures are their medians.
+  std::vector<double> samples_ts;
+  std::optional<std::string> backends;     ///< "MTL,BLAS"
+  std::optional<std::string> gpu_info;     ///< "Apple Paravirtual device", "Apple M1 Ultra"
+  std::optional<std::string> cpu_info;     ///< "Accelerate, Apple M1 Ultra (Virtual)"
+  std::optional<std::string> model_type;   ///< "llama 1B Q4_K - Medium"
+  std::optional<std::string> build_commit; ///< "ee3d1b54c"
+
+  /// The name llama-bench's table gives the test: "pp512", "tg128", "pp512+tg128", with
+  /// " @ d4096" appended for a depth.
+  std::string name() const;
+  /// "pp" (prompt only), "tg" (generation only) or "pg" (both): what --min-host-ratio keys on.
+  std::string kind() const;
+};
+
+/// The largest llama-bench output read: a run prints about 1.4 KiB per test.
+inline constexpr std::size_t k_max_llama_bench_bytes = 4u << 20;
+
+/// Parses what `llama-bench -o json` printed on stdout. Fails (category verification, naming
+/// `source` — "the stock run", a file name — and the element and field) on empty, truncated
+/// or malformed JSON, on anything but a non-empty array of test objects, on a missing or
+/// mistyped n_prompt/n_gen/avg_ts/stddev_ts, on a samples_ts that is not an array of figures
+/// (it may be absent), on negative or non-finite figures, on a test that
+/// neither processes a prompt nor generates, on two tests of the same name and on output over
+/// k_max_llama_bench_bytes. Pure: no I/O.
+Result<std::vector<LlamaBenchTest>> parse_llama_bench_json(std::string_view text,
+                                                           const std::string& source);
+
+/// What one llama-perplexity run printed (tools/perplexity/perplexity.cpp, docs/sources.md): the
+/// running perplexity after each chunk on stdout ("[1]9.8731,[2]10.0210,"), and on stderr
+/// "Final estimate: PPL = 9.8690 +/- 0.41234". A run whose text was too short prints neither,
+/// and still exits 0.
+struct PerplexityRun {
+  std::vector<double> chunks;           ///< [1], [2], … in order
+  std::optional<double> estimate;       ///< the Final estimate's PPL
+  std::optional<double> uncertainty;    ///< its "+/-"
+  std::optional<std::string> too_short; ///< the tool's "you need at least N tokens" line
+};
+
+/// Reads a run's two streams. Never fails: what is missing stays empty. Per-chunk values are
+/// "[N]X," groups in order N = 1, 2, …; a group out of order or not a finite positive number
+/// ends the list. The estimate is the last "Final estimate: PPL = X +/- Y" line. Also reads a
+/// host's run saved as one stream (2>&1): pass it as both.
+PerplexityRun parse_llama_perplexity(std::string_view stdout_text, std::string_view stderr_text);
+
+/// The enablement entry that runs llama-perplexity unless told otherwise (`--perplexity-entry`,
+/// a recipe's bench.perplexity_entry).
+inline constexpr const char* k_default_perplexity_entry = "llama-perplexity";
+
+/// The context and batch every bench run uses (-c, -b): llama-perplexity's default context,
+/// and a batch of one context so each chunk is one decode on both sides.
+inline constexpr int k_perplexity_context = 512;
+inline constexpr int k_perplexity_batch = 512;
+
+/// How far the unlocked perplexity may move from the stock (CPU) one, relative
+/// (|unlocked - stock| / stock), unless a recipe's bench.max_perplexity_drift says otherwise.
+/// Reasoning and sources: docs/sources.md, "Perplexity: CPU against Metal".
+inline constexpr double k_default_max_perplexity_drift = 0.02;
+
+/// "0.02" or "2%": a relative drift in (0, 1]. Fails (usage) naming `what`.
+Result<double> parse_perplexity_drift(std::string_view text, const std::string& what);
+
+/// The stock (-ngl 0) and unlocked (GPU) runs of one bench, and the host's when given.
+struct PerplexityComparison {
+  PerplexityRun stock;
+  PerplexityRun unlocked;
+  std::optional<PerplexityRun> host;
+  double max_drift = k_default_max_perplexity_drift;
+  std::string max_drift_name = "bench.max_perplexity_drift"; ///< how failures name the limit
+};
+
+/// |unlocked - reference| / reference, when both have an estimate.
+std::optional<double> perplexity_drift(const PerplexityRun& reference,
+                                       const PerplexityRun& unlocked);
+
+/// One sentence per failure, both numbers in each: a run with no Final estimate, the unlocked
+/// estimate too far from the stock one, or from the host's. Empty: correct.
+std::vector<std::string> gate_perplexity(const PerplexityComparison& comparison);
+
+/// The record's "perplexity": {context, batch, max_drift, stock, unlocked, host?, drift,
+/// host_drift?}, each run as {estimate?, uncertainty?, chunks}.
+nlohmann::json to_json(const PerplexityComparison& comparison);
+
+/// "perplexity 9.873 vs 9.869 on CPU" (and ", 9.870 on the host"); empty without both
+/// estimates. For the bench's text and the chart's caption; reads a record's "perplexity".
+std::string perplexity_phrase(const nlohmann::json& perplexity);
+
+/// The fixed text every bench's llama-perplexity runs read (-f): our own prose, 2,498 words,
+/// provisioner/verify/perplexity-text.txt, compiled into the program. It tokenizes to well over
+/// 2 × k_perplexity_context tokens, which llama-perplexity needs for even one chunk.
+std::string_view perplexity_text();
+
+/// Where the bench puts it in the guest, under the guest user's home.
+inline constexpr const char* k_perplexity_text_guest_path =
+    "Library/Application Support/LumeUnlock/bench/perplexity-text.txt";
 
 /// How figures are written: 1.5 with 2 decimals → "1.50"; compact_number(0.95) → "0.95" (%g).
 std::string fixed_decimals(double value, int decimals);

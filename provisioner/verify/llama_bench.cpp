@@ -1,8 +1,7 @@
-#include "verify/llama_bench.hpp"
-
 #include "util/json_reader.hpp"
 #include "util/size.hpp"
 #include "util/text_check.hpp"
+#include "verify/bench.hpp"
 
 #include <nlohmann/json.hpp>
 

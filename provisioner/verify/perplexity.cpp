@@ -1,5 +1,3 @@
-#include "verify/perplexity.hpp"
-
 #include "util/json_reader.hpp"
 #include "util/text_check.hpp"
 #include "verify/bench.hpp"

@@ -3,7 +3,7 @@
 // --platform before them. Writes DIR/shim-bundle/ and DIR/lume-unlock-shim-bundle-<version>.tar.gz.
 // For a darwin platform it reads the Mach-O slices of the shim and the probe (provisioner/macho)
 // and lists them in bundle.json; a darwin file that is not a Mach-O is refused.
-#include "bundle/builder.hpp"
+#include "bundle/bundle.hpp"
 #include "macho/macho.hpp"
 #include "util/atomic_file.hpp"
 #include "util/text.hpp"

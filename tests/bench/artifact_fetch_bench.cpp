@@ -8,7 +8,7 @@
 //   build/tests/bench/artifact_fetch_bench [--mib 256] [--runs 5]
 // ctest runs it only as a smoke test, --mib 4 --runs 1. Exit 77 (skipped) without curl or
 // sha256sum, unless CI=true.
-#include "fetch/artifact_fetch.hpp"
+#include "fetch/fetch.hpp"
 #include "support/artifact_server.hpp"
 #include "support/bench_arguments.hpp"
 #include "support/process.hpp"

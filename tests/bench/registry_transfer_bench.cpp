@@ -7,7 +7,7 @@
 //   build/tests/bench/registry_transfer_bench [--mib 256] [--runs 5]
 // ctest runs it only as a smoke test, --mib 4 --runs 1. Exit 77 (skipped) without docker-registry
 // or skopeo, unless CI=true.
-#include "oci/media_types.hpp"
+#include "oci/manifest.hpp"
 #include "oci/registry_client.hpp"
 #include "support/bench_arguments.hpp"
 #include "support/random_file.hpp"

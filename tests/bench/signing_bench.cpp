@@ -11,7 +11,7 @@
 //   build/tests/bench/signing_bench --benchmark_repetitions=10 --benchmark_report_aggregates_only
 // ctest runs it once, briefly, as a smoke test only. Exit 77 (skipped) without docker-registry,
 // unless CI=true.
-#include "oci/media_types.hpp"
+#include "oci/manifest.hpp"
 #include "oci/registry_client.hpp"
 #include "signing/signing.hpp"
 #include "support/process.hpp"

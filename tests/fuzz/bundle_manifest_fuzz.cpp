@@ -1,6 +1,6 @@
 // libFuzzer target: a shim bundle's bundle.json. Any bytes must give a value or an Error, never a
 // crash, a hang or a sanitizer report; accepted values must survive the round trips checked below.
-#include "bundle/manifest.hpp"
+#include "bundle/bundle.hpp"
 #include "fuzz_check.hpp"
 
 #include <cstddef>

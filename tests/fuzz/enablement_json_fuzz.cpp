@@ -1,6 +1,6 @@
 // libFuzzer target: the guest's enablement.json. Any bytes must give a value or an Error, never a
 // crash, a hang or a sanitizer report; accepted values must survive the round trips checked below.
-#include "enablement/enablement_json.hpp"
+#include "enablement/enablement_list.hpp"
 #include "fuzz_check.hpp"
 
 #include <cstddef>

@@ -3,7 +3,6 @@
 // must compare with themselves as a speedup of exactly 1 and render.
 #include "fuzz_check.hpp"
 #include "verify/bench.hpp"
-#include "verify/llama_bench.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,7 +1,7 @@
 // libFuzzer target: a recipe lock file (JSON). Any bytes must give a value or an Error, never a
 // crash, a hang or a sanitizer report; accepted values must survive the round trips checked below.
 #include "fuzz_check.hpp"
-#include "recipe/lock_file.hpp"
+#include "recipe/recipe.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -2,7 +2,7 @@
 // must give figures or nothing, never a crash, a hang or a sanitizer report; every figure read is
 // finite and positive, and a run compared with itself has no drift and passes the gate.
 #include "fuzz_check.hpp"
-#include "verify/perplexity.hpp"
+#include "verify/bench.hpp"
 
 #include <cmath>
 #include <cstddef>

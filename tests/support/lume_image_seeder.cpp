@@ -1,6 +1,6 @@
 #include "support/lume_image_seeder.hpp"
 
-#include "oci/media_types.hpp"
+#include "oci/manifest.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,8 +1,7 @@
 #pragma once
 // A LumeApi whose GET answers come from a script, and a clock that only moves when slept on:
 // for unit tests of the code that polls Lume (lume::wait_until and its callers).
-#include "lume/api.hpp"
-#include "lume/vm_lifecycle.hpp"
+#include "lume/client.hpp"
 
 #include <chrono>
 #include <deque>

@@ -2,9 +2,8 @@
 // A guest-sim guest with a (stand-in) shim bundle installed, for enablement apply tests.
 #include "apply/enablement_apply.hpp"
 #include "apply/shim_installer.hpp"
-#include "bundle/builder.hpp"
-#include "bundle/loader.hpp"
-#include "enablement/launch_agent.hpp"
+#include "bundle/bundle.hpp"
+#include "enablement/enablement_plan.hpp"
 #include "integration/apply/sim_guest.hpp"
 #include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"

@@ -2,11 +2,10 @@
 // The lume-unlock CLI in-process against guest-sim and lume-sim ("vm1" runs at guest-sim's
 // address), with a helper to install a shim bundle into the guest first.
 #include "apply/shim_installer.hpp"
-#include "bundle/loader.hpp"
+#include "bundle/bundle.hpp"
 #include "cli/app.hpp"
 #include "guest/ssh_session.hpp"
 #include "lume/client.hpp"
-#include "lume/vm_lifecycle.hpp"
 #include "support/guest_sim.hpp"
 #include "support/lume_sim.hpp"
 #include "support/process.hpp"

@@ -1,6 +1,6 @@
 // The enablement executor against guest-sim: observe, prechecks, apply, rollback, convergence.
-#include "enablement/enablement_json.hpp"
-#include "enablement/launch_agent.hpp"
+#include "enablement/enablement_list.hpp"
+#include "enablement/enablement_plan.hpp"
 #include "integration/apply/apply_fixture.hpp"
 #include "support/file_io.hpp"
 #include "unit/macho/fixture.hpp"

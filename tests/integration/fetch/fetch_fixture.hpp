@@ -2,7 +2,7 @@
 // trusts it, a cache in a temporary directory and the progress events a fetch reports.
 #pragma once
 
-#include "fetch/artifact_fetch.hpp"
+#include "fetch/fetch.hpp"
 #include "support/artifact_server.hpp"
 #include "support/temp_dir.hpp"
 

@@ -1,6 +1,6 @@
 // oci:// install sources against a real docker-registry on TLS: a model pushed as a blob is
 // fetched by its digest into the cache, and a digest the registry lacks is a registry error.
-#include "fetch/artifact_fetch.hpp"
+#include "fetch/fetch.hpp"
 #include "support/loopback_http_server.hpp"
 #include "support/registry_server.hpp"
 #include "support/temp_dir.hpp"

@@ -1,7 +1,7 @@
 // Downloads as the real hosts serve them (docs/sources.md): a connection that stalls, a
 // rate-limited resolver, a partial resumed only when the server proves it is the same file, and
 // Hugging Face's resolve redirect with its token and its advertised digest.
-#include "fetch/artifact_fetch.hpp"
+#include "fetch/fetch.hpp"
 #include "fetch_fixture.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"

@@ -2,7 +2,6 @@
 // address for its running VMs, as Lume reports the guest's.
 #include "cli/app.hpp"
 #include "lume/client.hpp"
-#include "lume/vm_lifecycle.hpp"
 #include "support/cli_run.hpp"
 #include "support/guest_sim.hpp"
 #include "support/lume_sim.hpp"

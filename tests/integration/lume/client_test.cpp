@@ -2,7 +2,6 @@
 // sees when Lume misbehaves (faults injected through lume-sim).
 #include "cli/context.hpp"
 #include "lume/client.hpp"
-#include "lume/vm_lifecycle.hpp"
 #include "support/loopback_listener.hpp"
 #include "support/lume_sim.hpp"
 

@@ -1,6 +1,6 @@
 // `lume-unlock resolve` and `lume-unlock lock` driven in-process against a real registry.
 #include "oci/registry_client.hpp"
-#include "recipe/lock_file.hpp"
+#include "recipe/recipe.hpp"
 #include "support/cli_run.hpp"
 #include "support/lume_image_seeder.hpp"
 #include "support/registry_server.hpp"

@@ -1,6 +1,6 @@
 // The registry client against a small misbehaving registry (cpp-httplib): every fault is an
 // Error of category registry with an exact message, and nothing is left half-written.
-#include "oci/media_types.hpp"
+#include "oci/manifest.hpp"
 #include "oci/registry_client.hpp"
 #include "support/loopback_http_server.hpp"
 #include "support/temp_dir.hpp"

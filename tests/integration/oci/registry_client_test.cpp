@@ -1,6 +1,6 @@
 // The registry client against a real registry (Debian's docker-registry, CNCF distribution 2.8)
 // on loopback, with every digest cross-checked by an independent client (skopeo).
-#include "oci/media_types.hpp"
+#include "oci/manifest.hpp"
 #include "oci/reference.hpp"
 #include "oci/registry_client.hpp"
 #include "support/lume_image_seeder.hpp"

@@ -4,7 +4,7 @@
 #include "lume/client.hpp"
 #include "pipeline_fixture.hpp"
 #include "provenance/provenance.hpp"
-#include "recipe/lock_file.hpp"
+#include "recipe/recipe.hpp"
 #include "signing/signing.hpp"
 #include "support/registry_server.hpp"
 #include "util/ecdsa_key.hpp"

@@ -3,7 +3,7 @@
 // docker-registry on TLS; the annotated manifest read back with skopeo.
 #include "bench_world.hpp"
 #include "provenance/provenance.hpp"
-#include "recipe/lock_file.hpp"
+#include "recipe/recipe.hpp"
 #include "support/file_io.hpp"
 #include "util/sha256.hpp"
 

@@ -1,5 +1,5 @@
 // `lume-unlock bundle push` against a real registry (docker-registry), checked with skopeo.
-#include "bundle/builder.hpp"
+#include "bundle/bundle.hpp"
 #include "support/cli_run.hpp"
 #include "support/process.hpp"
 #include "support/registry_server.hpp"

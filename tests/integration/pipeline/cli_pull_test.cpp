@@ -1,7 +1,7 @@
 // `lume-unlock resolve` and `lume-unlock pull` driven in-process against lume-sim and a real
 // registry (docker-registry), with skopeo as the independent check of every digest.
 #include "lume/client.hpp"
-#include "oci/media_types.hpp"
+#include "oci/manifest.hpp"
 #include "oci/registry_client.hpp"
 #include "provenance/provenance.hpp"
 #include "support/cli_run.hpp"

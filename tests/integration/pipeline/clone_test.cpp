@@ -4,7 +4,6 @@
 // anything it fetched would fail it.
 #include "guest/ssh_session.hpp"
 #include "lume/client.hpp"
-#include "lume/vm_lifecycle.hpp"
 #include "pipeline_fixture.hpp"
 #include "util/sha256.hpp"
 

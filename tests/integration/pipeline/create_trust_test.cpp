@@ -3,7 +3,7 @@
 // must each carry a cosign signature by a trusted key. A refusal is exit 6 before Lume is asked
 // to pull or create anything and before a byte reaches the guest, and nothing is recorded.
 #include "pipeline_fixture.hpp"
-#include "recipe/lock_file.hpp"
+#include "recipe/recipe.hpp"
 #include "support/file_io.hpp"
 #include "transfer/shim_bundle.hpp"
 #include "util/ecdsa_key.hpp"

@@ -2,7 +2,7 @@
 // checks the step named in the error, the exit code (DESIGN §9), that no file sits half-written
 // under a final name, and that a second create without the fault completes.
 #include "lume/client.hpp"
-#include "oci/media_types.hpp"
+#include "oci/manifest.hpp"
 #include "pipeline_fixture.hpp"
 #include "util/sha256.hpp"
 

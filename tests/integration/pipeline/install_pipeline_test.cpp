@@ -4,7 +4,7 @@
 // verify re-hash, and every bad byte is refused before it reaches the guest.
 #include "pipeline_fixture.hpp"
 #include "provenance/provenance.hpp"
-#include "recipe/lock_file.hpp"
+#include "recipe/recipe.hpp"
 #include "support/artifact_server.hpp"
 #include "support/file_io.hpp"
 #include "support/llama_release.hpp"

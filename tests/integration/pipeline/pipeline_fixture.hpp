@@ -3,7 +3,7 @@
 // with a small Lume image, guest-sim (a real sshd with a macOS userland), lume-sim reporting
 // guest-sim's address and pulling from the registry, a recipe naming the registry image with
 // the installed probe enabled as an agent, and the CLI run in-process.
-#include "bundle/loader.hpp"
+#include "bundle/bundle.hpp"
 #include "oci/registry_client.hpp"
 #include "support/cli_run.hpp"
 #include "support/dropping_proxy.hpp"

@@ -1,7 +1,7 @@
 // The darwin-arm64 entry of the built shim bundle, read by the loader and by lume-unlock's own
 // Mach-O reader: bundle.json lists the slices each file really has. The cross-built shim has no
 // arm64e slice (ld64.lld cannot link one); Apple's toolchain builds a universal arm64 + arm64e one.
-#include "bundle/loader.hpp"
+#include "bundle/bundle.hpp"
 #include "macho/macho.hpp"
 #include "support/file_io.hpp"
 

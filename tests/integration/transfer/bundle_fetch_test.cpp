@@ -1,9 +1,8 @@
 // Shim bundles fetched by digest from a real registry (docker-registry on loopback): the build
 // tree's archive published as `lume-unlock bundle push` publishes it, then loaded through
 // transfer::fetch_bundle and through the command line's --bundle REF@sha256:….
-#include "bundle/builder.hpp"
-#include "bundle/loader.hpp"
-#include "oci/media_types.hpp"
+#include "bundle/bundle.hpp"
+#include "oci/manifest.hpp"
 #include "oci/registry_client.hpp"
 #include "support/cli_run.hpp"
 #include "support/lume_image_seeder.hpp"

@@ -1,6 +1,6 @@
 // transfer::pull_image against a real registry (docker-registry on loopback) and a scripted
 // Lume (FakeLume below): the resolve / pull / compare logic, case by case.
-#include "oci/media_types.hpp"
+#include "oci/manifest.hpp"
 #include "support/lume_image_seeder.hpp"
 #include "support/registry_server.hpp"
 #include "support/scripted_lume.hpp"

@@ -1,7 +1,7 @@
 // The enablement executor's parsing and step handling over a scripted session.
 #include "apply/enablement_apply.hpp"
 #include "apply/llama_runs.hpp"
-#include "enablement/enablement_json.hpp"
+#include "enablement/enablement_list.hpp"
 #include "unit/guest/scripted_session.hpp"
 #include "unit/macho/fixture.hpp"
 

@@ -1,5 +1,4 @@
-#include "bundle/builder.hpp"
-#include "bundle/loader.hpp"
+#include "bundle/bundle.hpp"
 #include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"

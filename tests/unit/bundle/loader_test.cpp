@@ -1,4 +1,4 @@
-#include "bundle/loader.hpp"
+#include "bundle/bundle.hpp"
 #include "support/temp_dir.hpp"
 #include "util/archive.hpp"
 #include "util/atomic_file.hpp"

@@ -1,4 +1,4 @@
-#include "bundle/manifest.hpp"
+#include "bundle/bundle.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

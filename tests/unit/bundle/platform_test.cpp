@@ -1,4 +1,4 @@
-#include "bundle/manifest.hpp"
+#include "bundle/bundle.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "enablement/enablement_json.hpp"
+#include "enablement/enablement_list.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,5 @@
-#include "enablement/enablement_json.hpp"
+#include "enablement/enablement_list.hpp"
 #include "enablement/enablement_plan.hpp"
-#include "enablement/launch_agent.hpp"
 #include "util/sha256.hpp"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // The examples in launchd/ are documentation; this test keeps them what the code produces.
 
 #include "enablement/enablement_list.hpp"
-#include "enablement/launch_agent.hpp"
+#include "enablement/enablement_plan.hpp"
 
 #include <gtest/gtest.h>
 

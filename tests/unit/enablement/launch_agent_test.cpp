@@ -1,4 +1,4 @@
-#include "enablement/launch_agent.hpp"
+#include "enablement/enablement_plan.hpp"
 #include "plistlib.hpp"
 #include "util/sha256.hpp"
 

@@ -1,4 +1,4 @@
-#include "enablement/launch_agent.hpp"
+#include "enablement/enablement_plan.hpp"
 
 #include <gtest/gtest.h>
 

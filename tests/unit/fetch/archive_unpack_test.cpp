@@ -1,4 +1,4 @@
-#include "fetch/archive_unpack.hpp"
+#include "fetch/fetch.hpp"
 #include "support/temp_dir.hpp"
 #include "support/zip_writer.hpp"
 #include "util/archive.hpp"

@@ -1,4 +1,4 @@
-#include "fetch/artifact_source.hpp"
+#include "fetch/fetch.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "fetch/blob_cache.hpp"
+#include "fetch/fetch.hpp"
 #include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"

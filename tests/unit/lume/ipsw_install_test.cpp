@@ -1,6 +1,6 @@
 // install_from_ipsw's wait: Lume's unattended setup stops and boots the VM between phases
 // without a marker, so only a VM that stays stopped for the settle time is finished.
-#include "lume/vm_lifecycle.hpp"
+#include "lume/client.hpp"
 #include "support/scripted_lume.hpp"
 
 #include <gtest/gtest.h>

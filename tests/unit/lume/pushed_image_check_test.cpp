@@ -1,7 +1,7 @@
 // lume::check_pushed_image: a manifest in the registry is the push of a Lume VM directory only
 // when its NVRAM and disk slices hash to the VM's own bytes.
 #include "lume/registry_image.hpp"
-#include "oci/media_types.hpp"
+#include "oci/manifest.hpp"
 #include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"

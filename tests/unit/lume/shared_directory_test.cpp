@@ -1,6 +1,6 @@
 // Where a macOS guest sees the directories a run request shares (docs/sources.md, "Lume's
 // shared directories": VMVirtualizationService.swift createDirectoryShare @ b296ec9c).
-#include "lume/storage.hpp"
+#include "lume/client.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Where Lume keeps a VM, asked of Lume (Settings.swift: vmLocations, defaultLocationName;
 // lume-api.md §3.1 locationName), never LUME_HOME.
-#include "lume/storage.hpp"
+#include "lume/client.hpp"
 #include "support/scripted_lume.hpp"
 
 #include <gtest/gtest.h>

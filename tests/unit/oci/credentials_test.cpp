@@ -1,4 +1,4 @@
-#include "oci/credentials.hpp"
+#include "oci/registry_client.hpp"
 #include "support/file_io.hpp"
 #include "support/temp_dir.hpp"
 #include "util/encoding.hpp"

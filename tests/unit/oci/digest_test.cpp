@@ -1,4 +1,4 @@
-#include "oci/digest.hpp"
+#include "oci/reference.hpp"
 
 #include <gtest/gtest.h>
 

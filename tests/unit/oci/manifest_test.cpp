@@ -1,5 +1,4 @@
 #include "oci/manifest.hpp"
-#include "oci/media_types.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 // Issue 44: one error format for a bad document, whichever reader reads it. The same mistake (a
 // number where a string belongs) fed to three readers gives three messages of one shape.
-#include "bundle/manifest.hpp"
+#include "bundle/bundle.hpp"
 #include "lume/types.hpp"
 #include "provenance/provenance.hpp"
 

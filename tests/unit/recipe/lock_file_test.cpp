@@ -1,4 +1,4 @@
-#include "recipe/lock_file.hpp"
+#include "recipe/recipe.hpp"
 #include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"

@@ -1,6 +1,6 @@
 // Drives the built lume-unlock-make-bundle (shim/bundle/make_bundle.cpp) with small dummy files,
 // as the `shim-bundle` CMake target does with the real shim.
-#include "bundle/loader.hpp"
+#include "bundle/bundle.hpp"
 #include "support/temp_dir.hpp"
 #include "util/atomic_file.hpp"
 

@@ -1,6 +1,6 @@
 #include "support/evidence.hpp"
 #include "util/atomic_file.hpp"
-#include "verify/llama_bench.hpp"
+#include "verify/bench.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "verify/perplexity.hpp"
+#include "verify/bench.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

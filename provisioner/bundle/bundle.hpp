@@ -1,8 +1,10 @@
 #pragma once
 
+#include "util/archive.hpp"
 #include "util/result.hpp"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -87,5 +89,72 @@ struct SelectedPlatform {
 };
 Result<SelectedPlatform>
 select_platform(const BundleManifest& manifest, std::string_view system, std::string_view arch);
+
+/// A shim bundle on disk whose files all matched bundle.json when it was loaded. A bundle loaded
+/// from an archive keeps its extracted copy alive for as long as any copy of this object exists.
+class LoadedBundle {
+public:
+  const std::string& root() const { return m_root; }
+  const BundleManifest& manifest() const { return m_manifest; }
+  /// Where `file` is on this machine.
+  std::string local_path(const BundleFile& file) const { return m_root + "/" + file.path; }
+
+private:
+  friend Result<LoadedBundle> load_verified(const std::string& directory, const std::string& what);
+  friend Result<LoadedBundle> load_bundle_archive(const std::string& archive,
+                                                  const std::string& work_directory,
+                                                  const util::ExtractLimits& limits);
+  std::string m_root;
+  BundleManifest m_manifest;
+  std::shared_ptr<void> m_extracted; ///< removes the extracted copy when the last owner goes
+};
+
+/// load_bundle_directory() with `what` naming the bundle in errors (a directory or an archive).
+Result<LoadedBundle> load_verified(const std::string& directory, const std::string& what);
+
+/// Reads `<directory>/bundle.json`, validates it and verifies every file.
+Result<LoadedBundle> load_bundle_directory(const std::string& directory);
+
+/// Extracts `archive` (lume-unlock-shim-bundle-<version>.tar.gz, bundle.json at its root) through
+/// util::safe_extract into a new temporary directory under `work_directory` (the system's
+/// temporary directory when empty), then loads it as load_bundle_directory() does.
+Result<LoadedBundle> load_bundle_archive(const std::string& archive,
+                                         const std::string& work_directory = {},
+                                         const util::ExtractLimits& limits = {});
+
+/// The built files for one platform, as the build has them.
+struct PlatformSources {
+  std::string name;                 ///< "linux-x86_64", "darwin-arm64", ...
+  std::string inject_env;           ///< "LD_PRELOAD" or "DYLD_INSERT_LIBRARIES"
+  std::string shim;                 ///< installed as liblume-unlock-shim<extension of this file>
+  std::optional<std::string> probe; ///< installed as lume-unlock-probe
+  std::vector<std::string> support; ///< installed under their own file names
+  /// The Mach-O slices of the shim and the probe (darwin platforms; lume-unlock-make-bundle reads
+  /// them from the files), written to bundle.json. Empty: not listed.
+  std::vector<std::string> shim_slices{};
+  std::vector<std::string> probe_slices{};
+};
+
+struct BundleSpec {
+  std::string version;
+  std::string source_revision;
+  std::vector<PlatformSources> platforms;
+};
+
+/// What build_bundle() wrote.
+struct BuiltBundle {
+  std::string directory; ///< <out>/shim-bundle
+  std::string archive;   ///< <out>/lume-unlock-shim-bundle-<version>.tar.gz
+  BundleManifest manifest;
+};
+
+/// Writes `<out>/shim-bundle/` (bundle.json + <platform>/<files>, DESIGN §4.4) and the same
+/// content as the deterministic archive `<out>/lume-unlock-shim-bundle-<version>.tar.gz`.
+/// Files are copied with normalized modes (0755 when the source is executable, else 0644) and
+/// hashed as copied. The directory is assembled beside the old one and swapped in only when
+/// complete. Fails on a bad version, platform name or injection variable, a platform given twice,
+/// two files with one name in a platform, an unreadable source, or a manifest that
+/// parse_bundle_manifest() would refuse (e.g. a darwin-arm64 shim without an arm64 slice).
+Result<BuiltBundle> build_bundle(const BundleSpec& spec, const std::string& out);
 
 } // namespace lume_unlock::bundle
