@@ -96,39 +96,6 @@ Status check_spec(const BundleSpec& spec) {
   return ok_status();
 }
 
-/// Puts the finished staging directory at `final_path`, replacing an older bundle there.
-Status swap_in(Staging& staging, const std::string& final_path) {
-  std::error_code ec;
-  std::string old;
-  if (fs::exists(fs::symlink_status(final_path, ec))) {
-    // rename() may replace an empty directory: a fresh one gives the old bundle a unique name.
-    old = final_path + ".old.XXXXXX";
-    if (mkdtemp(old.data()) == nullptr) {
-      return io_error("cannot move the previous '" + final_path +
-                      "' aside: " + std::strerror(errno));
-    }
-    fs::rename(final_path, old, ec);
-    if (ec) {
-      std::error_code ignored;
-      fs::remove(old, ignored);
-      return io_error("cannot move the previous '" + final_path + "' aside: " + ec.message());
-    }
-  }
-  fs::rename(staging.path(), final_path, ec);
-  if (ec) {
-    if (!old.empty()) {
-      std::error_code ignored;
-      fs::rename(old, final_path, ignored); // put the previous bundle back
-    }
-    return io_error("cannot rename into '" + final_path + "': " + ec.message());
-  }
-  staging.release();
-  if (!old.empty()) {
-    fs::remove_all(old, ec);
-  }
-  return ok_status();
-}
-
 } // namespace
 
 Result<BuiltBundle> build_bundle(const BundleSpec& spec, const std::string& out) {
@@ -185,7 +152,10 @@ Result<BuiltBundle> build_bundle(const BundleSpec& spec, const std::string& out)
   }
   const std::string archive = out + "/lume-unlock-shim-bundle-" + spec.version + ".tar.gz";
   LUME_UNLOCK_TRY(util::write_tar_gz_file(archive, std::move(entries)));
-  LUME_UNLOCK_TRY(swap_in(staging, final_path));
+  if (auto placed = util::replace_directory(staging.path(), final_path); !placed.ok()) {
+    return io_error(placed.error().message());
+  }
+  staging.release();
   return BuiltBundle{final_path, archive, std::move(manifest)};
 }
 

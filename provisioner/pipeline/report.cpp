@@ -14,9 +14,6 @@
 #include "util/text_check.hpp"
 #include "verify/bench.hpp"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <system_error>
 
@@ -139,7 +136,6 @@ Status write_report_folder(const std::string& dir, const ReportFolder& folder) {
   LUME_UNLOCK_TRY(util::make_directories(parent.string()));
   const std::string suffix = util::random_hex(12);
   const fs::path staging = parent / ("." + target.filename().string() + ".tmp-" + suffix);
-  const fs::path old = parent / ("." + target.filename().string() + ".old-" + suffix);
   const auto fail = [&](const std::string& why) {
     fs::remove_all(staging, error);
     return Error(ErrorCategory::failure,
@@ -161,19 +157,8 @@ Status write_report_folder(const std::string& dir, const ReportFolder& folder) {
     }
   }
   // The previous report is moved aside, not removed, until the new one is in place.
-  const bool replacing = fs::exists(target, error);
-  if (replacing && ::rename(target.c_str(), old.c_str()) != 0) {
-    return fail(std::string("moving the previous report aside: ") + std::strerror(errno));
-  }
-  if (::rename(staging.c_str(), target.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    if (replacing) {
-      ::rename(old.c_str(), target.c_str());
-    }
-    return fail(why);
-  }
-  if (replacing) {
-    fs::remove_all(old, error);
+  if (auto placed = util::replace_directory(staging.string(), target.string()); !placed.ok()) {
+    return fail(placed.error().why());
   }
   return ok_status();
 }

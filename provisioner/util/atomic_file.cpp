@@ -235,6 +235,37 @@ Status make_directories(const std::string& path, mode_t mode) {
   return ok_status();
 }
 
+Status replace_directory(const std::string& staging, const std::string& target) {
+  const auto fail = [&](const std::string& why) {
+    return Error(ErrorCategory::failure, "cannot put '" + target + "' in place", why);
+  };
+  std::error_code ec;
+  std::string old;
+  if (std::filesystem::exists(std::filesystem::symlink_status(target, ec))) {
+    // rename() replaces an empty directory: a fresh one gives the old tree a unique name.
+    old = target + ".old.XXXXXX";
+    if (mkdtemp(old.data()) == nullptr) {
+      return fail(std::string("moving the previous one aside: ") + std::strerror(errno));
+    }
+    if (::rename(target.c_str(), old.c_str()) != 0) {
+      const std::string why = std::strerror(errno);
+      ::rmdir(old.c_str());
+      return fail("moving the previous one aside: " + why);
+    }
+  }
+  if (::rename(staging.c_str(), target.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    if (!old.empty()) {
+      ::rename(old.c_str(), target.c_str()); // the previous tree goes back
+    }
+    return fail(why);
+  }
+  if (!old.empty()) {
+    std::filesystem::remove_all(old, ec);
+  }
+  return ok_status();
+}
+
 Result<FileLock> FileLock::acquire(const std::string& path,
                                    const std::string& holder,
                                    std::chrono::milliseconds timeout) {

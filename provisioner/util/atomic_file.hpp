@@ -67,6 +67,11 @@ read_input_file(const std::string& path, std::size_t max_bytes, const std::strin
 /// Creates a directory and its parents (mode 0755 unless given). Existing directories are fine.
 Status make_directories(const std::string& path, mode_t mode = 0755);
 
+/// Puts the finished directory `staging` at `target` with rename(2). A previous `target` is moved
+/// aside under a unique name first and put back when the rename fails, so `target` always holds
+/// either the old tree or the new one, never half of each. Fails (category failure) with errno.
+Status replace_directory(const std::string& staging, const std::string& target);
+
 /// An exclusive advisory lock (flock(2)) on one file, held until destruction. The holder writes
 /// a line describing itself into the file, so a process that waits in vain can say who holds
 /// it. The lock dies with its process (the kernel drops it on close), so a crash never leaves a

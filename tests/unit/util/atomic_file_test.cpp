@@ -25,6 +25,35 @@ protected:
   fs::path m_dir;
 };
 
+TEST_F(AtomicFileTest, ReplaceDirectoryPutsTheNewTreeInPlaceAndLeavesNothingBeside) {
+  const auto target = m_dir / "report";
+  const auto staging = m_dir / ".report.tmp";
+  fs::create_directories(target / "bench");
+  ASSERT_TRUE(write_file_atomic((target / "old.txt").string(), "old").ok());
+  fs::create_directories(staging);
+  ASSERT_TRUE(write_file_atomic((staging / "new.txt").string(), "new").ok());
+
+  ASSERT_TRUE(replace_directory(staging.string(), target.string()).ok());
+
+  EXPECT_EQ(read_file((target / "new.txt").string()).value(), "new");
+  EXPECT_FALSE(fs::exists(target / "old.txt"));
+  EXPECT_EQ(entries(), 1u); // neither the staging folder nor the previous tree is left
+}
+
+TEST_F(AtomicFileTest, ReplaceDirectoryThatFailsKeepsThePreviousTree) {
+  const auto target = m_dir / "bundle";
+  fs::create_directories(target);
+  ASSERT_TRUE(write_file_atomic((target / "bundle.json").string(), "{}").ok());
+
+  const auto placed = replace_directory((m_dir / "missing").string(), target.string());
+
+  ASSERT_FALSE(placed.ok());
+  EXPECT_EQ(placed.error().message(),
+            "cannot put '" + target.string() + "' in place: No such file or directory");
+  EXPECT_EQ(read_file((target / "bundle.json").string()).value(), "{}");
+  EXPECT_EQ(entries(), 1u);
+}
+
 TEST_F(AtomicFileTest, WritesNewFile) {
   auto path = (m_dir / "a.json").string();
   ASSERT_TRUE(write_file_atomic(path, "{\"x\":1}\n").ok());
