@@ -93,13 +93,14 @@ Error unknown_entry(const enablement::EnablementList& list,
                     const std::string& otherwise,
                     const std::string& flag) {
   const auto close = util::closest_match(entry, list.names());
+  if (!close) {
+    return Error(ErrorCategory::usage, what, why, otherwise);
+  }
   return Error(ErrorCategory::usage,
                what,
                why,
-               !close ? otherwise
-               : flag.empty()
-                   ? "did you mean " + util::quote_for_message(*close) + "?"
-                   : "did you mean " + util::quote_for_message(*close) + "? (" + flag + " NAME)");
+               "did you mean " + util::quote_for_message(*close) + "?" +
+                   (flag.empty() ? "" : " (" + flag + " NAME)"));
 }
 
 std::string
