@@ -25,7 +25,8 @@ struct WantedFile {
   /// The regular file whose bytes it gets; for a link, the file the link leads to (checked
   /// to exist, so a broken archive is refused on the host).
   const fetch::UnpackedFile* bytes = nullptr;
-  std::string link; ///< non-empty: the guest path is a symbolic link to this relative target
+  std::string link;    ///< non-empty: the guest path is a symbolic link to this target
+  bool shared = false; ///< a link to the item's blob in the share (`bytes` is then null)
   mode_t mode = 0644;
 
   /// What guest::hash_guest_files reports for this path when it is as wanted.
@@ -54,10 +55,25 @@ const fetch::UnpackedFile* link_target(const std::vector<fetch::UnpackedFile>& f
   return at != nullptr && at->symlink_target.empty() ? at : nullptr;
 }
 
-Result<std::vector<WantedFile>> wanted_files(const std::vector<StagedArtifact>& staged) {
+/// Where the guest sees the verified blob of `hex` through the shared cache.
+std::string guest_blob_path(const GuestCacheShare& share, const std::string& hex) {
+  return lume::guest_path_in_share(share.share_root, {cache_share(share.cache)}, 0, hex);
+}
+
+Result<std::vector<WantedFile>> wanted_files(const std::vector<StagedArtifact>& staged,
+                                             const GuestCacheShare* share) {
   std::vector<WantedFile> wanted;
   for (std::size_t i = 0; i < staged.size(); ++i) {
     const StagedArtifact& artifact = staged[i];
+    if (share != nullptr && artifact.item.share) {
+      WantedFile want;
+      want.artifact = i;
+      want.guest_path = artifact.item.dest;
+      want.link = guest_blob_path(*share, artifact.fetched.sha256);
+      want.shared = true;
+      wanted.push_back(want);
+      continue;
+    }
     for (const auto& file : artifact.files) {
       const fetch::UnpackedFile* bytes =
           file.symlink_target.empty() ? &file : link_target(artifact.files, file);
@@ -81,6 +97,36 @@ Result<std::vector<WantedFile>> wanted_files(const std::vector<StagedArtifact>& 
     }
   }
   return wanted;
+}
+
+/// A shared item's blob as the guest sees it through the share: it must be there, with the bytes
+/// the cache verified. `found` is what guest::hash_guest_files read.
+Status check_shared_blob(const StagedArtifact& artifact,
+                         const std::string& blob,
+                         const GuestCacheShare& share,
+                         const std::map<std::string, std::string>& found) {
+  const std::string& hex = artifact.fetched.sha256;
+  const std::string what = artifact.item.field + " (" + artifact.source + ")";
+  const auto seen = found.find(blob);
+  if (seen == found.end()) {
+    return Error(ErrorCategory::guest,
+                 what,
+                 "the guest does not see the cached blob at " + util::quote_for_message(blob) +
+                     ": the VM runs without the host's cache " +
+                     util::quote_for_message(cache_share(share.cache).host_path) +
+                     " shared (it was started before, or not by lume-unlock)",
+                 "stop the VM ('lume stop NAME') and run create again: it starts the VM with "
+                 "the cache shared read-only; or remove share: true from the item");
+  }
+  if (seen->second != hex) {
+    return Error(ErrorCategory::verification,
+                 what,
+                 "the blob the guest sees at " + util::quote_for_message(blob) +
+                     " has sha256:" + seen->second + ", not the verified sha256:" + hex,
+                 "the host's cached blob changed while the VM ran: run create again, which "
+                 "fetches and verifies it anew");
+  }
+  return ok_status();
 }
 
 /// The Mach-O verdict of a host file against the shim, read through its headers only.
@@ -152,7 +198,12 @@ std::vector<provenance::ArtifactRecord> artifact_records(const std::vector<Stage
       }
       provenance::ArtifactFile file;
       file.path = want.guest_path;
-      if (!want.link.empty()) {
+      if (want.shared) { // the link, with the bytes it leads to
+        record.shared = true;
+        file.link = want.link;
+        file.sha256 = artifact.fetched.sha256;
+        file.size = artifact.fetched.size;
+      } else if (!want.link.empty()) {
         file.link = want.link;
       } else {
         file.sha256 = want.bytes->sha256;
@@ -168,27 +219,23 @@ std::vector<provenance::ArtifactRecord> artifact_records(const std::vector<Stage
   return records;
 }
 
-std::string guest_blob_path(const fetch::BlobCache& cache,
-                            const std::string& share_root,
-                            const std::string& sha256_hex) {
-  return lume::guest_path_in_share(share_root, {cache_share(cache)}, 0, sha256_hex);
-}
-
 } // namespace
 
 Result<ArtifactInstallReport> install_artifacts(guest::GuestSession& session,
                                                 const std::vector<StagedArtifact>& staged,
                                                 const InstalledShim& shim,
                                                 const std::string& scratch_root,
-                                                const util::ProgressCallback& progress) {
+                                                const util::ProgressCallback& progress,
+                                                const GuestCacheShare* share) {
   ArtifactInstallReport report;
   const std::uint64_t commands_before = session.command_count();
-  LUME_UNLOCK_TRY_ASSIGN(auto wanted, wanted_files(staged));
-  report.files_total = wanted.size();
-
+  LUME_UNLOCK_TRY_ASSIGN(auto wanted, wanted_files(staged, share));
   std::vector<std::string> paths;
   for (const auto& want : wanted) {
     paths.push_back(want.guest_path);
+    if (want.shared) {
+      paths.push_back(want.link); // the blob through the share, hashed in the same command
+    }
   }
   auto observed = guest::hash_guest_files(session, paths);
   if (!observed.ok()) {
@@ -198,6 +245,13 @@ Result<ArtifactInstallReport> install_artifacts(guest::GuestSession& session,
   std::set<std::size_t> changed_artifacts;
   std::uint64_t bytes_to_send = 0;
   for (const auto& want : wanted) {
+    if (want.shared) {
+      ++report.shared_items;
+      LUME_UNLOCK_TRY(
+          check_shared_blob(staged[want.artifact], want.link, *share, observed.value()));
+    } else {
+      ++report.files_total;
+    }
     const auto found = observed.value().find(want.guest_path);
     if (found != observed.value().end() && found->second == want.state()) {
       continue;
@@ -208,6 +262,11 @@ Result<ArtifactInstallReport> install_artifacts(guest::GuestSession& session,
       bytes_to_send += want.bytes->size;
     } else {
       to_send.push_back(guest::PayloadFile::link(want.guest_path, want.link));
+    }
+    if (want.shared) {
+      ++report.links_made;
+    } else {
+      ++report.files_sent;
     }
     changed_artifacts.insert(want.artifact);
   }
@@ -230,7 +289,6 @@ Result<ArtifactInstallReport> install_artifacts(guest::GuestSession& session,
     if (progress) {
       progress(util::ProgressEvent{step, bytes_to_send, bytes_to_send, "bytes", {}, true});
     }
-    report.files_sent = to_send.size();
     report.bytes_sent = installed.value().archive_bytes;
   }
 
@@ -253,95 +311,6 @@ lume::SharedDirectory cache_share(const fetch::BlobCache& cache) {
 bool any_shared(const std::vector<StagedArtifact>& staged) {
   return std::any_of(
       staged.begin(), staged.end(), [](const auto& artifact) { return artifact.item.share; });
-}
-
-Result<SharedLinkReport> link_shared_artifacts(guest::GuestSession& session,
-                                               const std::vector<StagedArtifact>& staged,
-                                               const fetch::BlobCache& cache,
-                                               const std::string& share_root,
-                                               const std::string& scratch_root) {
-  SharedLinkReport report;
-  std::vector<const StagedArtifact*> shared;
-  std::vector<std::string> paths;
-  for (const auto& artifact : staged) {
-    if (artifact.item.share) {
-      shared.push_back(&artifact);
-      paths.push_back(artifact.item.dest);
-      paths.push_back(guest_blob_path(cache, share_root, artifact.fetched.sha256));
-    }
-  }
-  if (shared.empty()) {
-    return report;
-  }
-  auto observed = guest::hash_guest_files(session, paths);
-  if (!observed.ok()) {
-    return observed.error().with_context("checking the shared artifacts");
-  }
-  const auto& found = observed.value();
-  std::vector<guest::PayloadFile> links;
-  for (const StagedArtifact* artifact : shared) {
-    const std::string& hex = artifact->fetched.sha256;
-    const std::string blob = guest_blob_path(cache, share_root, hex);
-    const std::string what = artifact->item.field + " (" + artifact->source + ")";
-    const auto seen = found.find(blob);
-    if (seen == found.end()) {
-      return Error(ErrorCategory::guest,
-                   what,
-                   "the guest does not see the cached blob at " + util::quote_for_message(blob) +
-                       ": the VM runs without the host's cache " +
-                       util::quote_for_message(cache_share(cache).host_path) +
-                       " shared (it was started before, or not by lume-unlock)",
-                   "stop the VM ('lume stop NAME') and run create again: it starts the VM with "
-                   "the cache shared read-only; or remove share: true from the item");
-    }
-    if (seen->second != hex) {
-      return Error(ErrorCategory::verification,
-                   what,
-                   "the blob the guest sees at " + util::quote_for_message(blob) +
-                       " has sha256:" + seen->second + ", not the verified sha256:" + hex,
-                   "the host's cached blob changed while the VM ran: run create again, which "
-                   "fetches and verifies it anew");
-    }
-    provenance::ArtifactRecord record = record_of(*artifact);
-    record.shared = true;
-    provenance::ArtifactFile file;
-    file.path = artifact->item.dest;
-    file.link = blob;
-    file.sha256 = hex;
-    file.size = artifact->fetched.size;
-    record.files.push_back(file);
-    report.records.push_back(record);
-
-    const auto at_dest = found.find(artifact->item.dest);
-    if (at_dest == found.end() || at_dest->second != guest::link_state(blob)) {
-      links.push_back(guest::PayloadFile::link(artifact->item.dest, blob));
-    }
-  }
-  if (!links.empty()) {
-    auto installed = guest::install_streamed_payload(session, links, scratch_root);
-    if (!installed.ok()) {
-      return installed.error().with_context("linking the shared artifacts");
-    }
-    report.links_made = links.size();
-  }
-  return report;
-}
-
-std::vector<provenance::ArtifactRecord>
-in_recipe_order(const std::vector<StagedArtifact>& staged,
-                const std::vector<provenance::ArtifactRecord>& copied,
-                const std::vector<provenance::ArtifactRecord>& shared) {
-  std::vector<provenance::ArtifactRecord> out;
-  std::size_t next_copied = 0;
-  std::size_t next_shared = 0;
-  for (const auto& artifact : staged) {
-    if (artifact.item.share && next_shared < shared.size()) {
-      out.push_back(shared[next_shared++]);
-    } else if (!artifact.item.share && next_copied < copied.size()) {
-      out.push_back(copied[next_copied++]);
-    }
-  }
-  return out;
 }
 
 } // namespace lume_unlock::apply

@@ -181,42 +181,34 @@ Step CreatePipeline::install_artifacts_step() {
         // The support folder's staging root: on the home's volume, as the destinations are.
         const std::string scratch = guest::support_dir_of_home(m_facts->home) + "/staging";
         const bool any_shared = apply::any_shared(m_outcome.fetched);
-        const bool link_shared = !m_options.copy_shared && any_shared;
-        std::vector<apply::StagedArtifact> copied;
-        for (const auto& artifact : m_outcome.fetched) {
-          if (!link_shared || !artifact.item.share) {
-            copied.push_back(artifact);
-          }
+        std::optional<apply::GuestCacheShare> share;
+        if (any_shared && !m_options.copy_shared) {
+          share.emplace(apply::GuestCacheShare{*m_services.cache, m_options.guest_share_root});
         }
-        apply::ArtifactInstallReport report =
-            apply::install_artifacts(
-                *m_session, copied, m_outcome.shim->installed, scratch, m_services.progress)
+        const apply::ArtifactInstallReport report =
+            apply::install_artifacts(*m_session,
+                                     m_outcome.fetched,
+                                     m_outcome.shim->installed,
+                                     scratch,
+                                     m_services.progress,
+                                     share ? &*share : nullptr)
                 .value_or_throw();
-        bool changed = report.changed();
-        std::string summary = !changed ? std::to_string(report.files_total) + " files in place"
-                                       : "sent " + std::to_string(report.files_sent) + " of " +
-                                             std::to_string(report.files_total) + " files (" +
-                                             util::format_size(report.bytes_sent) +
-                                             "), checked by SHA-256 in the guest";
-        if (link_shared) {
-          const apply::SharedLinkReport links =
-              apply::link_shared_artifacts(*m_session,
-                                           m_outcome.fetched,
-                                           *m_services.cache,
-                                           m_options.guest_share_root,
-                                           scratch)
-                  .value_or_throw();
-          report.records = apply::in_recipe_order(m_outcome.fetched, report.records, links.records);
-          summary += "; " + util::plural(links.records.size(), "shared item") +
+        std::string summary = report.files_sent == 0
+                                  ? std::to_string(report.files_total) + " files in place"
+                                  : "sent " + std::to_string(report.files_sent) + " of " +
+                                        std::to_string(report.files_total) + " files (" +
+                                        util::format_size(report.bytes_sent) +
+                                        "), checked by SHA-256 in the guest";
+        if (share) {
+          summary += "; " + util::plural(report.shared_items, "shared item") +
                      " linked to the read-only shared cache" +
-                     (links.changed() ? " (0 bytes sent)" : ", in place");
-          changed = changed || links.changed();
+                     (report.links_made != 0 ? " (0 bytes sent)" : ", in place");
         } else if (any_shared) {
           summary += "; share: true items copied into the VM (an image must be complete)";
         }
         m_outcome.artifacts = report;
         m_staging.reset(); // the unpacked trees are in the guest now
-        return {changed, summary};
+        return {report.changed(), summary};
       });
 }
 

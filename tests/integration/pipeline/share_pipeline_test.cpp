@@ -37,15 +37,16 @@ protected:
     setenv("LUME_UNLOCK_MIRROR", ("https://huggingface.co/=" + server->url("/")).c_str(), 1);
     write_share_recipe(share);
   }
-  void write_share_recipe(bool share) {
+  /// The recipe installing the model (shared or copied), after `copied_before` items when set.
+  void write_share_recipe(bool share, const std::string& copied_before = "") {
     std::string yaml = slurp(base_recipe.empty() ? recipe : base_recipe);
     if (base_recipe.empty()) {
       base_recipe = files.path() + "/base-recipe.yaml";
       write_file(base_recipe, yaml, 0644);
     }
-    yaml += "install:\n  - url: https://huggingface.co" + std::string(k_model_path) +
-            "\n    sha256: " + util::sha256_hex(model) + "\n    dest: " + dest() + "\n" +
-            (share ? "    share: true\n" : "");
+    yaml += "install:\n" + copied_before + "  - url: https://huggingface.co" +
+            std::string(k_model_path) + "\n    sha256: " + util::sha256_hex(model) +
+            "\n    dest: " + dest() + "\n" + (share ? "    share: true\n" : "");
     write_file(recipe, yaml, 0644);
   }
   void TearDown() override {
@@ -183,6 +184,41 @@ TEST_F(SharePipeline, AVmRunningWithoutTheShareIsRefusedWithTheFix) {
       << run.err;
   EXPECT_NE(run.err.find("stop the VM"), std::string::npos) << run.err;
   EXPECT_FALSE(fs::is_symlink(dest())) << "the copy stays until the share is there";
+}
+
+TEST_F(SharePipeline, CopiedAndSharedItemsAreCheckedInOneCommandAndRecordedInRecipeOrder) {
+  start_share_world(true);
+  const std::string notes = "notes for the guest\n";
+  server->serve_bytes("/acme/notes.txt", notes);
+  const std::string notes_dest = guest.info().home + "/models/notes.txt";
+  const std::string copied_item =
+      "  - url: https://huggingface.co/acme/notes.txt\n    sha256: " + util::sha256_hex(notes) +
+      "\n    dest: " + notes_dest + "\n";
+  write_share_recipe(true, copied_item);
+  CliRun first = create();
+  ASSERT_EQ(first.exit_code, 0) << first.err << first.out;
+  EXPECT_NE(
+      (*step_of(json_of(first), "install"))["summary"].get<std::string>().find("sent 1 of 1 files"),
+      std::string::npos)
+      << first.out;
+  const auto record = provenance::read_provenance(state.path(), "vm1").value();
+  ASSERT_TRUE(record.artifacts && record.artifacts->size() == 2u);
+  EXPECT_FALSE((*record.artifacts)[0].shared);
+  EXPECT_EQ((*record.artifacts)[0].dest, notes_dest);
+  EXPECT_TRUE((*record.artifacts)[1].shared);
+  EXPECT_EQ((*record.artifacts)[1].dest, dest());
+  EXPECT_TRUE(fs::is_symlink(dest()));
+  CliRun mixed = create();
+  ASSERT_EQ(mixed.exit_code, 0) << mixed.err << mixed.out;
+
+  // The same two items, both copied: a no-op create checks them with as many commands.
+  write_share_recipe(false, copied_item);
+  ASSERT_EQ(create().exit_code, 0);
+  EXPECT_FALSE(fs::is_symlink(dest()));
+  CliRun copied = create();
+  ASSERT_EQ(copied.exit_code, 0) << copied.err << copied.out;
+  EXPECT_EQ(json_of(mixed)["counts"]["ssh_commands"], json_of(copied)["counts"]["ssh_commands"])
+      << "a shared item costs no command of its own";
 }
 
 class ShareBake : public SharePipeline {
