@@ -1,6 +1,7 @@
 #pragma once
 
 #include "util/result.hpp"
+#include "util/text.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -166,7 +167,7 @@ struct ShimTarget {
   /// Every bundle's shim is (ld64.lld signs ad hoc); false only for a shim signed by the
   /// program's own team, which library validation would let in.
   bool ad_hoc_signed = true;
-  bool is_darwin() const { return platform.rfind("darwin-", 0) == 0; }
+  bool is_darwin() const { return util::starts_with(platform, "darwin-"); }
 };
 
 struct Verdict {
