@@ -176,7 +176,13 @@ TEST_F(SharePipeline, AVmRunningWithoutTheShareIsRefusedWithTheFix) {
   // Created with a copy, the VM runs without the cache shared; now the recipe says share.
   start_share_world(false);
   ASSERT_EQ(create().exit_code, 0);
-  write_share_recipe(true);
+  // With a new copied item before the shared one: refused before that item is sent.
+  const std::string notes = "notes for the guest\n";
+  server->serve_bytes("/acme/notes.txt", notes);
+  const std::string notes_dest = guest.info().home + "/models/notes.txt";
+  write_share_recipe(true,
+                     "  - url: https://huggingface.co/acme/notes.txt\n    sha256: " +
+                         util::sha256_hex(notes) + "\n    dest: " + notes_dest + "\n");
   CliRun run = create();
   EXPECT_EQ(run.exit_code, 5) << run.err << run.out;
   run.err += run.out; // --json: the error document is on stdout
@@ -184,6 +190,7 @@ TEST_F(SharePipeline, AVmRunningWithoutTheShareIsRefusedWithTheFix) {
       << run.err;
   EXPECT_NE(run.err.find("stop the VM"), std::string::npos) << run.err;
   EXPECT_FALSE(fs::is_symlink(dest())) << "the copy stays until the share is there";
+  EXPECT_FALSE(fs::exists(notes_dest)) << "nothing is sent before the share is checked";
 }
 
 TEST_F(SharePipeline, CopiedAndSharedItemsAreCheckedInOneCommandAndRecordedInRecipeOrder) {
