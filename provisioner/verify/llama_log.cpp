@@ -50,7 +50,8 @@ std::optional<std::string> failure_fix(const MetalFailure& failure,
 std::optional<MetalFailureKind> metal_failure_kind(std::string_view function,
                                                    std::string_view body) {
   // ggml-metal-context.m: ggml_metal_synchronize (and graph_compute's capture-only INFO line
-  // without "error: "), ggml_metal_graph_compute, ggml_metal_init.
+  // without "error: "), ggml_metal_graph_compute, ggml_metal_init. Before the 2025-09 refactor
+  // (ggml-metal.m): ggml_backend_metal_synchronize, with the same words.
   if ((starts_with(body, "error: command buffer ") || starts_with(body, "command buffer ")) &&
       body.find(" failed with status ") != std::string_view::npos) {
     return MetalFailureKind::command_buffer;
@@ -58,23 +59,32 @@ std::optional<MetalFailureKind> metal_failure_kind(std::string_view function,
   if (starts_with(body, "backend is in error state from a previous command buffer failure")) {
     return MetalFailureKind::error_state;
   }
-  // ggml-metal-device.m: ggml_metal_buffer_init and ggml_metal_buffer_map.
+  // ggml-metal-device.m: ggml_metal_buffer_init and ggml_metal_buffer_map; before the refactor,
+  // ggml_backend_metal_buffer_type_alloc_buffer and ggml_backend_metal_device_buffer_mapped.
   if (starts_with(body, "error: failed to initialize residency set")) {
     return MetalFailureKind::residency_set;
   }
-  if ((function == "ggml_metal_library_init" && starts_with(body, "error: ")) ||
+  // Before the refactor the library was loaded by ggml_metal_load_library (its one WARN line
+  // that says "error:" falls back to the current folder and goes on) inside ggml_metal_init.
+  const bool old_loader = function == "ggml_metal_load_library" && starts_with(body, "error: ") &&
+                          !starts_with(body, "error: could not use bundle path");
+  if ((function == "ggml_metal_library_init" && starts_with(body, "error: ")) || old_loader ||
       (function == "ggml_metal_device_init" &&
        starts_with(body, "error: failed to create library")) ||
       (function == "ggml_metal_init" &&
-       starts_with(body, "error: failed to initialize the Metal library"))) {
+       (starts_with(body, "error: failed to initialize the Metal library") ||
+        starts_with(body, "error: metal library is nil")))) {
     return MetalFailureKind::library;
   }
   return std::nullopt;
 }
 
-bool is_init_failure(std::string_view function, MetalFailureKind kind) {
-  // ggml_metal_init's library failure comes from a context made after the block was printed.
-  return kind == MetalFailureKind::library && function != "ggml_metal_init";
+bool is_init_failure(std::string_view function, std::string_view body, MetalFailureKind kind) {
+  // Today's ggml_metal_init failure comes from a context made after the block was printed; the
+  // old one ("metal library is nil") from the init that would have printed it.
+  return kind == MetalFailureKind::library &&
+         !(function == "ggml_metal_init" &&
+           starts_with(body, "error: failed to initialize the Metal library"));
 }
 
 std::optional<ShimFailure>

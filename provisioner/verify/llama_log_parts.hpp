@@ -8,7 +8,8 @@
 
 namespace lume_unlock::verify {
 
-/// The failure a ggml-metal line reports, from its function ("ggml_metal_synchronize") and the
+/// The failure a ggml-metal line reports, from its function ("ggml_metal_synchronize", or in builds
+/// before ggml's 2025-09 Metal refactor "ggml_backend_metal_synchronize") and the
 /// text after "FUNCTION: " (docs/sources.md, ggml-metal's GGML_LOG_ERROR lines). nullopt: the
 /// line reports none. Pure.
 std::optional<MetalFailureKind> metal_failure_kind(std::string_view function,
@@ -16,7 +17,7 @@ std::optional<MetalFailureKind> metal_failure_kind(std::string_view function,
 
 /// Whether the failure is written while the process makes its Metal device and library: before
 /// that process's capability block, so in a log of restarts it belongs to the run that follows.
-bool is_init_failure(std::string_view function, MetalFailureKind kind);
+bool is_init_failure(std::string_view function, std::string_view body, MetalFailureKind kind);
 
 /// The shim failure stated by a shim line: `rest` is the text after the marker, `prefix` the text
 /// before it (Cua's NSLog prefix "DATE TIME PROCESS[PID:TID] " names the process). nullopt: the

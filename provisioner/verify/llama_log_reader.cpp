@@ -154,7 +154,10 @@ private:
   void note_field(unsigned field);
   void
   read_shim(std::string_view line, std::size_t marker_at, std::size_t marker_end, ShimKind kind);
-  void read_failure(std::string_view line, std::string_view function, MetalFailureKind kind);
+  void read_failure(std::string_view line,
+                    std::string_view function,
+                    std::string_view body,
+                    MetalFailureKind kind);
   void read_metal(const std::string& body);
   void read_family(const std::string& body);
   void read_flag(const std::string& label, bool value);
@@ -218,10 +221,16 @@ void LineReader::read(std::string_view line) {
       return;
     }
   }
-  // "ggml_metal<word chars>: <body>", at the first "ggml_metal" that has that form.
-  const std::string_view prefix = "ggml_metal";
-  for (auto at = line.find(prefix); at != std::string_view::npos; at = line.find(prefix, at + 1)) {
-    const std::size_t function_end = skip(line, at + prefix.size(), is_word);
+  // "ggml_metal<word chars>: <body>", at the first "ggml_metal" that has that form. Builds before
+  // ggml's 2025-09 Metal refactor also wrote failures from "ggml_backend_metal<word chars>".
+  for (auto at = line.find("ggml_"); at != std::string_view::npos;
+       at = line.find("ggml_", at + 1)) {
+    const std::string_view rest = line.substr(at);
+    const bool older_backend = util::starts_with(rest, "ggml_backend_metal");
+    if (!older_backend && !util::starts_with(rest, "ggml_metal")) {
+      continue;
+    }
+    const std::size_t function_end = skip(line, at + 5, is_word);
     if (function_end == line.size() || line[function_end] != ':') {
       continue;
     }
@@ -231,8 +240,11 @@ void LineReader::read(std::string_view line) {
     }
     const std::string_view function = line.substr(at, function_end - at);
     if (auto kind = metal_failure_kind(function, body)) {
-      read_failure(line, function, *kind);
+      read_failure(line, function, body, *kind);
       return;
+    }
+    if (older_backend) {
+      return; // its buffers and sizes, no capability
     }
     read_metal(std::string(body));
     return;
@@ -273,8 +285,9 @@ void LineReader::read_shim(std::string_view line,
 
 void LineReader::read_failure(std::string_view line,
                               std::string_view function,
+                              std::string_view body,
                               MetalFailureKind kind) {
-  if (is_init_failure(function, kind) && m_saw_metal_init && !m_run_has_library_failure) {
+  if (is_init_failure(function, body, kind) && m_saw_metal_init && !m_run_has_library_failure) {
     start_run(); // a process that restarted without a shim line, failing before its block
   }
   mark_content();

@@ -86,6 +86,71 @@ TEST(LlamaLogFailure, EachFailureLineTurnsAFastRunBroken) {
   }
 }
 
+TEST(LlamaLogFailure, BuildsBeforeTheMetalRefactorNameTheirFailuresFromOtherFunctions) {
+  // ggml @ f05196c9^, src/ggml-metal/ggml-metal.m: the same words from ggml_backend_metal_*
+  // functions, and the library loaded by ggml_metal_load_library inside ggml_metal_init.
+  const std::string fast = fixture("era-2025-has-residency.stderr");
+  ASSERT_EQ(classify_llama_log(fast).verdict, LlamaLogVerdict::fast);
+  const std::size_t block_start = fast.find("ggml_metal_init: GPU name:");
+  ASSERT_NE(block_start, std::string::npos);
+  struct Case {
+    const char* line;
+    const char* kind;
+    bool before_block;
+  };
+  const Case cases[] = {
+      {"ggml_backend_metal_synchronize: error: command buffer 0 failed with status 5",
+       "command-buffer",
+       false},
+      {"ggml_backend_metal_buffer_type_alloc_buffer: error: failed to initialize residency set",
+       "residency-set",
+       false},
+      {"ggml_backend_metal_device_buffer_mapped: error: failed to initialize residency set",
+       "residency-set",
+       false},
+      {"ggml_metal_load_library: error: Error Domain=MTLLibraryErrorDomain Code=3",
+       "library",
+       true},
+      {"ggml_metal_init: error: metal library is nil", "library", true},
+  };
+  for (const auto& c : cases) {
+    const std::string text =
+        c.before_block ? fast.substr(0, block_start) + c.line + "\n" + fast.substr(block_start)
+                       : fast + c.line + "\n";
+    const std::size_t line =
+        c.before_block ? line_count(fast.substr(0, block_start)) + 1 : line_count(fast) + 1;
+    const auto report = classify_llama_log(text);
+    EXPECT_EQ(report.verdict, LlamaLogVerdict::broken) << c.line;
+    ASSERT_EQ(report.failures.size(), 1u) << c.line;
+    EXPECT_EQ(report.failures[0].line, line) << c.line;
+    EXPECT_EQ(to_json(report)["failures"][0]["kind"], c.kind) << c.line;
+    EXPECT_EQ(report.run.earlier_runs, 0u) << c.line;
+  }
+  // A process that restarted and could not load its library: a run of its own, the last.
+  const auto restarted = classify_llama_log(
+      fast + "ggml_metal_init: allocating\nggml_metal_init: error: metal library is nil\n");
+  EXPECT_EQ(restarted.verdict, LlamaLogVerdict::broken);
+  EXPECT_EQ(restarted.run.earlier_runs, 1u);
+  // Metal's own words about the failed command buffer are kept, as today's builds' are.
+  const auto with_detail = classify_llama_log(
+      fast + "ggml_backend_metal_synchronize: error: command buffer 0 failed with "
+             "status 5\nerror: Internal Error (0000000e:Internal Error)\n");
+  ASSERT_EQ(with_detail.failures.size(), 1u);
+  EXPECT_EQ(with_detail.failures[0].detail, "error: Internal Error (0000000e:Internal Error)");
+  // That build's other lines from those functions are no failure.
+  for (const char* line : {
+           "ggml_metal_load_library: error: could not use bundle path to find ggml-metal.metal, "
+           "falling back to trying cwd",
+           "ggml_backend_metal_log_allocated_size: allocated buffer, size =   100.00 MiB, (  "
+           "200.00 "
+           "/ 10922.67)",
+       }) {
+    const auto report = classify_llama_log(fast + line + "\n");
+    EXPECT_EQ(report.verdict, LlamaLogVerdict::fast) << line;
+    EXPECT_EQ(report.failure_count, 0u) << line;
+  }
+}
+
 TEST(LlamaLogFailure, LinesThatOnlyLookLikeFailuresAreNot) {
   const std::string fast = fixture("unlocked-lume-unlock-shim.stderr");
   for (const char* line : {
