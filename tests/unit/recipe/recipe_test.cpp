@@ -215,7 +215,7 @@ void expect_published_run(const std::string& file,
       llama.file_sha256,
       (std::map<std::string, std::string>{
           {"llama-bench", "28faa552714d0d8150b1daa4e991181d62084c88e25afe9d49d08351794f0da7"}}));
-  EXPECT_FALSE(llama.sha256) << "GitHub publishes no digest of the archive: 'lock' pins it";
+  EXPECT_FALSE(llama.sha256) << "GitHub's digest of the archive was not read here: 'lock' pins it";
   const InstallItem& model = r.value().install[1];
   EXPECT_EQ(model.source.text, model_url);
   EXPECT_EQ(model.sha256, model_sha256);
