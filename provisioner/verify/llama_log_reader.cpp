@@ -34,6 +34,26 @@ std::size_t skip(std::string_view text, std::size_t at, Accept accept) {
 
 constexpr std::string_view k_spaces = " \t\n\v\f\r";
 
+/// `line` without the prefix llama.cpp's common logger writes before every message of a tool
+/// that calls common_init() (llama-server, llama-perplexity; on by default since PR #23021):
+/// "M.SS.mmm.uuu " and the level's letter and a space ("0.01.234.567 E ggml_metal_…").
+std::string_view without_common_log_prefix(std::string_view line) {
+  std::size_t at = skip(line, 0, is_digit);
+  if (at == 0) {
+    return line;
+  }
+  for (const std::size_t width : {2, 3, 3}) {
+    if (at >= line.size() || line[at] != '.' || skip(line, at + 1, is_digit) != at + 1 + width) {
+      return line;
+    }
+    at += 1 + width;
+  }
+  const bool level = line.size() >= at + 3 && line[at] == ' ' &&
+                     std::string_view("IWED").find(line[at + 1]) != std::string_view::npos &&
+                     line[at + 2] == ' ';
+  return level ? line.substr(at + 3) : line;
+}
+
 /// "simdgroup   matrix mul.  support" -> "simdgroup matrix mul.": labels keyed on words, not
 /// columns.
 std::string canonical_label(std::string_view label) {
@@ -207,6 +227,7 @@ void LineReader::read(std::string_view line) {
   if (!line.empty() && line.back() == '\r') {
     line.remove_suffix(1);
   }
+  line = without_common_log_prefix(line);
   const bool detail_pending = std::exchange(m_detail_pending, false);
   if (detail_pending && util::starts_with(line, "error: ")) {
     m_report.failures.back().detail = trim(line); // what Metal said of the failed command buffer

@@ -151,6 +151,23 @@ TEST(LlamaLogFailure, BuildsBeforeTheMetalRefactorNameTheirFailuresFromOtherFunc
   }
 }
 
+TEST(LlamaLogFailure, ToolsThatLogThroughCommonKeepTheirTimestampAndLevelOffTheWords) {
+  // llama.cpp common/log.cpp: "%d.%02d.%03d.%03d " then "E " before each message, on by default
+  // since PR #23021 in every tool that calls common_init() (llama-server among them).
+  const std::string fast = fixture("unlocked-lume-unlock-shim.stderr");
+  const auto report = classify_llama_log(
+      fast + "0.01.234.567 E ggml_metal_synchronize: error: command buffer 0 failed with status 5\n"
+             "0.01.234.568 E error: Internal Error (0000000e:Internal Error)\n");
+  EXPECT_EQ(report.verdict, LlamaLogVerdict::broken);
+  ASSERT_EQ(report.failures.size(), 1u);
+  EXPECT_EQ(report.failures[0].text,
+            "ggml_metal_synchronize: error: command buffer 0 failed with status 5");
+  EXPECT_EQ(report.failures[0].detail, "error: Internal Error (0000000e:Internal Error)");
+  // Digits that are not that prefix are left alone.
+  const auto other = classify_llama_log(fast + "12.3 E error: something else\n");
+  EXPECT_EQ(other.verdict, LlamaLogVerdict::fast);
+}
+
 TEST(LlamaLogFailure, LinesThatOnlyLookLikeFailuresAreNot) {
   const std::string fast = fixture("unlocked-lume-unlock-shim.stderr");
   for (const char* line : {
