@@ -96,6 +96,10 @@ ParsedNumber parse_unsigned(std::string_view text) noexcept {
   result.error = NumberError::invalid_character;
   if (text.empty()) // "0x" with no digits
     return result;
+  // "01009": C's strtoull(…, 0), which the certified build uses, reads it as octal. Neither
+  // reading is safe to guess, so a leading zero is refused and the shim stays inert.
+  if (base == 10 && text.size() > 1 && text[0] == '0')
+    return result;
   std::uint64_t value = 0;
   for (const char c : text) {
     const int d = digit_value(c, base);

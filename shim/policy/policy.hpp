@@ -38,8 +38,9 @@ struct ParsedNumber {
   bool ok() const { return error == NumberError::none; }
 };
 
-/// Decimal ("1009") or 0x/0X hexadecimal ("0x3F1"), the whole string: signs, spaces, a bare "0x"
-/// or trailing characters are `invalid_character`, "" is `empty`, above 2^64-1 is `overflow`.
+/// Decimal ("1009") or 0x/0X hexadecimal ("0x3F1"), the whole string: signs, spaces, a bare "0x",
+/// a decimal with a leading zero ("01009", octal to C) or trailing characters are
+/// `invalid_character`, "" is `empty`, above 2^64-1 is `overflow`.
 ParsedNumber parse_unsigned(std::string_view text) noexcept;
 
 inline constexpr std::uint64_t k_apple_family_first = 1001; // MTLGPUFamilyApple1

@@ -18,7 +18,9 @@ TEST(ParseUnsigned, FollowsTheWholeStringRules) {
   const NumberCase cases[] = {
       {"decimal", "1009", NumberError::none, 1009},
       {"zero", "0", NumberError::none, 0},
-      {"leading zeros stay decimal", "01009", NumberError::none, 1009},
+      {"leading zero: octal to strtoull, refused", "01009", NumberError::invalid_character, 0},
+      {"leading zero of a valid octal", "01751", NumberError::invalid_character, 0},
+      {"leading zero after the hex prefix is hex", "0x03f1", NumberError::none, 1009},
       {"lower hex", "0x3f1", NumberError::none, 1009},
       {"upper hex with upper prefix", "0X3F1", NumberError::none, 1009},
       {"max uint64", "18446744073709551615", NumberError::none, UINT64_MAX},
