@@ -3,6 +3,7 @@
 #include "util/text.hpp"
 #include "verify/llama_log_parts.hpp"
 
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,15 @@ std::string process_words(const std::optional<std::string>& process) {
 }
 
 const char* failure_kind_name(MetalFailureKind kind) {
-  static const char* const names[] = {"command-buffer", "error-state", "residency-set", "library"};
+  static const char* const names[] = {"command-buffer",
+                                      "error-state",
+                                      "residency-set",
+                                      "library",
+                                      "pipeline",
+                                      "command-queue",
+                                      "buffer",
+                                      "unsupported-op",
+                                      "abort"};
   return names[static_cast<int>(kind)];
 }
 
@@ -49,11 +58,19 @@ std::optional<std::string> failure_fix(const MetalFailure& failure,
 
 std::optional<MetalFailureKind> metal_failure_kind(std::string_view function,
                                                    std::string_view body) {
-  // ggml-metal-context.m: ggml_metal_synchronize (and graph_compute's capture-only INFO line
-  // without "error: "), ggml_metal_graph_compute, ggml_metal_init. Before the 2025-09 refactor
-  // (ggml-metal.m): ggml_backend_metal_synchronize, with the same words.
+  const auto has = [&body](std::string_view words) {
+    return body.find(words) != std::string_view::npos;
+  };
+  // The one WARN that says "error:" (ggml_metal_library_init, before the refactor
+  // ggml_metal_load_library) falls back to the current folder and goes on.
+  if (starts_with(body, "error: could not use bundle path")) {
+    return std::nullopt;
+  }
+  // ggml-metal-context.m: ggml_metal_synchronize (and graph_compute's INFO line without
+  // "error: "), ggml_metal_graph_compute. Before the 2025-09 refactor (ggml-metal.m):
+  // ggml_backend_metal_synchronize, with the same words.
   if ((starts_with(body, "error: command buffer ") || starts_with(body, "command buffer ")) &&
-      body.find(" failed with status ") != std::string_view::npos) {
+      has(" failed with status ")) {
     return MetalFailureKind::command_buffer;
   }
   if (starts_with(body, "backend is in error state from a previous command buffer failure")) {
@@ -64,24 +81,73 @@ std::optional<MetalFailureKind> metal_failure_kind(std::string_view function,
   if (starts_with(body, "error: failed to initialize residency set")) {
     return MetalFailureKind::residency_set;
   }
-  // Before the refactor the library was loaded by ggml_metal_load_library (its one WARN line
-  // that says "error:" falls back to the current folder and goes on) inside ggml_metal_init.
-  const bool old_loader = function == "ggml_metal_load_library" && starts_with(body, "error: ") &&
-                          !starts_with(body, "error: could not use bundle path");
-  if ((function == "ggml_metal_library_init" && starts_with(body, "error: ")) || old_loader ||
+  // A kernel that could not be built: ggml_metal_library_compile_pipeline (not the tensor API's
+  // dummy_kernel, whose failure only turns that API off); before the refactor ggml_metal_init's
+  // kernel table and ggml_metal_compile_kernel.
+  if ((function == "ggml_metal_library_compile_pipeline" &&
+       (starts_with(body, "failed to compile pipeline: ") ||
+        starts_with(body, "failed to create pipeline state: ") ||
+        starts_with(body, "incompatible pipeline ")) &&
+       !has("base = 'dummy_kernel'")) ||
+      starts_with(body, "error: load pipeline error: ") ||
+      (function == "ggml_metal_compile_kernel" && starts_with(body, "error: "))) {
+    return MetalFailureKind::pipeline;
+  }
+  if (starts_with(body, "error: failed to create command queue")) {
+    return MetalFailureKind::command_queue; // the context is not made: no GPU
+  }
+  if (starts_with(body, "error: failed to allocate buffer, size = ") ||
+      (starts_with(body, "error: tensor '") && has("' buffer is nil"))) {
+    return MetalFailureKind::buffer;
+  }
+  // ggml-metal-ops.cpp (before the refactor ggml_metal_encode_node, once as a WARN), then abort.
+  if (starts_with(body, "error: unsupported op '") ||
+      ((starts_with(body, "error: node ") || starts_with(body, "node ")) &&
+       has(" not implemented"))) {
+    return MetalFailureKind::unsupported_op;
+  }
+  // The library: ggml_metal_library_init, ggml_metal_device_init, and ggml_metal_init (today
+  // "failed to initialize the Metal library"; before the refactor "metal library is nil", after
+  // ggml_metal_load_library's NSError, and before ggml 1d6388c1 that NSError from ggml_metal_init
+  // itself).
+  if (((function == "ggml_metal_library_init" || function == "ggml_metal_load_library" ||
+        function == "ggml_metal_init") &&
+       starts_with(body, "error: ")) ||
       (function == "ggml_metal_device_init" &&
-       starts_with(body, "error: failed to create library")) ||
-      (function == "ggml_metal_init" &&
-       (starts_with(body, "error: failed to initialize the Metal library") ||
-        starts_with(body, "error: metal library is nil")))) {
+       starts_with(body, "error: failed to create library"))) {
     return MetalFailureKind::library;
+  }
+  return std::nullopt;
+}
+
+std::optional<MetalFailureKind> metal_abort_kind(std::string_view line) {
+  // ggml_abort (ggml.c): "FILE:LINE: message" on stderr, FILE a ggml-metal source file.
+  for (auto at = line.find("ggml-metal"); at != std::string_view::npos;
+       at = line.find("ggml-metal", at + 1)) {
+    std::size_t end = at;
+    while (end < line.size() && (std::isalnum(static_cast<unsigned char>(line[end])) ||
+                                 line[end] == '-' || line[end] == '_' || line[end] == '.')) {
+      ++end;
+    }
+    std::size_t digits = end + 1;
+    while (digits < line.size() && std::isdigit(static_cast<unsigned char>(line[digits]))) {
+      ++digits;
+    }
+    if (end < line.size() && line[end] == ':' && digits > end + 1 &&
+        line.compare(digits, 2, ": ") == 0) {
+      return MetalFailureKind::abort;
+    }
   }
   return std::nullopt;
 }
 
 bool is_init_failure(std::string_view function, std::string_view body, MetalFailureKind kind) {
   // Today's ggml_metal_init failure comes from a context made after the block was printed; the
-  // old one ("metal library is nil") from the init that would have printed it.
+  // old ones ("metal library is nil", 2024's NSError) from the init that would have printed it.
+  // The device's command queue is made before the device prints its block.
+  if (kind == MetalFailureKind::command_queue) {
+    return function == "ggml_metal_device_init";
+  }
   return kind == MetalFailureKind::library &&
          !(function == "ggml_metal_init" &&
            starts_with(body, "error: failed to initialize the Metal library"));

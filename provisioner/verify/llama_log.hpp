@@ -55,8 +55,13 @@ enum class MetalFailureKind {
   command_buffer, ///< "ggml_metal_synchronize: error: command buffer N failed with status S"
   error_state,    ///< "ggml_metal_graph_compute: backend is in error state from a previous …"
   residency_set,  ///< "ggml_metal_buffer_init: error: failed to initialize residency set" (or _map)
-  library, ///< "ggml_metal_library_init: error: …", "…device_init: error: failed to create
-           ///< library", "ggml_metal_init: error: failed to initialize the Metal library"
+  library,  ///< "ggml_metal_library_init: error: …", "…device_init: error: failed to create
+            ///< library", "ggml_metal_init: error: failed to initialize the Metal library"
+  pipeline, ///< "ggml_metal_library_compile_pipeline: failed to create pipeline state: …"
+  command_queue,  ///< "ggml_metal_device_init: error: failed to create command queue"
+  buffer,         ///< "…: error: failed to allocate buffer, size = …", "…' buffer is nil"
+  unsupported_op, ///< "ggml_metal_op_encode_impl: error: unsupported op '…'"
+  abort,          ///< ggml_abort from a ggml-metal file: "…/ggml-metal-ops.cpp:203: …"
 };
 
 /// One of ggml-metal's failure lines.

@@ -15,6 +15,10 @@ namespace lume_unlock::verify {
 std::optional<MetalFailureKind> metal_failure_kind(std::string_view function,
                                                    std::string_view body);
 
+/// The abort a line reports: ggml_abort's "FILE:LINE: message" where FILE is a ggml-metal source
+/// file (GGML_ABORT and GGML_ASSERT in the Metal backend). Pure.
+std::optional<MetalFailureKind> metal_abort_kind(std::string_view line);
+
 /// Whether the failure is written while the process makes its Metal device and library: before
 /// that process's capability block, so in a log of restarts it belongs to the run that follows.
 bool is_init_failure(std::string_view function, std::string_view body, MetalFailureKind kind);

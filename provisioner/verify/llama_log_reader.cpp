@@ -242,6 +242,10 @@ void LineReader::read(std::string_view line) {
       return;
     }
   }
+  if (auto kind = metal_abort_kind(line)) {
+    read_failure(line, "ggml_abort", line, *kind);
+    return;
+  }
   // "ggml_metal<word chars>: <body>", at the first "ggml_metal" that has that form. Builds before
   // ggml's 2025-09 Metal refactor also wrote failures from "ggml_backend_metal<word chars>".
   for (auto at = line.find("ggml_"); at != std::string_view::npos;

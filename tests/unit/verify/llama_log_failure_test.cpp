@@ -58,6 +58,35 @@ TEST(LlamaLogFailure, EachFailureLineTurnsAFastRunBroken) {
        true},
       {"ggml_metal_device_init: error: failed to create library", "library", true},
       {"ggml_metal_init: error: failed to initialize the Metal library", "library", false},
+      // A kernel that could not be built, after the block (ggml-metal-device.m).
+      {"ggml_metal_library_compile_pipeline: failed to compile pipeline: base = "
+       "'kernel_mul_mm_f16_f32', name = 'kernel_mul_mm_f16_f32_bci=0_bco=1'",
+       "pipeline",
+       false},
+      {"ggml_metal_library_compile_pipeline: failed to create pipeline state: base = "
+       "'kernel_mul_mm_f16_f32', name = 'kernel_mul_mm_f16_f32_bci=0_bco=1'",
+       "pipeline",
+       false},
+      {"ggml_metal_library_compile_pipeline: incompatible pipeline kernel_add", "pipeline", false},
+      // No command queue: the device's own comes before its block, the context's after it.
+      {"ggml_metal_device_init: error: failed to create command queue", "command-queue", true},
+      {"ggml_metal_init: error: failed to create command queue", "command-queue", false},
+      {"ggml_metal_buffer_init: error: failed to allocate buffer, size =  4096.00 MiB",
+       "buffer",
+       false},
+      {"ggml_metal_buffer_get_id: error: tensor 'blk.0.attn_q.weight' buffer is nil",
+       "buffer",
+       false},
+      // ggml-metal-ops.cpp, each followed by an abort.
+      {"ggml_metal_op_encode_impl: error: unsupported op 'MUL_MAT'", "unsupported-op", false},
+      {"ggml_metal_op_encode_impl: error: node  12, op =  MUL_MAT not implemented",
+       "unsupported-op",
+       false},
+      // ggml_abort (ggml.c): "FILE:LINE: message", FILE one of the Metal backend's.
+      {"/Users/runner/work/llama.cpp/llama.cpp/ggml/src/ggml-metal/ggml-metal-ops.cpp:203: "
+       "unsupported op",
+       "abort",
+       false},
   };
   for (const auto& c : cases) {
     const std::string text =
@@ -112,6 +141,25 @@ TEST(LlamaLogFailure, BuildsBeforeTheMetalRefactorNameTheirFailuresFromOtherFunc
        "library",
        true},
       {"ggml_metal_init: error: metal library is nil", "library", true},
+      // Builds before ggml 1d6388c1 (2025-03-11) loaded the library in ggml_metal_init itself.
+      {"ggml_metal_init: error: Error Domain=MTLLibraryErrorDomain Code=3 \"program_source:1:10\"",
+       "library",
+       true},
+      // Its kernel table, after the block, and the kernels compiled on demand.
+      {"ggml_metal_init: error: load pipeline error: Error Domain=AGXMetalG13X Code=3 "
+       "\"Compiler encountered an internal error\"",
+       "pipeline",
+       false},
+      {"ggml_metal_compile_kernel: error: Error Domain=MTLLibraryErrorDomain Code=5",
+       "pipeline",
+       false},
+      {"ggml_metal_get_buffer: error: tensor 'blk.0.attn_q.weight' buffer is nil", "buffer", false},
+      {"ggml_backend_metal_buffer_type_alloc_buffer: error: failed to allocate buffer, size =  "
+       "4096.00 MiB",
+       "buffer",
+       false},
+      {"ggml_metal_encode_node: node  12, op =  MUL_MAT not implemented", "unsupported-op", false},
+      {"/tmp/llama.cpp/ggml/src/ggml-metal/ggml-metal.m:2720: fatal error", "abort", false},
   };
   for (const auto& c : cases) {
     const std::string text =
@@ -177,7 +225,15 @@ TEST(LlamaLogFailure, LinesThatOnlyLookLikeFailuresAreNot) {
            // another backend's command buffer, and prose without ggml's prefix
            "ggml_vulkan: error: command buffer 0 failed with status 5",
            "error: failed to initialize residency set",
-           "ggml_metal_device_init: error: failed to create command queue",
+           // the tensor API's probe: its failure only turns that API off (a WARN follows)
+           "ggml_metal_library_compile_pipeline: failed to compile pipeline: base = "
+           "'dummy_kernel', name = 'dummy_kernel'",
+           // a WARN that falls back to the current folder and goes on
+           "ggml_metal_library_init: error: could not use bundle path to find ggml-metal.metal, "
+           "falling back to trying cwd",
+           // another file's abort, and a path without a line number
+           "/src/ggml/src/ggml-cpu/ggml-cpu.c:1234: fatal error",
+           "loading /opt/llama/ggml-metal.metallib: done",
        }) {
     const auto report = classify_llama_log(fast + line + "\n");
     EXPECT_EQ(report.verdict, LlamaLogVerdict::fast) << line;
