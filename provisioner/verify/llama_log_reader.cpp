@@ -34,16 +34,13 @@ std::size_t skip(std::string_view text, std::size_t at, Accept accept) {
 
 constexpr std::string_view k_spaces = " \t\n\v\f\r";
 
-/// `line` without the prefix llama.cpp's common logger writes before every message of a tool
-/// that calls common_init() (llama-server, llama-perplexity; on by default since PR #23021):
-/// "M.SS.mmm.uuu " and the level's letter and a space ("0.01.234.567 E ggml_metal_…").
+/// `line` without llama.cpp's common-logger prefix (tools that call common_init(), on by default
+/// since PR #23021): "M.SS.mmm.uuu " and the level's letter and a space ("0.01.234.567 E …").
 std::string_view without_common_log_prefix(std::string_view line) {
   std::size_t at = skip(line, 0, is_digit);
-  if (at == 0) {
-    return line;
-  }
   for (const std::size_t width : {2, 3, 3}) {
-    if (at >= line.size() || line[at] != '.' || skip(line, at + 1, is_digit) != at + 1 + width) {
+    if (at == 0 || at >= line.size() || line[at] != '.' ||
+        skip(line, at + 1, is_digit) != at + 1 + width) {
       return line;
     }
     at += 1 + width;
@@ -169,7 +166,8 @@ public:
   bool saw_metal_init() const { return m_saw_metal_init; }
 
 private:
-  void start_run();
+  /// A new run from this line; `keep_failures` when it may be the same process (per note_field).
+  void start_run(bool keep_failures = false);
   void mark_content();
   void note_field(unsigned field);
   void
@@ -192,10 +190,14 @@ private:
   unsigned m_fields_seen = 0;
 };
 
-void LineReader::start_run() {
+void LineReader::start_run(bool keep_failures) {
   LlamaLogReport next;
   next.run.first_line = m_line;
   next.run.earlier_runs = m_report.run.earlier_runs + 1;
+  if (keep_failures) {
+    next.failures = std::move(m_report.failures);
+    next.failure_count = m_report.failure_count;
+  }
   m_report = std::move(next);
   m_saw_metal_init = false;
   m_bfloat_from_has = false;
@@ -215,7 +217,9 @@ void LineReader::mark_content() {
 
 void LineReader::note_field(unsigned field) {
   if ((m_fields_seen & field) != 0) {
-    start_run(); // the same field again: a process that started after the block was printed
+    // The same field again: a restart, or (before ggml's Metal refactor) another context of the
+    // same process, so its failures still count. Only a shim line marks a restart for sure.
+    start_run(/*keep_failures=*/true);
   }
   m_fields_seen |= field;
   mark_content();
@@ -269,7 +273,7 @@ void LineReader::read(std::string_view line) {
       return;
     }
     if (older_backend) {
-      return; // its buffers and sizes, no capability
+      return; // buffers and sizes, no capability
     }
     read_metal(std::string(body));
     return;

@@ -358,6 +358,15 @@ TEST(LlamaLogFailure, RestartsWithoutShimLinesSplitAtTheRepeatedBlock) {
   const auto twice = classify_llama_log(stock + stock);
   EXPECT_EQ(twice.run.earlier_runs, 1u);
   EXPECT_EQ(twice.run.first_line, line_count(stock) + 5);
+  // A block printed again may be the same process (before ggml's Metal refactor, one block per
+  // context): a failure between the two blocks still counts.
+  const std::string old_build = fixture("era-2025-has-residency.stderr");
+  const auto contexts = classify_llama_log(
+      old_build + "ggml_metal_graph_compute: command buffer 0 failed with status 5\n" + old_build);
+  EXPECT_EQ(contexts.verdict, LlamaLogVerdict::broken);
+  EXPECT_EQ(contexts.run.earlier_runs, 1u);
+  ASSERT_EQ(contexts.failures.size(), 1u);
+  EXPECT_EQ(contexts.failures[0].line, line_count(old_build) + 1);
   // A library failure after a block belongs to the restart that follows.
   const auto restarted = classify_llama_log(
       stock + "ggml_metal_library_init: error: Error Domain=MTLLibraryErrorDomain Code=3\n");
