@@ -143,7 +143,8 @@ std::optional<MetalFailureKind> metal_abort_kind(std::string_view line) {
 
 bool is_init_failure(std::string_view function, std::string_view body, MetalFailureKind kind) {
   // Today's ggml_metal_init failure comes from a context made after the block was printed; the
-  // old ones ("metal library is nil", 2024's NSError) from the init that would have printed it.
+  // old ones ("metal library is nil", the NSError before ggml 1d6388c1) from the init that would
+  // have printed it.
   // The device's command queue is made before the device prints its block.
   if (kind == MetalFailureKind::command_queue) {
     return function == "ggml_metal_device_init";
