@@ -4,6 +4,7 @@
 #include "verify/llama_log_parts.hpp"
 
 #include <cctype>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,7 @@ const char* failure_kind_name(MetalFailureKind kind) {
                                       "buffer",
                                       "unsupported-op",
                                       "abort"};
+  static_assert(std::size(names) == k_metal_failure_kinds, "one name per kind");
   return names[static_cast<int>(kind)];
 }
 
@@ -81,9 +83,8 @@ std::optional<MetalFailureKind> metal_failure_kind(std::string_view function,
   if (starts_with(body, "error: failed to initialize residency set")) {
     return MetalFailureKind::residency_set;
   }
-  // A kernel that could not be built: ggml_metal_library_compile_pipeline (not the tensor API's
-  // dummy_kernel, whose failure only turns that API off); before the refactor ggml_metal_init's
-  // kernel table and ggml_metal_compile_kernel.
+  // A kernel not built (not the tensor API's dummy_kernel probe, which only turns that API off);
+  // before the refactor ggml_metal_init's kernel table and ggml_metal_compile_kernel.
   if ((function == "ggml_metal_library_compile_pipeline" &&
        (starts_with(body, "failed to compile pipeline: ") ||
         starts_with(body, "failed to create pipeline state: ") ||
@@ -106,10 +107,8 @@ std::optional<MetalFailureKind> metal_failure_kind(std::string_view function,
        has(" not implemented"))) {
     return MetalFailureKind::unsupported_op;
   }
-  // The library: ggml_metal_library_init, ggml_metal_device_init, and ggml_metal_init (today
-  // "failed to initialize the Metal library"; before the refactor "metal library is nil", after
-  // ggml_metal_load_library's NSError, and before ggml 1d6388c1 that NSError from ggml_metal_init
-  // itself).
+  // The library (ggml_metal_init: today "failed to initialize the Metal library", before the
+  // refactor "metal library is nil", before ggml 1d6388c1 the NSError itself).
   if (((function == "ggml_metal_library_init" || function == "ggml_metal_load_library" ||
         function == "ggml_metal_init") &&
        starts_with(body, "error: ")) ||
@@ -188,7 +187,13 @@ std::string describe_failure(const MetalFailure& failure,
       "the Metal backend refuses work after an earlier command buffer failed",
       "Metal could not make a residency set on this device",
       "Metal could not make ggml's kernel library (with the embedded library: the device's "
-      "compiler rejected ggml's kernels)"};
+      "compiler rejected ggml's kernels)",
+      "Metal could not build one of ggml's kernels: the op that needs it cannot run on the GPU",
+      "Metal gave no command queue: the backend was not made and nothing ran on the GPU",
+      "a Metal buffer could not be allocated or found: the tensors in it are not on the GPU",
+      "the Metal backend has no kernel for an op of this model and aborted",
+      "the Metal backend aborted the program"};
+  static_assert(std::size(meanings) == k_metal_failure_kinds, "one meaning per kind");
   const std::string meaning = meanings[static_cast<int>(failure.kind)];
   std::string text = "line " + std::to_string(failure.line) + " '" + failure.text + "'" +
                      process_words(process) + ": " + meaning;

@@ -63,6 +63,8 @@ enum class MetalFailureKind {
   unsupported_op, ///< "ggml_metal_op_encode_impl: error: unsupported op '…'"
   abort,          ///< ggml_abort from a ggml-metal file: "…/ggml-metal-ops.cpp:203: …"
 };
+inline constexpr std::size_t k_metal_failure_kinds =
+    static_cast<std::size_t>(MetalFailureKind::abort) + 1;
 
 /// One of ggml-metal's failure lines.
 struct MetalFailure {
