@@ -146,8 +146,7 @@ TEST(LlamaLogFailure, BuildsBeforeTheMetalRefactorNameTheirFailuresFromOtherFunc
        "library",
        true},
       // Its kernel table, after the block, and the kernels compiled on demand.
-      {"ggml_metal_init: error: load pipeline error: Error Domain=AGXMetalG13X Code=3 "
-       "\"Compiler encountered an internal error\"",
+      {"ggml_metal_init: error: load pipeline error: Error Domain=MTLLibraryErrorDomain Code=3",
        "pipeline",
        false},
       {"ggml_metal_compile_kernel: error: Error Domain=MTLLibraryErrorDomain Code=5",
